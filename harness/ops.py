@@ -1,0 +1,107 @@
+"""Operations: the immutable records a history is made of.
+
+Jepsen semantics. Every client operation is recorded twice: an ``invoke`` when it starts and
+one completion when it ends:
+
+- ``ok``: it happened, ``value`` is its result;
+- ``fail``: it certainly did not happen (for example the request was never sent);
+- ``info``: its outcome is unknown (a timeout after sending, a lost connection). It may
+  have taken effect at any time after its invocation, or never. A process whose operation
+  ended ``info`` never invokes again: the runner gives its worker a new process id.
+
+Faults are recorded as ``info`` operations of the process ``"nemesis"``.
+Times are nanoseconds since the start of the run, on one monotonic clock shared by every
+process of the run (``CLOCK_MONOTONIC`` is system-wide on Linux).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Any, Final, Literal
+
+OpType = Literal["invoke", "ok", "fail", "info"]
+OP_TYPES: Final = ("invoke", "ok", "fail", "info")
+COMPLETION_TYPES: Final = ("ok", "fail", "info")
+NEMESIS: Final = "nemesis"
+
+Process = int | str
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    """One event of a history: an invocation or a completion.
+
+    ``key`` is set for operations on independent keys (a CAS register per key, the kv
+    model); ``error`` says why an operation failed or is unknown; ``node`` names the
+    server the client talked to, when it knows.
+    """
+
+    index: int
+    time: int
+    process: Process
+    type: OpType
+    f: str
+    value: Any = None
+    key: Any = None
+    error: str | None = None
+    node: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.type not in OP_TYPES:
+            raise ValueError(f"op type must be one of {OP_TYPES}, not {self.type!r}")
+
+    @property
+    def is_invoke(self) -> bool:
+        return self.type == "invoke"
+
+    @property
+    def is_client(self) -> bool:
+        return self.process != NEMESIS
+
+    def with_(self, **changes: Any) -> Op:
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: optional fields only when set."""
+        d: dict[str, Any] = {
+            "index": self.index,
+            "time": self.time,
+            "process": self.process,
+            "type": self.type,
+            "f": self.f,
+            "value": self.value,
+        }
+        if self.key is not None:
+            d["key"] = self.key
+        if self.error is not None:
+            d["error"] = self.error
+        if self.node is not None:
+            d["node"] = self.node
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"), default=_json_default)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Op:
+        return cls(
+            index=int(d["index"]),
+            time=int(d["time"]),
+            process=d["process"],
+            type=d["type"],
+            f=str(d["f"]),
+            value=d.get("value"),
+            key=d.get("key"),
+            error=d.get("error"),
+            node=d.get("node"),
+        )
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, (set, frozenset, tuple)):
+        return list(obj)
+    if isinstance(obj, bytes):
+        return obj.decode("utf-8", "replace")
+    return str(obj)
