@@ -11,8 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from harness.errors import HarnessError
 
-class ClusterError(RuntimeError):
+
+class ClusterError(HarnessError):
     """A cluster could not be started or reached; the message says what to do."""
 
 

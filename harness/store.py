@@ -6,6 +6,7 @@
 - ``history.jsonl``: one op per line, appended and flushed as each op happens;
 - ``resource.jsonl``: the protected resource's write log (lock and election workloads);
 - ``results.json``: the checkers' results, written at the end;
+- ``events.jsonl``: client-side events (lease grants, keepalive acknowledgements, losses);
 - ``harness.log``: the harness's own log; ``nodes/<node>/``: node logs.
 
 ``results/latest`` is a symlink to the newest run.
@@ -28,6 +29,7 @@ RESOURCE_FILE = "resource.jsonl"
 TEST_FILE = "test.json"
 RESULTS_FILE = "results.json"
 LOG_FILE = "harness.log"
+EVENTS_FILE = "events.jsonl"
 
 
 def new_run_dir(base: Path, test_name: str, now: float | None = None) -> Path:

@@ -1,0 +1,36 @@
+# The two commands of the README's quick start: `make run` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+ARGS ?=
+
+.PHONY: setup run test lint unit integration clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+# A first run on the built-in sim target: no Docker needed.
+run: setup
+	$(BIN)/harness run $(ARGS)
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+unit: setup
+	$(BIN)/pytest -q tests/unit
+
+integration: setup
+	$(BIN)/pytest -q tests/integration
+
+# Everything CI runs: lint, type checks, unit and integration tests.
+test: lint
+	$(BIN)/pytest -q tests
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,113 @@
+"""Checking a run directory: load its records, run the workload's checkers, write results.
+
+The same code serves the end of ``harness run`` and ``harness check RUN_DIR``, so a run
+cut short by a crash is checked exactly as a finished one. Checkers are pure functions of
+the ``RunRecord``; which ones run is decided by the workload recorded in ``test.json``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from checkers.faults import check_faults
+from checkers.record import RunRecord
+from checkers.result import CheckResult, exit_code, worst
+from harness.errors import HarnessError
+from harness.store import (
+    EVENTS_FILE,
+    HISTORY_FILE,
+    RESOURCE_FILE,
+    RESULTS_FILE,
+    TEST_FILE,
+    read_history_jsonl,
+    read_json,
+    read_jsonl,
+    write_json,
+)
+
+Checker = Callable[[RunRecord], CheckResult]
+
+
+def load_record(run_dir: Path) -> RunRecord:
+    """Read a run directory's records; a missing side log is empty."""
+    if not (run_dir / HISTORY_FILE).exists():
+        raise HarnessError(f"{run_dir} has no {HISTORY_FILE}: is it a run directory?")
+    try:
+        history = read_history_jsonl(run_dir / HISTORY_FILE)
+    except ValueError as e:
+        raise HarnessError(f"cannot read the history: {e}") from None
+    test = read_json(run_dir / TEST_FILE) if (run_dir / TEST_FILE).exists() else {}
+
+    def side(name: str) -> list[dict[str, Any]]:
+        p = run_dir / name
+        return list(read_jsonl(p)) if p.exists() else []
+
+    return RunRecord(history, side(RESOURCE_FILE), side(EVENTS_FILE), test)
+
+
+def checkers_for(record: RunRecord, time_limit: float | None = None) -> list[Checker]:
+    """The checkers of the run's workload, plus the fault-effect checker."""
+    from workloads.checks import checkers_for_workload
+
+    return [*checkers_for_workload(record, time_limit), check_faults]
+
+
+def check_run(run_dir: Path, time_limit: float | None = None) -> dict[str, Any]:
+    """Check a run directory and write its ``results.json``; returns the results."""
+    record = load_record(run_dir)
+    results: list[CheckResult] = []
+    for checker in checkers_for(record, time_limit):
+        started = time.perf_counter()
+        try:
+            r = checker(record)
+        except Exception as e:  # a checker crash is not a verdict
+            name = getattr(checker, "__name__", "checker")
+            r = CheckResult(name, "unknown", f"the checker crashed: {type(e).__name__}: {e}")
+        results.append(r)
+        r.details.setdefault("check_ms", round((time.perf_counter() - started) * 1000, 3))
+    valid = worst(r.valid for r in results)
+    out: dict[str, Any] = {
+        "valid": valid,
+        "test": record.test.get("name"),
+        "status": record.test.get("status"),
+        "ops": len(record.history),
+        "checkers": {r.checker: r.to_dict() for r in results},
+    }
+    write_json(run_dir / RESULTS_FILE, out)
+    return out
+
+
+def exit_code_of(results: dict[str, Any]) -> int:
+    return exit_code(results["valid"])
+
+
+def _verdict(valid: Any) -> str:
+    if valid is True:
+        return "[bold green]valid[/]"
+    if valid is False:
+        return "[bold red]INVALID[/]"
+    return "[bold yellow]unknown[/]"
+
+
+def print_results(results: dict[str, Any], console: Console) -> None:
+    """One line per checker with its summary, then the verdict."""
+    for name, r in results["checkers"].items():
+        console.print(f"  {name}: {_verdict(r['valid'])} - {r.get('summary', '')}",
+                      highlight=False)
+    console.print(f"verdict: {_verdict(results['valid'])}")
+
+
+def report_run(run_dir: str, console: Console) -> int:
+    """Re-check a run directory and print its results."""
+    d = Path(run_dir)
+    if not d.is_dir():
+        raise HarnessError(f"{run_dir} is not a directory: pass a run directory, e.g. "
+                           "results/latest")
+    results = check_run(d)
+    print_results(results, console)
+    return exit_code_of(results)

@@ -1,0 +1,246 @@
+"""The ``harness`` command line.
+
+Exit codes follow Jepsen's: 0 valid, 1 invalid, 2 unknown, 254 bad arguments or input,
+255 a crash of the harness itself. Bad input is one line saying what is wrong and what to
+do, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from rich.console import Console
+
+EXIT_BAD_ARGS = 254
+EXIT_CRASH = 255
+
+
+class UsageError(Exception):
+    """Bad arguments or input: printed as one line, exit 254."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"harness: error: {message} (see `{self.prog} --help`)\n")
+        raise SystemExit(EXIT_BAD_ARGS)
+
+
+def _on_off(s: str) -> bool:
+    v = s.strip().lower()
+    if v in ("on", "true", "yes", "1"):
+        return True
+    if v in ("off", "false", "no", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected on or off, not {s!r}")
+
+
+def _csv(s: str) -> list[str]:
+    return [x.strip() for x in s.split(",") if x.strip()]
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    from harness.options import NEMESES, WORKLOADS, RunOptions
+
+    d = RunOptions()
+    g = p.add_argument_group("what to run")
+    g.add_argument("--target", default=d.target,
+                   help="sim (built in, no Docker), etcd, zookeeper, consul, redis, redlock "
+                        "(default: %(default)s)")
+    g.add_argument("--workload", default=d.workload, choices=WORKLOADS,
+                   help="default: %(default)s")
+    g.add_argument("--lock", default=None, help="lock implementation of the target (--lock list"
+                   " shows them)")
+    g.add_argument("--concurrency", type=int, default=d.concurrency,
+                   help="client processes (default: %(default)s)")
+    g.add_argument("--rate", type=float, default=None, help="operations per second, all clients")
+    g.add_argument("--time-limit", type=float, default=d.time_limit,
+                   help="seconds of operations before the final heal (default: %(default)s)")
+    g.add_argument("--recovery-time", type=float, default=d.recovery_time,
+                   help="seconds of operations on the healed cluster at the end")
+    g.add_argument("--op-timeout", type=float, default=d.op_timeout,
+                   help="seconds before an open operation is recorded as info")
+    g.add_argument("--seed", type=int, default=None, help="seed of the schedule (replayable)")
+    g.add_argument("--out-dir", "-o", default=d.out_dir, help="results folder")
+    g.add_argument("--name", default=None, help="test name (default: from the options)")
+    f = p.add_argument_group("faults")
+    f.add_argument("--nemesis", type=_csv, default=None,
+                   help=f"comma-separated faults from {', '.join(NEMESES)} "
+                        "(default: client-pause for locks and elections, none otherwise)")
+    f.add_argument("--nemesis-interval", type=float, default=d.nemesis_interval,
+                   help="seconds between fault starts and stops")
+    f.add_argument("--nemesis-target", default=d.nemesis_target,
+                   help="one, leader, minority, majority, all")
+    f.add_argument("--pause-at", type=float, default=d.pause_at,
+                   help="client-pause: seconds into the run (default: %(default)s; "
+                        "set --pause-at 0 for the periodic schedule)")
+    f.add_argument("--pause-for", type=float, default=d.pause_for,
+                   help="client-pause: seconds the holder stays frozen (default: %(default)s)")
+    lk = p.add_argument_group("locks and leases")
+    lk.add_argument("--lease-ttl", type=float, default=d.lease_ttl, help="seconds")
+    lk.add_argument("--keepalive", type=float, default=d.keepalive, help="seconds between "
+                    "keepalives")
+    lk.add_argument("--work-time", type=float, default=d.work_time,
+                    help="seconds of work in each critical section")
+    lk.add_argument("--acquire-wait", type=float, default=d.acquire_wait,
+                    help="seconds an acquire waits before it fails")
+    lk.add_argument("--fencing", type=_on_off, default=d.fencing,
+                    help="on: the protected resource rejects lower tokens; off: accepts all")
+    lk.add_argument("--locks", type=int, default=d.locks, help="number of locks")
+    cas = p.add_argument_group("CAS register")
+    cas.add_argument("--keys", type=int, default=d.keys, help="independent keys")
+    cas.add_argument("--read-mode", default=None,
+                     help="etcd: linearizable|serializable; zookeeper: plain|sync; "
+                          "consul: default|consistent|stale")
+    t = p.add_argument_group("targets")
+    t.add_argument("--nodes", type=int, default=None, help="cluster size")
+    t.add_argument("--image", default=None, help="use this Docker image for the nodes")
+    t.add_argument("--persistence", default=None, help="redis: none, aof-everysec, aof-always")
+    t.add_argument("--sim-bug", action="append", default=[], dest="sim_bugs",
+                   help="sim: inject a known bug (lock-ignores-lease, token-reuse, stale-read, "
+                        "epoch-reuse); repeatable")
+
+
+def _options_from(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from harness.options import OptionError, RunOptions
+
+    nemesis = args.nemesis
+    if nemesis is None:
+        nemesis = ["client-pause"] if args.workload in ("lock", "election") else ["none"]
+    opts = RunOptions(
+        target=args.target, workload=args.workload, lock=args.lock, nemesis=nemesis,
+        nemesis_interval=args.nemesis_interval, nemesis_target=args.nemesis_target,
+        concurrency=args.concurrency, rate=args.rate, time_limit=args.time_limit,
+        recovery_time=args.recovery_time, op_timeout=args.op_timeout, seed=args.seed,
+        out_dir=args.out_dir, name=args.name, lease_ttl=args.lease_ttl,
+        keepalive=args.keepalive, work_time=args.work_time, acquire_wait=args.acquire_wait,
+        fencing=args.fencing, locks=args.locks,
+        pause_at=args.pause_at if args.pause_at else None, pause_for=args.pause_for,
+        keys=args.keys, read_mode=args.read_mode, nodes=args.nodes, image=args.image,
+        persistence=args.persistence, sim_bugs=args.sim_bugs,
+    )
+    try:
+        opts.validate()
+    except OptionError as e:
+        raise UsageError(str(e)) from None
+    return opts
+
+
+def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    from harness.orchestrate import run_test
+
+    opts = _options_from(args)
+    return run_test(opts, console).exit_code
+
+
+def cmd_check(args: argparse.Namespace, console: Console) -> int:
+    from harness.checkcmd import check_paths
+
+    return check_paths(
+        args.paths, model=args.model, time_limit=args.time_limit, as_json=args.json,
+        console=console,
+    )
+
+
+def cmd_report(args: argparse.Namespace, console: Console) -> int:
+    from harness.analysis import report_run
+
+    return report_run(args.run_dir, console)
+
+
+def cmd_images(args: argparse.Namespace, console: Console) -> int:
+    from harness.targets import build_images
+
+    return build_images(args.targets, console)
+
+
+def cmd_clusters(args: argparse.Namespace, console: Console) -> int:
+    from harness.targets import clusters_down, clusters_heal
+
+    if args.action == "down":
+        return clusters_down(console)
+    return clusters_heal(console)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="harness",
+        description="Jepsen-style tests of coordination services: locks, CAS registers and "
+                    "leader election under faults, checked for linearizability and mutual "
+                    "exclusion.",
+        epilog="Exit codes: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 crash.",
+    )
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    r = sub.add_parser("run", help="run a test and check it",
+                       description="Run a workload against a target under faults, record the "
+                                   "history, check it. Defaults: the sim target's lock under a "
+                                   "client pause longer than the lease, fencing on.")
+    _add_run_options(r)
+    r.set_defaults(fn=cmd_run)
+
+    c = sub.add_parser("check", help="check a run directory or history files",
+                       description="Check run directories (all their checkers) or history "
+                                   "files (JSONL, Jepsen EDN, porcupine etcd log, porcupine kv) "
+                                   "for linearizability.")
+    c.add_argument("paths", nargs="+", metavar="PATH")
+    c.add_argument("--model", default=None,
+                   help="register, cas-register, etcd, kv, mutex, multi-register "
+                        "(default: implied by the format)")
+    c.add_argument("--time-limit", type=float, default=None, help="seconds per file")
+    c.add_argument("--json", action="store_true", help="one JSON object per file per line")
+    c.set_defaults(fn=cmd_check)
+
+    rp = sub.add_parser("report", help="(re)write a run's report")
+    rp.add_argument("run_dir")
+    rp.set_defaults(fn=cmd_report)
+
+    im = sub.add_parser("images", help="build the targets' Docker images")
+    im_sub = im.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser,
+                               required=True)
+    b = im_sub.add_parser("build", help="build (or reuse) images")
+    b.add_argument("targets", nargs="*", help="default: every Docker target")
+    b.set_defaults(fn=cmd_images)
+
+    cl = sub.add_parser("clusters", help="clean up what a crashed run left behind")
+    cl.add_argument("action", choices=("down", "heal"),
+                    help="down: remove the harness's containers and networks; heal: clear "
+                         "faults (rules, stopped processes, clock offsets) in running nodes")
+    cl.set_defaults(fn=cmd_clusters)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    console = Console(stderr=False)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "fn", None):
+        parser.print_help()
+        return EXIT_BAD_ARGS
+    try:
+        code = int(args.fn(args, console))
+    except UsageError as e:
+        print(f"harness: {e}", file=sys.stderr)
+        code = EXIT_BAD_ARGS
+    except KeyboardInterrupt:
+        print("harness: interrupted", file=sys.stderr)
+        code = 130
+    except Exception as e:  # a crash: one line plus where the details are
+        import traceback
+
+        from harness.errors import HarnessError
+
+        if isinstance(e, HarnessError):
+            print(f"harness: {e}", file=sys.stderr)
+            code = EXIT_BAD_ARGS
+        else:
+            traceback.print_exc()
+            print(f"harness: crashed: {type(e).__name__}: {e}", file=sys.stderr)
+            code = EXIT_CRASH
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

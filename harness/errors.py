@@ -1,0 +1,9 @@
+"""User-facing errors: the CLI prints their message as one line (exit 254), no traceback.
+
+Subclass ``HarnessError`` for anything a user can fix (bad input, missing Docker, a cluster
+that never became healthy); say what is wrong and what to do.
+"""
+
+
+class HarnessError(Exception):
+    """An error the user can act on; its message says how."""

@@ -1,0 +1,180 @@
+"""One whole run: store, cluster, resource, nemesis, runner, teardown, check.
+
+Setup and teardown are paired by scope (one ``ExitStack``): whatever was set up is torn
+down on every exit path, in reverse order: faults healed, workers stopped (thawed first),
+node logs collected, the cluster and the protected resource stopped. The history is on
+disk as it happens; the checks run from the run directory, exactly as ``harness check
+RUN_DIR`` would, so an interrupted run is still checked.
+"""
+
+from __future__ import annotations
+
+import logging
+import platform
+import random
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from rich.console import Console
+
+from harness import analysis
+from harness.clock import RunClock
+from harness.options import RunOptions
+from harness.progress import Progress
+from harness.runner import Runner
+from harness.store import (
+    EVENTS_FILE,
+    HISTORY_FILE,
+    LOG_FILE,
+    RESOURCE_FILE,
+    TEST_FILE,
+    HistoryWriter,
+    new_run_dir,
+    write_json,
+)
+from harness.targets import resolve_target
+from nemesis.build import build_nemesis
+from workloads.plans import build_plan
+
+log = logging.getLogger("harness")
+
+HARNESS_VERSION = "0.1.0"
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    run_dir: Path
+    valid: Any
+    exit_code: int
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP end a run like Ctrl-C does: through the teardown."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+@contextmanager
+def _no_interrupts() -> Iterator[None]:
+    """Teardown must finish: hold Ctrl-C until it has."""
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def _log_to(run_dir: Path) -> logging.Handler:
+    h = logging.FileHandler(run_dir / LOG_FILE)
+    h.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(h)
+    root.setLevel(logging.INFO)
+    return h
+
+
+def run_test(opts: RunOptions, console: Console) -> RunOutcome:
+    """Run a test end to end and print its verdict; never leaves a fault behind."""
+    seed = opts.seed if opts.seed is not None else random.randrange(2**31)
+    opts.seed = seed
+    target = resolve_target(opts.target)  # fails fast on an unknown target
+    target.check_options(opts)
+    run_dir = new_run_dir(Path(opts.out_dir), opts.test_name())
+    handler = _log_to(run_dir)
+    clock = RunClock()
+    test: dict[str, Any] = {
+        "name": opts.test_name(),
+        "options": opts.to_dict(),
+        "seed": seed,
+        "versions": {"harness": HARNESS_VERSION, "python": platform.python_version()},
+        "clock_origin_ns": clock.origin,
+        "argv": sys.argv,
+        "status": "running",
+    }
+    write_json(run_dir / TEST_FILE, test)
+    console.print(f"[bold]{opts.test_name()}[/] seed {seed} -> {run_dir}")
+    interrupted: str | None = None
+    try:
+        with _sigterm_as_interrupt(), ExitStack() as stack:
+            stack.callback(_finish_teardown, console)
+            cluster = target.make_cluster(opts, clock)
+            stack.callback(_quietly, "stop the cluster", cluster.stop)
+            stack.callback(_quietly, "collect node logs", cluster.collect_logs,
+                           run_dir / "nodes")
+            console.print(f"starting {opts.target} ...")
+            cluster.start(run_dir)
+            test["versions"].update(target.versions(cluster))
+            test["nodes"] = cluster.nodes()
+            write_json(run_dir / TEST_FILE, test)
+
+            plan = build_plan(opts, target, cluster, clock, run_dir, seed, stack)
+            nemesis, nemesis_gen, final_gen = build_nemesis(opts, cluster, seed, clock.seconds())
+            test["workload_start_ns"] = clock.now()
+            writer = stack.enter_context(HistoryWriter(run_dir / HISTORY_FILE))
+            runner = Runner(
+                generator=plan.generator(nemesis_gen, final_gen),
+                client_factory=plan.client,
+                concurrency=opts.concurrency,
+                clock=clock,
+                record=writer.write,
+                nemesis=nemesis,
+                op_timeout=opts.op_timeout,
+                events_path=run_dir / EVENTS_FILE,
+            )
+            stack.callback(_quietly, "stop the workers", runner.close)
+            if nemesis is not None:
+                stack.callback(_quietly, "heal every fault", nemesis.teardown)
+            runner.start_workers()
+            total = opts.time_limit + opts.recovery_time
+            with Progress(console, runner.stats, clock.seconds, total, opts.test_name()):
+                runner.run()
+    except KeyboardInterrupt as e:
+        interrupted = str(e) or "Ctrl-C"
+        console.print(f"[yellow]interrupted ({interrupted}): faults healed, checking what "
+                      "was recorded[/]")
+    finally:
+        test["status"] = "interrupted" if interrupted else "finished"
+        if interrupted:
+            test["interrupted"] = interrupted
+        write_json(run_dir / TEST_FILE, test)
+    results = analysis.check_run(run_dir)
+    analysis.print_results(results, console)
+    console.print(f"results in {run_dir}")
+    logging.getLogger().removeHandler(handler)
+    handler.close()
+    code = analysis.exit_code_of(results)
+    if interrupted and code == 0:
+        code = 2  # a cut-short run proves less than it set out to
+    return RunOutcome(run_dir, results["valid"], code)
+
+
+def _quietly(what: str, fn: Any, *args: Any) -> None:
+    """Teardown steps run with Ctrl-C held, and one failing step does not stop the rest."""
+    with _no_interrupts():
+        try:
+            fn(*args)
+        except Exception as e:
+            log.exception("teardown: could not %s", what)
+            print(f"harness: warning: could not {what}: {e}", file=sys.stderr)
+
+
+def _finish_teardown(console: Console) -> None:
+    log.info("teardown complete")
+
+
+__all__ = ["RESOURCE_FILE", "RunOutcome", "run_test"]

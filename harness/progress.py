@@ -1,0 +1,100 @@
+"""The live progress display: elapsed and remaining time, ops/s, outcomes, active faults.
+
+On a terminal it is a rich live panel refreshed a few times a second; elsewhere (CI logs)
+one plain line every few seconds.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from types import TracebackType
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from harness.runner import Stats
+
+
+def _fmt(s: float) -> str:
+    s = max(0, int(s))
+    return f"{s // 60}:{s % 60:02d}"
+
+
+class Progress:
+    """Shows ``Stats`` while a run goes on. A context manager; safe when not a TTY."""
+
+    def __init__(
+        self,
+        console: Console,
+        stats: Stats,
+        elapsed: Callable[[], float],
+        total: float,
+        title: str,
+    ) -> None:
+        self.console = console
+        self.stats = stats
+        self.elapsed = elapsed
+        self.total = total
+        self.title = title
+        self._live: Live | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last = (0.0, 0)
+
+    def _rate(self) -> float:
+        now, done = time.monotonic(), self.stats.completed
+        t0, d0 = self._last
+        self._last = (now, done)
+        return (done - d0) / (now - t0) if t0 and now > t0 else 0.0
+
+    def render(self) -> Table:
+        st = self.stats
+        el = self.elapsed()
+        t = Table.grid(padding=(0, 2))
+        t.add_row(
+            f"[bold]{self.title}[/]",
+            f"elapsed {_fmt(el)}",
+            f"remaining {_fmt(self.total - el)}",
+            f"{self._rate():6.1f} ops/s",
+            f"[green]ok {st.ok}[/]",
+            f"[yellow]fail {st.fail}[/]",
+            f"[magenta]info {st.info}[/]",
+            "[red]fault: " + ", ".join(sorted(st.active_faults)) + "[/]"
+            if st.active_faults else "no fault",
+        )
+        return t
+
+    def line(self) -> str:
+        st = self.stats
+        el = self.elapsed()
+        faults = ",".join(sorted(st.active_faults)) or "none"
+        return (
+            f"[{_fmt(el)} / {_fmt(self.total)}] ops/s {self._rate():.1f} "
+            f"ok {st.ok} fail {st.fail} info {st.info} fault {faults}"
+        )
+
+    def _plain_loop(self) -> None:
+        while not self._stop.wait(5.0):
+            self.console.print(self.line(), highlight=False)
+
+    def __enter__(self) -> Progress:
+        if self.console.is_terminal:
+            self._live = Live(self.render(), console=self.console, refresh_per_second=4,
+                              get_renderable=self.render, transient=False)
+            self._live.__enter__()
+        else:
+            self._thread = threading.Thread(target=self._plain_loop, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._live is not None:
+            self._live.__exit__(et, e, tb)
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(1)

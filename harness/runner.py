@@ -1,0 +1,331 @@
+"""The runner: interprets a generator, drives the workers and the nemesis, records the history.
+
+One loop in one thread owns all bookkeeping. It asks the generator for the next request,
+waits until the request is due (re-asking if an event arrives first), timestamps the
+invocation, hands it to the thread's worker process (or the nemesis thread), and
+timestamps each completion as it arrives. Every op is appended to ``history.jsonl`` the
+moment it happens.
+
+Timeouts: a client op still open after ``op_timeout`` seconds completes as ``info``
+("timed out"). Its worker is then abandoned, not killed: a worker frozen by a client pause
+must still be able to wake and do its late write, which is the point of the test. The
+thread gets a new worker with a new process id (old id + concurrency, as in Jepsen). A
+worker that dies mid-operation is handled the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing import Pipe
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+from harness.client import ClientFactory, Completion, Invocation, WorkerContext
+from harness.clock import RunClock, ns
+from harness.gen import PENDING, Context, Generator, Request
+from harness.ops import NEMESIS, Op
+from harness.worker import Worker
+from nemesis.base import Nemesis
+
+log = logging.getLogger("harness.runner")
+
+HOLD_FS = frozenset({"acquire", "campaign"})
+RELEASE_FS = frozenset({"release", "resign"})
+Thread = int | str
+
+
+@dataclass
+class Stats:
+    """Live counters for the progress display."""
+
+    ok: int = 0
+    fail: int = 0
+    info: int = 0
+    invoked: int = 0
+    active_faults: dict[str, int] = field(default_factory=dict)  # f -> start time
+
+    @property
+    def completed(self) -> int:
+        return self.ok + self.fail + self.info
+
+
+@dataclass
+class _Open:
+    invoke: Op
+    deadline: int | None
+
+
+class _NemesisThread:
+    """Runs nemesis invocations one at a time in a thread; completions come back through a
+    pipe so the runner can wait on it together with the workers."""
+
+    def __init__(self, nemesis: Nemesis) -> None:
+        self.nemesis = nemesis
+        self.conn, self._child = Pipe()
+        self._inbox: list[Invocation] = []
+        self._cv = threading.Condition()
+        self._stop = False
+        self._t = threading.Thread(target=self._loop, name="nemesis", daemon=True)
+        self._t.start()
+
+    def send(self, inv: Invocation) -> None:
+        with self._cv:
+            self._inbox.append(inv)
+            self._cv.notify()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cv:
+                while not self._inbox and not self._stop:
+                    self._cv.wait()
+                if self._stop:
+                    return
+                inv = self._inbox.pop(0)
+            try:
+                done = self.nemesis.invoke(inv)
+            except Exception as e:
+                log.exception("nemesis %s failed", inv.f)
+                done = Completion("info", error=f"nemesis error: {type(e).__name__}: {e}")
+            self._child.send(done)
+
+    def close(self) -> None:
+        with self._cv:
+            self._stop = True
+            self._cv.notify()
+        self._t.join(timeout=60)
+
+
+class Runner:
+    """Drives one run's operations. ``run()`` returns when the generator is exhausted and
+    every open operation completed or timed out; ``stop()`` (another thread, or a signal
+    handler) makes it stop invoking and return soon."""
+
+    def __init__(
+        self,
+        *,
+        generator: Generator,
+        client_factory: ClientFactory,
+        concurrency: int,
+        clock: RunClock,
+        record: Callable[[Op], None],
+        nemesis: Nemesis | None = None,
+        op_timeout: float = 10.0,
+        events_path: Path | None = None,
+    ) -> None:
+        self.gen = generator
+        self.factory = client_factory
+        self.concurrency = concurrency
+        self.clock = clock
+        self._record_fn = record
+        self.nemesis = nemesis
+        self.op_timeout_ns = ns(op_timeout)
+        self.events_path = events_path
+        self.stats = Stats()
+        self._index = 0
+        self._stopping = False
+        self._workers: dict[int, Worker] = {}
+        self._abandoned: list[Worker] = []
+        self._thread_process: dict[Thread, Any] = {}
+        self._open: dict[Thread, _Open] = {}
+        self._holders: dict[int, int] = {}
+        self._nemesis_thread: _NemesisThread | None = None
+
+    # -- the view a nemesis gets -------------------------------------------------------
+    def client_pids(self) -> dict[int, int]:
+        return {w.process: w.pid for w in self._workers.values()}
+
+    def lock_holders(self) -> list[int]:
+        return [p for p, _ in sorted(self._holders.items(), key=lambda kv: kv[1])]
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def start_workers(self) -> None:
+        for t in range(self.concurrency):
+            self._spawn(t, t)
+        if self.nemesis is not None:
+            self._thread_process[NEMESIS] = NEMESIS
+            self.nemesis.setup(self)
+            self._nemesis_thread = _NemesisThread(self.nemesis)
+
+    def stop(self) -> None:
+        """Stop invoking new operations; open ones get until their timeout."""
+        self._stopping = True
+
+    def close(self) -> None:
+        """Stop every worker (thawing paused ones first) and the nemesis thread."""
+        for w in [*self._workers.values(), *self._abandoned]:
+            w.stop()
+        self._workers.clear()
+        self._abandoned.clear()
+        if self._nemesis_thread is not None:
+            self._nemesis_thread.close()
+            self._nemesis_thread = None
+
+    def _spawn(self, thread: int, process: int) -> None:
+        ctx = WorkerContext(process=process, clock=self.clock, events_path=self.events_path)
+        self._workers[thread] = Worker.spawn(process, self.factory, ctx)
+        self._thread_process[thread] = process
+
+    # -- recording ---------------------------------------------------------------------
+    def _record(self, **fields: Any) -> Op:
+        op = Op(index=self._index, time=self.clock.now(), **fields)
+        self._index += 1
+        self._record_fn(op)
+        return op
+
+    def _context(self, now: int) -> Context:
+        free = frozenset(t for t in self._thread_process if t not in self._open)
+        return Context(time=now, free_threads=free, thread_process=dict(self._thread_process))
+
+    # -- the loop ----------------------------------------------------------------------
+    def run(self) -> None:
+        if not self._workers:
+            self.start_workers()
+        exhausted = False
+        while True:
+            now = self.clock.now()
+            self._expire(now)
+            if exhausted or self._stopping:
+                if not self._open:
+                    return
+                self._wait_events(self._next_deadline(now))
+                continue
+            req, nxt = self.gen.op(self._context(now))
+            if req is None:
+                exhausted = True
+                continue
+            if req is PENDING:
+                self.gen = nxt
+                self._wait_events(min(self._next_deadline(now), now + ns(0.01)))
+                continue
+            assert isinstance(req, Request)
+            if req.time > now:
+                due = min(req.time, self._next_deadline(now))
+                if self._wait_events(due):
+                    continue  # an event came first: the generator is asked again
+                if self.clock.now() < req.time:
+                    continue
+            self.gen = nxt
+            invoke = self._invoke(req)
+            self.gen = self.gen.update(self._context(invoke.time), invoke)
+
+    def _thread_of(self, process: Any) -> Thread:
+        for t, p in self._thread_process.items():
+            if p == process:
+                return t
+        raise RuntimeError(f"generator asked for process {process!r}, which no thread runs")
+
+    def _invoke(self, req: Request) -> Op:
+        thread = self._thread_of(req.process)
+        if thread in self._open:
+            raise RuntimeError(f"generator asked busy process {req.process!r} to invoke")
+        op = self._record(process=req.process, type="invoke", f=req.f, value=req.value,
+                          key=req.key)
+        inv = Invocation(req.f, req.value, req.key)
+        if thread == NEMESIS:
+            assert self._nemesis_thread is not None
+            self._open[thread] = _Open(op, None)
+            self._nemesis_thread.send(inv)
+        else:
+            self._open[thread] = _Open(op, op.time + self.op_timeout_ns)
+            self.stats.invoked += 1
+            try:
+                self._workers[int(thread)].send(inv)
+            except (BrokenPipeError, OSError):
+                pass  # a dead worker's pipe reads as EOF next: recorded as info there
+        return op
+
+    def _next_deadline(self, now: int) -> int:
+        deadlines = [o.deadline for o in self._open.values() if o.deadline is not None]
+        return min(deadlines, default=now + ns(0.05))
+
+    def _wait_events(self, until: int) -> bool:
+        """Wait for completions until ``until`` (run clock); True if any arrived."""
+        conns: dict[Connection, Thread] = {}
+        for t, w in self._workers.items():
+            if t in self._open:
+                conns[w.conn] = t
+        if self._nemesis_thread is not None and NEMESIS in self._open:
+            conns[self._nemesis_thread.conn] = NEMESIS
+        abandoned = {w.conn: w for w in self._abandoned}
+        timeout = max(0.0, (until - self.clock.now()) / 1e9)
+        ready = wait([*conns, *abandoned], timeout=min(timeout, 0.25))
+        got = False
+        for c in ready:
+            if c in abandoned:
+                self._reap_abandoned(abandoned[c])  # type: ignore[index]
+                continue
+            thread = conns[c]  # type: ignore[index]
+            try:
+                done = c.recv()  # type: ignore[union-attr]
+            except (EOFError, OSError):
+                done = Completion("info", error="worker process died mid-operation")
+            self._complete(thread, done)
+            got = True
+        return got
+
+    def _reap_abandoned(self, w: Worker) -> None:
+        try:
+            late = w.conn.recv()
+            log.info("late completion from abandoned process %s: %r", w.process, late)
+        except (EOFError, OSError):
+            pass
+        self._abandoned.remove(w)
+        w.stop(timeout=0.5)
+
+    def _complete(self, thread: Thread, done: Completion) -> None:
+        opened = self._open.pop(thread)
+        inv = opened.invoke
+        op = self._record(process=inv.process, type=done.type, f=inv.f,
+                          value=done.value if done.value is not None else inv.value,
+                          key=inv.key, error=done.error, node=done.node)
+        if thread == NEMESIS:
+            self._track_fault(op)
+        else:
+            self._count(op)
+        self.gen = self.gen.update(self._context(op.time), op)
+        if thread != NEMESIS and op.type == "info":
+            self._retire(int(thread))
+
+    def _count(self, op: Op) -> None:
+        p = int(op.process)
+        if op.type == "ok":
+            self.stats.ok += 1
+            if op.f in HOLD_FS:
+                self._holders[p] = op.time
+            elif op.f in RELEASE_FS:
+                self._holders.pop(p, None)
+        elif op.type == "fail":
+            self.stats.fail += 1
+            if op.f in RELEASE_FS:
+                self._holders.pop(p, None)
+        else:
+            self.stats.info += 1
+            self._holders.pop(p, None)
+
+    def _track_fault(self, op: Op) -> None:
+        name = op.f.removeprefix("start-").removeprefix("stop-")
+        if op.f.startswith("start-") and op.type == "ok":
+            self.stats.active_faults[name] = op.time
+        elif op.f.startswith("stop-") or op.f.startswith("heal"):
+            self.stats.active_faults.pop(name, None)
+
+    def _retire(self, thread: int) -> None:
+        """The process's op ended ``info``: abandon its worker, start a fresh one under a
+        new process id."""
+        old = self._workers.pop(thread)
+        self._abandoned.append(old)
+        self._spawn(thread, old.process + self.concurrency)
+
+    def _expire(self, now: int) -> None:
+        for thread, o in list(self._open.items()):
+            if o.deadline is not None and now >= o.deadline:
+                self._complete(thread, Completion("info", error="timed out"))
+
+
+def wall_time() -> float:
+    return time.time()

@@ -1,0 +1,102 @@
+"""Worker processes: one OS process per client thread.
+
+A worker builds its client from a picklable ``ClientFactory`` and executes the invocations
+the runner sends it, one at a time, replying with a ``Completion``. Being a real process,
+it can be frozen with SIGSTOP, its keepalive threads included, exactly as a GC pause
+freezes a lock holder.
+
+Workers ignore SIGINT (the runner decides how a run stops) and die with the runner
+(``PR_SET_PDEATHSIG``), so a kill -9 of the harness leaves no worker behind.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import signal
+import traceback
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from harness.client import ClientFactory, Completion, Invocation, WorkerContext
+from harness.procutil import die_with_parent, signal_quietly
+
+_CTX = mp.get_context("spawn")
+
+
+def _worker_main(conn: Connection, factory: ClientFactory, ctx: WorkerContext) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()
+    client = None
+    try:
+        while True:
+            try:
+                msg = conn.recv()
+            except EOFError:
+                return
+            if msg is None:
+                return
+            inv: Invocation = msg
+            try:
+                if client is None:
+                    client = factory(ctx)
+                done = client.invoke(inv)
+            except Exception as e:  # a client bug or an unclassified driver error
+                tb = traceback.format_exc(limit=3).strip().splitlines()[-1]
+                done = Completion("info", error=f"unexpected {type(e).__name__}: {e} ({tb})")
+            try:
+                conn.send(done)
+            except (BrokenPipeError, OSError):
+                return
+    finally:
+        if client is not None:
+            try:
+                client.close()
+            except Exception:
+                pass
+
+
+@dataclass
+class Worker:
+    """The runner's handle on one worker process."""
+
+    process: int
+    proc: Any  # multiprocessing.Process (spawn context)
+    conn: Connection
+
+    @classmethod
+    def spawn(cls, process: int, factory: ClientFactory, ctx: WorkerContext) -> Worker:
+        parent, child = _CTX.Pipe()
+        proc = _CTX.Process(
+            target=_worker_main, args=(child, factory, ctx), name=f"worker-{process}", daemon=True
+        )
+        proc.start()
+        child.close()
+        return cls(process=process, proc=proc, conn=parent)
+
+    @property
+    def pid(self) -> int:
+        return int(self.proc.pid)
+
+    def send(self, inv: Invocation) -> None:
+        self.conn.send(inv)
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Thaw, ask to close, then terminate and finally kill. Safe to call twice."""
+        if self.proc.pid is not None:
+            signal_quietly(self.pid, signal.SIGCONT)
+        try:
+            self.conn.send(None)
+        except (OSError, ValueError):
+            pass
+        self.proc.join(timeout)
+        if self.proc.is_alive():
+            self.proc.terminate()
+            self.proc.join(1.0)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(1.0)
+        try:
+            self.conn.close()
+        except OSError:
+            pass

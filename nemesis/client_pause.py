@@ -1,0 +1,100 @@
+"""Client pauses: SIGSTOP / SIGCONT of a client's worker process, the "GC pause".
+
+The whole worker process freezes, its lease keepalive thread included, exactly as a
+stop-the-world pause freezes a lock holder. ``start-client-pause`` picks its victim by
+``value["target"]``: ``holder`` (the oldest current lock holder, else any client),
+``random``, ``all``, or an explicit process id. The completion records the pids paused
+and the proof (their state read from /proc was ``T``).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+from typing import Any
+
+from harness.client import Completion, Invocation
+from harness.procutil import is_stopped, signal_quietly
+from nemesis.base import RunView
+
+START = "start-client-pause"
+STOP = "stop-client-pause"
+
+
+class ClientPause:
+    """Freezes and thaws client worker processes."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self._rng = random.Random(seed)
+        self._view: RunView | None = None
+        self._paused: dict[int, int] = {}  # process -> pid
+
+    def fs(self) -> frozenset[str]:
+        return frozenset({START, STOP})
+
+    def setup(self, view: RunView) -> None:
+        self._view = view
+
+    def invoke(self, inv: Invocation) -> Completion:
+        if inv.f == START:
+            return self._pause(inv.value or {})
+        return self._resume()
+
+    def _victims(self, target: Any) -> dict[int, int]:
+        assert self._view is not None, "setup() first"
+        pids = self._view.client_pids()
+        if not pids:
+            return {}
+        if target == "all":
+            return dict(pids)
+        if isinstance(target, int):
+            return {target: pids[target]} if target in pids else {}
+        if target in (None, "holder"):
+            for p in self._view.lock_holders():
+                if p in pids:
+                    return {p: pids[p]}
+        p = self._rng.choice(sorted(pids))
+        return {p: pids[p]}
+
+    def _pause(self, value: dict[str, Any]) -> Completion:
+        victims = self._victims(value.get("target", "holder"))
+        if not victims:
+            return Completion("fail", error="no live client process to pause")
+        for p, pid in victims.items():
+            if signal_quietly(pid, signal.SIGSTOP):
+                self._paused[p] = pid
+        proof = {str(p): _wait_stopped(pid) for p, pid in victims.items()}
+        if not all(proof.values()):
+            return Completion(
+                "fail",
+                value={"processes": sorted(victims), "stopped": proof},
+                error="a client process did not reach the stopped state",
+            )
+        return Completion(
+            "ok", value={"processes": sorted(victims), "pids": sorted(victims.values()),
+                         "proof": "state T in /proc"}
+        )
+
+    def _resume(self) -> Completion:
+        resumed = sorted(self._paused)
+        self.teardown()
+        return Completion("ok", value={"processes": resumed})
+
+    def teardown(self) -> None:
+        for pid in self._paused.values():
+            signal_quietly(pid, signal.SIGCONT)
+        self._paused.clear()
+
+
+def _wait_stopped(pid: int, timeout: float = 2.0) -> bool:
+    """SIGSTOP is asynchronous: poll /proc until the process shows state T."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if is_stopped(pid):
+            return True
+        if not os.path.exists(f"/proc/{pid}"):
+            return False
+        time.sleep(0.002)
+    return is_stopped(pid)
