@@ -7,13 +7,15 @@ so the run: never ``valid`` for the wrong reason.
 
 from __future__ import annotations
 
+from typing import Any
+
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult
 
 
 def check_faults(record: RunRecord) -> CheckResult:
     starts = 0
-    failed = []
+    failed: list[dict[str, Any]] = []
     for pair in record.history.nemesis_ops().pairs():
         c = pair.completion
         if c is None:

@@ -10,9 +10,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from harness.options import RunOptions
 
 EXIT_BAD_ARGS = 254
 EXIT_CRASH = 255
@@ -104,7 +107,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                         "epoch-reuse); repeatable")
 
 
-def _options_from(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _options_from(args: argparse.Namespace) -> RunOptions:
     from harness.options import OptionError, RunOptions
 
     nemesis = args.nemesis

@@ -51,7 +51,7 @@ class History(Sequence[Op]):
     def __len__(self) -> int:
         return len(self._ops)
 
-    def __getitem__(self, i):  # type: ignore[no-untyped-def,override]
+    def __getitem__(self, i: Any) -> Any:
         return self._ops[i]
 
     def __iter__(self) -> Iterator[Op]:

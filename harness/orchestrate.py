@@ -125,7 +125,8 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
             plan = build_plan(opts, target, cluster, clock, run_dir, seed, stack)
             nemesis, nemesis_gen, final_gen = build_nemesis(opts, cluster, seed, clock.seconds())
             test["workload_start_ns"] = clock.now()
-            writer = stack.enter_context(HistoryWriter(run_dir / HISTORY_FILE))
+            writer = HistoryWriter(run_dir / HISTORY_FILE)
+            stack.callback(writer.close)
             runner = Runner(
                 generator=plan.generator(nemesis_gen, final_gen),
                 client_factory=plan.client,

@@ -11,19 +11,22 @@ from pathlib import Path
 _PR_SET_PDEATHSIG = 1
 
 
-def die_with_parent(sig: int = signal.SIGKILL) -> None:
+def die_with_parent(sig: int = signal.SIGKILL, parent: int | None = None) -> None:
     """Ask the kernel to send ``sig`` to this process when its parent dies (Linux only).
 
     Workers, the ``sim`` server and the protected resource call it at start, so a kill -9
-    of the harness leaves no process behind, stopped ones included.
+    of the harness leaves no process behind, stopped ones included. ``parent``: the pid
+    the caller expects as its parent; if that one already died (before this call: a
+    process still starting up), exit at once instead.
     """
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)
 
 
 def process_state(pid: int) -> str | None:

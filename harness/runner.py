@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing import Pipe
@@ -137,7 +136,7 @@ class Runner:
 
     # -- the view a nemesis gets -------------------------------------------------------
     def client_pids(self) -> dict[int, int]:
-        return {w.process: w.pid for w in self._workers.values()}
+        return {w.process: w.pid for w in self._workers.values() if w.is_ready()}
 
     def lock_holders(self) -> list[int]:
         return [p for p, _ in sorted(self._holders.items(), key=lambda kv: kv[1])]
@@ -146,6 +145,9 @@ class Runner:
     def start_workers(self) -> None:
         for t in range(self.concurrency):
             self._spawn(t, t)
+        for w in self._workers.values():
+            if not w.wait_ready(60):
+                raise RuntimeError(f"worker process {w.process} did not start within 60 s")
         if self.nemesis is not None:
             self._thread_process[NEMESIS] = NEMESIS
             self.nemesis.setup(self)
@@ -245,23 +247,23 @@ class Runner:
 
     def _wait_events(self, until: int) -> bool:
         """Wait for completions until ``until`` (run clock); True if any arrived."""
-        conns: dict[Connection, Thread] = {}
+        conns: dict[Any, Thread] = {}
         for t, w in self._workers.items():
             if t in self._open:
                 conns[w.conn] = t
         if self._nemesis_thread is not None and NEMESIS in self._open:
             conns[self._nemesis_thread.conn] = NEMESIS
-        abandoned = {w.conn: w for w in self._abandoned}
+        abandoned: dict[Any, Worker] = {w.conn: w for w in self._abandoned}
         timeout = max(0.0, (until - self.clock.now()) / 1e9)
         ready = wait([*conns, *abandoned], timeout=min(timeout, 0.25))
         got = False
         for c in ready:
             if c in abandoned:
-                self._reap_abandoned(abandoned[c])  # type: ignore[index]
+                self._reap_abandoned(abandoned[c])
                 continue
-            thread = conns[c]  # type: ignore[index]
+            thread = conns[c]
             try:
-                done = c.recv()  # type: ignore[union-attr]
+                done = conns_recv(c)
             except (EOFError, OSError):
                 done = Completion("info", error="worker process died mid-operation")
             self._complete(thread, done)
@@ -327,5 +329,7 @@ class Runner:
                 self._complete(thread, Completion("info", error="timed out"))
 
 
-def wall_time() -> float:
-    return time.time()
+def conns_recv(c: Any) -> Completion:
+    """Receive one completion from a worker's or the nemesis's pipe."""
+    done: Completion = c.recv()
+    return done

@@ -12,6 +12,7 @@ Workers ignore SIGINT (the runner decides how a run stops) and die with the runn
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import signal
 import traceback
 from dataclasses import dataclass
@@ -24,9 +25,12 @@ from harness.procutil import die_with_parent, signal_quietly
 _CTX = mp.get_context("spawn")
 
 
-def _worker_main(conn: Connection, factory: ClientFactory, ctx: WorkerContext) -> None:
+def _worker_main(
+    conn: Connection, factory: ClientFactory, ctx: WorkerContext, parent: int, ready: Any
+) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    die_with_parent()
+    die_with_parent(parent=parent)
+    ready.set()
     client = None
     try:
         while True:
@@ -63,16 +67,26 @@ class Worker:
     process: int
     proc: Any  # multiprocessing.Process (spawn context)
     conn: Connection
+    ready: Any  # multiprocessing.Event, set once the worker will die with the runner
 
     @classmethod
     def spawn(cls, process: int, factory: ClientFactory, ctx: WorkerContext) -> Worker:
         parent, child = _CTX.Pipe()
+        ready = _CTX.Event()
         proc = _CTX.Process(
-            target=_worker_main, args=(child, factory, ctx), name=f"worker-{process}", daemon=True
+            target=_worker_main, args=(child, factory, ctx, os.getpid(), ready), name=f"worker-{process}", daemon=True
         )
         proc.start()
         child.close()
-        return cls(process=process, proc=proc, conn=parent)
+        return cls(process=process, proc=proc, conn=parent, ready=ready)
+
+    def is_ready(self) -> bool:
+        """Started far enough to die with the runner: only then may a nemesis freeze it
+        (a worker frozen earlier would outlive a killed harness)."""
+        return bool(self.ready.is_set())
+
+    def wait_ready(self, timeout: float) -> bool:
+        return bool(self.ready.wait(timeout))
 
     @property
     def pid(self) -> int:

@@ -62,5 +62,6 @@ class CasRegisterGen:
             return self
         last = dict(self.last)
         last[event.key] = seen
-        return CasRegisterGen(self.keys, self.seed, self.read, self.write, self.counter,
-                              MappingProxyType(last))
+        return CasRegisterGen(
+            self.keys, self.seed, self.read, self.write, self.counter, MappingProxyType(last)
+        )

@@ -20,16 +20,20 @@ from harness.ops import Op
 # step -> (next step when ok, next step otherwise)
 Steps = Mapping[str, tuple[str, str]]
 
-LOCK_STEPS: Steps = MappingProxyType({
-    "acquire": ("write", "acquire"),
-    "write": ("release", "release"),
-    "release": ("acquire", "acquire"),
-})
-ELECTION_STEPS: Steps = MappingProxyType({
-    "campaign": ("write", "campaign"),
-    "write": ("resign", "resign"),
-    "resign": ("campaign", "campaign"),
-})
+LOCK_STEPS: Steps = MappingProxyType(
+    {
+        "acquire": ("write", "acquire"),
+        "write": ("release", "release"),
+        "release": ("acquire", "acquire"),
+    }
+)
+ELECTION_STEPS: Steps = MappingProxyType(
+    {
+        "campaign": ("write", "campaign"),
+        "write": ("resign", "resign"),
+        "resign": ("campaign", "campaign"),
+    }
+)
 
 
 @dataclass(frozen=True)

@@ -39,12 +39,10 @@ class Plan:
     seed: int
 
     def generator(self, nemesis_gen: Any, final_gen: Any) -> gen.Generator:
-        clients = gen.clients(gen.time_limit(self.time_limit + self.recovery_time,
-                                             self.client_gen))
+        clients = gen.clients(gen.time_limit(self.time_limit + self.recovery_time, self.client_gen))
         if nemesis_gen is None:
             return gen.seeded(self.seed, clients)
-        faults = gen.nemesis(gen.phases(gen.time_limit(self.time_limit, nemesis_gen),
-                                        final_gen))
+        faults = gen.nemesis(gen.phases(gen.time_limit(self.time_limit, nemesis_gen), final_gen))
         return gen.seeded(self.seed, gen.any_of(clients, faults))
 
 

@@ -29,8 +29,9 @@ class SimTarget:
                 "faults need a real cluster (--target etcd, zookeeper, consul, redis, redlock)"
             )
         if opts.lock not in (None, "sim"):
-            raise OptionError(f"the sim target has one lock implementation, 'sim', not "
-                              f"{opts.lock!r}")
+            raise OptionError(
+                f"the sim target has one lock implementation, 'sim', not {opts.lock!r}"
+            )
 
     def make_cluster(self, opts: RunOptions, clock: RunClock) -> SimCluster:
         return SimCluster(clock, bugs=opts.sim_bugs, seed=opts.seed)
@@ -46,8 +47,11 @@ class SimTarget:
             return SimRegisterClientFactory(address, timeout=opts.op_timeout)
         assert resource is not None, "lock and election workloads need the resource"
         kwargs = dict(
-            ttl=opts.lease_ttl, keepalive=opts.keepalive, work=opts.work_time,
-            wait=opts.acquire_wait, timeout=min(opts.op_timeout, 5.0),
+            ttl=opts.lease_ttl,
+            keepalive=opts.keepalive,
+            work=opts.work_time,
+            wait=opts.acquire_wait,
+            timeout=min(opts.op_timeout, 5.0),
         )
         if opts.workload == "election":
             return SimElectionClientFactory(address, resource, **kwargs)  # type: ignore[arg-type]

@@ -1,0 +1,58 @@
+"""The command line: exit codes and one-line errors for bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.cli import EXIT_BAD_ARGS, main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as e:
+        code = int(e.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["run", "--target", "nope"], "unknown target 'nope'"),
+        (["run", "--workload", "queue"], "invalid choice"),
+        (["run", "--nemesis", "flood"], "unknown nemesis 'flood'"),
+        (["run", "--keepalive", "20"], "not shorter than --lease-ttl"),
+        (["run", "--fencing", "maybe"], "expected on or off"),
+        (["run", "--target", "sim", "--nemesis", "partition"], "need a real cluster"),
+        (["check", "/no/such/file"], "no such file"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_254(
+    capsys: pytest.CaptureFixture[str], argv: list[str], needle: str
+) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == EXIT_BAD_ARGS
+    assert needle in err
+    assert "Traceback" not in err + out
+
+
+def test_a_malformed_history_file_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "h.edn"
+    bad.write_text("[{:process 0, :type :invoke, :f :read, :value nil}\n {:process")
+    code, out, err = run(capsys, "check", str(bad))
+    assert code == EXIT_BAD_ARGS
+    assert str(bad) in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["--help"], ["run", "--help"], ["check", "--help"], ["report", "--help"],
+                 ["images", "build", "--help"], ["clusters", "--help"]):
+        code, out, _ = run(capsys, *argv)
+        assert code == 0 and "usage: harness" in out
