@@ -74,7 +74,10 @@ class Worker:
         parent, child = _CTX.Pipe()
         ready = _CTX.Event()
         proc = _CTX.Process(
-            target=_worker_main, args=(child, factory, ctx, os.getpid(), ready), name=f"worker-{process}", daemon=True
+            target=_worker_main,
+            args=(child, factory, ctx, os.getpid(), ready),
+            name=f"worker-{process}",
+            daemon=True,
         )
         proc.start()
         child.close()
