@@ -139,7 +139,9 @@ class Runner:
         return {w.process: w.pid for w in self._workers.values() if w.is_ready()}
 
     def lock_holders(self) -> list[int]:
-        return [p for p, _ in sorted(self._holders.items(), key=lambda kv: kv[1])]
+        """Processes holding a lock by their own account (acquired, release not yet
+        invoked), the most recent acquirer first: with one lock, the current holder."""
+        return [p for p, _ in sorted(self._holders.items(), key=lambda kv: -kv[1])]
 
     # -- lifecycle ---------------------------------------------------------------------
     def start_workers(self) -> None:
@@ -228,6 +230,8 @@ class Runner:
         op = self._record(process=req.process, type="invoke", f=req.f, value=req.value,
                           key=req.key)
         inv = Invocation(req.f, req.value, req.key)
+        if req.f in RELEASE_FS:
+            self._holders.pop(int(req.process), None)  # giving it up: no longer a pause target
         if thread == NEMESIS:
             assert self._nemesis_thread is not None
             self._open[thread] = _Open(op, None)
@@ -299,12 +303,8 @@ class Runner:
             self.stats.ok += 1
             if op.f in HOLD_FS:
                 self._holders[p] = op.time
-            elif op.f in RELEASE_FS:
-                self._holders.pop(p, None)
         elif op.type == "fail":
             self.stats.fail += 1
-            if op.f in RELEASE_FS:
-                self._holders.pop(p, None)
         else:
             self.stats.info += 1
             self._holders.pop(p, None)

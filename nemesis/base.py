@@ -28,7 +28,7 @@ class RunView(Protocol):
 
     def lock_holders(self) -> list[int]:
         """Client processes that acquired a lock (or won an election) and have not
-        released it, by their own last completed operation, oldest first."""
+        not yet invoked a release, most recent acquirer first."""
         ...
 
 

@@ -2,7 +2,7 @@
 
 The whole worker process freezes, its lease keepalive thread included, exactly as a
 stop-the-world pause freezes a lock holder. ``start-client-pause`` picks its victim by
-``value["target"]``: ``holder`` (the oldest current lock holder, else any client),
+``value["target"]``: ``holder`` (the most recent lock holder, else any client),
 ``random``, ``all``, or an explicit process id. The completion records the pids paused
 and the proof (their state read from /proc was ``T``).
 """

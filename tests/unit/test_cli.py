@@ -45,7 +45,7 @@ def test_a_malformed_history_file_is_one_line(
 ) -> None:
     bad = tmp_path / "h.edn"
     bad.write_text("[{:process 0, :type :invoke, :f :read, :value nil}\n {:process")
-    code, out, err = run(capsys, "check", str(bad))
+    code, _, err = run(capsys, "check", str(bad))
     assert code == EXIT_BAD_ARGS
     assert str(bad) in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1

@@ -1,0 +1,10 @@
+"""The ``sim`` target: a small coordination service run as a local OS process, no Docker.
+
+- ``service``: the state machine (leases, locks with fencing tokens, CAS registers,
+  elections) and its injectable known bugs;
+- ``server``: ``python -m clusters.sim.server``, the service on newline-delimited JSON/TCP;
+- ``cluster``: ``SimCluster``, the ``clusters.base.Cluster`` (also ``Pausable``,
+  ``Killable``) that starts it for a run;
+- ``client``: ``SimClient``, the blocking driver, with explicit error classification;
+- ``factories``: picklable client factories for the lock, register and election workloads.
+"""

@@ -1,0 +1,81 @@
+"""Picklable client factories for the sim target: the runner sends one to each worker.
+
+- ``SimLockClientFactory``: the lock workload (``workloads.lock``);
+- ``SimRegisterClientFactory``: CAS registers (``workloads.register``);
+- ``SimElectionClientFactory``: leader election (``workloads.election``).
+
+Defaults reproduce the domain notes' timeline: lease TTL 10 s, keepalive every 3 s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+
+from clusters.sim.client import SimClient
+from harness.client import WorkerContext
+from workloads.election import ElectionClient
+from workloads.lock import LockClient
+from workloads.register import RegisterClient
+from workloads.resource import ResourceClient
+
+NODE = "sim"
+
+
+@dataclass(frozen=True, slots=True)
+class SimLockClientFactory:
+    """Lock clients on the sim service at ``sim`` writing to the resource at ``resource``.
+
+    ``ttl``: lease TTL (s); ``keepalive``: renewal interval (s); ``work``: time spent in
+    the critical section before each write (s); ``wait``: how long ``acquire`` blocks
+    before "not granted" (s); ``timeout``: per-request answer timeout (s).
+    """
+
+    sim: str
+    resource: str
+    name: str = "lock"
+    ttl: float = 10.0
+    keepalive: float = 3.0
+    work: float = 1.0
+    wait: float = 30.0
+    timeout: float = 5.0
+
+    def __call__(self, ctx: WorkerContext) -> LockClient:
+        return LockClient(
+            ctx, partial(SimClient, self.sim, self.timeout),
+            ResourceClient(self.resource, self.timeout),
+            self.name, self.ttl, self.keepalive, self.work, self.wait, NODE,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class SimElectionClientFactory:
+    """Election clients on the sim service; the leader writes to resource ``name`` with
+    its epoch as token. Fields as in ``SimLockClientFactory``."""
+
+    sim: str
+    resource: str
+    name: str = "leader"
+    ttl: float = 10.0
+    keepalive: float = 3.0
+    work: float = 1.0
+    wait: float = 30.0
+    timeout: float = 5.0
+
+    def __call__(self, ctx: WorkerContext) -> ElectionClient:
+        return ElectionClient(
+            ctx, partial(SimClient, self.sim, self.timeout),
+            ResourceClient(self.resource, self.timeout),
+            self.name, self.ttl, self.keepalive, self.work, self.wait, NODE,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class SimRegisterClientFactory:
+    """CAS-register clients on the sim service at ``sim``."""
+
+    sim: str
+    timeout: float = 5.0
+
+    def __call__(self, ctx: WorkerContext) -> RegisterClient:
+        return RegisterClient(ctx, partial(SimClient, self.sim, self.timeout), NODE)

@@ -1,0 +1,124 @@
+"""``python -m clusters.sim.server``: the sim service on newline-delimited JSON over TCP.
+
+    python -m clusters.sim.server --port 0 --clock-origin NS [--events PATH]
+        [--bug NAME]... [--lock-grace S] [--seed N] [--port-file PATH]
+
+Prints its port on stdout's first line (and writes it to ``--port-file``). Operations
+(request ``{"op": NAME, ...}``, see ``clusters.sim.service`` for the semantics):
+
+==================  ===========================  =======================================
+op                  arguments                    result / refusals
+==================  ===========================  =======================================
+lease_grant         ttl (s)                      {lease, ttl}
+lease_keepalive     lease                        {ttl}; "lease not found"
+lease_ttl           lease                        {ttl}; "lease not found"
+lease_revoke        lease                        {}; "lease not found"
+lock_acquire        name, lease, wait (s)        {token}; "not granted", "lease not found"
+lock_release        name, lease                  {}; "not the holder", "lease not found"
+lock_holder         name                         {lease, token}
+elect_campaign      name, lease, value, wait     {epoch}; "not elected", "lease not found"
+elect_observe       name                         {leader, epoch}
+elect_resign        name, lease                  {}; "not the leader", "lease not found"
+reg_read            key                          {value}
+reg_write           key, value                   {}
+reg_cas             key, old, new                {}; "cas mismatch: ..."
+==================  ===========================  =======================================
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from clusters.sim.service import BUGS, SimService, UnknownBug, check_bugs
+from harness.clock import RunClock
+from harness.store import JsonlWriter
+from workloads.wire import RequestError, add_server_arguments, serve_until_signalled
+
+
+def _arg(args: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
+    v = args.get(name)
+    if not isinstance(v, kind) or isinstance(v, bool):
+        raise RequestError(f"argument {name!r} is missing or not a {kind}")
+    return v
+
+
+_NUM = (int, float)
+
+
+def make_handler(svc: SimService) -> Callable[[str, dict[str, Any]], Awaitable[Any]]:
+    """The wire handler of ``svc``: validates arguments, then calls the operation."""
+
+    async def handle(op: str, a: dict[str, Any]) -> Any:
+        if op == "lease_grant":
+            return svc.lease_grant(float(_arg(a, "ttl", _NUM)))
+        if op == "lease_keepalive":
+            return svc.lease_keepalive(_arg(a, "lease", int))
+        if op == "lease_ttl":
+            return svc.lease_ttl(_arg(a, "lease", int))
+        if op == "lease_revoke":
+            return svc.lease_revoke(_arg(a, "lease", int))
+        if op == "lock_acquire":
+            return await svc.lock_acquire(
+                _arg(a, "name", str), _arg(a, "lease", int), float(_arg(a, "wait", _NUM))
+            )
+        if op == "lock_release":
+            return svc.lock_release(_arg(a, "name", str), _arg(a, "lease", int))
+        if op == "lock_holder":
+            return svc.lock_holder(_arg(a, "name", str))
+        if op == "elect_campaign":
+            return await svc.elect_campaign(
+                _arg(a, "name", str),
+                _arg(a, "lease", int),
+                a.get("value"),
+                float(_arg(a, "wait", _NUM)),
+            )
+        if op == "elect_observe":
+            return svc.elect_observe(_arg(a, "name", str))
+        if op == "elect_resign":
+            return svc.elect_resign(_arg(a, "name", str), _arg(a, "lease", int))
+        if op == "reg_read":
+            return svc.reg_read(_arg(a, "key", str))
+        if op == "reg_write":
+            return svc.reg_write(_arg(a, "key", str), a.get("value"))
+        if op == "reg_cas":
+            return svc.reg_cas(_arg(a, "key", str), a.get("old"), a.get("new"))
+        raise RequestError(f"unknown op {op!r}; see clusters/sim/server.py for the list")
+
+    return handle
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m clusters.sim.server", description="The sim coordination service."
+    )
+    add_server_arguments(parser)
+    parser.add_argument("--clock-origin", type=int, required=True, help="RunClock origin, ns")
+    parser.add_argument("--events", type=Path, help="JSON Lines log of lease/lock/leader events")
+    parser.add_argument(
+        "--bug", action="append", default=[], metavar="NAME",
+        help="inject a known bug (repeatable): " + "; ".join(f"{k}: {v}" for k, v in BUGS.items()),
+    )  # fmt: skip
+    parser.add_argument("--lock-grace", type=float, default=1.0, help="lock-ignores-lease grace, s")
+    parser.add_argument("--seed", type=int, help="seed of the stale-read bug's choices")
+    args = parser.parse_args(argv)
+    try:
+        bugs = check_bugs(args.bug)
+    except UnknownBug as e:
+        parser.error(str(e))
+    events = JsonlWriter(args.events) if args.events else None
+    try:
+        svc = SimService(
+            RunClock(args.clock_origin).now, bugs, events, args.lock_grace, seed=args.seed
+        )
+        asyncio.run(serve_until_signalled(make_handler(svc), args, background=[svc.sweep]))
+    finally:
+        if events is not None:
+            events.close()
+
+
+if __name__ == "__main__":
+    main()

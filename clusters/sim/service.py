@@ -1,0 +1,324 @@
+"""The sim coordination service: leases, locks, CAS registers and elections, in memory.
+
+Semantics follow etcd's:
+
+- a *lease* has a TTL; a keepalive renews it to a full TTL; when it expires (on this
+  process's monotonic clock) or is revoked, every lock and leadership attached to it is
+  freed;
+- a *lock* per name is held by one lease; waiters queue in FIFO order (no herd); each grant
+  carries a *fencing token* from one global counter that increases with every grant and
+  every election win (like etcd's revision);
+- an *election* per name has at most one leader lease; each new leader gets an *epoch*
+  from the same counter;
+- a *register* per key offers read, write and compare-and-set.
+
+Known bugs can be switched on (``BUGS``) so that checkers can be shown to catch them.
+Every state change of leases, locks and leaders is logged with its run-clock time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from harness.store import JsonlWriter
+from workloads.wire import RequestError
+
+BUGS: Final[dict[str, str]] = {
+    "lock-ignores-lease": "a lock waiter is granted the lock after a fixed grace even though "
+    "the holder's lease is still valid (two holders at once)",
+    "token-reuse": "a new lock grant reuses the previous holder's token instead of a higher one",
+    "stale-read": "register reads sometimes return an older value",
+    "epoch-reuse": "a new leader gets the previous leader's epoch instead of a higher one",
+}
+
+SWEEP_INTERVAL_S: Final = 0.01
+_NS = 1_000_000_000
+
+
+class UnknownBug(ValueError):
+    """A bug name that is not in ``BUGS``."""
+
+
+def check_bugs(names: Iterable[str]) -> frozenset[str]:
+    """Validate bug names; raise ``UnknownBug`` naming the known ones."""
+    bugs = frozenset(names)
+    unknown = sorted(bugs - BUGS.keys())
+    if unknown:
+        raise UnknownBug(f"unknown sim bug(s) {unknown}; known: {sorted(BUGS)}")
+    return bugs
+
+
+@dataclass(slots=True)
+class _Lease:
+    id: int
+    ttl: float
+    deadline: int
+    locks: set[str] = field(default_factory=set)
+    elections: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class _Waiter:
+    """A queued lock acquirer or election candidate."""
+
+    lease: int
+    future: asyncio.Future[int]
+    value: Any = None
+
+
+@dataclass(slots=True)
+class _Seat:
+    """A lock or a leadership: one holder lease at a time, a queue of waiters."""
+
+    holder: int | None = None
+    number: int | None = None  # the holder's token or epoch
+    last_number: int | None = None
+    value: Any = None  # the leader's campaign value
+    waiters: deque[_Waiter] = field(default_factory=deque)
+
+
+class SimService:
+    """The service state. Methods are the protocol's operations; they raise
+    ``RequestError`` to refuse, which the client sees as a definite failure.
+
+    ``now`` returns nanoseconds on a monotonic clock (the run clock in the server, a fake
+    one in tests); lease deadlines and logged times are on it.
+    """
+
+    def __init__(
+        self,
+        now: Callable[[], int],
+        bugs: Iterable[str] = (),
+        events: JsonlWriter | None = None,
+        lock_grace_s: float = 1.0,
+        stale_read_probability: float = 0.5,
+        seed: int | None = None,
+    ) -> None:
+        self.now = now
+        self.bugs = check_bugs(bugs)
+        self.events = events
+        self.lock_grace_s = lock_grace_s
+        self.stale_read_probability = stale_read_probability
+        self._rng = random.Random(seed)
+        self._revision = 0
+        self._leases: dict[int, _Lease] = {}
+        self._locks: dict[str, _Seat] = {}
+        self._elections: dict[str, _Seat] = {}
+        self._registers: dict[str, list[Any]] = {}
+
+    # --- leases ----------------------------------------------------------------------
+
+    def lease_grant(self, ttl: float) -> dict[str, Any]:
+        if ttl <= 0:
+            raise RequestError(f"ttl must be positive, not {ttl}")
+        lease_id = self._rng.getrandbits(48)  # random: ids of a crashed server are not reused
+        while lease_id in self._leases or lease_id == 0:
+            lease_id = self._rng.getrandbits(48)
+        self._leases[lease_id] = _Lease(lease_id, ttl, self.now() + int(ttl * _NS))
+        self._log("lease-granted", lease=lease_id, ttl=ttl)
+        return {"lease": lease_id, "ttl": ttl}
+
+    def lease_keepalive(self, lease: int) -> dict[str, Any]:
+        """Renew to a full TTL; answers the TTL now remaining."""
+        le = self._live(lease)
+        le.deadline = self.now() + int(le.ttl * _NS)
+        self._log("lease-renewed", lease=lease, ttl=le.ttl)
+        return {"ttl": le.ttl}
+
+    def lease_ttl(self, lease: int) -> dict[str, Any]:
+        le = self._live(lease)
+        return {"ttl": max(0, le.deadline - self.now()) / _NS}
+
+    def lease_revoke(self, lease: int) -> dict[str, Any]:
+        le = self._live(lease)
+        self._end_lease(le, "lease-revoked")
+        return {}
+
+    def expire_due(self) -> None:
+        """Expire every lease whose deadline has passed; called before each operation and
+        by ``sweep`` every few milliseconds."""
+        t = self.now()
+        for le in [le for le in self._leases.values() if le.deadline <= t]:
+            self._end_lease(le, "lease-expired", deadline=le.deadline)
+
+    async def sweep(self) -> None:
+        """Expire leases on time even when nobody calls (a background task)."""
+        while True:
+            self.expire_due()
+            await asyncio.sleep(SWEEP_INTERVAL_S)
+
+    def _live(self, lease: int) -> _Lease:
+        self.expire_due()
+        le = self._leases.get(lease)
+        if le is None:
+            raise RequestError("lease not found")
+        return le
+
+    def _end_lease(self, le: _Lease, event: str, **extra: Any) -> None:
+        del self._leases[le.id]
+        self._log(event, lease=le.id, **extra)
+        for name in list(le.locks):
+            self._vacate(self._locks[name], "lock", name, event)
+        for name in list(le.elections):
+            self._vacate(self._elections[name], "election", name, event)
+        for kind, seats in (("lock", self._locks), ("election", self._elections)):
+            for name, seat in seats.items():
+                for w in [w for w in seat.waiters if w.lease == le.id]:
+                    seat.waiters.remove(w)
+                    if not w.future.done():
+                        w.future.set_exception(RequestError("lease not found"))
+                self._seat_next(seat, kind, name)
+
+    # --- locks and elections share one mechanism --------------------------------------
+
+    async def lock_acquire(self, name: str, lease: int, wait: float) -> dict[str, Any]:
+        """Block until ``lease`` holds lock ``name`` (-> its token) or ``wait`` seconds
+        pass (-> "not granted", and the request is withdrawn from the queue)."""
+        token = await self._queue_for(self._locks, "lock", name, lease, None, wait)
+        return {"token": token}
+
+    def lock_release(self, name: str, lease: int) -> dict[str, Any]:
+        self._live(lease)
+        seat = self._locks.get(name)
+        if seat is None or seat.holder != lease:
+            raise RequestError("not the holder")
+        self._vacate(seat, "lock", name, "released")
+        self._seat_next(seat, "lock", name)
+        return {}
+
+    def lock_holder(self, name: str) -> dict[str, Any]:
+        self.expire_due()
+        seat = self._locks.get(name, _Seat())
+        return {"lease": seat.holder, "token": seat.number}
+
+    async def elect_campaign(
+        self, name: str, lease: int, value: Any, wait: float
+    ) -> dict[str, Any]:
+        """Block until ``lease`` leads election ``name`` (-> its epoch) or ``wait`` seconds
+        pass (-> "not elected")."""
+        epoch = await self._queue_for(self._elections, "election", name, lease, value, wait)
+        return {"epoch": epoch}
+
+    def elect_observe(self, name: str) -> dict[str, Any]:
+        self.expire_due()
+        seat = self._elections.get(name, _Seat())
+        return {"leader": seat.value if seat.holder is not None else None, "epoch": seat.number}
+
+    def elect_resign(self, name: str, lease: int) -> dict[str, Any]:
+        self._live(lease)
+        seat = self._elections.get(name)
+        if seat is None or seat.holder != lease:
+            raise RequestError("not the leader")
+        self._vacate(seat, "election", name, "resigned")
+        self._seat_next(seat, "election", name)
+        return {}
+
+    async def _queue_for(
+        self, seats: dict[str, _Seat], kind: str, name: str, lease: int, value: Any, wait: float
+    ) -> int:
+        le = self._live(lease)
+        seat = seats.setdefault(name, _Seat())
+        if seat.holder == lease:
+            assert seat.number is not None
+            return seat.number  # re-entrant: the lease already holds it
+        fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        waiter = _Waiter(le.id, fut, value)
+        seat.waiters.append(waiter)
+        self._seat_next(seat, kind, name)
+        forcing = None
+        if kind == "lock" and "lock-ignores-lease" in self.bugs and not fut.done():
+            forcing = asyncio.get_running_loop().call_later(
+                self.lock_grace_s, self._force, seat, kind, name, waiter
+            )
+        try:
+            return await asyncio.wait_for(asyncio.shield(fut), wait)
+        except TimeoutError:
+            if fut.done() and not fut.cancelled():
+                return fut.result()  # granted in the same instant the wait ran out
+            if waiter in seat.waiters:
+                seat.waiters.remove(waiter)
+            fut.cancel()
+            raise RequestError("not granted" if kind == "lock" else "not elected") from None
+        finally:
+            if forcing is not None:
+                forcing.cancel()
+
+    def _seat_next(self, seat: _Seat, kind: str, name: str) -> None:
+        """Seat the first live waiter if the seat is free."""
+        while seat.holder is None and seat.waiters:
+            w = seat.waiters.popleft()
+            if w.future.done() or w.lease not in self._leases:
+                continue
+            self._seat(seat, kind, name, w)
+
+    def _seat(self, seat: _Seat, kind: str, name: str, w: _Waiter, **extra: Any) -> None:
+        reuse = "token-reuse" if kind == "lock" else "epoch-reuse"
+        if reuse in self.bugs and seat.last_number is not None:
+            number = seat.last_number
+        else:
+            self._revision += 1
+            number = self._revision
+        seat.holder, seat.number, seat.last_number, seat.value = w.lease, number, number, w.value
+        le = self._leases[w.lease]
+        (le.locks if kind == "lock" else le.elections).add(name)
+        if kind == "lock":
+            self._log("lock-granted", lock=name, lease=w.lease, token=number, **extra)
+        else:
+            self._log("leader-elected", election=name, lease=w.lease, epoch=number, value=w.value)
+        w.future.set_result(number)
+
+    def _force(self, seat: _Seat, kind: str, name: str, w: _Waiter) -> None:
+        """The ``lock-ignores-lease`` bug: after the grace, seat ``w`` over a live holder."""
+        if w.future.done() or w not in seat.waiters or w.lease not in self._leases:
+            return
+        seat.waiters.remove(w)
+        displaced = seat.holder
+        if displaced is not None:
+            self._vacate(seat, kind, name, "displaced")
+        self._seat(seat, kind, name, w, forced=True, displaced=displaced)
+
+    def _vacate(self, seat: _Seat, kind: str, name: str, reason: str) -> None:
+        holder = seat.holder
+        if holder is None:
+            return
+        le = self._leases.get(holder)
+        if le is not None:
+            (le.locks if kind == "lock" else le.elections).discard(name)
+        if kind == "lock":
+            self._log("lock-released", lock=name, lease=holder, token=seat.number, reason=reason)
+        else:
+            self._log(
+                "leader-resigned", election=name, lease=holder, epoch=seat.number, reason=reason
+            )
+        seat.holder, seat.number, seat.value = None, None, None
+
+    # --- registers -------------------------------------------------------------------
+
+    def reg_read(self, key: str) -> dict[str, Any]:
+        versions = self._registers.get(key, [None])
+        stale = "stale-read" in self.bugs and len(versions) > 1
+        if stale and self._rng.random() < self.stale_read_probability:
+            return {"value": self._rng.choice(versions[:-1])}
+        return {"value": versions[-1]}
+
+    def reg_write(self, key: str, value: Any) -> dict[str, Any]:
+        self._registers.setdefault(key, [None]).append(value)
+        del self._registers[key][:-16]  # older versions only feed the stale-read bug
+        return {}
+
+    def reg_cas(self, key: str, old: Any, new: Any) -> dict[str, Any]:
+        current = self._registers.get(key, [None])[-1]
+        if current != old:
+            raise RequestError(f"cas mismatch: value is {current!r}, not {old!r}")
+        return self.reg_write(key, new)
+
+    # --- plumbing --------------------------------------------------------------------
+
+    def _log(self, event: str, **fields: Any) -> None:
+        if self.events is not None:
+            self.events.append({"time": self.now(), "event": event, **fields})

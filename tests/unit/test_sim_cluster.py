@@ -1,0 +1,145 @@
+"""SimCluster and the sim server process: lifecycle, protocol, pause, kill and restart."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from clusters.base import Cluster, ClusterError, Killable, Pausable
+from clusters.sim.client import LeaseNotFound, NoAnswer, NotSent, Rejected, SimClient
+from clusters.sim.cluster import SimCluster
+from harness.clock import RunClock
+from harness.store import read_jsonl
+
+
+@pytest.fixture
+def sim(tmp_path: Path) -> Iterator[SimCluster]:
+    cluster = SimCluster(RunClock())
+    try:
+        cluster.start(tmp_path)
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def client(cluster: SimCluster, timeout: float = 2.0) -> SimClient:
+    return SimClient(cluster.endpoints()["sim"], timeout=timeout)
+
+
+def test_implements_the_cluster_protocols(sim: SimCluster) -> None:
+    assert isinstance(sim, Cluster) and isinstance(sim, Pausable) and isinstance(sim, Killable)
+    assert sim.nodes() == ["sim"]
+    assert sim.endpoints()["sim"].startswith("127.0.0.1:")
+    with pytest.raises(ClusterError, match="one node"):
+        sim.pause("n2")
+
+
+def test_lock_protocol_over_tcp_and_event_log(sim: SimCluster, tmp_path: Path) -> None:
+    a, b = client(sim), client(sim)
+    la, lb = a.grant_lease(5), b.grant_lease(5)
+    t1 = a.acquire("l", la, wait=1)
+    with pytest.raises(Rejected, match="not granted"):
+        b.acquire("l", lb, wait=0.1)
+    got: list[int] = []
+    waiter = threading.Thread(target=lambda: got.append(b.acquire("l", lb, wait=5)))
+    waiter.start()
+    assert a.keepalive(la) == 5
+    a.release("l", la)
+    waiter.join(5)
+    assert got and got[0] > t1
+    assert b.holder("l") == (lb, got[0])
+    b.revoke(lb)
+    with pytest.raises(LeaseNotFound):
+        b.keepalive(lb)
+    assert b.holder("l") == (None, None)
+    a.close()
+    b.close()
+
+    sim.collect_logs(tmp_path / "nodes")
+    events = list(read_jsonl(tmp_path / "nodes" / "sim" / "events.jsonl"))
+    grants = [e for e in events if e["event"] == "lock-granted"]
+    assert [g["token"] for g in grants] == [t1, got[0]]
+    assert all(isinstance(e["time"], int) for e in events)
+    assert (tmp_path / "nodes" / "sim" / "server.log").exists()
+
+
+def test_elections_and_registers_over_tcp(sim: SimCluster) -> None:
+    c = client(sim)
+    lease = c.grant_lease(5)
+    epoch = c.campaign("e", lease, "me", wait=1)
+    assert c.observe("e") == ("me", epoch)
+    c.resign("e", lease)
+    assert c.observe("e")[0] is None
+    c.write("k", 1)
+    c.cas("k", 1, 2)
+    with pytest.raises(Rejected, match="cas mismatch"):
+        c.cas("k", 1, 3)
+    assert c.read("k") == 2
+    with pytest.raises(Rejected, match="unknown op"):
+        c.call("no_such_op")
+    c.close()
+
+
+def test_pause_makes_requests_indeterminate_until_resumed(sim: SimCluster) -> None:
+    c = client(sim, timeout=0.3)
+    c.write("k", 1)
+    sim.pause("sim")
+    try:
+        assert sim.is_paused("sim")
+        with pytest.raises(NoAnswer):
+            c.read("k")
+    finally:
+        sim.resume("sim")
+    assert not sim.is_paused("sim")
+    assert c.read("k") == 1
+    c.close()
+
+
+def test_kill_refuses_connections_and_restart_loses_state(sim: SimCluster) -> None:
+    c = client(sim)
+    address = sim.endpoints()["sim"]
+    lease = c.grant_lease(30)
+    c.write("k", 1)
+    sim.kill("sim")
+    with pytest.raises(NotSent):
+        c.read("k")
+    sim.restart("sim")
+    assert sim.endpoints()["sim"] == address  # clients keep their address
+    assert c.read("k") is None  # no persistence
+    with pytest.raises(LeaseNotFound):
+        c.keepalive(lease)
+    c.close()
+
+
+def test_bugs_are_passed_to_the_server(tmp_path: Path) -> None:
+    cluster = SimCluster(RunClock(), bugs=["token-reuse"])
+    try:
+        cluster.start(tmp_path)
+        c = client(cluster)
+        lease = c.grant_lease(5)
+        t1 = c.acquire("l", lease, 1)
+        c.release("l", lease)
+        assert c.acquire("l", lease, 1) == t1
+        c.close()
+    finally:
+        cluster.stop()
+    cluster.stop()  # twice is fine
+
+
+def test_unknown_bug_is_refused_before_starting() -> None:
+    with pytest.raises(ValueError, match="lock-ignores-lease"):
+        SimCluster(RunClock(), bugs=["typo"])
+    r = subprocess.run(
+        [sys.executable, "-m", "clusters.sim.server", "--clock-origin", "0", "--bug", "typo"],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert r.returncode == 2 and "unknown sim bug" in r.stderr
+
+
+def test_stop_before_start_is_harmless() -> None:
+    SimCluster(RunClock()).stop()

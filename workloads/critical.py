@@ -1,0 +1,61 @@
+"""The critical section of the lock and election workloads: work, then a fenced write.
+
+A holder computes for ``work`` seconds and then writes to the protected resource with its
+fencing number (lock token or election epoch). It checks that its lease is not known to be
+lost before and after the work, as a correct application must; a process that was frozen
+during the work cannot know, and writes anyway.
+
+The work is deliberately CPU-bound, not a sleep: it keeps the interpreter (the GIL), as
+real computation does. A process frozen mid-work (SIGSTOP, like a GC pause) then resumes
+exactly where it stopped: its main thread finishes the work, sees no loss and sends the
+write before the keeper thread can even send its next keepalive. With a sleep, both threads
+would wake together and race, and the demonstration would be a coin toss.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from harness.client import Completion
+from workloads.lease import LeaseSession
+from workloads.resource import ResourceClient
+
+STALE_TOKEN = "rejected: stale token"
+LEASE_LOST = "lease lost"
+
+
+def compute_for(seconds: float) -> None:
+    """Busy for ``seconds`` on the monotonic clock, holding the interpreter (other threads
+    of the process run only at the interpreter's switch interval, a few ms). A process
+    stopped past the deadline goes on at once when continued."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pass
+
+
+def fenced_write(
+    resource: ResourceClient,
+    session: LeaseSession,
+    writer: Any,
+    name: str,
+    number: int | None,
+    value: Any,
+    work: float,
+) -> Completion:
+    """Compute for ``work`` s, then write ``value`` to resource ``name`` with token ``number``.
+
+    ok (value: what was written and the token) if the resource accepted it; fail
+    ``"rejected: stale token"`` if it refused (a refused write certainly did not take
+    effect); fail ``"lease lost"`` without writing when the keeper has noticed the loss.
+    Transport errors propagate (``workloads.errors``) for the caller to classify.
+    """
+    if session.lost:
+        return Completion("fail", error=LEASE_LOST)
+    compute_for(work)
+    if session.lost:
+        return Completion("fail", error=LEASE_LOST)
+    result = resource.write(writer, name, number, value)
+    if not result.accepted:
+        return Completion("fail", error=STALE_TOKEN)
+    return Completion("ok", value={"value": value, "token": number})

@@ -1,0 +1,144 @@
+"""What lock and election clients share: a lease-backed holding with a fencing number.
+
+A *holding* is taken (lock ``acquire``, election ``campaign``) under a fresh lease that a
+keeper thread renews; it yields a fencing number (the lock token, the leader's epoch) that
+every critical-section ``write`` carries to the protected resource; it is given up (lock
+``release``, election ``resign``) by releasing it and revoking the lease. Subclasses say
+how to claim and unclaim on their backend, and may add operations.
+
+The name held is the client's ``name``, unless the take invocation's value is a dict with a
+``"name"`` (a workload over several locks): the holding, its lease events and its writes
+to the resource then use that name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar, Generic, TypeVar
+
+from harness.client import Completion, Invocation, WorkerContext
+from workloads.critical import fenced_write
+from workloads.errors import OpFailed, OpUnknown, completion_for
+from workloads.lease import EventLog, LeaseBackend, LeaseNotFound, LeaseSession
+from workloads.resource import ResourceClient
+
+B = TypeVar("B", bound=LeaseBackend)
+
+
+class HolderClient(Generic[B]):
+    """A ``harness.client.Client`` whose operations are take / ``write`` / give up."""
+
+    take_f: ClassVar[str]
+    give_f: ClassVar[str]
+    number_key: ClassVar[str]
+
+    def __init__(
+        self,
+        ctx: WorkerContext,
+        connect: Callable[[], B],
+        resource: ResourceClient,
+        name: str,
+        ttl: float,
+        keepalive: float,
+        work: float,
+        wait: float,
+        node: str | None = None,
+    ) -> None:
+        """``connect`` opens a new driver connection: one for this client, one per keeper
+        thread. ``name`` is both the lock/election name and the resource name written to.
+        """
+        self.ctx, self._connect, self.resource = ctx, connect, resource
+        self.name, self.ttl, self.keepalive, self.work, self.wait = name, ttl, keepalive, work, wait
+        self.node = node
+        self.backend: B = connect()
+        self.events = EventLog(ctx)
+        self.session: LeaseSession | None = None
+        self.number: int | None = None
+        self.held: str = name
+
+    # --- what subclasses provide -------------------------------------------------------
+
+    def _claim(self, name: str, lease: int, value: Any) -> int:
+        """Take holding ``name`` under ``lease``; return its fencing number."""
+        raise NotImplementedError
+
+    def _unclaim(self, name: str, lease: int) -> None:
+        """Give the holding up (the lease is revoked afterwards anyway)."""
+        raise NotImplementedError
+
+    def _other(self, inv: Invocation) -> Completion:
+        """Operations beyond take / write / give up."""
+        return Completion(
+            "fail",
+            error=f"unknown function {inv.f!r}; offered: {self.take_f}, write, {self.give_f}",
+        )
+
+    # --- the protocol ------------------------------------------------------------------
+
+    def invoke(self, inv: Invocation) -> Completion:
+        try:
+            if inv.f == self.take_f:
+                return self._take(inv.value)
+            if inv.f == "write":
+                return self._write(inv.value)
+            if inv.f == self.give_f:
+                return self._give_up()
+            return self._other(inv)
+        except (OpFailed, OpUnknown) as e:
+            return completion_for(e, self.node)
+
+    def close(self) -> None:
+        self._end()
+        self.backend.close()
+        self.resource.close()
+        self.events.close()
+
+    def _take(self, value: Any) -> Completion:
+        if self.session is not None:
+            return self._fail(f"already holding {self.held!r}")
+        name = self._name_of(value)
+        session = LeaseSession(
+            self.backend, self._connect, self.ttl, self.keepalive, self.events, name
+        )
+        try:
+            number = self._claim(name, session.lease, value)
+        except (OpFailed, OpUnknown):
+            session.end()  # not granted, or maybe granted: either way, let it go
+            raise
+        self.session, self.number, self.held = session, number, name
+        ok = {self.number_key: number, "lease": session.lease, "name": name}
+        return Completion("ok", ok, node=self.node)
+
+    def _write(self, value: Any) -> Completion:
+        if self.session is None:
+            return self._fail(f"not holding {self._name_of(value)!r}")
+        c = fenced_write(
+            self.resource, self.session, self.ctx.process, self.held, self.number, value, self.work
+        )
+        return Completion(c.type, c.value, c.error, self.node)
+
+    def _give_up(self) -> Completion:
+        if self.session is None:
+            return self._fail("not holding anything")
+        try:
+            self._unclaim(self.held, self.session.lease)
+        except LeaseNotFound:
+            self.session.keeper.mark_lost("the service no longer knows the lease (on release)")
+            raise
+        finally:
+            self._end()
+        return Completion("ok", node=self.node)
+
+    def _end(self) -> None:
+        if self.session is not None:
+            self.session.end()
+        self.session, self.number = None, None
+
+    def _name_of(self, value: Any) -> str:
+        """The name an invocation value asks for, else the client's."""
+        if isinstance(value, dict) and isinstance(value.get("name"), str):
+            return str(value["name"])
+        return self.name
+
+    def _fail(self, error: str) -> Completion:
+        return Completion("fail", error=error, node=self.node)

@@ -1,0 +1,59 @@
+"""The CAS-register workload's client, for any target with a linearizable register per key.
+
+Operations (``Invocation.f``, ``Invocation.key`` names the register): ``read`` -> ok with
+the value; ``write`` (value) -> ok; ``cas`` (value ``[old, new]``) -> ok, or fail when the
+current value is not ``old`` (the service refused: nothing changed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from harness.client import Completion, Invocation, WorkerContext
+from workloads.errors import OpFailed, OpUnknown, completion_for
+
+
+class RegisterBackend(Protocol):
+    """A driver offering read / write / compare-and-set per key. ``cas`` raises
+    ``OpFailed`` when the current value differs."""
+
+    def read(self, key: str) -> Any: ...
+
+    def write(self, key: str, value: Any) -> None: ...
+
+    def cas(self, key: str, old: Any, new: Any) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class RegisterClient:
+    """One worker's register client (``harness.client.Client``)."""
+
+    def __init__(
+        self, ctx: WorkerContext, connect: Callable[[], RegisterBackend], node: str | None = None
+    ) -> None:
+        self.ctx = ctx
+        self.backend = connect()
+        self.node = node
+
+    def invoke(self, inv: Invocation) -> Completion:
+        key = str(inv.key)
+        try:
+            if inv.f == "read":
+                return Completion("ok", self.backend.read(key), node=self.node)
+            if inv.f == "write":
+                self.backend.write(key, inv.value)
+                return Completion("ok", inv.value, node=self.node)
+            if inv.f == "cas":
+                old, new = inv.value
+                self.backend.cas(key, old, new)
+                return Completion("ok", [old, new], node=self.node)
+        except (OpFailed, OpUnknown) as e:
+            return completion_for(e, self.node)
+        return Completion(
+            "fail", error=f"unknown function {inv.f!r}; register offers read, write, cas"
+        )
+
+    def close(self) -> None:
+        self.backend.close()
