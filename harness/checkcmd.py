@@ -89,13 +89,13 @@ def check_paths(
             continue
         console.print(f"{escape(str(path))}: {_WORDS.get(out['valid'], out['valid'])} "
                       f"({out['check_ms']:.1f} ms, {out['ops']} ops, {out['model']})",
-                      highlight=False)
+                      highlight=False, soft_wrap=True)
         for line in out["explanation"]:
-            console.print(f"    {escape(line)}", highlight=False)
+            console.print(f"    {escape(line)}", highlight=False, soft_wrap=True)
         if out["valid"] == UNKNOWN and out["details"].get("reason"):
-            console.print(f"    {escape(str(out['details']['reason']))}", highlight=False)
+            console.print(f"    {escape(str(out['details']['reason']))}", highlight=False, soft_wrap=True)
     overall = worst(verdicts)
     if not as_json:
         console.print(f"total: {len(paths)} file(s), {total_ms:.1f} ms checking, verdict "
-                      f"{_WORDS.get(overall, overall)}", highlight=False)
+                      f"{_WORDS.get(overall, overall)}", highlight=False, soft_wrap=True)
     return exit_code(overall)

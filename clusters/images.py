@@ -1,0 +1,210 @@
+"""Images for the Docker targets, built locally from Debian's packages on first use.
+
+``ensure_image(name)`` returns the tag of an image, reusing it when the engine has it,
+else loading it from the archive cache (``clusters._imagecache``), else building it: the
+base image by debootstrap (``clusters._rootfs``), the others from their definition in
+``clusters/<name>/`` (``clusters._imagedef``). ``build_images`` does it for a list of targets
+and backs ``harness images build``; ``python -m clusters.images build --all`` is the same
+from a shell (CI's ``.ci/docker-setup.sh`` uses it).
+
+A custom image (``--image``) skips all this; see ``clusters/README.md`` for what it needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import io
+import sys
+import tarfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, NamedTuple
+
+from clusters import _imagecache, _rootfs
+from clusters._docker import LABEL, LABEL_IMAGE, connect
+from clusters._imagedef import ImageDef, load_imagedef
+from clusters.base import ClusterError
+
+if TYPE_CHECKING:
+    import docker
+
+IMAGES = ("etcd", "zookeeper", "consul", "redis")
+"""Every image definition; ``base`` underlies them all."""
+
+Progress = Callable[[str], None]
+
+
+class ImageResult(NamedTuple):
+    """What ``build_images`` did for one image: ``how`` is present, cached or built."""
+
+    name: str
+    tag: str
+    how: str
+    seconds: float
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def image_names(targets: list[str]) -> list[str]:
+    """The image names behind ``targets`` (target names, or image names such as ``base``).
+
+    An empty list means every image. Unknown names raise ClusterError listing the known ones.
+    """
+    from clusters.registry import TARGETS
+
+    if not targets:
+        return list(IMAGES)
+    out: list[str] = []
+    for t in targets:
+        if t in IMAGES or t == "base":
+            name: str | None = t
+        elif t in TARGETS:
+            name = TARGETS[t].image
+        else:
+            known = ", ".join(sorted({*TARGETS, *IMAGES, "base"}))
+            raise ClusterError(f"Unknown target or image {t!r}; choose from: {known}")
+        if name is not None and name not in out:
+            out.append(name)
+    return out
+
+
+def image_tag(name: str) -> str:
+    """The tag ``name`` has for the current definitions (whether built or not)."""
+    base = _rootfs.base_tag()
+    return base if name == "base" else load_imagedef(name).tag(base)
+
+
+def ensure_image(name: str, progress: Progress = _quiet, *, use_cache: bool = True,
+                 client: docker.DockerClient | None = None) -> str:
+    """The tag of image ``name``, loaded or built first when the engine lacks it."""
+    return _ensure(client or connect(), name, progress, use_cache).tag
+
+
+def build_images(targets: list[str], progress: Progress = _quiet, *,
+                 use_cache: bool = True) -> list[ImageResult]:
+    """Make sure the images of ``targets`` (all when empty) exist; report what each took.
+
+    ``progress`` receives one line per build step, prefixed by the image name.
+    ``use_cache=False`` ignores (but still refreshes) the archive cache.
+    """
+    client = connect()
+    return [_ensure(client, name, progress, use_cache) for name in image_names(targets)]
+
+
+def _ensure(client: docker.DockerClient, name: str, progress: Progress,
+            use_cache: bool) -> ImageResult:
+    started = time.monotonic()
+    tag = image_tag(name)
+    if _exists(client, tag):  # the common case: no need to wait for another build
+        return ImageResult(name, tag, "present", time.monotonic() - started)
+    with _build_lock():
+        tag, how = _make(client, name, progress, use_cache)
+    return ImageResult(name, tag, how, time.monotonic() - started)
+
+
+def _make(client: docker.DockerClient, name: str, progress: Progress,
+          use_cache: bool) -> tuple[str, str]:
+    """Tag of ``name`` and how it came to exist: present, cached (loaded) or built."""
+    tag = image_tag(name)
+    if _exists(client, tag):
+        return tag, "present"
+    if use_cache and _imagecache.load(client, tag):
+        progress(f"{name}: loaded {tag} from {_imagecache.cache_dir()}")
+        return tag, "cached"
+    if name == "base":
+        _rootfs.build_base(client, tag, _imagecache.cache_dir(), progress)
+    else:
+        base, _ = _make(client, "base", progress, use_cache)
+        _build(client, load_imagedef(name), tag, base, progress)
+        # A multi-stage build (redis) leaves its build stage behind, untagged: hundreds of
+        # MB of compilers. Only our own (labelled) dangling images are removed.
+        client.images.prune(filters={"dangling": True, "label": f"{LABEL}=1"})
+    saved = _imagecache.save(client, tag)
+    if saved is not None:
+        progress(f"{name}: saved {saved}")
+    return tag, "built"
+
+
+def _exists(client: docker.DockerClient, tag: str) -> bool:
+    from docker.errors import ImageNotFound
+
+    try:
+        client.images.get(tag)
+    except ImageNotFound:
+        return False
+    return True
+
+
+def _build(client: docker.DockerClient, defn: ImageDef, tag: str, base: str,
+           progress: Progress) -> None:
+    """``docker build`` the definition's context on top of ``base``."""
+    context = io.BytesIO()
+    with tarfile.open(fileobj=context, mode="w") as tar:
+        for fname, data in defn.context_files().items():
+            info = tarfile.TarInfo(fname)
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
+    context.seek(0)
+    progress(f"{defn.name}: building {tag}")
+    tail: list[str] = []
+    stream = client.api.build(fileobj=context, custom_context=True, tag=tag, rm=True,
+                              forcerm=True, pull=False, decode=True, buildargs={"BASE": base},
+                              labels={LABEL: "1", LABEL_IMAGE: defn.name})
+    for chunk in stream:
+        if "error" in chunk:
+            detail = " | ".join(line for line in tail[-8:] if line)
+            raise ClusterError(f"Building image {defn.name} failed: {chunk['error'].strip()}"
+                               f" (last output: {detail})")
+        for line in str(chunk.get("stream", "")).splitlines():
+            tail = [*tail[-20:], line.strip()]
+            if line.startswith("Step "):
+                progress(f"{defn.name}: {line.strip()}")
+
+
+@contextmanager
+def _build_lock() -> Iterator[None]:
+    """One build at a time across processes (two test sessions, CI and a shell)."""
+    path = _imagecache.cache_dir() / ".lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m clusters.images build [--all | TARGET...] [--no-cache]``."""
+    parser = argparse.ArgumentParser(prog="python -m clusters.images",
+                                     description="Build or reload the Docker targets' images.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    build = sub.add_parser("build", help="make sure images exist (all by default)")
+    build.add_argument("targets", nargs="*", help="targets or images (default: all)")
+    build.add_argument("--all", action="store_true", help="every image (the default)")
+    build.add_argument("--no-cache", action="store_true",
+                       help="ignore the archive cache (builds from the Debian packages)")
+    sub.add_parser("tags", help="print the tag each image has for the current definitions")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "tags":
+            for name in ("base", *IMAGES):
+                print(f"{name}\t{image_tag(name)}")
+            return 0
+        targets = [] if args.all else args.targets
+        for r in build_images(targets, lambda line: print(line, flush=True),
+                              use_cache=not args.no_cache):
+            print(f"{r.name}: {r.tag} {r.how} in {r.seconds:.1f}s", flush=True)
+    except ClusterError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Redis: one primary (``redis``) or five independent servers (``redlock``)."""

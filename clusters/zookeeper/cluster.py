@@ -1,0 +1,80 @@
+"""A ZooKeeper ensemble: servers n1..nN with myid = index, on a 256 MB heap.
+
+Four-letter words are all allowed so ``srvr`` tells each server's mode (leader, follower,
+or not serving); that is both the health probe and the leader query. The JVM follows
+libfaketime (preloaded by default; the monotonic clock stays real).
+"""
+
+from __future__ import annotations
+
+import re
+
+from clusters._probe import tcp_exchange
+from clusters.docker_cluster import DockerCluster, Node
+
+CLIENT_PORT = 2181
+CONF = "/harness/zoo.cfg"
+DATA = "/data/zk"
+HEAP = "-Xmx256m"
+
+
+class ZookeeperCluster(DockerCluster):
+    """ZooKeeper 3.9 servers n1..nN; Killable, Pausable, HasLeader."""
+
+    name = "zookeeper"
+    image_name = "zookeeper"
+    process = "java"
+    port = CLIENT_PORT
+    faketime_default = True
+    start_timeout = 60.0
+
+    def node_files(self, node: Node) -> dict[str, str]:
+        """zoo.cfg: default timing, all 4lw commands, no admin server, the ensemble."""
+        lines = [
+            "tickTime=2000", "initLimit=10", "syncLimit=5",
+            f"dataDir={DATA}", f"clientPort={CLIENT_PORT}",
+            "4lw.commands.whitelist=*", "quorumListenOnAllIPs=true",
+            "admin.enableServer=false",
+            *(f"server.{n.index}={n.ip}:2888:3888" for n in self._nodes.values()),
+        ]
+        return {CONF: "\n".join(lines) + "\n"}
+
+    def launch_prelude(self, node: Node) -> list[str]:
+        """myid, and Debian's CLASSPATH (with slf4j-simple, added by the image)."""
+        return [
+            f"mkdir -p {DATA} && echo {node.index} > {DATA}/myid",
+            ". /etc/zookeeper/conf/environment",
+            "export CLASSPATH",
+        ]
+
+    def server_command(self, node: Node) -> list[str]:
+        """The JVM running QuorumPeerMain on zoo.cfg, timestamps in its log lines."""
+        return [
+            "java", HEAP, "-XX:+UseSerialGC",
+            "-Dorg.slf4j.simpleLogger.showDateTime=true",
+            "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd'T'HH:mm:ss.SSSZ",
+            "org.apache.zookeeper.server.quorum.QuorumPeerMain", CONF,
+        ]
+
+    def mode(self, node: str) -> str | None:
+        """What ``srvr`` says this server is (leader, follower, standalone), else None."""
+        reply = tcp_exchange(self.ip(node), CLIENT_PORT, b"srvr")
+        found = re.search(rb"^Mode: (\w+)", reply or b"", re.M)
+        return found.group(1).decode() if found else None
+
+    def is_healthy(self, node: str) -> bool:
+        """The server is serving: a leader, follower or standalone."""
+        return self.mode(node) in ("leader", "follower", "standalone")
+
+    def is_ready(self) -> bool:
+        """Every server serves and the ensemble has its leader."""
+        modes = [self.mode(n) for n in self._nodes]
+        serving = all(m in ("leader", "follower", "standalone") for m in modes)
+        return serving and (self.size == 1 or modes.count("leader") == 1)
+
+    def leader(self) -> str | None:
+        """The one server that says it leads while a majority serve, else None."""
+        modes = {n: self.mode(n) for n in self._nodes}
+        leaders = [n for n, m in modes.items() if m in ("leader", "standalone")]
+        serving = sum(m in ("leader", "follower", "standalone") for m in modes.values())
+        return leaders[0] if len(leaders) == 1 and serving > self.size // 2 else None
