@@ -93,7 +93,8 @@ def check_paths(
         for line in out["explanation"]:
             console.print(f"    {escape(line)}", highlight=False, soft_wrap=True)
         if out["valid"] == UNKNOWN and out["details"].get("reason"):
-            console.print(f"    {escape(str(out['details']['reason']))}", highlight=False, soft_wrap=True)
+            reason = escape(str(out["details"]["reason"]))
+            console.print(f"    {reason}", highlight=False, soft_wrap=True)
     overall = worst(verdicts)
     if not as_json:
         console.print(f"total: {len(paths)} file(s), {total_ms:.1f} ms checking, verdict "

@@ -13,7 +13,7 @@ from typing import Any
 from harness.errors import HarnessError
 
 WORKLOADS = ("lock", "cas-register", "election")
-NEMESES = ("none", "client-pause", "pause", "partition", "kill", "clock")
+NEMESES = ("none", "client-pause", "pause", "partition", "loss", "kill", "clock")
 
 
 class OptionError(HarnessError, ValueError):

@@ -2,7 +2,9 @@
 
 Returns ``(nemesis, schedule, final)``: the composed nemesis (None when there is no
 fault), the generator of fault starts and stops for the main phase (nemesis thread only),
-and the generator that heals everything at the end of the main phase.
+and the generator that heals everything at the end of the main phase. Faults that a
+cluster cannot take (no partitions on one node, no clock on Go servers) are refused with
+one line before anything starts.
 """
 
 from __future__ import annotations
@@ -14,35 +16,86 @@ from harness import gen
 from harness.options import OptionError, RunOptions
 from nemesis import client_pause
 from nemesis.base import Compose, Nemesis
+from nemesis.clock import ClockSkew
+from nemesis.node_faults import NodeKill, NodePause
+from nemesis.partition import Partition
+from nemesis.topology import TOPOLOGIES
+
+# fault name -> (start op, stop op)
+OPS: dict[str, tuple[str, str]] = {
+    "client-pause": (client_pause.START, client_pause.STOP),
+    "pause": ("start-pause", "stop-pause"),
+    "kill": ("start-kill", "stop-kill"),
+    "partition": ("start-partition", "stop-partition"),
+    "loss": ("start-loss", "stop-loss"),
+    "clock": ("start-clock", "stop-clock"),
+}
+
+
+def _topology(target: str) -> str:
+    if target in TOPOLOGIES:
+        return target
+    return target if target in ("one", "leader") else "random-halves"
+
+
+def _make(name: str, opts: RunOptions, cluster: Cluster, seed: int) -> Nemesis:
+    target = opts.nemesis_target
+    try:
+        if name == "client-pause":
+            return client_pause.ClientPause(seed)
+        if name == "pause":
+            return NodePause(cluster, target, seed)
+        if name == "kill":
+            return NodeKill(cluster, target, seed)
+        if name in ("partition", "loss"):
+            return Partition(cluster, _topology(target), seed)
+        if name == "clock":
+            return ClockSkew(cluster, target, seed)
+    except TypeError as e:
+        raise OptionError(f"--nemesis {name}: {e}") from None
+    raise OptionError(f"unknown fault {name!r}")
+
+
+def _start_value(name: str, opts: RunOptions) -> dict[str, Any] | None:
+    if name == "client-pause":
+        return {"target": "holder"}
+    if name == "partition":
+        return {"topology": _topology(opts.nemesis_target)}
+    if name in ("loss",):
+        return None
+    return {"target": opts.nemesis_target}
 
 
 def build_nemesis(
     opts: RunOptions, cluster: Cluster, seed: int, start: float = 0.0
 ) -> tuple[Nemesis | None, Any, Any]:
     """``start``: run-clock seconds at which the workload starts; ``--pause-at`` counts
-    from there."""
+    from there, as does the first fault of a periodic schedule."""
     faults = [n for n in opts.nemesis if n != "none"]
     if not faults:
         return None, None, None
     parts: list[Nemesis] = []
     schedules: list[Any] = []
     finals: list[Any] = []
-    for name in faults:
-        if name == "client-pause":
-            parts.append(client_pause.ClientPause(seed))
-            start_op = {"f": client_pause.START, "value": {"target": "holder"}}
-            stop = {"f": client_pause.STOP}
-            if opts.pause_at is not None:
-                schedules.append([gen.at(start + opts.pause_at, start_op),
-                                  gen.at(start + opts.pause_at + opts.pause_for, stop)])
-            else:
-                schedules.append(gen.nemesis_schedule(opts.nemesis_interval, start_op, stop))
-            finals.append(stop)
+    shared = "loss" in faults and "partition" in faults
+    for i, name in enumerate(faults):
+        start_f, stop_f = OPS[name]
+        if not (name == "loss" and shared):
+            parts.append(_make(name, opts, cluster, seed + i))
+        start_op: dict[str, Any] = {"f": start_f}
+        value = _start_value(name, opts)
+        if value is not None:
+            start_op["value"] = value
+        stop_op = {"f": stop_f}
+        if name == "client-pause" and opts.pause_at is not None:
+            schedules.append([gen.at(start + opts.pause_at, start_op),
+                              gen.at(start + opts.pause_at + opts.pause_for, stop_op)])
         else:
-            raise OptionError(
-                f"the {name!r} fault is not available on target {opts.target!r} yet; "
-                "use --nemesis client-pause or none"
-            )
+            # Faults take turns: the i-th starts i/n of an interval later than the first.
+            first = opts.nemesis_interval * (1 + i / len(faults))
+            schedules.append(gen.nemesis_schedule(opts.nemesis_interval, start_op, stop_op,
+                                                  first=first))
+        finals.append(stop_op)
     schedule = gen.nemesis(gen.any_of(*schedules) if len(schedules) > 1 else schedules[0])
     final = gen.nemesis([gen.once(f) for f in finals])
     return Compose(parts), schedule, final

@@ -1,0 +1,125 @@
+"""Clock faults through libfaketime: bump a node's clock forward or back, strobe it, reset.
+
+The server of a node started with ``faketime`` reads its wall clock through libfaketime,
+whose offset comes from a file in the node (``FAKETIME_FILE``, re-read on every call).
+Writing ``+20`` there moves that server's clock 20 s forward at once. That works for Redis
+(built without jemalloc) and ZooKeeper (a JVM); etcd and Consul are Go programs that read
+the clock without libc, and their targets refuse ``clock`` before a run starts.
+
+Every change is proven: the node's faked time is read back (``date`` under the same
+libfaketime settings) and compared with the control machine's clock; the measured offsets
+are the op's value, so each node's offset over time is in the history.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+from clusters.base import Cluster
+from clusters.docker_cluster import FAKETIME_FILE, FAKETIME_LIB
+from harness.client import Completion, Invocation
+from nemesis.base import RunView
+from nemesis.nodes import NodeControl, leader_of, pick_nodes
+
+START, STOP = "start-clock", "stop-clock"
+STROBE_MARK = "harness-clock-strobe"
+TOLERANCE_S = 1.5
+
+
+class ClockSkew:
+    """Bumps and strobes the clocks of chosen nodes; ``stop-clock`` resets them all."""
+
+    def __init__(self, cluster: Cluster, target: str = "one", seed: int = 0,
+                 delta: float | None = None) -> None:
+        if not isinstance(cluster, NodeControl) or not getattr(cluster, "faketime", False):
+            raise TypeError(f"{cluster.name} servers do not run under libfaketime: no clock "
+                            "faults there")
+        self.cluster = cluster
+        self.control: NodeControl = cluster
+        self.target = target
+        self.delta = delta
+        self._rng = random.Random(seed)
+        self._touched: set[str] = set()
+
+    def fs(self) -> frozenset[str]:
+        return frozenset({START, STOP})
+
+    def setup(self, view: RunView) -> None:
+        pass
+
+    def invoke(self, inv: Invocation) -> Completion:
+        if inv.f == STOP:
+            return self._reset()
+        v: dict[str, Any] = dict(inv.value or {})
+        nodes = pick_nodes(v.get("target", self.target), self.cluster.nodes(), self._rng,
+                           leader_of(self.cluster))
+        delta = v.get("delta", self.delta)
+        if delta is None:
+            delta = self._rng.choice([-1, 1]) * self._rng.uniform(5, 60)
+        delta = round(float(delta))
+        if v.get("mode") == "strobe":
+            return self._strobe(nodes, delta, float(v.get("period", 1.0)),
+                                float(v.get("duration", 10.0)))
+        return self._bump(nodes, delta)
+
+    def _write(self, node: str, offset: int) -> None:
+        self.control.exec(node, ["sh", "-c", f"echo {offset:+d} > {FAKETIME_FILE}"])
+        self._touched.add(node)
+
+    def _bump(self, nodes: list[str], delta: int) -> Completion:
+        for n in nodes:
+            self._write(n, delta)
+        measured = {n: self.offset(n) for n in nodes}
+        value = {"mode": "bump", "delta": delta, "offsets": measured}
+        bad = [n for n, m in measured.items() if m is None or abs(m - delta) > TOLERANCE_S]
+        if bad:
+            return Completion("fail", value=value, error=f"clock did not move on {bad}")
+        return Completion("ok", value=value)
+
+    def _strobe(self, nodes: list[str], delta: int, period: float, duration: float) -> Completion:
+        loop = (f"end=$(( $(date +%s) + {int(duration)} )); "
+                f"while [ $(date +%s) -lt $end ]; do echo {delta:+d} > {FAKETIME_FILE}; "
+                f"sleep {period}; echo +0 > {FAKETIME_FILE}; sleep {period}; done; "
+                f"echo +0 > {FAKETIME_FILE}")
+        for n in nodes:
+            self.control.exec(n, ["sh", "-c",
+                                  f"setsid nohup sh -c '{loop}' {STROBE_MARK} "
+                                  ">/dev/null 2>&1 &"])
+            self._touched.add(n)
+        running = {n: self.control.exec(n, ["pgrep", "-f", STROBE_MARK])[0] == 0 for n in nodes}
+        value = {"mode": "strobe", "delta": delta, "period": period, "duration": duration,
+                 "nodes": nodes, "proof": running}
+        if not all(running.values()):
+            return Completion("fail", value=value, error="the strobe loop did not start")
+        return Completion("ok", value=value)
+
+    def _reset(self) -> Completion:
+        nodes = sorted(self._touched)
+        for n in nodes:
+            self.control.exec(n, ["pkill", "-f", STROBE_MARK])
+            self._write(n, 0)
+        measured = {n: self.offset(n) for n in nodes}
+        self._touched.clear()
+        bad = [n for n, m in measured.items() if m is None or abs(m) > TOLERANCE_S]
+        value = {"mode": "reset", "offsets": measured}
+        if bad:
+            return Completion("fail", value=value, error=f"clock not reset on {bad}")
+        return Completion("ok", value=value)
+
+    def offset(self, node: str) -> float | None:
+        """The node's faked wall clock minus the control machine's, in seconds."""
+        before = time.time()
+        _, out = self.control.exec(node, [
+            "env", f"LD_PRELOAD={FAKETIME_LIB}", f"FAKETIME_TIMESTAMP_FILE={FAKETIME_FILE}",
+            "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1", "date", "+%s.%N"])
+        after = time.time()
+        try:
+            return round(float(out.strip().splitlines()[-1]) - (before + after) / 2, 3)
+        except (ValueError, IndexError):
+            return None
+
+    def teardown(self) -> None:
+        if self._touched:
+            self._reset()

@@ -1,0 +1,126 @@
+"""Faults of the server process on chosen nodes: pauses (SIGSTOP/SIGCONT) and crashes
+(kill -9, then restart).
+
+``start-pause`` / ``start-kill`` take ``value["target"]``: one, leader, minority,
+majority, all, or a node name (``nemesis.nodes.pick_nodes``). The completion names the
+nodes hit and the proof read back from the node: the server is in state T (paused), or
+no server process exists any more (killed). ``stop-*`` undoes it and proves that too; a
+restarted node must answer its health probe again. For Redis the persistence mode decides
+what survives a crash: that is the point of the kill fault there.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from clusters.base import Cluster, Killable, Pausable
+from harness.client import Completion, Invocation
+from nemesis.base import RunView
+from nemesis.nodes import leader_of, pick_nodes
+
+
+class _NodeFault:
+    """Shared bookkeeping: which nodes are hit, choosing them, the ops' shape."""
+
+    start_f: str
+    stop_f: str
+
+    def __init__(self, cluster: Cluster, target: str = "one", seed: int = 0) -> None:
+        self.cluster = cluster
+        self.target = target
+        self._rng = random.Random(seed)
+        self._hit: list[str] = []
+
+    def fs(self) -> frozenset[str]:
+        return frozenset({self.start_f, self.stop_f})
+
+    def setup(self, view: RunView) -> None:
+        pass
+
+    def invoke(self, inv: Invocation) -> Completion:
+        if inv.f == self.start_f:
+            target = (inv.value or {}).get("target", self.target)
+            nodes = pick_nodes(target, self.cluster.nodes(), self._rng, leader_of(self.cluster))
+            fresh = [n for n in nodes if n not in self._hit]
+            self._hit.extend(fresh)
+            return self._result(self._apply(fresh), {"target": target, "nodes": fresh})
+        nodes, self._hit = self._hit, []
+        return self._result(self._undo(nodes), {"nodes": nodes})
+
+    @staticmethod
+    def _result(proof: dict[str, bool], value: dict[str, Any]) -> Completion:
+        value["proof"] = proof
+        if not all(proof.values()):
+            bad = [n for n, ok in proof.items() if not ok]
+            return Completion("fail", value=value, error=f"did not take effect on {bad}")
+        return Completion("ok", value=value)
+
+    def _apply(self, nodes: list[str]) -> dict[str, bool]:
+        raise NotImplementedError
+
+    def _undo(self, nodes: list[str]) -> dict[str, bool]:
+        raise NotImplementedError
+
+    def teardown(self) -> None:
+        if self._hit:
+            nodes, self._hit = self._hit, []
+            self._undo(nodes)
+
+
+class NodePause(_NodeFault):
+    """SIGSTOP / SIGCONT of the server process (the node's network stays up)."""
+
+    start_f, stop_f = "start-pause", "stop-pause"
+
+    def __init__(self, cluster: Cluster, target: str = "one", seed: int = 0) -> None:
+        if not isinstance(cluster, Pausable):
+            raise TypeError(f"{cluster.name} cannot pause its nodes")
+        super().__init__(cluster, target, seed)
+        self.pausable: Pausable = cluster
+
+    def _apply(self, nodes: list[str]) -> dict[str, bool]:
+        for n in nodes:
+            self.pausable.pause(n)
+        return {n: self.pausable.is_paused(n) for n in nodes}
+
+    def _undo(self, nodes: list[str]) -> dict[str, bool]:
+        for n in nodes:
+            self.pausable.resume(n)
+        return {n: not self.pausable.is_paused(n) for n in nodes}
+
+
+class NodeKill(_NodeFault):
+    """kill -9 of the server process, and a restart that must come back healthy."""
+
+    start_f, stop_f = "start-kill", "stop-kill"
+
+    def __init__(self, cluster: Cluster, target: str = "one", seed: int = 0,
+                 restart_timeout: float = 60.0) -> None:
+        if not isinstance(cluster, Killable):
+            raise TypeError(f"{cluster.name} cannot kill and restart its nodes")
+        super().__init__(cluster, target, seed)
+        self.killable: Killable = cluster
+        self.restart_timeout = restart_timeout
+
+    def _running(self, node: str) -> bool:
+        probe = getattr(self.cluster, "is_running", None)
+        return bool(probe(node)) if probe is not None else True
+
+    def _apply(self, nodes: list[str]) -> dict[str, bool]:
+        for n in nodes:
+            self.killable.kill(n)
+        return {n: not self._running(n) for n in nodes}
+
+    def _undo(self, nodes: list[str]) -> dict[str, bool]:
+        proof = {}
+        wait = getattr(self.cluster, "wait_healthy", None)
+        for n in nodes:
+            self.killable.restart(n)
+            try:
+                if wait is not None:
+                    wait(n, self.restart_timeout)
+                proof[n] = self._running(n)
+            except Exception:
+                proof[n] = False
+        return proof
