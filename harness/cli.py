@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from rich.console import Console
@@ -150,8 +151,38 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
     from harness.analysis import report_run
+    from harness.report import write_report
 
-    return report_run(args.run_dir, console)
+    code = report_run(args.run_dir, console)
+    console.print(f"report: {write_report(Path(args.run_dir))}")
+    return code
+
+
+def cmd_serve(args: argparse.Namespace, console: Console) -> int:
+    from harness.report import serve, write_index
+
+    root = Path(args.results)
+    if not root.is_dir():
+        raise UsageError(f"{root} is not a directory: pass the results folder (default "
+                         "results/)")
+    console.print(f"index: {write_index(root)}")
+    console.print(f"serving {root} on http://{args.host}:{args.port}/ (Ctrl-C stops)")
+    serve(root, host=args.host, port=args.port)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace, console: Console) -> int:
+    from harness.report import compare, render_matrix_table, write_matrix_html
+
+    matrix = compare([Path(p) for p in args.paths])
+    console.print(render_matrix_table(matrix))
+    if args.html:
+        console.print(f"matrix: {write_matrix_html(matrix, Path(args.html))}")
+    if args.junit:
+        from harness.report import write_junit
+
+        console.print(f"junit: {write_junit([Path(p) for p in args.paths], Path(args.junit))}")
+    return 0
 
 
 def cmd_images(args: argparse.Namespace, console: Console) -> int:
@@ -199,6 +230,21 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="(re)write a run's report")
     rp.add_argument("run_dir")
     rp.set_defaults(fn=cmd_report)
+
+    sv = sub.add_parser("serve", help="browse the results: an index of every run")
+    sv.add_argument("results", nargs="?", default="results", help="results folder")
+    sv.add_argument("--host", default="127.0.0.1", help="address to bind (loopback default)")
+    sv.add_argument("--port", type=int, default=8080)
+    sv.set_defaults(fn=cmd_serve)
+
+    cp = sub.add_parser("compare", help="a matrix of targets x faults over several runs",
+                        description="Compare runs (or folders of runs, e.g. a suite's): "
+                                    "violations, stale writes, danger window, handover delay, "
+                                    "latency quantiles and availability per target and fault.")
+    cp.add_argument("paths", nargs="+", metavar="PATH")
+    cp.add_argument("--html", default=None, help="also write the matrix as an HTML file")
+    cp.add_argument("--junit", default=None, help="also write JUnit XML of these runs")
+    cp.set_defaults(fn=cmd_compare)
 
     im = sub.add_parser("images", help="build the targets' Docker images")
     im_sub = im.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser,

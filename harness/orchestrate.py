@@ -155,6 +155,7 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
         write_json(run_dir / TEST_FILE, test)
     results = analysis.check_run(run_dir)
     analysis.print_results(results, console)
+    _quietly("write the report", _write_report, run_dir, console)
     console.print(f"results in {run_dir}")
     logging.getLogger().removeHandler(handler)
     handler.close()
@@ -172,6 +173,12 @@ def _quietly(what: str, fn: Any, *args: Any) -> None:
         except Exception as e:
             log.exception("teardown: could not %s", what)
             print(f"harness: warning: could not {what}: {e}", file=sys.stderr)
+
+
+def _write_report(run_dir: Path, console: Console) -> None:
+    from harness.report import write_report
+
+    console.print(f"report: {write_report(run_dir)}")
 
 
 def _finish_teardown(console: Console) -> None:

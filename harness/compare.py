@@ -1,0 +1,211 @@
+"""The comparison matrix: targets (and lock implementations) by faults, across many runs.
+
+``compare(paths)`` reads run directories (or finds them below parent folders) and puts
+each run in the cell of its target and workload (row) and its faults (column). A cell
+over several runs pools them: its verdict is the worst, its counts are sums, its danger
+window and handover delay the longest, its latency quantiles and availability are
+computed over all their operations together. ``render_matrix_table`` draws it for the
+terminal; ``harness.report.write_matrix_html`` as a page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from checkers.result import Validity, worst
+from checkers.windows import fault_windows
+from harness.errors import HarnessError
+from harness.report._format import DASH, ms, pct, secs
+from harness.report._metrics import QUANTILES, OpStats, op_stats, pooled
+from harness.report._runs import RunInfo, find_run_dirs, load_run, verdict_word
+
+_STYLE = {"valid": "green", "invalid": "bold red", "unknown": "yellow", "not checked": "dim"}
+
+
+@dataclass(frozen=True, slots=True)
+class RunMetrics:
+    """One run's numbers for the matrix."""
+
+    run: RunInfo
+    stats: OpStats
+    violations: int
+    stale_accepted: int
+    stale_rejected: int
+    danger_window_s: float | None
+    handover_delay_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """The runs of one target and faults combination, pooled."""
+
+    runs: tuple[RunMetrics, ...]
+
+    @property
+    def valid(self) -> Validity | None:
+        """The worst verdict (None when no run was checked)."""
+        checked = [m.run.valid for m in self.runs if m.run.valid is not None]
+        return worst(checked) if checked else None
+
+    @property
+    def verdict(self) -> str:
+        return verdict_word(self.valid)
+
+    @property
+    def stats(self) -> OpStats:
+        return pooled(m.stats for m in self.runs)
+
+    def total(self, name: str) -> int:
+        """The sum of an integer field (violations, stale_accepted, stale_rejected)."""
+        return sum(int(getattr(m, name)) for m in self.runs)
+
+    def longest(self, name: str) -> float | None:
+        """The largest value of a duration field (danger_window_s, handover_delay_s)."""
+        values = [getattr(m, name) for m in self.runs if getattr(m, name) is not None]
+        return max(values, default=None)
+
+    def lines(self) -> list[tuple[str, str]]:
+        """The cell as (label, text) lines, the same in the terminal and on the page."""
+        stats = self.stats
+        quantiles = " / ".join(ms(stats.latency_quantile(q)) for q in QUANTILES)
+        return [
+            ("verdict", self._verdict_line()),
+            ("violations", str(self.total("violations"))),
+            (
+                "stale writes",
+                f"{self.total('stale_accepted')} accepted, {self.total('stale_rejected')} rejected",
+            ),
+            ("danger window", secs(self.longest("danger_window_s"))),
+            ("handover delay", secs(self.longest("handover_delay_s"))),
+            ("latency p50/p95/p99", quantiles),
+            (
+                "availability",
+                f"{pct(stats.availability_clear)} outside faults, "
+                f"{pct(stats.availability_in_fault)} during",
+            ),
+        ]
+
+    def _verdict_line(self) -> str:
+        n, bad = len(self.runs), sum(m.run.valid is False for m in self.runs)
+        if n == 1:
+            return self.verdict.upper()
+        return (
+            f"{self.verdict.upper()} ({bad} of {n} runs invalid)"
+            if bad
+            else (f"{self.verdict.upper()} ({n} runs)")
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Matrix:
+    """Rows (``target (lock) · workload``) by columns (faults) of cells."""
+
+    rows: tuple[str, ...]
+    columns: tuple[str, ...]
+    cells: dict[tuple[str, str], Cell]
+
+    def cell(self, row: str, column: str) -> Cell | None:
+        return self.cells.get((row, column))
+
+    @property
+    def runs(self) -> int:
+        return sum(len(c.runs) for c in self.cells.values())
+
+
+def compare(run_dirs: Sequence[Path]) -> Matrix:
+    """The matrix of the given run directories, or of every run below given folders.
+
+    Raises HarnessError when no run directory is found.
+    """
+    dirs = find_run_dirs(Path(p) for p in run_dirs)
+    if not dirs:
+        raise HarnessError(
+            f"no run directory (a folder with test.json) in {', '.join(map(str, run_dirs))}: "
+            "pass run directories or a results folder"
+        )
+    grouped: dict[tuple[str, str], list[RunMetrics]] = {}
+    for d in dirs:
+        m = run_metrics(d)
+        grouped.setdefault((row_label(m.run), m.run.fault_label), []).append(m)
+    rows = sorted({r for r, _ in grouped})
+    columns = sorted({c for _, c in grouped}, key=lambda c: (c != "none", c))
+    return Matrix(tuple(rows), tuple(columns), {k: Cell(tuple(v)) for k, v in grouped.items()})
+
+
+def row_label(run: RunInfo) -> str:
+    """``target (lock) · workload``, plus ``fencing off`` for a lock or an election run
+    without fencing: the one setting that decides whether a stale holder does harm."""
+    label = f"{run.target_label} · {run.workload}"
+    if run.workload in ("lock", "election") and run.options.get("fencing") is False:
+        label += " · fencing off"
+    return label
+
+
+def run_metrics(run_dir: Path) -> RunMetrics:
+    """One run's verdict, violations, stale writes, handovers and operation stats."""
+    from harness.analysis import load_record
+
+    run = load_run(run_dir)
+    try:
+        history = load_record(run_dir).history
+        stats = op_stats(history, fault_windows(history))
+    except (HarnessError, ValueError):  # no or malformed history: the verdict still counts
+        stats = OpStats()
+    checkers = run.checkers
+    mutex = checkers.get("mutex") or {}
+    handovers = mutex.get("handovers") or []
+    return RunMetrics(
+        run=run,
+        stats=stats,
+        violations=sum(_violations(r) for r in checkers.values()),
+        stale_accepted=len(mutex.get("stale_accepted") or ()),
+        stale_rejected=len(mutex.get("stale_rejected") or ()),
+        danger_window_s=_max(h.get("danger_window_s") for h in handovers),
+        handover_delay_s=_max(h.get("handover_delay_s") for h in handovers),
+    )
+
+
+def render_matrix_table(matrix: Matrix) -> Table:
+    """The matrix as a rich Table, for ``console.print``."""
+    table = Table(title=f"Comparison of {matrix.runs} runs", show_lines=True)
+    table.add_column("target · workload", style="bold", no_wrap=True)
+    for c in matrix.columns:
+        table.add_column(c, overflow="fold")
+    for r in matrix.rows:
+        cells: list[Text | str] = [r]
+        for c in matrix.columns:
+            cell = matrix.cell(r, c)
+            cells.append(_cell_text(cell) if cell is not None else Text(DASH, style="dim"))
+        table.add_row(*cells)
+    return table
+
+
+def _cell_text(cell: Cell) -> Text:
+    text = Text()
+    for i, (label, value) in enumerate(cell.lines()):
+        if i:
+            text.append("\n")
+        if label == "verdict":
+            text.append(value, style=_STYLE.get(cell.verdict, ""))
+        else:
+            text.append(f"{label}: ", style="dim")
+            text.append(value)
+    return text
+
+
+def _violations(result: dict[str, Any]) -> int:
+    listed = result.get("violations")
+    if listed:
+        return len(listed)
+    return 1 if result.get("valid") is False else 0
+
+
+def _max(values: Iterable[Any]) -> float | None:
+    nums = [float(v) for v in values if isinstance(v, (int, float))]
+    return max(nums, default=None)

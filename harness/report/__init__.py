@@ -1,0 +1,55 @@
+"""Reports of runs: a self-contained HTML page per run, an index of all runs, a comparison
+matrix of targets and faults, JUnit XML for CI, and a small server to browse results.
+
+- ``write_report(run_dir)``: ``run_dir/report.html`` (verdict, counterexample, timeline);
+- ``write_index(results_root)``: ``results_root/index.html`` listing every run;
+- ``serve(results_root, host, port)``: browse the results, the index regenerated on ``/``;
+- ``compare(paths)``: a ``Matrix`` of targets by faults, shown by ``render_matrix_table``
+  (terminal) and ``write_matrix_html`` (a page);
+- ``write_junit(runs, path)``: one JUnit testcase per run, failing when its verdict
+  differs from the expected one.
+
+Imports are lazy: importing this package loads nothing but this file.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.compare import Matrix, compare, render_matrix_table
+    from harness.junit import write_junit
+    from harness.report._index import write_index
+    from harness.report._matrix_page import write_matrix_html
+    from harness.report._page import write_report
+    from harness.serve import serve
+
+__all__ = [
+    "Matrix",
+    "compare",
+    "render_matrix_table",
+    "serve",
+    "write_index",
+    "write_junit",
+    "write_matrix_html",
+    "write_report",
+]
+
+_HOMES = {
+    "write_report": "harness.report._page",
+    "write_index": "harness.report._index",
+    "write_matrix_html": "harness.report._matrix_page",
+    "compare": "harness.compare",
+    "Matrix": "harness.compare",
+    "render_matrix_table": "harness.compare",
+    "write_junit": "harness.junit",
+    "serve": "harness.serve",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'harness.report' has no attribute {name!r}")
+    return getattr(import_module(home), name)

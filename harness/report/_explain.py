@@ -1,0 +1,155 @@
+"""The counterexample sections: why a checker said what it said, in words and tables.
+
+Linearizability: the explanation sentences, the minimal window of operations around the
+contradiction (the one that cannot be linearized marked), and the longest partial
+linearizations with the state each leaves. Mutual exclusion: each violation's summary
+paragraph, every handover after a lost lease (danger window and handover delay), and the
+stale writes fencing rejected.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.report._format import DASH, seconds, secs
+from harness.report._html import esc, table, tag
+
+_OP_HEADERS = ("#", "process", "operation", "outcome", "invoked", "completed")
+
+
+def explanations(results: dict[str, Any] | None) -> str:
+    """Every checker's explanation section that has something to show."""
+    checkers = (results or {}).get("checkers") or {}
+    parts = []
+    lin = checkers.get("linearizability")
+    if lin and isinstance(lin.get("counterexample"), dict):
+        parts.append(linearizability_section(lin["counterexample"]))
+    mutex = checkers.get("mutex")
+    if mutex:
+        parts.append(mutex_section(mutex))
+    return "".join(parts)
+
+
+def linearizability_section(cx: dict[str, Any]) -> str:
+    """Sentences, the window of operations and the partial linearizations."""
+    at = _timer(cx.get("time_unit", "ns"))
+    culprit = (cx.get("op") or {}).get("index")
+    window = cx.get("window") or {}
+    rows = [_op_row(o, at, o.get("index") == culprit) for o in window.get("ops", ())]
+    body = "".join(tag("p", esc(s), class_="explanation") for s in cx.get("sentences", ()))
+    body += tag(
+        "h3",
+        esc(f"The operations around it ({at(window.get('start'))} to {at(window.get('end'))})"),
+    )
+    body += table(_OP_HEADERS, rows, "ops")
+    before = cx.get("state_before_text")
+    if before is not None:
+        body += tag(
+            "p",
+            "Before it, the longest legal order leaves the state " + tag("code", esc(before)) + ".",
+        )
+    lins = cx.get("linearizations") or []
+    if lins:
+        body += tag("h3", "Partial linearizations: the longest legal orders found")
+        body += "".join(_linearization(i, lz, at) for i, lz in enumerate(lins, 1))
+    title = "Linearizability counterexample"
+    if cx.get("partition") is not None:
+        title += f" (key {cx['partition']})"
+    return tag("section", tag("h2", esc(title)) + body, class_="explain", id="counterexample")
+
+
+def mutex_section(r: dict[str, Any]) -> str:
+    """Violations, handovers and stale writes of a mutual-exclusion result."""
+    body = ""
+    for v in r.get("violations") or ():
+        body += tag("p", esc(v), class_="explanation violation")
+    handovers = r.get("handovers") or []
+    if handovers:
+        body += tag("h3", "Handovers after a lost lease")
+        body += table(
+            (
+                "holder",
+                "ended by",
+                "lease expiry",
+                "last write",
+                "danger window",
+                "next holder",
+                "acquired",
+                "handover delay",
+            ),
+            [_handover_row(h) for h in handovers],
+            "handovers",
+        )
+    rejected = r.get("stale_rejected") or []
+    if rejected:
+        body += tag("h3", esc(f"Stale writes fencing rejected ({len(rejected)})"))
+        body += "".join(
+            tag("p", esc(s.get("explanation", "")), class_="explanation ok") for s in rejected
+        )
+    if not body:
+        body = tag("p", "No overlap of holders, no stale write, no handover after a lost lease.")
+    head = str(r.get("summary") or "").split("\n\n", 1)[0]
+    return tag(
+        "section",
+        tag("h2", "Mutual exclusion") + tag("p", esc(head)) + body,
+        class_="explain",
+        id="mutex",
+    )
+
+
+def _linearization(n: int, lz: dict[str, Any], at: Any) -> str:
+    length = lz.get("length", 0)
+    tail = lz.get("tail") or []
+    shown = f"the last {len(tail)} of {length}" if len(tail) < length else f"all {length}"
+    ops = " → ".join(
+        f"{tag('span', esc('p' + str(o.get('process'))), class_='proc')} "
+        f"{tag('code', esc(o.get('call', o.get('f'))))}"
+        for o in tail
+    )
+    after = lz.get("state_after_text", lz.get("state_after"))
+    return tag(
+        "div",
+        tag(
+            "div",
+            esc(f"#{n}: {shown} operations, leaving the state ") + tag("code", esc(after)),
+            class_="lin-head",
+        )
+        + tag("div", ops, class_="lin-ops"),
+        class_="linearization",
+    )
+
+
+def _op_row(o: dict[str, Any], at: Any, culprit: bool) -> list[str]:
+    mark = tag("span", "✗ cannot be linearized", class_="culprit") if culprit else ""
+    outcome = o.get("type", "")
+    if o.get("certain") is False:
+        outcome += " (may or may not have happened)"
+    return [
+        esc(o.get("index")),
+        esc(f"p{o.get('process')}"),
+        tag("code", esc(o.get("call", o.get("f")))) + " " + mark,
+        tag("span", esc(outcome), class_=f"outcome {o.get('type', '')}"),
+        esc(at(o.get("invoke_time"))),
+        esc(at(o.get("complete_time"))),
+    ]
+
+
+def _handover_row(h: dict[str, Any]) -> list[str]:
+    danger = h.get("danger_window_s")
+    return [
+        esc(f"p{h.get('process')} (token {h.get('token')})"),
+        esc(h.get("ended_by", "")),
+        esc(seconds(h.get("lease_expiry"))),
+        esc(seconds(h.get("last_write_arrival"))),
+        tag("b" if danger else "span", esc(secs(danger))),
+        esc(f"p{h.get('next_process')} (token {h.get('next_token')})"),
+        esc(seconds(h.get("next_acquired"))),
+        esc(secs(h.get("handover_delay_s"))),
+    ]
+
+
+def _timer(unit: str) -> Any:
+    """Times in words: seconds, or event numbers for order-only history formats."""
+    if unit == "event":
+        return lambda t: DASH if t is None else f"event {t}"
+    return seconds

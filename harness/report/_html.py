@@ -1,0 +1,104 @@
+"""Small HTML building blocks shared by the report, the index and the comparison page.
+
+Every page is one self-contained file: styles and scripts are inlined from the package's
+``static`` folder and data travels as JSON in a ``<script type="application/json">``
+tag, so a page opened from disk, mailed, or archived by CI works offline and fetches
+nothing. Text from a run is escaped by ``esc``; the strings these helpers take as
+``content`` are HTML already.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable, Sequence
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from checkers.result import Validity
+from harness.report._runs import verdict_word
+
+
+def esc(value: Any) -> str:
+    """Text as HTML."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def tag(name: str, content: str = "", **attrs: Any) -> str:
+    """An element; ``class_`` stands for ``class``, None attributes are left out."""
+    parts = [name]
+    for k, v in attrs.items():
+        if v is None or v is False:
+            continue
+        key = k.rstrip("_").replace("_", "-")
+        parts.append(key if v is True else f'{key}="{esc(v)}"')
+    return f"<{' '.join(parts)}>{content}</{name}>"
+
+
+def table(
+    headers: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    class_: str = "",
+    *,
+    row_classes: Sequence[str] | None = None,
+    id_: str | None = None,
+) -> str:
+    """A table of already-HTML cells; ``row_classes`` gives each body row a class."""
+    head = "".join(tag("th", esc(h)) for h in headers)
+    body = "".join(
+        tag(
+            "tr", "".join(tag("td", c) for c in row), class_=row_classes[i] if row_classes else None
+        )
+        for i, row in enumerate(rows)
+    )
+    return tag(
+        "table", tag("thead", tag("tr", head)) + tag("tbody", body), class_=class_ or None, id=id_
+    )
+
+
+def definitions(items: Iterable[tuple[str, str]]) -> str:
+    """A definition list of (term, already-HTML description) pairs."""
+    return tag("dl", "".join(tag("dt", esc(k)) + tag("dd", v) for k, v in items))
+
+
+def badge(valid: Validity | None) -> str:
+    """The verdict as a coloured word."""
+    word = verdict_word(valid)
+    return tag("span", esc(word.upper()), class_=f"badge {word.replace(' ', '-')}")
+
+
+@cache
+def asset(name: str) -> str:
+    """The text of a file of the package's ``static`` folder."""
+    return resources.files("harness.report.static").joinpath(name).read_text(encoding="utf-8")
+
+
+def json_script(data: Any, id_: str) -> str:
+    """Data for the page's scripts. ``<`` is escaped so no text in it can end the tag."""
+    text = json.dumps(data, separators=(",", ":"), default=str, allow_nan=False)
+    text = text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return f'<script type="application/json" id="{esc(id_)}">{text}</script>'
+
+
+def page(
+    title: str,
+    body: str,
+    *,
+    styles: Sequence[str] = ("base.css",),
+    scripts: Sequence[str] = (),
+    data: Any = None,
+) -> str:
+    """A whole self-contained page: inline styles and scripts, optional JSON data."""
+    css = "\n".join(asset(s) for s in styles)
+    js = "\n".join(f"<script>\n{asset(s)}\n</script>" for s in scripts)
+    payload = json_script(data, "data") if data is not None else ""
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        # No favicon request, from file:// or from `harness serve`.
+        '<link rel="icon" href="data:,">'
+        f"<title>{esc(title)}</title><style>\n{css}\n</style></head>\n"
+        f"<body>\n{body}\n{payload}\n{js}\n</body></html>\n"
+    )

@@ -1,0 +1,101 @@
+"""The results index: one static page listing every run below a results folder.
+
+Newest first, each run with its verdict, the sentence saying why, target, workload,
+faults, date, and links to its report and files. Links are relative, so the folder can be
+moved, archived by CI or served by ``harness serve`` as it is.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from harness.report._format import DASH
+from harness.report._html import badge, esc, page, table, tag
+from harness.report._page import REPORT_FILE
+from harness.report._runs import RunInfo, find_run_dirs, load_run
+from harness.report._verdict import first_sentence, headline
+from harness.store import HISTORY_FILE, RESULTS_FILE, TEST_FILE
+
+INDEX_FILE = "index.html"
+_FILES = (TEST_FILE, HISTORY_FILE, RESULTS_FILE, "resource.jsonl", "events.jsonl", "harness.log")
+_HEADERS = ("verdict", "run", "target", "workload", "faults", "date", "events", "why", "files")
+
+
+def write_index(results_root: Path) -> Path:
+    """Write ``results_root/index.html`` listing every run below it; return its path.
+    A run without ``report.html`` links to its folder instead (``harness report RUN_DIR``
+    writes one)."""
+    results_root = Path(results_root)
+    out = results_root / INDEX_FILE
+    tmp = out.with_name(f".{INDEX_FILE}.{os.getpid()}.tmp")
+    tmp.write_text(render_index(results_root), encoding="utf-8")
+    tmp.replace(out)
+    return out
+
+
+def render_index(results_root: Path, *, reports_on_demand: bool = False) -> str:
+    """The index page as text. ``reports_on_demand``: link every run's ``report.html``
+    even when it does not exist yet (``harness serve`` writes it when asked for)."""
+    root = Path(results_root).resolve()
+    runs = [load_run(d) for d in find_run_dirs([root])]
+    runs.sort(key=lambda r: (r.date.timestamp() if r.date else 0.0, str(r.path)), reverse=True)
+    counts = {w: sum(r.verdict == w for r in runs) for w in ("invalid", "unknown", "valid")}
+    summary = ", ".join(f"{n} {w}" for w, n in counts.items() if n) or "no run yet"
+    rows = [_row(r, root, reports_on_demand) for r in runs]
+    body = (
+        tag(
+            "header",
+            tag("h1", "Test results")
+            + tag("p", esc(f"{len(runs)} runs in {root}: {summary}."), class_="muted"),
+            class_="page",
+        )
+        + "<main>"
+        + tag(
+            "div",
+            '<input id="filter" type="search" placeholder="filter: invalid etcd '
+            'partition…" autofocus>' + tag("span", "", id="shown", class_="muted"),
+            class_="filter",
+        )
+        + _table(rows)
+        + "</main>"
+    )
+    return page("Test results", body, styles=("base.css", "index.css"), scripts=("index.js",))
+
+
+def _table(rows: list[tuple[str, list[str]]]) -> str:
+    """The runs table; each row carries its verdict as a class."""
+    return table(
+        _HEADERS, [cells for _, cells in rows], id_="runs", row_classes=[cls for cls, _ in rows]
+    )
+
+
+def _row(run: RunInfo, root: Path, on_demand: bool) -> tuple[str, list[str]]:
+    rel = _relative(run.path, root)
+    has_report = on_demand or (run.path / REPORT_FILE).exists()
+    link = tag("a", esc(run.name), href=f"{rel}/{REPORT_FILE}" if has_report else f"{rel}/")
+    files = " ".join(tag("a", esc(f), href=f"{rel}/{f}") for f in _FILES if (run.path / f).exists())
+    return run.verdict.replace(" ", "-"), [
+        badge(run.valid),
+        link + tag("div", esc(rel), class_="muted"),
+        esc(run.target_label),
+        esc(run.workload),
+        esc(run.fault_label),
+        esc(run.date.strftime("%Y-%m-%d %H:%M:%S") if run.date else DASH),
+        esc(run.ops if run.ops is not None else DASH),
+        tag("span", esc(_why(run)), class_="why"),
+        files,
+    ]
+
+
+def _why(run: RunInfo) -> str:
+    """The headline's first sentence: the report has the rest."""
+    lead, rest = first_sentence(headline(run.results))
+    return lead + (" …" if rest else "")
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return path.resolve().as_uri()

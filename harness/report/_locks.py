@@ -1,0 +1,95 @@
+"""Lock holdings, lease lifetimes and resource writes, as intervals and marks to draw.
+
+What the clients believed and what the leases did, for the timeline; the verdict is
+``checkers.mutex``'s, and the reading of the records is the checkers' own
+(``checkers.holdings``, ``checkers.leases``), so the picture and the verdict agree.
+
+A holding runs from its ``acquire`` (``campaign``) ``ok`` to the holder's ``release``
+(``resign``) invocation or the moment it noticed its lease lost. A lease is drawn from
+its grant: solid while it was certainly alive, faint while it may have been (between the
+earliest and the latest moment it can have ended), and cut at its release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from checkers.holdings import EITHER, Holding, end_at_loss, holdings
+from checkers.leases import LeaseFacts, lease_facts
+from harness.history import History
+from harness.ops import Process
+
+TAKE = EITHER.take
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseSpan:
+    """One lease on the timeline: granted, certainly alive until ``sure_until``, perhaps
+    until ``maybe_until`` (None: to the end of the run), loss noticed at ``lost_at``."""
+
+    lease: Any
+    process: Process
+    granted: int
+    sure_until: int
+    maybe_until: int | None
+    lost_at: int | None
+
+
+def held(
+    history: History,
+    events: Iterable[dict[str, Any]],
+    service_events: Iterable[dict[str, Any]] = (),
+) -> tuple[list[Holding], dict[Any, LeaseFacts]]:
+    """The definite holdings (cut where their holder noticed its lease lost) and the
+    facts of every lease."""
+    facts = lease_facts(events, service_events)
+    taken = [h for h in holdings(history, EITHER) if h.definite]
+    end_at_loss(taken, facts)
+    return taken, facts
+
+
+def lease_spans(taken: list[Holding], facts: dict[Any, LeaseFacts]) -> list[LeaseSpan]:
+    """Every lease whose process is known, in order of grant."""
+    released = {
+        h.lease: h.give.completion.time
+        for h in taken
+        if h.give is not None and h.give.completion is not None and h.give.completion.type == "ok"
+    }
+    out = []
+    for lease, f in facts.items():
+        starts = [r for _, r in f.acks] + f.renewed
+        if f.process is None or not starts:
+            continue
+        granted = min(starts)
+        bounds = f.end_bounds()
+        lo, hi = bounds if bounds is not None else (max(starts), max(starts))
+        cut = released.get(lease)
+        if cut is not None:
+            lo, hi = min(lo, cut), cut if hi is None else min(hi, cut)
+        if f.lost_at is not None:  # gone by the time its holder noticed
+            lo, hi = min(lo, f.lost_at), f.lost_at if hi is None else min(hi, f.lost_at)
+        lo = max(granted, lo)
+        out.append(LeaseSpan(lease, f.process, granted, lo, hi, f.lost_at))
+    return sorted(out, key=lambda s: s.granted)
+
+
+def stale_write_keys(mutex_result: dict[str, Any] | None) -> set[tuple[int, Any]]:
+    """``(arrival, writer)`` of every write the mutex checker called stale."""
+    if not mutex_result:
+        return set()
+    out = set()
+    for s in [*mutex_result.get("stale_accepted", ()), *mutex_result.get("stale_rejected", ())]:
+        w = s.get("write") or {}
+        if isinstance(w.get("time"), int):
+            out.add((w["time"], w.get("writer")))
+    return out
+
+
+def is_stale(write: dict[str, Any], flagged: set[tuple[int, Any]]) -> bool:
+    """Stale when the checker said so, or when its token is below the highest seen."""
+    if (write.get("time"), write.get("writer")) in flagged:
+        return True
+    token, highest = write.get("token"), write.get("highest_before")
+    return isinstance(token, int) and isinstance(highest, int) and token < highest

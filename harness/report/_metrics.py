@@ -1,0 +1,94 @@
+"""Numbers about a run's client operations: latency quantiles and availability.
+
+Availability is the fraction of ``ok`` among the client operations that completed
+(``ok``, ``fail`` or ``info``; an operation that never returned is left out), counted
+apart for operations whose interval overlaps a fault window and for the others. Latency
+is completion minus invocation of ``ok`` operations. Stats of several runs pool
+(``pooled``) so a comparison cell over three runs is as exact as one over one run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from checkers.windows import FaultWindow
+from harness.history import History
+
+QUANTILES = (0.5, 0.95, 0.99)
+
+
+@dataclass(frozen=True, slots=True)
+class OpStats:
+    """Outcome counts and sorted ``ok`` latencies (ns) of client operations."""
+
+    latencies: tuple[int, ...] = ()
+    counts: dict[str, int] = field(default_factory=dict)  # ok / fail / info / open
+    ok_in_fault: int = 0
+    done_in_fault: int = 0
+    ok_clear: int = 0
+    done_clear: int = 0
+
+    def latency_quantile(self, q: float) -> float | None:
+        """The ``q`` quantile of ok latencies in seconds (nearest rank), None if no ok op."""
+        return quantile(self.latencies, q) / 1e9 if self.latencies else None
+
+    @property
+    def availability_in_fault(self) -> float | None:
+        return _ratio(self.ok_in_fault, self.done_in_fault)
+
+    @property
+    def availability_clear(self) -> float | None:
+        return _ratio(self.ok_clear, self.done_clear)
+
+
+def op_stats(history: History, windows: Sequence[FaultWindow]) -> OpStats:
+    """The stats of a history's client operations, given its fault windows."""
+    run_end = history[-1].time if len(history) else 0
+    latencies: list[int] = []
+    counts = {"ok": 0, "fail": 0, "info": 0, "open": 0}
+    tally = [0, 0, 0, 0]  # ok_in, done_in, ok_clear, done_clear
+    for pair in history.pairs():
+        if not pair.invoke.is_client:
+            continue
+        if pair.completion is None:
+            counts["open"] += 1
+            continue
+        kind = pair.completion.type
+        counts[kind] += 1
+        start, end = pair.invoke.time, pair.completion.time
+        if kind == "ok":
+            latencies.append(end - start)
+        base = 0 if any(w.overlaps(start, min(end, run_end)) for w in windows) else 2
+        tally[base + 1] += 1
+        tally[base] += kind == "ok"
+    latencies.sort()
+    return OpStats(tuple(latencies), counts, *tally)
+
+
+def pooled(stats: Iterable[OpStats]) -> OpStats:
+    """The stats of several runs taken together."""
+    items = list(stats)
+    counts: dict[str, int] = {}
+    for s in items:
+        for k, v in s.counts.items():
+            counts[k] = counts.get(k, 0) + v
+    return OpStats(
+        tuple(sorted(x for s in items for x in s.latencies)),
+        counts,
+        sum(s.ok_in_fault for s in items),
+        sum(s.done_in_fault for s in items),
+        sum(s.ok_clear for s in items),
+        sum(s.done_clear for s in items),
+    )
+
+
+def quantile(sorted_values: Sequence[int | float], q: float) -> float:
+    """Nearest-rank quantile of a non-empty sorted sequence."""
+    i = max(0, min(len(sorted_values) - 1, math.ceil(q * len(sorted_values)) - 1))
+    return float(sorted_values[i])
+
+
+def _ratio(a: int, b: int) -> float | None:
+    return a / b if b else None

@@ -1,0 +1,152 @@
+"""``write_report``: a run directory's ``report.html``, one self-contained file.
+
+Reads the run's records and its ``results.json`` (it does not check the run: ``harness
+check`` or the end of ``harness run`` does). Top to bottom: the verdict banner, the
+timeline opened on the anomaly with the latency and throughput plots under it, the
+counterexample sections, the configuration and the numbers, the run's files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from checkers.windows import fault_windows
+from harness.analysis import load_record
+from harness.history import MalformedHistory
+from harness.report._anomaly import annotate
+from harness.report._explain import explanations
+from harness.report._html import esc, page, tag
+from harness.report._metrics import op_stats
+from harness.report._runs import RunInfo, load_run
+from harness.report._sections import banner, configuration, numbers, one_line_config
+from harness.report._timeline import build_timeline
+from harness.store import (
+    EVENTS_FILE,
+    HISTORY_FILE,
+    LOG_FILE,
+    RESOURCE_FILE,
+    RESULTS_FILE,
+    TEST_FILE,
+)
+
+REPORT_FILE = "report.html"
+_SCRIPTS = ("view.js", "timeline.js", "plots.js", "report.js")
+_LEGEND = (  # (what the timeline shows, its colour, the feature it belongs to)
+    ("ok", "#3f9d57", "ops"),
+    ("fail", "#d9534f", "ops"),
+    ("info (unknown outcome)", "#f0a202", "ops"),
+    ("never returned", "#9b8fc7", "ops"),
+    ("fault window", "rgba(230,80,60,0.25)", "faults"),
+    ("holding (token)", "#5b8def", "holds"),
+    ("holding lost with its lease", "#c0392b", "holds"),
+    ("lease certainly alive", "#2a9d8f", "leases"),
+    ("lease perhaps alive", "rgba(42,157,143,0.35)", "leases"),
+    ("write accepted", "#3f9d57", "writes"),
+    ("write rejected", "#8a8a8a", "writes"),
+    ("stale write accepted", "#c0392b", "writes"),
+    ("stale write rejected", "#e67e22", "writes"),
+    ("danger window", "rgba(192,57,43,0.35)", "danger"),
+    ("handover delay", "#8e44ad", "handover"),
+    ("counterexample window", "rgba(66,133,244,0.35)", "window"),
+)
+
+
+def write_report(run_dir: Path) -> Path:
+    """Write ``run_dir/report.html`` and return its path.
+
+    Raises ``harness.errors.HarnessError`` when ``run_dir`` has no history.
+    """
+    run_dir = Path(run_dir)
+    out = run_dir / REPORT_FILE
+    out.write_text(render_report(run_dir), encoding="utf-8")
+    return out
+
+
+def render_report(run_dir: Path) -> str:
+    """The report page of a run directory, as text."""
+    run = load_run(run_dir)
+    record = load_record(run_dir)
+    data: dict[str, Any] = {"timeline": None}
+    try:
+        windows = fault_windows(record.history)
+        timeline, lanes = build_timeline(record, run.results, windows)
+        annotate(run.results, timeline, lanes)
+        data["timeline"] = timeline
+        figure = _figure(_features(timeline))
+        stats = numbers(op_stats(record.history, windows), windows)
+    except MalformedHistory as e:
+        figure = tag(
+            "p", esc(f"The history is malformed, so no timeline is drawn: {e}"), id="timeline-error"
+        )
+        stats = ""
+    body = (
+        banner(run)
+        + "<main>"
+        + figure
+        + explanations(run.results)
+        + tag("h2", "Configuration")
+        + configuration(run)
+        + (tag("h2", "Numbers") + stats if stats else "")
+        + tag("h2", "Files")
+        + _files(run)
+        + "</main>"
+        + '<div id="tooltip" hidden></div>'
+    )
+    title = f"{run.verdict.upper()}: {one_line_config(run)}"
+    return page(title, body, styles=("base.css", "report.css"), scripts=_SCRIPTS, data=data)
+
+
+def _features(timeline: dict[str, Any]) -> set[str]:
+    """What this run's timeline shows, so the legend lists only that."""
+    features = {"ops"} | {m["kind"] for m in timeline["marks"]}
+    if timeline["faults"]:
+        features.add("faults")
+    features |= {name for name in ("holds", "leases", "writes") if timeline[name]["s"]}
+    return features
+
+
+def _figure(features: set[str]) -> str:
+    legend = "".join(
+        tag("span", f'<i style="background:{c}"></i>{esc(n)}')
+        for n, c, f in _LEGEND
+        if f in features
+    )
+    toolbar = (
+        '<button id="focus" hidden></button><button id="whole">Whole run</button>'
+        '<label><input type="checkbox" id="dim"> dim operations outside the counterexample'
+        "</label>"
+        + tag("span", "", id="range")
+        + tag(
+            "span",
+            "wheel: zoom · drag: pan · double-click: whole run · hover: details",
+            class_="hint",
+        )
+    )
+    canvases = "".join(
+        tag("div", tag("canvas", "", id=c), class_="canvas-wrap")
+        for c in ("timeline", "latency", "throughput")
+    )
+    return tag(
+        "section",
+        tag("div", toolbar, class_="toolbar")
+        + tag("div", legend, class_="legend")
+        + canvases
+        + tag("p", "", id="timeline-error", hidden=True),
+        id="figure",
+    )
+
+
+def _files(run: RunInfo) -> str:
+    names = (
+        TEST_FILE,
+        HISTORY_FILE,
+        RESULTS_FILE,
+        RESOURCE_FILE,
+        EVENTS_FILE,
+        LOG_FILE,
+        "sim/events.jsonl",
+        "nodes",
+    )
+    present = [n for n in names if (run.path / n).exists()]
+    return tag("p", " · ".join(tag("a", esc(n), href=n) for n in present) or "none")

@@ -1,0 +1,149 @@
+"""The report's plain sections: the verdict banner, the configuration and the numbers.
+
+The banner is what a reader sees first: pass or fail in one word, the sentence that
+explains the anomaly, and each checker's verdict in a sentence.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from checkers.windows import FaultWindow
+from harness.report._format import DASH, ms, pct
+from harness.report._html import badge, definitions, esc, tag
+from harness.report._metrics import QUANTILES, OpStats
+from harness.report._runs import RunInfo
+from harness.report._verdict import CheckerVerdict, checker_verdicts, first_sentence, headline
+
+_FAULT_OPTIONS = {
+    "client-pause": ("pause_at", "pause_for"),
+}
+_WORKLOAD_OPTIONS = {
+    "lock": ("lease_ttl", "keepalive", "work_time", "acquire_wait", "fencing", "locks"),
+    "election": ("lease_ttl", "keepalive", "work_time", "fencing"),
+    "cas-register": ("keys", "read_mode"),
+}
+_WORDS = {True: "PASS", False: "FAIL"}
+
+
+def banner(run: RunInfo) -> str:
+    """The verdict, why, and each checker's verdict in a sentence."""
+    valid = run.valid
+    word = _WORDS[valid] if isinstance(valid, bool) else "NO VERDICT"
+    verdicts = checker_verdicts(run.results)
+    items = "".join(_checker_item(v) for v in verdicts)
+    if not verdicts:
+        items = tag("li", esc(headline(run.results)), class_="sentence")
+    more = sum(max(0, len(v.explanation) - 1) for v in verdicts)
+    if more:
+        items += tag(
+            "li", esc(f"… and {more} more violation(s), explained below."), class_="context"
+        )
+    cls = "verdict " + run.verdict.replace(" ", "-")
+    return tag(
+        "header",
+        tag("div", f"{esc(word)} {badge(valid)}", class_="verdict-word", id="verdict")
+        + tag("ul", items, class_="checkers")
+        + tag("p", esc(one_line_config(run)), class_="config-line"),
+        class_=cls,
+    )
+
+
+def _checker_item(v: CheckerVerdict) -> str:
+    """A checker's verdict: badge, name, its sentence; its summary line under it."""
+    cls = "sentence failed" if v.valid is False else "sentence"
+    lead, rest = first_sentence(v.sentence)
+    text = f"{badge(v.valid)} {tag('b', esc(v.checker))}: {tag('span', esc(lead), class_='lead')}"
+    if rest:
+        text += " " + tag("span", esc(rest), class_="rest")
+    if v.context:
+        text += tag("div", esc(v.context), class_="context")
+    return tag("li", text, class_=cls)
+
+
+def one_line_config(run: RunInfo) -> str:
+    """``sim · lock · client-pause · seed 42 · 2026-01-02 10:00:00 · name``."""
+    parts = [run.target_label, run.workload, run.fault_label]
+    if run.seed is not None:
+        parts.append(f"seed {run.seed}")
+    if run.date is not None:
+        parts.append(run.date.strftime("%Y-%m-%d %H:%M:%S"))
+    parts.append(run.name)
+    return " · ".join(parts)
+
+
+def configuration(run: RunInfo) -> str:
+    """Target, versions, workload, faults and their parameters, seed, the command."""
+    o = run.options
+    items: list[tuple[str, str]] = [
+        ("target", esc(run.target_label)),
+        (
+            "versions",
+            esc(", ".join(f"{k} {v}" for k, v in (run.test.get("versions") or {}).items()) or DASH),
+        ),
+        ("nodes", esc(", ".join(map(str, run.test.get("nodes") or ())) or DASH)),
+        ("workload", esc(run.workload) + _params(o, _WORKLOAD_OPTIONS.get(run.workload, ()))),
+        (
+            "faults",
+            esc(run.fault_label)
+            + "".join(_params(o, _FAULT_OPTIONS.get(f, ())) for f in run.faults),
+        ),
+        ("seed", esc(run.seed)),
+        (
+            "clients",
+            esc(o.get("concurrency", DASH))
+            + _params(o, ("time_limit", "recovery_time", "op_timeout", "rate")),
+        ),
+        ("status", esc(run.test.get("status", DASH))),
+    ]
+    if o.get("sim_bugs"):
+        items.append(("injected bugs", esc(", ".join(o["sim_bugs"]))))
+    if run.test.get("argv"):
+        items.append(("command", tag("code", esc(shlex.join(map(str, run.test["argv"]))))))
+    items.append(("run directory", tag("code", esc(run.path))))
+    return definitions(items)
+
+
+def numbers(stats: OpStats, windows: list[FaultWindow]) -> str:
+    """Operation counts, latency quantiles, availability in and out of faults."""
+    c = stats.counts
+    total = sum(c.values())
+    quantiles = ", ".join(f"p{int(q * 100)} {ms(stats.latency_quantile(q))}" for q in QUANTILES)
+    items = [
+        (
+            "client operations",
+            esc(
+                f"{total}: {c.get('ok', 0)} ok, {c.get('fail', 0)} fail, "
+                f"{c.get('info', 0)} info, {c.get('open', 0)} never returned"
+            ),
+        ),
+        ("latency of ok operations", esc(quantiles)),
+        ("availability outside faults", esc(pct(stats.availability_clear))),
+        ("availability during faults", esc(pct(stats.availability_in_fault))),
+        (
+            "fault windows",
+            esc(
+                "; ".join(
+                    w.describe() + ("" if w.ok else " (not shown to take effect)") for w in windows
+                )
+                or "none"
+            ),
+        ),
+    ]
+    return definitions(items)
+
+
+def _params(options: dict[str, Any], names: tuple[str, ...]) -> str:
+    shown = [
+        f"{n.replace('_', '-')} {_value(options[n])}" for n in names if options.get(n) is not None
+    ]
+    return tag("span", esc(" · " + ", ".join(shown)), class_="params") if shown else ""
+
+
+def _value(v: Any) -> str:
+    if v is True:
+        return "on"
+    if v is False:
+        return "off"
+    return str(v)

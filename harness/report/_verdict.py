@@ -1,0 +1,91 @@
+"""Verdicts in words: what a reader must see first, pass or fail and why.
+
+Works on the plain result dicts of ``results.json``, whatever the checker: an invalid
+result explains itself by its ``violations`` (mutual exclusion) or its counterexample's
+``sentences`` (linearizability); anything else by its summary.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from checkers.result import Validity
+from harness.report._runs import verdict_word
+
+
+@dataclass(frozen=True, slots=True)
+class CheckerVerdict:
+    """One checker's verdict: ``sentence`` says it in one line (for an invalid result, the
+    explanation of its first violation), ``explanation`` holds the paragraphs explaining
+    each violation (empty for a valid result), ``context`` the checker's own summary line
+    when the sentence does not already say it (counts: holdings, writes, overlaps)."""
+
+    checker: str
+    valid: Validity
+    sentence: str
+    explanation: tuple[str, ...]
+    context: str = ""
+
+    @property
+    def word(self) -> str:
+        return verdict_word(self.valid)
+
+
+def checker_verdicts(results: dict[str, Any] | None) -> list[CheckerVerdict]:
+    """Every checker's verdict, the failing ones first (then unknown, then valid)."""
+    if not results:
+        return []
+    out = [_verdict(name, r) for name, r in (results.get("checkers") or {}).items()]
+    order = {False: 0, True: 2}
+    return sorted(out, key=lambda v: order.get(v.valid, 1) if isinstance(v.valid, bool) else 1)
+
+
+def headline(results: dict[str, Any] | None) -> str:
+    """One sentence for the whole run: the verdict and the first reason for it."""
+    if results is None:
+        return "Not checked: this run has no results.json; run `harness check RUN_DIR`."
+    valid = results.get("valid")
+    verdicts = checker_verdicts(results)
+    if valid is True:
+        return f"Valid: {verdicts[0].checker}: {verdicts[0].sentence}" if verdicts else "Valid."
+    if not verdicts:
+        return f"{verdict_word(valid).capitalize()}: no checker result was recorded."
+    first = verdicts[0]
+    lead = "Invalid" if valid is False else "Unknown"
+    return f"{lead}: {first.checker}: {first.sentence}"
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
+def first_sentence(text: str) -> tuple[str, str]:
+    """The first sentence and the rest (a period inside a number ends nothing)."""
+    parts = _SENTENCE_END.split(text, maxsplit=1)
+    return parts[0], parts[1] if len(parts) > 1 else ""
+
+
+def _verdict(name: str, r: dict[str, Any]) -> CheckerVerdict:
+    valid: Validity = r.get("valid", "unknown")
+    summary = str(r.get("summary") or "").strip()
+    head = summary.split("\n\n", 1)[0]
+    if valid is False:
+        explanation = _explanation(r)
+        if explanation:
+            context = "" if head and explanation[0].startswith(head) else head
+            return CheckerVerdict(name, valid, explanation[0], tuple(explanation), context)
+    reason = r.get("reason")
+    if valid not in (True, False) and reason and str(reason) not in head:
+        head = f"{head} ({reason})" if head else str(reason)
+    return CheckerVerdict(name, valid, head or verdict_word(valid), ())
+
+
+def _explanation(r: dict[str, Any]) -> list[str]:
+    violations = r.get("violations")
+    if violations:
+        return [str(v) for v in violations]
+    cx = r.get("counterexample")
+    if isinstance(cx, dict) and cx.get("sentences"):
+        return [" ".join(str(s) for s in cx["sentences"])]
+    return []

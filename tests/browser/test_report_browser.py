@@ -1,0 +1,133 @@
+"""The report, the index and the matrix in headless Chromium: they render offline (the
+only request is the file itself), log no error, mark their first view rendered, and open
+on what matters: the verdict, and for an invalid run the timeline zoomed on the anomaly."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from harness.report import compare, write_index, write_matrix_html, write_report
+from harness.report._chromium import PageLoad, load_page
+from harness.report._synthetic import cas_register_run, demo_runs
+
+pytestmark = pytest.mark.browser
+
+VIEW = {
+    "v0": "HR.report.view.v0",
+    "v1": "HR.report.view.v1",
+    "focus": "HR.report.data.focus",
+    "verdict": "document.getElementById('verdict').textContent",
+    "headline": "document.querySelector('header.verdict li').textContent",
+    "canvas": "document.getElementById('timeline').height",
+}
+
+
+# Hover the anomaly (the op that cannot be linearized, else the first stale write), then
+# zoom with the wheel and pan by dragging: what a reader does first.
+INTERACT = """(() => {
+  const r = HR.report, tl = r.timeline, c = tl.canvas, v = r.view, d = r.data;
+  const box = c.getBoundingClientRect(), w = c.clientWidth;
+  let x, y;
+  if (d.culprit >= 0) {
+    const i = d.culprit;
+    x = (v.x(tl.S[i], w) + v.x(tl.E[i], w)) / 2; y = tl.lanes[tl.L[i]].top + 10;
+  } else {
+    const k = d.writes.stale.indexOf(1);
+    x = v.x(d.writes.s[k], w); y = tl.lanes[d.writes.lane[k]].top + 12;
+  }
+  const at = {clientX: box.left + x, clientY: box.top + y, bubbles: true};
+  c.dispatchEvent(new MouseEvent("mousemove", at));
+  const tip = document.getElementById("tooltip");
+  const shown = tip.hidden ? null : tip.textContent;
+  const span0 = v.v1 - v.v0;
+  c.dispatchEvent(new WheelEvent("wheel", {...at, deltaY: -200, cancelable: true}));
+  const span1 = v.v1 - v.v0, v0 = v.v0;
+  c.dispatchEvent(new MouseEvent("mousedown", at));
+  window.dispatchEvent(new MouseEvent("mousemove", {...at, clientX: at.clientX + 100}));
+  window.dispatchEvent(new MouseEvent("mouseup", at));
+  return {tip: shown, zoomed_in: span1 < span0, panned_back: v.v0 < v0};
+})()"""
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return demo_runs(tmp_path_factory.mktemp("results"))
+
+
+def _load(path: Path, evaluate: dict[str, str] | None = None) -> PageLoad:
+    page = load_page(path.resolve().as_uri(), evaluate=evaluate, screenshot=True)
+    assert page.errors == [], f"console errors: {page.errors}"
+    assert page.requests == [path.resolve().as_uri()], "the page fetched something"
+    assert page.rendered == "1", "the first view was not marked rendered"
+    assert page.screenshot and page.screenshot.startswith(b"\x89PNG")
+    return page
+
+
+@pytest.mark.parametrize(
+    ("run", "word", "zoomed"),
+    [
+        ("lock-fenced", "PASS", False),
+        ("lock-unfenced", "FAIL", True),
+        ("cas-stale-read", "FAIL", True),
+    ],
+)
+def test_a_report_renders_offline_and_opens_on_the_anomaly(
+    runs: dict[str, Path],
+    run: str,
+    word: str,
+    zoomed: bool,
+    save_screenshot: Callable[[str, bytes], tuple[Path, Path]],
+) -> None:
+    page = _load(write_report(runs[run]), VIEW)
+    assert page.screenshot is not None
+    save_screenshot(f"report-{run}", page.screenshot)
+    v = page.values
+    assert word in v["verdict"]
+    assert v["canvas"] > 100
+    if zoomed:  # the first view is the anomaly, not the whole run
+        assert (v["v0"], v["v1"]) == pytest.approx((v["focus"]["s"], v["focus"]["e"]), rel=1e-6)
+        assert "Not linearizable" in v["headline"] or "accepted" in v["headline"]
+        done = _load(runs[run] / "report.html", {"i": INTERACT}).values["i"]
+        assert done["zoomed_in"] and done["panned_back"]
+        assert "cannot be linearized" in done["tip"] or "STALE write accepted" in done["tip"]
+
+
+def test_the_index_and_the_matrix_render_offline(
+    runs: dict[str, Path],
+    tmp_path: Path,
+    save_screenshot: Callable[[str, bytes], tuple[Path, Path]],
+) -> None:
+    root = runs["cas-valid"].parents[1]
+    index = _load(write_index(root), {"rows": "document.querySelectorAll('#runs tbody tr').length"})
+    assert index.values["rows"] == 4
+    assert index.screenshot is not None
+    save_screenshot("index", index.screenshot)
+    matrix = tmp_path / "matrix.html"
+    write_matrix_html(compare([root]), matrix)
+    page = load_page(matrix.resolve().as_uri(), timeout=20)
+    assert page.errors == [] and page.requests == [matrix.resolve().as_uri()]
+    assert page.screenshot is not None
+    save_screenshot("matrix", page.screenshot)
+
+
+@pytest.mark.slow
+def test_a_100k_operation_report_renders_its_first_view_in_under_3_s(
+    tmp_path: Path,
+    save_screenshot: Callable[[str, bytes], tuple[Path, Path]],
+) -> None:
+    run = cas_register_run(
+        tmp_path / "big" / "20260101T000000",
+        ops=100_000,
+        processes=10,
+        keys=10,
+        duration_s=100,
+        faults=3,
+    )
+    page = _load(write_report(run), {"n": "HR.report.timeline.n"})
+    assert page.values["n"] > 100_000  # client and nemesis operations
+    assert page.render_ms is not None and page.render_ms < 3000
+    assert page.screenshot is not None
+    save_screenshot("report-100k", page.screenshot)

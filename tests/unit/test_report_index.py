@@ -1,0 +1,98 @@
+"""The results index and `harness serve`: every run listed, the index fresh on each `/`,
+reports written on demand, loopback by default, nothing outside the results folder."""
+
+from __future__ import annotations
+
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.report import write_index
+from harness.report._synthetic import demo_runs, lock_run
+from harness.serve import make_server
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("results")
+    runs = demo_runs(root)
+    (root / "latest").symlink_to(runs["cas-valid"].relative_to(root))
+    return root
+
+
+def test_the_index_lists_every_run_once_newest_first(results: Path) -> None:
+    html = write_index(results).read_text()
+    assert "4 runs in" in html and "2 invalid, 2 valid" in html
+    rows = html.split("<tbody>")[1].split("</tr>")[:-1]
+    assert len(rows) == 4  # `latest` is a symlink: not a fifth run
+    names = [r.split('href="')[1].split("/")[0] for r in rows]
+    assert names == ["cas-stale-read", "cas-valid", "lock-unfenced", "lock-fenced"]
+    assert 'class="invalid"' in rows[0] and "Not linearizable" in rows[0]
+
+
+def test_index_links_are_relative_and_reports_optional(results: Path) -> None:
+    html = write_index(results).read_text()
+    assert 'href="lock-fenced/20260101T000000/"' in html  # no report yet: the folder
+    assert 'href="lock-fenced/20260101T000000/history.jsonl"' in html
+    assert str(results) not in html.split("<main>")[1]  # links never absolute
+
+
+@pytest.fixture
+def server(results: Path) -> Iterator[str]:
+    srv = make_server(results, port=0)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    host, port = srv.server_address[:2]
+    try:
+        yield f"http://{host!s}:{port}"
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        thread.join(5)
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, ""
+
+
+def test_serve_binds_the_loopback_by_default(results: Path) -> None:
+    srv = make_server(results, port=0)
+    try:
+        assert srv.server_address[0] == "127.0.0.1"
+    finally:
+        srv.server_close()
+
+
+def test_the_served_index_is_regenerated_on_each_request(
+    results: Path, server: str, tmp_path: Path
+) -> None:
+    status, first = _get(server + "/")
+    assert status == 200 and "4 runs in" in first
+    new = lock_run(results / "extra" / "20260102T000000")
+    try:
+        status, second = _get(server + "/")
+        assert "5 runs in" in second and "extra/20260102T000000/report.html" in second
+    finally:
+        import shutil
+
+        shutil.rmtree(new.parent)
+
+
+def test_a_missing_report_is_written_when_asked_for(results: Path, server: str) -> None:
+    report = results / "lock-unfenced" / "20260101T000001" / "report.html"
+    report.unlink(missing_ok=True)
+    status, html = _get(server + "/lock-unfenced/20260101T000001/report.html")
+    assert status == 200 and "FAIL" in html and report.exists()
+
+
+def test_nothing_outside_the_results_folder_is_served(server: str) -> None:
+    status, body = _get(server + "/../../../../etc/passwd")
+    assert status == 404 or "root:" not in body
