@@ -31,6 +31,7 @@ from harness.store import (
 )
 
 Checker = Callable[[RunRecord], CheckResult]
+SERVICE_EVENTS_FILE = "sim/events.jsonl"  # the sim server's own lease and lock log
 
 
 def load_record(run_dir: Path) -> RunRecord:
@@ -47,7 +48,9 @@ def load_record(run_dir: Path) -> RunRecord:
         p = run_dir / name
         return list(read_jsonl(p)) if p.exists() else []
 
-    return RunRecord(history, side(RESOURCE_FILE), side(EVENTS_FILE), test)
+    return RunRecord(
+        history, side(RESOURCE_FILE), side(EVENTS_FILE), test, side(SERVICE_EVENTS_FILE)
+    )
 
 
 def checkers_for(record: RunRecord, time_limit: float | None = None) -> list[Checker]:
@@ -98,7 +101,7 @@ def print_results(results: dict[str, Any], console: Console) -> None:
     """One line per checker with its summary, then the verdict."""
     for name, r in results["checkers"].items():
         console.print(f"  {name}: {_verdict(r['valid'])} - {r.get('summary', '')}",
-                      highlight=False)
+                      highlight=False, soft_wrap=True)
     console.print(f"verdict: {_verdict(results['valid'])}")
 
 

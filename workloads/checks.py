@@ -1,10 +1,15 @@
 """Which checkers a workload's runs get.
 
-- lock: mutual exclusion and fencing over the resource log, the clients' operations and
-  their lease events (``checkers.mutex``);
-- election: the same, a term of leadership being a holding;
+- lock: mutual exclusion with the cause of every overlap and stale write
+  (``checkers.mutex``), fencing-number monotonicity and enforcement (``checkers.fencing``),
+  lease-aware owner-aware mutex linearizability for targets whose locks claim it
+  (``checkers.mutex_lin``), and statistics (``checkers.stats``);
+- election: election safety (``checkers.election``) and statistics;
 - cas-register: linearizability per key, against a register that starts empty (nil) and
-  where a failed CAS did not happen.
+  where a failed CAS did not happen, and statistics.
+
+Every checker reads the run's ``RunRecord`` only; the fault windows are derived from its
+history once per checker (cheap) so each stays a pure function of the record.
 """
 
 from __future__ import annotations
@@ -12,30 +17,65 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from checkers import linearizability
+from checkers.election import check_election
+from checkers.fencing import check_fencing
+from checkers.holdings import LOCK
 from checkers.mutex import check_mutex
+from checkers.mutex_lin import LINEARIZABLE_LOCK_TARGETS, check_mutex_linearizable
 from checkers.record import RunRecord
 from checkers.result import CheckResult
+from checkers.stats import check_stats
 
 Checker = Callable[[RunRecord], CheckResult]
 CAS_MODEL = "register"
 
 
 def _mutex(record: RunRecord) -> CheckResult:
-    return check_mutex(record.resource_log, record.history, record.events)
+    return check_mutex(record.resource_log, record.history, record.events,
+                       record.service_events, terms=LOCK)  # fmt: skip
+
+
+def _fencing(record: RunRecord) -> CheckResult:
+    return check_fencing(record.resource_log, record.history, record.events,
+                         record.service_events, enforced=record.options.get("fencing"))  # fmt: skip
+
+
+def _election(record: RunRecord) -> CheckResult:
+    return check_election(record.resource_log, record.history, record.events,
+                          record.service_events)  # fmt: skip
+
+
+def _stats(record: RunRecord) -> CheckResult:
+    return check_stats(record.history,
+                       accept_unavailable=bool(record.extra.get("accept_unavailable")))  # fmt: skip
+
+
+def _mutex_linearizable(time_limit: float | None) -> Checker:
+    def mutex_linearizable(record: RunRecord) -> CheckResult:
+        return check_mutex_linearizable(record.history, record.events, record.service_events,
+                                        time_limit)  # fmt: skip
+
+    return mutex_linearizable
 
 
 def _linearizable(time_limit: float | None) -> Checker:
     def linearizable(record: RunRecord) -> CheckResult:
-        model = record.options.get("extra", {}).get("model", CAS_MODEL)
+        model = record.extra.get("model", CAS_MODEL)
         return linearizability.check(record.history.client_ops(), model, time_limit)
 
     return linearizable
 
 
 def checkers_for_workload(record: RunRecord, time_limit: float | None = None) -> list[Checker]:
+    """The checkers of the run's workload (see the module docstring)."""
     workload = record.options.get("workload")
-    if workload in ("lock", "election"):
-        return [_mutex]
+    if workload == "lock":
+        checks: list[Checker] = [_mutex, _fencing]
+        if record.options.get("target") in LINEARIZABLE_LOCK_TARGETS:
+            checks.append(_mutex_linearizable(time_limit if time_limit is not None else 60.0))
+        return [*checks, _stats]
+    if workload == "election":
+        return [_election, _stats]
     if workload == "cas-register":
-        return [_linearizable(time_limit if time_limit is not None else 300.0)]
+        return [_linearizable(time_limit if time_limit is not None else 300.0), _stats]
     return [_linearizable(time_limit)]

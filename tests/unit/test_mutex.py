@@ -2,40 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from test_mutex_records import (
+    S,
+    by_time,
+    fault,
+    history,
+    holding,
+    lease_events,
+    service_grant,
+    service_lease,
+    write,
+)
 
 from checkers.mutex import check_mutex
 from harness.history import History
-
-S = 1_000_000_000
-TTL = 10.0
-
-
-def history(*events: tuple[float, int, str, str, Any]) -> History:
-    """(time s, process, type, f, value) tuples -> History."""
-    return History.from_events(
-        {"time": int(t * S), "process": p, "type": ty, "f": f, "value": v}
-        for t, p, ty, f, v in events
-    )
-
-
-def lease_events(process: int, lease: int, acks: list[float], lost: float | None = None) -> list:
-    """lease-granted at acks[0], keepalives at the rest (sent 1 ms before), maybe a loss."""
-    out = [{"time": int(acks[0] * S), "sent": int(acks[0] * S) - 1_000_000, "process": process,
-            "event": "lease-granted", "lease": lease, "ttl": TTL, "lock": "lock"}]  # fmt: skip
-    out += [{"time": int(t * S), "sent": int(t * S) - 1_000_000, "process": process,
-             "event": "keepalive", "lease": lease, "ttl": TTL, "lock": "lock"}
-            for t in acks[1:]]  # fmt: skip
-    if lost is not None:
-        out.append({"time": int(lost * S), "process": process, "event": "lease-lost",
-                    "lease": lease, "ttl": TTL, "lock": "lock", "reason": "gone"})  # fmt: skip
-    return out
-
-
-def write(t: float, writer: int, token: int | None, highest: int | None, accepted: bool) -> dict:
-    return {"time": int(t * S), "writer": writer, "resource": "lock", "token": token,
-            "value": f"v{writer}", "accepted": accepted, "highest_before": highest,
-            "unfenced": token is None}  # fmt: skip
 
 
 def paused_holder(fencing: bool) -> tuple[list[dict], History, list[dict]]:
@@ -84,7 +64,11 @@ def test_stale_write_accepted_is_invalid_with_a_plain_explanation() -> None:
     text = s["explanation"]
     assert "token 1" in text and "accepted" in text
     assert "4.000 s later" in text  # the danger window, in words
-    assert text in r.summary
+    # The summary tells it once, in the stale holder's paragraph, with the numbers.
+    (g,) = r.details["overlap_groups"]
+    assert g["summary"] in r.summary and g["summary"] in r.details["violations"]
+    assert "danger window 4.000 s" in g["summary"] and "Handover delay 0.100 s" in g["summary"]
+    assert g["classification"]["cause"] == "unexplained"  # no fault recorded in this history
 
 
 def test_service_granting_over_a_live_lease_is_an_overlap_violation() -> None:
@@ -223,3 +207,138 @@ def test_holders_of_different_locks_do_not_overlap() -> None:
     events = lease_events(1, 11, [0.05]) + lease_events(2, 22, [0.25])
     r = check_mutex([], h, events)
     assert r.valid is True and r.details["overlaps"] == []
+
+
+# --- grouping, the service's own log, and causes ------------------------------------------
+
+
+def stale_holder_and_successors(fencing: bool) -> tuple[list[dict], History, list[dict]]:
+    """Process 1 holds lock (token 1) and is paused 2..20 s; its lease (TTL 10, last ack at
+    1 s) expires at 11 s; processes 2 and 3 then hold it three times (tokens 2..4), each
+    releasing; 1 wakes at 20 s and writes with token 1."""
+    h = history(
+        holding(1, 0.0, 0.1, 1, 11),
+        (0.2, 1, "invoke", "write", "v1"),
+        holding(2, 0.5, 11.1, 2, 22, release=12.0),
+        holding(3, 0.6, 12.1, 3, 33, release=13.0),
+        holding(2, 12.2, 13.1, 4, 44, release=14.0),
+        fault("client-pause", 2.0, 20.0, {"processes": [1]}),
+        (20.01, 1, "ok" if not fencing else "fail", "write", None),
+    )
+    log = [write(11.5, 2, 2, None, True), write(12.5, 3, 3, 2, True), write(13.5, 2, 4, 3, True),
+           write(20.005, 1, 1, 4, not fencing)]  # fmt: skip
+    events = by_time(lease_events(1, 11, [0.05, 1.0], lost=20.02), lease_events(2, 22, [0.6]),
+                     lease_events(3, 33, [0.7]), lease_events(2, 44, [12.3]))  # fmt: skip
+    return log, h, events
+
+
+def test_overlaps_of_one_stale_holder_are_one_entry_with_durations() -> None:
+    r = check_mutex(*stale_holder_and_successors(fencing=True))
+    assert r.valid is True, r.summary
+    assert len(r.details["overlaps"]) == 3  # every pair is still listed, with its duration
+    assert all(o["kind"] == "lease-expired" for o in r.details["overlaps"])
+    assert [o["overlap_s"] for o in r.details["overlaps"]] == [0.9, 0.9, 0.9]
+    # The late write landed after every later holder had released: no overlap at the
+    # resource, though it is still a stale write (a lower token).
+    assert all(o["at_resource"] == [] for o in r.details["overlaps"])
+    (g,) = r.details["overlap_groups"]
+    assert (g["process"], g["later_count"], g["kind"]) == (1, 3, "lease-expired")
+    assert g["taken_over_at"] == 11.1 * S
+    assert g["believed_after_takeover_s"] == 8.92  # 11.1 s to the noticed loss at 20.02 s
+    assert g["both_believed_s"] == 2.7
+    assert "while 3 later holdings happened (processes 2 and 3, tokens 2-4)" in g["summary"]
+    assert g["classification"]["cause"] == "lease-expired-while-paused"
+    assert g["classification"]["expected"] is True
+    assert "rejected by fencing" in g["summary"] and not g["violation"]
+    # One paragraph for the stale holder, not one line per overlapping pair.
+    assert r.summary.count("believed it held") == 1
+
+
+def test_unfenced_stale_holder_paragraph_names_cause_fix_and_numbers() -> None:
+    r = check_mutex(*stale_holder_and_successors(fencing=False))
+    assert r.valid is False
+    (text,) = r.details["violations"]
+    assert text.startswith("Process 1 believed it held lock (token 1) from 0.100 s")
+    assert "lease expired while its holder was paused" in text
+    assert "client process 1 paused (SIGSTOP" in text
+    assert "Handover delay 0.100 s" in text and "danger window 9.005 s" in text
+    assert "Fix: fencing" in text
+
+
+def test_the_services_own_log_gives_exact_grants_and_expiry() -> None:
+    log, h, events = stale_holder_and_successors(fencing=True)
+    service = by_time(
+        service_lease(11, 0.04, [1.0], expired=11.0),  # renewed at 1 s: due at 11 s
+        service_lease(22, 0.59), service_grant(0.05, 11, 1), service_grant(11.01, 22, 2),
+    )  # fmt: skip
+    r = check_mutex(log, h, events, service)
+    assert r.valid is True, r.summary
+    (ho,) = r.details["handovers"]
+    assert (ho["lease_expiry"], ho["lease_expiry_source"]) == (11 * S, "service")
+    assert ho["next_acquired"] == 11.01 * S  # the grant, not the client's ok at 11.1 s
+    assert abs(ho["handover_delay_s"] - 0.01) < 1e-9
+    assert "expired at 11.000 s by the service's own log" in r.summary
+
+
+def test_a_service_that_expires_a_lease_early_is_caught_by_the_clients_acks() -> None:
+    """The service logged an expiry at 10.95 s, but it had acknowledged a renewal sent at
+    0.999 s with a TTL of 10 s: by its own acknowledgement the lease was valid to 10.999 s."""
+    log, h, events = stale_holder_and_successors(fencing=True)
+    service = by_time(service_lease(11, 0.04, [1.0], expired=10.95),
+                      service_grant(10.96, 22, 2))  # fmt: skip
+    r = check_mutex(log, h, events, service)
+    assert r.valid is False
+    (g,) = r.details["overlap_groups"]
+    assert g["kind"] == "lease-valid"
+    # The nemesis paused the holder, but the lease was still valid: not the pause's doing.
+    assert g["classification"]["cause"] == "service-bug"
+
+
+def test_service_log_shows_a_grant_over_a_live_lease() -> None:
+    """No client renewal proves the lease alive at 5 s, but the service's log does."""
+    h = history(holding(1, 0.0, 0.1, 1, 11), holding(2, 0.2, 5.1, 2, 22))
+    events = lease_events(1, 11, [0.05]) + lease_events(2, 22, [0.25])
+    service = by_time(service_lease(11, 0.04, [4.0]), service_lease(22, 0.2),
+                      service_grant(0.05, 11, 1), service_grant(5.0, 22, 2, forced=True))
+    r = check_mutex([], h, events, service)
+    assert r.valid is False
+    (g,) = r.details["overlap_groups"]
+    assert g["kind"] == "lease-valid" and g["classification"]["cause"] == "service-bug"
+    assert "renewed until 14.000 s" in g["summary"]
+    assert g["summary"].startswith("Two holders at once: process 1 believed it held")
+
+
+def test_an_equal_token_from_a_superseded_holder_is_stale_and_blames_the_token() -> None:
+    """Token reuse: 1 and 2 both got token 1. The resource accepts 1's late write (equal is
+    not lower): fencing could not tell them apart, which is the service's fault."""
+    h = history(holding(1, 0.0, 0.1, 1, 11), holding(2, 0.5, 11.1, 1, 22),
+                fault("client-pause", 2.0, 20.0, {"processes": [1]}))  # fmt: skip
+    log = [write(11.5, 2, 1, None, True), write(20.0, 1, 1, 1, True)]
+    events = lease_events(1, 11, [0.05, 1.0]) + lease_events(2, 22, [0.6])
+    r = check_mutex(log, h, events)
+    assert r.valid is False
+    (s,) = r.details["stale_accepted"]
+    assert s["kind"] == "superseded"
+    assert s["classification"]["cause"] == "service-bug"
+    assert "reused or lowered a fencing token" in s["classification"]["label"]
+    (g,) = r.details["overlap_groups"]
+    assert g["classification"]["cause"] == "lease-expired-while-paused"
+    assert g["accepted_because"]["cause"] == "service-bug"
+    assert "Why it got through" in g["summary"] and "every grant must carry" in g["summary"]
+
+
+def test_a_write_that_never_returned_still_counts_at_the_resource() -> None:
+    """Process 1's write never completes (its worker was abandoned); the resource log is
+    what tells that it arrived, late."""
+    h = history(holding(1, 0.0, 0.1, 1, 11), (0.2, 1, "invoke", "write", "v1"),
+                holding(2, 0.5, 11.1, 2, 22))  # fmt: skip
+    log = [write(11.2, 2, 2, None, True), write(15.0, 1, 1, 2, False)]
+    r = check_mutex(log, h, lease_events(1, 11, [0.05, 1.0]) + lease_events(2, 22, [0.6]))
+    assert r.valid is True, r.summary
+    (g,) = r.details["overlap_groups"]
+    assert g["holding"]["ended_by"] == "open" and g["writes_after_takeover"][0]["writer"] == 1
+    (ho,) = r.details["handovers"]
+    assert ho["danger_window_s"] == 4.0 and ho["last_write_arrival"] == 15 * S
+    # At the resource too, the critical sections overlapped: 1's write landed in 2's.
+    (pair,) = r.details["overlaps"]
+    assert pair["at_resource"] == [{"time": 15 * S, "token": 1, "accepted": False}]
