@@ -199,6 +199,13 @@ def cmd_clusters(args: argparse.Namespace, console: Console) -> int:
     return clusters_heal(console)
 
 
+def cmd_suite(args: argparse.Namespace, console: Console) -> int:
+    from harness.suite import run_suite
+
+    return run_suite(Path(args.file), console, only=args.only, out=args.out_dir,
+                     list_only=args.list)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="harness",
@@ -245,6 +252,20 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--html", default=None, help="also write the matrix as an HTML file")
     cp.add_argument("--junit", default=None, help="also write JUnit XML of these runs")
     cp.set_defaults(fn=cmd_compare)
+
+    st = sub.add_parser("suite", help="run a suite file: many runs, each with its expected "
+                        "outcome")
+    st_sub = st.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser,
+                               required=True)
+    sr = st_sub.add_parser("run", help="run a suite (TOML), keep going after failures",
+                           description="Run every run of a suite file in order; write an "
+                                       "index, the comparison matrix and JUnit XML; exit 1 only "
+                                       "when an outcome differs from its expectation.")
+    sr.add_argument("file", help="suite file, e.g. suites/smoke.toml")
+    sr.add_argument("--list", action="store_true", help="list the runs, run nothing")
+    sr.add_argument("--only", default=None, help="only runs whose name matches (glob or part)")
+    sr.add_argument("--out-dir", "-o", default="results", help="results folder")
+    sr.set_defaults(fn=cmd_suite)
 
     im = sub.add_parser("images", help="build the targets' Docker images")
     im_sub = im.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser,

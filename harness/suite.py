@@ -1,0 +1,259 @@
+"""Suites: a TOML file of runs, each with the outcome it should have.
+
+A suite file::
+
+    [suite]
+    name = "smoke"
+    [defaults]            # any `harness run` option, for every run
+    time_limit = 10
+    [[run]]
+    name = "etcd-lock-fenced"
+    target = "etcd"
+    workload = "lock"
+    nemesis = ["client-pause"]
+    fencing = true
+    expect = "valid"      # valid | invalid | unknown
+    [[run]]
+    name = "etcd-lock-unfenced"
+    ...
+    expect = "invalid"
+    violation = "stale-write-accepted"   # optional: which anomaly must be found
+
+``harness suite run FILE`` runs them in order, keeps going after a failure, and writes
+into ``<out>/<suite>/<timestamp>/``: every run's directory, ``index.html``, the comparison
+matrix (``matrix.html``), ``junit.xml`` and ``suite.json``. It exits non-zero only when an
+outcome differs from its expectation.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import time
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from harness.errors import HarnessError
+from harness.options import OptionError, RunOptions
+from harness.store import read_json, write_json
+
+EXPECTATIONS = ("valid", "invalid", "unknown")
+
+
+def verdict_word(valid: Any) -> str:
+    return "valid" if valid is True else "invalid" if valid is False else "unknown"
+
+
+def _checker(results: dict[str, Any], name: str) -> dict[str, Any]:
+    found: dict[str, Any] = results.get("checkers", {}).get(name, {})
+    return found
+
+
+def _invalid(name: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda r: _checker(r, name).get("valid") is False
+
+
+# Named anomalies a suite can require, each a predicate on results.json.
+VIOLATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {
+    "stale-write-accepted": (
+        "the protected resource accepted a write from a holder that had lost the lock",
+        lambda r: bool(_checker(r, "mutex").get("stale_accepted")),
+    ),
+    "stale-write-rejected": (
+        "fencing rejected a stale holder's write",
+        lambda r: bool(_checker(r, "mutex").get("stale_rejected")),
+    ),
+    "two-holders": (
+        "two clients held the lock at once while the earlier lease was still valid",
+        lambda r: any(o.get("kind") == "lease-valid" for o in _checker(r, "mutex").get(
+            "overlaps", [])) or _checker(r, "mutex-linearizability").get("valid") is False,
+    ),
+    "nonlinearizable": ("the history is not linearizable (e.g. a stale read)",
+                        _invalid("linearizability")),
+    "stale-read": ("a read returned a value that had been overwritten",
+                   _invalid("linearizability")),
+    "fencing-violation": ("the service granted a token that did not increase",
+                          _invalid("fencing")),
+    "election-violation": ("two leaders in one epoch, or epochs that did not increase",
+                           _invalid("election")),
+}
+
+
+class SuiteError(HarnessError):
+    """A suite file that cannot be run; the message names the file, run and fix."""
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """One run of a suite: its options and what it should find."""
+
+    name: str
+    options: RunOptions
+    expect: str = "valid"
+    violation: str | None = None
+
+
+@dataclass
+class Outcome:
+    """What one run found, against what it should have."""
+
+    run: SuiteRun
+    valid: Any = None
+    met: bool = False
+    why: str = ""
+    run_dir: str | None = None
+    seconds: float = 0.0
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.run.name, "expect": self.run.expect,
+                "violation": self.run.violation, "valid": self.valid, "met": self.met,
+                "why": self.why, "run_dir": self.run_dir, "seconds": round(self.seconds, 1),
+                "error": self.error}
+
+
+@dataclass
+class Suite:
+    name: str
+    runs: list[SuiteRun] = field(default_factory=list)
+
+
+_FIELDS = {f.name for f in fields(RunOptions)}
+
+
+def load_suite(path: Path) -> Suite:
+    """Parse and validate a suite file; every problem is one line naming the run."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise SuiteError(f"{path}: no such suite file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise SuiteError(f"{path}: not valid TOML ({e})") from None
+    name = str(data.get("suite", {}).get("name", path.stem))
+    defaults = dict(data.get("defaults", {}))
+    suite = Suite(name)
+    seen: set[str] = set()
+    for i, entry in enumerate(data.get("run", []), start=1):
+        entry = dict(entry)
+        run_name = str(entry.pop("name", f"run-{i}"))
+        if run_name in seen:
+            raise SuiteError(f"{path}: two runs are named {run_name!r}; names must be unique")
+        seen.add(run_name)
+        expect = str(entry.pop("expect", "valid"))
+        violation = entry.pop("violation", None)
+        if expect not in EXPECTATIONS:
+            raise SuiteError(f"{path}: run {run_name!r}: expect must be one of "
+                             f"{', '.join(EXPECTATIONS)}, not {expect!r}")
+        if violation is not None and violation not in VIOLATIONS:
+            raise SuiteError(f"{path}: run {run_name!r}: unknown violation {violation!r}; "
+                             f"choose from {', '.join(VIOLATIONS)}")
+        merged = {**defaults, **entry}
+        unknown = sorted(set(merged) - _FIELDS)
+        if unknown:
+            raise SuiteError(f"{path}: run {run_name!r}: unknown option(s) {', '.join(unknown)}"
+                             f"; options are the fields of `harness run` (e.g. time_limit, "
+                             "nemesis, fencing)")
+        if isinstance(merged.get("nemesis"), str):
+            merged["nemesis"] = [x.strip() for x in merged["nemesis"].split(",")]
+        opts = RunOptions(**merged)
+        opts.name = opts.name or f"{name}-{run_name}"
+        try:
+            opts.validate()
+        except OptionError as e:
+            raise SuiteError(f"{path}: run {run_name!r}: {e}") from None
+        suite.runs.append(SuiteRun(run_name, opts, expect, violation))
+    if not suite.runs:
+        raise SuiteError(f"{path}: no [[run]] tables: a suite lists the runs it makes")
+    return suite
+
+
+def judge(run: SuiteRun, results: dict[str, Any]) -> tuple[bool, str]:
+    """Whether a run's results meet its expectation, and why (one sentence)."""
+    word = verdict_word(results.get("valid"))
+    if word != run.expect:
+        return False, f"expected {run.expect}, got {word}"
+    if run.violation is not None:
+        description, found = VIOLATIONS[run.violation]
+        if not found(results):
+            return False, f"{word} as expected, but not because {description}"
+        return True, f"{word}: {description}"
+    return True, f"{word}, as expected"
+
+
+def select(suite: Suite, only: str | None) -> list[SuiteRun]:
+    if not only:
+        return suite.runs
+    return [r for r in suite.runs if fnmatch.fnmatch(r.name, only) or only in r.name]
+
+
+def run_suite(path: Path, console: Console, *, only: str | None = None, out: str = "results",
+              list_only: bool = False) -> int:
+    """Run a suite file; exit 0 when every outcome met its expectation, else 1."""
+    from harness.orchestrate import run_test
+
+    suite = load_suite(path)
+    runs = select(suite, only)
+    if list_only:
+        table = Table("run", "target", "workload", "faults", "expect", title=suite.name)
+        for r in runs:
+            table.add_row(r.name, r.options.target, r.options.workload,
+                          ",".join(r.options.nemesis), r.expect + (f" ({r.violation})"
+                                                                   if r.violation else ""))
+        console.print(table)
+        return 0
+    if not runs:
+        raise SuiteError(f"no run of {path} matches {only!r}; see --list")
+    base = Path(out) / f"suite-{suite.name}" / time.strftime("%Y%m%dT%H%M%S")
+    base.mkdir(parents=True, exist_ok=True)
+    outcomes: list[Outcome] = []
+    for r in runs:
+        console.rule(f"{suite.name}: {r.name} (expect {r.expect})")
+        r.options.out_dir = str(base)
+        started = time.monotonic()
+        o = Outcome(r)
+        try:
+            res = run_test(r.options, console)
+            o.run_dir = str(res.run_dir)
+            results = read_json(res.run_dir / "results.json")
+            o.valid = results.get("valid")
+            o.met, o.why = judge(r, results)
+        except HarnessError as e:
+            o.error, o.why = str(e), f"could not run: {e}"
+        except Exception as e:  # one broken run must not stop the suite
+            o.error, o.why = f"{type(e).__name__}: {e}", f"crashed: {type(e).__name__}: {e}"
+        o.seconds = time.monotonic() - started
+        outcomes.append(o)
+        console.print(f"[{'green' if o.met else 'red'}]{r.name}: {o.why}[/]")
+    _write_outputs(suite, base, outcomes, console)
+    return 0 if all(o.met for o in outcomes) else 1
+
+
+def _write_outputs(suite: Suite, base: Path, outcomes: list[Outcome], console: Console) -> None:
+    from harness.junit import Case, write_junit
+    from harness.report import compare, render_matrix_table, write_index, write_matrix_html
+
+    write_json(base / "suite.json", {"suite": suite.name,
+                                     "outcomes": [o.to_dict() for o in outcomes]})
+    cases = [Case(name=o.run.name, classname=f"suite.{suite.name}", valid=o.met,
+                  expected=True, summary=o.why, time_s=o.seconds,
+                  details=f"run directory: {o.run_dir}") for o in outcomes]
+    write_junit(cases, base / "junit.xml", suite=suite.name)
+    write_index(base)
+    dirs = [Path(o.run_dir) for o in outcomes if o.run_dir]
+    if dirs:
+        matrix = compare(dirs)
+        write_matrix_html(matrix, base / "matrix.html")
+        console.print(render_matrix_table(matrix))
+    table = Table("run", "expected", "found", "met", "s", title=f"suite {suite.name}")
+    for o in outcomes:
+        table.add_row(o.run.name, o.run.expect + (f" ({o.run.violation})" if o.run.violation
+                                                  else ""),
+                      verdict_word(o.valid) if o.error is None else "error",
+                      "[green]yes[/]" if o.met else f"[red]no[/] {o.why}", f"{o.seconds:.0f}")
+    console.print(table)
+    console.print(f"suite results in {base} (index.html, matrix.html, junit.xml)")

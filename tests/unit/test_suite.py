@@ -1,0 +1,76 @@
+"""Suite files: parsing, one-line errors, and judging outcomes against expectations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.suite import SuiteError, SuiteRun, judge, load_suite, select
+
+GOOD = """
+[suite]
+name = "t"
+[defaults]
+time_limit = 5
+[[run]]
+name = "fenced"
+fencing = true
+[[run]]
+name = "unfenced"
+fencing = false
+nemesis = "client-pause"
+expect = "invalid"
+violation = "stale-write-accepted"
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "s.toml"
+    p.write_text(text)
+    return p
+
+
+def test_runs_get_defaults_and_their_own_options(tmp_path: Path) -> None:
+    suite = load_suite(write(tmp_path, GOOD))
+    assert [r.name for r in suite.runs] == ["fenced", "unfenced"]
+    assert all(r.options.time_limit == 5 for r in suite.runs)
+    assert suite.runs[1].options.fencing is False
+    assert suite.runs[1].options.nemesis == ["client-pause"]
+    assert suite.runs[0].options.name == "t-fenced"
+    assert [r.name for r in select(suite, "unf*")] == ["unfenced"]
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("[[run]]\nname='a'\nexpect='maybe'", "expect must be one of"),
+        ("[[run]]\nname='a'\ncolour='red'", "unknown option(s) colour"),
+        ("[[run]]\nname='a'\nviolation='gremlins'", "unknown violation"),
+        ("[[run]]\nname='a'\n[[run]]\nname='a'", "two runs are named"),
+        ("[[run]]\nname='a'\nworkload='queue'", "unknown workload"),
+        ("[suite]\nname='empty'", "no [[run]] tables"),
+        ("[[run]\n", "not valid TOML"),
+    ],
+)
+def test_bad_suites_are_one_line(tmp_path: Path, text: str, needle: str) -> None:
+    with pytest.raises(SuiteError, match=None) as e:
+        load_suite(write(tmp_path, text))
+    assert needle in str(e.value) and "\n" not in str(e.value)
+
+
+def test_judging_needs_the_named_violation_not_just_the_verdict(tmp_path: Path) -> None:
+    run = load_suite(write(tmp_path, GOOD)).runs[1]
+    invalid_other = {"valid": False, "checkers": {"mutex": {"valid": False, "stale_accepted": []}}}
+    met, why = judge(run, invalid_other)
+    assert not met and "not because" in why
+    invalid_stale = {"valid": False, "checkers": {"mutex": {"valid": False,
+                                                           "stale_accepted": [{"x": 1}]}}}
+    assert judge(run, invalid_stale)[0]
+    assert not judge(run, {"valid": True, "checkers": {}})[0]
+
+
+def test_unknown_never_meets_a_valid_expectation(tmp_path: Path) -> None:
+    run: SuiteRun = load_suite(write(tmp_path, GOOD)).runs[0]
+    assert judge(run, {"valid": True})[0]
+    assert not judge(run, {"valid": "unknown"})[0]
