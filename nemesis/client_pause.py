@@ -26,8 +26,9 @@ STOP = "stop-client-pause"
 class ClientPause:
     """Freezes and thaws client worker processes."""
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0, holder_wait: float = 5.0) -> None:
         self._rng = random.Random(seed)
+        self.holder_wait = holder_wait
         self._view: RunView | None = None
         self._paused: dict[int, int] = {}  # process -> pid
 
@@ -52,9 +53,17 @@ class ClientPause:
         if isinstance(target, int):
             return {target: pids[target]} if target in pids else {}
         if target in (None, "holder"):
-            for p in self._view.lock_holders():
-                if p in pids:
-                    return {p: pids[p]}
+            # Between a release and the next grant nobody holds the lock: wait for the
+            # next holder rather than freeze a client that is only waiting to acquire.
+            deadline = time.monotonic() + self.holder_wait
+            while True:
+                pids = self._view.client_pids()
+                for p in self._view.lock_holders():
+                    if p in pids:
+                        return {p: pids[p]}
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(0.005)
         p = self._rng.choice(sorted(pids))
         return {p: pids[p]}
 

@@ -1,0 +1,282 @@
+"""Why a violation happened, from what the run recorded.
+
+Every takeover (a holding granted to one process while another still believed it held the
+same lock or leadership) and every fencing-number anomaly gets one cause:
+
+- ``lease-expired-while-paused``: the earlier holder's lease expired while the holder was
+  paused or cut off (a client pause, a paused server node, a partition), so it could not
+  renew. Expected of any lease-based lock; what it does to the resource is for fencing to
+  stop. The fix is fencing.
+- ``service-bug``: the service granted the lock while the previous lease was still valid
+  by its own account (or reused or lowered a fencing number), with no fault to explain it.
+- ``clock-jump``: a node's clock jumped during the holding; a lock whose safety depends on
+  clocks (Redlock) is then unsafe.
+- ``crash-lost-state``: a node crashed during the holding and came back without the lock
+  state (a Redis restart without fsync, a sim restart).
+- ``unexplained``: none of the above fits the records.
+
+One more cause is not the lock service's: ``resource-bug``, the protected resource
+accepted a token lower than one it had accepted before (its fencing rule failed).
+
+Evidence, strongest first: the service's own lease log (exact expiries), the client's
+keepalive acknowledgements (a renewal sent at ``s`` keeps the lease valid until at least
+``s + ttl``), and the fault windows of the nemesis operations (``checkers.windows``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from checkers.holdings import Holding
+from checkers.leases import LeaseFacts
+from checkers.windows import (
+    CLIENT_PAUSE,
+    CLOCK,
+    KILL,
+    NODE_PAUSE,
+    PARTITION,
+    FaultWindow,
+    first_overlapping,
+    of_kind,
+)
+from checkers.words import NS, article, secs
+
+PAUSED: Final = "lease-expired-while-paused"
+SERVICE_BUG: Final = "service-bug"
+CLOCK_JUMP: Final = "clock-jump"
+CRASH: Final = "crash-lost-state"
+UNEXPLAINED: Final = "unexplained"
+RESOURCE_BUG: Final = "resource-bug"
+
+LeaseKind = Literal["lease-valid", "lease-expired", "lease-unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """What a cause means to a reader: its label, whether it is expected, the fix."""
+
+    label: str
+    expected: bool
+    fix: str
+
+
+CAUSES: Final[dict[str, Cause]] = {
+    PAUSED: Cause(
+        "lease expired while its holder was paused", True,
+        "fencing: the protected resource must reject writes whose token is lower than the "
+        "highest it has accepted (without it, this is what any lease-based lock does)",
+    ),
+    SERVICE_BUG: Cause(
+        "the service granted the lock while the previous lease was still valid by its own "
+        "account", False,
+        "a bug in the coordination service: it must not grant a lock before the previous "
+        "holder's lease has expired or been released",
+    ),
+    CLOCK_JUMP: Cause(
+        "a node's clock jumped", False,
+        "a clock-assumption violation (the Redlock case): do not let lock safety depend on "
+        "clocks; use a consensus-based lock service and fencing tokens",
+    ),
+    CRASH: Cause(
+        "a node lost the lock state in a crash", False,
+        "persist the lock state before acknowledging it (fsync), or use a replicated "
+        "consensus service; fencing tokens limit the damage",
+    ),
+    UNEXPLAINED: Cause(
+        "unexplained", False,
+        "no recorded fault explains it: read the timeline around it and the service's logs",
+    ),
+    RESOURCE_BUG: Cause(
+        "the protected resource accepted a token lower than one it had accepted", False,
+        "the resource must compare each write's token with the highest it has accepted and "
+        "refuse lower ones",
+    ),
+}  # fmt: skip
+
+NUMBER_BUG_LABEL: Final = "the service reused or lowered a fencing {number}"
+NUMBER_BUG_FIX: Final = (
+    "a bug in the coordination service: every grant must carry {a_number} higher than any "
+    "granted before, or fencing cannot tell a stale holder from the current one"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    """A cause, the evidence that supports it (a clause, no final period), the fault
+    window involved if any, and the label and fix a reader sees (the cause's by default).
+    Build with ``Classification.of``."""
+
+    cause: str
+    evidence: str
+    fault: FaultWindow | None
+    label: str
+    fix: str
+
+    @classmethod
+    def of(
+        cls, cause: str, evidence: str, fault: FaultWindow | None = None, *,
+        label: str | None = None, fix: str | None = None,
+    ) -> Classification:  # fmt: skip
+        meaning = CAUSES[cause]
+        return cls(cause, evidence, fault, label or meaning.label, fix or meaning.fix)
+
+    @property
+    def expected(self) -> bool:
+        return CAUSES[self.cause].expected
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"cause": self.cause, "label": self.label,
+                             "expected": self.expected, "evidence": self.evidence,
+                             "fix": self.fix}  # fmt: skip
+        if self.fault is not None:
+            d["fault"] = self.fault.to_dict()
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class Takeover:
+    """How the earlier holder's lease stood when the lock went to someone else, and why."""
+
+    kind: LeaseKind
+    classification: Classification
+
+
+def lease_kind(facts: LeaseFacts | None, at: int) -> LeaseKind:
+    """The three-way split: ``lease-valid`` when the service's log or an acknowledged
+    renewal proves the lease alive at ``at``; ``lease-expired`` when the service logged
+    its end, or when renewals were acknowledged but none proves it alive; else unknown."""
+    if facts is None:
+        return "lease-unknown"
+    alive = facts.service_alive(at)
+    if alive or facts.certainly_alive(at):
+        return "lease-valid"
+    if alive is False or facts.acks:
+        return "lease-expired"
+    return "lease-unknown"
+
+
+def classify_takeover(
+    earlier: Holding, facts: LeaseFacts | None, at: int, windows: Sequence[FaultWindow]
+) -> Takeover:
+    """Why ``earlier``'s holder lost its holding to a grant at ``at`` without letting go."""
+    kind = lease_kind(facts, at)
+    began = earlier.taken
+    ack = facts.last_ack_before(at) if facts is not None else None
+    quiet = ack[1] if ack is not None else began  # the holder's last sign of life
+    clock = _clock_jump(windows, began, at)
+    crash = first_overlapping(windows, began, at, (KILL,))
+    if kind == "lease-valid":
+        assert facts is not None
+        if clock is not None:
+            return Takeover(kind, _clock(clock))
+        if crash is not None:
+            return Takeover(kind, _crash(crash))
+        return Takeover(kind, Classification.of(SERVICE_BUG, _still_valid(facts, at)))
+    # A pause or partition explains the expiry only if it began before the lease ran out.
+    expiry = facts.best_expiry(before=at)[0] if facts is not None else None
+    until = at if expiry is None else max(quiet, min(at, expiry))
+    paused = first_overlapping(windows, quiet, until, (CLIENT_PAUSE,), earlier.process)
+    cut_off = first_overlapping(windows, quiet, until, (NODE_PAUSE, PARTITION))
+    expired = _expired_words(facts, at)
+    if paused is not None or cut_off is not None:
+        w = paused if paused is not None else cut_off
+        assert w is not None
+        how = "could not renew its lease" if paused is not None else "was cut off from the service"
+        evidence = f"{w.describe()}, so process {earlier.process} {how}; {expired}"
+        return Takeover(kind, Classification.of(PAUSED, evidence, w))
+    if clock is not None:
+        return Takeover(kind, _clock(clock))
+    if crash is not None:
+        return Takeover(kind, _crash(crash))
+    return Takeover(kind, Classification.of(UNEXPLAINED, (
+        f"{expired}, but no recorded fault explains why process {earlier.process} stopped "
+        f"renewing after {secs(quiet)}"
+    )))  # fmt: skip
+
+
+def classify_number(
+    number: str, earlier: int, later: int, windows: Sequence[FaultWindow]
+) -> Classification:
+    """Why a grant at ``later`` reused or lowered the fencing ``number`` of a grant at
+    ``earlier``: a crash that reset the service's counter, else a service bug."""
+    crash = first_overlapping(windows, earlier, later, (KILL,))
+    if crash is not None:
+        c = _crash(crash)
+        return Classification.of(CRASH, f"{c.evidence}; its {number} counter started over", crash)
+    return Classification.of(
+        SERVICE_BUG,
+        f"no crash or restart happened between the two grants ({secs(earlier)} and "
+        f"{secs(later)}): the service itself handed out {article(number)} that was not higher",
+        label=NUMBER_BUG_LABEL.format(number=number),
+        fix=NUMBER_BUG_FIX.format(a_number=article(number)),
+    )
+
+
+def classify_accepted(
+    kind: str,
+    takeover: Classification,
+    number: str,
+    granted: tuple[int, int],
+    windows: Sequence[FaultWindow],
+) -> Classification:
+    """Why the resource accepted a stale write of ``kind`` (``checkers.overlaps``).
+
+    A lower token accepted, or no token at all, is the takeover's doing (a paused holder
+    and no fencing to stop it). A token *not lower* than the newer holder's means fencing
+    could not tell the two apart: the service reused (or lowered) the number between the
+    writer's grant and its successor's (``granted``), which ``classify_number`` explains."""
+    if kind != "superseded":
+        return takeover
+    c = classify_number(number, granted[0], granted[1], windows)
+    return Classification(
+        c.cause,
+        f"its {number} was not lower than the newer {number}s the resource had seen, so "
+        f"fencing could not tell it from the newer holder's: {c.evidence}",
+        c.fault,
+        c.label,
+        c.fix,
+    )
+
+
+# --- evidence in words -------------------------------------------------------------------
+
+
+def _clock_jump(windows: Sequence[FaultWindow], lo: int, hi: int) -> FaultWindow | None:
+    return next((w for w in of_kind(windows, CLOCK) if w.changes_within(lo, hi)), None)
+
+
+def _clock(w: FaultWindow) -> Classification:
+    return Classification.of(CLOCK_JUMP, f"{w.describe()}: a lease or lock whose validity is "
+                          "measured on that clock ended early", w)  # fmt: skip
+
+
+def _crash(w: FaultWindow) -> Classification:
+    return Classification.of(CRASH, f"{w.describe()}; the node came back without the lock "
+                          "state it had granted", w)  # fmt: skip
+
+
+def _still_valid(facts: LeaseFacts, at: int) -> str:
+    deadline = facts.service_deadline(at)
+    if facts.service_alive(at) and deadline is not None:
+        return (f"by the service's own log the lease had been renewed until {secs(deadline)} "
+                f"and had not expired or been revoked when it granted the lock again at "
+                f"{secs(at)}")  # fmt: skip
+    sent = max(s for s, _ in facts.acks if s <= at)
+    return (f"a renewal sent at {secs(sent)} was acknowledged with a TTL of {facts.ttl:g} s, "
+            f"so the lease was valid until at least {secs(sent + int((facts.ttl or 0) * NS))}, "
+            f"yet the lock was granted again at {secs(at)}")  # fmt: skip
+
+
+def _expired_words(facts: LeaseFacts | None, at: int) -> str:
+    if facts is None or (not facts.acks and not facts.has_service_account):
+        return "no lease events were recorded, so its expiry is not confirmed"
+    expiry, source = facts.best_expiry(before=at)
+    if source == "service":
+        return f"its lease expired at {secs(expiry)} by the service's own log"
+    if expiry is not None:
+        last = expiry - int((facts.ttl or 0) * NS)
+        return (f"its last renewal was acknowledged at {secs(last)}, so its lease expired "
+                f"by about {secs(expiry)}")  # fmt: skip
+    return "its lease was not renewed"

@@ -1,0 +1,81 @@
+"""Election safety: at most one leader per epoch, epochs that only go up, and no deposed
+leader's write accepted.
+
+A leadership is a holding (``campaign`` ok ``{"epoch": n, "lease": id, "name": e}`` to
+``resign`` or a noticed lease loss), so this checker is the mutual-exclusion analysis
+(``checkers.overlaps``, judged by ``checkers.mutex.judge``) in election words, plus the
+epoch rules of ``checkers.fencing`` (an epoch is the leadership's fencing number):
+
+- two leaders elected with the same epoch, or a leader with a lower epoch than one elected
+  before it: a service bug (or a crash that reset the counter);
+- two processes that both believed they led: how long, and why (``checkers.classify``);
+  invalid when the earlier leader's lease was still valid;
+- a deposed leader's write accepted by the resource: invalid.
+
+``details`` has the mutex keys (``overlaps``, ``overlap_groups``, ``stale_accepted``,
+``stale_rejected``, ``handovers``, ``violations``) plus ``epoch_anomalies`` and
+``two_leaders_s`` (per election, the time during which two processes believed they led).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from checkers.fencing import (
+    anomaly_paragraphs,
+    distinct_count,
+    number_anomalies,
+    number_grants,
+)
+from checkers.holdings import ELECTION, service_grants
+from checkers.mutex import judge
+from checkers.overlaps import analyse, both_believed_s
+from checkers.result import CheckResult, worst
+from checkers.windows import FaultWindow, fault_windows
+from checkers.words import plural
+from harness.history import History
+
+NAME = "election"
+
+
+def check_election(
+    resource_log: Iterable[dict[str, Any]],
+    history: History,
+    events: Iterable[dict[str, Any]] = (),
+    service_events: Iterable[dict[str, Any]] = (),
+    windows: Sequence[FaultWindow] | None = None,
+) -> CheckResult:
+    """Judge election safety; see the module docstring."""
+    windows = fault_windows(history) if windows is None else windows
+    service = list(service_events)
+    found = analyse(resource_log, history, events, service, windows, ELECTION)
+    j = judge(found)
+    grants = number_grants(found.held, service_grants(service, ELECTION), found.leases)
+    anomalies = number_anomalies(grants, ELECTION.number, windows)
+    epoch_paragraphs = anomaly_paragraphs(anomalies, ELECTION)
+    valid = worst([j.valid, not anomalies])
+    by_name: dict[Any, list[dict[str, Any]]] = {}
+    for p in found.overlaps:
+        by_name.setdefault(p["first"]["name"], []).append(p)
+    two = {str(n): both_believed_s(ps) for n, ps in by_name.items()}
+    head = j.head
+    if anomalies:
+        reused, lowered = distinct_count(anomalies, "reused"), distinct_count(anomalies, "lowered")
+        if reused:
+            head += (f" Epochs: {plural(reused, 'leader')} got an epoch another leader already "
+                     "had (at most one leader per epoch).")  # fmt: skip
+        if lowered:
+            head += (f" Epochs: {plural(lowered, 'leader')} got a lower epoch than an earlier "
+                     "leader (epochs must increase).")  # fmt: skip
+    elif grants:
+        head += " Epochs: one leader per epoch, each higher than the last."
+    if two:
+        longest = max(v or 0.0 for v in two.values())
+        head += f" Two processes believed they led at once for {longest:.3f} s in all."
+    violations = epoch_paragraphs + j.violations
+    return CheckResult(
+        NAME, valid, "\n\n".join([head, *epoch_paragraphs, *j.paragraphs]),
+        {**j.details, "violations": violations,
+         "epoch_anomalies": [x.to_dict() for x in anomalies], "two_leaders_s": two},
+    )  # fmt: skip

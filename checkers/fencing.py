@@ -1,0 +1,265 @@
+"""Fencing: the numbers a service grants must only go up, and the resource must enforce it.
+
+A fencing token (a lock's ``token``, a leader's ``epoch``) is only worth something if
+
+1. every grant of the same lock carries a number higher than every earlier grant's:
+   a *reused* number lets a stale holder's writes pass as the current holder's, a
+   *lowered* one lets them win and refuses the current holder's;
+2. the protected resource never accepts a number lower than one it has accepted before.
+
+Rule 1 is checked on two sources when present: the clients' take ``ok`` values (a grant
+completed before another was invoked must carry a lower number; two grants to different
+leases must not carry the same one) and the service's own grant log (exact order). Every
+anomaly is classified (``checkers.classify.classify_number``): a crash that reset the
+service's counter, else a service bug. Rule 2 is read from the resource log; with fencing
+switched off on purpose (``options["fencing"]`` False) lower tokens are accepted by design,
+counted, and left for ``checkers.mutex`` to judge by their harm.
+
+A lock that hands out no numbers at all cannot be fenced: the verdict is unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from checkers.classify import CAUSES, RESOURCE_BUG, Classification, classify_number
+from checkers.holdings import (
+    LOCK,
+    Holding,
+    ServiceGrant,
+    Terms,
+    attach_grants,
+    holdings,
+    service_grants,
+)
+from checkers.leases import LeaseFacts, lease_facts
+from checkers.result import UNKNOWN, CheckResult, Validity
+from checkers.windows import FaultWindow, fault_windows
+from checkers.words import article, listing, plural, secs
+from harness.history import History
+from harness.ops import Process
+
+NAME = "fencing"
+Source = Literal["service", "history"]
+
+
+@dataclass(frozen=True, slots=True)
+class NumberGrant:
+    """One grant of a fencing number: from the service's log (``time`` exact, ``invoked``
+    equal to it) or from a client's take (``time`` its ok, ``invoked`` its invocation)."""
+
+    source: Source
+    name: str | None
+    number: int
+    lease: Any
+    process: Process | None
+    time: int
+    invoked: int
+
+    @property
+    def holder(self) -> Any:
+        """Who got it: the lease, or for a lock without lease ids the take itself."""
+        return self.lease if self.lease is not None else (self.process, self.invoked)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"process": self.process, "number": self.number, "lease": self.lease,
+                "time": self.time}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Anomaly:
+    """A grant whose number was not higher than an earlier grant's of the same name."""
+
+    kind: Literal["reused", "lowered"]
+    earlier: NumberGrant
+    later: NumberGrant
+    classification: Classification
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "source": self.later.source, "name": self.later.name,
+                "earlier": self.earlier.to_dict(), "later": self.later.to_dict(),
+                "classification": self.classification.to_dict()}  # fmt: skip
+
+
+def number_grants(
+    held: Iterable[Holding], grants: Iterable[ServiceGrant], leases: dict[Any, LeaseFacts]
+) -> list[NumberGrant]:
+    """The numbered grants of both sources: definite holdings and the service's log."""
+    out = [
+        NumberGrant("history", h.name, h.number, h.lease, h.process, h.start, h.invoked)
+        for h in held if h.start is not None and isinstance(h.number, int)
+    ]  # fmt: skip
+    for g in grants:
+        if isinstance(g.number, int):
+            process = leases[g.lease].process if g.lease in leases else None
+            out.append(NumberGrant("service", g.name, g.number, g.lease, process, g.time, g.time))
+    return out
+
+
+def number_anomalies(
+    grants: Sequence[NumberGrant], number: str, windows: Sequence[FaultWindow]
+) -> list[Anomaly]:
+    """Every grant that reused a number already granted to another lease, or that was
+    lower than a grant completed before it was asked for; per source and name."""
+    out: list[Anomaly] = []
+    parts: dict[tuple[str, Any], list[NumberGrant]] = {}
+    for g in grants:
+        parts.setdefault((g.source, g.name), []).append(g)
+    for part in parts.values():
+        by_time = sorted(part, key=lambda g: g.time)
+        first_of: dict[int, NumberGrant] = {}
+        highest: NumberGrant | None = None  # over grants completed before ``g`` was invoked
+        done = iter(by_time)
+        pending = next(done, None)
+        for g in sorted(part, key=lambda g: (g.invoked, g.time)):
+            while pending is not None and pending.time < g.invoked:
+                if highest is None or pending.number > highest.number:
+                    highest = pending
+                pending = next(done, None)
+            seen = first_of.get(g.number)
+            if seen is not None and seen.holder != g.holder and seen.time <= g.time:
+                out.append(_anomaly("reused", seen, g, number, windows))
+            elif highest is not None and g.number < highest.number:
+                out.append(_anomaly("lowered", highest, g, number, windows))
+            first_of.setdefault(g.number, g)
+    return sorted(out, key=lambda a: a.later.time)
+
+
+def distinct_count(anomalies: Sequence[Anomaly], kind: str | None = None) -> int:
+    """How many grants were anomalous, counting each once though both sources saw it
+    (the larger of the two sources' counts)."""
+    xs = [x for x in anomalies if kind is None or x.kind == kind]
+    return max((sum(x.later.source == s for x in xs) for s in ("service", "history")), default=0)
+
+
+def lower_accepted(writes: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Accepted writes whose token is lower than one the resource accepted before, with
+    that highest token (per resource name, in arrival order)."""
+    highest: dict[Any, int] = {}
+    out = []
+    for w in sorted(writes, key=lambda w: int(w["time"])):
+        token = w.get("token")
+        if not w.get("accepted") or not isinstance(token, int):
+            continue
+        top = highest.get(w.get("resource"))
+        if top is not None and token < top:
+            out.append({"write": w, "highest_accepted": top})
+        else:
+            highest[w.get("resource")] = token if top is None else max(top, token)
+    return out
+
+
+def check_fencing(
+    resource_log: Iterable[dict[str, Any]],
+    history: History,
+    events: Iterable[dict[str, Any]] = (),
+    service_events: Iterable[dict[str, Any]] = (),
+    windows: Sequence[FaultWindow] | None = None,
+    enforced: bool | None = None,
+    terms: Terms = LOCK,
+) -> CheckResult:
+    """Judge both fencing rules; ``enforced`` is the run's ``fencing`` option (None:
+    unknown, taken as on)."""
+    windows = fault_windows(history) if windows is None else windows
+    service = list(service_events)
+    writes = list(resource_log)
+    leases = lease_facts(events, service)
+    held = [h for h in holdings(history, terms) if h.definite]
+    sgrants = service_grants(service, terms)
+    attach_grants(held, sgrants)
+    grants = number_grants(held, sgrants, leases)
+    anomalies = number_anomalies(grants, terms.number, windows)
+    lower = lower_accepted(writes)
+    resource_bad = lower if enforced is not False else []
+    paragraphs = anomaly_paragraphs(anomalies, terms)
+    paragraphs += [_resource_paragraph(x, terms) for x in resource_bad]
+    unfenced = sum(1 for w in writes if w.get("token") is None)
+    n_hist = sum(1 for g in grants if g.source == "history")
+    n_serv = sum(1 for g in grants if g.source == "service")
+
+    valid: Validity
+    if paragraphs:
+        valid = False
+        parts = []
+        if anomalies:
+            n = distinct_count(anomalies)
+            parts.append(f"{plural(n, 'grant')} reused or lowered {article(terms.number)}")
+        if resource_bad:
+            lower_words = plural(len(resource_bad), "lower " + terms.number)
+            parts.append(f"the resource accepted {lower_words} though fencing was on")
+        head = "; ".join(parts) + "."
+        head = head[0].upper() + head[1:]
+    elif not grants:
+        valid = UNKNOWN
+        taken = sum(1 for h in held)
+        head = (f"No grant carried a fencing {terms.number} ({plural(taken, terms.tenure)}): "
+                f"this {terms.thing} cannot be fenced, so fencing proves nothing here.")
+    else:
+        valid = True
+        names = sorted({str(g.name) for g in grants})
+        head = (f"{plural(n_hist, 'grant')} seen by the clients and {n_serv} in the service's "
+                f"own log ({listing(names)}): every {terms.number} was higher than the ones "
+                "granted before it; ")  # fmt: skip
+        if enforced is False:
+            head += (f"fencing was off, so the resource accepted "
+                     f"{plural(len(lower), 'lower ' + terms.number)} by design (the "
+                     "mutual-exclusion result judges the harm).")  # fmt: skip
+        else:
+            head += f"the resource never accepted a lower {terms.number}."
+    return CheckResult(NAME, valid, "\n\n".join([head, *paragraphs]), {
+        "grants": n_hist,
+        "service_grants": n_serv,
+        "anomalies": [a.to_dict() for a in anomalies],
+        "resource": {"enforced": enforced, "lower_accepted": lower, "unfenced_writes": unfenced},
+        "violations": paragraphs,
+    })  # fmt: skip
+
+
+# --- plain language ----------------------------------------------------------------------
+
+
+def anomaly_paragraphs(anomalies: Sequence[Anomaly], terms: Terms) -> list[str]:
+    """One paragraph per name, kind and cause (the first anomaly told in full)."""
+    groups: dict[tuple[Any, str, str], list[Anomaly]] = {}
+    for a in anomalies:
+        groups.setdefault((a.later.name, a.kind, a.classification.cause), []).append(a)
+    out = []
+    for (name, kind, _), group in groups.items():
+        first = min(group, key=lambda a: a.later.time)
+        sources = {a.later.source for a in group}
+        seen = listing(
+            [f"{sum(a.later.source == 'service' for a in group)} in the service's own log"]
+            * ("service" in sources)
+            + [f"{sum(a.later.source == 'history' for a in group)} seen by the clients"]
+            * ("history" in sources)
+        )
+        what = (f"{article(terms.number)} already granted to another {terms.holder}"
+                if kind == "reused" else f"a lower {terms.number} than one granted before")
+        n = max(sum(a.later.source == s for a in group) for s in sources)
+        e, lt, c = first.earlier, first.later, first.classification
+        out.append(
+            f"{name or 'The ' + terms.thing}: {plural(n, 'grant')} carried {what} ({seen}). "
+            f"The first: process {lt.process} got {terms.number} {lt.number} at "
+            f"{secs(lt.time)}, after process {e.process} had got {terms.number} {e.number} "
+            f"at {secs(e.time)}. Cause: {c.label}: {c.evidence}. Fix: {c.fix}."
+        )
+    return out
+
+
+def _resource_paragraph(x: dict[str, Any], terms: Terms) -> str:
+    w = x["write"]
+    c = CAUSES[RESOURCE_BUG]
+    return (f"The resource accepted a write by process {w.get('writer')} to "
+            f"{w.get('resource')!r} with {terms.number} {w.get('token')} at {secs(w['time'])}, "
+            f"after it had accepted {terms.number} {x['highest_accepted']}, though fencing was "
+            f"on. Cause: {c.label}. Fix: {c.fix}.")  # fmt: skip
+
+
+def _anomaly(
+    kind: Literal["reused", "lowered"], earlier: NumberGrant, later: NumberGrant, number: str,
+    windows: Sequence[FaultWindow],
+) -> Anomaly:  # fmt: skip
+    return Anomaly(kind, earlier, later, classify_number(number, earlier.time, later.time,
+                                                         windows))  # fmt: skip

@@ -1,0 +1,171 @@
+"""Holdings: who held which lock (or led which election), when, with which number.
+
+A *holding* is read from the client history: it begins with a take operation (lock
+``acquire``, election ``campaign``) whose ``ok`` value carries the fencing number
+(``token`` or ``epoch``), the ``lease`` and the ``name``; it ends, in the holder's own
+view, at its give operation's invocation (``release``, ``resign``) or at the moment the
+holder noticed its lease lost (``end_at_loss``). A take that ended ``info`` is a
+*possible* holding (``start`` None): it may have been granted, but proves nothing.
+
+When the service keeps its own log (the sim server), ``service_grants`` reads its grants
+(``lock-granted`` with a token, ``leader-elected`` with an epoch): the exact instant each
+was granted, which ``attach_grants`` copies onto the matching holding.
+
+``Terms`` holds the words a report uses for one kind of holding, so that the lock and
+election checkers share their analysis and differ only in vocabulary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from checkers.leases import LeaseFacts
+from harness.history import History, Pair
+from harness.ops import Process
+
+
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """The vocabulary and the operations of one kind of holding."""
+
+    take: tuple[str, ...]
+    give: tuple[str, ...]
+    number: str  # "token" or "epoch"
+    holder: str  # "holder" or "leader"
+    hold: str  # "held" or "led"
+    thing: str  # "lock" or "election": what has a name
+    tenure: str  # "holding" or "leadership": one process's time with it
+    prize: str  # "lock" or "leadership": what is granted and lost
+    service_grant: str  # the service's log event of a grant
+    service_key: str  # the field naming the lock or election in that event
+
+
+LOCK: Final = Terms(("acquire",), ("release",), "token", "holder", "held", "lock", "holding",
+                    "lock", "lock-granted", "lock")  # fmt: skip
+ELECTION: Final = Terms(("campaign",), ("resign",), "epoch", "leader", "led", "election",
+                        "leadership", "leadership", "leader-elected", "election")  # fmt: skip
+EITHER: Final = Terms(("acquire", "campaign"), ("release", "resign"), "token", "holder",
+                      "held", "lock", "holding", "lock", "lock-granted", "lock")  # fmt: skip
+"""Lock words, but reading election operations too (the mutex checker's default)."""
+
+
+@dataclass(slots=True)
+class Holding:
+    """One process's holding, as the client saw it (and the service, when it says)."""
+
+    process: Process
+    invoked: int  # take invocation time
+    start: int | None  # take ok time; None when the take's outcome is unknown
+    number: int | None  # the token or epoch
+    lease: Any
+    name: str | None = None  # the lock or election, when the history says
+    end: int | None = None  # give invocation or noticed loss; None: held to the end
+    ended_by: str = "open"  # released | release-failed | release-unknown | lease-lost | open
+    give: Pair | None = None  # the give operation, when there was one
+    granted: int | None = None  # the service's grant instant, when it logs grants
+
+    @property
+    def definite(self) -> bool:
+        return self.start is not None
+
+    @property
+    def taken(self) -> int:
+        """The best known instant the holding began: the service's grant, else the ok."""
+        if self.granted is not None:
+            return self.granted
+        assert self.start is not None, "only definite holdings have a start"
+        return self.start
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"process": self.process, "name": self.name, "token": self.number,
+                "lease": self.lease, "acquired": self.start, "granted": self.granted,
+                "until": self.end, "ended_by": self.ended_by}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceGrant:
+    """One grant in the service's own log: ``name`` given to ``lease`` with ``number``."""
+
+    time: int
+    name: str | None
+    lease: Any
+    number: int | None
+    forced: bool = False
+
+
+def holdings(history: History, terms: Terms) -> list[Holding]:
+    """Every holding of the client history, definite or possible, in invocation order."""
+    out: list[Holding] = []
+    current: dict[Process, Holding] = {}
+    for pair in history.client_ops().pairs():
+        inv, comp = pair.invoke, pair.completion
+        if inv.f in terms.take:
+            if pair.type == "fail":
+                continue
+            val = comp.value if comp is not None and isinstance(comp.value, dict) else {}
+            asked = inv.value if isinstance(inv.value, dict) else {}
+            number = val.get("token", val.get("epoch"))
+            start = comp.time if pair.type == "ok" and comp is not None else None
+            name = val.get("name", asked.get("name"))
+            h = Holding(inv.process, inv.time, start, number, val.get("lease"), name)
+            out.append(h)
+            current[inv.process] = h
+        elif inv.f in terms.give and inv.process in current:
+            h = current.pop(inv.process)
+            h.end, h.give = inv.time, pair
+            h.ended_by = {"ok": "released", "fail": "release-failed"}.get(
+                pair.type, "release-unknown"
+            )
+    return out
+
+
+def end_at_loss(held: Iterable[Holding], leases: dict[Any, LeaseFacts]) -> None:
+    """Cut each holding at the moment its holder noticed its lease lost."""
+    for h in held:
+        facts = leases.get(h.lease)
+        lost = facts.lost_at if facts is not None else None
+        if h.definite and lost is not None and (h.end is None or lost < h.end):
+            h.end, h.ended_by = lost, "lease-lost"
+
+
+def service_grants(service_events: Iterable[dict[str, Any]], terms: Terms) -> list[ServiceGrant]:
+    """The service's grants of ``terms``' kind, in log order."""
+    return [
+        ServiceGrant(
+            int(e["time"]), e.get(terms.service_key), e.get("lease"), e.get(terms.number),
+            bool(e.get("forced")),
+        )
+        for e in service_events
+        if e.get("event") == terms.service_grant
+    ]
+
+
+def attach_grants(held: Iterable[Holding], grants: Sequence[ServiceGrant]) -> None:
+    """Copy the service's grant instant onto each holding it matches (same lease and
+    name; the first grant to that lease after the take was invoked)."""
+    by_lease: dict[Any, list[ServiceGrant]] = {}
+    for g in grants:
+        by_lease.setdefault(g.lease, []).append(g)
+    for h in held:
+        for g in by_lease.get(h.lease, ()):
+            if g.name in (None, h.name) and g.time >= h.invoked:
+                h.granted = g.time
+                break
+
+
+def holding_at(
+    process: Process, t: int, held: Sequence[Holding], name: str | None = None
+) -> Holding | None:
+    """``process``'s latest holding (of ``name``, when given) begun before ``t``."""
+    mine = [x for x in held if x.process == process and x.invoked <= t
+            and x.name in (None, name)]  # fmt: skip
+    return max(mine, key=lambda x: x.invoked) if mine else None
+
+
+def successors(h: Holding, held: Sequence[Holding]) -> list[Holding]:
+    """Later definite holdings of the same name by other processes, by start."""
+    later = [x for x in held if x.definite and x.process != h.process and x.name == h.name
+             and x.taken > h.taken]  # fmt: skip
+    return sorted(later, key=lambda x: x.taken)

@@ -1,0 +1,151 @@
+"""What a run recorded about each lease: the client's acknowledgements and, when the
+service keeps a log of its own, the service's account.
+
+Two sources, read into one ``LeaseFacts`` per lease id:
+
+- the client events (``workloads.lease``): ``lease-granted`` and ``keepalive`` with the
+  time the request left (``sent``) and the time its answer arrived (``time``), and
+  ``lease-lost`` when the holder noticed the loss;
+- the service's own events (the sim server's ``run_dir/sim/events.jsonl``):
+  ``lease-granted`` / ``lease-renewed`` (the instant it set a new deadline),
+  ``lease-expired`` (with the ``deadline`` that passed) and ``lease-revoked``.
+
+What each source can prove. A renewal sent at ``s`` and acknowledged was processed no
+earlier than ``s``, so the service's deadline was at least ``s + ttl``: the lease was
+*certainly* valid before then, whatever happened next (``certainly_alive``). Its deadline
+was at most ``received + ttl`` if nothing renewed it later. The service's log is exact:
+the lease was alive by its own account from its grant until it logged the lease's end
+(``service_alive``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.ops import Process
+
+_NS = 1_000_000_000
+
+
+@dataclass(slots=True)
+class LeaseFacts:
+    """Everything recorded about one lease."""
+
+    ttl: float | None = None
+    process: Process | None = None
+    acks: list[tuple[int, int]] = field(default_factory=list)  # (sent, received), client
+    lost_at: int | None = None
+    lost_reason: str | None = None
+    renewed: list[int] = field(default_factory=list)  # service: grant and renewal instants
+    ended_at: int | None = None  # service: when it logged the lease's end
+    ended_by: str | None = None  # service: "expired" or "revoked"
+    deadline: int | None = None  # service: the deadline that passed, for "expired"
+
+    @property
+    def has_service_account(self) -> bool:
+        """Whether the service's own log mentions this lease."""
+        return bool(self.renewed) or self.ended_at is not None
+
+    def _ttl_ns(self) -> int | None:
+        return None if self.ttl is None else int(self.ttl * _NS)
+
+    def certainly_alive(self, t: int) -> bool:
+        """True when a renewal sent less than a TTL before ``t`` was acknowledged: the
+        service renewed it no earlier than it was sent, so it was alive at ``t``."""
+        ttl = self._ttl_ns()
+        return ttl is not None and any(sent <= t < sent + ttl for sent, _ in self.acks)
+
+    def last_ack_before(self, t: int) -> tuple[int, int] | None:
+        """The last acknowledged (sent, received) whose answer arrived by ``t``."""
+        acks = [a for a in self.acks if a[1] <= t]
+        return max(acks, key=lambda a: a[1]) if acks else None
+
+    def service_alive(self, t: int) -> bool | None:
+        """Alive at ``t`` by the service's own log (None: the service kept no account)."""
+        if not self.has_service_account:
+            return None
+        began = min(self.renewed, default=self.ended_at)
+        return began is not None and began <= t and (self.ended_at is None or t < self.ended_at)
+
+    def service_deadline(self, t: int) -> int | None:
+        """The deadline the service had set at ``t`` (last grant or renewal + TTL)."""
+        ttl = self._ttl_ns()
+        renewals = [r for r in self.renewed if r <= t]
+        return None if ttl is None or not renewals else max(renewals) + ttl
+
+    def expiry(self, before: int | None = None) -> int | None:
+        """Client estimate of the expiry: last acknowledgement received (by ``before``)
+        plus the TTL, an upper bound on the service's deadline."""
+        ttl = self._ttl_ns()
+        acks = [r for _, r in self.acks if before is None or r <= before]
+        return None if ttl is None or not acks else max(acks) + ttl
+
+    def best_expiry(self, before: int | None = None) -> tuple[int | None, str]:
+        """The expiry (as it stood at ``before``) and where it comes from: the service's
+        logged deadline, or the deadline its log implies (``"service"``), else the client
+        estimate (``"client"``), else ``(None, "none")``."""
+        if self.ended_by == "expired" and self.deadline is not None:
+            return self.deadline, "service"
+        implied = self.service_deadline(before if before is not None else 1 << 62)
+        if implied is not None:
+            return implied, "service"
+        estimate = self.expiry(before)
+        return (estimate, "client") if estimate is not None else (None, "none")
+
+    def end_bounds(self) -> tuple[int, int | None] | None:
+        """When the lease ended, as ``(earliest, latest)`` ns (latest None: not before
+        the end of the run); None when nothing was recorded about it.
+
+        The service's log is exact (an expiry between its deadline and the log line, a
+        revocation at its log line). Without it, an acknowledged lease ended between the
+        last renewal's send time + TTL and its arrival + TTL, unless revoked earlier
+        (which the client does not log: callers bound that by the holder's own ops)."""
+        if self.ended_at is not None:
+            lo = self.deadline if self.ended_by == "expired" and self.deadline else self.ended_at
+            return min(lo, self.ended_at), self.ended_at
+        if self.has_service_account:
+            return (max(self.renewed) + (self._ttl_ns() or 0), None)
+        ttl = self._ttl_ns()
+        if ttl is None or not self.acks:
+            return None
+        return max(s for s, _ in self.acks) + ttl, max(r for _, r in self.acks) + ttl
+
+
+def lease_facts(
+    client_events: Iterable[dict[str, Any]], service_events: Iterable[dict[str, Any]] = ()
+) -> dict[Any, LeaseFacts]:
+    """The facts of every lease mentioned by either source, by lease id."""
+    out: dict[Any, LeaseFacts] = {}
+    for e in client_events:
+        lease = e.get("lease")
+        if lease is None:
+            continue
+        facts = out.setdefault(lease, LeaseFacts())
+        if e.get("ttl") is not None:
+            facts.ttl = float(e["ttl"])
+        facts.process = e.get("process", facts.process)
+        kind = e.get("event")
+        if kind in ("lease-granted", "keepalive"):
+            facts.acks.append((int(e.get("sent", e["time"])), int(e["time"])))
+        elif kind == "lease-lost" and facts.lost_at is None:
+            facts.lost_at, facts.lost_reason = int(e["time"]), e.get("reason")
+    for e in service_events:
+        lease, kind = e.get("lease"), e.get("event")
+        if lease is None or kind not in _SERVICE_LEASE_EVENTS:
+            continue
+        facts = out.setdefault(lease, LeaseFacts())
+        if e.get("ttl") is not None and facts.ttl is None:
+            facts.ttl = float(e["ttl"])
+        if kind in ("lease-granted", "lease-renewed"):
+            facts.renewed.append(int(e["time"]))
+        elif facts.ended_at is None:
+            facts.ended_at = int(e["time"])
+            facts.ended_by = "expired" if kind == "lease-expired" else "revoked"
+            if e.get("deadline") is not None:
+                facts.deadline = int(e["deadline"])
+    return out
+
+
+_SERVICE_LEASE_EVENTS = ("lease-granted", "lease-renewed", "lease-expired", "lease-revoked")

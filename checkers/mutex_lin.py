@@ -1,0 +1,175 @@
+"""Owner-aware mutex linearizability of the clients' acquire/release history, lease-aware.
+
+For targets that claim linearizable locks (etcd, ZooKeeper, Consul, sim), the clients'
+``acquire``/``release`` operations are checked by ``checkers.linearizability`` against the
+``mutex`` model: one holder at a time, only the holder releases.
+
+A lease is part of the lock's contract, and the plain model does not know it. A holder
+frozen past its TTL loses the lock *by design*: the service frees it at the lease's expiry,
+and the next acquire is legal, though the frozen holder never released. Checked as is,
+every correct run with a client pause would be reported non-linearizable. So, honestly:
+**a lost lease is a release at its expiry**. For each holding that did not end in a
+release sent while its lease was surely alive, the history gets a ``release`` by the
+holder whose interval is the window in which the lease ended
+(``checkers.leases.LeaseFacts.end_bounds``: exact from the service's own log when it keeps
+one; else from the last acknowledged keepalive: sent + TTL to received + TTL); the
+holder's own late release, if any, is folded into that window (the lock was freed by
+whichever came first). The search may place the release anywhere in the window, no
+earlier: a service that granted the lock while the lease was still valid (the sim's
+``lock-ignores-lease``) stays non-linearizable, and correct runs with fencing pass.
+
+A holding that ended without a release and without any lease record cannot be placed: if
+the history is then not linearizable, the verdict is unknown, not invalid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from checkers import linearizability
+from checkers.holdings import LOCK, Holding, Terms, holdings
+from checkers.leases import LeaseFacts, lease_facts
+from checkers.result import UNKNOWN, CheckResult, Validity
+from checkers.words import plural
+from harness.history import History, Pair
+from harness.ops import Op
+
+NAME: Final = "mutex-linearizability"
+MODEL: Final = "mutex"
+LINEARIZABLE_LOCK_TARGETS: Final = frozenset({"etcd", "zookeeper", "consul", "sim"})
+"""Targets whose locks claim linearizability; others (Redis, Redlock) do not get this check."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseEnds:
+    """The history to check and how many lease ends were placed, and from what."""
+
+    history: History
+    by_service: int
+    by_keepalives: int
+    unplaced: int
+
+
+def with_lease_ends(
+    history: History,
+    events: Iterable[dict[str, Any]] = (),
+    service_events: Iterable[dict[str, Any]] = (),
+    terms: Terms = LOCK,
+) -> LeaseEnds:
+    """The take/give operations of ``history`` with each lost lease as a release at its
+    end (see the module docstring), keyed by lock name when there are several locks."""
+    leases = lease_facts(events, service_events)
+    everything = holdings(history, terms)
+    ops: list[tuple[int, int, Op]] = []  # (time, tie-break, op)
+    names = {_name(p) for p in history.client_ops().pairs()
+             if p.invoke.f in (*terms.take, *terms.give)}  # fmt: skip
+    keyed = len(names - {None}) > 1
+    drop: set[int] = set()
+    counts = {"service": 0, "keepalives": 0, "unplaced": 0}
+    end = history[-1].time + 1 if len(history) else 1
+    for h in everything:
+        if h.start is None:
+            continue
+        facts = leases.get(h.lease)
+        window = _lease_end(h, facts, everything, end)
+        if window is None:
+            if h.ended_by != "released":
+                counts["unplaced"] += 1
+            continue
+        lo, hi = window
+        if h.give is not None:
+            drop.update(op.index for op in (h.give.invoke, h.give.completion) if op is not None)
+        assert facts is not None
+        counts["service" if facts.has_service_account else "keepalives"] += 1
+        key = h.name if keyed else None
+        value = {"lease_end": True, "lease": h.lease, "name": h.name}
+        ops.append((lo, -1, Op(0, lo, h.process, "invoke", terms.give[0], value, key)))
+        ops.append((hi, 1 << 62, Op(0, hi, h.process, "ok", terms.give[0], value, key)))
+    for pair in history.client_ops().pairs():
+        if pair.invoke.f not in (*terms.take, *terms.give):
+            continue
+        key = _name(pair) if keyed else None
+        for op in (pair.invoke, pair.completion):
+            if op is not None and op.index not in drop:
+                ops.append((op.time, op.index, op.with_(key=key)))
+    ops.sort(key=lambda x: (x[0], x[1]))
+    out = History(op.with_(index=i) for i, (_, _, op) in enumerate(ops))
+    return LeaseEnds(out, counts["service"], counts["keepalives"], counts["unplaced"])
+
+
+def check_mutex_linearizable(
+    history: History,
+    events: Iterable[dict[str, Any]] = (),
+    service_events: Iterable[dict[str, Any]] = (),
+    time_limit: float | None = 60.0,
+) -> CheckResult:
+    """Check the lease-aware acquire/release history against the mutex model."""
+    ends = with_lease_ends(history, events, service_events)
+    r = linearizability.check(ends.history, MODEL, time_limit)
+    placed = ends.by_service + ends.by_keepalives
+    how = (f"with {plural(placed, 'lost or unreleased lease')} each counted as a release "
+           f"when it ended ({ends.by_service} placed by the service's own log, "
+           f"{ends.by_keepalives} by keepalive acknowledgements)")  # fmt: skip
+    details = {
+        **r.details,
+        "lease_ends": placed,
+        "lease_ends_by_service": ends.by_service,
+        "lease_ends_by_keepalives": ends.by_keepalives,
+        "unplaced": ends.unplaced,
+    }
+    valid: Validity = r.valid
+    if r.valid is True:
+        summary = (f"Linearizable as an owner-aware mutex: {details.get('ops', 0)} acquire and "
+                   f"release operations, {how}.")  # fmt: skip
+    elif r.valid is False and ends.unplaced:
+        valid = UNKNOWN
+        summary = (f"Cannot tell: not linearizable as an owner-aware mutex {how}, but "
+                   f"{plural(ends.unplaced, 'holding')} ended without a release and without "
+                   f"any lease record to say when its lease ended. {r.summary}")  # fmt: skip
+        details["reason"] = "lease ends that cannot be placed"
+    elif r.valid is False:
+        why = r.summary.removeprefix("Not linearizable: ")
+        summary = (f"Not linearizable as an owner-aware mutex, even {how}: {why} The lock was "
+                   "granted while another process held it under a lease that had not ended "
+                   "(or a release came from a process that did not hold it).")  # fmt: skip
+    else:
+        summary = r.summary
+    if valid is False:
+        details["violations"] = [summary]
+    return CheckResult(NAME, valid, summary, details)
+
+
+def _lease_end(
+    h: Holding, facts: LeaseFacts | None, everything: Sequence[Holding], end: int
+) -> tuple[int, int] | None:
+    """The window in which ``h``'s hold ended by its lease, or None when it ended by a
+    release sent while the lease was surely alive (or nothing says when it ended)."""
+    bounds = facts.end_bounds() if facts is not None else None
+    if bounds is None:
+        return None
+    lo, latest = bounds
+    hi = end if latest is None else latest
+    give = h.give
+    if give is not None and give.type == "ok" and give.invoke.time < lo:
+        return None  # a clean release: the lease was alive when it was sent
+    if give is not None and give.type == "ok":
+        assert give.completion is not None
+        hi = min(hi, give.completion.time)  # freed by the release or the expiry, first
+    elif give is not None:
+        lo = min(lo, give.invoke.time)  # a failed or unknown release still revokes
+    nxt = min((x.invoked for x in everything if x.process == h.process and x.invoked > h.invoked),
+              default=None)  # fmt: skip
+    assert h.start is not None
+    lo = max(lo, h.start + 1)  # after the acquire's completion, in the holder's own order
+    if nxt is not None:
+        hi = min(hi, nxt - 1)  # before the holder's next acquire
+    return lo, max(hi, lo)
+
+
+def _name(pair: Pair) -> Any:
+    for v in (pair.invoke.value, pair.completion.value if pair.completion else None):
+        if isinstance(v, dict) and v.get("name") is not None:
+            return v["name"]
+    return None

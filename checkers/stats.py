@@ -1,0 +1,145 @@
+"""Statistics of a run's client operations: latency, throughput, availability under faults.
+
+- **latency**: per operation ``f`` and outcome (``ok``, ``fail``, ``info``), the count and
+  the p50, p90, p99 and max of completion minus invocation, in seconds (nearest rank). An
+  operation that never returned has no latency; it is counted under ``open``;
+- **throughput**: completions per 1 s bucket of the run clock (by completion time), split
+  by outcome;
+- **availability**: ``ok`` / completed client operations, for the operations whose interval
+  overlaps each fault window (``checkers.windows``) and for those that overlap none.
+
+The verdict is about what the run can prove, not about speed. A fault window in which no
+client operation succeeded proves nothing about that fault: every other checker would
+pass it vacuously. Such a run is ``unknown`` unless the user accepts it (test options
+``extra.accept_unavailable``: true), which makes it valid with the fact said out loud. A
+run where no client operation completed at all is ``unknown`` too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Final
+
+from checkers.result import UNKNOWN, CheckResult, Validity
+from checkers.windows import FaultWindow, fault_windows
+from checkers.words import NS, listing, plural, seconds, secs
+from harness.history import History, Pair
+
+NAME: Final = "stats"
+QUANTILES: Final = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))
+BUCKET_NS: Final = NS
+
+
+def quantile(sorted_values: Sequence[int], q: float) -> int:
+    """The nearest-rank ``q`` quantile of non-empty sorted values."""
+    rank = max(1, math.ceil(q * len(sorted_values)))
+    return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
+def latencies(pairs: Sequence[Pair]) -> dict[str, dict[str, Any]]:
+    """``{f: {outcome: {"count", "p50", "p90", "p99", "max"}}}`` in seconds; operations
+    that never returned are counted under ``open`` without latencies."""
+    by: dict[str, dict[str, list[int]]] = {}
+    opened: dict[str, int] = {}
+    for p in pairs:
+        if p.completion is None:
+            opened[p.invoke.f] = opened.get(p.invoke.f, 0) + 1
+            continue
+        by.setdefault(p.invoke.f, {}).setdefault(p.completion.type, []).append(
+            p.completion.time - p.invoke.time
+        )
+    out: dict[str, dict[str, Any]] = {}
+    for f in sorted({*by, *opened}):
+        row: dict[str, Any] = {}
+        for outcome, values in sorted(by.get(f, {}).items()):
+            xs = sorted(values)
+            row[outcome] = {"count": len(xs), **{k: seconds(quantile(xs, q)) for k, q in QUANTILES},
+                            "max": seconds(xs[-1])}  # fmt: skip
+        if f in opened:
+            row["open"] = {"count": opened[f]}
+        out[f] = row
+    return out
+
+
+def throughput(pairs: Sequence[Pair], bucket_ns: int = BUCKET_NS) -> list[dict[str, Any]]:
+    """Completions per bucket: ``[{"t": start s, "ok", "fail", "info", "ops_per_s"}]``,
+    every bucket from the run's start to its last completion (empty ones included)."""
+    done = [p.completion for p in pairs if p.completion is not None]
+    if not done:
+        return []
+    last = max(c.time for c in done) // bucket_ns
+    counts = [{"ok": 0, "fail": 0, "info": 0} for _ in range(last + 1)]
+    for c in done:
+        counts[max(0, c.time // bucket_ns)][c.type] += 1
+    return [
+        {"t": seconds(i * bucket_ns), **n, "ops_per_s": round(sum(n.values()) * NS / bucket_ns, 3)}
+        for i, n in enumerate(counts)
+    ]
+
+
+def availability(
+    pairs: Sequence[Pair], windows: Sequence[FaultWindow], run_end: int
+) -> dict[str, Any]:
+    """``{"windows": [window + ok/completed/availability], "outside": {...}}``."""
+    rows = []
+    inside: set[int] = set()
+    for w in windows:
+        end = w.end if w.end is not None else run_end
+        hits = [i for i, p in enumerate(pairs) if p.completion is not None
+                and p.invoke.time <= end and p.completion.time >= w.start]  # fmt: skip
+        inside.update(hits)
+        rows.append({**w.to_dict(), **_ratio([pairs[i] for i in hits])})
+    outside = [p for i, p in enumerate(pairs) if p.completion is not None and i not in inside]
+    return {"windows": rows, "outside": _ratio(outside)}
+
+
+def check_stats(
+    history: History, windows: Sequence[FaultWindow] | None = None, accept_unavailable: bool = False
+) -> CheckResult:
+    """Latency, throughput and availability; unknown when a fault proved nothing."""
+    windows = [w for w in (fault_windows(history) if windows is None else windows) if w.ok]
+    pairs = history.client_ops().pairs()
+    run_end = history[-1].time if len(history) else 0
+    avail = availability(pairs, windows, run_end)
+    silent = [r for r in avail["windows"] if r["ok_ops"] == 0]
+    completed = sum(1 for p in pairs if p.completion is not None)
+    ok = sum(1 for p in pairs if p.type == "ok")
+    parts = [f"{plural(completed, 'client operation')} completed, {ok} ok"]
+    for r in avail["windows"]:
+        until = "the end" if r["end"] is None else secs(r["end"], 1)
+        parts.append(f"{r['kind']} {secs(r['start'], 1)} to {until}: "
+                     f"{_pct(r['availability'])} available")  # fmt: skip
+    parts.append(f"outside faults: {_pct(avail['outside']['availability'])} available")
+    head = "; ".join(parts) + "."
+    valid: Validity = True
+    if completed == 0:
+        valid = UNKNOWN
+        head += " No client operation completed: this run proves nothing."
+    elif silent:
+        which = listing(f"{r['kind']} from {secs(r['start'])}" for r in silent)
+        those = "that fault" if len(silent) == 1 else "those faults"
+        fact = (f" No operation succeeded during {plural(len(silent), 'fault window')} "
+                f"({which}): the run proves nothing about {those}")  # fmt: skip
+        if accept_unavailable:
+            head += fact + ", which the test accepts (extra.accept_unavailable)."
+        else:
+            valid = UNKNOWN
+            head += fact + ". Set extra.accept_unavailable to accept such a run."
+    return CheckResult(NAME, valid, head, {
+        "latency": latencies(pairs),
+        "throughput": throughput(pairs),
+        "availability": avail,
+        "unproven_faults": [{k: r[k] for k in ("kind", "start", "end")} for r in silent],
+        "accept_unavailable": accept_unavailable,
+    })  # fmt: skip
+
+
+def _ratio(pairs: Sequence[Pair]) -> dict[str, Any]:
+    ok = sum(1 for p in pairs if p.type == "ok")
+    return {"ok_ops": ok, "completed_ops": len(pairs),
+            "availability": round(ok / len(pairs), 6) if pairs else None}  # fmt: skip
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.0f}%"
