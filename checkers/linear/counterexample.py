@@ -1,0 +1,273 @@
+"""Counterexamples: why a partition is not linearizable, as data and as sentences.
+
+Built from what the search already found (the deepest configuration, its forced entry
+and the longest partial linearizations), plus one linear pass over the partition's
+entries: producing it never re-runs the search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+from checkers.linear.model import ANY, NOTHING, Call, Model
+from checkers.linear.prepare import INF, Entry, Problem
+from checkers.linear.search import Search, SearchResult
+
+TAIL = 8  # ops of each partial linearization shown in full
+_SCALARS = frozenset({bool, int, float, str})
+
+
+class _View:
+    """The searched entries by search number, built into records only when reported."""
+
+    def __init__(self, problem: Problem, search: Search) -> None:
+        self.problem = problem
+        self.search = search
+        self.model = search.model
+        self.hints = search.hints
+        self._cache: dict[int, Entry] = {}
+
+    def __call__(self, k: int) -> Entry:
+        e = self._cache.get(k)
+        if e is None:
+            e = self._cache[k] = self.problem.entry(self.search.index[k])
+        return e
+
+    def __len__(self) -> int:
+        return len(self.search.index)
+
+    def start(self, k: int) -> int:
+        return self.search.starts[k]
+
+    def end(self, k: int) -> int:
+        return self.search.ends[k]
+
+    def op_index(self, k: int) -> int:
+        return self.problem.invokes[self.search.index[k]].index
+
+
+def counterexample(problem: Problem, search: Search, result: SearchResult) -> dict[str, Any]:
+    """A JSON-able account of an invalid partition: the op that cannot be linearized
+    (``op``), the state before it and the state it ``requires``, the longest partial
+    linearizations (``linearizations``: op indices, the last few ops in full, the state
+    they leave), the ``window`` of concurrent ops around the contradiction, and
+    ``sentences``. Times are in ``time_unit`` (ns, or event positions)."""
+    v = _View(problem, search)
+    model = v.model
+    x = v(result.failed)
+    path, state = result.paths[0] if result.paths else ([], problem.init)
+    hint = v.hints[result.failed]
+    setter = _last_setter(v, path)
+    window = _window(v, result.failed, setter)
+    t = _Times(all(_positional(v(k)) for k in window))
+    data: dict[str, Any] = {
+        "partition": jsonable(problem.label),
+        "op": op_dict(model, x),
+        "state_before": jsonable(state),
+        "state_before_text": _state(model, state),
+        "requires": None if hint.requires is NOTHING else jsonable(hint.requires),
+        "linearizations": [
+            {
+                "length": len(p),
+                "ops": [v.op_index(k) for k in p],
+                "tail": [op_dict(model, v(k)) for k in p[-TAIL:]],
+                "state_after": jsonable(s),
+                "state_after_text": _state(model, s),
+            }
+            for p, s in result.paths
+        ],
+        "window": {
+            "start": min(v(k).invoke.time for k in window),
+            "end": _end_time(x),
+            "ops": [op_dict(model, v(k)) for k in window],
+        },
+        "time_unit": "event" if t.positional else "ns",
+    }
+    data["sentences"] = _sentences(v, result, t)
+    return data
+
+
+def sentences(problem: Problem, search: Search, result: SearchResult) -> list[str]:
+    """Plain sentences saying which op cannot be linearized and why."""
+    v = _View(problem, search)
+    return _sentences(v, result, _Times(_positional(v(result.failed))))
+
+
+def _sentences(v: _View, result: SearchResult, t: _Times) -> list[str]:
+    model = v.model
+    problem = v.problem
+    x = v(result.failed)
+    path, state = result.paths[0] if result.paths else ([], problem.init)
+    where = "" if problem.label is None else f" (key {problem.label!r})"
+    first = (
+        f"Not linearizable{where}: {_who(x)} {_call(model, x.call)} "
+        f"({t.span(x)}) cannot take effect at any point of its interval."
+    )
+    need = v.hints[result.failed].requires
+    if need is NOTHING:
+        return [
+            first,
+            f"The longest legal order of the earlier operations ({len(path)} ops) leaves "
+            f"the state {_state(model, state)}, in which it is illegal, and no "
+            "reordering of the operations concurrent with it helps.",
+        ]
+    why = _why(v, result.failed, need, t)
+    if why is None:
+        why = (
+            f"It needs the state {_state(model, need)}, but no order of the operations "
+            f"concurrent with it leaves that state when it takes effect; the longest legal "
+            f"order ({len(path)} ops) leaves {_state(model, state)}."
+        )
+    return [first, why]
+
+
+def _why(v: _View, failed: int, need: Hashable, t: _Times) -> str | None:
+    """The classic explanation when it applies: the needed state was never produced, or
+    every producer had been overwritten before the failed op began. None otherwise."""
+    model = v.model
+    search = v.search
+    if search.any_mask & ~(1 << failed):
+        return None  # some op's effect is not one known state: no simple story
+    need_sid = search.sid_of.get(need, -2)
+    produced, starts, ends = search.produced, search.starts, search.ends
+    producers = [k for k, p in enumerate(produced) if p == need_sid and k != failed]
+    x_start = starts[failed]
+    if not producers and v.problem.init != need:
+        return (
+            f"It needs the state {_state(model, need)}, but no operation could produce it "
+            f"(the initial state is {_state(model, v.problem.init)})."
+        )
+    if any(ends[k] >= x_start for k in producers):
+        return None  # a producer is concurrent: the explanation is an ordering one
+    last_end = max((ends[k] for k in producers), default=-1)
+    overwriters = [
+        k
+        for k, p in enumerate(produced)
+        if p >= 0 and p != need_sid and last_end < starts[k] and ends[k] < x_start
+    ]
+    if not overwriters:
+        return None
+    w = max(overwriters, key=ends.__getitem__)
+    we = v(w)
+    if not producers:
+        return (
+            f"It needs the state {_state(model, need)}, the initial one, but "
+            f"{_who(we)}'s {_call(model, we.call)} had changed it to "
+            f"{_state(model, search.states[produced[w]])}, completing at "
+            f"{t.at(_end_time(we))}, before it began."
+        )
+    last = v(max(producers, key=ends.__getitem__))
+    what = _call(model, last.call)
+    lead = f"the only {what} ({_who(last)}, completed at {t.at(_end_time(last))})"
+    if len(producers) > 1:
+        lead = f"every {what}, the last by {_who(last)} completing at {t.at(_end_time(last))},"
+    return (
+        f"It needs the state {_state(model, need)}, but {lead} had been overwritten by "
+        f"{_who(we)}'s {_call(model, we.call)}, which completed at {t.at(_end_time(we))}, "
+        "before it began."
+    )
+
+
+def _last_setter(v: _View, path: list[int]) -> int | None:
+    for k in reversed(path):
+        if not v.hints[k].readonly:
+            return k
+    return None
+
+
+def _window(v: _View, failed: int, setter: int | None) -> list[int]:
+    """The entries around the contradiction: the failing one, the last state change
+    before it in the longest partial linearization, and every entry overlapping the
+    interval from the earlier of their invocations to the failing entry's return
+    (uncertain ones only when they could produce the state it needs)."""
+    starts, ends, hints = v.search.starts, v.search.ends, v.hints
+    x_start, x_end = starts[failed], ends[failed]
+    lo = x_start if setter is None else min(x_start, starts[setter])
+    need = hints[failed].requires
+    out = []
+    for k, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        if k in (failed, setter) or (
+            start < x_end
+            and end > lo
+            and (
+                end != INF
+                or start >= lo
+                or (need is not NOTHING and hints[k].produces in (need, ANY))
+            )
+        ):
+            out.append(k)
+    return sorted(out, key=starts.__getitem__)
+
+
+def _positional(e: Entry) -> bool:
+    """Whether times are positions (formats that record only order), not nanoseconds."""
+    c = e.completion
+    return e.invoke.time == e.invoke.index and (c is None or c.time == c.index)
+
+
+def op_dict(model: Model, e: Entry) -> dict[str, Any]:
+    """One operation for reports: who, what, when, how it ended."""
+    comp = e.completion
+    return {
+        "index": e.invoke.index,
+        "process": jsonable(e.invoke.process),
+        "f": e.invoke.f,
+        "value": jsonable(
+            comp.value if comp is not None and comp.value is not None else e.invoke.value
+        ),
+        "call": _call(model, e.call),
+        "type": comp.type if comp is not None else "pending",
+        "certain": e.certain,
+        "invoke_time": e.invoke.time,
+        "complete_time": comp.time if comp is not None else None,
+    }
+
+
+def jsonable(value: Any) -> Any:
+    """A JSON-friendly copy (tuples and sets become lists, sentinels strings)."""
+    if value is None or type(value) in _SCALARS:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((jsonable(v) for v in value), key=repr)
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    return repr(value)
+
+
+def _call(model: Model, call: Call) -> str:
+    describe = getattr(model, "describe_call", None)
+    return describe(call) if describe is not None else f"{call.input!r} -> {call.output!r}"
+
+
+def _state(model: Model, state: Any) -> str:
+    describe = getattr(model, "describe_state", None)
+    return describe(state) if describe is not None else repr(state)
+
+
+def _who(e: Entry) -> str:
+    return f"process {e.invoke.process}"
+
+
+def _end_time(e: Entry) -> int | None:
+    return e.completion.time if e.completion is not None else None
+
+
+class _Times:
+    """Times in words: seconds for our histories, event numbers for order-only formats."""
+
+    def __init__(self, positional: bool) -> None:
+        self.positional = positional
+
+    def at(self, t: int | None) -> str:
+        if t is None:
+            return "never"
+        return f"event {t}" if self.positional else f"t={t / 1e9:.3f} s"
+
+    def span(self, e: Entry) -> str:
+        end = _end_time(e)
+        if end is None:
+            return f"invoked at {self.at(e.invoke.time)}, never completed"
+        return f"invoked at {self.at(e.invoke.time)}, completed at {self.at(end)}"

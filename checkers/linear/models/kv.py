@@ -1,0 +1,86 @@
+"""A key-value store with get, put and append (porcupine's kv model), checked per key.
+
+Each key is a string register starting empty: ``get`` returns it, ``put`` replaces it,
+``append`` adds to its end. A ``fail`` did not happen; an ``info`` put/append may take
+effect at any time after invocation, or never. A get that returned nil reads as ``""``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from checkers.linear.model import ANY, NOTHING, UNKNOWN, Call, Hint, by_key, unknown_op
+from harness.history import History
+from harness.ops import Op
+
+GET = ("get",)
+
+
+@dataclass(frozen=True)
+class KvModel:
+    """One key of a string key-value store (histories are split by key)."""
+
+    name: str = "kv"
+
+    def init(self) -> Hashable:
+        return ""
+
+    def call(self, invoke: Op, completion: Op | None) -> Call | None:
+        f = invoke.f
+        kind = "info" if completion is None else completion.type
+        if f == "get":
+            if kind == "ok":
+                value = completion.value  # type: ignore[union-attr]
+                return Call(GET, value if type(value) is str else _s(value), True)
+            return None if kind == "fail" else Call(GET, UNKNOWN, False)
+        if f == "put" or f == "append":
+            if kind == "fail":
+                return None
+            value = invoke.value
+            return Call((f, value if type(value) is str else _s(value)), None, kind == "ok")
+        raise unknown_op(self.name, invoke, "get, put and append")
+
+    def step(self, state: Any, input: Any, output: Any) -> tuple[bool, Hashable]:
+        f = input[0]
+        if f == "get":
+            return (output is UNKNOWN or state == output), state
+        if f == "put":
+            return True, input[1]
+        return True, state + input[1]
+
+    def partition(self, history: History) -> list[tuple[Any, History]]:
+        return by_key(history)
+
+    def hint(self, call: Call) -> Hint:
+        inp = call.input
+        f = inp[0]  # type: ignore[index]
+        if f == "get":
+            return Hint(True, NOTHING if call.output is UNKNOWN else call.output, NOTHING)
+        if f == "put":
+            return Hint(False, NOTHING, inp[1], blind=True)  # type: ignore[index]
+        return APPEND_HINT
+
+    def reachable(self, state: Any, target: Any) -> bool:
+        """Appends only extend: ``target`` must start with ``state``."""
+        return type(target) is str and target.startswith(state)
+
+    def describe_call(self, call: Call) -> str:
+        inp = call.input
+        if inp[0] == "get":  # type: ignore[index]
+            return "get (unknown result)" if call.output is UNKNOWN else f"get {call.output!r}"
+        return f"{inp[0]} {inp[1]!r}"  # type: ignore[index]
+
+    def describe_state(self, state: Any) -> str:
+        return repr(state)
+
+
+def _s(value: Any) -> str:
+    return value if type(value) is str else "" if value is None else str(value)
+
+
+APPEND_HINT: Final = Hint(False, NOTHING, ANY)
+
+
+KV = KvModel()

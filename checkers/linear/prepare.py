@@ -1,0 +1,141 @@
+"""From a history to search problems: one per partition.
+
+A problem lists its operations as the search sees them: the model's ``Call`` and the
+operation's interval in history order (``start`` is the invocation's index, ``end`` the
+completion's; ``end`` is ``INF`` for an operation of unknown outcome, which may take
+effect at any time after its invocation, or never). Real-time order: ``a`` precedes
+``b`` iff ``a.end < b.start``. Operations are kept as parallel lists (the hot path builds
+no object per operation); ``Problem.entries`` gives them as records for reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any, Final, NamedTuple
+
+from checkers.linear.model import Call, Model
+from harness.history import History, MalformedHistory
+from harness.ops import NEMESIS, Op
+
+INF: Final = 1 << 62
+"""The end of an operation that may take effect at any time after its invocation."""
+
+
+class Entry(NamedTuple):
+    """One operation for reports: the model's reading of it and its interval."""
+
+    invoke: Op
+    completion: Op | None
+    call: Call
+    start: int
+    end: int
+
+    @property
+    def certain(self) -> bool:
+        return self.end != INF
+
+
+@dataclass
+class Problem:
+    """One independent part of a history, as parallel lists: certain operations first,
+    by end, then uncertain ones, by start."""
+
+    label: Any
+    init: Hashable
+    calls: list[Call]
+    starts: list[int]
+    ends: list[int]
+    invokes: list[Op]
+    completions: list[Op | None]
+    n_certain: int
+    dropped: int = 0
+
+    def entry(self, i: int) -> Entry:
+        return Entry(
+            self.invokes[i], self.completions[i], self.calls[i], self.starts[i], self.ends[i]
+        )
+
+    @property
+    def entries(self) -> list[Entry]:
+        return [self.entry(i) for i in range(len(self.calls))]
+
+
+def problems(history: History, model: Model) -> list[Problem]:
+    """The search problems of a history: one per partition the model splits it into.
+    Raises MalformedHistory where the op semantics are broken."""
+    partition = getattr(model, "partition", None)
+    parts = partition(history) if partition is not None else [(None, history)]
+    return [problem(part, model, label) for label, part in parts]
+
+
+def problem(history: History, model: Model, label: Any = None) -> Problem:
+    """The search problem of one partition (nemesis ops are skipped)."""
+    open_: dict[Any, Op] = {}
+    retired: set[Any] = set()
+    call_of = model.call
+    # Certain ops are collected as they complete, hence already in order of end.
+    c_calls: list[Call] = []
+    c_invokes: list[Op] = []
+    c_completions: list[Op | None] = []
+    # Uncertain ones (info) are collected at completion too, then merged with the ones
+    # that never completed and sorted by start.
+    u_ops: list[tuple[int, Op, Op | None, Call]] = []
+    dropped = 0
+    for op in history:
+        p = op.process
+        if p == NEMESIS:
+            continue
+        if op.type == "invoke":
+            if p in open_ or p in retired:
+                _malformed(history)
+            open_[p] = op
+            continue
+        inv = open_.pop(p, None)
+        if inv is None:
+            _malformed(history)
+            continue
+        call = call_of(inv, op)
+        if call is None:
+            dropped += 1
+        elif op.type == "info":
+            retired.add(p)
+            u_ops.append((inv.index, inv, op, _uncertain(call)))
+        elif call[2]:
+            c_calls.append(call)
+            c_invokes.append(inv)
+            c_completions.append(op)
+        else:
+            u_ops.append((inv.index, inv, op, call))
+    for inv in open_.values():
+        call = call_of(inv, None)
+        if call is None:
+            dropped += 1
+        else:
+            u_ops.append((inv.index, inv, None, _uncertain(call)))
+    u_ops.sort(key=_first)
+    n = len(c_calls)
+    return Problem(
+        label,
+        model.init(),
+        c_calls + [u[3] for u in u_ops],
+        [op.index for op in c_invokes] + [u[0] for u in u_ops],
+        [op.index for op in c_completions if op is not None] + [INF] * len(u_ops),
+        c_invokes + [u[1] for u in u_ops],
+        c_completions + [u[2] for u in u_ops],
+        n,
+        dropped,
+    )
+
+
+def _uncertain(call: Call) -> Call:
+    return call._replace(certain=False) if call[2] else call
+
+
+def _first(t: tuple[int, Any, Any, Any]) -> int:
+    return t[0]
+
+
+def _malformed(history: History) -> None:
+    History(op for op in history if op.process != NEMESIS).pairs()  # raises, naming the op
+    raise MalformedHistory("the history breaks the op semantics")

@@ -1,0 +1,124 @@
+"""Running the partitions' searches together, within a time and a memory budget.
+
+Partitions are not checked one after another: one hopeless partition must not hide a
+quick refutation in another (porcupine's kv c50-bad has two keys that do not finish in
+30 s and one refuted in 2 ms). Every active search gets a slice of steps in turn, smallest
+partitions first, and the slices double each round (up to a cap), so a partition refuted
+in ``k`` steps is found after at most about ``2 k`` steps of each other partition. The
+first invalid partition ends the check.
+
+Budgets are honest: when time runs out the unfinished partitions are "unknown"; when the
+memoized configurations of all active searches exceed the memory budget (estimated
+bytes, or a count), the largest search is stopped as "unknown" (and its memory freed)
+and the others go on, since one of them may still prove the history invalid.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import Final
+
+from checkers.linear.search import Search, SearchResult
+
+FIRST_QUOTA: Final = 16
+MAX_QUOTA: Final = 8192
+SKIPPED: Final = "not checked: another partition was already found invalid"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits for one check: a wall-clock deadline (``time.perf_counter`` seconds), and
+    caps on the memoized configurations of the active searches: their estimated bytes
+    (``max_memory``) and their number (``max_configs``)."""
+
+    deadline: float | None = None
+    max_configs: int | None = None
+    max_memory: int | None = None
+
+
+def run_searches(searches: list[Search], budget: Budget) -> list[SearchResult]:
+    """Every search's result; the order of the input."""
+    results: list[SearchResult | None] = [None] * len(searches)
+    gens: dict[int, Generator[int, int, SearchResult]] = {}
+    active = sorted(range(len(searches)), key=lambda i: len(searches[i].index))
+    quota = FIRST_QUOTA
+    deadline = budget.deadline
+    clock = time.perf_counter
+    while active:
+        still: list[int] = []
+        for i in active:
+            gen = gens.get(i)
+            if gen is None:
+                gen = gens[i] = searches[i].run()
+                next(gen)
+            try:
+                gen.send(quota)
+            except StopIteration as stop:
+                result: SearchResult = stop.value
+                results[i] = result
+                searches[i].memo.clear()
+                if result.valid is False:
+                    _stop_all(searches, results, gens, SKIPPED)
+                    return [r for r in results if r is not None]
+                continue
+            still.append(i)
+            if deadline is not None and clock() > deadline:
+                _stop_all(searches, results, gens, "time limit reached before a verdict")
+                return [r for r in results if r is not None]
+        active = still
+        if budget.max_configs is not None or budget.max_memory is not None:
+            active = _enforce_memory(searches, results, gens, active, budget)
+        quota = min(quota * 2, MAX_QUOTA)
+    return [r for r in results if r is not None]
+
+
+def _enforce_memory(
+    searches: list[Search],
+    results: list[SearchResult | None],
+    gens: dict[int, Generator[int, int, SearchResult]],
+    active: list[int],
+    budget: Budget,
+) -> list[int]:
+    max_configs = budget.max_configs
+    max_memory = budget.max_memory
+    while active:
+        configs = sum(searches[i].configs for i in active)
+        memory = sum(searches[i].configs * searches[i].config_bytes for i in active)
+        if max_configs is not None and configs > max_configs:
+            limit = f"{max_configs} memoized configurations"
+        elif max_memory is not None and memory > max_memory:
+            limit = f"about {max_memory >> 20} MiB of memoized configurations"
+        else:
+            break
+        biggest = max(active, key=lambda i: searches[i].configs * searches[i].config_bytes)
+        results[biggest] = searches[biggest].unknown(f"memory limit reached ({limit})")
+        _close(searches, gens, biggest)
+        active = [i for i in active if i != biggest]
+    return active
+
+
+def _stop_all(
+    searches: list[Search],
+    results: list[SearchResult | None],
+    gens: dict[int, Generator[int, int, SearchResult]],
+    reason: str,
+) -> None:
+    for i, s in enumerate(searches):
+        if results[i] is None:
+            results[i] = s.unknown(reason if i in gens else _not_started(reason))
+            _close(searches, gens, i)
+
+
+def _not_started(reason: str) -> str:
+    return reason if reason == SKIPPED else f"{reason} (not started)"
+
+
+def _close(
+    searches: list[Search], gens: dict[int, Generator[int, int, SearchResult]], i: int
+) -> None:
+    gen = gens.pop(i, None)
+    if gen is not None:
+        gen.close()
+    searches[i].memo.clear()

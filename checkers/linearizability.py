@@ -1,0 +1,134 @@
+"""The linearizability checker: is there a legal sequential order of the operations that
+respects real time?
+
+``check(history, model)`` returns a ``CheckResult`` whose ``valid`` is True, False or
+"unknown" (out of time or memory, or a malformed history: never True without proof).
+``explain(result)`` gives its plain sentences. Models are chosen by name from
+``checkers.linear.models.MODELS`` (``register``, ``cas-register``, ``etcd``, ``kv``,
+``mutex``, ``multi-register``) or passed as objects following ``checkers.linear.model``.
+
+How: the model splits the history into independent partitions (by key); each partition
+is searched with Wing & Gong's algorithm, Lowe's memoization and complete reductions
+(``checkers.linear.search``); partitions are interleaved so that any invalid one is found
+quickly, and the first invalid one ends the check (``checkers.linear.schedule``).
+
+``details`` holds: ``valid``, ``model``, ``ops`` (operations searched), ``partitions``,
+``partitions_checked``, ``steps`` (search nodes), ``model_steps`` (distinct model
+transitions computed), ``configs`` (memoized configurations), ``elapsed_s``; ``reason``
+when unknown; ``counterexample`` when invalid (see ``checkers.linear.counterexample``);
+``unknown_partitions`` lists partitions without a verdict.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from dataclasses import replace
+from typing import Any, Final
+
+from checkers.linear.counterexample import counterexample, jsonable
+from checkers.linear.model import Model, ModelError
+from checkers.linear.models import MODELS, get_model
+from checkers.linear.prepare import problems
+from checkers.linear.schedule import SKIPPED, Budget, run_searches
+from checkers.linear.search import Search, SearchResult
+from checkers.result import UNKNOWN, CheckResult, worst
+from harness.history import History, MalformedHistory
+
+__all__ = ["DEFAULT_MAX_MEMORY", "MODELS", "ModelError", "check", "explain"]
+
+CHECKER: Final = "linearizability"
+DEFAULT_MAX_MEMORY: Final = 1 << 30
+"""Bytes of memoized configurations allowed across active searches (estimated)."""
+
+
+def check(
+    history: History,
+    model: str | Model,
+    time_limit: float | None = None,
+    *,
+    max_memory: int | None = DEFAULT_MAX_MEMORY,
+    max_configs: int | None = None,
+) -> CheckResult:
+    """Check a history against a model within ``time_limit`` seconds (None: no limit)
+    and a memory budget for memoized configurations: ``max_memory`` bytes (estimated)
+    and, optionally, ``max_configs`` configurations. Out of either: "unknown".
+
+    Raises ModelError for an unknown model name or an operation the model does not know.
+    The cyclic garbage collector is paused meanwhile: the check makes no reference
+    cycles, and collections would traverse the whole history again and again.
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _check(history, model, time_limit, Budget(None, max_configs, max_memory))
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _check(
+    history: History, model: str | Model, time_limit: float | None, budget: Budget
+) -> CheckResult:
+    started = time.perf_counter()
+    m = get_model(model)
+    if time_limit is not None:
+        budget = replace(budget, deadline=started + time_limit)
+    try:
+        probs = problems(history, m)
+    except MalformedHistory as e:
+        reason = f"malformed history: {e}"
+        bad = {"valid": UNKNOWN, "model": m.name, "reason": reason}
+        return CheckResult(CHECKER, UNKNOWN, f"Unknown: {reason}.", bad)
+    searches = [Search(p, m) for p in probs]
+    results = run_searches(searches, budget)
+    valid = worst(r.valid for r in results)
+    details: dict[str, Any] = {
+        "valid": valid,
+        "model": m.name,
+        "ops": sum(len(s.index) for s in searches),
+        "partitions": len(searches),
+        "partitions_checked": sum(1 for r in results if r.valid != UNKNOWN),
+        "steps": sum(r.steps for r in results),
+        "model_steps": sum(r.model_steps for r in results),
+        "configs": sum(r.configs for r in results),
+    }
+    if valid is False:
+        i = next(i for i, r in enumerate(results) if r.valid is False)
+        details["counterexample"] = counterexample(probs[i], searches[i], results[i])
+    unknown = [
+        {"partition": jsonable(probs[i].label), "reason": r.reason}
+        for i, r in enumerate(results)
+        if r.valid == UNKNOWN and r.reason != SKIPPED
+    ]
+    if unknown:
+        details["unknown_partitions"] = unknown
+        if valid == UNKNOWN:
+            details["reason"] = _reason(unknown, len(searches))
+    details["elapsed_s"] = round(time.perf_counter() - started, 6)
+    return CheckResult(CHECKER, valid, _summary(valid, details, results), details)
+
+
+def explain(result: CheckResult) -> list[str]:
+    """Plain sentences for a result of ``check``."""
+    d = result.details
+    if result.valid is False and "counterexample" in d:
+        return list(d["counterexample"]["sentences"])
+    return [result.summary]
+
+
+def _reason(unknown: list[dict[str, Any]], n: int) -> str:
+    first = unknown[0]["reason"]
+    if n == 1:
+        return str(first)
+    return f"{len(unknown)} of {n} partitions without a verdict: {first}"
+
+
+def _summary(valid: Any, d: dict[str, Any], results: list[SearchResult]) -> str:
+    parts = d["partitions"]
+    where = f" in {parts} partitions" if parts != 1 else ""
+    if valid is True:
+        return f"Linearizable ({d['model']} model): {d['ops']} operations{where}."
+    if valid is False:
+        return str(d["counterexample"]["sentences"][0])
+    return f"Unknown ({d['model']} model): {d.get('reason', 'no verdict')}."

@@ -1,0 +1,246 @@
+"""A small EDN reader, enough for Jepsen histories.
+
+EDN is Clojure's data notation; Jepsen and Knossos write histories in it. This reader
+handles what those files use: maps, vectors, lists, sets, keywords, symbols, strings,
+characters, integers, floats, ``nil``, ``true``/``false``, comments (``;``), discarded
+forms (``#_``), commas as whitespace and tagged literals (``#inst "..."`` reads as the
+tagged value). It is not a general EDN implementation: ratios, big decimals and custom
+readers are read as their nearest Python value or string.
+
+Mapping to Python: keywords become plain strings without the colon (``:read`` is
+``"read"``), vectors and lists become ``list``, sets ``frozenset``, maps ``dict``; a
+collection used as a map key or set element becomes a ``tuple`` so that it is hashable.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterator
+from typing import Any, Final
+
+__all__ = ["EdnError", "dumps", "iter_elements", "loads"]
+
+
+class EdnError(ValueError):
+    """Text that is not EDN; ``line`` is where the reader stopped (1-based)."""
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.reason = message
+        self.line = line
+
+
+_TOKEN: Final = re.compile(
+    r"""
+    (?:[\s,]+|;[^\n]*)*
+    (?:
+      (?P<str>"(?:[^"\\]|\\.)*")
+    | (?P<open>\#\{|[\[({])
+    | (?P<close>[\])}])
+    | (?P<discard>\#_)
+    | (?P<tag>\#[A-Za-z][^\s,\[\](){}"]*)
+    | (?P<char>\\(?:newline|space|tab|return|u[0-9a-fA-F]{4}|.))
+    | (?P<atom>[^\s,\[\](){}";]+)
+    | (?P<end>\Z)
+    )
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+_INT: Final = re.compile(r"[+-]?\d+N?")
+_FLOAT: Final = re.compile(r"[+-]?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?M?")
+_RATIO: Final = re.compile(r"[+-]?\d+/\d+")
+_CHARS: Final = {"newline": "\n", "space": " ", "tab": "\t", "return": "\r"}
+_ESCAPES: Final = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "b": "\b", "f": "\f"}
+_CLOSER: Final = {"[": "]", "(": ")", "{": "}", "#{": "}"}
+
+
+def loads(text: str) -> Any:
+    """The single EDN value in ``text``; raises EdnError if there is not exactly one."""
+    values = list(_values(text, unwrap=False))
+    if not values:
+        raise EdnError("no EDN value found (empty input)", 1)
+    if len(values) > 1:
+        raise EdnError("more than one top-level value; expected exactly one", values[1][1])
+    return values[0][0]
+
+
+def iter_elements(text: str) -> Iterator[tuple[Any, int]]:
+    """Each value with the line it starts on, for the two shapes history files take.
+
+    If the text is one top-level vector or list, its elements are yielded (a Knossos
+    history); otherwise each top-level value is (one map per line, as in ``history.edn``).
+    """
+    return _values(text, unwrap=True)
+
+
+def dumps(value: Any) -> str:
+    """A compact EDN rendering, for messages and for errors read from EDN (a vector error
+    such as ``[:temporarily-unavailable nil]`` is kept as that text)."""
+    if value is None:
+        return "nil"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        if value and re.fullmatch(r"[A-Za-z*+!_?<>=-][\w*+!?<>=./-]*", value):
+            return ":" + value
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{dumps(k)} {dumps(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (set, frozenset)):
+        return "#{" + " ".join(dumps(v) for v in value) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + " ".join(dumps(v) for v in value) + "]"
+    return str(value)
+
+
+class _Lines:
+    """Line numbers of text offsets, computed only when asked (for messages)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._starts: list[int] | None = None
+
+    def __call__(self, pos: int) -> int:
+        if self._starts is None:
+            self._starts = [m.end() for m in re.finditer("\n", self.text)]
+        return bisect_right(self._starts, pos) + 1
+
+
+def _values(text: str, unwrap: bool) -> Iterator[tuple[Any, int]]:
+    """Top-level values with their line; with ``unwrap``, a single top-level vector or list
+    yields its elements instead.
+
+    One regex pass over the text and an explicit stack: no recursion, no per-character
+    Python work. Frames are ``[opener, items, start offset, pending tags/discards]``.
+    """
+    line_of = _Lines(text)
+    stack: list[list[Any]] = []
+    emit_depth = 0  # values completed at this depth are yielded
+    wrapped = False  # the single top-level collection has been seen and closed
+    discard = 0  # pending #_ at the current depth
+    pos = 0
+    match = _TOKEN.match
+    while True:
+        m = match(text, pos)
+        if m is None:
+            pos = len(text) - len(text[pos:].lstrip(" \t\r\n,"))
+            raise EdnError(f"unexpected character {text[pos]!r}", line_of(pos))
+        kind = m.lastgroup or "end"
+        if kind == "end":
+            break
+        start = m.start(kind)
+        pos = m.end()
+        if kind == "tag":
+            continue  # a tagged literal reads as its value
+        if kind == "discard":
+            discard += 1
+            continue
+        tok = m.group(kind)
+        if kind == "open":
+            if unwrap and not stack and emit_depth == 0 and not wrapped and tok in "[(":
+                emit_depth = 1
+            stack.append([tok, [], start, discard])
+            discard = 0
+            continue
+        if kind == "close":
+            if not stack:
+                raise EdnError(f"unexpected {tok!r} with no collection open", line_of(start))
+            opener, items, ostart, discard = stack.pop()
+            if _CLOSER[opener] != tok:
+                raise EdnError(
+                    f"{opener!r} opened on line {line_of(ostart)} closed by {tok!r}",
+                    line_of(start),
+                )
+            if emit_depth == 1 and not stack:
+                wrapped = True
+                emit_depth = -1  # anything after the history vector is an error
+                continue
+            value = _build(opener, items, line_of, ostart)
+            start = ostart
+        elif kind == "str":
+            value = _unescape(tok[1:-1], line_of, start)
+        elif kind == "char":
+            body = tok[1:]
+            value = _CHARS.get(body) or (chr(int(body[1:], 16)) if len(body) == 5 else body)
+        else:
+            value = _atom(tok, line_of, start)
+        if discard:
+            discard -= 1
+            continue
+        if wrapped:
+            raise EdnError("unexpected text after the history vector", line_of(start))
+        if len(stack) == emit_depth:
+            yield value, line_of(start)
+        else:
+            stack[-1][1].append(value)
+    if stack:
+        opener, _, ostart, _ = stack[-1]
+        raise EdnError(f"{opener!r} opened here is never closed", line_of(ostart))
+
+
+def _build(opener: str, items: list[Any], line_of: _Lines, start: int) -> Any:
+    if opener == "{":
+        if len(items) % 2:
+            raise EdnError("a map needs an even number of forms (key value pairs)", line_of(start))
+        keys = [_hashable(k) if isinstance(k, (list, dict)) else k for k in items[::2]]
+        return dict(zip(keys, items[1::2], strict=True))
+    if opener == "#{":
+        return frozenset(_hashable(v) for v in items)
+    return items
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_hashable(v) for v in value)
+    if isinstance(value, dict):
+        return tuple((k, _hashable(v)) for k, v in value.items())
+    return value
+
+
+def _atom(tok: str, line_of: _Lines, pos: int) -> Any:
+    if tok[0] == ":":
+        if len(tok) == 1:
+            raise EdnError("a lone ':' is not a keyword", line_of(pos))
+        return tok[1:]
+    if tok == "nil":
+        return None
+    if tok == "true":
+        return True
+    if tok == "false":
+        return False
+    if _INT.fullmatch(tok):
+        return int(tok.rstrip("N"))
+    if _FLOAT.fullmatch(tok):
+        return float(tok.rstrip("M"))
+    if _RATIO.fullmatch(tok):
+        num, den = tok.split("/")
+        return int(num) / int(den)
+    if tok[0].isdigit():
+        raise EdnError(f"{tok!r} is not a number", line_of(pos))
+    return tok  # a symbol: read as its name
+
+
+def _unescape(body: str, line_of: _Lines, pos: int) -> str:
+    if "\\" not in body:
+        return body
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c != "\\":
+            out.append(c)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt == "u":
+            out.append(chr(int(body[i + 2 : i + 6], 16)))
+            i += 6
+        elif nxt in _ESCAPES:
+            out.append(_ESCAPES[nxt])
+            i += 2
+        else:
+            raise EdnError(f"unknown string escape '\\{nxt}'", line_of(pos))
+    return "".join(out)

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Benchmark the linearizability checker on the reference histories and on big ones.
+
+Per reference file: the time from a read history to a verdict (reading excluded; the
+minimum of --reps runs), the peak memory the check allocates (tracemalloc, one extra
+run), and porcupine's time from MANIFEST.tsv. Then totals per family and the floors:
+
+- all etcd logs in under 36 ms of checking in total (porcupine: 363 ms);
+- kv c50-ok under 80 ms, kv c50-bad under 10 ms.
+
+``--big N[,N...]`` also generates linearizable histories of N operations (``--model``,
+register by default) over ``--keys`` keys (``scripts/gen_history.py``), writes them as
+JSONL, and checks each in a fresh process: check time and the process's peak RSS
+(floor for 1,000,000 ops: under 30 s and 2 GiB), and time per operation, which should
+stay about flat.
+
+    .venv/bin/python scripts/bench_linearizability.py
+    .venv/bin/python scripts/bench_linearizability.py --big 250000,500000,1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gc
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from checkers.linearizability import check  # noqa: E402
+from harness.formats import read_history  # noqa: E402
+
+SHARED = ROOT.parent / "shared" / "histories"
+FLOORS_MS = {"etcd total": 36.0, "porcupine/kv/c50-ok.txt": 80.0, "porcupine/kv/c50-bad.txt": 10.0}
+EXPECTED = {"linearizable": True, "not-linearizable": False}
+
+
+def time_check(history: Any, model: str, reps: int) -> tuple[float, Any]:
+    """The minimum wall time of ``reps`` checks (seconds) and the last result."""
+    best = float("inf")
+    result = None
+    for _ in range(reps):
+        gc.collect()
+        started = time.perf_counter()
+        result = check(history, model, time_limit=120)
+        best = min(best, time.perf_counter() - started)
+    return best, result
+
+
+def peak_kib(history: Any, model: str) -> float:
+    tracemalloc.start()
+    check(history, model, time_limit=120)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak / 1024
+
+
+def references(reps: int, only: str | None) -> bool:
+    with open(SHARED / "MANIFEST.tsv") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    rows = [r for r in rows if r["file"].endswith((".log", ".txt", ".edn"))]
+    if only:
+        rows = [r for r in rows if only in r["file"]]
+    totals: dict[str, list[float]] = {}
+    wrong = 0
+    print(f"{'file':48} {'ops':>5} {'verdict':>8} {'ms':>9} {'porc ms':>9} {'peak KiB':>9}")
+    for r in rows:
+        history, model = read_history(SHARED / r["file"])
+        took, result = time_check(history, model, reps)
+        expected = EXPECTED.get(r["expected_verdict"], True)
+        ok = result.valid is expected
+        wrong += not ok
+        family = "etcd" if "/jepsen/" in r["file"] else r["file"].split("/")[1]
+        porcupine = float(r["porcupine_ms_min"] or "nan")
+        t = totals.setdefault(family, [0.0, 0.0])
+        t[0] += took * 1000
+        t[1] += porcupine if porcupine == porcupine else 0.0
+        mark = "" if ok else "  WRONG"
+        print(
+            f"{r['file']:48} {len(history):5} {result.valid!s:>8} {took * 1000:9.3f} "
+            f"{porcupine:9.3f} {peak_kib(history, model):9.0f}{mark}"
+        )
+    print()
+    for family, (ours, porc) in totals.items():
+        print(f"total {family:14} ours {ours:9.2f} ms   porcupine {porc:9.2f} ms")
+    measured = {f"{k} total": v[0] for k, v in totals.items()}
+    measured.update(_by_file(rows, reps))
+    passed = wrong == 0
+    for name, floor in FLOORS_MS.items():
+        if name in measured:
+            good = measured[name] < floor
+            passed &= good
+            verdict = "ok" if good else "MISSED"
+            print(f"floor {name:28} {measured[name]:8.2f} ms < {floor:5.1f} ms  {verdict}")
+    print(f"verdicts: {len(rows) - wrong}/{len(rows)} as expected")
+    return passed
+
+
+def _by_file(rows: list[dict[str, str]], reps: int) -> dict[str, float]:
+    out = {}
+    for r in rows:
+        if r["file"] in FLOORS_MS:
+            history, model = read_history(SHARED / r["file"])
+            out[r["file"]] = time_check(history, model, reps)[0] * 1000
+    return out
+
+
+def big(sizes: list[int], keys: int, concurrency: int, corrupt: float, model: str) -> bool:
+    passed = True
+    per_op = []
+    for n in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "history.jsonl"
+            subprocess.run(
+                [
+                    sys.executable,
+                    str(ROOT / "scripts" / "gen_history.py"),
+                    str(path),
+                    "--ops",
+                    str(n),
+                    "--keys",
+                    str(keys),
+                    "--concurrency",
+                    str(concurrency),
+                    "--corrupt",
+                    str(corrupt),
+                    "--model",
+                    model,
+                ],
+                check=True,
+            )
+            out = subprocess.run(
+                [sys.executable, __file__, "--check-one", str(path)],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+        m = json.loads(out.stdout.strip().splitlines()[-1])
+        per_op.append(m["check_s"] / n * 1e6)
+        print(
+            f"{n:>9} {model} ops over {keys} keys: read {m['read_s']:.1f} s, "
+            f"check {m['check_s']:.2f} s "
+            f"({per_op[-1]:.2f} us/op), verdict {m['valid']}, peak RSS {m['rss_mib']:.0f} MiB"
+        )
+        if n >= 1_000_000:
+            good = m["check_s"] < 30 and m["rss_mib"] < 2048
+            passed &= good
+            print(f"floor 1M ops: check < 30 s and RSS < 2048 MiB  {'ok' if good else 'MISSED'}")
+    if len(per_op) > 1:
+        print(f"time per op from smallest to largest: x{per_op[-1] / per_op[0]:.2f}")
+    return passed
+
+
+def check_one(path: str) -> None:
+    """Child process: read, check, report JSON (time and peak RSS of this process)."""
+    import resource
+
+    started = time.perf_counter()
+    history, model = read_history(path)
+    read_s = time.perf_counter() - started
+    started = time.perf_counter()
+    result = check(history, model or "kv", time_limit=300)
+    check_s = time.perf_counter() - started
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"read_s": read_s, "check_s": check_s, "rss_mib": rss, "valid": result.valid}))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    ap.add_argument("--reps", type=int, default=7, help="runs per file (the minimum is kept)")
+    ap.add_argument("--only", help="only reference files whose path contains this")
+    ap.add_argument("--big", help="comma-separated op counts of generated histories to check")
+    ap.add_argument("--keys", type=int, default=1000)
+    ap.add_argument("--concurrency", type=int, default=20)
+    ap.add_argument("--corrupt", type=float, default=0.0)
+    ap.add_argument("--model", default="register", help="register or kv")
+    ap.add_argument("--no-references", action="store_true")
+    ap.add_argument("--check-one", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.check_one:
+        check_one(args.check_one)
+        return 0
+    passed = True
+    if not args.no_references:
+        passed &= references(args.reps, args.only)
+    if args.big:
+        sizes = [int(s) for s in args.big.split(",")]
+        passed &= big(sizes, args.keys, args.concurrency, args.corrupt, args.model)
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

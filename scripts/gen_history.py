@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Generate a big history as our JSONL: simulated clients against an atomic object.
+
+Linearizable by construction (see ``checkers.linear.simulate``); ``--corrupt P`` replaces
+a share P of the results with random ones, which usually makes it invalid. A test.json
+naming the model is written beside the history, so ``read_history`` picks the model.
+
+    .venv/bin/python scripts/gen_history.py /tmp/big/history.jsonl --ops 1000000 --keys 1000
+
+(A kv history's gets return whole strings that grow with each append: at a million
+operations the file gets very large; the register model keeps values small.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from checkers.linear.simulate import SIMULATED, iter_simulated
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    ap.add_argument("out", type=Path, help="the history.jsonl to write")
+    ap.add_argument("--ops", type=int, default=1_000_000, help="operations (invocations)")
+    ap.add_argument("--keys", type=int, default=1000)
+    ap.add_argument("--concurrency", type=int, default=20, help="concurrent clients")
+    ap.add_argument(
+        "--model",
+        choices=SIMULATED,
+        default="register",
+        help="register (default: small values) or kv (appended strings grow with the key)",
+    )
+    ap.add_argument("--p-info", type=float, default=0.01, help="share of unknown outcomes")
+    ap.add_argument("--corrupt", type=float, default=0.0, help="share of corrupted results")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    n = 0
+    with open(args.out, "w") as f:
+        for op in iter_simulated(
+            args.model,
+            args.ops,
+            processes=args.concurrency,
+            keys=args.keys,
+            values=5,
+            p_info=args.p_info,
+            corrupt=args.corrupt,
+            seed=args.seed,
+        ):
+            f.write(op.to_json())
+            f.write("\n")
+            n += 1
+    (args.out.parent / "test.json").write_text(json.dumps({"model": args.model}) + "\n")
+    took = time.perf_counter() - started
+    print(f"wrote {n} events to {args.out} in {took:.1f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
