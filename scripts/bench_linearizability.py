@@ -71,7 +71,7 @@ def references(reps: int, only: str | None) -> bool:
         rows = [r for r in rows if only in r["file"]]
     totals: dict[str, list[float]] = {}
     wrong = 0
-    print(f"{'file':48} {'ops':>5} {'verdict':>8} {'ms':>9} {'porc ms':>9} {'peak KiB':>9}")
+    print(f"{'file':48} {'events':>6} {'verdict':>8} {'ms':>9} {'porc ms':>9} {'peak KiB':>9}")
     for r in rows:
         history, model = read_history(SHARED / r["file"])
         took, result = time_check(history, model, reps)
@@ -85,7 +85,7 @@ def references(reps: int, only: str | None) -> bool:
         t[1] += porcupine if porcupine == porcupine else 0.0
         mark = "" if ok else "  WRONG"
         print(
-            f"{r['file']:48} {len(history):5} {result.valid!s:>8} {took * 1000:9.3f} "
+            f"{r['file']:48} {len(history):6} {result.valid!s:>8} {took * 1000:9.3f} "
             f"{porcupine:9.3f} {peak_kib(history, model):9.0f}{mark}"
         )
     print()

@@ -24,6 +24,7 @@ from checkers.linear.search import Search, SearchResult
 
 FIRST_QUOTA: Final = 16
 MAX_QUOTA: Final = 8192
+SLICE_SECONDS: Final = 0.05
 SKIPPED: Final = "not checked: another partition was already found invalid"
 
 
@@ -48,11 +49,13 @@ def run_searches(searches: list[Search], budget: Budget) -> list[SearchResult]:
     clock = time.perf_counter
     while active:
         still: list[int] = []
+        slowest = 0.0
         for i in active:
             gen = gens.get(i)
             if gen is None:
                 gen = gens[i] = searches[i].run()
                 next(gen)
+            started = clock()
             try:
                 gen.send(quota)
             except StopIteration as stop:
@@ -64,13 +67,20 @@ def run_searches(searches: list[Search], budget: Budget) -> list[SearchResult]:
                     return [r for r in results if r is not None]
                 continue
             still.append(i)
-            if deadline is not None and clock() > deadline:
+            now = clock()
+            slowest = max(slowest, now - started)
+            if deadline is not None and now > deadline:
                 _stop_all(searches, results, gens, "time limit reached before a verdict")
                 return [r for r in results if r is not None]
         active = still
         if budget.max_configs is not None or budget.max_memory is not None:
             active = _enforce_memory(searches, results, gens, active, budget)
-        quota = min(quota * 2, MAX_QUOTA)
+        # Slices grow while they stay short, so that deadlines are checked often enough
+        # even where steps are slow (big partitions).
+        if slowest < SLICE_SECONDS:
+            quota = min(quota * 2, MAX_QUOTA)
+        elif slowest > 2 * SLICE_SECONDS:
+            quota = max(quota // 2, FIRST_QUOTA)
     return [r for r in results if r is not None]
 
 
@@ -85,14 +95,14 @@ def _enforce_memory(
     max_memory = budget.max_memory
     while active:
         configs = sum(searches[i].configs for i in active)
-        memory = sum(searches[i].configs * searches[i].config_bytes for i in active)
+        memory = sum(searches[i].memory() for i in active)
         if max_configs is not None and configs > max_configs:
             limit = f"{max_configs} memoized configurations"
         elif max_memory is not None and memory > max_memory:
-            limit = f"about {max_memory >> 20} MiB of memoized configurations"
+            limit = f"about {max_memory >> 20} MiB for the searches"
         else:
             break
-        biggest = max(active, key=lambda i: searches[i].configs * searches[i].config_bytes)
+        biggest = max(active, key=lambda i: searches[i].memory())
         results[biggest] = searches[biggest].unknown(f"memory limit reached ({limit})")
         _close(searches, gens, biggest)
         active = [i for i in active if i != biggest]

@@ -78,88 +78,32 @@ R6. *An uncertain entry is linearized only if something can usefully follow it.*
 Branches are tried in return order (earliest first); that is an ordering, not a
 reduction. The search is a generator so that partitions can be interleaved: it yields
 after each quota of steps and is resumed with the next quota.
+
+Representation (for speed: the hot loop touches only ints, lists and dicts). Sets of
+entries are bitsets (``checkers.linear.bits``); states are interned ints; entries with
+equal input and output share one transition table, filled by calling the model's
+``step`` once per (class, state); hints become masks, so R3 and R5 test a whole set at
+once. The path is a linked list of tuples, kept in O(1) when it is the deepest so far.
+Partitions with more than ``bits.LEAN`` entries run in a lean mode whose memory stays
+linear in their size: frames keep one bitset and are dropped once nothing is left to
+try from them, and candidate masks are computed instead of tabled.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_right
 from collections.abc import Callable, Generator, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from checkers.linear import bits
+from checkers.linear.bits import CandidateMasks, callable_table, mask, unlink
 from checkers.linear.model import ANY, NO_HINT, NOTHING, Call, Hint, Model
 from checkers.linear.prepare import Entry, Problem
 
 Verdict = bool | Literal["unknown"]
 REDUCTIONS: Final = frozenset({"R1", "R2", "R3", "R4", "R5", "R6"})
 """All reductions (on by default); tests switch them off one by one."""
-
-
-def _unlink(path: Any) -> list[int]:
-    """A linked path ``(last, (previous, ... None))`` as a list, first entry first."""
-    out = []
-    while path is not None:
-        out.append(path[0])
-        path = path[1]
-    out.reverse()
-    return out
-
-
-TABLE_BITS: Final = 64 << 20
-"""Below this many bits (8 MiB), the candidates' masks are a table; above, computed."""
-
-
-def _callable_table(starts: list[int], ends: list[int], n_certain: int) -> list[int]:
-    """For each certain entry ``x``: the entries invoked before ``x`` returned."""
-    n = len(starts)
-    by_start = sorted(range(n), key=starts.__getitem__)
-    table: list[int] = []
-    j = 0
-    mask = 0
-    for x in range(n_certain):
-        end = ends[x]
-        while j < n and starts[by_start[j]] < end:
-            mask |= 1 << by_start[j]
-            j += 1
-        table.append(mask)
-    return table
-
-
-class _Callable:
-    """The same masks computed on demand, in memory linear in the partition's size.
-
-    Entries ``0..x`` (certain, returned no later than ``x``) were all invoked before
-    ``x`` returned; of the later certain ones, only those still open then (a few, at
-    the history's concurrency) were, kept as ``spill[x]`` shifted down by ``x + 1``;
-    uncertain entries are in order of invocation, so theirs is a prefix of
-    ``ucount[x]`` entries from ``n_certain`` on.
-    """
-
-    __slots__ = ("n_certain", "spill", "ucount")
-
-    def __init__(self, starts: list[int], ends: list[int], n_certain: int) -> None:
-        self.n_certain = n_certain
-        by_start = sorted(range(n_certain), key=starts.__getitem__)
-        ustarts = starts[n_certain:]
-        self.spill: list[int] = []
-        self.ucount: list[int] = []
-        opened: set[int] = set()
-        j = 0
-        for x in range(n_certain):
-            end = ends[x]
-            while j < n_certain and starts[by_start[j]] < end:
-                opened.add(by_start[j])
-                j += 1
-            opened.discard(x)
-            self.spill.append(sum(1 << (k - x - 1) for k in opened))
-            self.ucount.append(bisect_left(ustarts, end))
-
-    def __getitem__(self, x: int) -> int:
-        return (
-            ((2 << x) - 1)
-            | (self.spill[x] << (x + 1))
-            | (((1 << self.ucount[x]) - 1) << self.n_certain)
-        )
 
 
 @dataclass
@@ -202,11 +146,14 @@ class Search:
         self.steps = 0
         self.memo: dict[tuple[int, int], list[int]] = {}
         self.configs = 0
+        self.stack: list[list[Any]] = []
         self._reachable: Callable[[Any, Any], bool] | None = getattr(model, "reachable", None)
         self._reach: dict[tuple[int, int], bool] = {}
         self._reach_mask: dict[int, int] = {}
+        self.unc_mask = 0
         self._compile(problem, getattr(model, "hint", None), "R1" in reductions)
         # Switching a reduction off costs the hot loop nothing: its masks become empty.
+        self.observe_mask = self.unc_mask if "R6" in reductions else 0
         if "R2" not in reductions:
             self.unc_mask = 0
         if "R3" not in reductions:
@@ -216,7 +163,6 @@ class Search:
             self.lower_same = [0] * len(self.index)
         if "R5" not in reductions:
             self.req_mask = 0
-        self.observe_mask = self.unc_mask if "R6" in reductions else 0
 
     @property
     def entries(self) -> list[Entry]:
@@ -258,78 +204,93 @@ class Search:
         n = len(index)
         class_trans: list[dict[int, int]] = [{} for _ in first]
         trans = [class_trans[c] for c in cids]
-        running = [0] * len(first)
-        rep = [-1] * len(first)  # the first entry of each class
-        lower_same = []
-        for k, c in enumerate(cids):  # R4: entries are in return order
-            m = running[c]
-            lower_same.append(m)
-            if not m:
-                rep[c] = k
-            running[c] = m | (1 << k)
-        cmask = (1 << n_certain) - 1
-        ro_mask = any_mask = exact_mask = req_mask = blind_mask = 0
-        producers: dict[int, int] = {}
-        class_need = []
-        class_produced = []
-        for c, h in enumerate(class_hint):
-            members = running[c]
+        # Per-class facts; masks are built from lists of positions in linear time (a
+        # mask per class or per entry would cost quadratic memory on big partitions).
+        class_need: list[int] = []
+        class_produced: list[int] = []
+        sid_of = self.sid_of
+        for h in class_hint:
             pr = h.produces
             if pr is ANY:
-                any_mask |= members
                 class_produced.append(-2)
             elif pr is NOTHING:
                 class_produced.append(-1)
             else:
-                p = intern(pr)
-                class_produced.append(p)
-                exact_mask |= members
-                producers[p] = producers.get(p, 0) | members
-            if h.readonly:
-                ro_mask |= members
-            if h.blind:
-                blind_mask |= members
-            if h.requires is NOTHING:
+                p = sid_of.get(pr)
+                class_produced.append(intern(pr) if p is None else p)
+            rq = h.requires
+            if rq is NOTHING:
                 class_need.append(-1)
             else:
-                class_need.append(intern(h.requires))
-                req_mask |= members
+                r = sid_of.get(rq)
+                class_need.append(intern(rq) if r is None else r)
+        produced = [class_produced[c] for c in cids]
+        hints = [class_hint[c] for c in cids]
+        rep = [-1] * len(first)  # the first entry of each class
+        member_ends: list[list[int]] = [[] for _ in first]
+        member_ks: list[list[int]] = [[] for _ in first]
+        lower_same: list[Any] = []
+        for k, c in enumerate(cids):  # R4: entries are in return order
+            ks = member_ks[c]
+            es = member_ends[c]
+            start = starts[k]
+            if not ks:
+                rep[c] = k
+                lower_same.append(0)
+            elif es[-1] <= start:
+                lower_same.append(0)  # every earlier member returned before k began
+            else:
+                # Only same-class entries still open when k is invoked can be
+                # candidates together with k: a suffix of the class (ends are sorted).
+                near = ks[bisect_right(es, start) :]
+                lower_same.append((near[0], mask([z - near[0] for z in near])))
+            ks.append(k)
+            es.append(ends[k])
+        blind_class = [h.blind for h in class_hint]
+        ro_class = [h.readonly for h in class_hint]
+        any_mask = mask([k for k, p in enumerate(produced) if p == -2])
+        blind_mask = mask([k for k, c in enumerate(cids) if blind_class[c]])
+        ro_list = [k for k in range(n_certain) if ro_class[cids[k]]]
+        req_mask = mask([k for k in range(n_certain) if class_need[cids[k]] >= 0])
+        positions: dict[int, list[int]] = {}
+        for k, p in enumerate(produced):
+            if p >= 0:
+                positions.setdefault(p, []).append(k)
+        producers = {p: mask(ks) for p, ks in positions.items()}
         need_sid = [class_need[c] for c in cids[:n_certain]]
         need_prod = [producers.get(r, 0) if r >= 0 else 0 for r in need_sid]
-        self.callable: list[int] | _Callable = (
-            _callable_table(starts, ends, n_certain)
-            if n_certain * n < TABLE_BITS
-            else _Callable(starts, ends, n_certain)
+        self.callable: list[int] | CandidateMasks = (
+            callable_table(starts, ends, n_certain)
+            if n_certain * n < bits.TABLE_BITS
+            else CandidateMasks(starts, ends, n_certain)
         )
         self.index = index
         self.starts = starts
         self.ends = ends
         self.calls = calls
-        self.hints = [class_hint[c] for c in cids]
+        self.hints = hints
+        self.cids = cids
         self.dropped = n_in - n
         self.n_certain = n_certain
         self.trans = trans
         self.lower_same = lower_same
-        self.produced = [class_produced[c] for c in cids]
-        self.ro_mask = ro_mask & cmask
-        self.unc_mask = ((1 << n) - 1) ^ cmask
+        self.produced = produced
+        self.ro_mask = mask(ro_list)
+        self.unc_mask = ((1 << n) - 1) ^ ((1 << n_certain) - 1)
         self.any_mask = any_mask
-        self.exact_mask = exact_mask
-        self.req_mask = req_mask & cmask
+        self.req_mask = req_mask
         self.blind_mask = blind_mask
         self.useful: dict[int, int] = {}
-        ro_at: dict[int, int] = {}
-        ro_free = 0
-        for c, h in enumerate(class_hint):
-            if h.readonly and running[c] & cmask:
-                if class_need[c] >= 0:
-                    r = class_need[c]
-                    ro_at[r] = ro_at.get(r, 0) | (running[c] & cmask)
-                else:
-                    ro_free |= running[c] & cmask
-        self.ro_at = ro_at
-        self.ro_free = ro_free
-        self.class_members = running
+        at: dict[int, list[int]] = {}
+        free: list[int] = []
+        for k in ro_list:
+            r = class_need[cids[k]]
+            if r >= 0:
+                at.setdefault(r, []).append(k)
+            else:
+                free.append(k)
+        self.ro_at = {r: mask(ks) for r, ks in at.items()}
+        self.ro_free = mask(free)
         self.class_hint = class_hint
         self.class_need = class_need
         self.class_rep = rep
@@ -379,27 +340,31 @@ class Search:
         step = self._step
         n_certain = self.n_certain
         if len(useful) < 64:
-            cmask = (1 << n_certain) - 1
-            mask = 0
-            for c, members in enumerate(self.class_members):
-                h = self.class_hint[c]
-                if not members or h.blind:
-                    continue
+            if_certain: list[bool] = []
+            if_uncertain: list[bool] = []
+            for c, h in enumerate(self.class_hint):
+                k = self.class_rep[c]
                 need = self.class_need[c]
-                if need >= 0:
-                    if need == sid:
-                        mask |= members
+                if k < 0 or h.blind:
+                    ok = changes = False
+                elif need >= 0:
+                    ok = changes = need == sid
                 elif h.readonly:
-                    mask |= members & cmask
+                    ok, changes = True, False
                 else:
-                    k = self.class_rep[c]
                     t = trans[k].get(sid)
                     if t is None:
                         t = step(k, sid)
-                    if t >= 0:
-                        mask |= members if t != sid else members & cmask
-            useful[sid] = mask
-            return bool(others & mask)
+                    ok, changes = t >= 0, t >= 0 and t != sid
+                if_certain.append(ok)
+                if_uncertain.append(changes)
+            cids = self.cids
+            found = mask(
+                [k for k in range(n_certain) if if_certain[cids[k]]]
+                + [k for k in range(n_certain, len(cids)) if if_uncertain[cids[k]]]
+            )
+            useful[sid] = found
+            return bool(others & found)
         rest = others & ~self.blind_mask
         while rest:
             low = rest & -rest
@@ -435,6 +400,8 @@ class Search:
         cmask = (1 << n_certain) - 1
         configs = 0
         stack: list[list[Any]] = []
+        self.stack = stack
+        lean = len(self.index) > bits.LEAN
         # The current path as a linked list (entry, rest): O(1) to extend, to cut back
         # and to keep a copy of; turned into lists only for the result.
         path: Any = None
@@ -500,7 +467,11 @@ class Search:
                 gbit = rem & -rem
                 need = need_sid[gbit.bit_length() - 1] if rem else sid
                 if need == sid:
-                    stack.append([lin, sid, cand & ~ro_mask, cand, path])
+                    stack.append(
+                        [lin, sid, x, 0, path, None, None]
+                        if lean
+                        else [lin, sid, x, 0, path, cand & ~ro_mask, cand]
+                    )
                 else:
                     g = gbit.bit_length() - 1
                     others = (callable_[g] & ~lin) ^ gbit
@@ -508,7 +479,11 @@ class Search:
                         others & any_mask
                         and (reach.get((sid, need)) or not unreachable(sid, need, others))
                     ):
-                        stack.append([lin, sid, cand & ~ro_mask, cand, path])
+                        stack.append(
+                            [lin, sid, x, 0, path, None, None]
+                            if lean
+                            else [lin, sid, x, 0, path, cand & ~ro_mask, cand]
+                        )
                     else:
                         configs += 1
                         if lst is None:
@@ -518,15 +493,22 @@ class Search:
             # Advance to the next child of the deepest frame that has one.
             while stack:
                 fr = stack[-1]
-                cand = fr[2]
                 sid0 = fr[1]
-                orig = fr[3]
+                orig = fr[6]
+                if orig is None:
+                    # A lean frame keeps one bitset: its candidates are recomputed, and
+                    # those below fr[3] have been tried.
+                    orig = callable_[fr[2]] & ~fr[0]
+                    cand = (orig & ~ro_mask) >> fr[3] << fr[3]
+                else:
+                    cand = fr[5]
                 t = -1
                 while cand:
                     low = cand & -cand
                     cand ^= low
                     y = low.bit_length() - 1
-                    if orig & lower_same[y]:
+                    ls = lower_same[y]
+                    if ls and orig >> ls[0] & ls[1]:
                         continue  # R4
                     t = trans[y].get(sid0)
                     if t is None:
@@ -550,10 +532,18 @@ class Search:
                     else:
                         lst.append(lin0 ^ lc)
                     continue
-                fr[2] = cand
                 path = (y, fr[4])
                 lin = fr[0] | low
                 sid = t
+                if not lean:
+                    fr[5] = cand
+                elif cand:
+                    fr[3] = y + 1
+                else:
+                    # Its last child: nothing left to try from it. Big partitions drop
+                    # such frames (each holds a bitset as long as the partition) and
+                    # lose only their memo record.
+                    stack.pop()
                 break
             else:
                 self.steps = steps
@@ -564,10 +554,10 @@ class Search:
                     configs=configs,
                     failed=self._culprit(
                         best_x,
-                        _unlink(paths[0][0]) if paths else [],
+                        unlink(paths[0][0]) if paths else [],
                         paths[0][1] if paths else self.init_sid,
                     ),
-                    paths=[(_unlink(p), self.states[s]) for p, s in paths],
+                    paths=[(unlink(p), self.states[s]) for p, s in paths],
                 )
             steps += 1
             if steps >= limit:
@@ -597,6 +587,12 @@ class Search:
         if others & self.any_mask and not self._unreachable(sid, need, others):
             return x
         return g
+
+    def memory(self) -> int:
+        """Estimated bytes held by the memo and the stack (bitsets: three per frame, one
+        in a lean one)."""
+        per_frame = 1 if len(self.index) > bits.LEAN else 3
+        return (self.configs + per_frame * len(self.stack)) * self.config_bytes
 
     def unknown(self, reason: str) -> SearchResult:
         """The result when the search is stopped before a verdict."""

@@ -11,12 +11,14 @@ from typing import Any
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from checkers.linear import bits as bits_module
+from checkers.linear.bits import CandidateMasks
 from checkers.linear.brute import brute_check
 from checkers.linear.models import MODELS
 from checkers.linear.plain import plain_check
 from checkers.linear.prepare import problems
 from checkers.linear.schedule import Budget, run_searches
-from checkers.linear.search import REDUCTIONS, Search, _Callable
+from checkers.linear.search import REDUCTIONS, Search
 from checkers.linear.simulate import SIMULATED, simulate
 from checkers.linearizability import check
 from harness.history import History
@@ -105,5 +107,20 @@ def test_computed_candidate_masks_match_the_table(case: tuple[str, History]) -> 
     for p in problems(history, MODELS[model]):
         s = Search(p, MODELS[model])
         if isinstance(s.callable, list):
-            computed = _Callable(s.starts, s.ends, s.n_certain)
+            computed = CandidateMasks(s.starts, s.ends, s.n_certain)
             assert [computed[x] for x in range(s.n_certain)] == s.callable
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories(30, corrupt=True))
+def test_big_partition_mode_agrees_with_plain_wgl(case: tuple[str, History]) -> None:
+    """The mode for big partitions (lean frames, computed masks) on small ones."""
+    model, history = case
+    expected = plain_verdict(history, model)
+    assume(expected != "unknown")
+    saved = bits_module.LEAN, bits_module.TABLE_BITS
+    bits_module.LEAN, bits_module.TABLE_BITS = 0, 0
+    try:
+        assert check(history, model).valid is expected
+    finally:
+        bits_module.LEAN, bits_module.TABLE_BITS = saved

@@ -1,0 +1,97 @@
+"""Bitsets as Python ints: building masks, the candidates of each forced entry, paths.
+
+Sets of entries are ints with bit ``k`` for entry ``k``: union, difference and "lowest
+member" are a few machine operations per 30 bits, done in C. An int with a high bit set
+costs memory in proportion to that bit, so nothing here keeps one such int per entry for
+big partitions.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from typing import Any
+
+# Big-partition mode, tunable (tests force it on small partitions): partitions with more
+# than LEAN entries keep one bitset per frame and drop frames with nothing left to try;
+# above TABLE_BITS bits (8 MiB) of masks, candidate masks are computed, not tabled.
+LEAN = 4096
+TABLE_BITS = 64 << 20
+
+
+def mask(positions: list[int]) -> int:
+    """The int whose set bits are ``positions``, built in time linear in the highest."""
+    if not positions:
+        return 0
+    top = max(positions)
+    if len(positions) < 64:
+        m = 0
+        for k in positions:
+            m |= 1 << k
+        return m
+    bits = bytearray((top >> 3) + 1)
+    for k in positions:
+        bits[k >> 3] |= 1 << (k & 7)
+    return int.from_bytes(bits, "little")
+
+
+def unlink(path: Any) -> list[int]:
+    """A linked path ``(last, (previous, ... None))`` as a list, first entry first."""
+    out = []
+    while path is not None:
+        out.append(path[0])
+        path = path[1]
+    out.reverse()
+    return out
+
+
+def callable_table(starts: list[int], ends: list[int], n_certain: int) -> list[int]:
+    """For each certain entry ``x``: the entries invoked before ``x`` returned."""
+    n = len(starts)
+    by_start = sorted(range(n), key=starts.__getitem__)
+    table: list[int] = []
+    j = 0
+    mask = 0
+    for x in range(n_certain):
+        end = ends[x]
+        while j < n and starts[by_start[j]] < end:
+            mask |= 1 << by_start[j]
+            j += 1
+        table.append(mask)
+    return table
+
+
+class CandidateMasks:
+    """The same masks computed on demand, in memory linear in the partition's size.
+
+    Entries ``0..x`` (certain, returned no later than ``x``) were all invoked before
+    ``x`` returned; of the later certain ones, only those still open then (a few, at
+    the history's concurrency) were, kept as ``spill[x]`` shifted down by ``x + 1``;
+    uncertain entries are in order of invocation, so theirs is a prefix of
+    ``ucount[x]`` entries from ``n_certain`` on.
+    """
+
+    __slots__ = ("n_certain", "spill", "ucount")
+
+    def __init__(self, starts: list[int], ends: list[int], n_certain: int) -> None:
+        self.n_certain = n_certain
+        by_start = sorted(range(n_certain), key=starts.__getitem__)
+        ustarts = starts[n_certain:]
+        self.spill: list[int] = []
+        self.ucount: list[int] = []
+        opened: set[int] = set()
+        j = 0
+        for x in range(n_certain):
+            end = ends[x]
+            while j < n_certain and starts[by_start[j]] < end:
+                opened.add(by_start[j])
+                j += 1
+            opened.discard(x)
+            self.spill.append(sum(1 << (k - x - 1) for k in opened))
+            self.ucount.append(bisect_left(ustarts, end))
+
+    def __getitem__(self, x: int) -> int:
+        return (
+            ((2 << x) - 1)
+            | (self.spill[x] << (x + 1))
+            | (((1 << self.ucount[x]) - 1) << self.n_certain)
+        )
