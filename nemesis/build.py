@@ -57,12 +57,16 @@ def _make(name: str, opts: RunOptions, cluster: Cluster, seed: int) -> Nemesis:
 
 
 def _start_value(name: str, opts: RunOptions) -> dict[str, Any] | None:
+    """The start op's value; ``extra.clock_delta`` fixes the clock jump (seconds, signed),
+    otherwise each jump is random."""
     if name == "client-pause":
         return {"target": "holder"}
     if name == "partition":
         return {"topology": _topology(opts.nemesis_target)}
     if name in ("loss",):
         return None
+    if name == "clock" and "clock_delta" in opts.extra:
+        return {"target": opts.nemesis_target, "delta": float(opts.extra["clock_delta"])}
     return {"target": opts.nemesis_target}
 
 
