@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from harness.client import Completion
-from workloads.lease import LeaseSession
+from workloads.lease import Session
 from workloads.resource import ResourceClient
 
 STALE_TOKEN = "rejected: stale token"
@@ -36,7 +36,7 @@ def compute_for(seconds: float) -> None:
 
 def fenced_write(
     resource: ResourceClient,
-    session: LeaseSession,
+    session: Session,
     writer: Any,
     name: str,
     number: int | None,

@@ -4,7 +4,9 @@ A *holding* is taken (lock ``acquire``, election ``campaign``) under a fresh lea
 keeper thread renews; it yields a fencing number (the lock token, the leader's epoch) that
 every critical-section ``write`` carries to the protected resource; it is given up (lock
 ``release``, election ``resign``) by releasing it and revoking the lease. Subclasses say
-how to claim and unclaim on their backend, and may add operations.
+how to take and give up on their backend (``_hold``, ``_unclaim``), and may add operations;
+``LeaseHolderClient`` does the taking for backends that grant leases (``_claim`` under a
+``LeaseSession``), ``workloads.ttl_lock`` for locks that are their own lease (Redis).
 
 The name held is the client's ``name``, unless the take invocation's value is a dict with a
 ``"name"`` (a workload over several locks): the holding, its lease events and its writes
@@ -14,15 +16,23 @@ to the resource then use that name.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from harness.client import Completion, Invocation, WorkerContext
 from workloads.critical import fenced_write
 from workloads.errors import OpFailed, OpUnknown, completion_for
-from workloads.lease import EventLog, LeaseBackend, LeaseNotFound, LeaseSession
+from workloads.lease import EventLog, Lease, LeaseBackend, LeaseNotFound, LeaseSession, Session
 from workloads.resource import ResourceClient
 
-B = TypeVar("B", bound=LeaseBackend)
+
+class Driver(Protocol):
+    """The least a holder's backend is: a connection that can be closed."""
+
+    def close(self) -> None: ...
+
+
+B = TypeVar("B", bound=Driver)
+LB = TypeVar("LB", bound=LeaseBackend)
 
 
 class HolderClient(Generic[B]):
@@ -52,18 +62,20 @@ class HolderClient(Generic[B]):
         self.node = node
         self.backend: B = connect()
         self.events = EventLog(ctx)
-        self.session: LeaseSession | None = None
+        self.session: Session | None = None
         self.number: int | None = None
         self.held: str = name
 
     # --- what subclasses provide -------------------------------------------------------
 
-    def _claim(self, name: str, lease: int, value: Any) -> int:
-        """Take holding ``name`` under ``lease``; return its fencing number."""
+    def _hold(self, name: str, value: Any) -> tuple[Session, int | None]:
+        """Take holding ``name``: return the session it is held under (its keeper running)
+        and its fencing number, None for an implementation without one. Raise
+        ``OpFailed``/``OpUnknown`` having let go of anything half-taken."""
         raise NotImplementedError
 
-    def _unclaim(self, name: str, lease: int) -> None:
-        """Give the holding up (the lease is revoked afterwards anyway)."""
+    def _unclaim(self, name: str, lease: Lease) -> None:
+        """Give the holding up (the session is ended afterwards anyway)."""
         raise NotImplementedError
 
     def _other(self, inv: Invocation) -> Completion:
@@ -97,14 +109,7 @@ class HolderClient(Generic[B]):
         if self.session is not None:
             return self._fail(f"already holding {self.held!r}")
         name = self._name_of(value)
-        session = LeaseSession(
-            self.backend, self._connect, self.ttl, self.keepalive, self.events, name
-        )
-        try:
-            number = self._claim(name, session.lease, value)
-        except (OpFailed, OpUnknown):
-            session.end()  # not granted, or maybe granted: either way, let it go
-            raise
+        session, number = self._hold(name, value)
         self.session, self.number, self.held = session, number, name
         ok = {self.number_key: number, "lease": session.lease, "name": name}
         return Completion("ok", ok, node=self.node)
@@ -123,7 +128,7 @@ class HolderClient(Generic[B]):
         try:
             self._unclaim(self.held, self.session.lease)
         except LeaseNotFound:
-            self.session.keeper.mark_lost("the service no longer knows the lease (on release)")
+            self.session.mark_lost("the service no longer knows the lease (on release)")
             raise
         finally:
             self._end()
@@ -142,3 +147,23 @@ class HolderClient(Generic[B]):
 
     def _fail(self, error: str) -> Completion:
         return Completion("fail", error=error, node=self.node)
+
+
+class LeaseHolderClient(HolderClient[LB]):
+    """A holder on a service that grants leases (etcd, Consul, ZooKeeper, sim): each
+    holding gets a fresh ``LeaseSession`` and is claimed under it."""
+
+    def _claim(self, name: str, lease: Lease, value: Any) -> int:
+        """Take holding ``name`` under ``lease``; return its fencing number."""
+        raise NotImplementedError
+
+    def _hold(self, name: str, value: Any) -> tuple[Session, int | None]:
+        session = LeaseSession(
+            self.backend, self._connect, self.ttl, self.keepalive, self.events, name
+        )
+        try:
+            number = self._claim(name, session.lease, value)
+        except (OpFailed, OpUnknown):
+            session.end()  # not granted, or maybe granted: either way, let it go
+            raise
+        return session, number

@@ -18,18 +18,27 @@ Client events (JSON Lines in ``WorkerContext.events_path``), one object per line
 
 ``time`` is when the client learnt it (on the run clock); ``sent`` (grants and keepalives)
 is when the request left; ``reason`` only on ``lease-lost``.
+
+A *lease* here is whatever a holding is taken under and lapses unless renewed: an etcd
+lease, a Consul session, a ZooKeeper session, or a Redis lock key's TTL. ``Session`` is what
+a holder needs of it; ``LeaseSession`` (a lease granted by a ``LeaseBackend``) and
+``KeptLease`` (a lease that began with a claim, such as a Redis key) implement it.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from harness.client import WorkerContext
 from harness.clock import ns
 from harness.store import JsonlWriter
 from workloads.errors import OpFailed, OpUnknown
+
+Lease = Any
+"""A lease id: an int (etcd lease, ZooKeeper session, sim) or a str (Consul session, the
+random value of a Redis lock). Only compared and written to the records."""
 
 
 class LeaseNotFound(OpFailed):
@@ -66,10 +75,10 @@ class LeaseKeeper(threading.Thread):
 
     def __init__(
         self,
-        lease: int,
+        lease: Lease,
         ttl: float,
         interval: float,
-        keepalive: Callable[[int], Any],
+        keepalive: Callable[[Lease], Any],
         events: EventLog,
         name: str,
         granted_sent: int,
@@ -131,20 +140,100 @@ class LeaseKeeper(threading.Thread):
         )
 
 
+class Session(Protocol):
+    """What one holding is taken under, as its holder sees it."""
+
+    @property
+    def lease(self) -> Lease:
+        """The lease id, as the records name it."""
+        ...
+
+    @property
+    def lost(self) -> bool:
+        """True once the holder has noticed the lease is gone."""
+        ...
+
+    def mark_lost(self, reason: str) -> None:
+        """Record that the lease is gone (once)."""
+        ...
+
+    def end(self) -> None:
+        """Stop renewing and let the lease go, best effort."""
+        ...
+
+
+class KeptLease:
+    """A lease that is already held, renewed from now on by a keeper thread.
+
+    Records ``lease-granted`` (``sent``: when the request that established it left, the
+    earliest instant the service can have started counting its TTL) and starts a
+    ``LeaseKeeper`` calling ``renew(lease)`` every ``interval`` seconds. ``on_end`` runs once
+    the keeper has stopped (close its connection, revoke the lease...).
+    """
+
+    def __init__(
+        self,
+        lease: Lease,
+        ttl: float,
+        interval: float,
+        renew: Callable[[Lease], Any],
+        events: EventLog,
+        name: str,
+        sent: int,
+        on_end: Callable[[], None] | None = None,
+    ) -> None:
+        self._lease, self.ttl = lease, ttl
+        self._on_end = on_end
+        events.record("lease-granted", lease=lease, ttl=ttl, lock=name, sent=sent)
+        self.keeper = LeaseKeeper(lease, ttl, interval, renew, events, name, sent)
+        self.keeper.start()
+
+    @property
+    def lease(self) -> Lease:
+        return self._lease
+
+    @property
+    def lost(self) -> bool:
+        """True once the keeper has noticed the lease is gone."""
+        return self.keeper.lost
+
+    def mark_lost(self, reason: str) -> None:
+        self.keeper.mark_lost(reason)
+
+    def end(self) -> None:
+        """Stop renewing, then ``on_end`` (once)."""
+        self.keeper.stop()
+        on_end, self._on_end = self._on_end, None
+        if on_end is not None:
+            on_end()
+
+
 class LeaseBackend(Protocol):
     """The lease half of a coordination service's driver (blocking, one connection)."""
 
-    def grant_lease(self, ttl: float) -> int: ...
+    def grant_lease(self, ttl: float) -> Lease: ...
 
-    def keepalive(self, lease: int) -> float: ...
+    def keepalive(self, lease: Lease) -> float: ...
 
-    def revoke(self, lease: int) -> None: ...
+    def revoke(self, lease: Lease) -> None: ...
 
     def close(self) -> None: ...
 
 
-class LeaseSession:
-    """A granted lease and its keeper: what backs one lock holding or one leadership."""
+@runtime_checkable
+class SharedConnection(Protocol):
+    """An optional ability of a ``LeaseBackend`` whose lease is bound to its own connection
+    (a ZooKeeper session): the keeper must renew through the same connection, which the
+    driver makes safe to use from two threads."""
+
+    def shared(self) -> LeaseBackend:
+        """A handle on this very connection whose ``close`` does nothing."""
+        ...
+
+
+class LeaseSession(KeptLease):
+    """A lease granted for one holding and its keeper: what backs one lock holding or one
+    leadership on etcd, Consul, ZooKeeper and the sim service."""
 
     def __init__(
         self,
@@ -157,27 +246,17 @@ class LeaseSession:
     ) -> None:
         """Grant a lease of ``ttl`` seconds through ``backend`` (may raise ``OpFailed`` or
         ``OpUnknown``), record it and start renewing it every ``interval`` seconds on a
-        connection of its own (``connect()``: the keeper runs on another thread)."""
+        connection of its own (``connect()``: the keeper runs on another thread), or on
+        the same one when the backend is a ``SharedConnection``."""
         sent = events.ctx.clock.now()
-        self.lease = backend.grant_lease(ttl)
-        self.ttl = ttl
+        lease = backend.grant_lease(ttl)
         self._backend = backend
-        events.record("lease-granted", lease=self.lease, ttl=ttl, lock=name, sent=sent)
-        self._keeper_conn = connect()
-        self.keeper = LeaseKeeper(
-            self.lease, ttl, interval, self._keeper_conn.keepalive, events, name, sent
-        )
-        self.keeper.start()
+        self._keeper_conn = backend.shared() if isinstance(backend, SharedConnection) else connect()
+        super().__init__(lease, ttl, interval, self._keeper_conn.keepalive, events, name, sent,
+                         on_end=self._revoke)  # fmt: skip
 
-    @property
-    def lost(self) -> bool:
-        """True once the keeper has noticed the lease is gone."""
-        return self.keeper.lost
-
-    def end(self) -> None:
-        """Stop renewing and revoke the lease, best effort: a revoke that fails leaves a
-        lease that simply expires."""
-        self.keeper.stop()
+    def _revoke(self) -> None:
+        """A revoke that fails leaves a lease that simply expires."""
         self._keeper_conn.close()
         try:
             self._backend.revoke(self.lease)

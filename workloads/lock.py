@@ -18,27 +18,27 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from workloads.holder import HolderClient
-from workloads.lease import LeaseBackend
+from workloads.holder import LeaseHolderClient
+from workloads.lease import Lease, LeaseBackend
 
 
 class LockBackend(LeaseBackend, Protocol):
     """A driver offering locks attached to leases, granting fencing tokens."""
 
-    def acquire(self, name: str, lease: int, wait: float) -> int: ...
+    def acquire(self, name: str, lease: Lease, wait: float) -> int: ...
 
-    def release(self, name: str, lease: int) -> None: ...
+    def release(self, name: str, lease: Lease) -> None: ...
 
 
-class LockClient(HolderClient[LockBackend]):
+class LockClient(LeaseHolderClient[LockBackend]):
     """One worker's lock client: ``acquire`` / ``write`` / ``release``."""
 
     take_f = "acquire"
     give_f = "release"
     number_key = "token"
 
-    def _claim(self, name: str, lease: int, value: Any) -> int:
+    def _claim(self, name: str, lease: Lease, value: Any) -> int:
         return self.backend.acquire(name, lease, self.wait)
 
-    def _unclaim(self, name: str, lease: int) -> None:
+    def _unclaim(self, name: str, lease: Lease) -> None:
         self.backend.release(name, lease)

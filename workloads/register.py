@@ -3,6 +3,11 @@
 Operations (``Invocation.f``, ``Invocation.key`` names the register): ``read`` -> ok with
 the value; ``write`` (value) -> ok; ``cas`` (value ``[old, new]``) -> ok, or fail when the
 current value is not ``old`` (the service refused: nothing changed).
+
+With ``definite_reads``, a read that failed in any way, even with an unknown outcome, is a
+``fail``: a read changes nothing (Jepsen's rule for idempotent operations), and an
+``info`` would retire the process for nothing. The Docker targets' clients use it; the sim
+target's keep ``info``.
 """
 
 from __future__ import annotations
@@ -31,17 +36,22 @@ class RegisterClient:
     """One worker's register client (``harness.client.Client``)."""
 
     def __init__(
-        self, ctx: WorkerContext, connect: Callable[[], RegisterBackend], node: str | None = None
+        self,
+        ctx: WorkerContext,
+        connect: Callable[[], RegisterBackend],
+        node: str | None = None,
+        definite_reads: bool = False,
     ) -> None:
         self.ctx = ctx
         self.backend = connect()
         self.node = node
+        self.definite_reads = definite_reads
 
     def invoke(self, inv: Invocation) -> Completion:
         key = str(inv.key)
         try:
             if inv.f == "read":
-                return Completion("ok", self.backend.read(key), node=self.node)
+                return self._read(key)
             if inv.f == "write":
                 self.backend.write(key, inv.value)
                 return Completion("ok", inv.value, node=self.node)
@@ -54,6 +64,14 @@ class RegisterClient:
         return Completion(
             "fail", error=f"unknown function {inv.f!r}; register offers read, write, cas"
         )
+
+    def _read(self, key: str) -> Completion:
+        try:
+            return Completion("ok", self.backend.read(key), node=self.node)
+        except OpUnknown as e:
+            if not self.definite_reads:
+                raise
+            return Completion("fail", error=str(e), node=self.node)
 
     def close(self) -> None:
         self.backend.close()

@@ -4,7 +4,9 @@ Autopilot's dead-server cleanup is off: with it, a server partitioned for about 
 removed and re-admitted as a non-voter after healing, so a fault soon after a heal could
 leave the cluster without a leader for long (see the shared notes on Docker clusters).
 Update checks are off (the network is internal anyway). Go ignores libfaketime, so
-faketime is off by default.
+faketime is off by default. Sessions may have TTLs from 1 s (``session_ttl_min``; Consul's
+default minimum is 10 s), so lock workloads can run with short leases; Consul invalidates
+a session between one and two TTLs after its last renewal.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from clusters.docker_cluster import DockerCluster, Node, majority_vote
 
 HTTP_PORT = 8500
 SERVER_PORT = 8300
+SESSION_TTL_MIN = 1.0
+"""Seconds: the shortest session TTL the servers accept."""
 CONF = "/harness/consul.json"
 
 
@@ -44,6 +48,7 @@ class ConsulCluster(DockerCluster):
             "disable_update_check": True,
             "disable_anonymous_signature": True,
             "autopilot": {"cleanup_dead_servers": False},
+            "session_ttl_min": f"{SESSION_TTL_MIN:g}s",
             "performance": {"raft_multiplier": 1},
             "log_level": "INFO",
         }

@@ -1,0 +1,117 @@
+"""A blocking client of one Consul agent's HTTP API, and its sessions as leases.
+
+Plain HTTP with ``requests`` rather than ``py-consul``: py-consul refuses session TTLs
+under 10 s on the client side (an assertion) and folds error answers into message strings;
+Consul's API is a handful of calls. Every failure is classified by
+``workloads.http_errors`` (transport) and ``clusters.consul.errors`` (Consul's answers).
+
+``ConsulConnection`` is one HTTP session with one server agent (writes are forwarded to
+the leader); it is a ``workloads.lease.LeaseBackend`` whose leases are Consul sessions:
+a TTL, no lock delay (Consul's lock delay would hide exactly the takeover the lock
+workload looks for), behaviour ``release``, and the default ``serfHealth`` check of the
+agent's node. The keeper renews with ``/v1/session/renew``; a 404 means it is gone.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import requests
+
+from clusters.consul.errors import answer_error
+from workloads.errors import OpFailed, OpUnknown
+from workloads.http_errors import request_error
+from workloads.lease import LeaseNotFound
+
+CONNECT_TIMEOUT = 2.0
+"""Seconds to establish a connection: a refused or unreachable agent fails fast (fail)."""
+RETRY_PAUSE = 0.1
+"""Seconds to pause after a failed blocking query before re-reading."""
+
+
+def encode(value: Any) -> str:
+    """A value as stored: JSON."""
+    return json.dumps(value)
+
+
+def decode(entry: dict[str, Any]) -> Any:
+    """The JSON value of a KV entry (None when it has none)."""
+    raw = entry.get("Value")
+    return json.loads(base64.b64decode(raw)) if raw else None
+
+
+class ConsulConnection:
+    """One HTTP session with one agent; a ``LeaseBackend`` over Consul sessions."""
+
+    def __init__(self, addresses: Sequence[str], *, timeout: float = 5.0,
+                 prefix: str = "harness") -> None:  # fmt: skip
+        self.address = addresses[0]
+        self.base = f"http://{self.address}/v1"
+        self.timeout = timeout
+        self.prefix = prefix.strip("/")
+        self.http = requests.Session()
+
+    def key(self, *parts: str) -> str:
+        return "/".join((self.prefix, *parts))
+
+    def call(self, method: str, path: str, what: str, params: dict[str, Any] | None = None,
+             data: str | None = None, timeout: float | None = None,
+             allow: tuple[int, ...] = ()) -> requests.Response:  # fmt: skip
+        """One request; the response (2xx, or a status in ``allow``), else
+        ``OpFailed``/``OpUnknown``."""
+        wait = self.timeout if timeout is None else timeout
+        try:
+            resp = self.http.request(method, self.base + path, params=params, data=data,
+                                     timeout=(min(CONNECT_TIMEOUT, wait), wait))  # fmt: skip
+        except requests.RequestException as e:
+            raise request_error(e, f"{what} on {self.address}") from None
+        if resp.status_code // 100 != 2 and resp.status_code not in allow:
+            raise answer_error(resp.status_code, resp.text, f"{what} on {self.address}")
+        return resp
+
+    def close(self) -> None:
+        self.http.close()
+
+    # --- LeaseBackend --------------------------------------------------------------------
+
+    def grant_lease(self, ttl: float) -> str:
+        body = {"TTL": f"{ttl:g}s", "LockDelay": "0s", "Behavior": "release"}
+        r = self.call("PUT", "/session/create", "session create", data=json.dumps(body))
+        return str(r.json()["ID"])
+
+    def keepalive(self, lease: str) -> float:
+        """Renew session ``lease``; 0.0 (Consul answers the TTL as a Go duration string,
+        which nothing here needs)."""
+        r = self.call("PUT", f"/session/renew/{lease}", f"renewal of session {lease}",
+                      allow=(404,))  # fmt: skip
+        if r.status_code == 404:
+            raise LeaseNotFound(f"renewal of session {lease}: Consul no longer knows it")
+        return 0.0
+
+    def revoke(self, lease: str) -> None:
+        self.call("PUT", f"/session/destroy/{lease}", f"destroy session {lease}")
+
+    # --- helpers for the drivers -------------------------------------------------------
+
+    def entry(self, key: str, mode: str = "consistent") -> tuple[dict[str, Any] | None, int]:
+        """The KV entry of ``key`` (None if absent) and the index to block on, read in
+        ``mode``: ``default``, ``consistent`` or ``stale``."""
+        params = {} if mode == "default" else {mode: ""}
+        r = self.call("GET", f"/kv/{key}", f"read of {key}", params=params, allow=(404,))
+        index = int(r.headers.get("X-Consul-Index", 0))
+        return (None if r.status_code == 404 else r.json()[0]), index
+
+    def wait_change(self, key: str, index: int, seconds: float) -> None:
+        """Block until ``key`` changes after ``index`` or ``seconds`` pass (a blocking
+        query: a notification only, the caller re-reads). A query that fails is no
+        answer either way: pause briefly and let the caller re-read."""
+        params = {"index": index, "wait": f"{max(1, int(seconds * 1000))}ms"}
+        try:
+            self.call("GET", f"/kv/{key}", f"wait on {key}", params=params, allow=(404,),
+                      timeout=seconds + self.timeout)  # fmt: skip
+        except (OpFailed, OpUnknown):
+            time.sleep(min(seconds, RETRY_PAUSE))

@@ -1,0 +1,31 @@
+"""The ``redis`` and ``redlock`` targets as a run sees them: clusters and clients.
+
+``redis`` (one primary): lock implementation ``set-nx`` (``redis-py``'s lock with a
+watchdog) and the cas-register workload. ``redlock`` (five independent servers): lock
+implementation ``redlock``. Neither lock hands out fencing tokens. Both servers run under
+libfaketime, so clock faults apply.
+"""
+
+from __future__ import annotations
+
+from clusters.docker_target import DockerTarget
+from clusters.redis.lock import RedlockLock, SetNxLock
+from clusters.redis.register import RedisRegister
+from workloads.factories import holder_clients, register_clients
+from workloads.ttl_lock import TtlLockClient
+
+TARGET = DockerTarget(
+    name="redis",
+    workload_clients={"cas-register": register_clients(RedisRegister)},
+    lock_clients={"set-nx": holder_clients(TtlLockClient, SetNxLock, driver_ttl=True)},
+    default_lock="set-nx",
+)
+
+REDLOCK = DockerTarget(
+    name="redlock",
+    workload_clients={},
+    lock_clients={
+        "redlock": holder_clients(TtlLockClient, RedlockLock, spread=False, driver_ttl=True),
+    },
+    default_lock="redlock",
+)

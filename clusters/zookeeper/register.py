@@ -1,0 +1,79 @@
+"""ZooKeeper znodes as registers: a ``workloads.register.RegisterBackend``.
+
+On the worker's long-lived session. ``read`` is ``get`` (``plain``, the default: the
+server answers from its own state, which may lag the leader) or ``sync`` then ``get``
+(``--read-mode sync``: the server first catches up with the leader, ZooKeeper's way to a
+read that sees every write completed before it). ``write`` is ``set``, creating the node
+the first time. ``cas(old, new)``: read the value and its version, then ``set`` with that
+version; a different value or a version that moved on is a definite fail (``cas
+mismatch``: nothing changed). For ``old`` None: ``create``, failing if the node exists.
+Values are stored as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+
+from clusters.zookeeper.errors import classified
+from clusters.zookeeper.session import LongSession
+from workloads.errors import OpFailed
+
+READ_MODES = ("plain", "sync")
+
+
+class ZkRegister(LongSession):
+    """Registers ``/<prefix>/register/<key>``."""
+
+    def __init__(self, addresses: Sequence[str], *, timeout: float = 5.0,
+                 prefix: str = "harness", read_mode: str | None = None) -> None:  # fmt: skip
+        super().__init__(addresses, timeout=timeout, prefix=prefix)
+        self.sync = (read_mode or READ_MODES[0]) == "sync"
+
+    def read(self, key: str) -> Any:
+        zk, path = self.observer(), self.path("register", key)
+        with classified(f"read of {path}"):
+            if self.sync:
+                zk.sync(path)
+            try:
+                data, _ = zk.get(path)
+            except NoNodeError:
+                return None
+        return json.loads(data) if data else None
+
+    def write(self, key: str, value: Any) -> None:
+        zk, path = self.observer(), self.path("register", key)
+        data = json.dumps(value).encode()
+        with classified(f"write of {path}"):
+            try:
+                zk.set(path, data)
+            except NoNodeError:
+                try:
+                    zk.create(path, data, makepath=True)
+                except NodeExistsError:
+                    zk.set(path, data)
+
+    def cas(self, key: str, old: Any, new: Any) -> None:
+        zk, path = self.observer(), self.path("register", key)
+        data = json.dumps(new).encode()
+        mismatch = OpFailed(f"cas mismatch: {path} is not {old!r}")
+        with classified(f"cas of {path}"):
+            if old is None:
+                try:
+                    zk.create(path, data, makepath=True)
+                except NodeExistsError:
+                    raise mismatch from None
+                return
+            try:
+                current, stat = zk.get(path)
+            except NoNodeError:
+                raise mismatch from None
+            if not current or json.loads(current) != old:
+                raise mismatch
+            try:
+                zk.set(path, data, version=stat.version)
+            except BadVersionError:
+                raise mismatch from None

@@ -1,0 +1,161 @@
+"""ZooKeeper sessions as leases: one ``kazoo`` session per holding.
+
+A ZooKeeper lock or leadership is an ephemeral node, alive exactly as long as the session
+that created it, so the session is the lease: ``grant_lease(ttl)`` opens a new session
+whose timeout is the TTL (the ensemble accepts 1-60 s, see ``clusters.zookeeper.cluster``)
+and returns its id, ``revoke`` closes it (the server deletes its ephemeral nodes at once).
+Two threads keep it alive, both frozen by a SIGSTOP of the worker: ``kazoo``'s connection
+thread pings the server on its own schedule (every third of the timeout or so), and the
+holder's keeper calls ``keepalive`` every ``--keepalive`` s, a real round trip (``exists``)
+on the same session whose acknowledgement proves the session was alive when it left.
+The keeper must share the connection (the session is the connection's), hence
+``SharedConnection``; ``kazoo`` clients are thread-safe.
+
+The lease is lost when ``kazoo`` reports the session ``LOST`` (expired), or when the
+session id has changed (``kazoo`` reconnected with a new session after expiry).
+
+Operations outside any holding (the register workload, observing an election) use one
+long-lived session instead (``LongSession``), as an application would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from kazoo.client import KazooClient, KazooState
+
+from clusters.zookeeper.errors import classified
+from workloads.errors import OpFailed, OpUnknown
+from workloads.lease import LeaseBackend, LeaseNotFound
+
+
+def new_client(addresses: Sequence[str], session_timeout: float) -> KazooClient:
+    """A client of the ensemble trying ``addresses`` in order (its own node first)."""
+    return KazooClient(hosts=",".join(addresses), timeout=session_timeout,
+                       randomize_hosts=False)  # fmt: skip
+
+
+SESSION_TIMEOUT = 10.0
+"""Seconds: the timeout of a ``LongSession`` (ZooKeeper's usual default)."""
+
+
+class LongSession:
+    """One session for a worker's operations outside holdings, started on first use."""
+
+    def __init__(self, addresses: Sequence[str], *, timeout: float = 5.0,
+                 prefix: str = "harness") -> None:  # fmt: skip
+        self.addresses = list(addresses)
+        self.timeout = timeout
+        self.root = "/" + prefix.strip("/")
+        self._long: KazooClient | None = None
+
+    def path(self, *parts: str) -> str:
+        return "/".join((self.root, *parts))
+
+    def observer(self) -> KazooClient:
+        """The long-lived client (``OpFailed`` when it cannot connect)."""
+        if self._long is None:
+            zk = new_client(self.addresses, SESSION_TIMEOUT)
+            try:
+                with classified(f"session to {self.addresses[0]}", connecting=True):
+                    zk.start(timeout=self.timeout)
+            except (OpFailed, OpUnknown):
+                zk.stop()
+                zk.close()
+                raise
+            self._long = zk
+        return self._long
+
+    def close(self) -> None:
+        zk, self._long = self._long, None
+        if zk is not None:
+            zk.stop()
+            zk.close()
+
+
+class ZkSession(LongSession):
+    """A ``LeaseBackend`` whose leases are sessions; a ``SharedConnection``."""
+
+    def __init__(self, addresses: Sequence[str], *, timeout: float = 5.0,
+                 prefix: str = "harness") -> None:  # fmt: skip
+        super().__init__(addresses, timeout=timeout, prefix=prefix)
+        self.zk: KazooClient | None = None
+        self._expired = False
+
+    # --- LeaseBackend ------------------------------------------------------------------
+
+    def grant_lease(self, ttl: float) -> int:
+        """Open a new session with timeout ``ttl``; its id."""
+        self._drop()
+        zk = new_client(self.addresses, ttl)
+        try:
+            with classified(f"session to {self.addresses[0]}", connecting=True):
+                zk.start(timeout=self.timeout)
+        except (OpFailed, OpUnknown):
+            zk.stop()
+            zk.close()
+            raise
+        self._expired = False
+        zk.add_listener(self._on_state)
+        self.zk = zk
+        return int(zk._session_id)
+
+    def _on_state(self, state: str) -> None:
+        if state == KazooState.LOST:
+            self._expired = True
+
+    def client(self, lease: int) -> KazooClient:
+        """The live client of session ``lease``; ``LeaseNotFound`` when it is gone."""
+        zk = self.zk
+        if zk is None or self._expired or zk._session_id != lease:
+            raise LeaseNotFound(f"session {lease:x} is gone (expired or closed)")
+        return zk
+
+    def keepalive(self, lease: int) -> float:
+        """One round trip on session ``lease``; its timeout (s)."""
+        zk = self.client(lease)
+        if zk.state == KazooState.SUSPENDED:
+            raise OpUnknown(f"session {lease:x}: connection suspended")
+        with classified(f"keepalive of session {lease:x}", session_bound=True):
+            zk.exists_async("/").get(timeout=self.timeout)
+        self.client(lease)  # answered on the same session, not on a new one
+        return zk._session_timeout / 1000.0
+
+    def revoke(self, lease: int) -> None:
+        """Close session ``lease`` (its ephemeral nodes go with it)."""
+        if self.zk is not None and self.zk._session_id == lease:
+            self._drop()
+
+    def shared(self) -> LeaseBackend:
+        return _Shared(self)
+
+    def close(self) -> None:
+        self._drop()
+        super().close()
+
+    def _drop(self) -> None:
+        zk, self.zk = self.zk, None
+        if zk is not None:
+            zk.stop()
+            zk.close()
+
+
+class _Shared:
+    """The keeper's handle on a ``ZkSession``: the same session, a ``close`` that does
+    nothing (the holder closes the session)."""
+
+    def __init__(self, session: ZkSession) -> None:
+        self._session = session
+
+    def grant_lease(self, ttl: float) -> int:
+        raise OpFailed("the keeper's handle grants no leases")
+
+    def keepalive(self, lease: int) -> float:
+        return self._session.keepalive(lease)
+
+    def revoke(self, lease: Any) -> None:
+        self._session.revoke(lease)
+
+    def close(self) -> None:
+        pass

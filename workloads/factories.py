@@ -1,0 +1,169 @@
+"""Picklable client factories for the targets: what the runner sends to each worker.
+
+A target says how to connect (a ``Connector``: its driver class, the cluster's endpoints and
+the driver's options) and which client class runs the workload; these factories do the
+rest inside the worker, the same way for every target:
+
+- the worker's process id picks the node it talks to (``process mod nodes``, so clients
+  spread over the members, as Jepsen binds each client to a node); the driver gets every
+  address, that node's first, for drivers that fail over (ZooKeeper) or need them all
+  (Redlock);
+- ``HolderFactory`` builds a lock or election client (``workloads.lock``,
+  ``workloads.election``, ``workloads.ttl_lock``) with the run's lease, keepalive, work and
+  wait times and the protected resource;
+- ``RegisterFactory`` builds a ``workloads.register.RegisterClient``.
+
+``holder_clients`` and ``register_clients`` make the ``ClientBuilder``s a target's table
+lists (``clusters.docker_target``): from the run's options and cluster to a factory.
+Every driver takes ``(addresses, timeout=, prefix=)`` plus its own options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from clusters.base import Cluster
+from harness.client import Client, ClientFactory, WorkerContext
+from harness.options import OptionError, RunOptions
+from workloads.holder import HolderClient
+from workloads.register import RegisterClient
+from workloads.resource import ResourceClient
+
+REQUEST_TIMEOUT = 5.0
+"""Seconds a single request may wait for its answer (capped by ``--op-timeout``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Connector:
+    """How a worker connects: ``driver(addresses, **options)`` opens one connection.
+
+    ``spread``: whether a client talks to one node (its completions name it) or to all of
+    them at once (Redlock: completions name no node).
+    """
+
+    driver: Callable[..., Any]
+    endpoints: tuple[tuple[str, str], ...]
+    options: tuple[tuple[str, Any], ...] = ()
+    spread: bool = True
+
+    @classmethod
+    def of(cls, endpoints: Mapping[str, str], driver: Callable[..., Any], spread: bool = True,
+           **options: Any) -> Connector:  # fmt: skip
+        """A connector to a cluster's ``endpoints()`` (node -> "ip:port")."""
+        return cls(driver, tuple(sorted(endpoints.items())), tuple(sorted(options.items())),
+                   spread)  # fmt: skip
+
+    def for_process(self, process: int) -> tuple[Callable[[], Any], str | None]:
+        """The connection maker for worker ``process`` and the node it talks to."""
+        i = process % len(self.endpoints)
+        rotated = self.endpoints[i:] + self.endpoints[:i]
+        addresses = [address for _, address in rotated]
+        node = rotated[0][0] if self.spread else None
+        return partial(self.driver, addresses, **dict(self.options)), node
+
+
+@dataclass(frozen=True, slots=True)
+class HolderFactory:
+    """Lock or election clients of class ``client`` (a ``HolderClient`` subclass)."""
+
+    client: type[HolderClient[Any]]
+    connector: Connector
+    resource: str
+    name: str
+    ttl: float
+    keepalive: float
+    work: float
+    wait: float
+    timeout: float = REQUEST_TIMEOUT
+
+    @classmethod
+    def for_run(cls, opts: RunOptions, client: type[HolderClient[Any]], connector: Connector,
+                resource: str | None, name: str = "lock") -> HolderFactory:  # fmt: skip
+        """The factory for a run's options (lease TTL, keepalive, work time, acquire wait)."""
+        if resource is None:
+            raise ValueError("lock and election clients need the protected resource's address")
+        return cls(client, connector, resource, name, opts.lease_ttl, opts.keepalive,
+                   opts.work_time, opts.acquire_wait, request_timeout(opts))  # fmt: skip
+
+    def __call__(self, ctx: WorkerContext) -> Client:
+        connect, node = self.connector.for_process(ctx.process)
+        return self.client(
+            ctx, connect, ResourceClient(self.resource, self.timeout),
+            self.name, self.ttl, self.keepalive, self.work, self.wait, node,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterFactory:
+    """CAS-register clients; a read that fails in any way is a ``fail``."""
+
+    connector: Connector
+
+    def __call__(self, ctx: WorkerContext) -> Client:
+        connect, node = self.connector.for_process(ctx.process)
+        return RegisterClient(ctx, connect, node, definite_reads=True)
+
+
+Builder = Callable[[RunOptions, Cluster, "str | None"], ClientFactory]
+
+
+def connector(opts: RunOptions, cluster: Cluster, driver: Callable[..., Any],
+              spread: bool = True, **options: Any) -> Connector:  # fmt: skip
+    """The run's connector to ``cluster``: request timeout and key prefix included."""
+    return Connector.of(cluster.endpoints(), driver, spread, timeout=request_timeout(opts),
+                        prefix=run_prefix(cluster), **options)  # fmt: skip
+
+
+def holder_clients(client: type[HolderClient[Any]], driver: Callable[..., Any],
+                   name: str = "lock", spread: bool = True,
+                   driver_ttl: bool = False) -> Builder:  # fmt: skip
+    """Lock or election clients of class ``client`` over ``driver`` connections;
+    ``driver_ttl``: the driver also takes the lease TTL (``ttl=``: a lock that is its own
+    lease)."""
+
+    def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
+        extra = {"ttl": opts.lease_ttl} if driver_ttl else {}
+        return HolderFactory.for_run(opts, client, connector(opts, cluster, driver, spread,
+                                                             **extra), resource, name)
+
+    return build
+
+
+def register_clients(driver: Callable[..., Any]) -> Builder:
+    """CAS-register clients over ``driver`` connections (which take ``read_mode=``)."""
+
+    def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
+        return RegisterFactory(connector(opts, cluster, driver, read_mode=opts.read_mode))
+
+    return build
+
+
+def request_timeout(opts: RunOptions) -> float:
+    """The per-request answer timeout of a run's drivers."""
+    return min(opts.op_timeout, REQUEST_TIMEOUT)
+
+
+def run_prefix(cluster: object) -> str:
+    """The key prefix of one run (its cluster's run id), so runs never share keys."""
+    return f"harness-{getattr(cluster, 'run_id', 'run')}"
+
+
+def check_lease_ttl(opts: RunOptions, target: str, low: float, high: float | None = None,
+                    whole: bool = False) -> None:  # fmt: skip
+    """Refuse (``OptionError``) a ``--lease-ttl`` the target's service would not grant as
+    asked: below ``low``, above ``high``, or fractional when it counts in ``whole``
+    seconds. Silently granting another TTL would make the recorded one a lie."""
+    if opts.workload not in ("lock", "election"):
+        return
+    ttl = opts.lease_ttl
+    fits = ttl >= low and (high is None or ttl <= high) and (not whole or ttl == int(ttl))
+    if fits:
+        return
+    span = f"from {low:g} s" + (f" to {high:g} s" if high is not None else "")
+    unit = " in whole seconds" if whole else ""
+    suggestion = min(max(low, round(ttl) if whole else ttl), high if high is not None else ttl)
+    raise OptionError(f"{target} grants lease TTLs {span}{unit}, not --lease-ttl {ttl:g}; "
+                      f"use --lease-ttl {suggestion:g}")
