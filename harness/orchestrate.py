@@ -123,12 +123,13 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
             write_json(run_dir / TEST_FILE, test)
 
             plan = build_plan(opts, target, cluster, clock, run_dir, seed, stack)
-            nemesis, nemesis_gen, final_gen = build_nemesis(opts, cluster, seed, clock.seconds())
+            workload_start = clock.seconds()
+            nemesis, nemesis_gen, final_gen = build_nemesis(opts, cluster, seed, workload_start)
             test["workload_start_ns"] = clock.now()
             writer = HistoryWriter(run_dir / HISTORY_FILE)
             stack.callback(writer.close)
             runner = Runner(
-                generator=plan.generator(nemesis_gen, final_gen),
+                generator=plan.generator(nemesis_gen, final_gen, workload_start),
                 client_factory=plan.client,
                 concurrency=opts.concurrency,
                 clock=clock,

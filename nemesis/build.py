@@ -9,6 +9,7 @@ one line before anything starts.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from clusters.base import Cluster
@@ -96,9 +97,13 @@ def build_nemesis(
                               gen.at(start + opts.pause_at + opts.pause_for, stop_op)])
         else:
             # Faults take turns: the i-th starts i/n of an interval later than the first.
+            # Anchored to the workload start in absolute run-clock time: a schedule that
+            # anchored itself at the first op() would be re-anchored every time the runner
+            # re-asks after an event, and never fire while clients keep completing.
             first = opts.nemesis_interval * (1 + i / len(faults))
-            schedules.append(gen.nemesis_schedule(opts.nemesis_interval, start_op, stop_op,
-                                                  first=first))
+            schedules.append(replace(
+                gen.nemesis_schedule(opts.nemesis_interval, start_op, stop_op),
+                next_time=gen.to_ns(start + first)))
         finals.append(stop_op)
     schedule = gen.nemesis(gen.any_of(*schedules) if len(schedules) > 1 else schedules[0])
     final = gen.nemesis([gen.once(f) for f in finals])

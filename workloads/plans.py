@@ -10,7 +10,7 @@ clients keep running for ``recovery_time`` on a healed cluster (as Jepsen does).
 from __future__ import annotations
 
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +38,24 @@ class Plan:
     recovery_time: float
     seed: int
 
-    def generator(self, nemesis_gen: Any, final_gen: Any) -> gen.Generator:
-        clients = gen.clients(gen.time_limit(self.time_limit + self.recovery_time, self.client_gen))
+    def generator(self, nemesis_gen: Any, final_gen: Any, start: float = 0.0) -> gen.Generator:
+        """The whole schedule; ``start`` is the run-clock time (s) the workload starts at.
+
+        Deadlines are absolute: a limit that started counting at its first ``op()`` would
+        restart whenever the runner re-asks after an event without acting on the answer.
+        """
+        clients = gen.clients(_until(start + self.time_limit + self.recovery_time,
+                                     self.client_gen))
         if nemesis_gen is None:
             return gen.seeded(self.seed, clients)
-        faults = gen.nemesis(gen.phases(gen.time_limit(self.time_limit, nemesis_gen), final_gen))
+        faults = gen.nemesis(gen.phases(_until(start + self.time_limit, nemesis_gen),
+                                        final_gen))
         return gen.seeded(self.seed, gen.any_of(clients, faults))
+
+
+def _until(deadline_s: float, g: Any) -> Any:
+    """``g`` until an absolute run-clock time."""
+    return replace(gen.time_limit(0, g), deadline=gen.to_ns(deadline_s))
 
 
 def client_generator(opts: RunOptions, seed: int) -> Any:
