@@ -138,6 +138,9 @@ class Runner:
     def client_pids(self) -> dict[int, int]:
         return {w.process: w.pid for w in self._workers.values() if w.is_ready()}
 
+    def acquired_at(self, process: int) -> int | None:
+        return self._holders.get(process)
+
     def lock_holders(self) -> list[int]:
         """Processes holding a lock by their own account (acquired, release not yet
         invoked), the most recent acquirer first: with one lock, the current holder."""

@@ -31,6 +31,10 @@ class RunView(Protocol):
         not yet invoked a release, most recent acquirer first."""
         ...
 
+    def acquired_at(self, process: int) -> int | None:
+        """When ``process``'s current holding was granted (run clock, ns), if it holds."""
+        ...
+
 
 @runtime_checkable
 class Nemesis(Protocol):

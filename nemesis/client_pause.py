@@ -53,19 +53,32 @@ class ClientPause:
         if isinstance(target, int):
             return {target: pids[target]} if target in pids else {}
         if target in (None, "holder"):
-            # Between a release and the next grant nobody holds the lock: wait for the
-            # next holder rather than freeze a client that is only waiting to acquire.
-            deadline = time.monotonic() + self.holder_wait
-            while True:
-                pids = self._view.client_pids()
-                for p in self._view.lock_holders():
-                    if p in pids:
-                        return {p: pids[p]}
-                if time.monotonic() >= deadline:
-                    break
-                time.sleep(0.005)
+            victim = self._fresh_holder()
+            if victim is not None:
+                return victim
+            pids = self._view.client_pids()
         p = self._rng.choice(sorted(pids))
         return {p: pids[p]}
+
+    def _fresh_holder(self) -> dict[int, int] | None:
+        """A holder frozen at the start of its critical section: wait (up to
+        ``holder_wait``) for the next acquisition and take that process at once, so the
+        pause lands before its write, not after. Failing that, any current holder."""
+        assert self._view is not None
+        asked = self._view.clock.now()
+        deadline = time.monotonic() + self.holder_wait
+        while time.monotonic() < deadline:
+            pids = self._view.client_pids()
+            for p in self._view.lock_holders():
+                since = self._view.acquired_at(p)
+                if p in pids and since is not None and since >= asked:
+                    return {p: pids[p]}
+            time.sleep(0.001)
+        pids = self._view.client_pids()
+        for p in self._view.lock_holders():
+            if p in pids:
+                return {p: pids[p]}
+        return None
 
     def _pause(self, value: dict[str, Any]) -> Completion:
         victims = self._victims(value.get("target", "holder"))
