@@ -138,8 +138,11 @@ class Runner:
     def client_pids(self) -> dict[int, int]:
         return {w.process: w.pid for w in self._workers.values() if w.is_ready()}
 
-    def acquired_at(self, process: int) -> int | None:
-        return self._holders.get(process)
+    def writing_since(self, process: int) -> int | None:
+        for o in list(self._open.values()):
+            if o.invoke.process == process and o.invoke.f == "write":
+                return o.invoke.time
+        return None
 
     def lock_holders(self) -> list[int]:
         """Processes holding a lock by their own account (acquired, release not yet

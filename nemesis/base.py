@@ -31,8 +31,8 @@ class RunView(Protocol):
         not yet invoked a release, most recent acquirer first."""
         ...
 
-    def acquired_at(self, process: int) -> int | None:
-        """When ``process``'s current holding was granted (run clock, ns), if it holds."""
+    def writing_since(self, process: int) -> int | None:
+        """When ``process`` invoked the ``write`` it is executing now (run clock, ns)."""
         ...
 
 

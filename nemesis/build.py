@@ -43,7 +43,7 @@ def _make(name: str, opts: RunOptions, cluster: Cluster, seed: int) -> Nemesis:
     target = opts.nemesis_target
     try:
         if name == "client-pause":
-            return client_pause.ClientPause(seed)
+            return client_pause.ClientPause(seed, settle=opts.work_time / 2)
         if name == "pause":
             return NodePause(cluster, target, seed)
         if name == "kill":

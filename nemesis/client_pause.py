@@ -26,9 +26,10 @@ STOP = "stop-client-pause"
 class ClientPause:
     """Freezes and thaws client worker processes."""
 
-    def __init__(self, seed: int = 0, holder_wait: float = 5.0) -> None:
+    def __init__(self, seed: int = 0, holder_wait: float = 5.0, settle: float = 0.05) -> None:
         self._rng = random.Random(seed)
         self.holder_wait = holder_wait
+        self.settle = settle
         self._view: RunView | None = None
         self._paused: dict[int, int] = {}  # process -> pid
 
@@ -61,17 +62,24 @@ class ClientPause:
         return {p: pids[p]}
 
     def _fresh_holder(self) -> dict[int, int] | None:
-        """A holder frozen at the start of its critical section: wait (up to
-        ``holder_wait``) for the next acquisition and take that process at once, so the
-        pause lands before its write, not after. Failing that, any current holder."""
+        """A holder frozen in the middle of its critical section, the worst moment for a
+        GC pause: wait (up to ``holder_wait``) for a holder to start its next ``write``
+        (the work that precedes the write to the resource) and freeze it at once, so it
+        wakes with its work done and writes before noticing its lease is gone. Failing
+        that, any current holder."""
         assert self._view is not None
         asked = self._view.clock.now()
         deadline = time.monotonic() + self.holder_wait
         while time.monotonic() < deadline:
             pids = self._view.client_pids()
             for p in self._view.lock_holders():
-                since = self._view.acquired_at(p)
+                since = self._view.writing_since(p)
                 if p in pids and since is not None and since >= asked:
+                    # Into the work, not before it: a worker frozen before it starts the
+                    # work would start it afresh on waking and notice the loss first.
+                    lag = since + int(self.settle * 1e9) - self._view.clock.now()
+                    if lag > 0:
+                        time.sleep(lag / 1e9)
                     return {p: pids[p]}
             time.sleep(0.001)
         pids = self._view.client_pids()
