@@ -100,12 +100,14 @@ def first_op(name: str, out: Path) -> float:
         [sys.executable, "-m", "harness.cli", "run", "--target", name, "--nemesis", "none",
          "--time-limit", "2", "--recovery-time", "0", "--lease-ttl", "5", "--keepalive", "1",
          "-o", str(out)], capture_output=True, text=True, timeout=600)
-    run_dir = (out / "latest").resolve()
-    test = json.loads((run_dir / "test.json").read_text())
-    with open(run_dir / "history.jsonl") as f:
-        first = json.loads(f.readline())
     if proc.returncode not in (0, 1, 2):
         raise ClusterError(f"harness run --target {name} failed: {proc.stderr[-300:]}")
+    run_dir = (out / "latest").resolve()
+    test = json.loads((run_dir / "test.json").read_text())
+    lines = (run_dir / "history.jsonl").read_text().splitlines()
+    if not lines:
+        raise ClusterError(f"harness run --target {name} recorded no operation; see {run_dir}")
+    first = json.loads(lines[0])
     return (test["clock_origin_ns"] + first["time"] - started) / 1e9
 
 
@@ -136,7 +138,11 @@ def main() -> int:
                       f"MiB per node: cgroup {_list(runs[-1].cgroup_mib)}, "
                       f"server RSS {_list(runs[-1].rss_mib)}", flush=True)
             for name in args.targets:
-                t = first_op(name, Path(tmp) / "runs")
+                try:
+                    t = first_op(name, Path(tmp) / "runs" / name)
+                except ClusterError as e:
+                    print(f"{name:<10} harness run -> no first operation: {e}", flush=True)
+                    continue
                 goal = GOALS.get(name)
                 ok = "" if goal is None else (" ok" if t < goal else " OVER GOAL")
                 print(f"{name:<10} harness run -> first operation in {t:5.1f} s "
