@@ -1,0 +1,1 @@
+"""sshhost: a plain Debian machine with sshd, for the SSH targets' integration tests."""
