@@ -100,17 +100,52 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                      help="etcd: linearizable|serializable; zookeeper: plain|sync; "
                           "consul: default|consistent|stale")
     t = p.add_argument_group("targets")
-    t.add_argument("--nodes", type=int, default=None, help="cluster size")
+    t.add_argument("--nodes", default=None,
+                   help="cluster size; with --ssh, the hosts: host1,user@host2:2222,...")
     t.add_argument("--image", default=None, help="use this Docker image for the nodes")
     t.add_argument("--persistence", default=None, help="redis: none, aof-everysec, aof-always")
     t.add_argument("--sim-bug", action="append", default=[], dest="sim_bugs",
                    help="sim: inject a known bug (lock-ignores-lease, token-reuse, stale-read, "
                         "epoch-reuse); repeatable")
+    sh = p.add_argument_group("real hosts over SSH (docs/ssh.md)")
+    sh.add_argument("--ssh", action="store_true",
+                    help="install and run the target on the hosts named by --nodes/--nodes-file")
+    sh.add_argument("--nodes-file", default=None, help="hosts, one [user@]host[:port] a line")
+    sh.add_argument("--ssh-user", default=None, help="login name (default: yours)")
+    sh.add_argument("--ssh-key", default=None, help="private key (default: agent, ~/.ssh/id_*)")
+    sh.add_argument("--ssh-port", type=int, default=22, help="default: %(default)s")
+    sh.add_argument("--ssh-no-strict", action="store_true",
+                    help="accept unknown host keys (lab machines only)")
+    sh.add_argument("--ssh-known-hosts", default=None,
+                    help="check host keys against this file (default: ~/.ssh/known_hosts)")
+    sh.add_argument("--ssh-install", default="auto", choices=("auto", "apt", "upload", "present"),
+                    help="how the target's packages get onto the hosts (default: %(default)s)")
+    sh.add_argument("--ssh-keep-packages", action="store_true",
+                    help="leave the installed packages on the hosts at the end")
+    sh.add_argument("--ssh-debs", default=None,
+                    help="upload the .debs of this directory instead of downloading them")
+
+
+def _nodes_and_hosts(args: argparse.Namespace) -> tuple[int | None, list[str]]:
+    """``--nodes``: a size, or (with --ssh, and/or --nodes-file) the hosts."""
+    from clusters.base import ClusterError
+    from clusters.remote.hosts import hosts_from
+
+    if not args.ssh and args.nodes_file is None:
+        if args.nodes is None:
+            return None, []
+        if args.nodes.strip().isdigit():
+            return int(args.nodes), []
+    try:  # host names (validate() refuses them without --ssh)
+        return None, [str(h) for h in hosts_from(args.nodes, args.nodes_file)]
+    except ClusterError as e:
+        raise UsageError(str(e)) from None
 
 
 def _options_from(args: argparse.Namespace) -> RunOptions:
     from harness.options import OptionError, RunOptions
 
+    nodes, hosts = _nodes_and_hosts(args)
     nemesis = args.nemesis
     if nemesis is None:
         nemesis = ["client-pause"] if args.workload in ("lock", "election") else ["none"]
@@ -123,8 +158,12 @@ def _options_from(args: argparse.Namespace) -> RunOptions:
         keepalive=args.keepalive, work_time=args.work_time, acquire_wait=args.acquire_wait,
         fencing=args.fencing, locks=args.locks,
         pause_at=args.pause_at if args.pause_at else None, pause_for=args.pause_for,
-        keys=args.keys, read_mode=args.read_mode, nodes=args.nodes, image=args.image,
+        keys=args.keys, read_mode=args.read_mode, nodes=nodes, image=args.image,
         persistence=args.persistence, sim_bugs=args.sim_bugs,
+        ssh=args.ssh, ssh_hosts=hosts, ssh_user=args.ssh_user, ssh_key=args.ssh_key,
+        ssh_port=args.ssh_port, ssh_strict=not args.ssh_no_strict,
+        ssh_known_hosts=args.ssh_known_hosts, ssh_install=args.ssh_install,
+        ssh_keep_packages=args.ssh_keep_packages, ssh_debs=args.ssh_debs,
     )
     try:
         opts.validate()

@@ -55,6 +55,17 @@ class RunOptions:
     image: str | None = None
     persistence: str | None = None
     sim_bugs: list[str] = field(default_factory=list)
+    # Real hosts over SSH (docs/ssh.md): with ssh, the cluster runs on ssh_hosts.
+    ssh: bool = False
+    ssh_hosts: list[str] = field(default_factory=list)
+    ssh_user: str | None = None
+    ssh_key: str | None = None
+    ssh_port: int = 22
+    ssh_strict: bool = True
+    ssh_known_hosts: str | None = None
+    ssh_install: str = "auto"
+    ssh_keep_packages: bool = False
+    ssh_debs: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def test_name(self) -> str:
@@ -90,5 +101,10 @@ class RunOptions:
                 f"--keepalive {self.keepalive} is not shorter than --lease-ttl {self.lease_ttl}:"
                 " the lease would expire between keepalives; use a shorter keepalive"
             )
+        if self.ssh and not self.ssh_hosts:
+            raise OptionError("--ssh needs hosts: --nodes host1,host2,host3 or --nodes-file F")
+        if self.ssh_hosts and not self.ssh:
+            raise OptionError("host names in --nodes (or --nodes-file) need --ssh; without it "
+                              "--nodes is the number of Docker nodes")
         if self.rate is not None and self.rate <= 0:
             raise OptionError("--rate must be positive (operations per second)")

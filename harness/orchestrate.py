@@ -93,6 +93,14 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
     seed = opts.seed if opts.seed is not None else random.randrange(2**31)
     opts.seed = seed
     target = resolve_target(opts.target)  # fails fast on an unknown target
+    if opts.ssh:  # the same target, its cluster on real hosts (docs/ssh.md)
+        from clusters.ssh.factory import SshClusterOptions
+        from clusters.ssh.target import ssh_target
+
+        target = ssh_target(target, opts.ssh_hosts, SshClusterOptions(
+            user=opts.ssh_user, port=opts.ssh_port, key=opts.ssh_key, strict=opts.ssh_strict,
+            known_hosts=opts.ssh_known_hosts, install=opts.ssh_install,
+            keep_packages=opts.ssh_keep_packages, deb_dir=opts.ssh_debs))
     target.check_options(opts)
     run_dir = new_run_dir(Path(opts.out_dir), opts.test_name())
     handler = _log_to(run_dir)

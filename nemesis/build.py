@@ -17,7 +17,7 @@ from harness import gen
 from harness.options import OptionError, RunOptions
 from nemesis import client_pause
 from nemesis.base import Compose, Nemesis
-from nemesis.clock import ClockSkew
+from nemesis.host_clock import clock_nemesis
 from nemesis.node_faults import NodeKill, NodePause
 from nemesis.partition import Partition
 from nemesis.topology import TOPOLOGIES
@@ -51,7 +51,7 @@ def _make(name: str, opts: RunOptions, cluster: Cluster, seed: int) -> Nemesis:
         if name in ("partition", "loss"):
             return Partition(cluster, _topology(target), seed)
         if name == "clock":
-            return ClockSkew(cluster, target, seed)
+            return clock_nemesis(cluster, target, seed)
     except TypeError as e:
         raise OptionError(f"--nemesis {name}: {e}") from None
     raise OptionError(f"unknown fault {name!r}")
