@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import gc
 import time
-from dataclasses import replace
 from typing import Any, Final
 
 from checkers.linear.counterexample import counterexample, jsonable
@@ -32,7 +31,7 @@ from checkers.linear.models import MODELS, get_model
 from checkers.linear.prepare import problems
 from checkers.linear.schedule import SKIPPED, Budget, run_searches
 from checkers.linear.search import Search, SearchResult
-from checkers.result import UNKNOWN, CheckResult, worst
+from checkers.result import UNKNOWN, CheckResult
 from harness.history import History, MalformedHistory
 
 __all__ = ["DEFAULT_MAX_MEMORY", "MODELS", "ModelError", "check", "explain"]
@@ -61,19 +60,22 @@ def check(
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _check(history, model, time_limit, Budget(None, max_configs, max_memory))
+        return _check(history, model, time_limit, max_configs, max_memory)
     finally:
         if paused:
             gc.enable()
 
 
 def _check(
-    history: History, model: str | Model, time_limit: float | None, budget: Budget
+    history: History,
+    model: str | Model,
+    time_limit: float | None,
+    max_configs: int | None,
+    max_memory: int | None,
 ) -> CheckResult:
     started = time.perf_counter()
     m = get_model(model)
-    if time_limit is not None:
-        budget = replace(budget, deadline=started + time_limit)
+    deadline = None if time_limit is None else started + time_limit
     try:
         probs = problems(history, m)
     except MalformedHistory as e:
@@ -81,30 +83,50 @@ def _check(
         bad = {"valid": UNKNOWN, "model": m.name, "reason": reason}
         return CheckResult(CHECKER, UNKNOWN, f"Unknown: {reason}.", bad)
     searches = [Search(p, m) for p in probs]
-    results = run_searches(searches, budget)
-    valid = worst(r.valid for r in results)
+    results = run_searches(searches, Budget(deadline, max_configs, max_memory))
+    # The worst verdict (invalid, then unknown, then valid) and the totals, in one pass.
+    valid: Any = True
+    invalid = -1
+    checked = steps = model_steps = configs = ops = 0
+    for i, r in enumerate(results):
+        v = r.valid
+        if v is True:
+            checked += 1
+        elif v is False:
+            checked += 1
+            if invalid < 0:
+                invalid = i
+                valid = False
+        elif valid is True:
+            valid = UNKNOWN
+        steps += r.steps
+        model_steps += r.model_steps
+        configs += r.configs
+        ops += len(searches[i].index)
     details: dict[str, Any] = {
         "valid": valid,
         "model": m.name,
-        "ops": sum(len(s.index) for s in searches),
+        "ops": ops,
         "partitions": len(searches),
-        "partitions_checked": sum(1 for r in results if r.valid != UNKNOWN),
-        "steps": sum(r.steps for r in results),
-        "model_steps": sum(r.model_steps for r in results),
-        "configs": sum(r.configs for r in results),
+        "partitions_checked": checked,
+        "steps": steps,
+        "model_steps": model_steps,
+        "configs": configs,
     }
-    if valid is False:
-        i = next(i for i, r in enumerate(results) if r.valid is False)
-        details["counterexample"] = counterexample(probs[i], searches[i], results[i])
-    unknown = [
-        {"partition": jsonable(probs[i].label), "reason": r.reason}
-        for i, r in enumerate(results)
-        if r.valid == UNKNOWN and r.reason != SKIPPED
-    ]
-    if unknown:
-        details["unknown_partitions"] = unknown
-        if valid == UNKNOWN:
-            details["reason"] = _reason(unknown, len(searches))
+    if invalid >= 0:
+        details["counterexample"] = counterexample(
+            probs[invalid], searches[invalid], results[invalid]
+        )
+    if checked < len(results):
+        unknown = [
+            {"partition": jsonable(probs[i].label), "reason": r.reason}
+            for i, r in enumerate(results)
+            if r.valid == UNKNOWN and r.reason != SKIPPED
+        ]
+        if unknown:
+            details["unknown_partitions"] = unknown
+            if valid == UNKNOWN:
+                details["reason"] = _reason(unknown, len(searches))
     details["elapsed_s"] = round(time.perf_counter() - started, 6)
     return CheckResult(CHECKER, valid, _summary(valid, details, results), details)
 

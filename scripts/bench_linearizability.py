@@ -24,6 +24,7 @@ import argparse
 import csv
 import gc
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -189,12 +190,19 @@ def main() -> int:
         check_one(args.check_one)
         return 0
     passed = True
+    print(f"load average at start: {_load()}")
     if not args.no_references:
         passed &= references(args.reps, args.only)
     if args.big:
         sizes = [int(s) for s in args.big.split(",")]
         passed &= big(sizes, args.keys, args.concurrency, args.corrupt, args.model)
+    print(f"load average at end: {_load()} ({os.cpu_count()} CPUs)")
     return 0 if passed else 1
+
+
+def _load() -> str:
+    """The 1, 5 and 15 minute load averages: timings are only comparable at low load."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":

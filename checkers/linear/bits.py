@@ -16,22 +16,25 @@ from typing import Any
 # above TABLE_BITS bits (8 MiB) of masks, candidate masks are computed, not tabled.
 LEAN = 4096
 TABLE_BITS = 64 << 20
+# Partitions of at most LAZY (and LEAN) entries are compiled lazily,
+# as the search reaches their entries; tests set it to -1 to compile everything first.
+LAZY = 4096
 
 
 def mask(positions: list[int]) -> int:
-    """The int whose set bits are ``positions``, built in time linear in the highest."""
-    if not positions:
-        return 0
-    top = max(positions)
-    if len(positions) < 64:
+    """The int whose set bits are ``positions``, built in time linear in the highest:
+    a few by shifting, more as the binary digits of a bytearray, which ``int`` parses in
+    linear time (power-of-two bases are exempt from the limit on digits)."""
+    if len(positions) < 16:
         m = 0
         for k in positions:
             m |= 1 << k
         return m
-    bits = bytearray((top >> 3) + 1)
+    top = max(positions)
+    digits = bytearray(b"0") * (top + 1)
     for k in positions:
-        bits[k >> 3] |= 1 << (k & 7)
-    return int.from_bytes(bits, "little")
+        digits[top - k] = 49  # "1"
+    return int(digits, 2)
 
 
 def unlink(path: Any) -> list[int]:

@@ -1,18 +1,22 @@
 """Counterexamples: why a partition is not linearizable, as data and as sentences.
 
 Built from what the search already found (the deepest configuration, its forced entry
-and the longest partial linearizations), plus one linear pass over the partition's
-entries: producing it never re-runs the search.
+and the longest partial linearizations) and its masks: the window is read off the
+failing entry's candidate mask, and the rest of a lazily compiled partition is only
+looked at (classes, no compilation) when the explanation needs to know what it produces.
+Producing it never re-runs the search.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Hashable
 from typing import Any
 
 from checkers.linear.model import ANY, NOTHING, Call, Model
 from checkers.linear.prepare import INF, Entry, Problem
 from checkers.linear.search import Search, SearchResult
+from harness.ops import Op
 
 TAIL = 8  # ops of each partial linearization shown in full
 _SCALARS = frozenset({bool, int, float, str})
@@ -25,8 +29,10 @@ class _View:
         self.problem = problem
         self.search = search
         self.model = search.model
-        self.hints = search.hints
+        self.hint = search.hint  # entry -> its hint
         self._cache: dict[int, Entry] = {}
+        self._ops: dict[int, dict[str, Any]] = {}
+        self._described: dict[Call, str] = {}  # calls are often shared: words once
 
     def __call__(self, k: int) -> Entry:
         e = self._cache.get(k)
@@ -43,8 +49,22 @@ class _View:
     def end(self, k: int) -> int:
         return self.search.ends[k]
 
-    def op_index(self, k: int) -> int:
-        return self.problem.invokes[self.search.index[k]].index
+    def op(self, k: int) -> dict[str, Any]:
+        """Entry ``k`` as ``op_dict`` gives it: built once (from the problem's columns,
+        no record needed), then copied for each further use (no dict appears twice in a
+        report)."""
+        d = self._ops.get(k)
+        if d is not None:
+            return dict(d)
+        problem = self.problem
+        i = self.search.index[k]
+        call = problem.calls[i]
+        text = self._described.get(call)
+        if text is None:
+            text = self._described[call] = _call(self.model, call)
+        certain = problem.ends[i] != INF
+        d = self._ops[k] = _record(problem.invokes[i], problem.completions[i], text, certain)
+        return d
 
 
 def counterexample(problem: Problem, search: Search, result: SearchResult) -> dict[str, Any]:
@@ -55,32 +75,42 @@ def counterexample(problem: Problem, search: Search, result: SearchResult) -> di
     ``sentences``. Times are in ``time_unit`` (ns, or event positions)."""
     v = _View(problem, search)
     model = v.model
+    starts = search.starts  # each entry's invocation index
     x = v(result.failed)
     path, state = result.paths[0] if result.paths else ([], problem.init)
-    hint = v.hints[result.failed]
+    hint = v.hint(result.failed)
     setter = _last_setter(v, path)
     window = _window(v, result.failed, setter)
-    t = _Times(all(_positional(v(k)) for k in window))
+    index = search.index
+    invokes = problem.invokes
+    completions = problem.completions
+    window_invokes = [invokes[index[k]] for k in window]
+    t = _Times(
+        all(
+            inv.time == inv.index and (c is None or c.time == c.index)
+            for inv, c in zip(window_invokes, [completions[index[k]] for k in window], strict=True)
+        )
+    )
     data: dict[str, Any] = {
         "partition": jsonable(problem.label),
-        "op": op_dict(model, x),
+        "op": v.op(result.failed),
         "state_before": jsonable(state),
         "state_before_text": _state(model, state),
         "requires": None if hint.requires is NOTHING else jsonable(hint.requires),
         "linearizations": [
             {
                 "length": len(p),
-                "ops": [v.op_index(k) for k in p],
-                "tail": [op_dict(model, v(k)) for k in p[-TAIL:]],
+                "ops": [starts[k] for k in p],
+                "tail": [v.op(k) for k in p[-TAIL:]],
                 "state_after": jsonable(s),
                 "state_after_text": _state(model, s),
             }
             for p, s in result.paths
         ],
         "window": {
-            "start": min(v(k).invoke.time for k in window),
+            "start": min(inv.time for inv in window_invokes),
             "end": _end_time(x),
-            "ops": [op_dict(model, v(k)) for k in window],
+            "ops": [v.op(k) for k in window],
         },
         "time_unit": "event" if t.positional else "ns",
     }
@@ -104,7 +134,7 @@ def _sentences(v: _View, result: SearchResult, t: _Times) -> list[str]:
         f"Not linearizable{where}: {_who(x)} {_call(model, x.call)} "
         f"({t.span(x)}) cannot take effect at any point of its interval."
     )
-    need = v.hints[result.failed].requires
+    need = v.hint(result.failed).requires
     if need is NOTHING:
         return [
             first,
@@ -130,8 +160,12 @@ def _why(v: _View, failed: int, need: Hashable, t: _Times) -> str | None:
     if search.any_mask & ~(1 << failed):
         return None  # some op's effect is not one known state: no simple story
     need_sid = search.sid_of.get(need, -2)
-    produced, starts, ends = search.produced, search.starts, search.ends
-    producers = [k for k, p in enumerate(produced) if p == need_sid and k != failed]
+    # Entries not compiled (the search stopped before them) all return after the failed
+    # one began: one producing an unknown state or the state needed ends the story.
+    if search.rest_produces(need_sid):
+        return None
+    produced, starts, ends = search.produced_at, search.starts, search.ends
+    producers = _members(search.producers.get(need_sid, 0) & ~(1 << failed))
     x_start = starts[failed]
     if not producers and v.problem.init != need:
         return (
@@ -141,10 +175,12 @@ def _why(v: _View, failed: int, need: Hashable, t: _Times) -> str | None:
     if any(ends[k] >= x_start for k in producers):
         return None  # a producer is concurrent: the explanation is an ordering one
     last_end = max((ends[k] for k in producers), default=-1)
+    # Only certain entries returning before x_start: a prefix (in order of return).
+    before = bisect_left(ends, x_start, 0, search.n_certain)
     overwriters = [
         k
-        for k, p in enumerate(produced)
-        if p >= 0 and p != need_sid and last_end < starts[k] and ends[k] < x_start
+        for k in range(before)
+        if produced(k) >= 0 and produced(k) != need_sid and last_end < starts[k]
     ]
     if not overwriters:
         return None
@@ -154,7 +190,7 @@ def _why(v: _View, failed: int, need: Hashable, t: _Times) -> str | None:
         return (
             f"It needs the state {_state(model, need)}, the initial one, but "
             f"{_who(we)}'s {_call(model, we.call)} had changed it to "
-            f"{_state(model, search.states[produced[w]])}, completing at "
+            f"{_state(model, search.states[produced(w)])}, completing at "
             f"{t.at(_end_time(we))}, before it began."
         )
     last = v(max(producers, key=ends.__getitem__))
@@ -171,7 +207,7 @@ def _why(v: _View, failed: int, need: Hashable, t: _Times) -> str | None:
 
 def _last_setter(v: _View, path: list[int]) -> int | None:
     for k in reversed(path):
-        if not v.hints[k].readonly:
+        if not v.hint(k).readonly:
             return k
     return None
 
@@ -180,21 +216,30 @@ def _window(v: _View, failed: int, setter: int | None) -> list[int]:
     """The entries around the contradiction: the failing one, the last state change
     before it in the longest partial linearization, and every entry overlapping the
     interval from the earlier of their invocations to the failing entry's return
-    (uncertain ones only when they could produce the state it needs)."""
-    starts, ends, hints = v.search.starts, v.search.ends, v.hints
-    x_start, x_end = starts[failed], ends[failed]
+    (uncertain ones only when they could produce the state it needs).
+
+    The overlapping entries are those invoked before the failing one returned (its
+    candidate mask: the failing entry is certain) that return after the interval
+    starts (certain entries are in order of return: a bisection), so only they are
+    looked at."""
+    search = v.search
+    starts, ends, hint = search.starts, search.ends, v.hint
+    x_start = starts[failed]
     lo = x_start if setter is None else min(x_start, starts[setter])
-    need = hints[failed].requires
-    out = []
-    for k, (start, end) in enumerate(zip(starts, ends, strict=True)):
-        if k in (failed, setter) or (
-            start < x_end
-            and end > lo
-            and (
-                end != INF
-                or start >= lo
-                or (need is not NOTHING and hints[k].produces in (need, ANY))
-            )
+    need = hint(failed).requires
+    base = bisect_right(ends, lo, 0, search.n_certain)
+    inside = search.callable[failed] >> base
+    out = [k for k in (failed, setter) if k is not None]
+    while inside:
+        low = inside & -inside
+        inside ^= low
+        k = base + low.bit_length() - 1
+        if k in (failed, setter):
+            continue
+        if (
+            ends[k] != INF
+            or starts[k] >= lo
+            or (need is not NOTHING and hint(k).produces in (need, ANY))
         ):
             out.append(k)
     return sorted(out, key=starts.__getitem__)
@@ -206,21 +251,47 @@ def _positional(e: Entry) -> bool:
     return e.invoke.time == e.invoke.index and (c is None or c.time == c.index)
 
 
+def _members(bits: int) -> list[int]:
+    """The positions of the set bits, lowest first."""
+    out = []
+    while bits:
+        low = bits & -bits
+        bits ^= low
+        out.append(low.bit_length() - 1)
+    return out
+
+
 def op_dict(model: Model, e: Entry) -> dict[str, Any]:
     """One operation for reports: who, what, when, how it ended."""
-    comp = e.completion
+    return _op_dict(e, _call(model, e.call))
+
+
+def _op_dict(e: Entry, call: str) -> dict[str, Any]:
+    return _record(e.invoke, e.completion, call, e.end != INF)
+
+
+def _record(inv: Op, comp: Op | None, call: str, certain: bool) -> dict[str, Any]:
+    process = inv.process
+    if comp is None:
+        value = inv.value
+        kind = "pending"
+        done = None
+    else:
+        value = comp.value
+        if value is None:
+            value = inv.value
+        kind = comp.type
+        done = comp.time
     return {
-        "index": e.invoke.index,
-        "process": jsonable(e.invoke.process),
-        "f": e.invoke.f,
-        "value": jsonable(
-            comp.value if comp is not None and comp.value is not None else e.invoke.value
-        ),
-        "call": _call(model, e.call),
-        "type": comp.type if comp is not None else "pending",
-        "certain": e.certain,
-        "invoke_time": e.invoke.time,
-        "complete_time": comp.time if comp is not None else None,
+        "index": inv.index,
+        "process": process if type(process) in _SCALARS else jsonable(process),
+        "f": inv.f,
+        "value": value if value is None or type(value) in _SCALARS else jsonable(value),
+        "call": call,
+        "type": kind,
+        "certain": certain,
+        "invoke_time": inv.time,
+        "complete_time": done,
     }
 
 

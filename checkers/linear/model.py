@@ -22,7 +22,7 @@ Optional abilities are separate small protocols:
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from operator import attrgetter
 from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
@@ -176,24 +176,27 @@ def freeze(value: Any) -> Hashable:
 
 def by_key(history: History) -> list[tuple[Any, History]]:
     """Partition by ``op.key``: one part per key (a single part when no op has a key);
-    nemesis ops are left out of keyed parts, as in ``History.by_key``."""
+    nemesis ops are left out of keyed parts, as in ``History.by_key``. Keys must be
+    hashable."""
     if set(map(_KEY, history)) == _NO_KEY:
         return [(None, history)]
     parts: dict[Any, list[Op]] = {}
-    for op in history:
-        if op.process != NEMESIS:
-            k = op.key
-            if type(k) is list:
-                k = tuple(k)
-            part = parts.get(k)
-            if part is None:
-                parts[k] = [op]
-            else:
-                part.append(op)
-    return [(k, History(ops)) for k, ops in parts.items()]
+    get = parts.get
+    ops: Iterable[Op] = history
+    if NEMESIS in map(_PROCESS, history):
+        ops = [op for op in history if op.process != NEMESIS]
+    for op in ops:
+        k = op.key
+        part = get(k)
+        if part is None:
+            parts[k] = [op]
+        else:
+            part.append(op)
+    return [(k, History(part)) for k, part in parts.items()]
 
 
 _KEY: Final = attrgetter("key")
+_PROCESS: Final = attrgetter("process")
 _NO_KEY: Final = {None}
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Final, NamedTuple
 
 from checkers.linear.model import Call, Model
@@ -70,62 +71,76 @@ def problems(history: History, model: Model) -> list[Problem]:
 
 
 def problem(history: History, model: Model, label: Any = None) -> Problem:
-    """The search problem of one partition (nemesis ops are skipped)."""
-    open_: dict[Any, Op] = {}
-    retired: set[Any] = set()
+    """The search problem of one partition (nemesis ops are skipped): one pass pairing
+    invocations with completions, the model reading each pair."""
+    # Per process: its open invocation, None when idle, _RETIRED after an ``info``, and
+    # _SKIP for the nemesis: one dict lookup per event.
+    current: dict[Any, Any] = {NEMESIS: _SKIP}
+    get = current.get
     call_of = model.call
     # Certain ops are collected as they complete, hence already in order of end.
-    c_calls: list[Call] = []
-    c_invokes: list[Op] = []
-    c_completions: list[Op | None] = []
+    calls: list[Call] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    invokes: list[Op] = []
+    completions: list[Op | None] = []
     # Uncertain ones (info) are collected at completion too, then merged with the ones
     # that never completed and sorted by start.
     u_ops: list[tuple[int, Op, Op | None, Call]] = []
     dropped = 0
     for op in history:
         p = op.process
-        if p == NEMESIS:
+        inv: Any = get(p)
+        kind = op.type
+        if kind == "invoke":
+            if inv is None:
+                current[p] = op
+            elif inv is not _SKIP:
+                _malformed(history)  # still open, or retired
             continue
-        if op.type == "invoke":
-            if p in open_ or p in retired:
-                _malformed(history)
-            open_[p] = op
-            continue
-        inv = open_.pop(p, None)
-        if inv is None:
-            _malformed(history)
-            continue
+        if inv.__class__ is not Op:
+            if inv is _SKIP:
+                continue
+            _malformed(history)  # nothing open: idle or retired
         call = call_of(inv, op)
         if call is None:
+            current[p] = None
             dropped += 1
-        elif op.type == "info":
-            retired.add(p)
+        elif kind == "info":
+            current[p] = _RETIRED
             u_ops.append((inv.index, inv, op, _uncertain(call)))
-        elif call[2]:
-            c_calls.append(call)
-            c_invokes.append(inv)
-            c_completions.append(op)
         else:
-            u_ops.append((inv.index, inv, op, call))
-    for inv in open_.values():
+            current[p] = None
+            if call[2]:
+                calls.append(call)
+                starts.append(inv.index)
+                ends.append(op.index)
+                invokes.append(inv)
+                completions.append(op)
+            else:
+                u_ops.append((inv.index, inv, op, call))
+    pending = [v for v in current.values() if v.__class__ is Op]
+    pending.sort(key=_index)  # in order of invocation
+    for inv in pending:
         call = call_of(inv, None)
         if call is None:
             dropped += 1
         else:
             u_ops.append((inv.index, inv, None, _uncertain(call)))
-    u_ops.sort(key=_first)
-    n = len(c_calls)
-    return Problem(
-        label,
-        model.init(),
-        c_calls + [u[3] for u in u_ops],
-        [op.index for op in c_invokes] + [u[0] for u in u_ops],
-        [op.index for op in c_completions if op is not None] + [INF] * len(u_ops),
-        c_invokes + [u[1] for u in u_ops],
-        c_completions + [u[2] for u in u_ops],
-        n,
-        dropped,
-    )
+    n = len(calls)
+    if u_ops:
+        u_ops.sort(key=_first)
+        for start, inv, comp, call in u_ops:
+            calls.append(call)
+            starts.append(start)
+            invokes.append(inv)
+            completions.append(comp)
+        ends += [INF] * len(u_ops)
+    return Problem(label, model.init(), calls, starts, ends, invokes, completions, n, dropped)
+
+
+_SKIP: Final = object()
+_RETIRED: Final = object()
 
 
 def _uncertain(call: Call) -> Call:
@@ -134,6 +149,9 @@ def _uncertain(call: Call) -> Call:
 
 def _first(t: tuple[int, Any, Any, Any]) -> int:
     return t[0]
+
+
+_index: Final = attrgetter("index")
 
 
 def _malformed(history: History) -> None:

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from checkers.linear.search import Search, SearchResult
 
@@ -28,8 +27,7 @@ SLICE_SECONDS: Final = 0.05
 SKIPPED: Final = "not checked: another partition was already found invalid"
 
 
-@dataclass(frozen=True)
-class Budget:
+class Budget(NamedTuple):
     """Limits for one check: a wall-clock deadline (``time.perf_counter`` seconds), and
     caps on the memoized configurations of the active searches: their estimated bytes
     (``max_memory``) and their number (``max_configs``)."""

@@ -82,26 +82,50 @@ after each quota of steps and is resumed with the next quota.
 Representation (for speed: the hot loop touches only ints, lists and dicts). Sets of
 entries are bitsets (``checkers.linear.bits``); states are interned ints; entries with
 equal input and output share one transition table, filled by calling the model's
-``step`` once per (class, state); hints become masks, so R3 and R5 test a whole set at
-once. The path is a linked list of tuples, kept in O(1) when it is the deepest so far.
-Partitions with more than ``bits.LEAN`` entries run in a lean mode whose memory stays
-linear in their size: frames keep one bitset and are dropped once nothing is left to
-try from them, and candidate masks are computed instead of tabled.
+``step`` once per (class, state), except for blind entries, whose hint gives the state
+they leave; hints become masks, so R3 and R5 test a whole set at once. The path is a
+linked list of tuples, kept in O(1) when it is the deepest so far.
+
+Compilation. Small partitions (up to ``bits.LAZY`` operations) are compiled lazily: the
+uncertain entries up front, the certain ones in chunks, in return order, as the search
+reaches them (``Search._extend``): an invalid history is usually refuted before its end,
+and what lies past the refutation is then never compiled. This changes nothing the search
+does: it only ever consults the forced entry, R5's next requiring entry, the candidates
+of either (each candidate mask is final once every entry invoked before its forced
+entry's return is compiled), and masks restricted to those candidates; later entries
+only add higher bits. Bookkeeping that later entries change is kept up to date (R4 of
+the uncertain entries, R6's useless blind entries, R5's reachability masks are dropped).
+Bigger partitions are compiled up front (``_compile``). Partitions with more than
+``bits.LEAN`` entries run in a lean mode whose memory stays linear in their size: frames
+keep one bitset and are dropped once nothing is left to try from them, and candidate
+masks are computed instead of tabled.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Generator, Hashable
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import itemgetter, ne
 from typing import Any, Final, Literal
 
 from checkers.linear import bits
 from checkers.linear.bits import CandidateMasks, callable_table, mask, unlink
 from checkers.linear.model import ANY, NO_HINT, NOTHING, Call, Hint, Model
-from checkers.linear.prepare import Entry, Problem
+from checkers.linear.prepare import INF, Entry, Problem
 
 Verdict = bool | Literal["unknown"]
+_INPUT_OUTPUT: Final = itemgetter(0, 1)
+_CHUNK: Final = 16
+"""Lazy mode: certain entries given candidate masks at a time, at least."""
+_UNCOMPILED: Final[dict[int, int]] = {}
+# Lazy mode: the fields of a class record, and its flags.
+_RID, _RTRANS, _RPROD, _RNEED, _RFLAGS, _RKS, _RES, _RUNSURE = range(8)
+_READONLY: Final = 1
+_BLIND: Final = 2
+"""Lazy mode: the transition table of an entry not compiled yet (never consulted)."""
+
 REDUCTIONS: Final = frozenset({"R1", "R2", "R3", "R4", "R5", "R6"})
 """All reductions (on by default); tests switch them off one by one."""
 
@@ -125,10 +149,80 @@ class SearchResult:
     paths: list[tuple[list[int], Hashable]] = field(default_factory=list)
 
 
+class _Unions:
+    """Masks of unions of classes (named by their first entry), each class given by its
+    first position and, when it has several, its positions. In a small partition, each
+    class's mask is built once and masks are unions of them; in a big one (more than
+    ``bits.LEAN`` entries, where a mask per class would cost quadratic time), each
+    union is built once from its positions, in time linear in the partition."""
+
+    __slots__ = ("certain", "first", "masks", "members", "n_certain", "small")
+
+    def __init__(
+        self, first: dict[int, int], members: dict[int, list[int]], n: int, n_certain: int
+    ) -> None:
+        self.first = first
+        self.members = members
+        self.n_certain = n_certain
+        self.certain = (1 << n_certain) - 1
+        self.small = n <= bits.LEAN
+        self.masks: dict[int, int] = {}
+
+    def __call__(self, classes: list[int], certain_only: bool) -> int:
+        """The mask of the classes' entries (only the certain ones if ``certain_only``)."""
+        members = self.members
+        if self.small:
+            masks = self.masks
+            out = 0
+            for c in classes:
+                m = masks.get(c)
+                if m is None:
+                    ms = members.get(c)
+                    m = masks[c] = 1 << self.first[c] if ms is None else mask(ms)
+                out |= m
+            return out & self.certain if certain_only else out
+        positions: list[int] = []
+        first = self.first
+        n_certain = self.n_certain
+        for c in classes:
+            ms = members.get(c)
+            if ms is None:
+                positions.append(first[c])
+            elif certain_only and ms[-1] >= n_certain:
+                positions += ms[: bisect_left(ms, n_certain)]
+            else:
+                positions += ms
+        return mask(positions)
+
+
 class Search:
     """The optimized search over one problem; ``run()`` is a resumable generator."""
 
     MAX_PATHS = 3
+
+    # Set by either way of compiling (eager ``_compile``, lazy ``_prepare``).
+    index: list[int]
+    starts: list[int]
+    ends: list[int]
+    calls: list[Call]
+    cids: list[int]
+    n_certain: int
+    dropped: int
+    trans: list[dict[int, int]]
+    lower_same: list[Any]
+    need_sid: list[int]
+    callable: list[int] | CandidateMasks
+    class_hint: dict[int, Hint]
+    class_need: dict[int, int]
+    class_produced: dict[int, int]
+    producers: dict[int, int]
+    ro_at: dict[int, int]
+    ro_mask: int
+    ro_free: int
+    req_mask: int
+    any_mask: int
+    blind_mask: int
+    config_bytes: int
 
     def __init__(
         self, problem: Problem, model: Model, reductions: frozenset[str] = REDUCTIONS
@@ -151,14 +245,23 @@ class Search:
         self._reach: dict[tuple[int, int], bool] = {}
         self._reach_mask: dict[int, int] = {}
         self.unc_mask = 0
-        self._compile(problem, getattr(model, "hint", None), "R1" in reductions)
+        self.hinted: set[int] = set()
+        self.useful: dict[int, list[int]] = {}
+        self._blind_to: dict[int, int] = {}  # blind class: the state it leaves
+        hint_of = getattr(model, "hint", None)
+        self.lazy = len(problem.calls) <= min(bits.LEAN, bits.LAZY)
+        if self.lazy:
+            self._prepare(problem, hint_of, reductions)
+        else:
+            self._compile(problem, hint_of, "R1" in reductions)
+            self._ready = self._compiled = self.n_certain
         # Switching a reduction off costs the hot loop nothing: its masks become empty.
         self.observe_mask = self.unc_mask if "R6" in reductions else 0
         if "R2" not in reductions:
             self.unc_mask = 0
         if "R3" not in reductions:
             self.ro_mask = self.ro_free = 0
-            self.ro_at: dict[int, int] = {}
+            self.ro_at = {}
         if "R4" not in reductions:
             self.lower_same = [0] * len(self.index)
         if "R5" not in reductions:
@@ -180,129 +283,443 @@ class Search:
         self, problem: Problem, hint_of: Callable[[Call], Hint] | None, drop_ro: bool
     ) -> None:
         """Per-entry ints and masks for the hot loop. Entries with the same input and
-        output form a class: one hint, one transition table; masks are built per class."""
-        intern = self._intern
+        output form a class, named by the index of its first entry: one hint, one
+        transition table. Per-entry work is done by C-level passes (``map``, masks as
+        binary numerals); Python loops run per class, and (R4) per entry whose class
+        has an earlier member. Masks are built in time linear in their highest bit (a
+        mask per class or per entry would cost quadratic memory on big partitions)."""
         calls = problem.calls
         n_in = len(calls)
-        class_of: dict[tuple[Hashable, Hashable], int] = {}
-        cids = [class_of.setdefault((c[0], c[1]), len(class_of)) for c in calls]
-        first = [0] * len(class_of)
-        for i in range(n_in - 1, -1, -1):
-            first[cids[i]] = i
-        class_hint = [hint_of(calls[i]) if hint_of is not None else NO_HINT for i in first]
         n_certain = problem.n_certain
-        if drop_ro and any(class_hint[c].readonly for c in cids[n_certain:]):  # R1
-            index = [i for i in range(n_in) if i < n_certain or not class_hint[cids[i]].readonly]
-            calls = [calls[i] for i in index]
-            cids = [cids[i] for i in index]
-            starts = [problem.starts[i] for i in index]
-            ends = [problem.ends[i] for i in index]
+        class_of: dict[tuple[Hashable, Hashable], int] = {}
+        cids = list(map(class_of.setdefault, map(_INPUT_OUTPUT, calls), range(n_in)))
+        firsts = list(class_of.values())  # one per class, in order
+        if hint_of is None:
+            class_hint = dict.fromkeys(firsts, NO_HINT)
         else:
-            index = list(range(n_in))
-            starts = problem.starts
-            ends = problem.ends
-        n = len(index)
-        class_trans: list[dict[int, int]] = [{} for _ in first]
-        trans = [class_trans[c] for c in cids]
-        # Per-class facts; masks are built from lists of positions in linear time (a
-        # mask per class or per entry would cost quadratic memory on big partitions).
-        class_need: list[int] = []
-        class_produced: list[int] = []
-        sid_of = self.sid_of
-        for h in class_hint:
-            pr = h.produces
-            if pr is ANY:
-                class_produced.append(-2)
-            elif pr is NOTHING:
-                class_produced.append(-1)
-            else:
-                p = sid_of.get(pr)
-                class_produced.append(intern(pr) if p is None else p)
-            rq = h.requires
-            if rq is NOTHING:
-                class_need.append(-1)
-            else:
-                r = sid_of.get(rq)
-                class_need.append(intern(rq) if r is None else r)
-        produced = [class_produced[c] for c in cids]
-        hints = [class_hint[c] for c in cids]
-        rep = [-1] * len(first)  # the first entry of each class
-        member_ends: list[list[int]] = [[] for _ in first]
-        member_ks: list[list[int]] = [[] for _ in first]
-        lower_same: list[Any] = []
-        for k, c in enumerate(cids):  # R4: entries are in return order
-            ks = member_ks[c]
-            es = member_ends[c]
+            hints = map(hint_of, map(calls.__getitem__, firsts))
+            class_hint = dict(zip(firsts, hints, strict=True))
+        starts = problem.starts
+        ends = problem.ends
+        index: list[int] | None = None
+        if drop_ro and n_certain < n_in:  # R1
+            keep = [i for i in range(n_certain, n_in) if not class_hint[cids[i]].readonly]
+            if len(keep) < n_in - n_certain:
+                index = list(range(n_certain)) + keep
+                calls = [calls[i] for i in index]
+                cids = [cids[i] for i in index]
+                starts = [starts[i] for i in index]
+                ends = [ends[i] for i in index]
+        n = len(cids)
+        # R4: entries are in return order. Only same-class entries still open when k is
+        # invoked can be candidates together with k: a suffix of the earlier members
+        # (their ends are sorted). Only entries whose class has an earlier one matter.
+        first_at: dict[int, int] = {}  # class: its first entry's position
+        first_pos = list(map(first_at.setdefault, cids, range(n)))
+        lower_same: list[Any] = [0] * n
+        members: dict[int, list[int]] = {}  # of the classes with several entries
+        member_ends: dict[int, list[int]] = {}
+        for k in compress(range(n), map(ne, first_pos, range(n))):
+            c = cids[k]
+            ms = members.get(c)
             start = starts[k]
-            if not ks:
-                rep[c] = k
-                lower_same.append(0)
-            elif es[-1] <= start:
-                lower_same.append(0)  # every earlier member returned before k began
-            else:
-                # Only same-class entries still open when k is invoked can be
-                # candidates together with k: a suffix of the class (ends are sorted).
-                near = ks[bisect_right(es, start) :]
-                lower_same.append((near[0], mask([z - near[0] for z in near])))
-            ks.append(k)
+            if ms is None:
+                z = first_pos[k]
+                members[c] = [z, k]
+                member_ends[c] = [ends[z], ends[k]]
+                if ends[z] > start:
+                    lower_same[k] = (z, 1)
+                continue
+            es = member_ends[c]
+            if es[-1] > start:
+                near = ms[bisect_right(es, start) :]
+                z0 = near[0]
+                lower_same[k] = (z0, mask([z - z0 for z in near]))
+            ms.append(k)
             es.append(ends[k])
-        blind_class = [h.blind for h in class_hint]
-        ro_class = [h.readonly for h in class_hint]
-        any_mask = mask([k for k, p in enumerate(produced) if p == -2])
-        blind_mask = mask([k for k, c in enumerate(cids) if blind_class[c]])
-        ro_list = [k for k in range(n_certain) if ro_class[cids[k]]]
-        req_mask = mask([k for k in range(n_certain) if class_need[cids[k]] >= 0])
-        positions: dict[int, list[int]] = {}
-        for k, p in enumerate(produced):
+        # Per class: required and produced states (-1: none; -2: ANY), its transition
+        # table, and the masks its hint puts its entries in (read-only ones: only the
+        # certain entries).
+        sid_of = self.sid_of
+        intern = self._intern
+        class_need: dict[int, int] = {}
+        class_produced: dict[int, int] = {}
+        class_trans: dict[int, dict[int, int]] = {}
+        in_any: list[int] = []
+        in_blind: list[int] = []
+        in_req: list[int] = []
+        in_ro: list[int] = []
+        in_free: list[int] = []
+        in_made: dict[int, list[int]] = {}
+        in_at: dict[int, list[int]] = {}
+        for c, h in class_hint.items():
+            class_trans[c] = {}
+            pr = h.produces
+            rq = h.requires
+            if pr is ANY:
+                p = -2
+            elif pr is NOTHING:
+                p = -1
+            else:
+                sid = sid_of.get(pr)
+                p = intern(pr) if sid is None else sid
+            if rq is NOTHING:
+                r = -1
+            else:
+                sid = sid_of.get(rq)
+                r = intern(rq) if sid is None else sid
+            class_produced[c] = p
+            class_need[c] = r
+            if h.blind and p >= 0:
+                self._blind_to[c] = p
+            first = first_at.get(c)
+            if first is None:
+                continue  # all its entries were dropped (R1)
+            z = first
             if p >= 0:
-                positions.setdefault(p, []).append(k)
-        producers = {p: mask(ks) for p, ks in positions.items()}
-        need_sid = [class_need[c] for c in cids[:n_certain]]
-        need_prod = [producers.get(r, 0) if r >= 0 else 0 for r in need_sid]
-        self.callable: list[int] | CandidateMasks = (
+                cs = in_made.get(p)
+                if cs is None:
+                    in_made[p] = [c]
+                else:
+                    cs.append(c)
+            elif p == -2:
+                in_any.append(c)
+            if h.blind:
+                in_blind.append(c)
+            if z >= n_certain:
+                continue
+            if r >= 0:
+                in_req.append(c)
+            if h.readonly:
+                in_ro.append(c)
+                if r < 0:
+                    in_free.append(c)
+                else:
+                    cs = in_at.get(r)
+                    if cs is None:
+                        in_at[r] = [c]
+                    else:
+                        cs.append(c)
+        union = _Unions(first_at, members, n, n_certain)
+        self.callable = (
             callable_table(starts, ends, n_certain)
             if n_certain * n < bits.TABLE_BITS
             else CandidateMasks(starts, ends, n_certain)
         )
+        self.index = list(range(n)) if index is None else index
+        self.starts = starts
+        self.ends = ends
+        self.calls = calls
+        self.cids = cids
+        self.dropped = len(problem.calls) - n
+        self.n_certain = n_certain
+        self.trans = list(map(class_trans.__getitem__, cids))
+        self.lower_same = lower_same
+        self.class_produced = class_produced
+        self.ro_mask = union(in_ro, True)
+        self.unc_mask = ((1 << n) - 1) ^ ((1 << n_certain) - 1)
+        self.any_mask = union(in_any, False)
+        self.req_mask = union(in_req, True)
+        self.blind_mask = union(in_blind, False)
+        self.producers = {p: union(cs, False) for p, cs in in_made.items()}
+        self.ro_at = {r: union(cs, True) for r, cs in in_at.items()}
+        self.ro_free = union(in_free, True)
+        self.class_hint = class_hint
+        self.class_need = class_need
+        self.need_sid = list(map(class_need.__getitem__, cids[:n_certain]))
+        self.config_bytes = 250 + n // 4  # about what one memoized configuration costs
+
+    def _prepare(
+        self,
+        problem: Problem,
+        hint_of: Callable[[Call], Hint] | None,
+        reductions: frozenset[str],
+    ) -> None:
+        """Lazy mode (small partitions, see ``bits.LAZY``): what is needed up front is
+        prepared here (R1, the uncertain entries, which stay candidates once invoked);
+        the certain entries are compiled in chunks as the search reaches them
+        (``_extend``). The search only ever consults compiled entries: the forced entry
+        and R5's next requiring entry, the candidates of either, and the masks restricted
+        to those; new entries only get higher positions, so what it found stays true.
+
+        Here classes are numbered in order of appearance, each with a record (a list,
+        ``_R*`` fields) so that compiling an entry looks its class up once, and masks are
+        built by setting one bit per entry (a partition this small makes that cheap)."""
+        self._hint_of = hint_of
+        self._r1 = "R1" in reductions
+        self._r3 = "R3" in reductions
+        self._r4 = "R4" in reductions
+        self._r5 = "R5" in reductions
+        self._class_of: dict[tuple[Hashable, Hashable], list[Any]] = {}
+        self.class_hint = {}
+        self.class_need = {}
+        self.class_produced = {}
+        calls = problem.calls
+        n_certain = problem.n_certain
+        starts = problem.starts
+        ends = problem.ends
+        class_of = self._class_of
+        new_class = self._new_class
+        recs: list[list[Any]] = []
+        for i in range(n_certain, len(calls)):
+            call = calls[i]
+            rec = class_of.get((call[0], call[1]))
+            recs.append(new_class(call) if rec is None else rec)
+        index = list(range(len(calls)))
+        if "R1" in reductions and n_certain < len(calls):
+            keep = [j for j, rec in enumerate(recs) if not rec[_RFLAGS] & _READONLY]
+            if len(keep) < len(recs):
+                # Only uncertain entries go: the certain ones are copied as they are.
+                kept = [n_certain + j for j in keep]
+                index = index[:n_certain] + kept
+                recs = [recs[j] for j in keep]
+                calls = calls[:n_certain] + [calls[i] for i in kept]
+                starts = starts[:n_certain] + [starts[i] for i in kept]
+                ends = ends[:n_certain] + [INF] * len(kept)
+        n = len(index)
         self.index = index
         self.starts = starts
         self.ends = ends
         self.calls = calls
-        self.hints = hints
-        self.cids = cids
-        self.dropped = n_in - n
+        self.dropped = len(problem.calls) - n
         self.n_certain = n_certain
-        self.trans = trans
-        self.lower_same = lower_same
-        self.produced = produced
-        self.ro_mask = mask(ro_list)
+        self.cids = [-1] * n_certain + [rec[_RID] for rec in recs]
+        self.trans = [_UNCOMPILED] * n_certain + [rec[_RTRANS] for rec in recs]
+        self.lower_same = [0] * n
+        self.need_sid = [-1] * n_certain
         self.unc_mask = ((1 << n) - 1) ^ ((1 << n_certain) - 1)
-        self.any_mask = any_mask
-        self.req_mask = req_mask
-        self.blind_mask = blind_mask
-        self.useful: dict[int, int] = {}
-        at: dict[int, list[int]] = {}
-        free: list[int] = []
-        for k in ro_list:
-            r = class_need[cids[k]]
-            if r >= 0:
-                at.setdefault(r, []).append(k)
-            else:
-                free.append(k)
-        self.ro_at = {r: mask(ks) for r, ks in at.items()}
-        self.ro_free = mask(free)
-        self.class_hint = class_hint
-        self.class_need = class_need
-        self.class_rep = rep
-        self.need_sid = need_sid
-        self.need_prod = need_prod
+        self.ro_mask = self.req_mask = self.ro_free = self.any_mask = self.blind_mask = 0
+        self.producers = {}
+        self.ro_at = {}
+        self.callable = []
         self.config_bytes = 250 + n // 4  # about what one memoized configuration costs
+        # The uncertain entries: R4 among themselves (each is still open when any later
+        # one is invoked), and the masks of their effects.
+        producers = self.producers
+        lower_same = self.lower_same
+        any_mask = blind_mask = 0
+        for k, rec in enumerate(recs, n_certain):
+            bit = 1 << k
+            us = rec[_RUNSURE]
+            if us is None:
+                rec[_RUNSURE] = [k]
+            else:
+                if self._r4:
+                    lower_same[k] = (0, mask(us))
+                us.append(k)
+            p = rec[_RPROD]
+            if p >= 0:
+                producers[p] = producers.get(p, 0) | bit
+            elif p == -2:
+                any_mask |= bit
+            if rec[_RFLAGS] & _BLIND:
+                blind_mask |= bit
+        self.any_mask = any_mask
+        self.blind_mask = blind_mask
+        # Candidate masks, built in order of forced entry (see bits.callable_table): the
+        # entries in order of invocation, their starts (and a sentinel past any end).
+        self._by_start = sorted(range(n), key=starts.__getitem__)
+        self._sorted_starts = sorted(starts)  # starts are distinct: the same order
+        self._sorted_starts.append(INF)
+        self._invoked = 0  # entries of _by_start in _invoked_mask
+        self._invoked_mask = 0
+        self._ready = 0  # certain entries with a candidate mask, all of it compiled
+        self._compiled = 0  # certain entries compiled
+
+    def _new_class(self, call: Call) -> list[Any]:
+        """Lazy mode: the record of a new class for a call: its number, transition table,
+        produced and required states (-1: none; -2: ANY for the produced one), flags,
+        and for R4 its compiled certain entries, their ends and its uncertain ones."""
+        c = len(self.class_hint)
+        h = self._hint_of(call) if self._hint_of is not None else NO_HINT
+        self.class_hint[c] = h
+        sid_of = self.sid_of
+        pr = h.produces
+        if pr is ANY:
+            p = -2
+        elif pr is NOTHING:
+            p = -1
+        else:
+            sid = sid_of.get(pr)
+            p = self._intern(pr) if sid is None else sid
+        rq = h.requires
+        if rq is NOTHING:
+            r = -1
+        else:
+            sid = sid_of.get(rq)
+            r = self._intern(rq) if sid is None else sid
+        self.class_produced[c] = p
+        self.class_need[c] = r
+        if h.blind and p >= 0:
+            self._blind_to[c] = p
+        flags = (_READONLY if h.readonly else 0) | (_BLIND if h.blind else 0)
+        rec = [c, {}, p, r, flags, None, None, None]
+        self._class_of[(call[0], call[1])] = rec
+        return rec
+
+    def _extend(self, target: int) -> int:
+        """Lazy mode: give the certain entries up to ``target`` (and a few more) their
+        candidate masks, and compile every certain entry those masks contain. Returns
+        the new number of entries ready. The R5 reachability masks depend on the
+        producers compiled, so they are forgotten."""
+        n_certain = self.n_certain
+        ready = self._ready
+        hi = min(n_certain, max(target + 1, ready + _CHUNK))
+        ends = self.ends
+        by_start = self._by_start
+        sorted_starts = self._sorted_starts
+        j = self._invoked
+        m = self._invoked_mask
+        table = self.callable
+        assert isinstance(table, list)
+        for x in range(ready, hi):
+            end = ends[x]
+            while sorted_starts[j] < end:
+                m |= 1 << by_start[j]
+                j += 1
+            table.append(m)
+        self._invoked = j
+        self._invoked_mask = m
+        horizon = max(hi, (m & ((1 << n_certain) - 1)).bit_length())
+        if horizon > self._compiled:
+            self._compile_certain(self._compiled, horizon)
+        self._ready = hi
+        self._reach_mask.clear()
+        return hi
+
+    def _compile_certain(self, lo: int, hi: int) -> None:
+        """Lazy mode: compile the certain entries ``lo`` to ``hi - 1`` (R4 against the
+        earlier members of their class, including the uncertain ones it concerns; their
+        bits in the masks)."""
+        calls = self.calls
+        starts = self.starts
+        ends = self.ends
+        cids = self.cids
+        trans = self.trans
+        lower_same = self.lower_same
+        need_sid = self.need_sid
+        class_of = self._class_of
+        new_class = self._new_class
+        producers = self.producers
+        ro_at = self.ro_at
+        r3 = self._r3
+        r4 = self._r4
+        r5 = self._r5
+        ro_mask = self.ro_mask
+        req_mask = self.req_mask
+        ro_free = self.ro_free
+        any_mask = self.any_mask
+        blind_mask = self.blind_mask
+        # A certain read-only entry is never tried as a child when R3 is on (R3
+        # linearizes it, or it is illegal), and with R1 its class has no uncertain
+        # entries: R4 never looks at it, nor at anything it would record.
+        skip_r4 = _READONLY if r3 and self._r1 else 0
+        for k in range(lo, hi):
+            call = calls[k]
+            rec = class_of.get((call[0], call[1]))
+            if rec is None:
+                rec = new_class(call)
+            cids[k] = rec[0]
+            trans[k] = rec[1]
+            bit = 1 << k
+            flags = rec[4]
+            if r4 and not flags & skip_r4:
+                # R4: the earlier certain members still open when k is invoked (a
+                # suffix: their ends are sorted), and k for each uncertain member
+                # invoked before k returned.
+                end = ends[k]
+                ks = rec[5]
+                if ks is None:
+                    rec[5] = [k]
+                    rec[6] = [end]
+                else:
+                    es = rec[6]
+                    start = starts[k]
+                    if es[-1] > start:
+                        near = ks[bisect_right(es, start) :]
+                        z0 = near[0]
+                        lower_same[k] = (z0, mask([z - z0 for z in near]))
+                    ks.append(k)
+                    es.append(end)
+                us = rec[7]
+                if us is not None:
+                    for u in us:
+                        if end > starts[u]:
+                            ls = lower_same[u]
+                            lower_same[u] = (0, bit if ls == 0 else ls[1] | bit)
+            p = rec[2]
+            if p >= 0:
+                producers[p] = producers.get(p, 0) | bit
+            elif p == -2:
+                any_mask |= bit
+            r = rec[3]
+            if r >= 0:
+                need_sid[k] = r
+                if r5:
+                    req_mask |= bit
+            if flags:
+                if flags & _BLIND:
+                    blind_mask |= bit
+                if flags & _READONLY and r3:
+                    ro_mask |= bit
+                    if r >= 0:
+                        ro_at[r] = ro_at.get(r, 0) | bit
+                    else:
+                        ro_free |= bit
+        self.ro_mask = ro_mask
+        self.req_mask = req_mask
+        self.ro_free = ro_free
+        self.any_mask = any_mask
+        if blind_mask != self.blind_mask:
+            # R6 records blind entries as useless from the start, in every state.
+            added = blind_mask ^ self.blind_mask
+            for d in self.useful.values():
+                d[1] |= added
+            self.blind_mask = blind_mask
+        self._compiled = hi
+
+    def rest_produces(self, need: int) -> bool:
+        """Whether some certain entry not compiled yet produces an unknown state (``ANY``)
+        or state ``need``: what a report needs to know of the rest of the partition
+        (their classes are looked up until one does, nothing else is compiled)."""
+        if self._compiled >= self.n_certain:
+            return False
+        calls = self.calls
+        class_of = self._class_of
+        for k in range(self._compiled, self.n_certain):
+            call = calls[k]
+            rec = class_of.get((call[0], call[1]))
+            if rec is None:
+                rec = self._new_class(call)
+            p = rec[_RPROD]
+            if p == -2 or p == need:
+                return True
+        return False
+
+    def hint(self, k: int) -> Hint:
+        """The hint of entry ``k`` (compiled)."""
+        return self.class_hint[self.cids[k]]
+
+    def produced_at(self, k: int) -> int:
+        """The state entry ``k`` (compiled) produces when it changes the state (-1: none,
+        -2: unknown)."""
+        return self.class_produced[self.cids[k]]
 
     def _step(self, y: int, sid: int) -> int:
-        """The state after entry ``y`` in state ``sid`` (-1: illegal), computed once."""
-        call = self.calls[y]
-        ok, new = self.model.step(self.states[sid], call[0], call[1])
-        t = self._intern(new) if ok else -1
+        """The state after entry ``y`` in state ``sid`` (-1: illegal), computed once. A
+        blind entry's is its hint's: legal everywhere, leaving the one state it produces
+        (the state it leaves is the same whatever the state before, and is that one
+        wherever it changes the state)."""
+        t = self._blind_to.get(self.cids[y])
+        if t is None:
+            call = self.calls[y]
+            ok, new = self.model.step(self.states[sid], call[0], call[1])
+            if ok:
+                t = self.sid_of.get(new)
+                if t is None:
+                    t = self._intern(new)
+            else:
+                t = -1
         self.trans[y][sid] = t
         self.model_steps += 1
         return t
@@ -321,61 +738,72 @@ class Search:
             return False
         mask = self._reach_mask.get(need)
         if mask is None:
-            target = self.states[need]
+            # The entries producing a known state from which ``need`` is reachable.
+            states = self.states
+            target = states[need]
             mask = 0
-            for i, p in enumerate(self.produced):
-                if p >= 0 and reachable(self.states[p], target):
-                    mask |= 1 << i
+            for p, made in self.producers.items():
+                if reachable(states[p], target):
+                    mask |= made
             self._reach_mask[need] = mask
         return not others & mask
 
     def _observed(self, sid: int, others: int) -> bool:
         """R6: whether some entry of ``others`` could usefully follow in state ``sid``:
-        legal there, not blind, and certain or changing the state. A mask per state is
-        kept for the first states met, built per class from the hints where they decide
-        (over-approximating is safe: it only prunes less) and by stepping otherwise;
-        beyond that, ``others`` are stepped one by one."""
-        useful = self.useful
+        legal there, not blind, and certain or changing the state.
+
+        Decisions are kept per state as two masks, ``useful[sid] = [yes, no]`` (blind
+        entries are in ``no`` from the start), so each entry is decided at most once
+        per state and the hot loop answers from the masks when they suffice. In the
+        first states met (up to 64) the hints decide where they can (over-approximating
+        is safe: it only prunes less): an entry requiring a state is legal only there and
+        is taken to change it; a read-only one is taken to be legal and to keep the
+        state. Other entries, and every entry in later states, are stepped."""
+        d = self.useful.get(sid)
+        if d is None:
+            d = self.useful[sid] = [0, self.blind_mask]
+            if len(self.hinted) < 64:
+                self.hinted.add(sid)
+        yes, no = d
+        if others & yes:
+            return True
+        by_hint = sid in self.hinted
         trans = self.trans
-        step = self._step
+        cids = self.cids
+        class_need = self.class_need
+        class_hint = self.class_hint
         n_certain = self.n_certain
-        if len(useful) < 64:
-            if_certain: list[bool] = []
-            if_uncertain: list[bool] = []
-            for c, h in enumerate(self.class_hint):
-                k = self.class_rep[c]
-                need = self.class_need[c]
-                if k < 0 or h.blind:
-                    ok = changes = False
-                elif need >= 0:
-                    ok = changes = need == sid
-                elif h.readonly:
-                    ok, changes = True, False
-                else:
-                    t = trans[k].get(sid)
-                    if t is None:
-                        t = step(k, sid)
-                    ok, changes = t >= 0, t >= 0 and t != sid
-                if_certain.append(ok)
-                if_uncertain.append(changes)
-            cids = self.cids
-            found = mask(
-                [k for k in range(n_certain) if if_certain[cids[k]]]
-                + [k for k in range(n_certain, len(cids)) if if_uncertain[cids[k]]]
-            )
-            useful[sid] = found
-            return bool(others & found)
-        rest = others & ~self.blind_mask
+        rest = others & ~no
+        found = False
         while rest:
             low = rest & -rest
             rest ^= low
             z = low.bit_length() - 1
-            t = trans[z].get(sid)
-            if t is None:
-                t = step(z, sid)
-            if t >= 0 and (z < n_certain or t != sid):
-                return True
-        return False
+            if by_hint:
+                c = cids[z]
+                need = class_need[c]
+                if need >= 0:
+                    ok = need == sid
+                elif class_hint[c].readonly:
+                    ok = z < n_certain
+                else:
+                    t = trans[z].get(sid)
+                    if t is None:
+                        t = self._step(z, sid)
+                    ok = t >= 0 and (z < n_certain or t != sid)
+            else:
+                t = trans[z].get(sid)
+                if t is None:
+                    t = self._step(z, sid)
+                ok = t >= 0 and (z < n_certain or t != sid)
+            if ok:
+                yes |= low
+                found = True
+                break
+            no |= low
+        d[0] = yes
+        d[1] = no
+        return found
 
     def run(self) -> Generator[int, int, SearchResult]:
         """Search; yields the step count after each quota and is resumed with the next
@@ -388,12 +816,12 @@ class Search:
         unc_mask = self.unc_mask
         lower_same = self.lower_same
         need_sid = self.need_sid
-        need_prod = self.need_prod
+        producers = self.producers
         req_mask = self.req_mask
         any_mask = self.any_mask
         observe_mask = self.observe_mask
-        useful = self.useful
         observed = self._observed
+        useful = self.useful
         unreachable = self._unreachable
         slow_step = self._step
         memo = self.memo
@@ -416,17 +844,32 @@ class Search:
         limit = quota
         best_x = -1
         max_paths = self.MAX_PATHS
+        # Lazy mode: the certain entries below ``ready`` have their candidate masks and
+        # everything those contain is compiled; ``pending`` while R5 may need to look
+        # past the compiled ones. (Eager mode: all are ready.)
+        ready = self._ready
+        pending = self._r5 and self._compiled < n_certain if self.lazy else False
         while True:
             # Enter (lin, sid): R3 closure, then memo, then R5.
+            ro_here = ro_at.get(sid, 0)  # read-only entries legal here by their hints
             while True:
-                x = ((lin + 1) & ~lin).bit_length() - 1
-                if x >= n_certain:
-                    self.steps = steps
-                    return SearchResult(
-                        True, steps=steps, model_steps=self.model_steps, configs=configs
+                x = (lin ^ (lin + 1)).bit_length() - 1  # its lowest zero bit
+                if x >= ready:
+                    if x >= n_certain:
+                        self.steps = steps
+                        return SearchResult(
+                            True, steps=steps, model_steps=self.model_steps, configs=configs
+                        )
+                    ready = self._extend(x)
+                    ro_mask, ro_free, req_mask, any_mask = (
+                        self.ro_mask,
+                        self.ro_free,
+                        self.req_mask,
+                        self.any_mask,
                     )
+                    ro_here = ro_at.get(sid, 0)
                 cand = callable_[x] & ~lin
-                ro = cand & ro_at.get(sid, 0)  # legal here by their hints
+                ro = cand & ro_here
                 free = cand & ro_free
                 while free:
                     low = free & -free
@@ -464,6 +907,13 @@ class Search:
                         path_sids.add(sid)
                 # R5 on the next entry that requires a state.
                 rem = req_mask & ~lin
+                if pending and not rem:
+                    while not rem and self._compiled < n_certain:
+                        ready = self._extend(self._compiled)
+                        req_mask = self.req_mask
+                        rem = req_mask & ~lin
+                    ro_mask, ro_free, any_mask = self.ro_mask, self.ro_free, self.any_mask
+                    pending = self._compiled < n_certain
                 gbit = rem & -rem
                 need = need_sid[gbit.bit_length() - 1] if rem else sid
                 if need == sid:
@@ -474,8 +924,17 @@ class Search:
                     )
                 else:
                     g = gbit.bit_length() - 1
+                    if g >= ready:
+                        ready = self._extend(g)
+                        ro_mask, ro_free, req_mask, any_mask = (
+                            self.ro_mask,
+                            self.ro_free,
+                            self.req_mask,
+                            self.any_mask,
+                        )
+                        pending = pending and self._compiled < n_certain
                     others = (callable_[g] & ~lin) ^ gbit
-                    if others & need_prod[g] or (
+                    if others & producers.get(need, 0) or (
                         others & any_mask
                         and (reach.get((sid, need)) or not unreachable(sid, need, others))
                     ):
@@ -516,8 +975,15 @@ class Search:
                     if t >= 0 and (t != sid0 or not unc_mask & low):  # R2
                         if not observe_mask & low:
                             break
-                        m = useful.get(t)  # R6
-                        if (orig ^ low) & m if m is not None else observed(t, orig ^ low):
+                        others = orig ^ low  # R6
+                        d = useful.get(t)
+                        if d is not None:
+                            if others & d[0]:
+                                break
+                            if not others & ~d[1]:
+                                t = -1
+                                continue
+                        if observed(t, others):
                             break
                     t = -1
                 if t < 0:
@@ -582,7 +1048,7 @@ class Search:
         if need == sid:
             return x
         others = (self.callable[g] & ~lin) ^ gbit
-        if others & self.need_prod[g]:
+        if others & self.producers.get(need, 0):
             return x
         if others & self.any_mask and not self._unreachable(sid, need, others):
             return x

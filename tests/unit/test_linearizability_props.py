@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from checkers.linear import bits as bits_module
-from checkers.linear.bits import CandidateMasks
+from checkers.linear.bits import CandidateMasks, callable_table
 from checkers.linear.brute import brute_check
 from checkers.linear.models import MODELS
 from checkers.linear.plain import plain_check
@@ -106,9 +106,38 @@ def test_computed_candidate_masks_match_the_table(case: tuple[str, History]) -> 
     model, history = case
     for p in problems(history, MODELS[model]):
         s = Search(p, MODELS[model])
-        if isinstance(s.callable, list):
-            computed = CandidateMasks(s.starts, s.ends, s.n_certain)
-            assert [computed[x] for x in range(s.n_certain)] == s.callable
+        computed = CandidateMasks(s.starts, s.ends, s.n_certain)
+        table = callable_table(s.starts, s.ends, s.n_certain)
+        assert [computed[x] for x in range(s.n_certain)] == table
+
+
+def run_one(search: Search) -> Any:
+    """A search run to its end: everything its result says."""
+    (result,) = run_searches([search], Budget())
+    return (result.valid, result.steps, result.configs, result.failed, result.paths)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories(40, corrupt=True), st.sampled_from(sorted(REDUCTIONS)))
+def test_lazy_compilation_searches_exactly_as_eager(
+    case: tuple[str, History], reduction: str
+) -> None:
+    """Compiling entries as the search reaches them changes nothing the search does:
+    same verdict, steps, memoized configurations, culprit and partial linearizations,
+    with every reduction and without each one."""
+    model, history = case
+    m = MODELS[model]
+    for reductions in (REDUCTIONS, REDUCTIONS - {reduction}):
+        for p in problems(history, m):
+            lazy = Search(p, m, reductions)
+            saved = bits_module.LAZY
+            bits_module.LAZY = -1
+            try:
+                eager = Search(p, m, reductions)
+            finally:
+                bits_module.LAZY = saved
+            assert lazy.lazy and not eager.lazy
+            assert run_one(lazy) == run_one(eager)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

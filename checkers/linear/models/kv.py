@@ -16,6 +16,9 @@ from harness.history import History
 from harness.ops import Op
 
 GET = ("get",)
+GET_ANY: Final = Hint(True, NOTHING, NOTHING)
+"""The hint of a get of unknown result: legal in every state, never changes it."""
+_new: Final = tuple.__new__  # builds a Call or Hint without its Python-level __new__
 
 
 @dataclass(frozen=True)
@@ -33,13 +36,13 @@ class KvModel:
         if f == "get":
             if kind == "ok":
                 value = completion.value  # type: ignore[union-attr]
-                return Call(GET, value if type(value) is str else _s(value), True)
-            return None if kind == "fail" else Call(GET, UNKNOWN, False)
+                return _new(Call, (GET, value if type(value) is str else _s(value), True))
+            return None if kind == "fail" else _new(Call, (GET, UNKNOWN, False))
         if f == "put" or f == "append":
             if kind == "fail":
                 return None
             value = invoke.value
-            return Call((f, value if type(value) is str else _s(value)), None, kind == "ok")
+            return _new(Call, ((f, value if type(value) is str else _s(value)), None, kind == "ok"))
         raise unknown_op(self.name, invoke, "get, put and append")
 
     def step(self, state: Any, input: Any, output: Any) -> tuple[bool, Hashable]:
@@ -54,12 +57,13 @@ class KvModel:
         return by_key(history)
 
     def hint(self, call: Call) -> Hint:
-        inp = call.input
+        inp = call[0]
         f = inp[0]  # type: ignore[index]
         if f == "get":
-            return Hint(True, NOTHING if call.output is UNKNOWN else call.output, NOTHING)
+            out = call[1]
+            return GET_ANY if out is UNKNOWN else _new(Hint, (True, out, NOTHING, False))
         if f == "put":
-            return Hint(False, NOTHING, inp[1], blind=True)  # type: ignore[index]
+            return _new(Hint, (False, NOTHING, inp[1], True))  # type: ignore[index]
         return APPEND_HINT
 
     def reachable(self, state: Any, target: Any) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from checkers.linear.model import (
     NOTHING,
@@ -30,6 +30,25 @@ from harness.history import History
 from harness.ops import Op
 
 READ = ("read",)
+READ_ANY: Final = Hint(True, NOTHING, NOTHING)
+"""The hint of a call legal in every state that never changes it."""
+_new: Final = tuple.__new__  # builds a Call or Hint without its Python-level __new__
+READ_UNKNOWN: Final = Call(READ, UNKNOWN, False)
+# The calls of int reads, writes and cases, shared: most histories use few values, and a
+# call costs more to build than to find. Bounded: cleared when full.
+_READS: dict[int, Call] = {}
+_WRITES: dict[int, Call] = {}
+_UNSURE_WRITES: dict[int, Call] = {}
+_CASES: dict[tuple[int, int, Any], Call] = {}
+CACHE_LIMIT: Final = 4096
+
+
+def _cached(cache: dict[Any, Call], key: Any, fields: tuple[Any, Any, bool]) -> Call:
+    """The call made of ``fields``, kept in ``cache`` under ``key``."""
+    if len(cache) >= CACHE_LIMIT:
+        cache.clear()
+    call = cache[key] = _new(Call, fields)
+    return call
 
 
 @dataclass(frozen=True)
@@ -50,29 +69,44 @@ class RegisterModel:
         if f == "read":
             if kind == "ok":
                 value = completion.value  # type: ignore[union-attr]
+                if type(value) is int:
+                    c = _READS.get(value)
+                    return _cached(_READS, value, (READ, value, True)) if c is None else c
                 if value is None:
-                    return None if self.nil_read_any else Call(READ, None, True)
-                return Call(READ, value if type(value) is int else freeze(value), True)
-            return None if kind == "fail" else Call(READ, UNKNOWN, False)
+                    return None if self.nil_read_any else _new(Call, (READ, None, True))
+                return _new(Call, (READ, freeze(value), True))
+            return None if kind == "fail" else READ_UNKNOWN
         if f == "write":
             if kind == "fail":
                 return None
             value = invoke.value
             if value is None and completion is not None:
                 value = completion.value
-            return Call(("write", freeze(value)), None, kind == "ok")
+            if type(value) is int:
+                cache = _WRITES if kind == "ok" else _UNSURE_WRITES
+                c = cache.get(value)
+                if c is None:
+                    c = _cached(cache, value, (("write", value), None, kind == "ok"))
+                return c
+            return _new(Call, (("write", freeze(value)), None, kind == "ok"))
         if f == "cas":
             raw = invoke.value
             if raw is None and completion is not None:
                 raw = completion.value
             if not isinstance(raw, (list, tuple)) or len(raw) != 2:
                 raise unknown_op(self.name, invoke, "a cas value [old new]")
-            inp = ("cas", freeze(raw[0]), freeze(raw[1]))
-            if kind == "ok":
-                return Call(inp, True, True)
-            if kind == "fail":
-                return Call(inp, False, True) if self.fail_cas_happened else None
-            return Call(inp, UNKNOWN, False)
+            old, new = raw
+            if kind == "fail" and not self.fail_cas_happened:
+                return None
+            output = True if kind == "ok" else False if kind == "fail" else UNKNOWN
+            if type(old) is int and type(new) is int:
+                key3 = (old, new, output)
+                c = _CASES.get(key3)
+                if c is None:
+                    c = _cached(_CASES, key3, (("cas", old, new), output, kind != "info"))
+                return c
+            inp = ("cas", freeze(old), freeze(new))
+            return _new(Call, (inp, output, kind != "info"))
         raise unknown_op(self.name, invoke, "read, write and cas")
 
     def step(self, state: Any, input: Any, output: Any) -> tuple[bool, Hashable]:
@@ -91,17 +125,17 @@ class RegisterModel:
         return by_key(history)
 
     def hint(self, call: Call) -> Hint:
-        inp, out = call.input, call.output
+        inp, out = call[0], call[1]
         kind = inp[0]  # type: ignore[index]
         if kind == "read":
-            return Hint(True, NOTHING if out is UNKNOWN else out, NOTHING)
+            return READ_ANY if out is UNKNOWN else _new(Hint, (True, out, NOTHING, False))
         if kind == "write":
-            return Hint(False, NOTHING, inp[1], blind=True)  # type: ignore[index]
+            return _new(Hint, (False, NOTHING, inp[1], True))  # type: ignore[index]
         if out is True:
-            return Hint(False, inp[1], inp[2])  # type: ignore[index]
+            return _new(Hint, (False, inp[1], inp[2], False))  # type: ignore[index]
         if out is False:
-            return Hint(True, NOTHING, NOTHING)
-        return Hint(False, NOTHING, inp[2])  # type: ignore[index]
+            return READ_ANY
+        return _new(Hint, (False, NOTHING, inp[2], False))  # type: ignore[index]
 
     def describe_call(self, call: Call) -> str:
         inp, out = call.input, call.output
