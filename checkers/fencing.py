@@ -15,7 +15,9 @@ service's counter, else a service bug. Rule 2 is read from the resource log; wit
 switched off on purpose (``options["fencing"]`` False) lower tokens are accepted by design,
 counted, and left for ``checkers.mutex`` to judge by their harm.
 
-A lock that hands out no numbers at all cannot be fenced: the verdict is unknown.
+A lock that hands out no numbers at all (Redis SET NX, Redlock) cannot be fenced: the
+result is *not applicable* (``CheckResult.applicable``), says so, and the run's verdict
+rests on ``checkers.mutex``, which judges what the resource saw.
 """
 
 from __future__ import annotations
@@ -180,6 +182,7 @@ def check_fencing(
     n_serv = sum(1 for g in grants if g.source == "service")
 
     valid: Validity
+    applicable = True
     if paragraphs:
         valid = False
         parts = []
@@ -192,10 +195,12 @@ def check_fencing(
         head = "; ".join(parts) + "."
         head = head[0].upper() + head[1:]
     elif not grants:
-        valid = UNKNOWN
+        valid, applicable = UNKNOWN, False
         taken = sum(1 for h in held)
-        head = (f"No grant carried a fencing {terms.number} ({plural(taken, terms.tenure)}): "
-                f"this {terms.thing} cannot be fenced, so fencing proves nothing here.")
+        head = (f"Not applicable: no grant carried a fencing {terms.number} "
+                f"({plural(taken, terms.tenure)}), so this {terms.thing} cannot be fenced; "
+                "nothing but the lock service stands between a stale holder and the "
+                "resource, and the mutual-exclusion result alone judges the run.")
     else:
         valid = True
         names = sorted({str(g.name) for g in grants})
@@ -214,7 +219,7 @@ def check_fencing(
         "anomalies": [a.to_dict() for a in anomalies],
         "resource": {"enforced": enforced, "lower_accepted": lower, "unfenced_writes": unfenced},
         "violations": paragraphs,
-    })  # fmt: skip
+    }, applicable)  # fmt: skip
 
 
 # --- plain language ----------------------------------------------------------------------

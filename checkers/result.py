@@ -3,6 +3,11 @@
 Validity is ``True``, ``False`` or ``"unknown"``. A checker that ran out of time or memory,
 or that could not prove anything (no operation succeeded during a fault), says
 ``"unknown"``, never ``True``. Composition: invalid > unknown > valid.
+
+A result can also be *not applicable*: the checker has nothing to judge in this run (the
+fencing checker on a lock that grants no tokens). It says so in its summary, keeps
+``"unknown"`` as its validity, and is left out of the run's verdict (``overall``), which
+then rests on the checkers that could judge; a run where none could is unknown.
 """
 
 from __future__ import annotations
@@ -23,14 +28,14 @@ class CheckResult:
     valid: Validity
     summary: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    applicable: bool = True
+    """False when the checker had nothing to judge; the run's verdict leaves it out."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "checker": self.checker,
-            "valid": self.valid,
-            "summary": self.summary,
-            **self.details,
-        }
+        out = {"checker": self.checker, "valid": self.valid, "summary": self.summary}
+        if not self.applicable:
+            out["applicable"] = False
+        return {**out, **self.details}
 
 
 def worst(validities: Iterable[Validity]) -> Validity:
@@ -42,6 +47,12 @@ def worst(validities: Iterable[Validity]) -> Validity:
         if v != True:  # noqa: E712 - "unknown" and anything odd
             seen_unknown = True
     return UNKNOWN if seen_unknown else True
+
+
+def overall(results: Iterable[CheckResult]) -> Validity:
+    """A run's verdict: the worst of its applicable results; unknown when none applies."""
+    judged = [r.valid for r in results if r.applicable]
+    return worst(judged) if judged else UNKNOWN
 
 
 def exit_code(valid: Validity) -> int:

@@ -16,7 +16,7 @@ from rich.console import Console
 
 from checkers.faults import check_faults
 from checkers.record import RunRecord
-from checkers.result import CheckResult, exit_code, worst
+from checkers.result import CheckResult, exit_code, overall
 from harness.errors import HarnessError
 from harness.store import (
     EVENTS_FILE,
@@ -73,7 +73,7 @@ def check_run(run_dir: Path, time_limit: float | None = None) -> dict[str, Any]:
             r = CheckResult(name, "unknown", f"the checker crashed: {type(e).__name__}: {e}")
         results.append(r)
         r.details.setdefault("check_ms", round((time.perf_counter() - started) * 1000, 3))
-    valid = worst(r.valid for r in results)
+    valid = overall(results)
     out: dict[str, Any] = {
         "valid": valid,
         "test": record.test.get("name"),
@@ -100,7 +100,8 @@ def _verdict(valid: Any) -> str:
 def print_results(results: dict[str, Any], console: Console) -> None:
     """One line per checker with its summary, then the verdict."""
     for name, r in results["checkers"].items():
-        console.print(f"  {name}: {_verdict(r['valid'])} - {r.get('summary', '')}",
+        word = "[bold]n/a[/]" if r.get("applicable") is False else _verdict(r["valid"])
+        console.print(f"  {name}: {word} - {r.get('summary', '')}",
                       highlight=False, soft_wrap=True)
     console.print(f"verdict: {_verdict(results['valid'])}")
 

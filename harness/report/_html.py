@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any
 
 from checkers.result import Validity
-from harness.report._runs import verdict_word
+from harness.report._runs import NOT_APPLICABLE, verdict_word
 
 
 def esc(value: Any) -> str:
@@ -64,8 +64,13 @@ def definitions(items: Iterable[tuple[str, str]]) -> str:
 
 def badge(valid: Validity | None) -> str:
     """The verdict as a coloured word."""
-    word = verdict_word(valid)
-    return tag("span", esc(word.upper()), class_=f"badge {word.replace(' ', '-')}")
+    return word_badge(verdict_word(valid))
+
+
+def word_badge(word: str) -> str:
+    """A verdict word (valid, invalid, unknown, not checked, n/a) as a coloured badge."""
+    cls = "not-applicable" if word == NOT_APPLICABLE else word.replace(" ", "-")
+    return tag("span", esc(word.upper()), class_=f"badge {cls}")
 
 
 @cache

@@ -21,6 +21,7 @@ from harness.store import HISTORY_FILE, RESULTS_FILE, TEST_FILE, read_json
 
 _STAMP = re.compile(r"(\d{8}T\d{6})")
 NOT_CHECKED = "not checked"
+NOT_APPLICABLE = "n/a"
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 from checkers.windows import FaultWindow
 from harness.report._format import DASH, ms, pct
-from harness.report._html import badge, definitions, esc, tag
+from harness.report._html import badge, definitions, esc, tag, word_badge
 from harness.report._metrics import QUANTILES, OpStats
 from harness.report._runs import RunInfo
 from harness.report._verdict import CheckerVerdict, checker_verdicts, first_sentence, headline
@@ -54,7 +54,8 @@ def _checker_item(v: CheckerVerdict) -> str:
     """A checker's verdict: badge, name, its sentence; its summary line under it."""
     cls = "sentence failed" if v.valid is False else "sentence"
     lead, rest = first_sentence(v.sentence)
-    text = f"{badge(v.valid)} {tag('b', esc(v.checker))}: {tag('span', esc(lead), class_='lead')}"
+    name = tag("b", esc(v.checker))
+    text = f"{word_badge(v.word)} {name}: {tag('span', esc(lead), class_='lead')}"
     if rest:
         text += " " + tag("span", esc(rest), class_="rest")
     if v.context:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from checkers.result import Validity
-from harness.report._runs import verdict_word
+from harness.report._runs import NOT_APPLICABLE, verdict_word
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,10 +27,12 @@ class CheckerVerdict:
     sentence: str
     explanation: tuple[str, ...]
     context: str = ""
+    applicable: bool = True
+    """False for a checker that had nothing to judge (left out of the run's verdict)."""
 
     @property
     def word(self) -> str:
-        return verdict_word(self.valid)
+        return verdict_word(self.valid) if self.applicable else NOT_APPLICABLE
 
 
 def checker_verdicts(results: dict[str, Any] | None) -> list[CheckerVerdict]:
@@ -38,8 +40,8 @@ def checker_verdicts(results: dict[str, Any] | None) -> list[CheckerVerdict]:
     if not results:
         return []
     out = [_verdict(name, r) for name, r in (results.get("checkers") or {}).items()]
-    order = {False: 0, True: 2}
-    return sorted(out, key=lambda v: order.get(v.valid, 1) if isinstance(v.valid, bool) else 1)
+    order = {"invalid": 0, "unknown": 1, "valid": 2}
+    return sorted(out, key=lambda v: order.get(v.word, 3))
 
 
 def headline(results: dict[str, Any] | None) -> str:
@@ -68,6 +70,9 @@ def first_sentence(text: str) -> tuple[str, str]:
 
 def _verdict(name: str, r: dict[str, Any]) -> CheckerVerdict:
     valid: Validity = r.get("valid", "unknown")
+    if r.get("applicable") is False:
+        return CheckerVerdict(name, valid, str(r.get("summary") or NOT_APPLICABLE), (),
+                              applicable=False)
     summary = str(r.get("summary") or "").strip()
     head = summary.split("\n\n", 1)[0]
     if valid is False:

@@ -102,6 +102,13 @@ def test_a_lock_without_tokens_cannot_be_fenced() -> None:
     r = check_fencing([write(0.2, 1, None, None, True)], h)
     assert r.valid == "unknown" and "cannot be fenced" in r.summary
     assert r.details["resource"]["unfenced_writes"] == 1
+    assert not r.applicable and r.to_dict()["applicable"] is False
+
+
+def test_a_lock_with_tokens_is_judged() -> None:
+    h = history(holding(1, 0.0, 0.1, 7, 11, release=0.5))
+    r = check_fencing([write(0.2, 1, 7, None, True)], h)
+    assert r.valid is True and r.applicable and "applicable" not in r.to_dict()
 
 
 def test_info_and_failed_acquires_grant_nothing() -> None:
