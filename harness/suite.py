@@ -54,6 +54,11 @@ def _checker(results: dict[str, Any], name: str) -> dict[str, Any]:
     return found
 
 
+def _holdings(results: dict[str, Any]) -> dict[str, Any]:
+    """The mutual-exclusion result of a lock run, or the election result of an election."""
+    return _checker(results, "mutex") or _checker(results, "election")
+
+
 def _invalid(name: str) -> Callable[[dict[str, Any]], bool]:
     return lambda r: _checker(r, name).get("valid") is False
 
@@ -62,15 +67,15 @@ def _invalid(name: str) -> Callable[[dict[str, Any]], bool]:
 VIOLATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {
     "stale-write-accepted": (
         "the protected resource accepted a write from a holder that had lost the lock",
-        lambda r: bool(_checker(r, "mutex").get("stale_accepted")),
+        lambda r: bool(_holdings(r).get("stale_accepted")),
     ),
     "stale-write-rejected": (
         "fencing rejected a stale holder's write",
-        lambda r: bool(_checker(r, "mutex").get("stale_rejected")),
+        lambda r: bool(_holdings(r).get("stale_rejected")),
     ),
     "two-holders": (
         "two clients held the lock at once while the earlier lease was still valid",
-        lambda r: any(o.get("kind") == "lease-valid" for o in _checker(r, "mutex").get(
+        lambda r: any(o.get("kind") == "lease-valid" for o in _holdings(r).get(
             "overlaps", [])) or _checker(r, "mutex-linearizability").get("valid") is False,
     ),
     "nonlinearizable": ("the history is not linearizable (e.g. a stale read)",

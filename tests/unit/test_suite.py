@@ -74,3 +74,15 @@ def test_unknown_never_meets_a_valid_expectation(tmp_path: Path) -> None:
     run: SuiteRun = load_suite(write(tmp_path, GOOD)).runs[0]
     assert judge(run, {"valid": True})[0]
     assert not judge(run, {"valid": "unknown"})[0]
+
+
+def test_an_election_run_is_judged_by_its_election_result(tmp_path: Path) -> None:
+    text = ("[[run]]\nname='e'\nworkload='election'\nexpect='valid'\n"
+            "violation='stale-write-rejected'\n")
+    run = load_suite(write(tmp_path, text)).runs[0]
+    fenced = {"valid": True, "checkers": {"election": {"valid": True,
+                                                       "stale_rejected": [{"x": 1}]}}}
+    assert judge(run, fenced)[0]
+    nobody_deposed = {"valid": True, "checkers": {"election": {"valid": True,
+                                                               "stale_rejected": []}}}
+    assert not judge(run, nobody_deposed)[0]
