@@ -45,11 +45,16 @@ class TargetSpec:
 
     def build(self, options: ClusterOptions) -> Cluster:
         """The (not yet started) cluster for ``options``; ClusterError for a bad option."""
-        if options.persistence is not None and options.persistence not in self.persistence:
+        self.check_persistence(options.persistence)
+        return self.factory(options)
+
+    def check_persistence(self, persistence: str | None) -> None:
+        """ClusterError (one line) unless ``persistence`` is None or one this target takes
+        (in Docker and over SSH alike)."""
+        if persistence is not None and persistence not in self.persistence:
             choices = ", ".join(self.persistence) or "none: it has no persistence option"
             raise ClusterError(f"Target {self.name} does not accept persistence="
-                               f"{options.persistence!r}; choose from: {choices}")
-        return self.factory(options)
+                               f"{persistence!r}; choose from: {choices}")
 
 
 def lazy(module: str, name: str) -> Factory:

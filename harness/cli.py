@@ -110,20 +110,25 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     sh = p.add_argument_group("real hosts over SSH (docs/ssh.md)")
     sh.add_argument("--ssh", action="store_true",
                     help="install and run the target on the hosts named by --nodes/--nodes-file")
-    sh.add_argument("--nodes-file", default=None, help="hosts, one [user@]host[:port] a line")
-    sh.add_argument("--ssh-user", default=None, help="login name (default: yours)")
-    sh.add_argument("--ssh-key", default=None, help="private key (default: agent, ~/.ssh/id_*)")
-    sh.add_argument("--ssh-port", type=int, default=22, help="default: %(default)s")
-    sh.add_argument("--ssh-no-strict", action="store_true",
-                    help="accept unknown host keys (lab machines only)")
-    sh.add_argument("--ssh-known-hosts", default=None,
-                    help="check host keys against this file (default: ~/.ssh/known_hosts)")
+    _add_ssh_login_options(sh)
     sh.add_argument("--ssh-install", default="auto", choices=("auto", "apt", "upload", "present"),
                     help="how the target's packages get onto the hosts (default: %(default)s)")
     sh.add_argument("--ssh-keep-packages", action="store_true",
                     help="leave the installed packages on the hosts at the end")
     sh.add_argument("--ssh-debs", default=None,
                     help="upload the .debs of this directory instead of downloading them")
+
+
+def _add_ssh_login_options(g: argparse._ArgumentGroup) -> None:
+    """Which hosts, and how to log in to them: shared by ``run`` and ``clusters``."""
+    g.add_argument("--nodes-file", default=None, help="hosts, one [user@]host[:port] a line")
+    g.add_argument("--ssh-user", default=None, help="login name (default: yours)")
+    g.add_argument("--ssh-key", default=None, help="private key (default: agent, ~/.ssh/id_*)")
+    g.add_argument("--ssh-port", type=int, default=22, help="default: %(default)s")
+    g.add_argument("--ssh-no-strict", action="store_true",
+                   help="accept unknown host keys (lab machines only)")
+    g.add_argument("--ssh-known-hosts", default=None,
+                   help="check host keys against this file (default: ~/.ssh/known_hosts)")
 
 
 def _nodes_and_hosts(args: argparse.Namespace) -> tuple[int | None, list[str]]:
@@ -231,8 +236,25 @@ def cmd_images(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_clusters(args: argparse.Namespace, console: Console) -> int:
-    from harness.targets import clusters_down, clusters_heal
+    from harness.targets import clean_ssh_hosts, clusters_down, clusters_heal
 
+    if args.ssh or args.nodes is not None or args.nodes_file is not None:
+        from clusters.base import ClusterError
+        from clusters.remote.hosts import hosts_from
+        from clusters.ssh.factory import SshClusterOptions, check_login_options
+
+        if not args.ssh:
+            raise UsageError("--nodes and --nodes-file name SSH hosts: add --ssh (without it, "
+                             f"`harness clusters {args.action}` cleans Docker)")
+        options = SshClusterOptions(user=args.ssh_user, port=args.ssh_port, key=args.ssh_key,
+                                    strict=not args.ssh_no_strict,
+                                    known_hosts=args.ssh_known_hosts)
+        try:
+            hosts = hosts_from(args.nodes, args.nodes_file)
+            check_login_options(options)
+        except ClusterError as e:
+            raise UsageError(str(e)) from None
+        return clean_ssh_hosts(args.action, hosts, options, console)
     if args.action == "down":
         return clusters_down(console)
     return clusters_heal(console)
@@ -313,10 +335,21 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("targets", nargs="*", help="default: every Docker target")
     b.set_defaults(fn=cmd_images)
 
-    cl = sub.add_parser("clusters", help="clean up what a crashed run left behind")
+    cl = sub.add_parser("clusters", help="clean up what a crashed run left behind",
+                        description="Undo what runs that could not clean up after themselves "
+                                    "(killed, say) left: in Docker, or with --ssh on the hosts "
+                                    "named (and no others). Exit 1 when something could not "
+                                    "be undone.")
     cl.add_argument("action", choices=("down", "heal"),
-                    help="down: remove the harness's containers and networks; heal: clear "
-                         "faults (rules, stopped processes, clock offsets) in running nodes")
+                    help="down: remove the harness's containers and networks (--ssh: heal, "
+                         "then kill the harness's servers, purge the packages runs recorded "
+                         "as installed, remove /var/lib/harness/<run id>); heal: clear faults "
+                         "(rules, stopped processes, clock offsets) and leave servers running")
+    ssh = cl.add_argument_group("real hosts over SSH (docs/ssh.md)")
+    ssh.add_argument("--ssh", action="store_true", help="clean the hosts named by --nodes and "
+                     "--nodes-file instead of Docker")
+    ssh.add_argument("--nodes", default=None, help="the hosts: host1,user@host2:2222,...")
+    _add_ssh_login_options(ssh)
     cl.set_defaults(fn=cmd_clusters)
     return p
 

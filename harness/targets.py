@@ -9,7 +9,8 @@ Targets are imported lazily, so ``sim`` works on a machine without Docker.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.console import Console
 
@@ -18,6 +19,10 @@ from harness.client import ClientFactory
 from harness.clock import RunClock
 from harness.errors import HarnessError
 from harness.options import RunOptions
+
+if TYPE_CHECKING:
+    from clusters.remote.hosts import HostSpec
+    from clusters.ssh.factory import SshClusterOptions
 
 # name -> "module:attribute" of an object implementing Target.
 TARGETS: dict[str, str] = {
@@ -95,3 +100,21 @@ def clusters_heal(console: Console) -> int:
     healed: Any = cleanup.heal()
     console.print(f"healed: {healed or 'nothing'}")
     return 0
+
+
+def clean_ssh_hosts(action: str, hosts: Sequence[HostSpec], options: SshClusterOptions,
+                    console: Console) -> int:
+    """``harness clusters heal|down --ssh``: one line per host saying what was undone (and
+    one per thing that could not be); 1 when something could not, else 0."""
+    import logging
+
+    from clusters.ssh.cleanup import clean_hosts
+    from clusters.ssh.factory import ssh_remotes
+
+    # A host out of reach is one line of its report; paramiko's own traceback of it (on
+    # stderr, no logging being set up here) would only repeat that line.
+    logging.getLogger("paramiko").setLevel(logging.CRITICAL)
+    reports = clean_hosts(action, hosts, ssh_remotes(options))
+    for report in reports:
+        console.print(str(report), highlight=False, markup=False, soft_wrap=True)
+    return 1 if any(r.problems for r in reports) else 0

@@ -16,7 +16,8 @@ Safety, in this order:
   whole hosts (``HostNodes``: the SSH clusters) are accepted at all;
 - on the first change to a host it stops the host's time service (systemd-timesyncd,
   chrony, ntpd...), which would otherwise undo or fight the fault, and ``teardown`` starts
-  it again;
+  it again; until then ``/var/lib/harness/clock.json`` on the host says so (and what the
+  clock's offset was), for ``harness clusters heal --ssh`` after a harness that died;
 - the clocks' offsets to the control machine are measured before anything changes (the
   baseline), after every change (the op's value: each node's offset over time is in the
   history), and resetting returns each clock to its baseline offset, not to "zero".
@@ -31,8 +32,13 @@ from typing import Any, Protocol, runtime_checkable
 from clusters.base import Cluster, ClusterError
 from clusters.remote.base import Command, Exec
 from clusters.remote.clock import (
+    RECORD,
+    STROBE_MARK,
+    STROBE_PATTERN,
     TimeService,
+    correction,
     measure_offset,
+    record_command,
     running_time_services,
     shift_script,
     strobe_script,
@@ -43,10 +49,6 @@ from nemesis.base import Nemesis, RunView
 from nemesis.clock import START, STOP, ClockSkew
 from nemesis.nodes import NodeControl, leader_of, pick_nodes
 
-STROBE_MARK = "harness-host-clock-strobe"
-"""The strobe loop's ``$0`` on a host, so it can be found and stopped."""
-STROBE_PATTERN = STROBE_MARK[:-1] + f"[{STROBE_MARK[-1]}]"
-"""``pgrep -f`` pattern for the strobe that does not match the shell running pgrep."""
 TOLERANCE_S = 1.5
 
 
@@ -122,15 +124,22 @@ class HostClock:
     def teardown(self) -> None:
         """Reset every touched clock, then start the time services stopped for the run."""
         problems = []
+        unreset: set[str] = set()
         if self._touched:
             done = self._reset()
             if done.type != "ok":
                 problems.append(str(done.error))
+                unreset = {n for n, off in done.value["offsets"].items()
+                           if not _near(off, self.baseline.get(n))}
         for node, services in sorted(self._held.items()):
+            started = True
             for service in services:
                 cmd = service.start()
                 if cmd is not None and self._run(node, cmd)[0] != 0:
                     problems.append(f"could not start {service.name} again on {node}")
+                    started = False
+            if started and node not in unreset:
+                self._run(node, ["rm", "-f", RECORD])  # nothing left to undo there
         self._held.clear()
         if problems:
             raise RuntimeError("; ".join(problems))
@@ -176,9 +185,9 @@ class HostClock:
             self._run(n, ["pkill", "-f", STROBE_PATTERN])
         current = self.offsets(nodes)
         for n in nodes:
-            base, now = self.baseline.get(n), current[n]
-            if base is not None and now is not None and abs(now - base) > 0.05:
-                self._run(n, shift_script(base - now))
+            shift = correction(self.baseline.get(n), current[n])
+            if shift is not None:
+                self._run(n, shift)
         after = self.offsets(nodes)
         self._touched.clear()
         bad = [n for n in nodes if not _near(after[n], self.baseline.get(n))]
@@ -198,6 +207,7 @@ class HostClock:
                 return (f"{n} runs {', '.join(manual)} outside systemd, which the harness could "
                         "not start again; stop it on that host for the run")
         for n, services in found.items():
+            self._run(n, record_command(services, self.baseline.get(n)))
             for s in services:
                 self._run(n, s.stop())
             self._held[n] = services

@@ -31,6 +31,10 @@ class ConsulCluster(DockerCluster):
     process = "consul"
     port = HTTP_PORT
     start_timeout = 60.0
+    conf_file = CONF
+    """Where the agent's configuration is written (a host's run directory, over SSH)."""
+    data_dir = "/data/consul"
+    """The agent's data directory."""
 
     def node_files(self, node: Node) -> dict[str, str]:
         """The agent's JSON configuration."""
@@ -39,7 +43,7 @@ class ConsulCluster(DockerCluster):
             "bootstrap_expect": self.size,
             "node_name": node.name,
             "datacenter": "dc1",
-            "data_dir": "/data/consul",
+            "data_dir": self.data_dir,
             "bind_addr": node.ip,
             "advertise_addr": node.ip,
             "client_addr": "0.0.0.0",
@@ -52,11 +56,11 @@ class ConsulCluster(DockerCluster):
             "performance": {"raft_multiplier": 1},
             "log_level": "INFO",
         }
-        return {CONF: json.dumps(config, indent=2) + "\n"}
+        return {self.conf_file: json.dumps(config, indent=2) + "\n"}
 
     def server_command(self, node: Node) -> list[str]:
         """``consul agent`` on the written configuration."""
-        return ["consul", "agent", "-config-file", CONF]
+        return ["consul", "agent", "-config-file", self.conf_file]
 
     def leader_address(self, node: str) -> str | None:
         """What ``/v1/status/leader`` on ``node`` says ("ip:8300"), None if none or no answer."""

@@ -11,12 +11,49 @@ from __future__ import annotations
 
 from clusters._probe import tcp_exchange
 from clusters.base import ClusterError
-from clusters.docker_cluster import DockerCluster, Node
+from clusters.docker_cluster import DATA_DIR, DockerCluster, Node
 from clusters.registry import REDIS_PERSISTENCE, ClusterOptions
 
 PORT = 6379
 CONF = "/harness/redis.conf"
 APPENDFSYNC = {"aof-everysec": "everysec", "aof-always": "always"}
+
+
+def check_persistence(persistence: str | None) -> str:
+    """``persistence`` (None: ``none``) when it is one of ``REDIS_PERSISTENCE``;
+    ClusterError with the choices otherwise."""
+    chosen = persistence or "none"
+    if chosen not in REDIS_PERSISTENCE:
+        raise ClusterError(f"Unknown Redis persistence {chosen!r}; choose from: "
+                           f"{', '.join(REDIS_PERSISTENCE)}")
+    return chosen
+
+
+def check_one_server(n: int) -> None:
+    """The ``redis`` target is a single primary: ClusterError unless ``n`` is 1."""
+    if n != 1:
+        raise ClusterError(f"redis runs one server, not {n}; use --target redlock for "
+                           "several independent servers")
+
+
+def redis_conf(persistence: str, data_dir: str) -> str:
+    """redis.conf: every interface, no protection, no RDB snapshots, the append-only file
+    per ``persistence`` (``none``: off, so a killed server comes back empty), data in
+    ``data_dir``. Docker nodes and SSH hosts (``clusters.ssh.redis``) both run this, so
+    the same workloads meet the same server behaviour."""
+    lines = [
+        f"port {PORT}", "bind 0.0.0.0", "protected-mode no", "daemonize no",
+        'logfile ""', f"dir {data_dir}", 'save ""',
+    ]
+    fsync = APPENDFSYNC.get(persistence)
+    lines += ["appendonly yes", f"appendfsync {fsync}"] if fsync else ["appendonly no"]
+    return "\n".join(lines) + "\n"
+
+
+def answers_ping(ip: str) -> bool:
+    """PING at ``ip`` answers +PONG (not -LOADING while the AOF is replayed)."""
+    reply = tcp_exchange(ip, PORT, b"PING\r\n", until=b"\r\n")
+    return reply is not None and reply.startswith(b"+PONG")
 
 
 class RedisCluster(DockerCluster):
@@ -33,10 +70,7 @@ class RedisCluster(DockerCluster):
     def __init__(self, *, run_id: str, nodes: int | None = None, image: str | None = None,
                  faketime: bool | None = None, subnet: str | None = None,
                  persistence: str | None = None) -> None:
-        self.persistence = persistence or "none"
-        if self.persistence not in REDIS_PERSISTENCE:
-            raise ClusterError(f"Unknown Redis persistence {self.persistence!r}; choose from: "
-                               f"{', '.join(REDIS_PERSISTENCE)}")
+        self.persistence = check_persistence(persistence)
         super().__init__(run_id=run_id, nodes=nodes, image=image, faketime=faketime,
                          subnet=subnet)
 
@@ -48,19 +82,11 @@ class RedisCluster(DockerCluster):
 
     def check_size(self, n: int) -> None:
         """A single primary: exactly one node."""
-        if n != 1:
-            raise ClusterError(f"redis runs one server, not {n}; use --target redlock for "
-                               "several independent servers")
+        check_one_server(n)
 
     def node_files(self, node: Node) -> dict[str, str]:
-        """redis.conf: every interface, no protection, no RDB, AOF per ``persistence``."""
-        lines = [
-            f"port {PORT}", "bind 0.0.0.0", "protected-mode no", "daemonize no",
-            'logfile ""', "dir /data", 'save ""',
-        ]
-        fsync = APPENDFSYNC.get(self.persistence)
-        lines += ["appendonly yes", f"appendfsync {fsync}"] if fsync else ["appendonly no"]
-        return {CONF: "\n".join(lines) + "\n"}
+        """redis.conf (``redis_conf``), data on the node's tmpfs."""
+        return {CONF: redis_conf(self.persistence, DATA_DIR)}
 
     def server_command(self, node: Node) -> list[str]:
         """redis-server with the written configuration."""
@@ -68,8 +94,7 @@ class RedisCluster(DockerCluster):
 
     def is_healthy(self, node: str) -> bool:
         """PING answers +PONG (not -LOADING while the AOF is replayed)."""
-        reply = tcp_exchange(self.ip(node), PORT, b"PING\r\n", until=b"\r\n")
-        return reply is not None and reply.startswith(b"+PONG")
+        return answers_ping(self.ip(node))
 
 
 class RedlockCluster(RedisCluster):

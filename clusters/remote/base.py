@@ -91,6 +91,16 @@ class Remote(Protocol):
         ...
 
 
+def as_root(remote: Remote) -> Exec:
+    """``remote``'s commands as root, as an ``Exec`` (exit code and output)."""
+
+    def run(cmd: Command) -> tuple[int, str]:
+        result = remote.run(cmd, sudo=True)
+        return result.exit, result.output
+
+    return run
+
+
 def command_text(cmd: Command) -> str:
     """``cmd`` as one shell string: an argv is quoted, a string is taken as it is."""
     return cmd if isinstance(cmd, str) else shlex.join(cmd)

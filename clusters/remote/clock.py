@@ -7,13 +7,19 @@ Only the system clock moves; the hardware clock is never written, so a reboot al
 restores the time. Shell and coreutils suffice: no Python is needed on the host.
 
 An NTP daemon would undo a fault within seconds (or fight a strobe), so the ones running
-(``TIME_SERVICES``) are stopped for the run and started again afterwards.
+(``TIME_SERVICES``) are stopped for the run and started again afterwards. Until then a
+record on the host (``RECORD``) names them, with the host's clock offset before the fault,
+so that ``harness clusters heal --ssh`` can undo a fault the harness itself could not
+(killed, say): stop the strobe (``STROBE_PATTERN``), put the clock back, start them.
 """
 
 from __future__ import annotations
 
+import json
+import shlex
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from clusters.remote.base import Exec
 
@@ -23,6 +29,14 @@ TIME_SERVICES = ("systemd-timesyncd", "chrony", "chronyd", "ntpsec", "ntp", "ntp
 """systemd units (Debian's names first) of the time services that would correct a fault."""
 TIME_DAEMONS = ("systemd-timesyn", "chronyd", "ntpd")
 """Their process names (as /proc/PID/comm truncates them), for hosts without systemd."""
+RECORD = "/var/lib/harness/clock.json"
+"""On a host whose clock a run changed: what to undo (``record_command``), until undone."""
+STROBE_MARK = "harness-host-clock-strobe"
+"""The strobe loop's ``$0`` on a host, so it can be found and stopped."""
+STROBE_PATTERN = STROBE_MARK[:-1] + f"[{STROBE_MARK[-1]}]"
+"""``pgrep -f`` pattern for the strobe that does not match the shell running pgrep."""
+RESET_SLACK_S = 0.05
+"""A clock this close to its baseline offset is left alone."""
 
 
 def measure_offset(run: Exec) -> float | None:
@@ -43,6 +57,14 @@ def shift_script(delta: float) -> str:
     ns = round(delta * 1e9)
     return ("n=$(date +%s%N) && t=$((n + " + f"({ns})" + ")) && "
             'date -s "@$((t / 1000000000)).$(printf %09d $((t % 1000000000)))" >/dev/null')
+
+
+def correction(baseline: float | None, now: float | None) -> str | None:
+    """The shell that puts a clock now ``now`` s off back to ``baseline`` s off (offsets to
+    the control machine); None when it is there already or either is unknown."""
+    if baseline is None or now is None or abs(now - baseline) <= RESET_SLACK_S:
+        return None
+    return shift_script(baseline - now)
 
 
 def strobe_script(delta: float, period: float, flips: int) -> str:
@@ -91,3 +113,21 @@ def running_time_services(run: Exec) -> list[TimeService]:
         if kind in ("systemd", "process") and name:
             found.append(TimeService(name, kind == "systemd"))
     return found
+
+
+def record_command(services: list[TimeService], baseline: float | None) -> str:
+    """Shell that writes ``RECORD``: the time services about to be stopped (those that can
+    be started again) and the host's clock offset before the fault."""
+    data = {"stopped": [s.name for s in services if s.systemd], "baseline_offset_s": baseline}
+    folder = RECORD.rsplit("/", 1)[0]
+    return f"mkdir -p {folder} && printf '%s\\n' {shlex.quote(json.dumps(data))} > {RECORD}"
+
+
+def read_record(run: Exec) -> dict[str, Any] | None:
+    """The host's ``RECORD`` (None when it has none or it is not readable JSON)."""
+    rc, out = run(["cat", RECORD])
+    try:
+        data = json.loads(out) if rc == 0 else None
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None

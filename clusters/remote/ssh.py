@@ -52,6 +52,8 @@ from clusters.remote.hosts import HostSpec
 log = logging.getLogger(__name__)
 
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+EOF_GRACE_S = 1.0
+"""Seconds to wait, after a command's exit status, for the rest of its output."""
 STAGING = "/tmp/.harness-xfer"
 """Prefix of the temporary files through which files reach root-owned places."""
 
@@ -283,8 +285,14 @@ def _exec(transport: paramiko.Transport, text: str, limit: float, what: str,
         while True:
             drain()
             if channel.exit_status_ready():
-                # The exit status follows the command's output on the wire; a background
-                # process that keeps the channel open must not make us wait for its EOF.
+                # sshd sends the exit status when it reaps the command, which may be before
+                # it has forwarded the last of the output still in the command's pipes:
+                # read on until EOF, but briefly, so that a background process keeping
+                # the channel open cannot make us wait for it.
+                grace = time.monotonic() + EOF_GRACE_S
+                while not channel.eof_received and time.monotonic() < grace:
+                    drain()
+                    time.sleep(0.002)
                 drain()
                 break
             remaining = deadline - time.monotonic()

@@ -2,9 +2,11 @@
 
 ``factory.make_ssh_cluster`` is the entry point; ``cluster.SshCluster`` is the lifecycle
 every SSH target shares (packages, configuration, a background server with a pidfile and a
-log, faults, logs, undoing everything); ``etcd`` is the first target. ``packages`` installs
+log, faults, logs, undoing everything); the targets (``etcd``, ``zookeeper``, ``consul``,
+``redis`` for Redis and Redlock) reuse their Docker targets' logic (``view``). ``packages`` installs
 Debian packages on a host (its own apt, or .debs that ``debs`` downloads on the control
 machine and uploads), ``process`` runs one server in the background, ``firewall`` removes
-the harness's iptables rules, ``target`` makes a run's target use SSH hosts. See
+the harness's iptables rules, ``target`` makes a run's target use SSH hosts, ``cleanup``
+undoes what a killed run left on its hosts (``harness clusters heal|down --ssh``). See
 docs/ssh.md.
 """

@@ -34,7 +34,7 @@ from typing import Any, ClassVar, TypeVar
 from clusters._probe import wait_until
 from clusters.base import ClusterError
 from clusters.docker_cluster import RUN_ID
-from clusters.remote.base import Command, Exec, Remote, RemoteError, must, put_text
+from clusters.remote.base import Exec, Remote, RemoteError, as_root, must, put_text
 from clusters.remote.clock import measure_offset
 from clusters.remote.hosts import HostSpec
 from clusters.ssh.firewall import remove_harness_rules
@@ -64,6 +64,8 @@ class SshCluster:
     """Debian packages that provide the server."""
     services: ClassVar[tuple[str, ...]] = ()
     """The packages' own systemd units, kept from starting (they would take the ports)."""
+    commands: ClassVar[dict[str, str]] = {}
+    """Package -> command: the command on a host's PATH counts as the package installed."""
     start_timeout: ClassVar[float] = 60.0
 
     def __init__(self, hosts: list[HostSpec], *, run_id: str, remote: RemoteFactory,
@@ -77,7 +79,8 @@ class SshCluster:
         self.size = len(hosts)
         self.layout = Layout.for_run(run_id)
         self.keep_packages = keep_packages
-        self.installer = installer or PackageInstaller(self.packages, self.services)
+        self.installer = installer or PackageInstaller(self.packages, self.services,
+                                                       commands=self.commands)
         self._make_remote = remote
         self._resolve = resolve or resolve_ipv4
         self._hosts = {f"n{i}": spec for i, spec in enumerate(hosts, start=1)}
@@ -245,11 +248,7 @@ class SshCluster:
                                f"{', '.join(self._hosts)}")
 
     def _exec_on(self, node: str) -> Exec:
-        def run(cmd: Command) -> tuple[int, str]:
-            result = self._remote(node).run(cmd, sudo=True)
-            return result.exit, result.output
-
-        return run
+        return as_root(self._remote(node))
 
     def _address(self, node: str) -> str:
         return self._resolve(self._hosts[node].host)
@@ -314,7 +313,8 @@ class SshCluster:
 
     def _install(self, node: str) -> None:
         try:
-            self._installed[node] = self.installer.install(self._remote(node))
+            record = None if self.keep_packages else self.layout.install_record
+            self._installed[node] = self.installer.install(self._remote(node), record)
         except InstallFailed as e:
             self._installed[node] = e.partial  # stop() purges what did get installed
             raise
@@ -333,14 +333,14 @@ class SshCluster:
         steps: list[tuple[str, Callable[[], Any]]] = [
             ("stop the server", lambda: self._stop_server(node)),
             ("remove firewall rules", lambda: remove_harness_rules(self._remote(node))),
-            (f"remove {self.layout.root}",
-             lambda: must(self._remote(node), ["rm", "-rf", self.layout.root],
-                          f"removing {self.layout.root}", sudo=True)),
         ]
         installed = self._installed.pop(node, None)
         if installed is not None and not self.keep_packages:
             steps.append(("purge packages",
                           lambda: self.installer.remove(self._remote(node), installed)))
+        steps.append((f"remove {self.layout.root}",  # last: it holds the install record
+                      lambda: must(self._remote(node), ["rm", "-rf", self.layout.root],
+                                   f"removing {self.layout.root}", sudo=True)))
         problems = []
         for what, step in steps:
             try:

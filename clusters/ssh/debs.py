@@ -11,6 +11,10 @@ machine serves trixie hosts), and the cluster uploads the files:
    packages (dependencies included, alternatives resolved) the host is missing;
 3. ``apt-get download NAME=VERSION`` of each, kept in a cache so the next run reuses them.
 
+A package a release no longer ships comes from the suite ``SUITE_OVERRIDES`` names for it
+(consul from bullseye): that suite is added to the sandbox's sources, and apt is pinned so
+that only the named package is taken from it, every dependency from the host's release.
+
 Nothing here runs as a privileged operation on the control machine's own packages: its
 dpkg status and lists are never read or written. Mirror: ``$HARNESS_DEBIAN_MIRROR``, else
 the one the control machine's apt uses. Cache: ``$HARNESS_DEB_CACHE``, else
@@ -25,7 +29,7 @@ import re
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +39,13 @@ KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 REFRESH_S = 6 * 3600
 """Package lists younger than this are reused without ``apt-get update``."""
 _INST = re.compile(r"^Inst (\S+) (?:\[[^]]*\] )?\((\S+) ")
+
+SUITE_OVERRIDES: dict[str, str] = {"consul": "bullseye"}
+"""Packages that current Debian releases lack -> the older suite to take them from.
+
+Consul left Debian after bullseye (its licence changed upstream). Bullseye's consul 1.8.7
+is a static Go binary, so it runs on bookworm and trixie hosts too; our Docker image
+installs the same package the same way (``clusters/consul/Dockerfile``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +58,12 @@ class Platform:
 
     def __str__(self) -> str:
         return f"{self.distro} {self.suite} {self.arch}"
+
+
+def suite_pins(platform: Platform, packages: Sequence[str]) -> dict[str, str]:
+    """Which of ``packages`` come from another suite than ``platform``'s (name -> suite)."""
+    return {name: suite for name, suite in SUITE_OVERRIDES.items()
+            if name in packages and suite != platform.suite}
 
 
 def cache_root() -> Path:
@@ -66,10 +83,11 @@ def deb_name(name: str, version: str, arch: str) -> str:
 
 
 class AptSandbox:
-    """A private apt state for one Debian release and architecture on the control machine."""
+    """A private apt state for one Debian release and architecture on the control machine
+    (plus, with ``pins``, the packages named there from the suite named for each)."""
 
     def __init__(self, platform: Platform, mirror: str | None = None,
-                 root: Path | None = None) -> None:
+                 root: Path | None = None, pins: Mapping[str, str] | None = None) -> None:
         if platform.distro != "debian":
             raise ClusterError(
                 f"Cannot download packages for {platform} hosts (only Debian's mirror is "
@@ -79,7 +97,11 @@ class AptSandbox:
 
         self.platform = platform
         self.mirror = (mirror or debian_mirror()).rstrip("/")
-        self.dir = (root or cache_root()) / f"{platform.suite}-{platform.arch}"
+        self.pins = {name: suite for name, suite in (pins or {}).items()
+                     if suite != platform.suite}
+        self.extra_suites = sorted(set(self.pins.values()))
+        suites = "+".join([platform.suite, *self.extra_suites])
+        self.dir = (root or cache_root()) / f"{suites}-{platform.arch}"
         self.debs = self.dir / "archives"
 
     def options(self, status: Path) -> list[str]:
@@ -109,11 +131,11 @@ class AptSandbox:
         for sub in ("sources.list.d", "preferences.d", "state", "lists/partial",
                     "cache/archives/partial", "archives"):
             (d / sub).mkdir(parents=True, exist_ok=True)
-        sources = (f"deb [arch={self.platform.arch} signed-by={KEYRING}] {self.mirror} "
-                   f"{self.platform.suite} main\n")
+        sources = "".join(f"deb [arch={self.platform.arch} signed-by={KEYRING}] {self.mirror} "
+                          f"{suite} main\n" for suite in [self.platform.suite, *self.extra_suites])
         changed = not (d / "sources.list").is_file() or (d / "sources.list").read_text() != sources
         (d / "sources.list").write_text(sources)
-        (d / "preferences").touch()
+        (d / "preferences").write_text(self.preferences())
         stamp = d / "lists" / ".updated"
         fresh = stamp.is_file() and time.time() - stamp.stat().st_mtime < REFRESH_S
         if not (changed or force or not fresh):
@@ -124,6 +146,14 @@ class AptSandbox:
                       timeout=600)
         stamp.touch()
         return True
+
+    def preferences(self) -> str:
+        """apt pins: each pinned package from its suite, nothing else from those suites."""
+        named = [f"Package: {name}\nPin: release n={suite}\nPin-Priority: 990\n"
+                 for name, suite in sorted(self.pins.items())]
+        others = [f"Package: *\nPin: release n={suite}\nPin-Priority: -1\n"
+                  for suite in self.extra_suites]
+        return "\n".join(named + others)
 
     def missing(self, packages: Sequence[str], host_status: bytes) -> list[tuple[str, str]]:
         """(name, version) of what a host with dpkg status ``host_status`` must unpack to

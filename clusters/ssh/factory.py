@@ -11,16 +11,22 @@ from __future__ import annotations
 
 import importlib
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from clusters.base import Cluster, ClusterError
+from clusters.registry import TARGETS as DOCKER_TARGETS
+from clusters.remote.base import Remote
 from clusters.remote.hosts import HostSpec, hosts_from, parse_host
 from clusters.ssh.packages import INSTALL_MODES, PackageInstaller
 
 SSH_TARGETS: dict[str, str] = {
     "etcd": "clusters.ssh.etcd:SshEtcdCluster",
+    "consul": "clusters.ssh.consul:SshConsulCluster",
+    "zookeeper": "clusters.ssh.zookeeper:SshZookeeperCluster",
+    "redis": "clusters.ssh.redis:SshRedisCluster",
+    "redlock": "clusters.ssh.redis:SshRedlockCluster",
 }
 """Targets that can run on SSH hosts -> "module:class" of their ``SshCluster``."""
 
@@ -50,6 +56,30 @@ class SshClusterOptions:
     """Upload the .deb files of this directory instead of downloading them."""
     timeout: float = 60.0
     """Seconds any one command on a host may take (package installs take up to 10 min)."""
+    persistence: str | None = None
+    """``--persistence`` (redis and redlock: none, aof-everysec, aof-always), as in Docker."""
+
+
+def check_login_options(options: SshClusterOptions) -> None:
+    """ClusterError (one line) unless the port, key and known_hosts options make sense."""
+    if not 0 < options.port < 65536:
+        raise ClusterError(f"--ssh-port {options.port} is not a port number (1-65535)")
+    if options.key is not None and not Path(options.key).expanduser().is_file():
+        raise ClusterError(f"--ssh-key {options.key} is not a file; give the private key's "
+                           "path")
+    if options.known_hosts is not None and not Path(options.known_hosts).expanduser().is_file():
+        raise ClusterError(f"--ssh-known-hosts {options.known_hosts} is not a file")
+
+
+def ssh_remotes(options: SshClusterOptions) -> Callable[[HostSpec], Remote]:
+    """Makes the ``SshRemote`` of a host, logging in as ``options`` say (not connected)."""
+    from clusters.remote.ssh import SshOptions, SshRemote
+
+    ssh = SshOptions(user=options.user, port=options.port,
+                     key=str(Path(options.key).expanduser()) if options.key else None,
+                     strict=options.strict, known_hosts=options.known_hosts,
+                     timeout=options.timeout)
+    return lambda spec: SshRemote(spec, ssh)
 
 
 def check_ssh_options(target: str, hosts: Sequence[str | HostSpec],
@@ -62,15 +92,10 @@ def check_ssh_options(target: str, hosts: Sequence[str | HostSpec],
     if options.install not in INSTALL_MODES:
         raise ClusterError(f"Unknown --ssh-install {options.install!r}; choose from: "
                            f"{', '.join(INSTALL_MODES)}")
-    if not 0 < options.port < 65536:
-        raise ClusterError(f"--ssh-port {options.port} is not a port number (1-65535)")
-    if options.key is not None and not Path(options.key).expanduser().is_file():
-        raise ClusterError(f"--ssh-key {options.key} is not a file; give the private key's "
-                           "path")
-    if options.known_hosts is not None and not Path(options.known_hosts).expanduser().is_file():
-        raise ClusterError(f"--ssh-known-hosts {options.known_hosts} is not a file")
+    check_login_options(options)
     if options.deb_dir is not None and not Path(options.deb_dir).is_dir():
         raise ClusterError(f"--ssh-debs {options.deb_dir} is not a directory of .deb files")
+    DOCKER_TARGETS[target].check_persistence(options.persistence)  # the same choices
     specs = [h if isinstance(h, HostSpec) else parse_host(h) for h in hosts]
     specs = hosts_from([str(s) for s in specs])  # none, or a host named twice: one line
     module, _, name = SSH_TARGETS[target].partition(":")
@@ -83,17 +108,14 @@ def make_ssh_cluster(target: str, hosts: Sequence[str | HostSpec],
                      options: SshClusterOptions | None = None) -> Cluster:
     """The cluster of ``target`` on ``hosts`` (``[user@]host[:port]`` each), not started;
     ClusterError (one line) for bad input, before any host is contacted."""
-    from clusters.remote.ssh import SshOptions, SshRemote
-
     opts = options or SshClusterOptions()
     specs = check_ssh_options(target, hosts, opts)
-    ssh = SshOptions(user=opts.user, port=opts.port,
-                     key=str(Path(opts.key).expanduser()) if opts.key else None,
-                     strict=opts.strict, known_hosts=opts.known_hosts, timeout=opts.timeout)
     module, _, name = SSH_TARGETS[target].partition(":")
     cls = getattr(importlib.import_module(module), name)
     deb_dir = Path(opts.deb_dir) if opts.deb_dir else None
-    installer = PackageInstaller(cls.packages, cls.services, opts.install, deb_dir)
-    cluster: Cluster = cls(specs, run_id=opts.run_id, remote=lambda s: SshRemote(s, ssh),
-                           installer=installer, keep_packages=opts.keep_packages)
+    installer = PackageInstaller(cls.packages, cls.services, opts.install, deb_dir,
+                                 commands=cls.commands)
+    extra = {} if opts.persistence is None else {"persistence": opts.persistence}
+    cluster: Cluster = cls(specs, run_id=opts.run_id, remote=ssh_remotes(opts),
+                           installer=installer, keep_packages=opts.keep_packages, **extra)
     return cluster

@@ -56,6 +56,12 @@ class Layout:
     def launcher(self) -> str:
         return f"{self.root}/start.sh"
 
+    @property
+    def install_record(self) -> str:
+        """What the run installed, as JSON (``clusters.ssh.packages``): for cleaning up
+        after a harness that could not (``harness clusters down --ssh``)."""
+        return f"{self.root}/packages.json"
+
 
 @dataclass(frozen=True, slots=True)
 class ProcessState:

@@ -49,10 +49,11 @@ class SshTarget:
         inner.check_options(opts)
 
     def make_cluster(self, opts: RunOptions, clock: RunClock) -> Cluster:
-        """The cluster on the hosts, under a fresh run id (one directory per run)."""
+        """The cluster on the hosts, under a fresh run id (one directory per run), with
+        the run's ``--persistence``."""
         run_id = f"{self.name}-{secrets.token_hex(3)}"
-        return make_ssh_cluster(self.name, self.hosts,
-                                dataclasses.replace(self.options, run_id=run_id))
+        return make_ssh_cluster(self.name, self.hosts, dataclasses.replace(
+            self.options, run_id=run_id, persistence=opts.persistence))
 
     def versions(self, cluster: Cluster) -> dict[str, str]:
         versions: dict[str, str] = self.inner.versions(cluster)

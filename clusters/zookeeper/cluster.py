@@ -15,17 +15,50 @@ timeouts a client may ask for are 1 s to 60 s.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 
 from clusters._probe import tcp_exchange
 from clusters.docker_cluster import DockerCluster, Node
 
 CLIENT_PORT = 2181
+QUORUM_PORT = 2888
+"""Followers connect to the leader here."""
+ELECTION_PORT = 3888
+"""Servers elect a leader here."""
 CONF = "/harness/zoo.cfg"
 DATA = "/data/zk"
 HEAP = "-Xmx256m"
 TICK_MS = 500
 MIN_SESSION_MS = 1000
 MAX_SESSION_MS = 60000
+
+
+def zoo_cfg(servers: Mapping[int, str], data_dir: str) -> str:
+    """zoo.cfg of an ensemble of ``servers`` (myid -> address) keeping its data in
+    ``data_dir``: short ticks (see the module docstring), all 4lw commands, no admin
+    server. Docker nodes and SSH hosts (``clusters.ssh.zookeeper``) both run this."""
+    lines = [
+        f"tickTime={TICK_MS}", f"initLimit={20_000 // TICK_MS}",
+        f"syncLimit={10_000 // TICK_MS}",
+        f"minSessionTimeout={MIN_SESSION_MS}", f"maxSessionTimeout={MAX_SESSION_MS}",
+        f"dataDir={data_dir}", f"clientPort={CLIENT_PORT}",
+        "4lw.commands.whitelist=*", "quorumListenOnAllIPs=true",
+        "admin.enableServer=false",
+        *(f"server.{myid}={ip}:{QUORUM_PORT}:{ELECTION_PORT}"
+          for myid, ip in sorted(servers.items())),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def server_argv(conf: str, jvm: Sequence[str] = ()) -> list[str]:
+    """The JVM (with the options ``jvm`` added) running QuorumPeerMain on the zoo.cfg at
+    ``conf``, timestamps in its log lines (the CLASSPATH comes from the environment)."""
+    return [
+        "java", HEAP, "-XX:+UseSerialGC", *jvm,
+        "-Dorg.slf4j.simpleLogger.showDateTime=true",
+        "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd'T'HH:mm:ss.SSSZ",
+        "org.apache.zookeeper.server.quorum.QuorumPeerMain", conf,
+    ]
 
 
 class ZookeeperCluster(DockerCluster):
@@ -39,18 +72,8 @@ class ZookeeperCluster(DockerCluster):
     start_timeout = 60.0
 
     def node_files(self, node: Node) -> dict[str, str]:
-        """zoo.cfg: short ticks (see the module docstring), all 4lw commands, no admin
-        server, the ensemble."""
-        lines = [
-            f"tickTime={TICK_MS}", f"initLimit={20_000 // TICK_MS}",
-            f"syncLimit={10_000 // TICK_MS}",
-            f"minSessionTimeout={MIN_SESSION_MS}", f"maxSessionTimeout={MAX_SESSION_MS}",
-            f"dataDir={DATA}", f"clientPort={CLIENT_PORT}",
-            "4lw.commands.whitelist=*", "quorumListenOnAllIPs=true",
-            "admin.enableServer=false",
-            *(f"server.{n.index}={n.ip}:2888:3888" for n in self._nodes.values()),
-        ]
-        return {CONF: "\n".join(lines) + "\n"}
+        """zoo.cfg (``zoo_cfg``) of the ensemble, data on the node's tmpfs."""
+        return {CONF: zoo_cfg({n.index: n.ip for n in self._nodes.values()}, DATA)}
 
     def launch_prelude(self, node: Node) -> list[str]:
         """myid, and Debian's CLASSPATH (with slf4j-simple, added by the image)."""
@@ -61,13 +84,8 @@ class ZookeeperCluster(DockerCluster):
         ]
 
     def server_command(self, node: Node) -> list[str]:
-        """The JVM running QuorumPeerMain on zoo.cfg, timestamps in its log lines."""
-        return [
-            "java", HEAP, "-XX:+UseSerialGC",
-            "-Dorg.slf4j.simpleLogger.showDateTime=true",
-            "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd'T'HH:mm:ss.SSSZ",
-            "org.apache.zookeeper.server.quorum.QuorumPeerMain", CONF,
-        ]
+        """The JVM running QuorumPeerMain on zoo.cfg (``server_argv``)."""
+        return server_argv(CONF)
 
     def mode(self, node: str) -> str | None:
         """What ``srvr`` says this server is (leader, follower, standalone), else None."""

@@ -15,36 +15,28 @@ that stopping leaves every host as it found it (packages purged, directory, proc
 rules gone). Then a whole ``harness run`` over SSH, the way the CLI will do it.
 
 Everything created carries ``harness=1`` and this module's own ``harness.run`` label and
-is removed by that label at the end.
+is removed by that label at the end (``sshlab``, shared with test_ssh_targets.py).
 """
 
 from __future__ import annotations
 
 import base64
-import logging
-import subprocess
 import uuid
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pytest
 import requests
+from sshlab import USER, Lab, leftovers, ssh_lab, whole_run
 
-from clusters import _docker
-from clusters._network import create_network, node_ip
-from clusters._probe import tcp_exchange, wait_until
+from clusters._probe import wait_until
 from clusters.base import ClusterError
-from clusters.images import ensure_image
 from clusters.remote.base import RemoteError, RemoteTimeout, get_text, put_text
-from clusters.remote.docker_remote import DockerRemote
 from clusters.remote.hosts import HostSpec
 from clusters.remote.ssh import InsecureHostKeyWarning, SshOptions, SshRemote
 from clusters.ssh.etcd import SshEtcdCluster
-from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
+from clusters.ssh.factory import make_ssh_cluster
 from harness.client import Invocation
 from nemesis.host_clock import HostClock, RefusedHost, clock_nemesis
 from nemesis.node_faults import NodeKill, NodePause
@@ -52,96 +44,14 @@ from nemesis.partition import Partition
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-log = logging.getLogger(__name__)
 RUN = f"sshtest-{uuid.uuid4().hex[:6]}"
 """This module's run label: everything it creates carries ``harness.run=RUN``."""
-USER = "harness"
-
-
-@dataclass
-class Lab:
-    """The stand-in hosts: addresses, the login key, a known_hosts file, the containers."""
-
-    ips: list[str]
-    key: Path
-    known_hosts: Path
-    docker: list[DockerRemote]
-
-    def hosts(self) -> list[str]:
-        return [f"{USER}@{ip}" for ip in self.ips]
-
-    def options(self, run_id: str, **kw: Any) -> SshClusterOptions:
-        return SshClusterOptions(run_id=run_id, key=str(self.key),
-                                 known_hosts=str(self.known_hosts), install="upload", **kw)
-
-    def ssh(self, i: int, **kw: Any) -> SshRemote:
-        opts = SshOptions(key=str(self.key), known_hosts=str(self.known_hosts), **kw)
-        return SshRemote(HostSpec(self.ips[i], USER), opts)
-
-
-def remove_ours() -> list[str]:
-    """Remove the containers and network labelled with this module's run; their names."""
-    from docker.errors import NotFound
-
-    client = _docker.connect()
-    filters = {"label": [f"{_docker.LABEL}=1", f"{_docker.LABEL_RUN}={RUN}"]}
-    removed = []
-    for c in client.containers.list(all=True, filters=filters):
-        try:
-            c.remove(force=True)
-        except NotFound:
-            pass
-        removed.append(str(c.name))
-    for net in client.networks.list(filters=filters):
-        try:
-            net.remove()
-        except NotFound:
-            pass
-        removed.append(str(net.name))
-    return removed
-
-
-def sshd_up(remote: DockerRemote, ip: str) -> bool:
-    """Whether the host made its keys and its sshd greets us."""
-    return (remote.run("test -s /etc/ssh/ssh_host_ed25519_key.pub").ok
-            and tcp_exchange(ip, 22, b"", until=b"SSH-") is not None)
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    client = _docker.connect()
-    image = ensure_image("sshhost", log.info, client=client)
-    tmp = tmp_path_factory.mktemp("ssh-lab")
-    key = tmp / "id_ed25519"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", RUN, "-f", str(key)],
-                   check=True)
-    try:
-        network, subnet = create_network(client, f"harness-{RUN}-sshhost",
-                                         _docker.labels(RUN, "sshhost"))
-        ips, remotes, known = [], [], []
-        for i in (1, 2, 3):
-            ip = node_ip(subnet, i)
-            endpoint = client.api.create_endpoint_config(ipv4_address=ip)
-            container = client.containers.create(
-                image, name=f"harness-{RUN}-h{i}", hostname=f"h{i}",
-                labels=_docker.labels(RUN, "sshhost", f"h{i}"), init=True,
-                cap_add=["NET_ADMIN"],  # iptables in the host's own network namespace
-                network=network.name, networking_config={network.name: endpoint})
-            container.start()
-            remote = DockerRemote(container)
-            for home, owner in ((f"/home/{USER}", USER), ("/root", "root")):
-                remote.upload(Path(f"{key}.pub"), f"{home}/.ssh/authorized_keys", 0o600)
-                remote.run(f"chown -R {owner}: {home}/.ssh && chmod 700 {home}/.ssh", sudo=True)
-            assert wait_until(partial(sshd_up, remote, ip), 30, 0.2), f"no sshd on {ip}"
-            pub = get_text(remote, "/etc/ssh/ssh_host_ed25519_key.pub").split()
-            known.append(f"{ip} {pub[0]} {pub[1]}\n")
-            ips.append(ip)
-            remotes.append(remote)
-        known_hosts = tmp / "known_hosts"
-        known_hosts.write_text("".join(known))
-        yield Lab(ips, key, known_hosts, remotes)
-    finally:
-        remove_ours()
+    with ssh_lab(RUN, tmp_path_factory.mktemp("ssh-lab")) as hosts:
+        yield hosts
 
 
 # -- the remote layer over a real sshd ----------------------------------------------------
@@ -294,35 +204,23 @@ def test_logs_are_collected(etcd: SshEtcdCluster, tmp_path: Path) -> None:
 def test_stop_leaves_every_host_as_it_was(etcd: SshEtcdCluster, lab: Lab) -> None:
     etcd.stop()
     etcd.stop()  # twice is fine
-    for r in lab.docker:
-        assert not r.run(f"test -e /var/lib/harness/{RUN}-etcd").ok
-        assert not r.run("pgrep -x etcd").ok
-        assert "ii" not in r.run("dpkg-query -W -f '${db:Status-Abbrev}' etcd-server").stdout
-        assert "harness-" not in r.run("iptables -S", sudo=True).stdout
-        assert not r.run("test -e /usr/sbin/policy-rc.d").ok
-        assert not r.run("ls -d /var/cache/harness-debs-* /tmp/.harness-xfer* 2>/dev/null").stdout
+    for i in range(len(lab.docker)):
+        assert not leftovers(lab, i, "etcd")
 
 
 # -- a whole run over SSH, wired as the CLI will wire it ----------------------------------
 
 @pytest.mark.parametrize("faults", [["partition"], ["partition", "pause", "kill"]])
-def test_a_whole_run_over_ssh(lab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_a_whole_run_over_ssh(lab: Lab, tmp_path: Path,
                               faults: list[str]) -> None:
     import json
 
-    from rich.console import Console
-
-    from clusters.ssh.target import ssh_target
-    from harness import orchestrate
     from harness.options import RunOptions
-    from harness.targets import resolve_target
 
-    monkeypatch.setattr(orchestrate, "resolve_target", lambda name: ssh_target(
-        resolve_target(name), lab.hosts(), lab.options("unused")))
     opts = RunOptions(target="etcd", workload="cas-register", nemesis=faults,
                       nemesis_interval=4, time_limit=12, recovery_time=3, concurrency=3,
                       out_dir=str(tmp_path), seed=1)
-    outcome = orchestrate.run_test(opts, Console(quiet=True))
+    outcome = whole_run(lab, opts)
     assert outcome.valid is True, outcome
     info = json.loads((outcome.run_dir / "cluster.json").read_text())
     assert info["backend"] == "ssh" and set(info["nodes"]) == {"n1", "n2", "n3"}
@@ -333,20 +231,13 @@ def test_a_whole_run_over_ssh(lab: Lab, tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_a_run_with_clock_faults_on_these_hosts_is_refused_and_cleaned_up(
-        lab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from rich.console import Console
-
-    from clusters.ssh.target import ssh_target
-    from harness import orchestrate
+        lab: Lab, tmp_path: Path) -> None:
     from harness.options import RunOptions
-    from harness.targets import resolve_target
 
-    monkeypatch.setattr(orchestrate, "resolve_target", lambda name: ssh_target(
-        resolve_target(name), lab.hosts(), lab.options("unused")))
     opts = RunOptions(target="etcd", workload="cas-register", nemesis=["clock"],
                       time_limit=5, out_dir=str(tmp_path), seed=1)
     with pytest.raises(ClusterError, match="Refusing clock faults on n1"):
-        orchestrate.run_test(opts, Console(quiet=True))
+        whole_run(lab, opts)
     for r in lab.docker:
         assert not r.run("pgrep -x etcd").ok
         assert not r.run("ls /var/lib/harness 2>/dev/null").stdout.strip()

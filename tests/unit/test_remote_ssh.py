@@ -11,6 +11,7 @@ lab override. File transfers need sshd's SFTP: tests/integration/test_ssh_etcd.p
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import socket
 import subprocess
@@ -97,6 +98,13 @@ class LoopbackSshd:
             channel.send_exit_status(0)
             channel.close()
             return
+        if "late-output" in command:  # as sshd may do: the exit status first
+            channel.send_exit_status(0)
+            time.sleep(0.1)
+            with contextlib.suppress(OSError, EOFError, paramiko.SSHException):
+                channel.sendall(b"late\n")  # (no one listens if the client stopped early)
+            channel.close()
+            return
         command = command.removeprefix(SUDO)
         proc = subprocess.Popen(["sh", "-c", command], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -176,6 +184,11 @@ def test_exit_code_and_streams(sshd: LoopbackSshd, tmp_path: Path, key_file: str
     result = r.run("echo out; echo err >&2; exit 3")
     assert (result.exit, result.stdout, result.stderr) == (3, "out\n", "err\n")
     assert r.run("echo $PATH").stdout.strip() == SAFE_PATH
+
+
+def test_output_that_arrives_after_the_exit_status_is_kept(sshd: LoopbackSshd, tmp_path: Path,
+                                                          key_file: str) -> None:
+    assert remote(sshd, tmp_path, key_file).run("late-output").stdout == "late\n"
 
 
 def test_sudo_only_when_the_login_is_not_root(sshd: LoopbackSshd, tmp_path: Path,

@@ -1,9 +1,10 @@
 """SshEtcdCluster on simulated Debian hosts: lifecycle, refusals, faults, undo, wiring.
 
-``SimHost`` is a ``FakeRemote`` that keeps a host's state (installed packages, the server
-process, iptables rules) and answers the cluster's commands from it, so these tests see
-what the cluster does on each host and in which order, and that ``stop`` leaves nothing
-behind. The same code runs against real sshd hosts in tests/integration/test_ssh_etcd.py.
+``SimHost`` (``ssh_sim``) is a ``FakeRemote`` that keeps a host's state (installed
+packages, the server process, iptables rules) and answers the cluster's commands from it,
+so these tests see what the cluster does on each host and in which order, and that
+``stop`` leaves nothing behind. The same code runs against real sshd hosts in
+tests/integration/test_ssh_etcd.py.
 """
 
 from __future__ import annotations
@@ -11,15 +12,14 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import time
 from pathlib import Path
 
 import pytest
+from ssh_sim import SimHost
 
 from clusters.base import Cluster, ClusterError, HasLeader, Killable, Pausable
 from clusters.etcd.cluster import EtcdCluster
 from clusters.remote.base import CommandResult
-from clusters.remote.fake import FakeRemote
 from clusters.remote.hosts import HostSpec
 from clusters.ssh.etcd import SshEtcdCluster
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
@@ -34,75 +34,6 @@ from nemesis.nodes import NodeControl
 from nemesis.partition import Partition
 
 IPS = {"h1": "10.9.0.11", "h2": "10.9.0.12", "h3": "10.9.0.13"}
-OK = CommandResult(0, "", "")
-
-
-class SimHost(FakeRemote):
-    """A Debian host as the SSH cluster sees it; see the module docstring."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(f"root@{name}:22")
-        self.name = name
-        self.installed = {"base-files", "iptables"}
-        self.running = False
-        self.paused = False
-        self.rules: list[list[str]] = []
-        self.on("dpkg-query", respond=lambda _: CommandResult(
-            0, "".join(f"ii  {p}\n" for p in sorted(self.installed)), ""))
-        self.on(r"apt-get .* update", exit=100)
-        self.on(r"dpkg -i", respond=self._dpkg)
-        self.on(r"purge -y", respond=self._purge)
-        self.on(r"^test -e ", exit=1)
-        self.on(r"server\.pid", respond=lambda _: CommandResult(
-            0, f"4242 {'T' if self.paused else 'S'}\n" if self.running else "", ""))
-        self.on(r"^nohup setsid", respond=self._start)
-        self.on(r"^kill -(\w+) 4242$", respond=self._signal)
-        self.on(r"^iptables ", respond=self._iptables)
-        self.on(r"^timeout [\d.]+ bash -c", respond=self._connect)
-        self.on(r"^date \+%s\.%N$", respond=lambda _: CommandResult(0, f"{time.time():.6f}\n", ""))
-        self.on(r"^tail -n", stdout="etcd: serving\n")
-        self.on(r"^etcd --version$", stdout="etcd Version: 3.5.16\nGit SHA: Not provided\n")
-
-    def _dpkg(self, _: str) -> CommandResult:
-        self.installed |= {"etcd-server", "etcd-client", "adduser"}
-        return OK
-
-    def _purge(self, text: str) -> CommandResult:
-        self.installed -= set(text.split("purge -y ")[1].split(" ||")[0].split())
-        return OK
-
-    def _start(self, _: str) -> CommandResult:
-        self.running, self.paused = True, False
-        return OK
-
-    def _signal(self, text: str) -> CommandResult:
-        sig = text.split()[1]
-        if not self.running:
-            return CommandResult(1, "", "no such process")
-        if sig == "-KILL":
-            self.running = False
-        self.paused = {"-STOP": True, "-CONT": False}.get(sig, self.paused)
-        return OK
-
-    def _iptables(self, text: str) -> CommandResult:
-        op, *spec = shlex.split(text)[1:]
-        if op == "-A":
-            self.rules.append(spec)
-        elif op == "-D":
-            if spec not in self.rules:
-                return CommandResult(1, "", "Bad rule")
-            self.rules.remove(spec)
-        elif op == "-C":
-            return OK if spec in self.rules else CommandResult(1, "", "")
-        elif op == "-S":
-            return CommandResult(0, "-P INPUT ACCEPT\n" + "".join(
-                "-A " + shlex.join(r) + "\n" for r in self.rules), "")
-        return OK
-
-    def _connect(self, text: str) -> CommandResult:
-        peer = re.search(r"/dev/tcp/([\d.]+)/", text)
-        dropped = peer is not None and any(r[r.index("-s") + 1] == peer[1] for r in self.rules)
-        return CommandResult(124, "", "") if dropped else OK
 
 
 class SimEtcd(SshEtcdCluster):
@@ -320,7 +251,7 @@ def test_the_existing_nemeses_work_unchanged(started: SimEtcd, hosts: dict[str, 
 # -- wiring: make_ssh_cluster and the run's target ----------------------------------------------
 
 @pytest.mark.parametrize(("target", "hosts_", "opts", "message"), [
-    ("zookeeper", ["a", "b", "c"], {}, "cannot run over SSH yet; choose from: etcd"),
+    ("sim", ["a", "b", "c"], {}, "cannot run over SSH yet; choose from: etcd"),
     ("etcd", ["a", "b"], {}, "odd number of hosts from 1 to 7, not 2"),
     ("etcd", ["a", "b", "A"], {}, "named twice"),
     ("etcd", ["a", "b", "c:x"], {}, "Bad host 'c:x'"),
@@ -367,7 +298,7 @@ def test_the_run_s_target_on_ssh_hosts() -> None:
     assert isinstance(cluster, SshEtcdCluster) and cluster.run_id.startswith("etcd-")
     assert target.workloads == inner.workloads
     with pytest.raises(ClusterError, match="cannot run over SSH"):
-        ssh_target(resolve_target("redis"), ["a"])
+        ssh_target(resolve_target("sim"), ["a"])
 
 
 def test_a_failed_install_is_undone_too(hosts: dict[str, SimHost], deb_dir: Path,

@@ -10,7 +10,7 @@ import pytest
 
 from clusters.base import ClusterError
 from clusters.ssh import debs
-from clusters.ssh.debs import AptSandbox, Platform, deb_name, parse_simulation
+from clusters.ssh.debs import AptSandbox, Platform, deb_name, parse_simulation, suite_pins
 
 SIMULATION = """NOTE: This is only a simulation!
 Reading package lists...
@@ -140,3 +140,23 @@ def test_stale_or_damaged_lists_are_refreshed_once(tmp_path: Path,
     monkeypatch.setattr(debs.subprocess, "run", heal_on_update)
     assert len(sb.fetch(["etcd-server"], b"")) == 3
     assert sum("update" in c for c in apt.calls) == 1
+
+
+def test_a_package_the_host_s_release_lacks_comes_from_its_suite_and_only_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trixie = Platform("debian", "trixie", "amd64")
+    assert suite_pins(trixie, ["consul", "etcd-server"]) == {"consul": "bullseye"}
+    assert suite_pins(trixie, ["etcd-server"]) == {}
+    assert suite_pins(Platform("debian", "bullseye", "amd64"), ["consul"]) == {}
+    monkeypatch.setattr(debs.subprocess, "run", FakeApt())
+    sb = AptSandbox(trixie, "http://m/debian", tmp_path, pins=suite_pins(trixie, ["consul"]))
+    sb.fetch(["consul"], b"")
+    assert sb.dir == tmp_path / "trixie+bullseye-amd64", "apart from the plain trixie lists"
+    sources = (sb.dir / "sources.list").read_text().splitlines()
+    assert [line.split()[-2] for line in sources] == ["trixie", "bullseye"]
+    assert (sb.dir / "preferences").read_text() == (
+        "Package: consul\nPin: release n=bullseye\nPin-Priority: 990\n\n"
+        "Package: *\nPin: release n=bullseye\nPin-Priority: -1\n")
+    plain = AptSandbox(trixie, "http://m/debian", tmp_path)
+    plain.prepare()
+    assert (plain.dir / "preferences").read_text() == ""

@@ -10,6 +10,7 @@ in TEST-NET-3 (203.0.113.0/24), which only a local bind test ever looks at.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import time
@@ -18,6 +19,7 @@ import pytest
 
 from clusters.base import ClusterError
 from clusters.remote.base import CommandResult
+from clusters.remote.clock import RECORD
 from clusters.remote.fake import FakeRemote
 from clusters.remote.hosts import HostSpec
 from clusters.remote.identity import MachineIdentity
@@ -224,3 +226,21 @@ def test_nothing_touched_nothing_undone(three: dict[str, ClockHost]) -> None:
     assert not any(changes(h) for h in three.values())
     with pytest.raises(RefusedHost, match="not checked"):
         nem._run("n9", "date -s @0")
+
+
+def test_the_host_keeps_a_record_of_what_to_undo_until_it_is_undone(
+        three: dict[str, ClockHost]) -> None:
+    three["h2"].offset = 0.5
+    nem = HostClock(cluster(**three), "all", ours=OURS)
+    nem.invoke(Invocation("start-clock", {"target": "all", "delta": 10}))
+    h2 = three["h2"].commands()
+    record = next(i for i, t in enumerate(h2) if t.endswith(f"> {RECORD}"))
+    assert record < h2.index("systemctl stop systemd-timesyncd"), "recorded before stopping"
+    data = json.loads(shlex.split(h2[record])[6])
+    assert data["stopped"] == ["systemd-timesyncd"] and abs(data["baseline_offset_s"] - 0.5) < 0.2
+    three["h3"].on(r"^systemctl start", exit=1)  # h3's service does not come back
+    with pytest.raises(RuntimeError, match="could not start systemd-timesyncd again on n3"):
+        nem.teardown()
+    h2 = three["h2"].commands()
+    assert h2[-1] == f"rm -f {RECORD}" and h2[-2] == "systemctl start systemd-timesyncd"
+    assert not three["h3"].ran(f"rm -f {RECORD}"), "kept for harness clusters heal --ssh"

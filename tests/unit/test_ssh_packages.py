@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,19 +10,29 @@ import pytest
 from clusters.base import ClusterError
 from clusters.remote.base import CommandResult
 from clusters.remote.fake import FakeRemote
-from clusters.ssh.packages import POLICY_RC, Installed, InstallFailed, PackageInstaller
+from clusters.ssh.packages import (
+    POLICY_RC,
+    Installed,
+    InstallFailed,
+    PackageInstaller,
+    to_purge,
+    with_candidate,
+)
 
 
 class DebianHost(FakeRemote):
     """A fake host whose dpkg database changes when packages are installed or purged."""
 
     def __init__(self, installed: set[str], mirror: bool = False,
-                 own_policy: bool = False, systemd: bool = False) -> None:
+                 own_policy: bool = False, systemd: bool = False,
+                 sources: tuple[str, ...] = ("etcd-server", "etcd-client")) -> None:
         super().__init__("root@h1:22")
         self.installed = set(installed)
         self.on("dpkg-query", respond=lambda _: CommandResult(
             0, "".join(f"ii  {p}\n" for p in sorted(self.installed)), ""))
         self.on(r"apt-get .* update", exit=0 if mirror else 100, stderr="Temporary failure\n")
+        self.on(r"^apt-cache policy", stdout="".join(
+            f"{p}:\n  Installed: (none)\n  Candidate: 1.0-1\n" for p in sources))
         self.on(r"apt-get .* install", respond=self._apt_install)
         self.on(r"dpkg -i", respond=self._dpkg_install)
         self.on(r"purge", respond=self._purge)
@@ -140,3 +151,89 @@ def test_a_failed_install_reports_what_it_left_so_it_can_be_purged(deb_dir: Path
         PackageInstaller(PKGS, deb_dir=deb_dir).install(host)
     assert "dpkg -i of 3 uploaded packages failed" in str(e.value)
     assert e.value.partial.packages == ["adduser", "etcd-server"]
+
+
+# -- packages the host's release lacks, commands already on the PATH --------------------------
+
+def test_policy_output_says_which_packages_have_a_candidate() -> None:
+    policy = ("etcd-server:\n  Installed: (none)\n  Candidate: 3.5.16-4\n  Version table:\n"
+              "consul:\n  Installed: (none)\n  Candidate: (none)\n"
+              "libc6:amd64:\n  Installed: 2.41\n  Candidate: 2.41\n")
+    assert with_candidate(policy) == {"etcd-server", "libc6"}
+
+
+def test_auto_uploads_what_the_host_s_sources_lack(tmp_path: Path) -> None:
+    (tmp_path / "consul_1.8.7+dfsg1-2+b3_amd64.deb").write_bytes(b"!<arch>")
+    host = DebianHost({"base-files"}, mirror=True)  # a mirror, but trixie has no consul
+    done = PackageInstaller(["consul"], ("consul",), deb_dir=tmp_path).install(host)
+    assert done.how == "upload" and done.packages == ["consul"]
+    assert host.ran(r"^apt-cache policy consul$") and not host.ran(r"apt-get .* install")
+
+
+def test_apt_mode_names_where_debian_has_a_package_its_sources_lack() -> None:
+    host = DebianHost({"base-files"}, mirror=True)
+    with pytest.raises(ClusterError) as e:
+        PackageInstaller(["consul"], mode="apt").install(host)
+    assert str(e.value) == ("root@h1:22: its apt sources have no consul (Debian has consul "
+                            "only in bullseye); use --ssh-install upload (or --ssh-debs DIR)")
+
+
+def test_a_command_on_the_path_counts_as_its_package() -> None:
+    host = DebianHost({"base-files"}).on(r"^command -v consul", exit=0)
+    installer = PackageInstaller(["consul"], mode="present", commands={"consul": "consul"})
+    assert installer.install(host) == Installed()
+    assert host.calls[-1].sudo, "root's PATH (sudo's secure_path) is the one that counts"
+    with pytest.raises(ClusterError, match="consul not installed"):
+        installer.install(DebianHost({"base-files"}).on(r"^command -v consul", exit=1))
+
+
+# -- the install record on the host, for cleaning up after a killed harness -------------------
+
+RECORD = "/var/lib/harness/r1/packages.json"
+
+
+def record_of(host: DebianHost) -> dict[str, object]:
+    data: dict[str, object] = json.loads(host.files[RECORD])
+    return data
+
+
+def test_the_record_says_what_was_before_then_what_was_installed(deb_dir: Path) -> None:
+    host = DebianHost({"base-files"})
+    seen: list[dict[str, object]] = []
+
+    def dpkg(text: str) -> CommandResult:
+        seen.append(record_of(host))
+        return host._dpkg_install(text)
+
+    host.on(r"dpkg -i", respond=dpkg)
+    done = PackageInstaller(PKGS, deb_dir=deb_dir).install(host, RECORD)
+    assert seen == [{"installing": ["etcd-server", "etcd-client"], "before": ["base-files"]}]
+    assert record_of(host) == {"installed": done.packages, "how": "upload", "disabled": []}
+    assert host.modes[RECORD] == 0o600
+    host.on(rf"^cat {RECORD}$", stdout=host.files[RECORD].decode())
+    assert to_purge(host, RECORD) == ["adduser", "etcd-client", "etcd-server"]
+
+
+def test_an_install_cut_short_is_purged_from_the_packages_before_it(deb_dir: Path) -> None:
+    host = DebianHost({"base-files", "curl"})
+    host.on(rf"^cat {RECORD}$", stdout=json.dumps({"installing": ["etcd-server"],
+                                                   "before": ["base-files", "curl", "old"]}))
+    host.on("dpkg-query", stdout="ii  base-files\nii  curl\nii  adduser\niU  etcd-server\n"
+                                 "rc  old\n")
+    assert to_purge(host, RECORD) == ["adduser", "etcd-server"]
+    assert to_purge(DebianHost(set()).on("^cat ", exit=1), RECORD) == [], "no record"
+    with pytest.raises(ClusterError, match="not an install record"):
+        to_purge(DebianHost(set()).on("^cat ", stdout="garbage"), RECORD)
+
+
+def test_a_failed_install_records_what_it_left(deb_dir: Path) -> None:
+    host = DebianHost({"base-files"})
+
+    def half(_: str) -> CommandResult:
+        host.installed.add("adduser")
+        return CommandResult(1, "", "dpkg: error")
+
+    host.on(r"dpkg -i", respond=half)
+    with pytest.raises(InstallFailed):
+        PackageInstaller(PKGS, deb_dir=deb_dir).install(host, RECORD)
+    assert record_of(host) == {"installed": ["adduser"], "how": "failed", "disabled": []}
