@@ -47,6 +47,15 @@ class WorkerContext:
     process: int
     clock: RunClock
     events_path: Path | None = None
+    thread: int | None = None
+    """The runner's thread the process works for: it keeps its node across the fresh
+    processes that replace one whose op timed out (as in Jepsen), so the clients of a
+    node cut off by a partition stay there. None outside a runner: the process counts."""
+
+    @property
+    def slot(self) -> int:
+        """What picks the client's node: its thread, else its process id."""
+        return self.process if self.thread is None else self.thread
 
 
 @runtime_checkable

@@ -176,7 +176,8 @@ class Runner:
             self._nemesis_thread = None
 
     def _spawn(self, thread: int, process: int) -> None:
-        ctx = WorkerContext(process=process, clock=self.clock, events_path=self.events_path)
+        ctx = WorkerContext(process=process, clock=self.clock, events_path=self.events_path,
+                            thread=thread)
         self._workers[thread] = Worker.spawn(process, self.factory, ctx)
         self._thread_process[thread] = process
 

@@ -56,9 +56,10 @@ class Connector:
         return cls(driver, tuple(sorted(endpoints.items())), tuple(sorted(options.items())),
                    spread)  # fmt: skip
 
-    def for_process(self, process: int) -> tuple[Callable[[], Any], str | None]:
-        """The connection maker for worker ``process`` and the node it talks to."""
-        i = process % len(self.endpoints)
+    def for_slot(self, slot: int) -> tuple[Callable[[], Any], str | None]:
+        """The connection maker for a worker of ``slot`` (``WorkerContext.slot``: its
+        thread) and the node it talks to."""
+        i = slot % len(self.endpoints)
         rotated = self.endpoints[i:] + self.endpoints[:i]
         addresses = [address for _, address in rotated]
         node = rotated[0][0] if self.spread else None
@@ -89,7 +90,7 @@ class HolderFactory:
                    opts.work_time, opts.acquire_wait, request_timeout(opts))  # fmt: skip
 
     def __call__(self, ctx: WorkerContext) -> Client:
-        connect, node = self.connector.for_process(ctx.process)
+        connect, node = self.connector.for_slot(ctx.slot)
         return self.client(
             ctx, connect, ResourceClient(self.resource, self.timeout),
             self.name, self.ttl, self.keepalive, self.work, self.wait, node,
@@ -103,7 +104,7 @@ class RegisterFactory:
     connector: Connector
 
     def __call__(self, ctx: WorkerContext) -> Client:
-        connect, node = self.connector.for_process(ctx.process)
+        connect, node = self.connector.for_slot(ctx.slot)
         return RegisterClient(ctx, connect, node, definite_reads=True)
 
 
