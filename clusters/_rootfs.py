@@ -14,7 +14,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,20 +67,11 @@ def build_base(client: docker.DockerClient, tag: str, cache_dir: Path, progress:
     if os.geteuid() != 0:
         raise ClusterError("Building the base image needs root (debootstrap); run as root or "
                            "load images from a cache with `python -m clusters.images build`")
-    if shutil.which("debootstrap") is None:
-        raise ClusterError("debootstrap is missing; install it: apt-get install -y debootstrap")
-    mirror = debian_mirror()
-    debs = cache_dir / "debootstrap-debs"
-    debs.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="rootfs-", dir=cache_dir) as tmp:
         root = Path(tmp) / "root"
-        progress(f"base: debootstrap {SUITE} from {mirror}")
-        try:
-            _run(["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}",
-                  f"--cache-dir={debs}", SUITE, str(root), mirror], "debootstrap")
-        finally:
-            _unmount_under(root)  # a failed debootstrap can leave /proc or /sys mounted
-        _slim(root)
+        debootstrap(root, PACKAGES, cache_dir / "debootstrap-debs",
+                    lambda message: progress(f"base: {message}"))
+        slim(root)
         progress("base: importing the root filesystem")
         tar = subprocess.Popen(["tar", "-C", str(root), "--numeric-owner", "-cf", "-", "."],
                                stdout=subprocess.PIPE)
@@ -96,7 +87,26 @@ def build_base(client: docker.DockerClient, tag: str, cache_dir: Path, progress:
             raise ClusterError(f"tar of the base root filesystem failed (exit {tar.returncode})")
 
 
-def _slim(root: Path) -> None:
+def debootstrap(root: Path, packages: Sequence[str], debs: Path, progress: Progress) -> None:
+    """``debootstrap --variant=minbase`` of ``SUITE`` plus ``packages`` into ``root`` (which
+    must not exist yet), from ``debian_mirror()``; downloaded .debs are kept in ``debs``
+    for the next time. Needs root; ClusterError with the tail of debootstrap's output."""
+    if shutil.which("debootstrap") is None:
+        raise ClusterError("debootstrap is missing; install it: apt-get install -y debootstrap")
+    mirror = debian_mirror()
+    debs.mkdir(parents=True, exist_ok=True)
+    progress(f"debootstrap {SUITE} from {mirror}")
+    try:
+        run_tool(["debootstrap", "--variant=minbase", f"--include={','.join(packages)}",
+                  f"--cache-dir={debs}", SUITE, str(root), mirror], "debootstrap")
+    finally:
+        _unmount_under(root)  # a failed debootstrap can leave /proc or /sys mounted
+
+
+def slim(root: Path) -> None:
+    """Drop docs, man pages, locales and apt's lists and caches from a debootstrapped
+    ``root``; write ``FILES`` (no docs or recommends in later installs, no service starts
+    from package scripts) and remove the build machine's hostname and resolv.conf."""
     for rel in SLIM:
         path = root / rel
         if path.is_dir():
@@ -152,7 +162,8 @@ def _mirror_from_apt(etc_apt: Path) -> str | None:
     return None
 
 
-def _run(cmd: list[str], what: str) -> None:
+def run_tool(cmd: list[str], what: str) -> None:
+    """Run a build step; ClusterError with the last lines of its output when it fails."""
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = (proc.stdout + proc.stderr).strip().splitlines()[-5:]

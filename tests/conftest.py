@@ -2,12 +2,16 @@
 
 Tests marked ``docker`` need a reachable Docker engine: they are skipped without one,
 unless ``HARNESS_REQUIRE_DOCKER=1`` (CI sets it after starting dockerd), where they fail.
+Tests marked ``vm`` boot virtual machines (root and qemu: ``clusters/vmhost``) and take
+minutes: they run only with ``HARNESS_REQUIRE_VM=1``, and then fail when this machine
+cannot boot VMs; otherwise they are skipped, saying why.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 
 import pytest
 
@@ -25,19 +29,41 @@ def _docker_unreachable_reason() -> str | None:
     return None
 
 
-def _skip_or_fail_without_docker(item: pytest.Item) -> None:
-    """Skip (or, with HARNESS_REQUIRE_DOCKER=1, fail) a ``docker`` test without an engine."""
-    if item.get_closest_marker("docker") is None:
-        return
-    reason = _docker_unreachable_reason()
-    if reason is None:
-        return
-    if os.environ.get("HARNESS_REQUIRE_DOCKER") == "1":
-        pytest.fail(f"HARNESS_REQUIRE_DOCKER=1 but {reason}", pytrace=False)
-    pytest.skip(reason)
+@functools.cache
+def _vm_unavailable_reason() -> str | None:
+    """None when VM tests are asked for (they take minutes) and guests can boot here, else
+    the one-line reason."""
+    from clusters.vmhost.vm import unavailable
+
+    reason = unavailable()
+    if reason is None and os.environ.get("HARNESS_REQUIRE_VM") != "1":
+        return ("VM tests are opt-in (they boot a VM and take minutes); "
+                "HARNESS_REQUIRE_VM=1 runs them")
+    return reason
+
+
+NEEDS: dict[str, tuple[str, Callable[[], str | None]]] = {
+    "docker": ("HARNESS_REQUIRE_DOCKER", _docker_unreachable_reason),
+    "vm": ("HARNESS_REQUIRE_VM", _vm_unavailable_reason),
+}
+"""marker -> (the variable that turns a skip into a failure, why the need is unmet)."""
+
+
+def _skip_or_fail_without_needs(item: pytest.Item) -> None:
+    """Skip (or, with its HARNESS_REQUIRE_* variable set to 1, fail) a test whose marker
+    names something this machine lacks."""
+    for marker, (variable, reason_of) in NEEDS.items():
+        if item.get_closest_marker(marker) is None:
+            continue
+        reason = reason_of()
+        if reason is None:
+            continue
+        if os.environ.get(variable) == "1":
+            pytest.fail(f"{variable}=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Runs before any fixture of ``item`` (a module-scoped cluster included) is set up."""
-    _skip_or_fail_without_docker(item)
+    _skip_or_fail_without_needs(item)

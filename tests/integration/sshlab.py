@@ -29,7 +29,7 @@ from clusters import _docker, cleanup
 from clusters._network import create_network, node_ip
 from clusters._probe import tcp_exchange, wait_until
 from clusters.images import ensure_image
-from clusters.remote.base import get_text
+from clusters.remote.base import Remote, get_text
 from clusters.remote.docker_remote import DockerRemote
 from clusters.remote.hosts import HostSpec
 from clusters.remote.ssh import SshOptions, SshRemote
@@ -125,12 +125,16 @@ def whole_run(lab: Lab, opts: Any, hosts: int | None = None) -> Any:
 
 
 def leftovers(lab: Lab, i: int, process: str) -> list[str]:
-    """What runs left on the lab's host ``i``: packages it did not have at the start, a
-    run directory, the server ``process``, harness firewall rules, a policy-rc.d, staged
-    uploads, a JVM's perf data (empty when clean)."""
-    remote = lab.docker[i]
+    """What runs left on the lab's host ``i`` (``host_leftovers``; empty when clean)."""
+    return host_leftovers(lab.docker[i], lab.packages[i], process)
+
+
+def host_leftovers(remote: Remote, packages: set[str], process: str) -> list[str]:
+    """What runs left on a host that had ``packages`` at the start: packages it did not
+    have, a run directory (or clock record), the server ``process``, harness firewall
+    rules, a policy-rc.d, staged uploads, a JVM's perf data (empty when clean)."""
     found = []
-    added = installed_packages(remote, partly=True) - lab.packages[i]
+    added = installed_packages(remote, partly=True) - packages
     if added:
         found.append(f"packages: {', '.join(sorted(added))}")
     checks = {
