@@ -49,6 +49,10 @@ def time_check(history: Any, model: str, reps: int) -> tuple[float, Any]:
     best = float("inf")
     result = None
     for _ in range(reps):
+        # The previous result is freed here, not when the new one replaces it: that
+        # would put its deallocation (a counterexample is dozens of dicts) inside the
+        # timed region.
+        result = None
         gc.collect()
         started = time.perf_counter()
         result = check(history, model, time_limit=120)

@@ -38,12 +38,21 @@ def mask(positions: list[int]) -> int:
 
 
 def unlink(path: Any) -> list[int]:
-    """A linked path ``(last, (previous, ... None))`` as a list, first entry first."""
-    out = []
+    """A linked path ``(last, (previous, ... None))`` of bitsets as the list of their
+    entries, first entry first (within a bitset, lowest first)."""
+    nodes = []
     while path is not None:
-        out.append(path[0])
+        nodes.append(path[0])
         path = path[1]
-    out.reverse()
+    out = []
+    for m in reversed(nodes):
+        if not m & (m - 1):  # one entry (a child)
+            out.append(m.bit_length() - 1)
+            continue
+        while m:
+            low = m & -m
+            m ^= low
+            out.append(low.bit_length() - 1)
     return out
 
 

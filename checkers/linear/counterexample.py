@@ -85,12 +85,13 @@ def counterexample(problem: Problem, search: Search, result: SearchResult) -> di
     invokes = problem.invokes
     completions = problem.completions
     window_invokes = [invokes[index[k]] for k in window]
-    t = _Times(
-        all(
-            inv.time == inv.index and (c is None or c.time == c.index)
-            for inv, c in zip(window_invokes, [completions[index[k]] for k in window], strict=True)
-        )
-    )
+    positional = True
+    for k, inv in zip(window, window_invokes, strict=True):
+        c = completions[index[k]]
+        if inv.time != inv.index or (c is not None and c.time != c.index):
+            positional = False
+            break
+    t = _Times(positional)
     data: dict[str, Any] = {
         "partition": jsonable(problem.label),
         "op": v.op(result.failed),
@@ -108,7 +109,7 @@ def counterexample(problem: Problem, search: Search, result: SearchResult) -> di
             for p, s in result.paths
         ],
         "window": {
-            "start": min(inv.time for inv in window_invokes),
+            "start": min([inv.time for inv in window_invokes]),
             "end": _end_time(x),
             "ops": [v.op(k) for k in window],
         },
@@ -160,20 +161,20 @@ def _why(v: _View, failed: int, need: Hashable, t: _Times) -> str | None:
     if search.any_mask & ~(1 << failed):
         return None  # some op's effect is not one known state: no simple story
     need_sid = search.sid_of.get(need, -2)
+    produced, starts, ends = search.produced_at, search.starts, search.ends
+    producers = _members(search.producers.get(need_sid, 0) & ~(1 << failed))
+    x_start = starts[failed]
+    if any(ends[k] >= x_start for k in producers):
+        return None  # a producer is concurrent: the explanation is an ordering one
     # Entries not compiled (the search stopped before them) all return after the failed
     # one began: one producing an unknown state or the state needed ends the story.
     if search.rest_produces(need_sid):
         return None
-    produced, starts, ends = search.produced_at, search.starts, search.ends
-    producers = _members(search.producers.get(need_sid, 0) & ~(1 << failed))
-    x_start = starts[failed]
     if not producers and v.problem.init != need:
         return (
             f"It needs the state {_state(model, need)}, but no operation could produce it "
             f"(the initial state is {_state(model, v.problem.init)})."
         )
-    if any(ends[k] >= x_start for k in producers):
-        return None  # a producer is concurrent: the explanation is an ordering one
     last_end = max((ends[k] for k in producers), default=-1)
     # Only certain entries returning before x_start: a prefix (in order of return).
     before = bisect_left(ends, x_start, 0, search.n_certain)

@@ -37,7 +37,7 @@ class Entry(NamedTuple):
         return self.end != INF
 
 
-@dataclass
+@dataclass(slots=True)
 class Problem:
     """One independent part of a history, as parallel lists: certain operations first,
     by end, then uncertain ones, by start."""
@@ -73,10 +73,10 @@ def problems(history: History, model: Model) -> list[Problem]:
 def problem(history: History, model: Model, label: Any = None) -> Problem:
     """The search problem of one partition (nemesis ops are skipped): one pass pairing
     invocations with completions, the model reading each pair."""
-    # Per process: its open invocation, None when idle, _RETIRED after an ``info``, and
-    # _SKIP for the nemesis: one dict lookup per event.
+    # The open invocation of each busy process (popped at its completion), _RETIRED for
+    # a process whose op ended ``info``, and _SKIP for the nemesis.
     current: dict[Any, Any] = {NEMESIS: _SKIP}
-    get = current.get
+    pop = current.pop
     call_of = model.call
     # Certain ops are collected as they complete, hence already in order of end.
     calls: list[Call] = []
@@ -89,44 +89,44 @@ def problem(history: History, model: Model, label: Any = None) -> Problem:
     u_ops: list[tuple[int, Op, Op | None, Call]] = []
     dropped = 0
     for op in history:
-        p = op.process
-        inv: Any = get(p)
         kind = op.type
         if kind == "invoke":
-            if inv is None:
-                current[p] = op
-            elif inv is not _SKIP:
-                _malformed(history)  # still open, or retired
+            p = op.process
+            if p in current:
+                if current[p] is not _SKIP:
+                    _malformed(history)  # still open, or retired
+                continue
+            current[p] = op
             continue
+        inv: Any = pop(op.process, None)
         if inv.__class__ is not Op:
             if inv is _SKIP:
+                current[NEMESIS] = _SKIP
                 continue
             _malformed(history)  # nothing open: idle or retired
         call = call_of(inv, op)
         if call is None:
-            current[p] = None
             dropped += 1
         elif kind == "info":
-            current[p] = _RETIRED
-            u_ops.append((inv.index, inv, op, _uncertain(call)))
+            current[op.process] = _RETIRED
+            u_ops.append((inv.index, inv, op, _uncertain(call) if call[2] else call))
+        elif call[2]:
+            calls.append(call)
+            starts.append(inv.index)
+            ends.append(op.index)
+            invokes.append(inv)
+            completions.append(op)
         else:
-            current[p] = None
-            if call[2]:
-                calls.append(call)
-                starts.append(inv.index)
-                ends.append(op.index)
-                invokes.append(inv)
-                completions.append(op)
-            else:
-                u_ops.append((inv.index, inv, op, call))
+            u_ops.append((inv.index, inv, op, call))
     pending = [v for v in current.values() if v.__class__ is Op]
-    pending.sort(key=_index)  # in order of invocation
-    for inv in pending:
-        call = call_of(inv, None)
-        if call is None:
-            dropped += 1
-        else:
-            u_ops.append((inv.index, inv, None, _uncertain(call)))
+    if pending:
+        pending.sort(key=_index)  # in order of invocation
+        for inv in pending:
+            call = call_of(inv, None)
+            if call is None:
+                dropped += 1
+            else:
+                u_ops.append((inv.index, inv, None, _uncertain(call)))
     n = len(calls)
     if u_ops:
         u_ops.sort(key=_first)

@@ -22,6 +22,10 @@ from typing import Final, NamedTuple
 from checkers.linear.search import Search, SearchResult
 
 FIRST_QUOTA: Final = 16
+LONE_QUOTA: Final = 1024
+"""The first slice of a small search (lazily compiled, ``bits.LAZY``) that runs alone:
+nothing to interleave it with, so its slices only pace the deadline and memory checks
+(its configurations are small), and most such searches end in one."""
 MAX_QUOTA: Final = 8192
 SLICE_SECONDS: Final = 0.05
 SKIPPED: Final = "not checked: another partition was already found invalid"
@@ -39,11 +43,17 @@ class Budget(NamedTuple):
 
 def run_searches(searches: list[Search], budget: Budget) -> list[SearchResult]:
     """Every search's result; the order of the input."""
-    results: list[SearchResult | None] = [None] * len(searches)
+    n = len(searches)
+    results: list[SearchResult | None] = [None] * n
     gens: dict[int, Generator[int, int, SearchResult]] = {}
-    active = sorted(range(len(searches)), key=lambda i: len(searches[i].index))
-    quota = FIRST_QUOTA
-    deadline = budget.deadline
+    if n > 1:
+        active = sorted(range(n), key=[len(s.index) for s in searches].__getitem__)
+        quota = FIRST_QUOTA
+    else:
+        active = list(range(n))
+        quota = LONE_QUOTA if n and searches[0].lazy else FIRST_QUOTA
+    deadline, max_configs, max_memory = budget
+    limited = max_configs is not None or max_memory is not None
     clock = time.perf_counter
     while active:
         still: list[int] = []
@@ -71,7 +81,7 @@ def run_searches(searches: list[Search], budget: Budget) -> list[SearchResult]:
                 _stop_all(searches, results, gens, "time limit reached before a verdict")
                 return [r for r in results if r is not None]
         active = still
-        if budget.max_configs is not None or budget.max_memory is not None:
+        if limited and active:
             active = _enforce_memory(searches, results, gens, active, budget)
         # Slices grow while they stay short, so that deadlines are checked often enough
         # even where steps are slow (big partitions).

@@ -84,7 +84,11 @@ entries are bitsets (``checkers.linear.bits``); states are interned ints; entrie
 equal input and output share one transition table, filled by calling the model's
 ``step`` once per (class, state), except for blind entries, whose hint gives the state
 they leave; hints become masks, so R3 and R5 test a whole set at once. The path is a
-linked list of tuples, kept in O(1) when it is the deepest so far.
+linked list of tuples, one per step (the bitset of the entries it linearized: R3's at
+once, or one child), kept in O(1) when it is the deepest so far, with its bitset of
+entries for the culprit. The memo is consulted only once something is recorded (the
+first descent records nothing). Small searches are lazily compiled with each class's
+hint read once into a kind (``_K_*``) that says which masks its entries go to.
 
 Compilation. Small partitions (up to ``bits.LAZY`` operations) are compiled lazily: the
 uncertain entries up front, the certain ones in chunks, in return order, as the search
@@ -120,17 +124,28 @@ _INPUT_OUTPUT: Final = itemgetter(0, 1)
 _CHUNK: Final = 16
 """Lazy mode: certain entries given candidate masks at a time, at least."""
 _UNCOMPILED: Final[dict[int, int]] = {}
+"""Lazy mode: the transition table of an entry not compiled yet (never consulted)."""
 # Lazy mode: the fields of a class record, and its flags.
-_RID, _RTRANS, _RPROD, _RNEED, _RFLAGS, _RKS, _RES, _RUNSURE = range(8)
+_RID, _RTRANS, _RPROD, _RNEED, _RFLAGS, _RKS, _RES, _RUNSURE, _RKIND = range(9)
 _READONLY: Final = 1
 _BLIND: Final = 2
-"""Lazy mode: the transition table of an entry not compiled yet (never consulted)."""
+# Lazy mode: how a certain entry of a class is compiled, by its hint: the common kinds
+# set only the masks they are in. With R1, R3 and R5 on (the default), a read-only class
+# (producing nothing) needs only its masks: R3 (reading it at once, or never trying it)
+# spares it R4. Other classes take the general way.
+_K_GENERAL: Final = 0
+_K_WRITE: Final = 1
+"""Blind, producing one state: R4, the producers of that state, the blind ones."""
+_K_READ: Final = 2
+"""Read-only, legal in one state: R3's mask for that state, R5's."""
+_K_FREE: Final = 3
+"""Read-only, legal in states the hint does not name: R3's mask of those stepped."""
 
 REDUCTIONS: Final = frozenset({"R1", "R2", "R3", "R4", "R5", "R6"})
 """All reductions (on by default); tests switch them off one by one."""
 
 
-@dataclass
+@dataclass(slots=True)
 class SearchResult:
     """The verdict of one partition and what the search saw.
 
@@ -200,6 +215,66 @@ class Search:
 
     MAX_PATHS = 3
 
+    # Slots: a search is made per partition and per check, and most partitions are
+    # small, so its set-up cost counts.
+    __slots__ = (
+        "_blind_to",
+        "_by_start",
+        "_class_of",
+        "_compiled",
+        "_fast_ro",
+        "_hint_of",
+        "_invoked",
+        "_invoked_mask",
+        "_r1",
+        "_r3",
+        "_r4",
+        "_r5",
+        "_reach",
+        "_reach_mask",
+        "_reachable",
+        "_ready",
+        "_sorted_starts",
+        "any_mask",
+        "blind_mask",
+        "callable",
+        "calls",
+        "cids",
+        "class_hint",
+        "class_need",
+        "class_produced",
+        "config_bytes",
+        "configs",
+        "dropped",
+        "ends",
+        "hinted",
+        "index",
+        "init_sid",
+        "lazy",
+        "lower_same",
+        "memo",
+        "model",
+        "model_steps",
+        "n_certain",
+        "need_sid",
+        "observe_mask",
+        "problem",
+        "producers",
+        "reductions",
+        "req_mask",
+        "ro_at",
+        "ro_free",
+        "ro_mask",
+        "sid_of",
+        "stack",
+        "starts",
+        "states",
+        "steps",
+        "trans",
+        "unc_mask",
+        "useful",
+    )
+
     # Set by either way of compiling (eager ``_compile``, lazy ``_prepare``).
     index: list[int]
     starts: list[int]
@@ -227,16 +302,17 @@ class Search:
     def __init__(
         self, problem: Problem, model: Model, reductions: frozenset[str] = REDUCTIONS
     ) -> None:
-        unknown = reductions - REDUCTIONS
-        if unknown:
-            raise ValueError(f"unknown reductions {sorted(unknown)}: choose from {REDUCTIONS}")
+        if reductions is not REDUCTIONS:
+            unknown = reductions - REDUCTIONS
+            if unknown:
+                raise ValueError(f"unknown reductions {sorted(unknown)}: choose from {REDUCTIONS}")
         self.problem = problem
         self.model = model
         self.reductions = reductions
+        self.model_steps = 0
         self.states: list[Hashable] = [problem.init]
         self.sid_of: dict[Hashable, int] = {problem.init: 0}
         self.init_sid = 0
-        self.model_steps = 0
         self.steps = 0
         self.memo: dict[tuple[int, int], list[int]] = {}
         self.configs = 0
@@ -256,7 +332,11 @@ class Search:
             self._compile(problem, hint_of, "R1" in reductions)
             self._ready = self._compiled = self.n_certain
         # Switching a reduction off costs the hot loop nothing: its masks become empty.
-        self.observe_mask = self.unc_mask if "R6" in reductions else 0
+        self.observe_mask = self.unc_mask
+        if reductions is REDUCTIONS:
+            return
+        if "R6" not in reductions:
+            self.observe_mask = 0
         if "R2" not in reductions:
             self.unc_mask = 0
         if "R3" not in reductions:
@@ -446,11 +526,13 @@ class Search:
         ``_R*`` fields) so that compiling an entry looks its class up once, and masks are
         built by setting one bit per entry (a partition this small makes that cheap)."""
         self._hint_of = hint_of
-        self._r1 = "R1" in reductions
-        self._r3 = "R3" in reductions
-        self._r4 = "R4" in reductions
-        self._r5 = "R5" in reductions
-        self._class_of: dict[tuple[Hashable, Hashable], list[Any]] = {}
+        r1 = self._r1 = "R1" in reductions
+        r3 = self._r3 = "R3" in reductions
+        r4 = self._r4 = "R4" in reductions
+        r5 = self._r5 = "R5" in reductions
+        self._fast_ro = r1 and r3 and r5
+        class_of: dict[tuple[Hashable, Hashable], list[Any]] = {}
+        self._class_of = class_of
         self.class_hint = {}
         self.class_need = {}
         self.class_produced = {}
@@ -458,69 +540,78 @@ class Search:
         n_certain = problem.n_certain
         starts = problem.starts
         ends = problem.ends
-        class_of = self._class_of
+        n_in = len(calls)
+        cids = [-1] * n_certain
+        trans = [_UNCOMPILED] * n_certain
+        lower_same: list[Any] = [0] * n_certain
+        producers: dict[int, int] = {}
+        any_mask = blind_mask = 0
+        # The uncertain entries, in one pass: R1 drops the read-only ones; R4 among the
+        # others (each is still open when any later one is invoked); their masks.
+        kept: list[int] = []
         new_class = self._new_class
-        recs: list[list[Any]] = []
-        for i in range(n_certain, len(calls)):
+        k = n_certain
+        for i in range(n_certain, n_in):
             call = calls[i]
             rec = class_of.get((call[0], call[1]))
-            recs.append(new_class(call) if rec is None else rec)
-        index = list(range(len(calls)))
-        if "R1" in reductions and n_certain < len(calls):
-            keep = [j for j, rec in enumerate(recs) if not rec[_RFLAGS] & _READONLY]
-            if len(keep) < len(recs):
-                # Only uncertain entries go: the certain ones are copied as they are.
-                kept = [n_certain + j for j in keep]
-                index = index[:n_certain] + kept
-                recs = [recs[j] for j in keep]
-                calls = calls[:n_certain] + [calls[i] for i in kept]
-                starts = starts[:n_certain] + [starts[i] for i in kept]
-                ends = ends[:n_certain] + [INF] * len(kept)
-        n = len(index)
-        self.index = index
-        self.starts = starts
-        self.ends = ends
-        self.calls = calls
-        self.dropped = len(problem.calls) - n
-        self.n_certain = n_certain
-        self.cids = [-1] * n_certain + [rec[_RID] for rec in recs]
-        self.trans = [_UNCOMPILED] * n_certain + [rec[_RTRANS] for rec in recs]
-        self.lower_same = [0] * n
-        self.need_sid = [-1] * n_certain
-        self.unc_mask = ((1 << n) - 1) ^ ((1 << n_certain) - 1)
-        self.ro_mask = self.req_mask = self.ro_free = self.any_mask = self.blind_mask = 0
-        self.producers = {}
-        self.ro_at = {}
-        self.callable = []
-        self.config_bytes = 250 + n // 4  # about what one memoized configuration costs
-        # The uncertain entries: R4 among themselves (each is still open when any later
-        # one is invoked), and the masks of their effects.
-        producers = self.producers
-        lower_same = self.lower_same
-        any_mask = blind_mask = 0
-        for k, rec in enumerate(recs, n_certain):
+            if rec is None:
+                rec = new_class(call)
+            flags = rec[_RFLAGS]
+            if r1 and flags & _READONLY:
+                continue
+            kept.append(i)
+            cids.append(rec[_RID])
+            trans.append(rec[_RTRANS])
             bit = 1 << k
             us = rec[_RUNSURE]
             if us is None:
                 rec[_RUNSURE] = [k]
+                lower_same.append(0)
             else:
-                if self._r4:
-                    lower_same[k] = (0, mask(us))
+                lower_same.append((0, mask(us)) if r4 else 0)
                 us.append(k)
             p = rec[_RPROD]
             if p >= 0:
                 producers[p] = producers.get(p, 0) | bit
             elif p == -2:
                 any_mask |= bit
-            if rec[_RFLAGS] & _BLIND:
+            if flags & _BLIND:
                 blind_mask |= bit
+            k += 1
+        if k < n_in:
+            # Only uncertain entries went: the certain ones are copied as they are.
+            index = list(range(n_certain))
+            index += kept
+            calls = calls[:n_certain] + [calls[i] for i in kept]
+            starts = starts[:n_certain] + [starts[i] for i in kept]
+            ends = ends[:n_certain] + [INF] * len(kept)
+        else:
+            index = list(range(n_in))
+        n = k
+        self.index = index
+        self.starts = starts
+        self.ends = ends
+        self.calls = calls
+        self.dropped = n_in - n
+        self.n_certain = n_certain
+        self.cids = cids
+        self.trans = trans
+        self.lower_same = lower_same
+        self.need_sid = [-1] * n_certain
+        self.unc_mask = ((1 << n) - 1) ^ ((1 << n_certain) - 1)
+        self.ro_mask = self.req_mask = self.ro_free = 0
         self.any_mask = any_mask
         self.blind_mask = blind_mask
+        self.producers = producers
+        self.ro_at = {}
+        self.callable = []
+        self.config_bytes = 250 + n // 4  # about what one memoized configuration costs
         # Candidate masks, built in order of forced entry (see bits.callable_table): the
         # entries in order of invocation, their starts (and a sentinel past any end).
         self._by_start = sorted(range(n), key=starts.__getitem__)
-        self._sorted_starts = sorted(starts)  # starts are distinct: the same order
-        self._sorted_starts.append(INF)
+        sorted_starts = sorted(starts)  # starts are distinct: the same order
+        sorted_starts.append(INF)
+        self._sorted_starts = sorted_starts
         self._invoked = 0  # entries of _by_start in _invoked_mask
         self._invoked_mask = 0
         self._ready = 0  # certain entries with a candidate mask, all of it compiled
@@ -530,31 +621,43 @@ class Search:
         """Lazy mode: the record of a new class for a call: its number, transition table,
         produced and required states (-1: none; -2: ANY for the produced one), flags,
         and for R4 its compiled certain entries, their ends and its uncertain ones."""
-        c = len(self.class_hint)
-        h = self._hint_of(call) if self._hint_of is not None else NO_HINT
-        self.class_hint[c] = h
+        hint_of = self._hint_of
+        h = NO_HINT if hint_of is None else hint_of(call)
+        readonly, requires, produces, blind = h
         sid_of = self.sid_of
-        pr = h.produces
-        if pr is ANY:
+        # States are interned here (not by ``_intern``): a class is made per new call.
+        if produces is ANY:
             p = -2
-        elif pr is NOTHING:
+        elif produces is NOTHING:
             p = -1
         else:
-            sid = sid_of.get(pr)
-            p = self._intern(pr) if sid is None else sid
-        rq = h.requires
-        if rq is NOTHING:
+            p = sid_of.get(produces, -3)
+            if p == -3:
+                p = sid_of[produces] = len(self.states)
+                self.states.append(produces)
+        if requires is NOTHING:
             r = -1
         else:
-            sid = sid_of.get(rq)
-            r = self._intern(rq) if sid is None else sid
+            r = sid_of.get(requires, -3)
+            if r == -3:
+                r = sid_of[requires] = len(self.states)
+                self.states.append(requires)
+        c = len(self.class_hint)
+        self.class_hint[c] = h
         self.class_produced[c] = p
         self.class_need[c] = r
-        if h.blind and p >= 0:
-            self._blind_to[c] = p
-        flags = (_READONLY if h.readonly else 0) | (_BLIND if h.blind else 0)
-        rec = [c, {}, p, r, flags, None, None, None]
-        self._class_of[(call[0], call[1])] = rec
+        flags = _READONLY if readonly else 0
+        if blind:
+            flags |= _BLIND
+            if p >= 0:
+                self._blind_to[c] = p
+        kind = _K_GENERAL
+        if readonly:
+            if self._fast_ro and p == -1 and not blind:
+                kind = _K_READ if r >= 0 else _K_FREE
+        elif blind and p >= 0 and r < 0:
+            kind = _K_WRITE
+        rec = self._class_of[(call[0], call[1])] = [c, {}, p, r, flags, None, None, None, kind]
         return rec
 
     def _extend(self, target: int) -> int:
@@ -580,20 +683,17 @@ class Search:
             table.append(m)
         self._invoked = j
         self._invoked_mask = m
-        horizon = max(hi, (m & ((1 << n_certain) - 1)).bit_length())
-        if horizon > self._compiled:
-            self._compile_certain(self._compiled, horizon)
         self._ready = hi
         self._reach_mask.clear()
-        return hi
-
-    def _compile_certain(self, lo: int, hi: int) -> None:
-        """Lazy mode: compile the certain entries ``lo`` to ``hi - 1`` (R4 against the
-        earlier members of their class, including the uncertain ones it concerns; their
-        bits in the masks)."""
+        # Compile every certain entry those masks contain (R4 against the earlier
+        # members of their class, including the uncertain ones it concerns; their bits
+        # in the masks).
+        lo = self._compiled
+        horizon = max(hi, (m & ((1 << n_certain) - 1)).bit_length())
+        if horizon <= lo:
+            return hi
         calls = self.calls
         starts = self.starts
-        ends = self.ends
         cids = self.cids
         trans = self.trans
         lower_same = self.lower_same
@@ -605,7 +705,6 @@ class Search:
         r3 = self._r3
         r4 = self._r4
         r5 = self._r5
-        ro_mask = self.ro_mask
         req_mask = self.req_mask
         ro_free = self.ro_free
         any_mask = self.any_mask
@@ -614,14 +713,24 @@ class Search:
         # linearizes it, or it is illegal), and with R1 its class has no uncertain
         # entries: R4 never looks at it, nor at anything it would record.
         skip_r4 = _READONLY if r3 and self._r1 else 0
-        for k in range(lo, hi):
+        for k in range(lo, horizon):
             call = calls[k]
             rec = class_of.get((call[0], call[1]))
             if rec is None:
                 rec = new_class(call)
             cids[k] = rec[0]
             trans[k] = rec[1]
+            kind = rec[8]
             bit = 1 << k
+            if kind > _K_WRITE:  # read-only: R3's masks (the union, ro_mask, after the loop)
+                if kind == _K_READ:
+                    r = rec[3]
+                    need_sid[k] = r
+                    req_mask |= bit
+                    ro_at[r] = ro_at.get(r, 0) | bit
+                else:
+                    ro_free |= bit
+                continue
             flags = rec[4]
             if r4 and not flags & skip_r4:
                 # R4: the earlier certain members still open when k is invoked (a
@@ -648,6 +757,10 @@ class Search:
                             ls = lower_same[u]
                             lower_same[u] = (0, bit if ls == 0 else ls[1] | bit)
             p = rec[2]
+            if kind:  # _K_WRITE
+                producers[p] = producers.get(p, 0) | bit
+                blind_mask |= bit
+                continue
             if p >= 0:
                 producers[p] = producers.get(p, 0) | bit
             elif p == -2:
@@ -661,11 +774,13 @@ class Search:
                 if flags & _BLIND:
                     blind_mask |= bit
                 if flags & _READONLY and r3:
-                    ro_mask |= bit
                     if r >= 0:
                         ro_at[r] = ro_at.get(r, 0) | bit
                     else:
                         ro_free |= bit
+        ro_mask = ro_free
+        for m in ro_at.values():
+            ro_mask |= m
         self.ro_mask = ro_mask
         self.req_mask = req_mask
         self.ro_free = ro_free
@@ -676,23 +791,34 @@ class Search:
             for d in self.useful.values():
                 d[1] |= added
             self.blind_mask = blind_mask
-        self._compiled = hi
+        self._compiled = horizon
+        return hi
 
     def rest_produces(self, need: int) -> bool:
         """Whether some certain entry not compiled yet produces an unknown state (``ANY``)
         or state ``need``: what a report needs to know of the rest of the partition
-        (their classes are looked up until one does, nothing else is compiled)."""
+        (until one does, each call is looked up in the classes known, and its hint asked
+        for once otherwise; nothing is compiled)."""
         if self._compiled >= self.n_certain:
             return False
         calls = self.calls
         class_of = self._class_of
+        hint_of = self._hint_of
+        target = self.states[need] if need >= 0 else ANY
+        asked: dict[tuple[Hashable, Hashable], bool] = {}
         for k in range(self._compiled, self.n_certain):
             call = calls[k]
-            rec = class_of.get((call[0], call[1]))
-            if rec is None:
-                rec = self._new_class(call)
-            p = rec[_RPROD]
-            if p == -2 or p == need:
+            io = (call[0], call[1])
+            rec = class_of.get(io)
+            if rec is not None:
+                if rec[_RPROD] == -2 or rec[_RPROD] == need:
+                    return True
+                continue
+            hit = asked.get(io)
+            if hit is None:
+                made = (NO_HINT if hint_of is None else hint_of(call)).produces
+                hit = asked[io] = made is ANY or (made is not NOTHING and made == target)
+            if hit:
                 return True
         return False
 
@@ -830,11 +956,12 @@ class Search:
         stack: list[list[Any]] = []
         self.stack = stack
         lean = len(self.index) > bits.LEAN
-        # The current path as a linked list (entry, rest): O(1) to extend, to cut back
+        # The current path as a linked list (entries, rest), ``entries`` a bitset of the
+        # entries linearized at once (R3's, or one child): O(1) to extend, to cut back
         # and to keep a copy of; turned into lists only for the result.
         path: Any = None
-        paths: list[tuple[Any, int]] = []
-        path_sids: set[int] = set()
+        paths: list[tuple[Any, int, int]] = []  # (path, its state, its entries)
+        path_sids: list[int] = []
         ro_at = self.ro_at
         ro_free = self.ro_free
         reach = self._reach
@@ -874,37 +1001,34 @@ class Search:
                 while free:
                     low = free & -free
                     free ^= low
-                    t = trans[low.bit_length() - 1].get(sid)
+                    y = low.bit_length() - 1
+                    t = trans[y].get(sid)
                     if t is None:
-                        t = slow_step(low.bit_length() - 1, sid)
+                        t = slow_step(y, sid)
                     if t >= 0:
                         ro |= low
                 if not ro:
                     break
                 lin |= ro
-                while ro:
-                    low = ro & -ro
-                    ro ^= low
-                    path = (low.bit_length() - 1, path)
-            lc = lin & cmask
-            u = lin ^ lc
-            key = (lc, sid)
-            lst = memo.get(key)
+                path = (ro, path)
             fresh = True
-            if lst is not None:
-                for v in lst:
-                    if v | u == u:
-                        fresh = False  # dominated by a configuration that failed
-                        break
+            if memo:  # (nothing is recorded before the first backtrack)
+                lc = lin & cmask
+                lst = memo.get((lc, sid))
+                if lst is not None:
+                    u = lin ^ lc
+                    for v in lst:
+                        if v | u == u:
+                            fresh = False  # dominated by a configuration that failed
+                            break
             if fresh:
-                if x >= best_x:
-                    if x > best_x:
-                        best_x = x
-                        paths = []
-                        path_sids = set()
-                    if len(paths) < max_paths and sid not in path_sids:
-                        paths.append((path, sid))
-                        path_sids.add(sid)
+                if x > best_x:
+                    best_x = x
+                    paths = [(path, sid, lin)]
+                    path_sids = [sid]
+                elif x == best_x and len(paths) < max_paths and sid not in path_sids:
+                    paths.append((path, sid, lin))
+                    path_sids.append(sid)
                 # R5 on the next entry that requires a state.
                 rem = req_mask & ~lin
                 if pending and not rem:
@@ -945,10 +1069,13 @@ class Search:
                         )
                     else:
                         configs += 1
+                        lc = lin & cmask
+                        key = (lc, sid)
+                        lst = memo.get(key)
                         if lst is None:
-                            memo[key] = [u]
+                            memo[key] = [lin ^ lc]
                         else:
-                            lst.append(u)
+                            lst.append(lin ^ lc)
             # Advance to the next child of the deepest frame that has one.
             while stack:
                 fr = stack[-1]
@@ -998,7 +1125,7 @@ class Search:
                     else:
                         lst.append(lin0 ^ lc)
                     continue
-                path = (y, fr[4])
+                path = (low, fr[4])
                 lin = fr[0] | low
                 sid = t
                 if not lean:
@@ -1019,11 +1146,9 @@ class Search:
                     model_steps=self.model_steps,
                     configs=configs,
                     failed=self._culprit(
-                        best_x,
-                        unlink(paths[0][0]) if paths else [],
-                        paths[0][1] if paths else self.init_sid,
+                        best_x, paths[0][2] if paths else 0, paths[0][1] if paths else self.init_sid
                     ),
-                    paths=[(unlink(p), self.states[s]) for p, s in paths],
+                    paths=[(unlink(p), self.states[s]) for p, s, _ in paths],
                 )
             steps += 1
             if steps >= limit:
@@ -1032,13 +1157,10 @@ class Search:
                 quota = yield steps
                 limit = steps + quota
 
-    def _culprit(self, x: int, path: list[int], sid: int) -> int:
-        """The entry to blame in the deepest configuration: the forced one ``x``, unless
-        R5 cut the configuration because the next entry requiring a state could not
-        get it; then that entry."""
-        lin = 0
-        for k in path:
-            lin |= 1 << k
+    def _culprit(self, x: int, lin: int, sid: int) -> int:
+        """The entry to blame in the deepest configuration (its entries ``lin``, its
+        state ``sid``): the forced one ``x``, unless R5 cut the configuration because the
+        next entry requiring a state could not get it; then that entry."""
         rem = self.req_mask & ~lin
         if not rem:
             return x

@@ -64,12 +64,36 @@ class RegisterModel:
         return freeze(self.initial)
 
     def call(self, invoke: Op, completion: Op | None) -> Call | None:
+        # The hot path of reading a history: int values hit the shared calls at once.
         f = invoke.f
         kind = "info" if completion is None else completion.type
+        if f == "cas":
+            raw = invoke.value
+            if raw is None and completion is not None:
+                raw = completion.value
+            if (raw.__class__ is not list and not isinstance(raw, (list, tuple))) or len(raw) != 2:
+                raise unknown_op(self.name, invoke, "a cas value [old new]")
+            old, new = raw
+            if kind == "ok":
+                output: Any = True
+            elif kind == "fail":
+                if not self.fail_cas_happened:
+                    return None
+                output = False
+            else:
+                output = UNKNOWN
+            if old.__class__ is int and new.__class__ is int:
+                key3 = (old, new, output)
+                c = _CASES.get(key3)
+                if c is None:
+                    c = _cached(_CASES, key3, (("cas", old, new), output, kind != "info"))
+                return c
+            inp = ("cas", freeze(old), freeze(new))
+            return _new(Call, (inp, output, kind != "info"))
         if f == "read":
             if kind == "ok":
                 value = completion.value  # type: ignore[union-attr]
-                if type(value) is int:
+                if value.__class__ is int:
                     c = _READS.get(value)
                     return _cached(_READS, value, (READ, value, True)) if c is None else c
                 if value is None:
@@ -82,31 +106,13 @@ class RegisterModel:
             value = invoke.value
             if value is None and completion is not None:
                 value = completion.value
-            if type(value) is int:
+            if value.__class__ is int:
                 cache = _WRITES if kind == "ok" else _UNSURE_WRITES
                 c = cache.get(value)
                 if c is None:
                     c = _cached(cache, value, (("write", value), None, kind == "ok"))
                 return c
             return _new(Call, (("write", freeze(value)), None, kind == "ok"))
-        if f == "cas":
-            raw = invoke.value
-            if raw is None and completion is not None:
-                raw = completion.value
-            if not isinstance(raw, (list, tuple)) or len(raw) != 2:
-                raise unknown_op(self.name, invoke, "a cas value [old new]")
-            old, new = raw
-            if kind == "fail" and not self.fail_cas_happened:
-                return None
-            output = True if kind == "ok" else False if kind == "fail" else UNKNOWN
-            if type(old) is int and type(new) is int:
-                key3 = (old, new, output)
-                c = _CASES.get(key3)
-                if c is None:
-                    c = _cached(_CASES, key3, (("cas", old, new), output, kind != "info"))
-                return c
-            inp = ("cas", freeze(old), freeze(new))
-            return _new(Call, (inp, output, kind != "info"))
         raise unknown_op(self.name, invoke, "read, write and cas")
 
     def step(self, state: Any, input: Any, output: Any) -> tuple[bool, Hashable]:
