@@ -6,7 +6,10 @@ ARGS ?=
 
 .PHONY: setup run test lint unit integration clean
 
+# The search compiled with mypyc (checkers/linear/compiled.py): rebuilt when its sources
+# change, a no-op otherwise; without a C compiler the plain Python search runs.
 setup: $(VENV)/.installed
+	@$(BIN)/python scripts/compile_checker.py
 
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)

@@ -16,7 +16,8 @@ quickly, and the first invalid one ends the check (``checkers.linear.schedule``)
 ``partitions_checked``, ``steps`` (search nodes), ``model_steps`` (distinct model
 transitions computed), ``configs`` (memoized configurations), ``elapsed_s``; ``reason``
 when unknown; ``counterexample`` when invalid (see ``checkers.linear.counterexample``);
-``unknown_partitions`` lists partitions without a verdict.
+``unknown_partitions`` lists partitions without a verdict. ``verdict_s`` is the time to
+the verdict; ``elapsed_s`` adds the counterexample's (``explain=False`` skips building it).
 """
 
 from __future__ import annotations
@@ -48,10 +49,12 @@ def check(
     *,
     max_memory: int | None = DEFAULT_MAX_MEMORY,
     max_configs: int | None = None,
+    explain: bool = True,
 ) -> CheckResult:
     """Check a history against a model within ``time_limit`` seconds (None: no limit)
     and a memory budget for memoized configurations: ``max_memory`` bytes (estimated)
-    and, optionally, ``max_configs`` configurations. Out of either: "unknown".
+    and, optionally, ``max_configs`` configurations. Out of either: "unknown". With
+    ``explain`` (the default), an invalid result carries its counterexample.
 
     Raises ModelError for an unknown model name or an operation the model does not know.
     The cyclic garbage collector is paused meanwhile: the check makes no reference
@@ -60,7 +63,7 @@ def check(
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _check(history, model, time_limit, max_configs, max_memory)
+        return _check(history, model, time_limit, max_configs, max_memory, explain)
     finally:
         if paused:
             gc.enable()
@@ -72,6 +75,7 @@ def _check(
     time_limit: float | None,
     max_configs: int | None,
     max_memory: int | None,
+    explain: bool,
 ) -> CheckResult:
     started = time.perf_counter()
     m = get_model(model)
@@ -113,7 +117,8 @@ def _check(
         "model_steps": model_steps,
         "configs": configs,
     }
-    if invalid >= 0:
+    details["verdict_s"] = round(time.perf_counter() - started, 6)
+    if invalid >= 0 and explain:
         details["counterexample"] = counterexample(
             probs[invalid], searches[invalid], results[invalid]
         )
@@ -152,5 +157,7 @@ def _summary(valid: Any, d: dict[str, Any], results: list[SearchResult]) -> str:
     if valid is True:
         return f"Linearizable ({d['model']} model): {d['ops']} operations{where}."
     if valid is False:
-        return str(d["counterexample"]["sentences"][0])
+        if "counterexample" in d:
+            return str(d["counterexample"]["sentences"][0])
+        return f"Not linearizable ({d['model']} model): {d['ops']} operations{where}."
     return f"Unknown ({d['model']} model): {d.get('reason', 'no verdict')}."

@@ -40,7 +40,7 @@ def mask(positions: list[int]) -> int:
 def unlink(path: Any) -> list[int]:
     """A linked path ``(last, (previous, ... None))`` of bitsets as the list of their
     entries, first entry first (within a bitset, lowest first)."""
-    nodes = []
+    nodes: list[int] = []
     while path is not None:
         nodes.append(path[0])
         path = path[1]

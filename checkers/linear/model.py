@@ -25,8 +25,9 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
+from checkers.linear.partition import by_key as by_key  # models partition with it
 from harness.history import History
-from harness.ops import NEMESIS, Op
+from harness.ops import Op
 
 
 class ModelError(ValueError):
@@ -171,30 +172,6 @@ def freeze(value: Any) -> Hashable:
     if isinstance(value, set):
         return frozenset(freeze(v) for v in value)
     return value
-
-
-def by_key(history: History) -> list[tuple[Any, History]]:
-    """Partition by ``op.key``: one part per key (a single part when no op has a key);
-    nemesis ops are left out of keyed parts, as in ``History.by_key``. Keys must be
-    hashable."""
-    # Plain loops: attribute reads of slotted ops are faster here than ``attrgetter``.
-    for op in history:
-        if op.key is not None:
-            break
-    else:
-        return [(None, history)] if len(history) else []
-    parts: dict[Any, list[Op]] = {}
-    get = parts.get
-    for op in history:
-        if op.process == NEMESIS:
-            continue
-        k = op.key
-        part = get(k)
-        if part is None:
-            parts[k] = [op]
-        else:
-            part.append(op)
-    return [(k, History(part)) for k, part in parts.items()]
 
 
 _ATOMS: Final = frozenset({int, str, float, bool})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,27 @@ def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
                  ["images", "build", "--help"], ["clusters", "--help"]):
         code, out, _ = run(capsys, *argv)
         assert code == 0 and "usage: harness" in out
+
+
+ETCD_LOGS = Path(__file__).resolve().parents[3] / "shared" / "histories" / "porcupine" / "jepsen"
+
+
+def test_check_prints_a_verdict_per_file_and_exits_with_the_worst(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    files = [str(ETCD_LOGS / "etcd_002.log"), str(ETCD_LOGS / "etcd_000.log")]
+    code, out, _ = run(capsys, "check", "--json", *files)
+    assert code == 1  # one invalid file
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [(d["file"], d["valid"], d["model"]) for d in lines] == [
+        (files[0], True, "etcd"),
+        (files[1], False, "etcd"),
+    ]
+    for d in lines:  # time to the verdict, then the counterexample's, apart
+        assert d["check_ms"] > 0 and d["explain_ms"] >= 0
+    assert lines[0]["explanation"] == [] and lines[1]["explanation"]
+    code, out, _ = run(capsys, "check", files[1])
+    assert code == 1
+    first, *rest = out.splitlines()
+    assert first.startswith(f"{files[1]}: invalid (") and "ms, " in first
+    assert rest[0].startswith("    ") and rest[-1].startswith("total: 1 file(s)")

@@ -364,3 +364,19 @@ def test_memory_budget_exhausted_is_unknown() -> None:
     result = check(h(*hopeless()), Bag(), time_limit=20, max_configs=2000)
     assert result.valid == UNKNOWN
     assert "memory limit" in result.details["reason"]
+
+
+def test_without_explanation_the_verdict_is_the_same_and_no_counterexample_is_built() -> None:
+    history = h(
+        (1, "invoke", "write", 1),
+        (1, "ok", "write", 1),
+        (3, "invoke", "read", None),
+        (3, "ok", "read", 2),
+    )
+    full = check(history, "register")
+    bare = check(history, "register", explain=False)
+    assert full.valid is bare.valid is False
+    assert "counterexample" in full.details and "counterexample" not in bare.details
+    assert bare.summary == "Not linearizable (register model): 2 operations."
+    assert explain(bare) == [bare.summary]
+    assert 0 < bare.details["verdict_s"] <= bare.details["elapsed_s"]

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Final
 
+from checkers.linear.compiled import extend_path
+
+__path__ = extend_path(__name__, __path__)
+
 from checkers.linear.model import Model, ModelError
 from checkers.linear.models.kv import KV
 from checkers.linear.models.multi_register import MULTI_REGISTER

@@ -1,0 +1,172 @@
+"""The search's hot modules compiled with mypyc: built on request, used only while they
+match the sources.
+
+The checker is plain Python and runs as such everywhere. mypyc (part of mypy, a dev
+dependency) compiles the same typed sources to a C extension, which runs the search about
+twice as fast. ``scripts/compile_checker.py`` (``make setup`` runs it) builds ``MODULES``
+into ``.cache/mypyc/<digest>/`` beside the packages, ``digest`` naming the sources they
+were built from (and the ones whose types they rely on) and the Python ABI (mypyc puts
+its runtime into the build: a build outlives the mypy that made it). At import,
+``checkers.linear`` and ``checkers.linear.models`` put that directory first on their
+``__path__`` when it exists for the current digest: an edited source makes the build
+stale, and the plain modules are used until the next build, never a compiled copy of
+older code. ``HARNESS_PURE_PYTHON=1`` forces the plain modules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+from typing import Final
+
+PACKAGES_ROOT: Final = Path(__file__).resolve().parents[2]
+"""The directory holding the ``checkers`` and ``harness`` packages."""
+MODULES: Final = (
+    "checkers/linear/bits.py",
+    "checkers/linear/partition.py",
+    "checkers/linear/prepare.py",
+    "checkers/linear/schedule.py",
+    "checkers/linear/search.py",
+    "checkers/linear/models/kv.py",
+    "checkers/linear/models/register.py",
+)
+"""The compiled modules: the search's hot path, and the models of the reference histories."""
+TYPES_FROM: Final = ("checkers/linear/model.py", "harness/ops.py", "harness/history.py")
+"""Plain modules whose types the compiled ones are built against."""
+DONE: Final = "complete"
+"""The marker written last in a finished build's directory."""
+
+
+def digest(root: Path = PACKAGES_ROOT) -> str:
+    """What a build depends on: the sources under ``root`` and the Python ABI."""
+    h = hashlib.sha256()
+    h.update(str(sysconfig.get_config_var("EXT_SUFFIX")).encode())
+    for rel in MODULES + TYPES_FROM:
+        h.update(rel.encode())
+        h.update((root / rel).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("HARNESS_COMPILED_DIR") or PACKAGES_ROOT / ".cache" / "mypyc")
+
+
+def build_dir() -> Path:
+    """Where the build for the current sources lives (whether it exists or not)."""
+    return cache_root() / digest()
+
+
+def extend_path(package: str, path: list[str]) -> list[str]:
+    """A package's ``__path__`` with the compiled build's directory first, when a finished
+    build matches the sources and ``HARNESS_PURE_PYTHON`` is not set; else ``path``."""
+    if os.environ.get("HARNESS_PURE_PYTHON"):
+        return path
+    try:
+        where = build_dir()
+    except OSError:
+        return path
+    if not (where / DONE).exists():
+        return path
+    _load_shared(where)
+    return [str(where.joinpath(*package.split("."))), *path]
+
+
+def _load_shared(where: Path) -> None:
+    """Load the build's shared library (the compiled code of every module; each module's
+    own extension is a small shim importing it by its top-level name)."""
+    for lib in where.glob("*__mypyc*"):
+        name = lib.name.split(".")[0]
+        if name in sys.modules:
+            return
+        spec = importlib.util.spec_from_file_location(name, lib)
+        if spec is None or spec.loader is None:
+            return
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+
+
+def active() -> bool:
+    """Whether the search running in this process is the compiled one."""
+    from checkers.linear import search
+
+    return not (search.__file__ or "").endswith(".py")
+
+
+def build(quiet: bool = True) -> Path:
+    """Compile ``MODULES`` into ``build_dir()`` (nothing to do when it is there). Raises
+    RuntimeError with mypyc's or the compiler's last lines when the build fails."""
+    where = build_dir()
+    if (where / DONE).exists():
+        return where
+    where.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="mypyc-", dir=where.parent) as tmp:
+        out = Path(tmp) / "out"
+        script = (
+            "import sys\n"
+            "from setuptools import setup\n"
+            "from mypyc.build import mypycify\n"
+            f"setup(name='harness-compiled', ext_modules=mypycify({list(MODULES)!r}, "
+            f"target_dir={str(Path(tmp) / 'c')!r}, opt_level='3'),\n"
+            f"      script_args=['build_ext', '--build-lib', {str(out)!r}, "
+            f"'--build-temp', {str(Path(tmp) / 't')!r}])\n"
+        )
+        proc = subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=PACKAGES_ROOT,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "MYPY_CACHE_DIR": str(Path(tmp) / "mypy-cache")},
+        )
+        if proc.returncode != 0:
+            tail = (proc.stdout + proc.stderr).strip().splitlines()[-8:]
+            raise RuntimeError("mypyc build failed:\n" + "\n".join(tail))
+        if not quiet:
+            print(proc.stdout[-2000:])
+        (out / DONE).write_text(digest() + "\n")
+        if where.exists():  # built meanwhile by another process
+            return where
+        out.rename(where)
+    return where
+
+
+def prune() -> list[Path]:
+    """Remove the builds of other sources than the current ones; returns them."""
+    keep = digest()
+    gone = []
+    root = cache_root()
+    if root.is_dir():
+        for d in root.iterdir():
+            if d.is_dir() and d.name != keep and not d.name.startswith("mypyc-"):
+                shutil.rmtree(d, ignore_errors=True)
+                gone.append(d)
+    return gone
+
+
+def main() -> int:
+    """Build (``scripts/compile_checker.py``): one line saying what happened. A
+    failed build is not an error of the harness (the plain modules run), so the exit
+    status is 0 unless ``--require`` is given or ``HARNESS_REQUIRE_COMPILED=1``."""
+    require = "--require" in sys.argv[1:] or os.environ.get("HARNESS_REQUIRE_COMPILED") == "1"
+    started = time.monotonic()
+    try:
+        fresh = not (build_dir() / DONE).exists()
+        where = build()
+    except (RuntimeError, OSError) as e:
+        print(f"checker not compiled (the plain Python one will run): {e}")
+        return 1 if require else 0
+    prune()
+    took = time.monotonic() - started
+    if fresh:
+        print(f"checker compiled with mypyc: {len(MODULES)} modules in {where} ({took:.0f} s)")
+    else:
+        print(f"checker compiled with mypyc: up to date ({where.name})")
+    return 0
