@@ -16,7 +16,8 @@ quickly, and the first invalid one ends the check (``checkers.linear.schedule``)
 ``partitions_checked``, ``steps`` (search nodes), ``model_steps`` (distinct model
 transitions computed), ``configs`` (memoized configurations), ``elapsed_s``; ``reason``
 when unknown; ``counterexample`` when invalid (see ``checkers.linear.counterexample``);
-``unknown_partitions`` lists partitions without a verdict. ``verdict_s`` is the time to
+``unknown_partitions`` lists partitions without a verdict; ``workers`` the processes that
+shared the partitions out, when more than this one did. ``verdict_s`` is the time to
 the verdict; ``elapsed_s`` adds the counterexample's (``explain=False`` skips building it).
 """
 
@@ -29,7 +30,8 @@ from typing import Any, Final
 from checkers.linear.counterexample import counterexample, jsonable
 from checkers.linear.model import Model, ModelError
 from checkers.linear.models import MODELS, get_model
-from checkers.linear.prepare import problems
+from checkers.linear.parallel import check_parts, workers_for
+from checkers.linear.prepare import partitions, problem
 from checkers.linear.schedule import SKIPPED, Budget, run_searches
 from checkers.linear.search import Search, SearchResult
 from checkers.result import UNKNOWN, CheckResult
@@ -50,11 +52,14 @@ def check(
     max_memory: int | None = DEFAULT_MAX_MEMORY,
     max_configs: int | None = None,
     explain: bool = True,
+    parallel: bool = True,
 ) -> CheckResult:
     """Check a history against a model within ``time_limit`` seconds (None: no limit)
     and a memory budget for memoized configurations: ``max_memory`` bytes (estimated)
     and, optionally, ``max_configs`` configurations. Out of either: "unknown". With
-    ``explain`` (the default), an invalid result carries its counterexample.
+    ``explain`` (the default), an invalid result carries its counterexample. With
+    ``parallel`` (the default), a big history's partitions are shared out among worker
+    processes when that pays (``checkers.linear.parallel``).
 
     Raises ModelError for an unknown model name or an operation the model does not know.
     The cyclic garbage collector is paused meanwhile: the check makes no reference
@@ -63,7 +68,7 @@ def check(
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _check(history, model, time_limit, max_configs, max_memory, explain)
+        return _check(history, model, time_limit, max_configs, max_memory, explain, parallel)
     finally:
         if paused:
             gc.enable()
@@ -76,18 +81,28 @@ def _check(
     max_configs: int | None,
     max_memory: int | None,
     explain: bool,
+    parallel: bool,
 ) -> CheckResult:
     started = time.perf_counter()
     m = get_model(model)
     deadline = None if time_limit is None else started + time_limit
+    budget = Budget(deadline, max_configs, max_memory)
+    parts = partitions(history, m)
+    workers = workers_for(len(history), len(parts)) if parallel else 1
     try:
-        probs = problems(history, m)
+        if workers > 1:
+            outcomes = check_parts(parts, m, budget, explain, workers)
+            results = [o.result for o in outcomes]
+            sizes = [o.ops for o in outcomes]
+        else:
+            probs = [problem(part, m, label) for label, part in parts]
+            searches = [Search(p, m) for p in probs]
+            results = run_searches(searches, budget)
+            sizes = [len(s.index) for s in searches]
     except MalformedHistory as e:
         reason = f"malformed history: {e}"
         bad = {"valid": UNKNOWN, "model": m.name, "reason": reason}
         return CheckResult(CHECKER, UNKNOWN, f"Unknown: {reason}.", bad)
-    searches = [Search(p, m) for p in probs]
-    results = run_searches(searches, Budget(deadline, max_configs, max_memory))
     # The worst verdict (invalid, then unknown, then valid) and the totals, in one pass.
     valid: Any = True
     invalid = -1
@@ -106,32 +121,36 @@ def _check(
         steps += r.steps
         model_steps += r.model_steps
         configs += r.configs
-        ops += len(searches[i].index)
+        ops += sizes[i]
     details: dict[str, Any] = {
         "valid": valid,
         "model": m.name,
         "ops": ops,
-        "partitions": len(searches),
+        "partitions": len(parts),
         "partitions_checked": checked,
         "steps": steps,
         "model_steps": model_steps,
         "configs": configs,
     }
     details["verdict_s"] = round(time.perf_counter() - started, 6)
+    if workers > 1:
+        details["workers"] = workers
     if invalid >= 0 and explain:
-        details["counterexample"] = counterexample(
-            probs[invalid], searches[invalid], results[invalid]
+        details["counterexample"] = (
+            outcomes[invalid].counterexample
+            if workers > 1
+            else counterexample(probs[invalid], searches[invalid], results[invalid])
         )
     if checked < len(results):
         unknown = [
-            {"partition": jsonable(probs[i].label), "reason": r.reason}
+            {"partition": jsonable(parts[i][0]), "reason": r.reason}
             for i, r in enumerate(results)
             if r.valid == UNKNOWN and r.reason != SKIPPED
         ]
         if unknown:
             details["unknown_partitions"] = unknown
             if valid == UNKNOWN:
-                details["reason"] = _reason(unknown, len(searches))
+                details["reason"] = _reason(unknown, len(parts))
     details["elapsed_s"] = round(time.perf_counter() - started, 6)
     return CheckResult(CHECKER, valid, _summary(valid, details, results), details)
 

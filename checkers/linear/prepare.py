@@ -62,12 +62,17 @@ class Problem:
         return [self.entry(i) for i in range(len(self.calls))]
 
 
+def partitions(history: History, model: Model) -> list[tuple[Any, History]]:
+    """The independent parts the model splits a history into, with their labels (one
+    part, labelled None, for a model without ``partition``)."""
+    partition = getattr(model, "partition", None)
+    return partition(history) if partition is not None else [(None, history)]
+
+
 def problems(history: History, model: Model) -> list[Problem]:
     """The search problems of a history: one per partition the model splits it into.
     Raises MalformedHistory where the op semantics are broken."""
-    partition = getattr(model, "partition", None)
-    parts = partition(history) if partition is not None else [(None, history)]
-    return [problem(part, model, label) for label, part in parts]
+    return [problem(part, model, label) for label, part in partitions(history, model)]
 
 
 def problem(history: History, model: Model, label: Any = None) -> Problem:

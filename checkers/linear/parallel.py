@@ -1,0 +1,181 @@
+"""Checking partitions on several cores: for big histories split into many partitions.
+
+Partitions are independent, so each worker process takes a share of them (the biggest
+first, each to the least loaded worker), prepares them, runs their searches interleaved
+as ``schedule.run_searches`` does, and sends back one ``Outcome`` per partition. Workers
+are forked: they inherit the history and the model, nothing is copied up front, and only
+the results travel back. The first invalid partition ends the check: the other workers
+are stopped and their partitions are "skipped", as in one process.
+
+It pays only when the work dwarfs forking and gathering (``MIN_OPS``), and it is used
+only where forking is safe: a platform with ``fork``, and a process with no other thread
+(a thread holding a lock at the fork would leave that lock held forever in the child).
+Budgets hold per worker: the deadline is the same instant for all, the memory budget is
+shared out. A worker that dies leaves its partitions "unknown", with its exit code.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from collections.abc import Hashable
+from multiprocessing.connection import Connection, wait
+from typing import Any, Final, NamedTuple
+
+from checkers.linear.counterexample import counterexample
+from checkers.linear.model import Model
+from checkers.linear.prepare import problem
+from checkers.linear.schedule import SKIPPED, Budget, run_searches
+from checkers.linear.search import Search, SearchResult
+from harness.history import History
+
+MIN_OPS: Final = 50_000
+"""Histories with fewer ops are checked in one process: forking and gathering would cost
+more than a second core gives."""
+MAX_WORKERS: Final = 8
+GRACE_S: Final = 5.0
+"""How long past the deadline the workers may take to report their "unknown"."""
+
+
+class Outcome(NamedTuple):
+    """What a worker reports of one partition."""
+
+    result: SearchResult
+    ops: int
+    counterexample: dict[str, Any] | None
+
+
+def workers_for(n_ops: int, n_parts: int) -> int:
+    """How many processes should check a history of ``n_ops`` ops in ``n_parts``
+    partitions: 1 (this one) unless more pays and forking is safe here."""
+    if n_parts < 2 or n_ops < MIN_OPS:
+        return 1
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    if threading.active_count() > 1:
+        return 1
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(cpus or 1, n_parts, MAX_WORKERS))
+
+
+def shares(sizes: list[int], workers: int) -> list[list[int]]:
+    """Partition indexes per worker: biggest first, each to the least loaded worker
+    (longest processing time first); each share in index order."""
+    loads = [0] * workers
+    out: list[list[int]] = [[] for _ in range(workers)]
+    for i in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
+        w = loads.index(min(loads))
+        out[w].append(i)
+        loads[w] += sizes[i]
+    return [sorted(s) for s in out if s]
+
+
+# The job the workers inherit at the fork (set just before, cleared right after).
+_JOB: tuple[list[tuple[Hashable, History]], Model, Budget, bool] | None = None
+
+
+def check_parts(
+    parts: list[tuple[Hashable, History]],
+    model: Model,
+    budget: Budget,
+    explain: bool,
+    workers: int,
+) -> list[Outcome]:
+    """Every partition's outcome, in the order of ``parts``. Raises what a worker raised
+    (MalformedHistory, ModelError), as checking in this process would."""
+    global _JOB
+    ctx = multiprocessing.get_context("fork")
+    work = shares([len(h) for _, h in parts], workers)
+    per_worker = Budget(
+        budget.deadline,
+        None if budget.max_configs is None else budget.max_configs // len(work),
+        None if budget.max_memory is None else budget.max_memory // len(work),
+    )
+    procs: dict[Connection, tuple[Any, list[int]]] = {}
+    outcomes: list[Outcome | None] = [None] * len(parts)
+    _JOB = (parts, model, per_worker, explain)
+    try:
+        for share in work:
+            reader, writer = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_work, args=(share, writer), daemon=True)
+            proc.start()
+            writer.close()
+            procs[reader] = (proc, share)
+        _JOB = None
+        _gather(procs, outcomes, budget)
+    finally:
+        _JOB = None
+        for proc, _ in procs.values():
+            if proc.is_alive():
+                proc.kill()
+            proc.join()
+    return [o if o is not None else _skipped() for o in outcomes]
+
+
+def _gather(
+    procs: dict[Connection, tuple[Any, list[int]]],
+    outcomes: list[Outcome | None],
+    budget: Budget,
+) -> None:
+    """Read the workers' reports until all are in or one found an invalid partition."""
+    pending = dict(procs)
+    while pending:
+        timeout = None
+        if budget.deadline is not None:
+            timeout = max(0.0, budget.deadline + GRACE_S - time.perf_counter())
+        ready = wait(list(pending), timeout)
+        if not ready:  # past the deadline and its grace: stop waiting
+            for _proc, share in pending.values():
+                for i in share:
+                    outcomes[i] = _unknown("time limit reached before a verdict")
+            return
+        for conn in [c for c in pending if c in ready]:
+            proc, share = pending.pop(conn)
+            try:
+                kind, payload = conn.recv()  # ("done", outcomes) or ("raise", error)
+            except (EOFError, OSError):
+                proc.join()
+                reason = f"the worker checking it died (exit code {proc.exitcode})"
+                for i in share:
+                    outcomes[i] = _unknown(reason)
+                continue
+            if kind == "raise":
+                raise payload
+            for i, outcome in zip(share, payload, strict=True):
+                outcomes[i] = outcome
+            if any(o.result.valid is False for o in payload):
+                return
+
+
+def _work(share: list[int], conn: Connection) -> None:
+    """A worker: check the partitions of ``share`` and send their outcomes, or the error
+    that stopped it (a malformed history, an op the model does not know), which the
+    parent raises as one process would. Ctrl-C is the parent's to handle: it stops the
+    workers."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    assert _JOB is not None
+    parts, model, budget, explain = _JOB
+    try:
+        probs = [problem(parts[i][1], model, parts[i][0]) for i in share]
+        searches = [Search(p, model) for p in probs]
+        results = run_searches(searches, budget)
+        out = []
+        for p, s, r in zip(probs, searches, results, strict=True):
+            cx = counterexample(p, s, r) if explain and r.valid is False else None
+            out.append(Outcome(r, len(s.index), cx))
+    except Exception as e:
+        conn.send(("raise", e))
+    else:
+        conn.send(("done", out))
+    conn.close()
+
+
+def _unknown(reason: str) -> Outcome:
+    return Outcome(SearchResult("unknown", reason=reason), 0, None)
+
+
+def _skipped() -> Outcome:
+    return _unknown(SKIPPED)
