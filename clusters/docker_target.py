@@ -39,6 +39,8 @@ class DockerTarget:
     read_modes: tuple[str, ...] = ()
     clock_faults: bool = True
     faults: frozenset[str] = frozenset({"client-pause", "pause", "partition", "kill", "clock"})
+    refused: Mapping[str, str] = field(default_factory=dict)
+    """Faults the target refuses, with why (said in the one-line error)."""
 
     @property
     def workloads(self) -> tuple[str, ...]:
@@ -61,6 +63,10 @@ class DockerTarget:
         faults = {n for n in opts.nemesis if n != "none"}
         if "clock" in faults and not self.clock_faults:
             raise OptionError(GO_CLOCK.format(target=self.name))
+        refused = sorted(faults & set(self.refused))
+        if refused:
+            raise OptionError(f"no {refused[0]} faults on {self.name}: "
+                              f"{self.refused[refused[0]]}")
         unknown = faults - self.faults
         if unknown:
             raise OptionError(f"{self.name} does not support the {', '.join(sorted(unknown))} "

@@ -76,6 +76,10 @@ class Partition:
                   if not self._add(n, self._drop_from(self.control.ip(p)))]
         value: dict[str, Any] = {"topology": topology,
                                  "grudge": {n: sorted(p) for n, p in grudge.items()}}
+        if not any(grudge.values()):
+            return Completion("fail", value=value,
+                              error=f"nothing to cut: {len(nodes)} node(s), no link between "
+                                    "two of them in this topology")
         if failed:
             return Completion("fail", value=value, error=f"iptables refused: {failed}")
         proof = self._prove(grudge)

@@ -3,7 +3,8 @@
 ``redis`` (one primary): lock implementation ``set-nx`` (``redis-py``'s lock with a
 watchdog) and the cas-register workload. ``redlock`` (five independent servers): lock
 implementation ``redlock``. Neither lock hands out fencing tokens. Both servers run under
-libfaketime, so clock faults apply.
+libfaketime, so clock faults apply. Partitions are refused: they cut links between
+servers, and these servers have none.
 """
 
 from __future__ import annotations
@@ -14,8 +15,15 @@ from clusters.redis.register import RedisRegister
 from workloads.factories import holder_clients, register_clients
 from workloads.ttl_lock import TtlLockClient
 
+NO_PARTITION = {
+    "partition": "its servers never talk to each other and the clients reach every server, "
+    "so a partition between servers would change nothing; use pause, kill, clock or "
+    "client-pause",
+}
+
 TARGET = DockerTarget(
     name="redis",
+    refused=NO_PARTITION,
     workload_clients={"cas-register": register_clients(RedisRegister)},
     lock_clients={"set-nx": holder_clients(TtlLockClient, SetNxLock, driver_ttl=True)},
     default_lock="set-nx",
@@ -23,6 +31,7 @@ TARGET = DockerTarget(
 
 REDLOCK = DockerTarget(
     name="redlock",
+    refused=NO_PARTITION,
     workload_clients={},
     lock_clients={
         "redlock": holder_clients(TtlLockClient, RedlockLock, spread=False, driver_ttl=True),

@@ -127,6 +127,25 @@ def test_a_partition_that_did_not_take_effect_fails() -> None:
     assert done.type == "fail" and "iptables refused" in (done.error or "")
 
 
+def test_a_partition_of_one_node_cuts_nothing_and_fails() -> None:
+    c = FakeCluster()
+    c._nodes = ["n1"]
+    done = Partition(c, "one").invoke(Invocation("start-partition", {"topology": "one"}))
+    assert done.type == "fail" and "nothing to cut: 1 node(s)" in (done.error or "")
+    assert not any(c.rules.values())
+
+
+@pytest.mark.parametrize("target", ["redis", "redlock"])
+def test_redis_targets_refuse_partitions_with_the_reason(target: str) -> None:
+    from harness.targets import resolve_target
+
+    with pytest.raises(OptionError, match="servers never talk to each other"):
+        resolve_target(target).check_options(
+            RunOptions(target=target, workload="lock", nemesis=["pause", "partition"]))
+    resolve_target(target).check_options(
+        RunOptions(target=target, workload="lock", nemesis=["pause", "kill", "clock"]))
+
+
 def test_teardown_removes_loss_rules_too() -> None:
     c = FakeCluster()
     p = Partition(c)
