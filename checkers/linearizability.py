@@ -17,8 +17,10 @@ quickly, and the first invalid one ends the check (``checkers.linear.schedule``)
 transitions computed), ``configs`` (memoized configurations), ``elapsed_s``; ``reason``
 when unknown; ``counterexample`` when invalid (see ``checkers.linear.counterexample``);
 ``unknown_partitions`` lists partitions without a verdict; ``workers`` the processes that
-shared the partitions out, when more than this one did. ``verdict_s`` is the time to
-the verdict; ``elapsed_s`` adds the counterexample's (``explain=False`` skips building it).
+shared the partitions out, when more than this one did; ``unique_values_partitions`` the
+big partitions decided by the unique-values fast path (``checkers.linear.unique``).
+``verdict_s`` is the time to the verdict; ``elapsed_s`` adds the counterexample's
+(``explain=False`` skips building it).
 """
 
 from __future__ import annotations
@@ -27,13 +29,14 @@ import gc
 import time
 from typing import Any, Final
 
-from checkers.linear.counterexample import counterexample, jsonable
+from checkers.linear.counterexample import jsonable
 from checkers.linear.model import Model, ModelError
 from checkers.linear.models import MODELS, get_model
 from checkers.linear.parallel import check_parts, workers_for
 from checkers.linear.prepare import partitions, problem
-from checkers.linear.schedule import SKIPPED, Budget, run_searches
-from checkers.linear.search import Search, SearchResult
+from checkers.linear.schedule import SKIPPED, Budget
+from checkers.linear.search import SearchResult
+from checkers.linear.solve import Solved
 from checkers.result import UNKNOWN, CheckResult
 from harness.history import History, MalformedHistory
 
@@ -91,22 +94,20 @@ def _check(
     workers = workers_for(len(history), len(parts)) if parallel else 1
     try:
         if workers > 1:
+            solved = None
             outcomes = check_parts(parts, m, budget, explain, workers)
-            results = [o.result for o in outcomes]
-            sizes = [o.ops for o in outcomes]
         else:
-            probs = [problem(part, m, label) for label, part in parts]
-            searches = [Search(p, m) for p in probs]
-            results = run_searches(searches, budget)
-            sizes = [len(s.index) for s in searches]
+            solved = Solved([problem(part, m, label) for label, part in parts], m, budget)
+            outcomes = solved.outcomes
     except MalformedHistory as e:
         reason = f"malformed history: {e}"
         bad = {"valid": UNKNOWN, "model": m.name, "reason": reason}
         return CheckResult(CHECKER, UNKNOWN, f"Unknown: {reason}.", bad)
     # The worst verdict (invalid, then unknown, then valid) and the totals, in one pass.
+    results = [o.result for o in outcomes]
     valid: Any = True
     invalid = -1
-    checked = steps = model_steps = configs = ops = 0
+    checked = steps = model_steps = configs = ops = fast = 0
     for i, r in enumerate(results):
         v = r.valid
         if v is True:
@@ -121,7 +122,8 @@ def _check(
         steps += r.steps
         model_steps += r.model_steps
         configs += r.configs
-        ops += sizes[i]
+        ops += outcomes[i].ops
+        fast += outcomes[i].fast
     details: dict[str, Any] = {
         "valid": valid,
         "model": m.name,
@@ -135,11 +137,11 @@ def _check(
     details["verdict_s"] = round(time.perf_counter() - started, 6)
     if workers > 1:
         details["workers"] = workers
+    if fast:
+        details["unique_values_partitions"] = fast
     if invalid >= 0 and explain:
         details["counterexample"] = (
-            outcomes[invalid].counterexample
-            if workers > 1
-            else counterexample(probs[invalid], searches[invalid], results[invalid])
+            solved.explain(invalid) if solved is not None else outcomes[invalid].counterexample
         )
     if checked < len(results):
         unknown = [

@@ -139,6 +139,18 @@ class Reachable(Protocol):
 
 
 @runtime_checkable
+class Sourced(Protocol):
+    """A model that can say from which state a call of unknown outcome produces the state
+    its hint names, when it produces it at all (a compare-and-set: its expected value).
+    The unique-values fast path (``checkers.linear.unique``) then places such a call."""
+
+    def changes_from(self, call: Call) -> Any:
+        """The one state from which ``call`` produces ``hint(call).produces``; ``NOTHING``
+        when there is no single such state."""
+        ...
+
+
+@runtime_checkable
 class Described(Protocol):
     """A model that can put calls and states into words for reports."""
 

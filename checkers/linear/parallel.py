@@ -1,8 +1,8 @@
 """Checking partitions on several cores: for big histories split into many partitions.
 
 Partitions are independent, so each worker process takes a share of them (the biggest
-first, each to the least loaded worker), prepares them, runs their searches interleaved
-as ``schedule.run_searches`` does, and sends back one ``Outcome`` per partition. Workers
+first, each to the least loaded worker), prepares and decides them as one process would
+(``checkers.linear.solve``), and sends back one ``Outcome`` per partition. Workers
 are forked: they inherit the history and the model, nothing is copied up front, and only
 the results travel back. The first invalid partition ends the check: the other workers
 are stopped and their partitions are "skipped", as in one process.
@@ -23,13 +23,13 @@ import threading
 import time
 from collections.abc import Hashable
 from multiprocessing.connection import Connection, wait
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
-from checkers.linear.counterexample import counterexample
 from checkers.linear.model import Model
 from checkers.linear.prepare import problem
-from checkers.linear.schedule import SKIPPED, Budget, run_searches
-from checkers.linear.search import Search, SearchResult
+from checkers.linear.schedule import SKIPPED, Budget
+from checkers.linear.search import SearchResult
+from checkers.linear.solve import Outcome, Solved
 from harness.history import History
 
 MIN_OPS: Final = 50_000
@@ -38,14 +38,6 @@ more than a second core gives."""
 MAX_WORKERS: Final = 8
 GRACE_S: Final = 5.0
 """How long past the deadline the workers may take to report their "unknown"."""
-
-
-class Outcome(NamedTuple):
-    """What a worker reports of one partition."""
-
-    result: SearchResult
-    ops: int
-    counterexample: dict[str, Any] | None
 
 
 def workers_for(n_ops: int, n_parts: int) -> int:
@@ -159,13 +151,13 @@ def _work(share: list[int], conn: Connection) -> None:
     assert _JOB is not None
     parts, model, budget, explain = _JOB
     try:
-        probs = [problem(parts[i][1], model, parts[i][0]) for i in share]
-        searches = [Search(p, model) for p in probs]
-        results = run_searches(searches, budget)
-        out = []
-        for p, s, r in zip(probs, searches, results, strict=True):
-            cx = counterexample(p, s, r) if explain and r.valid is False else None
-            out.append(Outcome(r, len(s.index), cx))
+        solved = Solved([problem(parts[i][1], model, parts[i][0]) for i in share], model, budget)
+        out = [
+            o._replace(counterexample=solved.explain(i))
+            if explain and o.result.valid is False
+            else o
+            for i, o in enumerate(solved.outcomes)
+        ]
     except Exception as e:
         conn.send(("raise", e))
     else:
@@ -174,7 +166,7 @@ def _work(share: list[int], conn: Connection) -> None:
 
 
 def _unknown(reason: str) -> Outcome:
-    return Outcome(SearchResult("unknown", reason=reason), 0, None)
+    return Outcome(SearchResult("unknown", reason=reason), 0, False)
 
 
 def _skipped() -> Outcome:

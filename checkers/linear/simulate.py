@@ -41,7 +41,9 @@ class _Object:
 
     model: str
     values: int
+    """Distinct values written; 0: every written value is new (a counter)."""
     state: dict[Any, Any] = field(default_factory=dict)
+    written: list[Any] = field(default_factory=list)
 
     def initial(self) -> Any:
         return {"cas-register": 0, "kv": ""}.get(self.model)
@@ -56,9 +58,26 @@ class _Object:
         f = rng.choice(("read", "write", "cas"))
         if f == "read":
             return f, None
+        if self.values:
+            if f == "write":
+                return f, rng.randrange(self.values)
+            return f, [rng.randrange(self.values), rng.randrange(self.values)]
         if f == "write":
-            return f, rng.randrange(self.values)
-        return f, [rng.randrange(self.values), rng.randrange(self.values)]
+            return f, self.value(rng)
+        # Unique values: expect what the key holds now, most of the time.
+        held = self.state.get(key, self.initial())
+        old = held if rng.random() < 0.6 else self.value(rng, seen=True)
+        return f, [old, self.value(rng)]
+
+    def value(self, rng: random.Random, seen: bool = False) -> Any:
+        """A value to write: random among ``values``, or (``values`` 0) a new one; with
+        ``seen``, one written before (for a read's corrupted result)."""
+        if self.values:
+            return rng.randrange(self.values)
+        if seen:
+            return rng.choice(self.written) if self.written else self.initial()
+        self.written.append(len(self.written) + 1)
+        return self.written[-1]
 
     def apply(self, op: _Pending) -> None:
         """Take effect now: record the result and whether it succeeded."""
@@ -180,17 +199,17 @@ def _ops(
         if not op.applied:
             obj.apply(op)
         idle.append(p)
-        yield emit(p, *_completion(model, op, rng, corrupt, values))
+        yield emit(p, *_completion(model, op, rng, corrupt, obj))
 
 
 def _completion(
-    model: str, op: _Pending, rng: random.Random, corrupt: float, values: int
+    model: str, op: _Pending, rng: random.Random, corrupt: float, obj: _Object
 ) -> tuple[str, str, Any, Any]:
     """(type, f, value, key) of an applied op's completion."""
     result = op.result
     if rng.random() < corrupt:
         if op.f in ("read", "get"):
-            result = rng.randrange(values) if op.f == "read" else f"{rng.randrange(3)};"
+            result = obj.value(rng, seen=True) if op.f == "read" else f"{rng.randrange(3)};"
         elif op.f in ("cas", "acquire", "release"):
             op.ok = not op.ok
     if op.f in ("read", "get"):

@@ -143,6 +143,11 @@ class RegisterModel:
             return READ_ANY
         return _new(Hint, (False, NOTHING, inp[2], False))  # type: ignore[index]
 
+    def changes_from(self, call: Call) -> Any:
+        """A cas produces its new value only from its expected one."""
+        inp = call[0]
+        return inp[1] if inp[0] == "cas" else NOTHING  # type: ignore[index]
+
     def describe_call(self, call: Call) -> str:
         inp, out = call.input, call.output
         kind = inp[0]  # type: ignore[index]

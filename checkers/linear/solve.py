@@ -1,0 +1,73 @@
+"""Deciding a history's partitions: the unique-values fast path where it applies to a big
+partition (``checkers.linear.unique``), the search everywhere else, all within one budget.
+
+The first invalid partition ends the work, whichever way it was found: the fast path runs
+first (it is linear), so an invalid big partition spares the searches altogether.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from checkers.linear import unique
+from checkers.linear.counterexample import counterexample
+from checkers.linear.model import Model
+from checkers.linear.prepare import Problem
+from checkers.linear.schedule import SKIPPED, Budget, run_searches
+from checkers.linear.search import Search, SearchResult
+
+
+class Outcome(NamedTuple):
+    """One partition's result: the verdict and what found it, the operations it weighed,
+    and (for an invalid one, when asked for) its counterexample."""
+
+    result: SearchResult
+    ops: int
+    fast: bool
+    counterexample: dict[str, Any] | None = None
+
+
+class Solved:
+    """The partitions' outcomes (``outcomes``, in the order of the problems); their
+    counterexamples are built on demand (``explain``), after the verdict."""
+
+    def __init__(self, problems: list[Problem], model: Model, budget: Budget) -> None:
+        self.problems = problems
+        self.model = model
+        fast = [
+            unique.verdict(p, model) if len(p.calls) >= unique.MIN_OPS else None
+            for p in problems
+        ]
+        self._fast = fast
+        self._searches: dict[int, Search] = {}
+        results: list[SearchResult | None] = [None] * len(problems)
+        refuted = False
+        for i, v in enumerate(fast):
+            if v is not None:
+                results[i] = SearchResult(v.valid)
+                refuted = refuted or not v.valid
+        rest = [i for i, v in enumerate(fast) if v is None]
+        if refuted:
+            for i in rest:
+                results[i] = SearchResult("unknown", reason=SKIPPED)
+        elif rest:
+            searches = [Search(problems[i], model) for i in rest]
+            self._searches = dict(zip(rest, searches, strict=True))
+            for i, r in zip(rest, run_searches(searches, budget), strict=True):
+                results[i] = r
+        self.outcomes = [
+            Outcome(
+                r,
+                len(self._searches[i].index) if i in self._searches else len(problems[i].calls),
+                fast[i] is not None,
+            )
+            for i, r in enumerate(results)
+            if r is not None
+        ]
+
+    def explain(self, i: int) -> dict[str, Any]:
+        """The counterexample of invalid partition ``i``."""
+        v = self._fast[i]
+        if v is not None and v.explain is not None:
+            return v.explain()
+        return counterexample(self.problems[i], self._searches[i], self.outcomes[i].result)
