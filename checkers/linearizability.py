@@ -32,7 +32,7 @@ from typing import Any, Final
 from checkers.linear.counterexample import jsonable
 from checkers.linear.model import Model, ModelError
 from checkers.linear.models import MODELS, get_model
-from checkers.linear.parallel import check_parts, workers_for
+from checkers.linear.parallel import check_problems, workers_for
 from checkers.linear.prepare import partitions, problem
 from checkers.linear.schedule import SKIPPED, Budget
 from checkers.linear.search import SearchResult
@@ -93,11 +93,12 @@ def _check(
     parts = partitions(history, m)
     workers = workers_for(len(history), len(parts)) if parallel else 1
     try:
+        probs = [problem(part, m, label) for label, part in parts]
         if workers > 1:
             solved = None
-            outcomes = check_parts(parts, m, budget, explain, workers)
+            outcomes = check_problems(probs, m, budget, explain, workers)
         else:
-            solved = Solved([problem(part, m, label) for label, part in parts], m, budget)
+            solved = Solved(probs, m, budget)
             outcomes = solved.outcomes
     except MalformedHistory as e:
         reason = f"malformed history: {e}"

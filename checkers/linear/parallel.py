@@ -1,11 +1,15 @@
 """Checking partitions on several cores: for big histories split into many partitions.
 
-Partitions are independent, so each worker process takes a share of them (the biggest
-first, each to the least loaded worker), prepares and decides them as one process would
-(``checkers.linear.solve``), and sends back one ``Outcome`` per partition. Workers
-are forked: they inherit the history and the model, nothing is copied up front, and only
-the results travel back. The first invalid partition ends the check: the other workers
-are stopped and their partitions are "skipped", as in one process.
+Partitions are independent. This process prepares them (``prepare.problem``: pairing is
+a third of the work, but it reads every operation, and a forked worker that read them
+would copy nearly every page of the history, doubling the memory: its reference counts
+are written on each read), then each of ``workers`` processes (this one and forked ones)
+takes a share (the biggest first, each to the least loaded) and decides them as one
+process would (``checkers.linear.solve``); forked workers send back one ``Outcome`` per
+partition. They inherit the problems and the model, nothing is copied up front, and only
+the results travel back. The first invalid partition ends the
+check: the other workers are stopped and their partitions are "skipped", as in one
+process (this process finishes its own share first).
 
 It pays only when the work dwarfs forking and gathering (``MIN_OPS``), and it is used
 only where forking is safe: a platform with ``fork``, and a process with no other thread
@@ -21,16 +25,14 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Hashable
 from multiprocessing.connection import Connection, wait
 from typing import Any, Final
 
 from checkers.linear.model import Model
-from checkers.linear.prepare import problem
+from checkers.linear.prepare import Problem
 from checkers.linear.schedule import SKIPPED, Budget
 from checkers.linear.search import SearchResult
 from checkers.linear.solve import Outcome, Solved
-from harness.history import History
 
 MIN_OPS: Final = 50_000
 """Histories with fewer ops are checked in one process: forking and gathering would cost
@@ -66,38 +68,44 @@ def shares(sizes: list[int], workers: int) -> list[list[int]]:
 
 
 # The job the workers inherit at the fork (set just before, cleared right after).
-_JOB: tuple[list[tuple[Hashable, History]], Model, Budget, bool] | None = None
+_JOB: tuple[list[Problem], Model, Budget, bool] | None = None
 
 
-def check_parts(
-    parts: list[tuple[Hashable, History]],
+def check_problems(
+    problems: list[Problem],
     model: Model,
     budget: Budget,
     explain: bool,
     workers: int,
 ) -> list[Outcome]:
-    """Every partition's outcome, in the order of ``parts``. Raises what a worker raised
-    (MalformedHistory, ModelError), as checking in this process would."""
+    """Every partition's outcome, in the order of ``problems``. Raises what a worker
+    raised, as checking in this process would."""
     global _JOB
     ctx = multiprocessing.get_context("fork")
-    work = shares([len(h) for _, h in parts], workers)
+    work = shares([len(p.calls) for p in problems], workers)
     per_worker = Budget(
         budget.deadline,
         None if budget.max_configs is None else budget.max_configs // len(work),
         None if budget.max_memory is None else budget.max_memory // len(work),
     )
     procs: dict[Connection, tuple[Any, list[int]]] = {}
-    outcomes: list[Outcome | None] = [None] * len(parts)
-    _JOB = (parts, model, per_worker, explain)
+    outcomes: list[Outcome | None] = [None] * len(problems)
+    own, *others = work
+    _JOB = (problems, model, per_worker, explain)
     try:
-        for share in work:
+        for share in others:
             reader, writer = ctx.Pipe(duplex=False)
             proc = ctx.Process(target=_work, args=(share, writer), daemon=True)
             proc.start()
             writer.close()
             procs[reader] = (proc, share)
         _JOB = None
-        _gather(procs, outcomes, budget)
+        # This process takes a share too: one process fewer to copy pages of the history.
+        mine = _solve(own, problems, model, per_worker, explain)
+        for i, outcome in zip(own, mine, strict=True):
+            outcomes[i] = outcome
+        if all(o.result.valid is not False for o in mine):
+            _gather(procs, outcomes, budget)
     finally:
         _JOB = None
         for proc, _ in procs.values():
@@ -144,25 +152,29 @@ def _gather(
 
 def _work(share: list[int], conn: Connection) -> None:
     """A worker: check the partitions of ``share`` and send their outcomes, or the error
-    that stopped it (a malformed history, an op the model does not know), which the
-    parent raises as one process would. Ctrl-C is the parent's to handle: it stops the
-    workers."""
+    that stopped it, which the parent raises as one process would. Ctrl-C is the
+    parent's to handle: it stops the workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     assert _JOB is not None
-    parts, model, budget, explain = _JOB
     try:
-        solved = Solved([problem(parts[i][1], model, parts[i][0]) for i in share], model, budget)
-        out = [
-            o._replace(counterexample=solved.explain(i))
-            if explain and o.result.valid is False
-            else o
-            for i, o in enumerate(solved.outcomes)
-        ]
+        out = _solve(share, *_JOB)
     except Exception as e:
         conn.send(("raise", e))
     else:
         conn.send(("done", out))
     conn.close()
+
+
+def _solve(
+    share: list[int], problems: list[Problem], model: Model, budget: Budget, explain: bool
+) -> list[Outcome]:
+    """The outcomes of the partitions of ``share``, counterexamples built."""
+    solved = Solved([problems[i] for i in share], model, budget)
+    return [
+        o._replace(counterexample=solved.explain(i)) if explain and o.result.valid is False
+        else o
+        for i, o in enumerate(solved.outcomes)
+    ]
 
 
 def _unknown(reason: str) -> Outcome:

@@ -10,18 +10,18 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from checkers.linear import parallel
 from checkers.linear.model import ModelError
 from checkers.linear.models import get_model
-from checkers.linear.prepare import partitions
+from checkers.linear.prepare import problems
 from checkers.linear.schedule import SKIPPED, Budget
 from checkers.linear.simulate import simulate
 from checkers.linearizability import check
-from harness.history import History, MalformedHistory
-from harness.ops import Op
+from harness.history import History
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,8 +51,8 @@ def test_one_process_unless_it_pays_and_forking_is_safe(monkeypatch: pytest.Monk
 
 def _outcomes(history: History, workers: int, explain: bool = True) -> list[parallel.Outcome]:
     m = get_model("register")
-    return parallel.check_parts(partitions(history, m), m, Budget(None, None, 1 << 30),
-                                explain, workers)
+    return parallel.check_problems(problems(history, m), m, Budget(None, None, 1 << 30),
+                                   explain, workers)
 
 
 def test_workers_give_the_verdicts_of_one_process() -> None:
@@ -87,24 +87,32 @@ def test_a_worker_that_dies_leaves_its_partitions_unknown(
         os._exit(3)
 
     monkeypatch.setattr(parallel, "_work", die)
-    outcomes = _outcomes(keyed(600, keys=4), 2)
-    assert {o.result.valid for o in outcomes} == {"unknown"}
-    assert all("died (exit code 3)" in o.result.reason for o in outcomes)
+    history = keyed(600, keys=4)
+    outcomes = _outcomes(history, 2)
+    probs = problems(history, get_model("register"))
+    _, forked = parallel.shares([len(p.calls) for p in probs], 2)  # this process: the first
+    assert [i for i, o in enumerate(outcomes) if o.result.valid is True] == [
+        i for i in range(4) if i not in forked]
+    for i in forked:
+        assert outcomes[i].result.valid == "unknown"
+        assert "died (exit code 3)" in outcomes[i].result.reason
 
 
-def test_what_a_worker_raises_is_raised_in_the_parent() -> None:
-    m = get_model("register")
-    ops = [Op(index=0, time=0, process=1, type="ok", f="read", value=1, key="a"),
-           Op(index=1, time=1, process=2, type="invoke", f="read", key="b"),
-           Op(index=2, time=2, process=2, type="ok", f="read", value=None, key="b")]
-    with pytest.raises(MalformedHistory):
-        parallel.check_parts(partitions(History(ops), m), m, Budget(), True, 2)
-    ops = [Op(index=0, time=0, process=1, type="invoke", f="frob", key="a"),
-           Op(index=1, time=1, process=1, type="ok", f="frob", key="a"),
-           Op(index=2, time=2, process=2, type="invoke", f="read", key="b"),
-           Op(index=3, time=3, process=2, type="ok", f="read", value=None, key="b")]
+def test_what_a_worker_raises_is_raised_in_the_parent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parent = os.getpid()
+    real = parallel.Solved
+
+    def solved(*args: Any) -> Any:
+        if os.getpid() != parent:  # only in the forked worker
+            raise ModelError("op 7 (process 2) is 'frob', which the register model does not "
+                             "know")
+        return real(*args)
+
+    monkeypatch.setattr(parallel, "Solved", solved)
     with pytest.raises(ModelError, match="'frob'"):
-        parallel.check_parts(partitions(History(ops), m), m, Budget(), True, 2)
+        _outcomes(keyed(600, keys=4), 2)
 
 
 def test_a_big_history_is_checked_on_both_cores(tmp_path: Path) -> None:
