@@ -70,3 +70,24 @@ class HasLeader(Protocol):
     """Knows which node currently leads, when the system has a leader."""
 
     def leader(self) -> str | None: ...
+
+
+class Commands(Protocol):
+    """A cluster that runs commands on its nodes (Docker exec, SSH)."""
+
+    def nodes(self) -> list[str]: ...
+
+    def exec(self, node: str, cmd: list[str] | str) -> tuple[int, str]: ...
+
+
+def server_version(cluster: Commands, argv: tuple[str, ...] | None, prefix: str = "") -> str:
+    """What the server says of its version, run on the first node: the first line of
+    ``argv``'s output after ``prefix`` (``etcd Version: 3.5.16``), or "unknown"."""
+    if not argv:
+        return "unknown"
+    try:
+        _, out = cluster.exec(cluster.nodes()[0], list(argv))
+    except (ClusterError, OSError, IndexError):
+        return "unknown"
+    lines = out.strip().splitlines()
+    return f"{prefix}{lines[0].strip()}" if lines else "unknown"

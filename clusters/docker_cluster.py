@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from clusters import _docker
 from clusters._network import create_network, node_ip
 from clusters._probe import wait_until
-from clusters.base import ClusterError
+from clusters.base import ClusterError, server_version
 
 if TYPE_CHECKING:
     import docker
@@ -98,6 +98,9 @@ class DockerCluster:
     faketime_default: ClassVar[bool] = False
     start_timeout: ClassVar[float] = 60.0
     """Seconds from launching the servers to healthy before start() gives up."""
+    version_argv: ClassVar[tuple[str, ...] | None] = None
+    """The command whose first line of output names the server's version (on n1)."""
+    version_prefix: ClassVar[str] = ""
 
     def __init__(self, *, run_id: str, nodes: int | None = None, image: str | None = None,
                  faketime: bool | None = None, subnet: str | None = None) -> None:
@@ -265,6 +268,10 @@ class DockerCluster:
     def is_running(self, node: str) -> bool:
         """Whether a (possibly paused) server process exists on ``node``."""
         return bool(self._states(node))
+
+    def version(self) -> str:
+        """The server's version as its image says it (``version_argv`` on n1)."""
+        return server_version(self, self.version_argv, self.version_prefix)
 
     # -- for nemeses and tests ----------------------------------------------------------
 

@@ -26,6 +26,8 @@ CONF = "/harness/consul.json"
 class ConsulCluster(DockerCluster):
     """Consul 1.8 servers n1..nN; Killable, Pausable, HasLeader."""
 
+    version_argv = ("consul", "version")
+
     name = "consul"
     image_name = "consul"
     process = "consul"

@@ -18,6 +18,8 @@ PEER_PORT = 2380
 class EtcdCluster(DockerCluster):
     """etcd 3.5 members n1..nN; Killable, Pausable, HasLeader."""
 
+    version_argv = ("etcd", "--version")
+
     name = "etcd"
     image_name = "etcd"
     process = "etcd"

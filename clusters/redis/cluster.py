@@ -59,6 +59,8 @@ def answers_ping(ip: str) -> bool:
 class RedisCluster(DockerCluster):
     """One Redis server (n1); Killable and Pausable."""
 
+    version_argv = ("redis-server", "--version")
+
     name = "redis"
     image_name = "redis"
     process = "redis-server"

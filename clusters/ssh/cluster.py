@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from clusters._probe import wait_until
-from clusters.base import ClusterError
+from clusters.base import ClusterError, server_version
 from clusters.docker_cluster import RUN_ID
 from clusters.remote.base import Exec, Remote, RemoteError, as_root, must, put_text
 from clusters.remote.clock import measure_offset
@@ -67,6 +67,9 @@ class SshCluster:
     commands: ClassVar[dict[str, str]] = {}
     """Package -> command: the command on a host's PATH counts as the package installed."""
     start_timeout: ClassVar[float] = 60.0
+    version_argv: ClassVar[tuple[str, ...] | None] = None
+    """The command whose first line of output names the server's version (on n1)."""
+    version_prefix: ClassVar[str] = ""
 
     def __init__(self, hosts: list[HostSpec], *, run_id: str, remote: RemoteFactory,
                  installer: PackageInstaller | None = None, keep_packages: bool = False,
@@ -204,6 +207,10 @@ class SshCluster:
         return self._proc(node).state() is not None
 
     # -- for nemeses and tests ----------------------------------------------------------
+
+    def version(self) -> str:
+        """The server's version as the package says it (``version_argv`` on n1)."""
+        return server_version(self, self.version_argv, self.version_prefix)
 
     def exec(self, node: str, cmd: list[str] | str) -> tuple[int, str]:
         """Run ``cmd`` (argv, or a string for ``sh -c``) on ``node``'s host as root; exit

@@ -37,6 +37,7 @@ class SshConsulCluster(SshCluster):
     services = ("consul",)
     commands = {"consul": "consul"}
     start_timeout = 60.0
+    version_argv = ConsulCluster.version_argv
 
     _view: ConsulCluster | None = None
 
@@ -67,8 +68,3 @@ class SshConsulCluster(SshCluster):
     def leader(self) -> str | None:
         """The server a majority of servers report as leader, else None."""
         return self.consul().leader()
-
-    def version(self) -> str:
-        """``consul version``'s first line on n1 (``Consul v1.8.7``)."""
-        _, out = self.exec(self.nodes()[0], ["consul", "version"])
-        return out.strip().splitlines()[0] if out.strip() else "unknown"

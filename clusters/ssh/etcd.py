@@ -26,6 +26,7 @@ class SshEtcdCluster(ViewedSshCluster[EtcdCluster]):
     packages = ("etcd-server", "etcd-client")
     services = ("etcd",)
     start_timeout = 60.0
+    version_argv = EtcdCluster.version_argv
     docker = EtcdCluster
 
     def server_command(self, node: str) -> list[str]:
@@ -38,8 +39,3 @@ class SshEtcdCluster(ViewedSshCluster[EtcdCluster]):
     def leader(self) -> str | None:
         """The member a majority of members report as leader, else None."""
         return self.view().leader()
-
-    def version(self) -> str:
-        """``etcd --version``'s first line on n1 (``etcd Version: 3.5.16``)."""
-        _, out = self.exec(self.nodes()[0], ["etcd", "--version"])
-        return out.strip().splitlines()[0] if out.strip() else "unknown"

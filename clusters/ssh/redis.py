@@ -39,6 +39,7 @@ class SshRedisCluster(SshCluster):
     packages = ("redis-server",)
     services = ("redis-server",)
     start_timeout = RedisCluster.start_timeout
+    version_argv = RedisCluster.version_argv
 
     def __init__(self, hosts: list[HostSpec], *, persistence: str | None = None,
                  **options: Any) -> None:
@@ -66,10 +67,6 @@ class SshRedisCluster(SshCluster):
         """PING answers +PONG (not -LOADING while the append-only file is replayed)."""
         return answers_ping(self.ip(node))
 
-    def version(self) -> str:
-        """``redis-server --version`` on n1 (``Redis server v=8.0.2 sha=...``)."""
-        _, out = self.exec(self.nodes()[0], ["redis-server", "--version"])
-        return out.strip().splitlines()[0] if out.strip() else "unknown"
 
 
 class SshRedlockCluster(SshRedisCluster):

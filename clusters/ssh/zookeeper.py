@@ -45,6 +45,8 @@ class SshZookeeperCluster(ViewedSshCluster[ZookeeperCluster]):
     ports = (CLIENT_PORT, QUORUM_PORT, ELECTION_PORT)
     packages = ("libzookeeper-java", "default-jre-headless")
     start_timeout = ZookeeperCluster.start_timeout
+    version_argv = ("dpkg-query", "-W", "-f", "${Version}", "libzookeeper-java")
+    version_prefix = "zookeeper "
     docker = ZookeeperCluster
 
     def node_files(self, node: str) -> dict[str, str]:
@@ -71,11 +73,6 @@ class SshZookeeperCluster(ViewedSshCluster[ZookeeperCluster]):
         """The one server that says it leads while a majority serve, else None."""
         return self.view().leader()
 
-    def version(self) -> str:
-        """The version of Debian's ZooKeeper on n1 (``zookeeper 3.9.3-1+deb13u1``)."""
-        _, out = self.exec(self.nodes()[0], ["dpkg-query", "-W", "-f", "${Version}",
-                                             "libzookeeper-java"])
-        return f"zookeeper {out.strip()}" if out.strip() else "unknown"
 
     def _conf(self) -> str:
         return f"{self.layout.conf}/zoo.cfg"

@@ -64,6 +64,9 @@ def server_argv(conf: str, jvm: Sequence[str] = ()) -> list[str]:
 class ZookeeperCluster(DockerCluster):
     """ZooKeeper 3.9 servers n1..nN; Killable, Pausable, HasLeader."""
 
+    version_argv = ("dpkg-query", "-W", "-f", "${Version}", "zookeeper")
+    version_prefix = "zookeeper "
+
     name = "zookeeper"
     image_name = "zookeeper"
     process = "java"

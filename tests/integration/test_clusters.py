@@ -8,6 +8,7 @@ built on first use (minutes from nothing; seconds with the archive cache).
 from __future__ import annotations
 
 import base64
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -152,6 +153,15 @@ def test_serves_a_write_then_a_read(cluster: DockerCluster) -> None:
     assert sorted(cluster.endpoints()) == cluster.nodes()
     assert len(cluster.nodes()) == TARGETS[cluster.name].default_nodes
     write_read(cluster)
+
+
+VERSIONS = {"etcd": r"etcd Version: 3\.\d+\.\d+", "redis": r"Redis server v=\d+\.",
+            "redlock": r"Redis server v=\d+\.", "consul": r"Consul v1\.\d+\.\d+",
+            "zookeeper": r"zookeeper 3\.\d+\.\d+"}
+
+
+def test_the_server_names_its_version(cluster: DockerCluster) -> None:
+    assert re.match(VERSIONS[cluster.name], cluster.version()), cluster.version()
 
 
 def test_leader_is_identified(cluster: DockerCluster) -> None:
