@@ -12,7 +12,7 @@ from bisect import bisect_left
 from typing import Any
 
 # Big-partition mode, tunable (tests force it on small partitions): partitions with more
-# than LEAN entries keep one bitset per frame and drop frames with nothing left to try;
+# than LEAN entries keep frames and memo keys without the entries below the forced one;
 # above TABLE_BITS bits (8 MiB) of masks, candidate masks are computed, not tabled.
 LEAN = 4096
 TABLE_BITS = 64 << 20

@@ -100,9 +100,12 @@ entry's return is compiled), and masks restricted to those candidates; later ent
 only add higher bits. Bookkeeping that later entries change is kept up to date (R4 of
 the uncertain entries, R6's useless blind entries, R5's reachability masks are dropped).
 Bigger partitions are compiled up front (``_compile``). Partitions with more than
-``bits.LEAN`` entries run in a lean mode whose memory stays linear in their size: frames
-keep one bitset and are dropped once nothing is left to try from them, and candidate
-masks are computed instead of tabled.
+``bits.LEAN`` entries run in a lean mode whose memory stays linear in their size: a frame
+and a memo key keep only the certain entries above the forced one ``x`` (every entry
+below ``x`` is linearized: a few bits, at the history's concurrency) and the uncertain
+ones, and candidate masks are computed instead of tabled. (Frames used to be dropped
+after their last child, losing their memo record to save memory: on one key of 10,000
+operations the search then went over the same configurations again and again.)
 """
 
 from __future__ import annotations
@@ -314,7 +317,7 @@ class Search:
         self.sid_of: dict[Hashable, int] = {problem.init: 0}
         self.init_sid = 0
         self.steps = 0
-        self.memo: dict[tuple[int, int], list[int]] = {}
+        self.memo: dict[tuple[int, ...], list[int]] = {}
         self.configs = 0
         self.stack: list[list[Any]] = []
         self._reachable: Callable[[Any, Any], bool] | None = getattr(model, "reachable", None)
@@ -507,7 +510,9 @@ class Search:
         self.class_hint = class_hint
         self.class_need = class_need
         self.need_sid = list(map(class_need.__getitem__, cids[:n_certain]))
-        self.config_bytes = 250 + n // 4  # about what one memoized configuration costs
+        # About what one memoized configuration costs: its key holds every certain entry,
+        # except in lean mode, where it holds those above the forced one (a few).
+        self.config_bytes = 300 + (n - n_certain) // 4 if n > bits.LEAN else 250 + n // 4
 
     def _prepare(
         self,
@@ -1014,9 +1019,13 @@ class Search:
             fresh = True
             if memo:  # (nothing is recorded before the first backtrack)
                 lc = lin & cmask
-                lst = memo.get((lc, sid))
-                if lst is not None:
+                if lean:  # keys and records without the bits of the entries below x
+                    lst = memo.get((x, lc >> x, sid))
+                    u = lin >> n_certain
+                else:
+                    lst = memo.get((lc, sid))
                     u = lin ^ lc
+                if lst is not None:
                     for v in lst:
                         if v | u == u:
                             fresh = False  # dominated by a configuration that failed
@@ -1042,7 +1051,7 @@ class Search:
                 need = need_sid[gbit.bit_length() - 1] if rem else sid
                 if need == sid:
                     stack.append(
-                        [lin, sid, x, 0, path, None, None]
+                        [(lin & cmask) >> x, sid, x, 0, path, lin >> n_certain, None]
                         if lean
                         else [lin, sid, x, 0, path, cand & ~ro_mask, cand]
                     )
@@ -1063,30 +1072,40 @@ class Search:
                         and (reach.get((sid, need)) or not unreachable(sid, need, others))
                     ):
                         stack.append(
-                            [lin, sid, x, 0, path, None, None]
+                            [(lin & cmask) >> x, sid, x, 0, path, lin >> n_certain, None]
                             if lean
                             else [lin, sid, x, 0, path, cand & ~ro_mask, cand]
                         )
                     else:
                         configs += 1
                         lc = lin & cmask
-                        key = (lc, sid)
+                        key: tuple[int, ...]
+                        if lean:
+                            key = (x, lc >> x, sid)
+                            rec = lin >> n_certain
+                        else:
+                            key = (lc, sid)
+                            rec = lin ^ lc
                         lst = memo.get(key)
                         if lst is None:
-                            memo[key] = [lin ^ lc]
+                            memo[key] = [rec]
                         else:
-                            lst.append(lin ^ lc)
+                            lst.append(rec)
             # Advance to the next child of the deepest frame that has one.
             while stack:
                 fr = stack[-1]
                 sid0 = fr[1]
                 orig = fr[6]
                 if orig is None:
-                    # A lean frame keeps one bitset: its candidates are recomputed, and
-                    # those below fr[3] have been tried.
-                    orig = callable_[fr[2]] & ~fr[0]
+                    # A lean frame keeps its entries as the certain ones above x and the
+                    # uncertain ones (all below x are in): its candidates are recomputed,
+                    # and those below fr[3] have been tried.
+                    x0 = fr[2]
+                    lin0 = ((1 << x0) - 1) | (fr[0] << x0) | (fr[5] << n_certain)
+                    orig = callable_[x0] & ~lin0
                     cand = (orig & ~ro_mask) >> fr[3] << fr[3]
                 else:
+                    lin0 = fr[0]
                     cand = fr[5]
                 t = -1
                 while cand:
@@ -1115,28 +1134,27 @@ class Search:
                     t = -1
                 if t < 0:
                     stack.pop()
-                    lin0 = fr[0]
-                    lc = lin0 & cmask
-                    key = (lc, sid0)
                     configs += 1
+                    if lean:
+                        key = (fr[2], fr[0], sid0)
+                        rec = fr[5]
+                    else:
+                        lc = lin0 & cmask
+                        key = (lc, sid0)
+                        rec = lin0 ^ lc
                     lst = memo.get(key)
                     if lst is None:
-                        memo[key] = [lin0 ^ lc]
+                        memo[key] = [rec]
                     else:
-                        lst.append(lin0 ^ lc)
+                        lst.append(rec)
                     continue
                 path = (low, fr[4])
-                lin = fr[0] | low
+                lin = lin0 | low
                 sid = t
-                if not lean:
-                    fr[5] = cand
-                elif cand:
+                if lean:
                     fr[3] = y + 1
                 else:
-                    # Its last child: nothing left to try from it. Big partitions drop
-                    # such frames (each holds a bitset as long as the partition) and
-                    # lose only their memo record.
-                    stack.pop()
+                    fr[5] = cand
                 break
             else:
                 self.steps = steps
