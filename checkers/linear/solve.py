@@ -7,6 +7,7 @@ first (it is linear), so an invalid big partition spares the searches altogether
 
 from __future__ import annotations
 
+import time
 from typing import Any, NamedTuple
 
 from checkers.linear import unique
@@ -35,7 +36,7 @@ class Solved:
         self.problems = problems
         self.model = model
         fast = [
-            unique.verdict(p, model) if len(p.calls) >= unique.MIN_OPS else None
+            unique.verdict(p, model) if _fast_fits(len(p.calls), budget) else None
             for p in problems
         ]
         self._fast = fast
@@ -71,3 +72,14 @@ class Solved:
         if v is not None and v.explain is not None:
             return v.explain()
         return counterexample(self.problems[i], self._searches[i], self.outcomes[i].result)
+
+
+def _fast_fits(n: int, budget: Budget) -> bool:
+    """Whether a partition of ``n`` ops takes the fast path: big enough, and (as it cannot
+    be stopped midway) with time left for it at a pessimistic ``unique.SECONDS_PER_OP``;
+    otherwise the search, which keeps to the deadline, takes it."""
+    if n < unique.MIN_OPS:
+        return False
+    return budget.deadline is None or (
+        budget.deadline - time.perf_counter() > n * unique.SECONDS_PER_OP
+    )

@@ -54,6 +54,9 @@ from checkers.linear.prepare import INF, Problem
 
 MIN_OPS: Final = 5000
 """Partitions with fewer operations go to the search (tests lower it)."""
+SECONDS_PER_OP: Final = 100e-6
+"""A pessimistic cost per operation (measured: 20-25 us): the path runs only when this
+much time is left before the check's deadline, as it cannot be stopped midway."""
 
 
 class Verdict(NamedTuple):

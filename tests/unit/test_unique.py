@@ -117,3 +117,11 @@ def test_big_partitions_go_through_it(corrupt: float) -> None:
     if corrupt:
         assert explain(result)[0].startswith("Not linearizable: ")
         assert result.details["counterexample"]["window"]["ops"]
+
+
+def test_without_time_for_it_the_search_keeps_the_deadline() -> None:
+    history = simulate("register", 2 * unique.MIN_OPS, processes=8, keys=1, values=0,
+                       p_info=0.02, seed=7)
+    result = check(history, "register", time_limit=0.5, parallel=False)
+    assert "unique_values_partitions" not in result.details  # 1 s needed, 0.5 s given
+    assert result.valid in (True, "unknown")
