@@ -164,16 +164,18 @@ def _decide(p: _Partition, model: Model) -> Verdict:
     text = _Words(problem, model)
     for s, rs in p.reads.items():
         if s != init and s not in p.producer:
-            return _invalid(text, [rs[0]], f"{text.op(rs[0])} needs state "
-                            f"{text.state(s)}, which no operation produces")
+            return _invalid(text, [rs[0]], f"{text.op(rs[0])}, returned "
+                            f"{text.returned(rs[0])}, needs state {text.state(s)}, which no "
+                            "operation that took effect produces")
     for s, i in p.leaves.items():
         if i < 0:
             two = [j for j, need in p.needs.items() if need == s][:2]
             return _invalid(text, two, f"{text.op(two[0])} and {text.op(two[1])} both leave "
                             f"state {text.state(s)}, which can only be left once")
         if s != init and s not in p.producer:
-            return _invalid(text, [i], f"{text.op(i)} needs state {text.state(s)}, which no "
-                            "operation produces")
+            return _invalid(text, [i], f"{text.op(i)}, invoked {text.invoked(i)}, needs "
+                            f"state {text.state(s)}, which no operation that took effect "
+                            "produces")
     # Chains, each as its groups in order: [producer], [reads], [link], [reads], ...
     made = {i: s for s, i in p.producer.items()}
     heads = [init] + [s for s, i in p.producer.items() if i not in p.needs]
