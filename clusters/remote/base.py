@@ -27,6 +27,8 @@ Command = str | Sequence[str]
 """An argv (each item quoted for the remote shell) or a shell string (run by ``sh -c``)."""
 
 Exec = Callable[[Command], tuple[int, str]]
+STAGING = "/tmp/.harness-xfer"
+"""Prefix of the temporary files through which files reach root-owned places."""
 """Runs a command on one machine as root: exit code and output (``NodeControl.exec`` of a
 node, or ``Remote.run`` with sudo); what the identity and clock helpers take."""
 

@@ -38,6 +38,7 @@ import paramiko
 
 from clusters.remote.base import (
     DEFAULT_TIMEOUT,
+    STAGING,
     Command,
     CommandResult,
     RemoteError,
@@ -54,8 +55,6 @@ log = logging.getLogger(__name__)
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 EOF_GRACE_S = 1.0
 """Seconds to wait, after a command's exit status, for the rest of its output."""
-STAGING = "/tmp/.harness-xfer"
-"""Prefix of the temporary files through which files reach root-owned places."""
 
 
 class InsecureHostKeyWarning(UserWarning):

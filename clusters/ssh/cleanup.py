@@ -32,7 +32,7 @@ from functools import partial
 from typing import Any
 
 from clusters.base import ClusterError
-from clusters.remote.base import Remote, RemoteError, as_root, must, tail
+from clusters.remote.base import STAGING, Exec, Remote, RemoteError, as_root, must, tail
 from clusters.remote.clock import RECORD, STROBE_PATTERN, correction, measure_offset, read_record
 from clusters.remote.hosts import HostSpec
 from clusters.ssh.firewall import harness_rules, remove_harness_rules
@@ -53,9 +53,7 @@ SERVERS = (
 )
 """Prints ``PID STATE COMM`` of every harness server on the host (see the module doc)."""
 RUN_DIRS = f"find {ROOT} -mindepth 1 -maxdepth 1 -type d 2>/dev/null; true"
-UPLOAD_STAGING = "/tmp/.harness-xfer"
-"""``clusters.remote.ssh.STAGING`` (not imported: that module needs paramiko)."""
-LEFTOVERS = (f"rm -rf {DEB_STAGING}-* {UPLOAD_STAGING}-*; "
+LEFTOVERS = (f"rm -rf {DEB_STAGING}-* {STAGING}-*; "
              f"if grep -qxF '{POLICY_MARK}' {POLICY_RC} 2>/dev/null; then rm -f {POLICY_RC}; "
              "echo policy; fi")
 """Removes staged .debs and uploads, and a policy-rc.d the harness wrote (says so)."""
@@ -125,10 +123,18 @@ def down_host(remote: Remote) -> HostReport:
         return report
     _heal(remote, report)
     report.step("kill the harness servers", lambda: _kill_servers(remote, report))
-    dirs = remote.run(RUN_DIRS, sudo=True, timeout=60).stdout.split()
+    dirs: list[str] = []
+    report.step("list the run directories",
+                lambda: dirs.extend(remote.run(RUN_DIRS, sudo=True, timeout=60).stdout.split()))
+    before = len(report.problems)
     report.step("purge the packages the runs installed", lambda: _purge(remote, dirs, report))
-    for d in dirs:
-        report.step(f"remove {d}", partial(_remove, remote, d, report))
+    if len(report.problems) == before:
+        for d in dirs:
+            report.step(f"remove {d}", partial(_remove, remote, d, report))
+    elif dirs:
+        report.problems.append("remove the run directories: kept, as they hold the install "
+                               "records; run `harness clusters down --ssh` again once the "
+                               "purge can succeed")
     report.step("remove install leftovers", lambda: _leftovers(remote, report))
     return report
 
@@ -142,9 +148,18 @@ def clean_hosts(action: str, hosts: Sequence[HostSpec],
     clean = heal_host if action == "heal" else down_host
 
     def one(spec: HostSpec) -> HostReport:
-        r = remote(spec)
+        try:
+            r = remote(spec)
+        except Exception as e:  # one host must not cost the others their reports
+            report = HostReport(str(spec))
+            report.problems.append(f"reach the host: {e}")
+            return report
         try:
             return clean(r)
+        except Exception as e:
+            report = HostReport(r.host)
+            report.problems.append(f"{action} it: {e}; run the command again")
+            return report
         finally:
             r.close()
 
@@ -199,14 +214,26 @@ def _clock(remote: Remote, report: HostReport) -> None:
                               "the time service by hand and delete it")
         return
     baseline = record.get("baseline_offset_s")
-    shift = correction(baseline, measure_offset(run))
-    if shift is not None:
-        must(remote, shift, "putting the clock back", sudo=True)
-        report.done.append(f"put the clock back to {baseline:+.3f} s from this machine's")
+    if baseline is not None:
+        shift = correction(baseline, _offset(run))
+        if shift is not None:
+            must(remote, shift, "putting the clock back", sudo=True)
+            if correction(baseline, _offset(run)) is not None:
+                raise RemoteError(f"the clock is still not back at {baseline:+.3f} s from this "
+                                  f"machine's; {RECORD} is kept: run heal again")
+            report.done.append(f"put the clock back to {baseline:+.3f} s from this machine's")
     for service in record.get("stopped", []):
         must(remote, ["systemctl", "start", service], f"starting {service}", sudo=True)
         report.done.append(f"started {service}")
     must(remote, ["rm", "-f", RECORD], f"removing {RECORD}", sudo=True)
+
+
+def _offset(run: Exec) -> float:
+    offset = measure_offset(run)
+    if offset is None:
+        raise RemoteError(f"the host's clock could not be read; {RECORD} is kept: run heal "
+                          "again once the host answers")
+    return offset
 
 
 def _kill_servers(remote: Remote, report: HostReport) -> None:

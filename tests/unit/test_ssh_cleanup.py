@@ -168,12 +168,15 @@ def test_each_step_is_tried_and_what_failed_is_one_line_each() -> None:
     host = DirtyHost()
     host.on(r"purge -y", exit=100, stderr="E: dpkg was interrupted")
     host.on(r"^systemctl start ", exit=1, stderr="Unit not found")
+    dirs = set(host.dirs)
     report = down_host(host)
-    assert host.dirs == {} and host.procs == {}, "later steps still ran"
-    assert len(report.problems) == 2 and all("\n" not in p for p in report.problems)
+    assert host.procs == {}, "later steps still ran"
+    assert set(host.dirs) == dirs, "the install records a retry needs were removed"
+    assert len(report.problems) == 3 and all("\n" not in p for p in report.problems)
     assert "could not undo the clock fault: root@h1:22: starting systemd-timesyncd failed" in \
         str(report)
     assert "could not purge the packages the runs installed" in str(report)
+    assert "run `harness clusters down --ssh` again once the purge can succeed" in str(report)
 
 
 def test_a_server_that_survives_kill_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -256,3 +259,33 @@ def test_the_command_cleans_only_the_hosts_named(monkeypatch: pytest.MonkeyPatch
     assert main(["clusters", "down", "--ssh", "--nodes", "h1", "--ssh-user", "ops",
                  "--ssh-port", "2222", "--ssh-no-strict"]) == 1
 
+
+
+def test_a_clock_that_cannot_be_read_keeps_its_record_and_says_to_heal_again() -> None:
+    host = DirtyHost()
+    host.on(r"^date \+%s\.%N$", exit=1, stderr="date: cannot read the clock")
+    report = heal_host(host)
+    assert host.clock_record is not None and host.offset == 40.0 and not host.ntp
+    assert "the host's clock could not be read" in str(report)
+    assert "run heal again once the host answers" in str(report)
+
+
+def test_a_host_lost_midway_or_never_reached_costs_no_other_host_its_report() -> None:
+    midway = DirtyHost("h1")
+
+    def lost(_: str) -> CommandResult:
+        raise RemoteError("root@h1:22: connection lost; check the host")
+
+    midway.on(r"^find /var/lib/harness", respond=lost)
+    good = DirtyHost("h2")
+
+    def connect(spec: HostSpec) -> DirtyHost:
+        if spec.host == "h3":
+            raise RemoteError("root@h3:22: cannot connect: no route to host")
+        return {"h1": midway, "h2": good}[spec.host]
+
+    reports = clean_hosts("down", [HostSpec(h) for h in ("h1", "h2", "h3")], connect)
+    assert "could not list the run directories: root@h1:22: connection lost" in str(reports[0])
+    assert midway.procs == {} and midway.dirs, "what could be done was done, and no more"
+    assert not reports[1].problems and good.dirs == {}
+    assert "could not reach the host: root@h3:22: cannot connect" in str(reports[2])
