@@ -68,7 +68,6 @@ class SshRedisCluster(SshCluster):
         return answers_ping(self.ip(node))
 
 
-
 class SshRedlockCluster(SshRedisCluster):
     """Independent Redis servers on SSH hosts n1..nN (five for Redlock's default)."""
 

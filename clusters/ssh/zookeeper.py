@@ -73,6 +73,5 @@ class SshZookeeperCluster(ViewedSshCluster[ZookeeperCluster]):
         """The one server that says it leads while a majority serve, else None."""
         return self.view().leader()
 
-
     def _conf(self) -> str:
         return f"{self.layout.conf}/zoo.cfg"

@@ -42,7 +42,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clusters._probe import tcp_exchange, wait_until
+from clusters._rootfs import run_tool
 from clusters.base import ClusterError
+from clusters.remote.base import tail
 from clusters.vmhost.image import HOSTNAME, USER, VmImage
 
 if TYPE_CHECKING:
@@ -163,9 +165,7 @@ def vm_lab(image: VmImage, count: int, workdir: Path, subnet: str = DEFAULT_SUBN
 
 
 def _run(*argv: str) -> None:
-    proc = subprocess.run(argv, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise ClusterError(f"`{' '.join(argv)}` failed: {(proc.stderr or proc.stdout).strip()}")
+    run_tool(list(argv), f"`{' '.join(argv)}`")
 
 
 def _try(*argv: str) -> None:
@@ -287,8 +287,8 @@ def _wait_for_sshd(guest: Guest, proc: subprocess.Popen[bytes], timeout: float) 
                            f"its console ends with: {_tail(guest.console)}")
 
 
-def _tail(path: Path, lines: int = 8) -> str:
+def _tail(path: Path) -> str:
     try:
-        return " | ".join(path.read_text(errors="replace").strip().splitlines()[-lines:])
+        return tail(path.read_text(errors="replace"), 8)
     except OSError:
         return "(no console log)"
