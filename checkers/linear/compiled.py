@@ -15,15 +15,12 @@ older code. ``HARNESS_PURE_PYTHON=1`` forces the plain modules.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import os
-import shutil
-import subprocess
 import sys
 import sysconfig
-import tempfile
-import time
 from pathlib import Path
 from typing import Final
 
@@ -59,9 +56,16 @@ def cache_root() -> Path:
     return Path(os.environ.get("HARNESS_COMPILED_DIR") or PACKAGES_ROOT / ".cache" / "mypyc")
 
 
+@functools.cache
+def _current() -> str:
+    """The digest of the sources this process runs (read once: both packages that may
+    take the build, ``checkers.linear`` and its ``models``, ask at import)."""
+    return digest()
+
+
 def build_dir() -> Path:
     """Where the build for the current sources lives (whether it exists or not)."""
-    return cache_root() / digest()
+    return cache_root() / _current()
 
 
 def extend_path(package: str, path: list[str]) -> list[str]:
@@ -101,9 +105,12 @@ def active() -> bool:
     return not (search.__file__ or "").endswith(".py")
 
 
-def build(quiet: bool = True) -> Path:
+def build() -> Path:
     """Compile ``MODULES`` into ``build_dir()`` (nothing to do when it is there). Raises
     RuntimeError with mypyc's or the compiler's last lines when the build fails."""
+    import subprocess  # here, not at import: every process that checks imports this module
+    import tempfile
+
     where = build_dir()
     if (where / DONE).exists():
         return where
@@ -129,9 +136,7 @@ def build(quiet: bool = True) -> Path:
         if proc.returncode != 0:
             tail = (proc.stdout + proc.stderr).strip().splitlines()[-8:]
             raise RuntimeError("mypyc build failed:\n" + "\n".join(tail))
-        if not quiet:
-            print(proc.stdout[-2000:])
-        (out / DONE).write_text(digest() + "\n")
+        (out / DONE).write_text(_current() + "\n")
         if where.exists():  # built meanwhile by another process
             return where
         out.rename(where)
@@ -140,7 +145,9 @@ def build(quiet: bool = True) -> Path:
 
 def prune() -> list[Path]:
     """Remove the builds of other sources than the current ones; returns them."""
-    keep = digest()
+    import shutil
+
+    keep = _current()
     gone = []
     root = cache_root()
     if root.is_dir():
@@ -155,6 +162,8 @@ def main() -> int:
     """Build (``scripts/compile_checker.py``): one line saying what happened. A
     failed build is not an error of the harness (the plain modules run), so the exit
     status is 0 unless ``--require`` is given or ``HARNESS_REQUIRE_COMPILED=1``."""
+    import time
+
     require = "--require" in sys.argv[1:] or os.environ.get("HARNESS_REQUIRE_COMPILED") == "1"
     started = time.monotonic()
     try:

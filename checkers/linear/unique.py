@@ -12,10 +12,12 @@ partition is linearizable iff
 
 1. every needed state is produced (or is the initial one), and no state is left by two
    links;
-2. within each chain, no operation returns before an operation that the chain places
+2. every produced state is on a chain (compare-and-sets that only lead into one another,
+   a->b and b->a, start from no write and not from the initial state);
+3. within each chain, no operation returns before an operation that the chain places
    before it is invoked (the producer, then the reads, then the link, cluster after
    cluster);
-3. the graph of real-time precedence between chains is acyclic, the initial state's
+4. the graph of real-time precedence between chains is acyclic, the initial state's
    chain first (a topological order of the chains, each in its own order, is then a
    linearization: states flow as the chains say, and real time is respected within and
    between chains).
@@ -44,13 +46,14 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Hashable
-from typing import Any, Final, NamedTuple
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from checkers.linear.counterexample import jsonable, op_dict
 from checkers.linear.model import ANY, NOTHING, Call, Hint, Model
 from checkers.linear.prepare import INF, Problem
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 MIN_OPS: Final = 5000
 """Partitions with fewer operations go to the search (tests lower it)."""
@@ -199,7 +202,16 @@ def _decide(p: _Partition, model: Model) -> Verdict:
             for i in g:
                 chain_of[i] = c
         groups.append(chain)
-    for chain in groups:  # 2. order within each chain
+    # 2. States produced only by compare-and-sets that leave one another (a->b, b->a): no
+    # write and not the initial state leads into that loop, so none of it can happen.
+    stranded = sorted(i for s, i in p.producer.items() if i not in chain_of)
+    if stranded:
+        i = stranded[0]
+        return _invalid(text, [i], f"{text.op(i)} needs state {text.state(p.needs[i])}, which "
+                        "only compare-and-sets that themselves need the states this one "
+                        "produces lead to: neither a write nor the initial state starts "
+                        "that loop")
+    for chain in groups:  # 3. order within each chain
         latest = -1  # the op invoked last among the earlier groups
         for g in chain:
             first_back = min(g, key=ends.__getitem__)
@@ -214,7 +226,7 @@ def _decide(p: _Partition, model: Model) -> Verdict:
             last_in = max(g, key=starts.__getitem__)
             if latest < 0 or starts[last_in] > starts[latest]:
                 latest = last_in
-    cycle = _cycle(chain_of, starts, ends, len(groups))  # 3. between chains
+    cycle = _cycle(chain_of, starts, ends, len(groups))  # 4. between chains
     if cycle is None:
         return Verdict(True, None)
     steps = ", and ".join(
@@ -236,6 +248,8 @@ def _cycle(
     invoked after it) pairs (``-1, op``: the initial state's chain comes first), or None."""
     certain_ends = sorted(ends[i] for i in chain_of if ends[i] != INF)
     rank = {e: k for k, e in enumerate(certain_ends)}
+    import networkx as nx  # here: importing it costs 0.16 s, and only big partitions need it
+
     g: nx.DiGraph = nx.DiGraph()
     g.add_edges_from((("t", k), ("t", k + 1)) for k in range(len(certain_ends) - 1))
     out_op: dict[tuple[int, int], int] = {}

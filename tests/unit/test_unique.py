@@ -125,3 +125,19 @@ def test_without_time_for_it_the_search_keeps_the_deadline() -> None:
     result = check(history, "register", time_limit=0.5, parallel=False)
     assert "unique_values_partitions" not in result.details  # 1 s needed, 0.5 s given
     assert result.valid in (True, "unknown")
+
+
+def test_compare_and_sets_that_only_lead_into_one_another_cannot_happen() -> None:
+    # cas 1->2 and cas 2->1: each needs the state only the other produces, and nothing
+    # writes 1 or 2 first. The search agrees.
+    history = h((1, "invoke", "cas", [1, 2]), (1, "ok", "cas", [1, 2]),
+                (2, "invoke", "cas", [2, 1]), (2, "ok", "cas", [2, 1]))
+    v = verdict(history, "register")
+    assert v is not None and v.valid is False and v.explain is not None
+    assert "neither a write nor the initial state starts that loop" in v.explain()[
+        "sentences"][0]
+    assert check(history, "register", parallel=False).valid is False
+    fed = h((3, "invoke", "write", 1), (3, "ok", "write", 1), *[
+        e for e in [(1, "invoke", "cas", [1, 2]), (1, "ok", "cas", [1, 2]),
+                    (2, "invoke", "cas", [2, 1]), (2, "ok", "cas", [2, 1])]])
+    assert verdict(fed, "register") is None  # 1 written twice (by the write, by cas 2->1)
