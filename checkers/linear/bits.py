@@ -38,21 +38,25 @@ def mask(positions: list[int]) -> int:
 
 
 def unlink(path: Any) -> list[int]:
-    """A linked path ``(last, (previous, ... None))`` of bitsets as the list of their
-    entries, first entry first (within a bitset, lowest first)."""
-    nodes: list[int] = []
+    """A linked path ``(last, (previous, ... None))`` as the list of its entries, first
+    entry first. A node is an entry (an int), or ``(base, bits)``: the entries ``base + k``
+    for the set bits ``k`` of ``bits``, lowest first (kept small: a bitset from entry 0
+    would cost memory in proportion to its depth)."""
+    nodes: list[Any] = []
     while path is not None:
         nodes.append(path[0])
         path = path[1]
-    out = []
-    for m in reversed(nodes):
-        if not m & (m - 1):  # one entry (a child)
-            out.append(m.bit_length() - 1)
+    out: list[int] = []
+    for k in range(len(nodes) - 1, -1, -1):  # (mypyc cannot reverse a list of Any)
+        node = nodes[k]
+        if node.__class__ is int:
+            out.append(node)
             continue
+        base, m = node
         while m:
             low = m & -m
             m ^= low
-            out.append(low.bit_length() - 1)
+            out.append(base + low.bit_length() - 1)
     return out
 
 

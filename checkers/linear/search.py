@@ -84,11 +84,12 @@ entries are bitsets (``checkers.linear.bits``); states are interned ints; entrie
 equal input and output share one transition table, filled by calling the model's
 ``step`` once per (class, state), except for blind entries, whose hint gives the state
 they leave; hints become masks, so R3 and R5 test a whole set at once. The path is a
-linked list of tuples, one per step (the bitset of the entries it linearized: R3's at
-once, or one child), kept in O(1) when it is the deepest so far, with its bitset of
-entries for the culprit. The memo is consulted only once something is recorded (the
-first descent records nothing). Small searches are lazily compiled with each class's
-hint read once into a kind (``_K_*``) that says which masks its entries go to.
+linked list of tuples, one per step (the entries it linearized: one child, or R3's at
+once as a bitset shifted down to the forced entry), kept in O(1) when it is the deepest
+so far, with its bitset of entries for the culprit. The memo is consulted only once
+something is recorded (the first descent records nothing). Small searches are lazily
+compiled with each class's hint read once into a kind (``_K_*``) that says which masks
+its entries go to.
 
 Compilation. Small partitions (up to ``bits.LAZY`` operations) are compiled lazily: the
 uncertain entries up front, the certain ones in chunks, in return order, as the search
@@ -1015,7 +1016,7 @@ class Search:
                 if not ro:
                     break
                 lin |= ro
-                path = (ro, path)
+                path = ((x, ro >> x), path)  # every entry of ro is x or above
             fresh = True
             if memo:  # (nothing is recorded before the first backtrack)
                 lc = lin & cmask
@@ -1148,7 +1149,7 @@ class Search:
                     else:
                         lst.append(rec)
                     continue
-                path = (low, fr[4])
+                path = (y, fr[4])
                 lin = lin0 | low
                 sid = t
                 if lean:

@@ -35,23 +35,20 @@ class Solved:
     def __init__(self, problems: list[Problem], model: Model, budget: Budget) -> None:
         self.problems = problems
         self.model = model
-        fast = [
-            unique.verdict(p, model) if _fast_fits(len(p.calls), budget) else None
-            for p in problems
-        ]
+        fast: list[unique.Verdict | None] = [None] * len(problems)
+        refuted = False
+        for i, p in enumerate(problems):
+            if _fast_fits(len(p.calls), budget):
+                v = fast[i] = unique.verdict(p, model)
+                if v is not None and not v.valid:
+                    refuted = True  # the rest is skipped, as the first invalid one ends it
+                    break
         self._fast = fast
         self._searches: dict[int, Search] = {}
-        results: list[SearchResult | None] = [None] * len(problems)
-        refuted = False
-        for i, v in enumerate(fast):
-            if v is not None:
-                results[i] = SearchResult(v.valid)
-                refuted = refuted or not v.valid
+        results = [SearchResult("unknown", reason=SKIPPED) if v is None else
+                   SearchResult(v.valid) for v in fast]
         rest = [i for i, v in enumerate(fast) if v is None]
-        if refuted:
-            for i in rest:
-                results[i] = SearchResult("unknown", reason=SKIPPED)
-        elif rest:
+        if rest and not refuted:
             searches = [Search(problems[i], model) for i in rest]
             self._searches = dict(zip(rest, searches, strict=True))
             for i, r in zip(rest, run_searches(searches, budget), strict=True):
@@ -63,7 +60,6 @@ class Solved:
                 fast[i] is not None,
             )
             for i, r in enumerate(results)
-            if r is not None
         ]
 
     def explain(self, i: int) -> dict[str, Any]:
