@@ -9,6 +9,13 @@ same lock or leadership) and every fencing-number anomaly gets one cause:
   stop. The fix is fencing.
 - ``service-bug``: the service granted the lock while the previous lease was still valid
   by its own account (or reused or lowered a fencing number), with no fault to explain it.
+  Its own account means its log, or a renewal it acknowledged less than a TTL before the
+  grant, of a holder the harness had neither abandoned nor closed: the harness's own doings
+  are ruled out before the service is blamed.
+- ``holder-abandoned``: the runner had abandoned the earlier holder (one of its operations
+  timed out) before the grant, and nothing the service recorded shows the lease alive:
+  what the abandoned worker did next (its late completion, its close, which lets go of
+  the lease) is the harness's doing, so the overlap is not blamed on anyone (unknown).
 - ``clock-jump``: a node's clock jumped during the holding; a lock whose safety depends on
   clocks (Redlock) is then unsafe.
 - ``crash-lost-state``: a node crashed during the holding and came back without the lock
@@ -45,6 +52,7 @@ from checkers.words import NS, article, secs
 
 PAUSED: Final = "lease-expired-while-paused"
 SERVICE_BUG: Final = "service-bug"
+ABANDONED: Final = "holder-abandoned"
 CLOCK_JUMP: Final = "clock-jump"
 CRASH: Final = "crash-lost-state"
 UNEXPLAINED: Final = "unexplained"
@@ -73,6 +81,11 @@ CAUSES: Final[dict[str, Cause]] = {
         "account", False,
         "a bug in the coordination service: it must not grant a lock before the previous "
         "holder's lease has expired or been released",
+    ),
+    ABANDONED: Cause(
+        "the harness had abandoned the holder after its operation timed out", False,
+        "not a finding about the service: raise --op-timeout above the client pause and the "
+        "work time, so that the harness waits for the holder instead of abandoning it",
     ),
     CLOCK_JUMP: Cause(
         "a node's clock jumped", False,
@@ -173,6 +186,8 @@ def classify_takeover(
             return Takeover(kind, _clock(clock))
         if crash is not None:
             return Takeover(kind, _crash(crash))
+        if not facts.service_alive(at) and _abandoned_before(earlier, at):
+            return Takeover(kind, _abandoned(earlier, facts, at))
         return Takeover(kind, Classification.of(SERVICE_BUG, _still_valid(facts, at)))
     # A pause or partition explains the expiry only if it began before the lease ran out.
     expiry = facts.best_expiry(before=at)[0] if facts is not None else None
@@ -257,6 +272,20 @@ def _crash(w: FaultWindow) -> Classification:
                           "state it had granted", w)  # fmt: skip
 
 
+def _abandoned_before(h: Holding, at: int) -> bool:
+    return h.abandoned is not None and h.abandoned <= at
+
+
+def _abandoned(h: Holding, facts: LeaseFacts, at: int) -> Classification:
+    assert h.abandoned is not None
+    sent = max(s for s, _ in facts.acks if s <= at)
+    return Classification.of(ABANDONED, (
+        f"an operation of process {h.process} timed out at {secs(h.abandoned)} and the "
+        f"harness abandoned it; its last renewal was sent at {secs(sent)}, but nothing the "
+        f"service recorded shows the lease still alive at the grant at {secs(at)}"
+    ))  # fmt: skip
+
+
 def _still_valid(facts: LeaseFacts, at: int) -> str:
     deadline = facts.service_deadline(at)
     if facts.service_alive(at) and deadline is not None:
@@ -264,9 +293,11 @@ def _still_valid(facts: LeaseFacts, at: int) -> str:
                 f"and had not expired or been revoked when it granted the lock again at "
                 f"{secs(at)}")  # fmt: skip
     sent = max(s for s, _ in facts.acks if s <= at)
-    return (f"a renewal sent at {secs(sent)} was acknowledged with a TTL of {facts.ttl:g} s, "
-            f"so the lease was valid until at least {secs(sent + int((facts.ttl or 0) * NS))}, "
-            f"yet the lock was granted again at {secs(at)}")  # fmt: skip
+    ttl = facts.bound_ttl or 0.0
+    return (f"the service acknowledged a renewal sent at {secs(sent)} with a TTL of {ttl:g} s, "
+            f"so by its own answer the lease was valid until at least "
+            f"{secs(sent + int(ttl * NS))}, yet it granted the lock again at {secs(at)}; the "
+            f"holder had not let it go and the harness had not abandoned it")  # fmt: skip
 
 
 def _expired_words(facts: LeaseFacts | None, at: int) -> str:
@@ -276,7 +307,7 @@ def _expired_words(facts: LeaseFacts | None, at: int) -> str:
     if source == "service":
         return f"its lease expired at {secs(expiry)} by the service's own log"
     if expiry is not None:
-        last = expiry - int((facts.ttl or 0) * NS)
+        last = expiry - int((facts.bound_ttl or 0) * NS)
         return (f"its last renewal was acknowledged at {secs(last)}, so its lease expired "
                 f"by about {secs(expiry)}")  # fmt: skip
     return "its lease was not renewed"

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checkers.classify import (
+    ABANDONED,
     PAUSED,
     Classification,
     Takeover,
@@ -42,6 +43,7 @@ from checkers.holdings import (
     end_at_loss,
     holding_at,
     holdings,
+    late_completions,
     service_grants,
     successors,
 )
@@ -102,9 +104,16 @@ class Group:
         return both_believed_s(self.pairs)
 
     @property
+    def undecided(self) -> bool:
+        """The overlap cannot be judged: nothing says when the earlier lease ended, or the
+        harness had abandoned the earlier holder (its own doing, not the service's)."""
+        return self.kind == "lease-unknown" or self.takeover.classification.cause == ABANDONED
+
+    @property
     def violates(self) -> bool:
-        """A broken mutual exclusion: the lease was valid, or a stale write got through."""
-        return self.kind == "lease-valid" or self.harm is not None
+        """A broken mutual exclusion: the lease was valid by the service's account, or a
+        stale write got through."""
+        return (self.kind == "lease-valid" and not self.undecided) or self.harm is not None
 
 
 @dataclass(slots=True)
@@ -138,8 +147,9 @@ def analyse(
     """Read holdings, leases and writes and find overlaps, stale writes and handovers."""
     service = list(service_events)
     writes = sorted(resource_log, key=lambda w: int(w["time"]))
+    events = list(events)
     leases = lease_facts(events, service)
-    everything = holdings(history, terms)
+    everything = holdings(history, terms, late_completions(events))
     end_at_loss(everything, leases)
     held = [h for h in everything if h.definite]
     attach_grants(held, service_grants(service, terms))

@@ -100,7 +100,7 @@ class HolderClient(Generic[B]):
             return completion_for(e, self.node)
 
     def close(self) -> None:
-        self._end()
+        self._end("closed")
         self.backend.close()
         self.resource.close()
         self.events.close()
@@ -131,12 +131,12 @@ class HolderClient(Generic[B]):
             self.session.mark_lost("the service no longer knows the lease (on release)")
             raise
         finally:
-            self._end()
+            self._end("released")
         return Completion("ok", node=self.node)
 
-    def _end(self) -> None:
+    def _end(self, why: str) -> None:
         if self.session is not None:
-            self.session.end()
+            self.session.end(why)
         self.session, self.number = None, None
 
     def _name_of(self, value: Any) -> str:
@@ -164,6 +164,6 @@ class LeaseHolderClient(HolderClient[LB]):
         try:
             number = self._claim(name, session.lease, value)
         except (OpFailed, OpUnknown):
-            session.end()  # not granted, or maybe granted: either way, let it go
+            session.end("not granted")  # or maybe granted: either way, let it go
             raise
         return session, number

@@ -13,11 +13,17 @@ exists to show; do not add a local clock check to the write path to hide it.
 
 Client events (JSON Lines in ``WorkerContext.events_path``), one object per line::
 
-    {"time": NS, "process": P, "event": "lease-granted" | "keepalive" | "lease-lost",
+    {"time": NS, "process": P,
+     "event": "lease-granted" | "keepalive" | "lease-lost" | "lease-ended",
      "lease": ID, "ttl": S, "lock": NAME, "sent": NS, "reason": TEXT}
 
-``time`` is when the client learnt it (on the run clock); ``sent`` (grants and keepalives)
-is when the request left; ``reason`` only on ``lease-lost``.
+``time`` is when the client learnt it (on the run clock); ``sent`` (grants, keepalives
+and ends) is when the request left; ``service_ttl`` (keepalives) the TTL the service
+answered with, when it says one (etcd's lease TTL, ZooKeeper's negotiated session
+timeout); ``reason`` on ``lease-lost`` (what showed the loss) and on ``lease-ended``, the
+client letting the lease go (``released``; ``closed`` when its worker was stopped, at the
+end of the run or after the runner abandoned it; ``not granted``).
+From ``sent`` on the holder no longer acts on the holding, and the service may free it.
 
 A *lease* here is whatever a holding is taken under and lapses unless renewed: an etcd
 lease, a Consul session, a ZooKeeper session, or a Redis lock key's TTL. ``Session`` is what
@@ -108,7 +114,7 @@ class LeaseKeeper(threading.Thread):
         while not self._stop_event.wait(self.interval):
             sent = self._clock.now()
             try:
-                self._keepalive(self.lease)
+                answered = self._keepalive(self.lease)
             except LeaseNotFound:
                 self._lose("the service no longer knows the lease")
                 return
@@ -120,8 +126,9 @@ class LeaseKeeper(threading.Thread):
             if self._stop_event.is_set():
                 return  # stopped while renewing: the lease may already be revoked
             self._last_sent = sent
+            said = {"service_ttl": float(answered)} if _positive(answered) else {}
             self._events.record(
-                "keepalive", lease=self.lease, ttl=self.ttl, lock=self._name, sent=sent
+                "keepalive", lease=self.lease, ttl=self.ttl, lock=self._name, sent=sent, **said
             )
 
     def _lose(self, reason: str) -> None:
@@ -138,6 +145,10 @@ class LeaseKeeper(threading.Thread):
         self._events.record(
             "lease-lost", lease=self.lease, ttl=self.ttl, lock=self._name, reason=reason
         )
+
+
+def _positive(x: Any) -> bool:
+    return isinstance(x, int | float) and x > 0
 
 
 class Session(Protocol):
@@ -157,8 +168,8 @@ class Session(Protocol):
         """Record that the lease is gone (once)."""
         ...
 
-    def end(self) -> None:
-        """Stop renewing and let the lease go, best effort."""
+    def end(self, why: str = "released") -> None:
+        """Stop renewing and let the lease go, best effort; ``why`` is recorded."""
         ...
 
 
@@ -184,6 +195,7 @@ class KeptLease:
     ) -> None:
         self._lease, self.ttl = lease, ttl
         self._on_end = on_end
+        self._events, self._name = events, name
         events.record("lease-granted", lease=lease, ttl=ttl, lock=name, sent=sent)
         self.keeper = LeaseKeeper(lease, ttl, interval, renew, events, name, sent)
         self.keeper.start()
@@ -200,12 +212,18 @@ class KeptLease:
     def mark_lost(self, reason: str) -> None:
         self.keeper.mark_lost(reason)
 
-    def end(self) -> None:
-        """Stop renewing, then ``on_end`` (once)."""
+    def end(self, why: str = "released") -> None:
+        """Stop renewing, then ``on_end`` (once), recorded as ``lease-ended``."""
+        sent = self._events.ctx.clock.now()
         self.keeper.stop()
         on_end, self._on_end = self._on_end, None
-        if on_end is not None:
-            on_end()
+        if on_end is None:
+            return
+        # Recorded first: from now on the holder no longer acts on the holding, whether or
+        # not the revoke below gets through before its process is stopped.
+        self._events.record("lease-ended", lease=self._lease, ttl=self.ttl, lock=self._name,
+                            sent=sent, reason=why)  # fmt: skip
+        on_end()
 
 
 class LeaseBackend(Protocol):
