@@ -114,8 +114,8 @@ class LeaseFacts:
 
         The service's log is exact (an expiry between its deadline and the log line, a
         revocation at its log line). Without it, an acknowledged lease ended between the
-        last renewal's send time + TTL and its arrival + TTL, unless revoked earlier
-        (which the client does not log: callers bound that by the holder's own ops)."""
+        last renewal's send time + TTL and its arrival + TTL, or earlier when the client
+        let it go (a revoke sent when it released or closed may free it from then on)."""
         if self.ended_at is not None:
             lo = self.deadline if self.ended_by == "expired" and self.deadline else self.ended_at
             return min(lo, self.ended_at), self.ended_at
@@ -124,7 +124,10 @@ class LeaseFacts:
         ttl = self._ttl_ns()
         if ttl is None or not self.acks:
             return None
-        return max(s for s, _ in self.acks) + ttl, max(r for _, r in self.acks) + ttl
+        lo, hi = max(s for s, _ in self.acks) + ttl, max(r for _, r in self.acks) + ttl
+        if self.let_go_at is not None and self.let_go_at < lo:
+            lo = self.let_go_at
+        return lo, hi
 
 
 def lease_facts(

@@ -113,3 +113,34 @@ def test_the_service_ttl_answered_bounds_the_lease() -> None:
     events[-1]["service_ttl"] = 4.0
     facts = lease_facts(events)[11]
     assert facts.certainly_alive(ns(4.5)) and not facts.certainly_alive(ns(5.5))
+
+
+def test_a_work_time_over_the_op_timeout_is_not_a_mutex_violation() -> None:
+    """Issue 15 item 2, as recorded on ZooKeeper (``--work-time 20``, op timeout 10 s, a
+    partition): process 2's write times out at 23.78 s, returns ok at 33.765 s, its worker
+    is stopped and closes its session at 33.766 s; process 5 is granted the lock at
+    33.922 s. Neither checker may call that two holders at once."""
+    from checkers.mutex_lin import check_mutex_linearizable
+
+    h = history(
+        (13.41, 2, "invoke", "acquire", None),
+        (13.76, 2, "ok", "acquire", {"token": 11, "lease": 48, "name": "lock"}),
+        (13.77, 2, "invoke", "write", "a"),
+        (23.78, 2, "info", "write", None),
+        (29.68, 5, "invoke", "acquire", None),
+        (33.922, 5, "ok", "acquire", {"token": 32, "lease": 50, "name": "lock"}),
+        (33.93, 5, "invoke", "release", None),
+        (33.94, 5, "ok", "release", None),
+    )
+    events = lease_events(2, 48, [13.5, 16.5, 19.5, 22.5, 33.0])
+    events += lease_events(5, 50, [29.7, 32.7])
+    events += [
+        {"time": ns(33.765), "process": 2, "event": "late-completion", "f": "write",
+         "invoked": ns(13.77), "type": "ok", "value": "a"},
+        {"time": ns(33.767), "sent": ns(33.766), "process": 2, "event": "lease-ended",
+         "lease": 48, "ttl": 10.0, "lock": "lock", "reason": "closed"},
+    ]  # fmt: skip
+    log = [write(33.76, 2, 11, 11, True)]
+    assert check_mutex(log, h, events).valid is True
+    r = check_mutex_linearizable(h, events)
+    assert r.valid is True, r.summary
