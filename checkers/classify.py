@@ -4,9 +4,13 @@ Every takeover (a holding granted to one process while another still believed it
 same lock or leadership) and every fencing-number anomaly gets one cause:
 
 - ``lease-expired-while-paused``: the earlier holder's lease expired while the holder was
-  paused or cut off (a client pause, a paused server node, a partition), so it could not
-  renew. Expected of any lease-based lock; what it does to the resource is for fencing to
-  stop. The fix is fencing.
+  paused (a client pause: the GC pause), so it could not renew. Expected of any
+  lease-based lock; what it does to the resource is for fencing to stop. The fix is
+  fencing.
+- ``lease-expired-while-cut-off``: the same, but the holder was running and cut off from
+  the service (a partition, a paused server node, or a lost connection its client
+  reported: a failed renewal, ZooKeeper's SUSPENDED): it lost its session by the network,
+  not by a pause.
 - ``service-bug``: the service granted the lock while the previous lease was still valid
   by its own account (or reused or lowered a fencing number), with no fault to explain it.
   Its own account means its log, or a renewal it acknowledged less than a TTL before the
@@ -51,6 +55,9 @@ from checkers.windows import (
 from checkers.words import NS, article, secs
 
 PAUSED: Final = "lease-expired-while-paused"
+CUT_OFF: Final = "lease-expired-while-cut-off"
+EXPIRED: Final = (PAUSED, "lease-expired-while-cut-off")
+"""The causes that are a lease doing what leases do: fencing's job."""
 SERVICE_BUG: Final = "service-bug"
 ABANDONED: Final = "holder-abandoned"
 CLOCK_JUMP: Final = "clock-jump"
@@ -75,6 +82,12 @@ CAUSES: Final[dict[str, Cause]] = {
         "lease expired while its holder was paused", True,
         "fencing: the protected resource must reject writes whose token is lower than the "
         "highest it has accepted (without it, this is what any lease-based lock does)",
+    ),
+    CUT_OFF: Cause(
+        "lease expired while its holder was cut off from the service", True,
+        "fencing: the protected resource must reject writes whose token is lower than the "
+        "highest it has accepted; a holder that cannot reach the service must stop acting on "
+        "its holding before its lease can have expired",
     ),
     SERVICE_BUG: Cause(
         "the service granted the lock while the previous lease was still valid by its own "
@@ -195,12 +208,21 @@ def classify_takeover(
     paused = first_overlapping(windows, quiet, until, (CLIENT_PAUSE,), earlier.process)
     cut_off = first_overlapping(windows, quiet, until, (NODE_PAUSE, PARTITION))
     expired = _expired_words(facts, at)
-    if paused is not None or cut_off is not None:
-        w = paused if paused is not None else cut_off
-        assert w is not None
-        how = "could not renew its lease" if paused is not None else "was cut off from the service"
-        evidence = f"{w.describe()}, so process {earlier.process} {how}; {expired}"
-        return Takeover(kind, Classification.of(PAUSED, evidence, w))
+    trouble = facts.first_trouble(quiet, at) if facts is not None else None
+    saw = f"; {trouble[1]} at {secs(trouble[0])}" if trouble is not None else ""
+    if paused is not None:
+        evidence = (f"{paused.describe()}, so process {earlier.process} could not renew its "
+                    f"lease; {expired}")  # fmt: skip
+        return Takeover(kind, Classification.of(PAUSED, evidence, paused))
+    if cut_off is not None:
+        evidence = (f"{cut_off.describe()}, so process {earlier.process} was cut off from the "
+                    f"service{saw}; {expired}")  # fmt: skip
+        return Takeover(kind, Classification.of(CUT_OFF, evidence, cut_off))
+    if trouble is not None and clock is None and crash is None:
+        evidence = (f"no fault was injected, but process {earlier.process}'s client saw "
+                    f"{trouble[1].removeprefix('its client reported ')} at "
+                    f"{secs(trouble[0])}; {expired}")  # fmt: skip
+        return Takeover(kind, Classification.of(CUT_OFF, evidence))
     if clock is not None:
         return Takeover(kind, _clock(clock))
     if crash is not None:

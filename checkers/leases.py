@@ -40,6 +40,7 @@ class LeaseFacts:
     acks: list[tuple[int, int]] = field(default_factory=list)  # (sent, received), client
     lost_at: int | None = None
     lost_reason: str | None = None
+    trouble: list[tuple[int, str]] = field(default_factory=list)  # client: (time, what it saw)
     said_ttl: float | None = None  # client: the shortest TTL the service answered a renewal with
     let_go_at: int | None = None  # client: when it started letting the lease go
     let_go_reason: str | None = None  # client: released | closed | not granted
@@ -70,6 +71,12 @@ class LeaseFacts:
         service renewed it no earlier than it was sent, so it was alive at ``t``."""
         ttl = self._ttl_ns()
         return ttl is not None and any(sent <= t < sent + ttl for sent, _ in self.acks)
+
+    def first_trouble(self, lo: int, hi: int) -> tuple[int, str] | None:
+        """The first sign of trouble the client saw in ``[lo, hi]``: a failed renewal, a
+        connection or session its driver reported lost."""
+        seen = [x for x in self.trouble if lo <= x[0] <= hi]
+        return min(seen) if seen else None
 
     def last_ack_before(self, t: int) -> tuple[int, int] | None:
         """The last acknowledged (sent, received) whose answer arrived by ``t``."""
@@ -151,6 +158,13 @@ def lease_facts(
                 facts.said_ttl = said if facts.said_ttl is None else min(facts.said_ttl, said)
         elif kind == "lease-lost" and facts.lost_at is None:
             facts.lost_at, facts.lost_reason = int(e["time"]), e.get("reason")
+        elif kind == "keepalive-failed":
+            facts.trouble.append((int(e.get("sent", e["time"])),
+                                  f"a renewal failed ({e.get('error', 'no answer')})"))  # fmt: skip
+        elif kind == "session-state" and e.get("state") in ("SUSPENDED", "LOST"):
+            what = "its connection" if e["state"] == "SUSPENDED" else "its session"
+            facts.trouble.append((int(e["time"]), f"its client reported {what} lost "
+                                                  f"({e['state']})"))  # fmt: skip
         elif kind == "lease-ended" and facts.let_go_at is None:
             facts.let_go_at = int(e.get("sent", e["time"]))
             facts.let_go_reason = e.get("reason")

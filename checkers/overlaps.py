@@ -29,7 +29,7 @@ from typing import Any
 
 from checkers.classify import (
     ABANDONED,
-    PAUSED,
+    EXPIRED,
     Classification,
     Takeover,
     classify_accepted,
@@ -176,7 +176,7 @@ def analyse(
     for g in groups:
         causes = [s.cause for s in stale if s.cause is not None and s.holding is g.first]
         # a reused number explains more than the takeover does: prefer it
-        g.harm = min(causes, key=lambda c: c.cause == PAUSED, default=None)
+        g.harm = min(causes, key=lambda c: c.cause in EXPIRED, default=None)
     by_holding = {id(x): h for x in held if (h := _handover(x, held, leases, writes, takeover))}
     for g in groups:
         g.handover = by_holding.get(id(g.first))

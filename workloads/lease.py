@@ -14,7 +14,8 @@ exists to show; do not add a local clock check to the write path to hide it.
 Client events (JSON Lines in ``WorkerContext.events_path``), one object per line::
 
     {"time": NS, "process": P,
-     "event": "lease-granted" | "keepalive" | "lease-lost" | "lease-ended",
+     "event": "lease-granted" | "keepalive" | "keepalive-failed" | "lease-lost"
+              | "lease-ended" | "session-state",
      "lease": ID, "ttl": S, "lock": NAME, "sent": NS, "reason": TEXT}
 
 ``time`` is when the client learnt it (on the run clock); ``sent`` (grants, keepalives
@@ -22,7 +23,12 @@ and ends) is when the request left; ``service_ttl`` (keepalives) the TTL the ser
 answered with, when it says one (etcd's lease TTL, ZooKeeper's negotiated session
 timeout); ``reason`` on ``lease-lost`` (what showed the loss) and on ``lease-ended``, the
 client letting the lease go (``released``; ``closed`` when its worker was stopped, at the
-end of the run or after the runner abandoned it; ``not granted``).
+end of the run or after the runner abandoned it; ``not granted``). ``keepalive-failed``
+(with ``error``): a renewal that got no answer, the first of a run of them, which is when
+the holder could first have known something was wrong. ``session-state`` (with
+``state``): what a driver reports of its session's connection, where it says (ZooKeeper:
+``SUSPENDED`` when the connection is lost, ``CONNECTED`` when it is back, ``LOST`` when
+the session expired).
 From ``sent`` on the holder no longer acts on the holding, and the service may free it.
 
 A *lease* here is whatever a holding is taken under and lapses unless renewed: an etcd
@@ -96,6 +102,7 @@ class LeaseKeeper(threading.Thread):
         self._name = name
         self._clock = events.ctx.clock
         self._last_sent = granted_sent
+        self._failing = False
         self._stop_event = threading.Event()
         self._lost = threading.Event()
         self._mark = threading.Lock()
@@ -119,10 +126,15 @@ class LeaseKeeper(threading.Thread):
                 self._lose("the service no longer knows the lease")
                 return
             except (OpFailed, OpUnknown) as e:
+                if not self._failing:
+                    self._failing = True
+                    self._events.record("keepalive-failed", lease=self.lease, lock=self._name,
+                                        sent=sent, error=str(e)[:300])  # fmt: skip
                 if self._clock.now() >= self._last_sent + ns(self.ttl):
                     self._lose(f"no keepalive acknowledged within the ttl (last error: {e})")
                     return
                 continue
+            self._failing = False
             if self._stop_event.is_set():
                 return  # stopped while renewing: the lease may already be revoked
             self._last_sent = sent
@@ -239,6 +251,16 @@ class LeaseBackend(Protocol):
 
 
 @runtime_checkable
+class ReportsState(Protocol):
+    """An optional ability of a ``LeaseBackend`` whose driver reports its session's
+    connection state (kazoo's listeners): the holder records each change."""
+
+    def on_state(self, report: Callable[[Lease, str], None]) -> None:
+        """Call ``report(lease, state)`` on every state change of a granted session."""
+        ...
+
+
+@runtime_checkable
 class SharedConnection(Protocol):
     """An optional ability of a ``LeaseBackend`` whose lease is bound to its own connection
     (a ZooKeeper session): the keeper must renew through the same connection, which the
@@ -267,6 +289,9 @@ class LeaseSession(KeptLease):
         connection of its own (``connect()``: the keeper runs on another thread), or on
         the same one when the backend is a ``SharedConnection``."""
         sent = events.ctx.clock.now()
+        if isinstance(backend, ReportsState):
+            backend.on_state(lambda lease, state: events.record(
+                "session-state", lease=lease, lock=name, state=state))  # fmt: skip
         lease = backend.grant_lease(ttl)
         self._backend = backend
         self._keeper_conn = backend.shared() if isinstance(backend, SharedConnection) else connect()
