@@ -111,6 +111,9 @@ class ZkSession(LongSession):
     def _on_state(self, lease: int, state: str) -> None:
         if state == KazooState.LOST:
             self._expired = True
+        zk = self.zk
+        if zk is None or int(zk._session_id or 0) != lease:
+            return  # a session this client closed itself (``_drop``): not news
         if self._report is not None:
             try:
                 self._report(lease, str(state))
