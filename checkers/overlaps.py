@@ -297,8 +297,9 @@ def _handover(
     writes: list[dict[str, Any]],
     takeover: Callable[[Holding, int], Takeover],
 ) -> dict[str, Any] | None:
-    """Expiry, danger window and handover delay after ``h`` ended without a release."""
-    if h.ended_by == "released":
+    """Expiry, danger window and handover delay after ``h`` ended without a release (a
+    holder that let its lease go, its worker closing, handed over as by a release)."""
+    if h.ended_by in ("released", "closed"):
         return None
     nexts = successors(h, held)
     if not nexts:
