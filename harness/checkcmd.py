@@ -91,7 +91,7 @@ def _check_dir(path: Path, time_limit: float | None, budget: Budget, out: Path |
     return {"file": str(path), "valid": results["valid"], "check_ms": round(ms, 3),
             "explain_ms": 0.0, "model": "run", "ops": results["ops"], "summary": "",
             "explanation": explanation, "details": results,
-            "notes": [*results.get("notes", []), _write_results(path, results, out)]}
+            "notes": list(results.get("notes", [])), "written": _write_results(path, results, out)}
 
 
 def _write_results(run_dir: Path, results: dict[str, Any], out: Path | None) -> str:
@@ -188,3 +188,5 @@ def _say(out: dict[str, Any], as_json: bool, console: Console) -> None:
                       soft_wrap=True)
     for note in out["notes"]:
         console.print(f"    note: {escape(note)}", highlight=False, soft_wrap=True)
+    if out.get("written"):
+        console.print(f"    {escape(out['written'])}", highlight=False, soft_wrap=True)

@@ -6,8 +6,10 @@ Nothing is coerced: an index or time of ``1.5`` is an error, not ``1``. The boun
 those of the histories the harness and Jepsen write (Jepsen's times and indices are Java
 longs), and keep every later step linear in the file's size:
 
-- index, time and an integer process: integers from 0 to 2**63 - 1 (a time may be capped
-  lower by the caller: a run directory's history must fit in a run);
+- index, time and an integer process: integers from 0 to 2**62 - 1, below the checkers'
+  "infinity" (``1 << 62``); a time may be capped lower by the caller (a run directory's
+  history must fit in a run); indices must increase (the checkers take their order for
+  real time), which the readers check;
 - process: such an integer or a non-empty string; f: a non-empty string;
 - key: absent, an integer or a string (it partitions the history, so it must be hashable);
 - value: JSON-like data nested at most ``MAX_DEPTH`` deep, integers within 64 bits,
@@ -24,7 +26,7 @@ from harness.ops import OP_TYPES, Op
 
 __all__ = ["MAX_DEPTH", "MAX_INT", "FieldError", "check_value", "make_op"]
 
-MAX_INT: Final = 2**63 - 1
+MAX_INT: Final = 2**62 - 1
 MAX_DEPTH: Final = 32
 MAX_ITEMS: Final = 100_000
 _SCALARS: Final = (type(None), str, bool)
@@ -49,12 +51,12 @@ def make_op(
 ) -> Op:
     """The op with these fields, each checked (see the module's docstring)."""
     if type(index) is not int or not 0 <= index <= MAX_INT:
-        raise FieldError(f"index {_show(index)} is not an integer from 0 to 2**63-1")
+        raise FieldError(f"index {_show(index)} is not an integer from 0 to 2**62-1")
     if type(time) is not int or not 0 <= time <= max_time:
         raise FieldError(f"time {_show(time)} is not an integer from 0 to {max_time} (ns)")
     if type(process) is int:
         if not 0 <= process <= MAX_INT:
-            raise FieldError(f"process {_show(process)} is not from 0 to 2**63-1")
+            raise FieldError(f"process {_show(process)} is not from 0 to 2**62-1")
     elif type(process) is not str or not process:
         raise FieldError(f"process {_show(process)} is neither an integer nor a name")
     if type(type_) is not str or type_ not in _OP_TYPES:
