@@ -28,7 +28,7 @@ from typing import Final, NamedTuple
 from harness.formats.budget import Budget, OutOfBudget
 from harness.formats.errors import FormatError, format_error
 from harness.formats.fields import MAX_INT
-from harness.formats.files import decode, read_bytes
+from harness.formats.files import decode, open_regular, read_rest
 from harness.formats.jsonl import read_history_jsonl, read_json, truncation_note
 from harness.history import History
 
@@ -72,7 +72,8 @@ def detect_format(path: Path | str) -> str:
     A run directory means its ``history.jsonl``.
     """
     path = history_file(Path(path))
-    return _sniff(path, read_bytes(path)[:_SNIFF_BYTES])
+    with open_regular(path) as f:
+        return _sniff(path, f.read(_SNIFF_BYTES))
 
 
 def _sniff(path: Path, head_bytes: bytes) -> str:
@@ -118,15 +119,15 @@ def read_file(path: Path | str, budget: Budget | None = None, max_time: int = MA
     paused = gc.isenabled()
     gc.disable()  # reading makes many long-lived objects and no cycles
     try:
-        data = read_bytes(path, budget)
-        fmt = _sniff(path, data[:_SNIFF_BYTES])
-        if fmt == "jsonl":
-            history, cut = read_history_jsonl(path, budget, max_time, data)
-            del data
-            notes = () if cut is None else (truncation_note(path, cut),)
-            return Read(history, default_model(path), fmt, notes)
-        text = decode(path, data)
-        del data
+        with open_regular(path) as f:
+            head = f.read(_SNIFF_BYTES)
+            fmt = _sniff(path, head)
+            f.seek(0)
+            if fmt == "jsonl":
+                history, cut = read_history_jsonl(path, budget, max_time, f)
+                notes = () if cut is None else (truncation_note(path, cut),)
+                return Read(history, default_model(path), fmt, notes)
+            text = decode(path, read_rest(path, f, budget))
         if fmt == "porcupine-etcd":
             from harness.formats.porcupine_etcd import read_etcd_log
 

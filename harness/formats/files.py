@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Final
+from typing import BinaryIO, Final
 
 from harness.formats.budget import Budget
 from harness.formats.errors import FormatError, format_error
 
-__all__ = ["decode", "kind_of", "read_bytes", "read_text"]
+__all__ = ["bad_utf8", "decode", "kind_of", "open_regular", "read_bytes", "read_rest", "read_text"]
 
 _KINDS: Final = (
     (stat.S_ISDIR, "a directory"),
@@ -35,8 +35,9 @@ def kind_of(mode: int) -> str:
     return "not a regular file"
 
 
-def read_bytes(path: Path, budget: Budget | None = None) -> bytes:
-    """The content of the regular file ``path``; FormatError for anything else."""
+def open_regular(path: Path) -> BinaryIO:
+    """The regular file ``path`` opened for reading (binary); FormatError for anything
+    else, or when it cannot be opened."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -46,21 +47,33 @@ def read_bytes(path: Path, budget: Budget | None = None) -> bytes:
             path, None, f"cannot open it ({e.strerror})", "check its permissions"
         ) from None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
             raise format_error(
-                path, None, f"{kind_of(st.st_mode)}, not a regular file", "give a history file"
+                path, None, f"{kind_of(mode)}, not a regular file", "give a history file"
             )
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes(path: Path, budget: Budget | None = None) -> bytes:
+    """The content of the regular file ``path``; FormatError for anything else."""
+    with open_regular(path) as f:
+        return read_rest(path, f, budget)
+
+
+def read_rest(path: Path, f: BinaryIO, budget: Budget | None = None) -> bytes:
+    """What is left to read of the open regular file ``f`` (within ``budget``'s memory)."""
+    try:
         if budget is not None:
-            budget.check_size(path, st.st_size)
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read()
+            budget.check_size(path, os.fstat(f.fileno()).st_size)
+        return f.read()
     except OSError as e:
         raise format_error(
             path, None, f"cannot read it ({e.strerror})", "check its permissions"
         ) from None
-    finally:
-        os.close(fd)
 
 
 def decode(path: Path, data: bytes) -> str:
@@ -71,12 +84,18 @@ def decode(path: Path, data: bytes) -> str:
         raise bad_utf8(path, data, e) from None
 
 
-def bad_utf8(path: Path, data: bytes, e: UnicodeDecodeError) -> FormatError:
-    """The one-line error for bytes of ``data`` that are not UTF-8."""
-    line = data.count(b"\n", 0, e.start) + 1
+def bad_utf8(
+    path: Path, data: bytes, e: UnicodeDecodeError, line: int = 1, offset: int = 0
+) -> FormatError:
+    """The one-line error for bytes of ``data`` that are not UTF-8 (``data`` starting at
+    ``line`` and byte ``offset`` of the file)."""
+    line += data.count(b"\n", 0, e.start)
     byte = data[e.start : e.start + 1].hex()
     return format_error(
-        path, line, f"not UTF-8 (byte 0x{byte} at offset {e.start})", "save the file as UTF-8"
+        path,
+        line,
+        f"not UTF-8 (byte 0x{byte} at offset {offset + e.start})",
+        "save the file as UTF-8",
     )
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 from harness.formats.budget import Budget
 from harness.formats.errors import FormatError, format_error
 from harness.formats.fields import MAX_INT, FieldError, make_op
-from harness.formats.files import bad_utf8, read_bytes
+from harness.formats.files import bad_utf8, open_regular, read_bytes
 from harness.history import History
 from harness.ops import Op
 
@@ -25,6 +25,8 @@ __all__ = ["CHECK_EVERY", "JsonLines", "read_history_jsonl", "read_json", "trunc
 
 CHECK_EVERY: Final = 8192
 """Lines between two looks at the time and memory budget."""
+CHUNK: Final = 1 << 22
+"""Bytes read at a time."""
 _FIX: Final = "each line must be one op object with index, time, process, type and f"
 _REQUIRED: Final = ("index", "time", "process", "type", "f")
 _PARTIAL_LITERALS: Final = ("true", "false", "null", "-")
@@ -38,54 +40,116 @@ _DECODER: Final = json.JSONDecoder(parse_constant=_no_constant)
 
 
 class JsonLines:
-    """The JSON value of each line of a file, with its line number (1-based)."""
+    """The JSON value of each line of a file, with its line number (1-based).
+
+    The file is read in chunks of ``CHUNK`` bytes (never whole: a history may be larger
+    than what its ops take in memory), each decoded as strict UTF-8; the budget is looked
+    at after every chunk and every ``CHECK_EVERY`` lines. ``file`` is the file already
+    open (at its start), else ``path`` is opened.
+    """
 
     def __init__(
-        self, path: Path, budget: Budget | None = None, fix: str = _FIX, data: bytes | None = None
+        self,
+        path: Path,
+        budget: Budget | None = None,
+        fix: str = _FIX,
+        file: BinaryIO | None = None,
     ) -> None:
         self.path = path
         self.budget = budget
         self.fix = fix
         self.truncated: int | None = None
-        self._data = data
+        self._file = file
 
     def __iter__(self) -> Iterator[tuple[int, Any]]:
-        path, budget = self.path, self.budget
-        data = read_bytes(path, budget) if self._data is None else self._data
-        self._data = None
+        f = open_regular(self.path) if self._file is None else self._file
         try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            cut = data.rfind(b"\n") + 1
-            if e.start < cut or not data[cut:].startswith(b"{"):
-                raise bad_utf8(path, data, e) from None
-            text = data[:cut].decode("utf-8")  # a tail cut inside a character
-            self.truncated = text.count("\n") + 1
-        del data
-        lines = text.split("\n")
-        del text
-        last = len(lines) - 1
+            yield from self._lines(f)
+        finally:
+            if self._file is None:
+                f.close()
+
+    def _lines(self, f: BinaryIO) -> Iterator[tuple[int, Any]]:
+        path, budget = self.path, self.budget
         decode = _DECODER.decode
-        for i, raw in enumerate(lines):
-            if budget is not None and not i % CHECK_EVERY:
-                budget.check("reading", i)
-            if not raw:
+        n = 0  # lines so far
+        offset = 0  # bytes before ``rest``
+        rest = b""
+        while True:
+            if budget is not None:
+                budget.check("reading", n)
+            try:
+                chunk = f.read(CHUNK)
+            except OSError as e:
+                raise format_error(
+                    path, n + 1, f"cannot read it ({e.strerror})", "check it"
+                ) from None
+            if not chunk:
+                break
+            data = rest + chunk if rest else chunk
+            cut = data.rfind(b"\n") + 1
+            if not cut:
+                rest = data
                 continue
             try:
-                value = decode(raw)
-            except json.JSONDecodeError as e:
-                if not raw.strip():
+                text = data[:cut].decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise bad_utf8(path, data, e, n + 1, offset) from None
+            rest = data[cut:]
+            offset += cut
+            del data
+            lines = text.split("\n")
+            lines.pop()  # the empty string after the last newline
+            del text
+            for raw in lines:
+                n += 1
+                if budget is not None and not n % CHECK_EVERY:
+                    budget.check("reading", n)
+                if not raw:
                     continue
-                if i == last and _cut_short(raw, e):
-                    self.truncated = i + 1
-                    return
-                problem = f"not a JSON object ({e.msg} at column {e.colno})"
-                raise self.error(i + 1, problem) from None
-            except RecursionError:
-                raise self.error(i + 1, "nested too deeply") from None
-            except ValueError as e:  # NaN, Infinity, an integer of thousands of digits
-                raise self.error(i + 1, _unreadable(e)) from None
-            yield i + 1, value
+                try:
+                    value = decode(raw)
+                except json.JSONDecodeError as e:
+                    if not raw.strip():
+                        continue
+                    raise self._bad_json(n, e) from None
+                except RecursionError:
+                    raise self.error(n, "nested too deeply") from None
+                except ValueError as e:  # NaN, Infinity, an integer of thousands of digits
+                    raise self.error(n, _unreadable(e)) from None
+                yield n, value
+        if rest.strip():
+            yield from self._last(rest, n + 1, offset)
+
+    def _last(self, rest: bytes, n: int, offset: int) -> Iterator[tuple[int, Any]]:
+        """The last line, without a newline: a value, or the cut-short line a killed
+        writer leaves (dropped, and ``truncated`` set), or an error."""
+        try:
+            raw = rest.decode("utf-8")
+        except UnicodeDecodeError as e:
+            if (
+                rest.startswith(b"{")
+                and e.end == len(rest)
+                and e.reason == "unexpected end of data"
+            ):
+                self.truncated = n  # cut inside a character
+                return
+            raise bad_utf8(self.path, rest, e, n, offset) from None
+        try:
+            value = _DECODER.decode(raw)
+        except json.JSONDecodeError as e:
+            if _cut_short(raw, e):
+                self.truncated = n
+                return
+            raise self._bad_json(n, e) from None
+        except RecursionError:
+            raise self.error(n, "nested too deeply") from None
+        except ValueError as e:
+            raise self.error(n, _unreadable(e)) from None
+        yield n, value
+
+    def _bad_json(self, line: int, e: json.JSONDecodeError) -> FormatError:
+        return self.error(line, f"not a JSON object ({e.msg} at column {e.colno})")
 
     def error(self, line: int, problem: str) -> FormatError:
         """The one-line error for ``line`` of this file."""
@@ -106,12 +170,12 @@ def _cut_short(raw: str, e: json.JSONDecodeError) -> bool:
 
 
 def read_history_jsonl(
-    path: Path, budget: Budget | None = None, max_time: int = MAX_INT, data: bytes | None = None
+    path: Path, budget: Budget | None = None, max_time: int = MAX_INT, file: BinaryIO | None = None
 ) -> tuple[History, int | None]:
-    """The ops of a ``history.jsonl`` file (or of its ``data``, already read), and the line
-    number of a truncated last line that was dropped (None if there was none). Times above
-    ``max_time`` are errors."""
-    lines = JsonLines(path, budget, data=data)
+    """The ops of a ``history.jsonl`` file (``file``: already open, at its start), and the
+    line number of a truncated last line that was dropped (None if there was none). Times
+    above ``max_time`` are errors."""
+    lines = JsonLines(path, budget, file=file)
     ops: list[Op] = []
     previous = -1
     for n, d in lines:
