@@ -19,8 +19,9 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from harness.client import Completion, Invocation, WorkerContext
+from workloads.backoff import Backoff
 from workloads.critical import fenced_write
-from workloads.errors import OpFailed, OpUnknown, completion_for
+from workloads.errors import OpFailed, OpUnknown
 from workloads.lease import EventLog, Lease, LeaseBackend, LeaseNotFound, LeaseSession, Session
 from workloads.resource import ResourceClient
 
@@ -65,6 +66,7 @@ class HolderClient(Generic[B]):
         self.session: Session | None = None
         self.number: int | None = None
         self.held: str = name
+        self.backoff = Backoff(seed=ctx.process)
 
     # --- what subclasses provide -------------------------------------------------------
 
@@ -88,16 +90,18 @@ class HolderClient(Generic[B]):
     # --- the protocol ------------------------------------------------------------------
 
     def invoke(self, inv: Invocation) -> Completion:
-        try:
-            if inv.f == self.take_f:
-                return self._take(inv.value)
-            if inv.f == "write":
-                return self._write(inv.value)
-            if inv.f == self.give_f:
-                return self._give_up()
-            return self._other(inv)
-        except (OpFailed, OpUnknown) as e:
-            return completion_for(e, self.node)
+        """One operation; while the service is unreachable, its failure is paced by the
+        client's backoff (``workloads.backoff``)."""
+        return self.backoff.run(lambda: self._do(inv), self.node)
+
+    def _do(self, inv: Invocation) -> Completion:
+        if inv.f == self.take_f:
+            return self._take(inv.value)
+        if inv.f == "write":
+            return self._write(inv.value)
+        if inv.f == self.give_f:
+            return self._give_up()
+        return self._other(inv)
 
     def close(self) -> None:
         self._end("closed")
