@@ -147,6 +147,7 @@ class Runner:
         self._thread_process: dict[Thread, Any] = {}
         self._open: dict[Thread, _Open] = {}
         self._holders: dict[int, int] = {}
+        self._nodes: dict[Thread, str] = {}  # the node each thread's client talks to
         self._nemesis_thread: _NemesisThread | None = None
 
     # -- the view a nemesis gets -------------------------------------------------------
@@ -163,6 +164,14 @@ class Runner:
         """Processes holding a lock by their own account (acquired, release not yet
         invoked), the most recent acquirer first: with one lock, the current holder."""
         return [p for p, _ in sorted(self._holders.items(), key=lambda kv: -kv[1])]
+
+    def node_of(self, process: int) -> str | None:
+        """The node named by the completions of ``process``'s thread (a replacement
+        process keeps its thread's node)."""
+        for t, p in list(self._thread_process.items()):
+            if p == process:
+                return self._nodes.get(t)
+        return None
 
     # -- lifecycle ---------------------------------------------------------------------
     def start_workers(self) -> None:
@@ -337,6 +346,8 @@ class Runner:
             self._track_fault(op)
         else:
             self._count(op)
+            if op.node is not None:
+                self._nodes[thread] = op.node
         self.gen = self.gen.update(self._context(op.time), op)
         if thread != NEMESIS and op.type == "info":
             self._retire(int(thread), inv)

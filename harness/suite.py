@@ -39,8 +39,9 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.errors import HarnessError
-from harness.options import OptionError, RunOptions
+from harness.options import OptionError, RunOptions, check_name
 from harness.store import read_json, write_json
+from harness.validate import check_run
 
 EXPECTATIONS = ("valid", "invalid", "unknown")
 
@@ -133,17 +134,31 @@ _FIELDS = {f.name for f in fields(RunOptions)}
 
 def load_suite(path: Path) -> Suite:
     """Parse and validate a suite file; every problem is one line naming the run."""
+    if path.is_dir():
+        raise SuiteError(f"{path} is a folder: pass a suite file, e.g. suites/smoke.toml")
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SuiteError(f"{path}: no such suite file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise SuiteError(f"{path}: cannot read it ({getattr(e, 'strerror', None) or e})") from None
     except tomllib.TOMLDecodeError as e:
         raise SuiteError(f"{path}: not valid TOML ({e})") from None
-    name = str(data.get("suite", {}).get("name", path.stem))
-    defaults = dict(data.get("defaults", {}))
+    suite_table, defaults = data.get("suite", {}), data.get("defaults", {})
+    runs = data.get("run", [])
+    if not (isinstance(suite_table, dict) and isinstance(defaults, dict)
+            and isinstance(runs, list) and all(isinstance(r, dict) for r in runs)):
+        raise SuiteError(f"{path}: [suite] and [defaults] are tables and [[run]] an array of "
+                         "tables")
+    name = str(suite_table.get("name", path.stem))
+    try:
+        check_name(name, "the suite name")
+    except OptionError as e:
+        raise SuiteError(f"{path}: {e}") from None
+    defaults = dict(defaults)
     suite = Suite(name)
     seen: set[str] = set()
-    for i, entry in enumerate(data.get("run", []), start=1):
+    for i, entry in enumerate(runs, start=1):
         entry = dict(entry)
         run_name = str(entry.pop("name", f"run-{i}"))
         if run_name in seen:
@@ -163,13 +178,11 @@ def load_suite(path: Path) -> Suite:
             raise SuiteError(f"{path}: run {run_name!r}: unknown option(s) {', '.join(unknown)}"
                              f"; options are the fields of `harness run` (e.g. time_limit, "
                              "nemesis, fencing)")
-        if isinstance(merged.get("nemesis"), str):
-            merged["nemesis"] = [x.strip() for x in merged["nemesis"].split(",")]
-        opts = RunOptions(**merged)
-        opts.name = opts.name or f"{name}-{run_name}"
+        merged.setdefault("name", f"{name}-{run_name}")
         try:
-            opts.validate()
-        except OptionError as e:
+            opts = RunOptions.from_mapping(merged)
+            check_run(opts)
+        except (HarnessError, TypeError) as e:  # TypeError: a value of the wrong kind
             raise SuiteError(f"{path}: run {run_name!r}: {e}") from None
         suite.runs.append(SuiteRun(run_name, opts, expect, violation))
     if not suite.runs:

@@ -12,7 +12,7 @@ GOOD = """
 [suite]
 name = "t"
 [defaults]
-time_limit = 5
+time_limit = 30
 [[run]]
 name = "fenced"
 fencing = true
@@ -34,7 +34,7 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_runs_get_defaults_and_their_own_options(tmp_path: Path) -> None:
     suite = load_suite(write(tmp_path, GOOD))
     assert [r.name for r in suite.runs] == ["fenced", "unfenced"]
-    assert all(r.options.time_limit == 5 for r in suite.runs)
+    assert all(r.options.time_limit == 30 for r in suite.runs)
     assert suite.runs[1].options.fencing is False
     assert suite.runs[1].options.nemesis == ["client-pause"]
     assert suite.runs[0].options.name == "t-fenced"
