@@ -331,7 +331,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     )
 
 
-def _checked(parse: Callable[[str], object]) -> Callable[[str], object]:
+def _parsed(parse: Callable[[str], object]) -> Callable[[str], object]:
     """An argparse type from a parser that raises ValueError with its reason."""
 
     def convert(text: str) -> object:
@@ -449,10 +449,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--model", default=None,
                    help="register, cas-register, etcd, kv, mutex, multi-register "
                         "(default: implied by the format)")
-    c.add_argument("--time-limit", type=_checked(parse_seconds), default=None,
+    c.add_argument("--time-limit", type=_parsed(parse_seconds), default=None,
                    help="seconds per path, reading included (default: none); out of it, "
                         "the verdict is unknown")
-    c.add_argument("--memory-limit", type=_checked(parse_size), default=None,
+    c.add_argument("--memory-limit", type=_parsed(parse_size), default=None,
                    help="memory per path, e.g. 2G (default: half the memory available at "
                         "start); out of it, the verdict is unknown")
     c.add_argument("--out", default=None, metavar="DIR",
