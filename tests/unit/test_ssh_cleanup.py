@@ -223,7 +223,7 @@ def test_servers_are_listed_once_without_zombies() -> None:
     (["heal", "--ssh", "--nodes", "a,a"], "named twice"),
     (["down", "--ssh", "--nodes", "a", "--ssh-key", "/nonexistent/k"],
      "--ssh-key /nonexistent/k is not a file"),
-    (["down", "--ssh", "--nodes", "a", "--ssh-port", "0"], "--ssh-port 0"),
+    (["down", "--ssh", "--nodes", "a", "--ssh-port", "0"], "--ssh-port: must be at least 1"),
 ])
 def test_bad_input_is_one_line(argv: list[str], message: str,
                                capsys: pytest.CaptureFixture[str]) -> None:
