@@ -16,7 +16,8 @@ stories in an invalid partition, with proof from real time and the model's hints
 or when ``p`` needed a state ``s`` (a cas from ``s``) and every other operation that
 produces ``s`` completed before ``w`` began: after ``w`` nothing could bring ``s`` back.
 Uncertain operations (``info``) may take effect at any time, so they never count as
-proof. Models whose hints leave some effect unknown (``produces=ANY``) are not named.
+proof. Only register models are named (``REGISTERS``), and only when their hints leave no
+effect unknown (``produces=ANY``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ NEVER: Final = -1
 """Before every operation: the time the initial state was set."""
 SCAN: Final = 10_000
 """Operations looked at beyond the quick candidate, at most, per named anomaly."""
+REGISTERS: Final = frozenset({"register", "cas-register", "etcd", "multi-register", "kv"})
+"""The models whose states are values written and read: the only ones these stories fit
+(a mutex's acquire is no read, its release no update)."""
 _CALL_CHARS: Final = 80
 _NOT_LINEARIZABLE: Final = re.compile(r"^Not linearizable( \(key [^)]*\))?: ")
 
@@ -111,7 +115,7 @@ def name_partition(problem: Problem, model: Model, failed: int | None = None) ->
     operation's own (history index ``failed``) when it is one, else the earliest one;
     None when neither story can be proved."""
     hint = getattr(model, "hint", None)
-    if hint is None:
+    if hint is None or model.name not in REGISTERS:
         return None
     hints = [hint(c) for c in problem.calls]
     if any(not h.readonly and h.produces is ANY for h in hints):

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from checkers.anomalies import KINDS, MAX_SENTENCE, Anomaly, bounded, first_sentences, named
+from checkers.anomalies import KEY, KINDS, MAX_SENTENCE, Anomaly, bounded, first_sentences, named
 from checkers.linearizability import check
 from harness.history import History
 from harness.store import read_history_jsonl
@@ -30,7 +30,7 @@ def h(*events: tuple[Any, ...]) -> History:
 
 def anomaly(result: Any) -> dict[str, Any]:
     assert result.valid is False, result.summary
-    (a,) = result.details["anomalies"]
+    (a,) = result.details[KEY]
     assert a["kind"] in KINDS
     assert result.summary == a["sentence"]
     assert len(a["sentence"]) <= MAX_SENTENCE

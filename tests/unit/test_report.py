@@ -86,8 +86,10 @@ def test_a_valid_lock_run_opens_on_the_whole_run(runs: dict[str, Path]) -> None:
 def test_an_invalid_linearizability_run_shows_its_counterexample(runs: dict[str, Path]) -> None:
     html = _report(runs["cas-stale-read"])
     header = html.split("</header>")[0]
-    assert "Not linearizable" in header and "It needs the state" in header
+    assert "stale read (key 0): process" in header  # the named anomaly first
     assert 'id="counterexample"' in html and "cannot be linearized" in html
+    section = html.split('id="counterexample"', 1)[1]
+    assert 'data-kind="stale-read"' in section and "Not linearizable" in section
     assert "Partial linearizations" in html
     d = _data(html)["timeline"]
     results = json.loads((runs["cas-stale-read"] / RESULTS_FILE).read_text())
