@@ -32,7 +32,7 @@ import gc
 import time
 from typing import Any, Final
 
-from checkers.anomalies import KEY, Anomaly
+from checkers.anomalies import KEY, Anomaly, bounded
 from checkers.linear.counterexample import jsonable
 from checkers.linear.model import Model, ModelError
 from checkers.linear.models import MODELS, get_model
@@ -172,10 +172,13 @@ def _name(prob: Problem, m: Model, cx: dict[str, Any]) -> Anomaly:
 
 
 def explain(result: CheckResult) -> list[str]:
-    """Plain sentences for a result of ``check``."""
+    """Plain sentences for a result of ``check``: for an invalid one, the named anomaly's
+    sentence, then the counterexample's next sentences, each bounded (the full chain
+    stays in ``details["counterexample"]``)."""
     d = result.details
-    if result.valid is False and "counterexample" in d:
-        return list(d["counterexample"]["sentences"])
+    if result.valid is False and d.get(KEY):
+        rest = (d.get("counterexample") or {}).get("sentences", [])[1:]
+        return [str(d[KEY][0]["sentence"]), *(bounded(str(x)) for x in rest[:2])]
     return [result.summary]
 
 

@@ -17,7 +17,8 @@ or when ``p`` needed a state ``s`` (a cas from ``s``) and every other operation 
 produces ``s`` completed before ``w`` began: after ``w`` nothing could bring ``s`` back.
 Uncertain operations (``info``) may take effect at any time, so they never count as
 proof. Only register models are named (``REGISTERS``), and only when their hints leave no
-effect unknown (``produces=ANY``).
+effect unknown (``produces=ANY``). One pass over the partition, after the verdict: one key
+of 200,000 ops with no story to find takes 2.6 s, 40,000 ops 0.27 s.
 """
 
 from __future__ import annotations
@@ -34,8 +35,6 @@ from checkers.linear.prepare import Problem
 
 NEVER: Final = -1
 """Before every operation: the time the initial state was set."""
-SCAN: Final = 10_000
-"""Operations looked at beyond the quick candidate, at most, per named anomaly."""
 REGISTERS: Final = frozenset({"register", "cas-register", "etcd", "multi-register", "kv"})
 """The models whose states are values written and read: the only ones these stories fit
 (a mutex's acquire is no read, its release no update)."""
@@ -54,17 +53,24 @@ class _Partition:
         for i, h in enumerate(hints):
             if not h.readonly and h.produces is not NOTHING:
                 self.producers.setdefault(h.produces, []).append(i)
-        # The certain state-changing ops, in order of return, and the one started last
-        # among the first k of them (the best overwrite candidate before a time).
+        # The certain state-changing ops, in order of return; for the first k of them, the
+        # one started last, and the one started last among those producing another state
+        # than it (so the best overwrite of any state is one of the two).
         ends, starts = problem.ends, problem.starts
         self.changers = [i for i in range(problem.n_certain) if not hints[i].readonly]
         self.changer_ends = [ends[i] for i in self.changers]
-        self.latest: list[int] = []
-        best = -1
+        self.latest: list[tuple[int, int]] = []
+        best = other = -1
         for i in self.changers:
             if best < 0 or starts[i] > starts[best]:
+                if best >= 0 and hints[best].produces != hints[i].produces:
+                    other = best  # else the old other still produces another state
                 best = i
-            self.latest.append(best)
+            elif hints[i].produces != hints[best].produces and (
+                other < 0 or starts[i] > starts[other]
+            ):
+                other = i
+            self.latest.append((best, other))
 
     def last_end(self, state: Hashable, but: int) -> int:
         """The latest return of an operation producing ``state`` other than ``but``
@@ -92,22 +98,14 @@ class _Partition:
         return self.after(last), last
 
     def overwrite(self, r: int, v: Hashable, since: int) -> int | None:
-        """A certain op producing a state other than ``v``, begun after ``since`` and
-        returned before ``r`` was invoked (the one begun last, when quick to find)."""
+        """The certain op begun last of those producing a state other than ``v``, begun
+        after ``since`` and returned before ``r`` was invoked; None when there is none."""
         k = bisect_left(self.changer_ends, self.p.starts[r])
         if k == 0:
             return None
-        starts, hints = self.p.starts, self.hints
-        w = self.latest[k - 1]
-        if starts[w] <= since:
-            return None
-        if hints[w].produces != v:
-            return w
-        for j in range(k - 1, max(-1, k - 1 - SCAN), -1):
-            c = self.changers[j]
-            if starts[c] > since and hints[c].produces != v:
-                return c
-        return None
+        best, other = self.latest[k - 1]
+        w = best if self.hints[best].produces != v else other
+        return w if w >= 0 and self.p.starts[w] > since else None
 
 
 def name_partition(problem: Problem, model: Model, failed: int | None = None) -> Anomaly | None:
