@@ -43,8 +43,9 @@ def test_recorded_sim_stale_read_is_named_with_its_ops_and_times() -> None:
     assert a["kind"] == "stale-read"
     assert a["sentence"] == (
         "stale read (key 1): process 2 read 14 at t=2.788 s, but process 0's write 17 had "
-        "been acknowledged at t=2.785 s, before the read began. 14 was set by process 2's "
-        "cas 12->14, which completed before the write 17 began."
+        "taken effect before the read began (acknowledged at t=2.785 s). 14 was set by "
+        "process 2's cas 12->14, which was acknowledged at t=2.782 s, before the write 17 "
+        "began."
     )
     assert a["key"] == 1 and a["processes"] == [2, 0] and a["ops"] == [42, 30, 25]
     read, overwrite, source = a["involved"]
@@ -70,9 +71,9 @@ def test_stale_read_after_a_write_that_followed_the_value_read() -> None:
     )
     assert a["kind"] == "stale-read"
     assert a["sentence"] == (
-        "stale read: process 3 read 1 at t=4.000 s, but process 2's write 2 had been "
-        "acknowledged at t=3.000 s, before the read began. 1 was set by process 1's write 1, "
-        "which completed before the write 2 began."
+        "stale read: process 3 read 1 at t=4.000 s, but process 2's write 2 had taken effect "
+        "before the read began (acknowledged at t=3.000 s). 1 was set by process 1's write 1, "
+        "which was acknowledged at t=1.000 s, before the write 2 began."
     )
 
 
@@ -158,8 +159,9 @@ def test_concurrent_writes_prove_no_story_and_stay_non_linearizable() -> None:
     assert a["sentence"].startswith("non-linearizable (other): process 3 read 1")
 
 
-def test_an_uncertain_overwrite_is_no_proof() -> None:
-    # The write of 2 timed out (info): it may take effect any time after it began.
+def test_an_uncertain_overwrite_seen_by_a_read_took_effect() -> None:
+    # The write of 2 timed out (info), but a read saw 2, the only write of it: it took
+    # effect before that read returned, so the later read of 1 is stale.
     a = anomaly(
         check(
             h(
@@ -167,6 +169,33 @@ def test_an_uncertain_overwrite_is_no_proof() -> None:
                 (1, "ok", "write", 1),
                 (2, "invoke", "write", 2),
                 (2, "info", "write", 2),
+                (3, "invoke", "read", None),
+                (3, "ok", "read", 2),
+                (3, "invoke", "read", None),
+                (3, "ok", "read", 1),
+            ),
+            "register",
+        )
+    )
+    assert a["kind"] == "stale-read"
+    assert (
+        "write 2 had taken effect before the read began (seen by process 3's read 2 "
+        in (a["sentence"])
+    )
+
+
+def test_an_uncertain_write_nobody_saw_proves_nothing() -> None:
+    # write 2 may have taken effect before either read or never: read 1, read 2, read 1
+    # is invalid (2 cannot be undone), but no write certainly followed the write of 1.
+    a = anomaly(
+        check(
+            h(
+                (1, "invoke", "write", 1),
+                (2, "invoke", "write", 2),
+                (2, "info", "write", 2),
+                (1, "ok", "write", 1),
+                (3, "invoke", "read", None),
+                (3, "ok", "read", 1),
                 (3, "invoke", "read", None),
                 (3, "ok", "read", 2),
                 (3, "invoke", "read", None),
