@@ -68,3 +68,19 @@ def test_a_harness_that_died_mid_run_or_an_old_record_is_interrupted(
         "the harness stopped before the run finished (killed or crashed)",
         "interrupted by a signal",
     )
+
+
+def test_ctrl_c_outside_a_run_is_unknown_not_a_shell_code(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Ctrl-C while checking (no run of its own to report): exit 2, as unknown."""
+    from harness import checkcmd, cli
+
+    def interrupted_check(*args: Any, **kwargs: Any) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(checkcmd, "check_paths", interrupted_check)
+    history = tmp_path / "h.jsonl"
+    history.write_text("")
+    assert cli.main(["check", str(history)]) == 2
+    assert "interrupted before a verdict: unknown (exit 2)" in capsys.readouterr().err
