@@ -99,6 +99,11 @@ def test_an_invalid_linearizability_run_shows_its_counterexample(runs: dict[str,
     assert culprit in d["highlight"]
     assert d["focus"]["auto"] is True
     assert d["focus"]["s"] <= cx["window"]["start"] // 1000 <= d["focus"]["e"]
+    (named,) = results["checkers"]["linearizability"]["named_anomalies"]
+    (mark,) = [m for m in d["marks"] if m["label"] == "stale read (key 0)"]
+    ops = [d["ops"]["x"].index(x["index"]) for x in named["involved"]]
+    assert ops and set(ops) <= set(d["highlight"])
+    assert mark["s"] <= min(named["involved"][i]["invoke_time"] // 1000 for i in range(len(ops)))
 
 
 def test_operations_are_columns_of_equal_length(runs: dict[str, Path]) -> None:
