@@ -5,9 +5,9 @@ went wrong, in the words Jepsen's analyses use. This module looks for the two cl
 stories in an invalid partition, with proof from real time and the model's hints alone
 (never from the search's choices):
 
-- **stale read**: a read returned ``v``, but an acknowledged write or cas ``w`` of another
-  value completed before the read was invoked, and ``w`` certainly took effect after every
-  operation that could have set ``v``;
+- **stale read**: a read returned ``v``, but a write or cas ``w`` of another value had
+  certainly taken effect before the read was invoked (acknowledged, or seen), and after
+  every operation that could have set ``v``;
 - **lost update**: a cas succeeded from a state ``w`` had already overwritten (so ``w``'s
   update was lost), or reads went on returning ``v`` after ``w`` and no operation ever saw
   ``w``'s value.
@@ -17,9 +17,9 @@ or when ``p`` needed a state ``s`` (a cas from ``s``) and every other operation 
 produces ``s`` completed before ``w`` began: after ``w`` nothing could bring ``s`` back.
 Uncertain operations (``info``) may take effect at any time, or never: one counts only
 once a certain operation saw the state that it alone produces (it took effect before that
-one returned). Only register models are named (``REGISTERS``), and only when their hints leave no
-effect unknown (``produces=ANY``). One pass over the partition, after the verdict: one key
-of 200,000 ops with no story to find takes 3.6 s, 40,000 ops 0.55 s.
+one returned). Only register models are named (``REGISTERS``), and only when their hints
+leave no effect unknown (``produces=ANY``). One pass over the partition, after the
+verdict: one key of 200,000 ops with no story to find takes 3.6 s, 40,000 ops 0.55 s.
 """
 
 from __future__ import annotations

@@ -28,6 +28,18 @@ def h(*events: tuple[Any, ...]) -> History:
     )
 
 
+def story(events: str) -> dict[str, Any]:
+    """The named anomaly of a register history written ``"1 invoke write 1; 1 ok write 1;
+    2 invoke cas nil,2; ..."`` (process, type, f, value; ``nil`` for None), one second
+    apart."""
+    parsed = []
+    for event in events.split(";"):
+        process, kind, f, value = event.split()
+        values = [None if v == "nil" else int(v) for v in value.split(",")]
+        parsed.append((int(process), kind, f, values if len(values) > 1 else values[0]))
+    return anomaly(check(h(*parsed), "register"))
+
+
 def anomaly(result: Any) -> dict[str, Any]:
     assert result.valid is False, result.summary
     (a,) = result.details[KEY]
@@ -54,20 +66,9 @@ def test_recorded_sim_stale_read_is_named_with_its_ops_and_times() -> None:
 
 
 def test_stale_read_after_a_write_that_followed_the_value_read() -> None:
-    a = anomaly(
-        check(
-            h(
-                (1, "invoke", "write", 1),
-                (1, "ok", "write", 1),
-                (2, "invoke", "write", 2),
-                (2, "ok", "write", 2),
-                (3, "invoke", "read", None),
-                (3, "ok", "read", 1),
-                (2, "invoke", "read", None),
-                (2, "ok", "read", 2),
-            ),
-            "register",
-        )
+    a = story(
+        "1 invoke write 1; 1 ok write 1; 2 invoke write 2; 2 ok write 2; "
+        "3 invoke read nil; 3 ok read 1; 2 invoke read nil; 2 ok read 2"
     )
     assert a["kind"] == "stale-read"
     assert a["sentence"] == (
@@ -78,35 +79,16 @@ def test_stale_read_after_a_write_that_followed_the_value_read() -> None:
 
 
 def test_reading_the_initial_value_after_a_write_is_a_stale_read() -> None:
-    a = anomaly(
-        check(
-            h(
-                (1, "invoke", "write", 1),
-                (1, "ok", "write", 1),
-                (2, "invoke", "read", None),
-                (2, "ok", "read", None),
-                (1, "invoke", "read", None),
-                (1, "ok", "read", 1),
-            ),
-            "register",
-        )
+    a = story(
+        "1 invoke write 1; 1 ok write 1; 2 invoke read nil; 2 ok read nil; "
+        "1 invoke read nil; 1 ok read 1"
     )
     assert a["kind"] == "stale-read"
     assert a["sentence"].endswith("nil was the initial value.")
 
 
 def test_two_cas_from_the_same_value_is_a_lost_update() -> None:
-    a = anomaly(
-        check(
-            h(
-                (1, "invoke", "cas", [None, 1]),
-                (1, "ok", "cas", [None, 1]),
-                (2, "invoke", "cas", [None, 2]),
-                (2, "ok", "cas", [None, 2]),
-            ),
-            "register",
-        )
-    )
+    a = story("1 invoke cas nil,1; 1 ok cas nil,1; 2 invoke cas nil,2; 2 ok cas nil,2")
     assert a["kind"] == "lost-update"
     assert a["sentence"].startswith(
         "lost update: process 1's cas nil->1, acknowledged at t=1.000 s, was lost: process "
@@ -116,20 +98,9 @@ def test_two_cas_from_the_same_value_is_a_lost_update() -> None:
 
 
 def test_a_write_nobody_ever_saw_while_reads_keep_the_old_value_is_a_lost_update() -> None:
-    a = anomaly(
-        check(
-            h(
-                (1, "invoke", "write", 1),
-                (1, "ok", "write", 1),
-                (1, "invoke", "write", 2),
-                (1, "ok", "write", 2),
-                (2, "invoke", "read", None),
-                (2, "ok", "read", 1),
-                (3, "invoke", "read", None),
-                (3, "ok", "read", 1),
-            ),
-            "register",
-        )
+    a = story(
+        "1 invoke write 1; 1 ok write 1; 1 invoke write 2; 1 ok write 2; "
+        "2 invoke read nil; 2 ok read 1; 3 invoke read nil; 3 ok read 1"
     )
     assert a["kind"] == "lost-update"
     assert "write 2, acknowledged at t=3.000 s, vanished" in a["sentence"]
@@ -138,22 +109,10 @@ def test_a_write_nobody_ever_saw_while_reads_keep_the_old_value_is_a_lost_update
 def test_concurrent_writes_prove_no_story_and_stay_non_linearizable() -> None:
     # Read 1 then 2 then 1 again, with both writes concurrent with everything: no
     # real-time proof that any write followed another, so no stale read is claimed.
-    a = anomaly(
-        check(
-            h(
-                (1, "invoke", "write", 1),
-                (2, "invoke", "write", 2),
-                (3, "invoke", "read", None),
-                (3, "ok", "read", 1),
-                (3, "invoke", "read", None),
-                (3, "ok", "read", 2),
-                (3, "invoke", "read", None),
-                (3, "ok", "read", 1),
-                (1, "ok", "write", 1),
-                (2, "ok", "write", 2),
-            ),
-            "register",
-        )
+    a = story(
+        "1 invoke write 1; 2 invoke write 2; 3 invoke read nil; 3 ok read 1; "
+        "3 invoke read nil; 3 ok read 2; 3 invoke read nil; 3 ok read 1; "
+        "1 ok write 1; 2 ok write 2"
     )
     assert a["kind"] == "non-linearizable"
     assert a["sentence"].startswith("non-linearizable (other): process 3 read 1")
@@ -162,20 +121,9 @@ def test_concurrent_writes_prove_no_story_and_stay_non_linearizable() -> None:
 def test_an_uncertain_overwrite_seen_by_a_read_took_effect() -> None:
     # The write of 2 timed out (info), but a read saw 2, the only write of it: it took
     # effect before that read returned, so the later read of 1 is stale.
-    a = anomaly(
-        check(
-            h(
-                (1, "invoke", "write", 1),
-                (1, "ok", "write", 1),
-                (2, "invoke", "write", 2),
-                (2, "info", "write", 2),
-                (3, "invoke", "read", None),
-                (3, "ok", "read", 2),
-                (3, "invoke", "read", None),
-                (3, "ok", "read", 1),
-            ),
-            "register",
-        )
+    a = story(
+        "1 invoke write 1; 1 ok write 1; 2 invoke write 2; 2 info write 2; "
+        "3 invoke read nil; 3 ok read 2; 3 invoke read nil; 3 ok read 1"
     )
     assert a["kind"] == "stale-read"
     assert (
@@ -187,22 +135,10 @@ def test_an_uncertain_overwrite_seen_by_a_read_took_effect() -> None:
 def test_an_uncertain_write_nobody_saw_proves_nothing() -> None:
     # write 2 may have taken effect before either read or never: read 1, read 2, read 1
     # is invalid (2 cannot be undone), but no write certainly followed the write of 1.
-    a = anomaly(
-        check(
-            h(
-                (1, "invoke", "write", 1),
-                (2, "invoke", "write", 2),
-                (2, "info", "write", 2),
-                (1, "ok", "write", 1),
-                (3, "invoke", "read", None),
-                (3, "ok", "read", 1),
-                (3, "invoke", "read", None),
-                (3, "ok", "read", 2),
-                (3, "invoke", "read", None),
-                (3, "ok", "read", 1),
-            ),
-            "register",
-        )
+    a = story(
+        "1 invoke write 1; 2 invoke write 2; 2 info write 2; 1 ok write 1; "
+        "3 invoke read nil; 3 ok read 1; 3 invoke read nil; 3 ok read 2; "
+        "3 invoke read nil; 3 ok read 1"
     )
     assert a["kind"] == "non-linearizable"
 
