@@ -69,9 +69,13 @@ class RunInterrupted(KeyboardInterrupt):
 
 @contextmanager
 def _signals_as_interrupt(clock: RunClock) -> Iterator[None]:
-    """SIGINT, SIGTERM and SIGHUP end a run alike: through the teardown, remembered."""
+    """SIGINT, SIGTERM and SIGHUP end a run alike: through the teardown, remembered. The
+    first one counts; later ones are ignored until the teardown is done (an impatient
+    second Ctrl-C must not leave a fault in place)."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
+        for s in STOP_SIGNALS:
+            signal.signal(s, signal.SIG_IGN)
         raise RunInterrupted(signal.Signals(signum).name, clock.seconds())
 
     old = {s: signal.signal(s, handler) for s in STOP_SIGNALS}

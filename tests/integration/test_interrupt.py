@@ -105,12 +105,14 @@ def _alive(pids: set[int]) -> dict[int, str]:
     return out
 
 
-@pytest.mark.parametrize("signame,group", [("SIGINT", False), ("SIGTERM", False),
-                                           ("SIGHUP", True)])  # fmt: skip
+@pytest.mark.parametrize("signame,group,again", [
+    ("SIGINT", False, False), ("SIGTERM", False, False), ("SIGHUP", True, False),
+    ("SIGINT", False, True)])  # fmt: skip
 def test_a_stop_signal_mid_client_pause_on_sim_is_an_interrupted_verdict(
-    tmp_path: Path, signame: str, group: bool
+    tmp_path: Path, signame: str, group: bool, again: bool
 ) -> None:
-    """SIGHUP goes to the whole process group, as a closed terminal sends it."""
+    """SIGHUP goes to the whole process group, as a closed terminal sends it; ``again``:
+    an impatient SIGTERM and Ctrl-C right after the first signal change nothing."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness.cli", "run", "--time-limit", "30", "--pause-at", "2",
          "--pause-for", "20", "-o", str(tmp_path)],
@@ -124,6 +126,10 @@ def test_a_stop_signal_mid_client_pause_on_sim_is_an_interrupted_verdict(
             os.killpg(proc.pid, sig)
         else:
             proc.send_signal(sig)
+        if again:
+            for later in (signal.SIGTERM, signal.SIGINT):
+                time.sleep(0.05)
+                proc.send_signal(later)
         out, _ = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
