@@ -14,7 +14,7 @@ from typing import Any
 
 from rich.console import Console
 
-from checkers.anomalies import KEY
+from checkers.anomalies import KEY, other
 from checkers.faults import check_faults
 from checkers.record import RunRecord
 from checkers.result import (
@@ -81,6 +81,9 @@ def check_run(run_dir: Path, time_limit: float | None = None) -> dict[str, Any]:
             r = CheckResult(name, "unknown", f"the checker crashed: {type(e).__name__}: {e}")
         results.append(r)
         r.details.setdefault("check_ms", round((time.perf_counter() - started) * 1000, 3))
+        if r.valid is False and KEY not in r.details:  # every violation carries a kind
+            told = r.details.get("violations") or [r.summary]
+            r.details[KEY] = [other(r.checker, str(v)).to_dict() for v in told]
     valid = overall(results)
     out: dict[str, Any] = {
         "valid": valid,

@@ -9,13 +9,16 @@ epoch-reuse`` or ``--workload election --fencing off``.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 
 from checkers.anomalies import KEY, KINDS, MAX_SENTENCE
-from harness.analysis import check_run, console_line
+from checkers.result import CheckResult
+from harness.analysis import check_run, checkers_for, console_line
 
 HISTORIES = Path(__file__).parent / "histories"
 
@@ -23,8 +26,6 @@ HISTORIES = Path(__file__).parent / "histories"
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """Each recorded run checked as `harness check` would (into a copy)."""
-    import shutil
-
     out = {}
     for d in sorted(HISTORIES.glob("sim-*/")):
         run_dir = tmp_path_factory.mktemp(d.name)
@@ -85,3 +86,17 @@ def test_election_names_epoch_reuse_and_a_deposed_leaders_write(
         "2 at 9.146 s, after process 2 had been granted election-0 (epoch 3) at 5.881 s. "
         "Cause: lease expired while its holder was paused."
     )
+
+
+def test_a_checker_that_names_nothing_still_gets_a_kind(tmp_path: Path) -> None:
+    """A violation from a checker that does not name it is kept as ``other``, in words."""
+
+    def blunt(record: Any) -> CheckResult:
+        return CheckResult("blunt", False, "Something broke. Badly. Here. And more.", {})
+
+    shutil.copytree(HISTORIES / "sim-token-reuse", tmp_path, dirs_exist_ok=True)
+    with mock.patch("harness.analysis.checkers_for", lambda *a: [*checkers_for(*a), blunt]):
+        r = check_run(tmp_path)["checkers"]["blunt"]
+    (a,) = r[KEY]
+    assert a["kind"] == "other" and a["checker"] == "blunt"
+    assert a["sentence"] == "violation: Something broke. Badly. Here."
