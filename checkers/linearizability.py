@@ -98,7 +98,11 @@ def _check(
     parts = partitions(history, m)
     workers = workers_for(len(history), len(parts)) if parallel else 1
     try:
-        probs = [problem(part, m, label) for label, part in parts]
+        probs: list[Problem] = []
+        for label, part in parts:
+            if deadline is not None and time.perf_counter() > deadline:
+                return _out_of_time(m.name, time_limit, len(probs), len(parts))
+            probs.append(problem(part, m, label))
         if workers > 1:
             solved = None
             outcomes = check_problems(probs, m, budget, explain, workers)
@@ -162,6 +166,14 @@ def _check(
                 details["reason"] = _reason(unknown, len(parts))
     details["elapsed_s"] = round(time.perf_counter() - started, 6)
     return CheckResult(CHECKER, valid, _summary(valid, details, results), details)
+
+
+def _out_of_time(model: str, limit: float | None, prepared: int, n: int) -> CheckResult:
+    """The result of a check whose time ran out while preparing its partitions."""
+    reason = (f"out of the time limit ({limit:g} s) while preparing the partitions "
+              f"({prepared} of {n} prepared)")  # fmt: skip
+    details = {"valid": UNKNOWN, "model": model, "reason": reason, "partitions": n}
+    return CheckResult(CHECKER, UNKNOWN, f"Unknown ({model} model): {reason}.", details)
 
 
 def _name(prob: Problem, m: Model, cx: dict[str, Any]) -> Anomaly:
