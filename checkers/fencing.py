@@ -253,7 +253,7 @@ def anomaly_paragraphs(anomalies: Sequence[Anomaly], terms: Terms) -> list[str]:
         )
         what = (f"{article(terms.number)} already granted to another {terms.holder}"
                 if kind == "reused" else f"a lower {terms.number} than one granted before")
-        n = max(sum(a.later.source == s for a in group) for s in sources)
+        n = distinct_count(group)
         e, lt, c = first.earlier, first.later, first.classification
         out.append(
             f"{name or 'The ' + terms.thing}: {plural(n, 'grant')} carried {what} ({seen}). "
@@ -278,14 +278,15 @@ def named_anomalies(
         text = (f"process {lt.process} got {terms.number} {lt.number} at {secs(lt.time)}, "
                 f"after process {e.process} had got {terms.number} {e.number} at "
                 f"{secs(e.time)}{where}. Cause: {first.classification.label}.")  # fmt: skip
-        if len(group) > 1:
-            text += f" {len(group) - 1} more like it."
+        n = distinct_count(group)
+        if n > 1:  # each grant once, though both sources saw it
+            text += f" {n - 1} more like it."
         involved = tuple(
             Involved(role, g.process, index(g.process, g.invoked) if g.source == "history"
                      else None, g.invoked, g.time, f"{terms.number} {g.number}")
             for role, g in (("earlier grant", e), ("later grant", lt))
         )  # fmt: skip
-        out.append(Named(kind, named(kind, text), involved, lt.name, {"count": len(group)}))
+        out.append(Named(kind, named(kind, text), involved, lt.name, {"count": n}))
     return out
 
 
