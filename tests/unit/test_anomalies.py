@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from checkers.anomalies import KEY, KINDS, MAX_SENTENCE, Anomaly, bounded, first_sentences, named
+from checkers.anomalies import KEY, KINDS, MAX_SENTENCE, Anomaly, bounded, first_sentences
+from checkers.linear.stale import nonlinearizable
 from checkers.linearizability import check
 from harness.history import History
 from harness.store import read_history_jsonl
@@ -144,10 +145,14 @@ def test_an_uncertain_write_nobody_saw_proves_nothing() -> None:
 
 
 def test_the_summary_of_a_huge_counterexample_is_bounded() -> None:
-    long = "x returned before y was invoked, and " * 600
-    text = named("non-linearizable", long)
-    assert len(text) <= MAX_SENTENCE and text.endswith("…")
-    assert text.startswith("non-linearizable (other): x returned")
+    # issue 15 item 8: a counterexample of one 21,236-character sentence
+    long = "Not linearizable: " + "x returned before y was invoked, and " * 574
+    assert len(long) >= 21_236
+    cx = {"sentences": [long], "partition": 3, "op": {"process": 1, "index": 7}}
+    a = nonlinearizable(cx).to_dict()
+    assert len(a["sentence"]) <= MAX_SENTENCE and a["sentence"].endswith("…")
+    assert a["sentence"].startswith("non-linearizable (other) (key 3): x returned before")
+    assert a["ops"] == [7] and a["processes"] == [1]
 
 
 def test_first_sentences_keeps_three_and_numbers_whole() -> None:
