@@ -54,7 +54,8 @@ def headline(results: dict[str, Any] | None) -> str:
     verdicts = checker_verdicts(results)
     stop = results.get("interrupted")
     if isinstance(stop, dict) and results.get("verdict") == INTERRUPTED:
-        return f"Interrupted: {stop.get('text', INTERRUPTED)}; no violation in what was recorded."
+        text = str(stop.get("text") or INTERRUPTED)
+        return f"{text[:1].upper()}{text[1:]}: no violation in what was recorded."
     if valid is True:
         return f"Valid: {verdicts[0].checker}: {verdicts[0].sentence}" if verdicts else "Valid."
     if not verdicts:

@@ -41,6 +41,7 @@ def test_no_violation_in_a_cut_short_run_is_interrupted_never_valid(tmp_path: Pa
     index = write_index(tmp_path).read_text()
     assert '<tr class="interrupted">' in index and "badge interrupted" in index
     assert "1 interrupted." in index
+    assert "Interrupted by SIGTERM at 12.8 s of 20 s: no violation in what was recorded." in index
 
 
 def test_a_violation_in_a_cut_short_run_is_still_invalid(tmp_path: Path) -> None:
