@@ -264,10 +264,22 @@ def _at_resource(g: Group, t: Terms) -> str:
     if acc and rej:
         return (f"{where}: {len(acc)} accepted, {len(rej)} rejected. An accepted stale write "
                 f"overwrote a newer {t.holder}'s data.")  # fmt: skip
+    if acc and all(_before_newer(w) for w in acc):
+        return (f"{where}: accepted. A {t.holder} that had lost the {t.prize} wrote before "
+                f"the newer {t.holder}'s first write reached the resource, so fencing could "
+                f"not tell it from a current {t.holder}'s; a newer {t.holder} that read the "
+                f"resource before it may lose that update.")  # fmt: skip
     if acc:
         return (f"{where}: accepted. A {t.holder} that had lost the {t.prize} overwrote a "
                 f"newer {t.holder}'s data, the corruption fencing exists to prevent.")  # fmt: skip
     return f"{where}: rejected by fencing, as designed."
+
+
+def _before_newer(w: dict[str, Any]) -> bool:
+    """Whether a stale write's token was not lower than any the resource had seen: no
+    newer holder's write had reached it yet."""
+    token, highest = w.get("token"), w.get("highest_before")
+    return highest is None or (isinstance(token, int) and token >= highest)
 
 
 def write_paragraph(s: StaleWrite, a: Analysis) -> str:

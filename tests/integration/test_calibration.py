@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from checkers.classify import ABANDONED, SERVICE_BUG
+from checkers.classify import ABANDONED, CUT_OFF, SERVICE_BUG
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -53,14 +53,19 @@ def test_consul_holder_paused_past_its_lease_is_not_a_service_bug(tmp_path: Path
 
 
 def test_zookeeper_work_longer_than_the_op_timeout_is_not_a_service_bug(tmp_path: Path) -> None:
+    """A 20 s critical section under partitions may well be cut off, its session expired
+    by the leader while its own server still answers its renewals, and its write accepted
+    after the next grant (fencing cannot reject it before the newer holder writes): a
+    finding about the workload, whose cause is the partition, never the service."""
     code, results, run_dir = run(
         tmp_path, "--target", "zookeeper", "--workload", "lock", "--work-time", "20",
         "--nemesis", "partition", "--time-limit", "60",
     )  # fmt: skip
-    assert results["checkers"]["mutex"]["valid"] is not False, results["checkers"]["mutex"]
-    assert results["checkers"]["mutex-linearizability"]["valid"] is not False
-    assert SERVICE_BUG not in causes(results)
-    assert code in (0, 2), results["valid"]
+    found = causes(results)
+    assert not found & {SERVICE_BUG, ABANDONED}, found
+    assert found <= {CUT_OFF}, found
+    assert "bug in the coordination service" not in json.dumps(results)
+    assert code == {True: 0, False: 1}.get(results["valid"], 2)
     events = [json.loads(x) for x in (run_dir / "events.jsonl").read_text().splitlines()]
     assert any(e["event"] == "lease-ended" for e in events)
 
