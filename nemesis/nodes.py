@@ -83,10 +83,11 @@ def leader_of(cluster: Cluster) -> str | None:
     return None
 
 
-def holder_node(view: RunView | None, wait: float = HOLDER_WAIT_S) -> str | None:
+def holder_node(view: RunView | None, wait: float | None = None) -> str | None:
     """The node the most recent lock holder (or leader client) talks to, waiting up to
-    ``wait`` seconds for a holder whose node is known; None when there is none."""
-    deadline = time.monotonic() + wait
+    ``wait`` seconds (default ``HOLDER_WAIT_S``) for a holder whose node is known; None
+    when there is none."""
+    deadline = time.monotonic() + (HOLDER_WAIT_S if wait is None else wait)
     while view is not None:
         for process in view.lock_holders():
             node = view.node_of(process)
