@@ -250,3 +250,36 @@ def test_every_suite_in_the_repository_loads() -> None:
     assert suites
     for path in suites:
         assert load_suite(path).runs, path
+
+
+# -- compare: odd runs and unwritable outputs -----------------------------------------
+
+@pytest.mark.parametrize(
+    ("test_json", "needle"),
+    [
+        (b"[]", "test.json: not a JSON object"),
+        (b"garbage", "test.json: not readable JSON"),
+        (b"\xff\xfe{}", "test.json: not readable JSON (UnicodeDecodeError)"),
+        (b'{"options": 5}', "test.json: options is int 5"),
+        (b'{"options": {"target": 5}}', "test.json: options.target is int 5"),
+        (b'{"options": {"nemesis": [1]}}', "options.nemesis holds a non-string"),
+        (b'{"name": ["x"]}', "test.json: name is list"),
+    ],
+)
+def test_compare_on_a_run_whose_test_json_is_odd_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, test_json: bytes, needle: str
+) -> None:
+    run_dir = tmp_path / "t" / "20260101T000000"
+    run_dir.mkdir(parents=True)
+    (run_dir / "test.json").write_bytes(test_json)
+    assert_one_line_254(*run(capsys, "compare", str(run_dir)), needle)
+
+
+@pytest.mark.parametrize("flag", ["--html", "--junit"])
+@pytest.mark.parametrize("where", ["/proc/x.html", "/nonexistent/dir/out", "DIR"])
+def test_compare_to_an_unwritable_place_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, flag: str, where: str
+) -> None:
+    target = str(tmp_path) if where == "DIR" else where
+    assert_one_line_254(*run(capsys, "compare", str(tmp_path), flag, target),
+                        f"{flag} {target}: cannot write there")
