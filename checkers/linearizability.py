@@ -15,7 +15,10 @@ quickly, and the first invalid one ends the check (``checkers.linear.schedule``)
 ``details`` holds: ``valid``, ``model``, ``ops`` (operations searched), ``partitions``,
 ``partitions_checked``, ``steps`` (search nodes), ``model_steps`` (distinct model
 transitions computed), ``configs`` (memoized configurations), ``elapsed_s``; ``reason``
-when unknown; ``counterexample`` when invalid (see ``checkers.linear.counterexample``);
+when unknown; ``counterexample`` when invalid (see ``checkers.linear.counterexample``) and
+``anomalies``, the one named anomaly it shows (``checkers.anomalies``: a stale read or a
+lost update when ``checkers.linear.stale`` proves one, else non-linearizable), whose
+sentence is the summary;
 ``unknown_partitions`` lists partitions without a verdict; ``workers`` the processes that
 shared the partitions out, when more than this one did; ``unique_values_partitions`` the
 big partitions decided by the unique-values fast path (``checkers.linear.unique``).
@@ -29,14 +32,16 @@ import gc
 import time
 from typing import Any, Final
 
+from checkers.anomalies import Anomaly
 from checkers.linear.counterexample import jsonable
 from checkers.linear.model import Model, ModelError
 from checkers.linear.models import MODELS, get_model
 from checkers.linear.parallel import check_problems, workers_for
-from checkers.linear.prepare import partitions, problem
+from checkers.linear.prepare import Problem, partitions, problem
 from checkers.linear.schedule import SKIPPED, Budget
 from checkers.linear.search import SearchResult
 from checkers.linear.solve import Solved
+from checkers.linear.stale import name_partition, nonlinearizable
 from checkers.result import UNKNOWN, CheckResult
 from harness.history import History, MalformedHistory
 
@@ -93,7 +98,11 @@ def _check(
     parts = partitions(history, m)
     workers = workers_for(len(history), len(parts)) if parallel else 1
     try:
-        probs = [problem(part, m, label) for label, part in parts]
+        probs: list[Problem] = []
+        for label, part in parts:
+            if deadline is not None and time.perf_counter() > deadline:
+                return _out_of_time(m.name, time_limit, len(probs), len(parts))
+            probs.append(problem(part, m, label))
         if workers > 1:
             solved = None
             outcomes = check_problems(probs, m, budget, explain, workers)
@@ -141,9 +150,10 @@ def _check(
     if fast:
         details["unique_values_partitions"] = fast
     if invalid >= 0 and explain:
-        details["counterexample"] = (
-            solved.explain(invalid) if solved is not None else outcomes[invalid].counterexample
-        )
+        cx = solved.explain(invalid) if solved is not None else outcomes[invalid].counterexample
+        if cx is not None:
+            details["counterexample"] = cx
+            details["anomalies"] = [_name(probs[invalid], m, cx).to_dict()]
     if checked < len(results):
         unknown = [
             {"partition": jsonable(parts[i][0]), "reason": r.reason}
@@ -156,6 +166,21 @@ def _check(
                 details["reason"] = _reason(unknown, len(parts))
     details["elapsed_s"] = round(time.perf_counter() - started, 6)
     return CheckResult(CHECKER, valid, _summary(valid, details, results), details)
+
+
+def _out_of_time(model: str, limit: float | None, prepared: int, n: int) -> CheckResult:
+    """The result of a check whose time ran out while preparing its partitions."""
+    reason = (f"out of the time limit ({limit:g} s) while preparing the partitions "
+              f"({prepared} of {n} prepared)")  # fmt: skip
+    details = {"valid": UNKNOWN, "model": model, "reason": reason, "partitions": n}
+    return CheckResult(CHECKER, UNKNOWN, f"Unknown ({model} model): {reason}.", details)
+
+
+def _name(prob: Problem, m: Model, cx: dict[str, Any]) -> Anomaly:
+    """The anomaly an invalid partition shows: a stale read or lost update when real time
+    and the model prove one, else the counterexample's first sentence, bounded."""
+    failed = (cx.get("op") or {}).get("index")
+    return name_partition(prob, m, failed) or nonlinearizable(cx)
 
 
 def explain(result: CheckResult) -> list[str]:
@@ -179,7 +204,7 @@ def _summary(valid: Any, d: dict[str, Any], results: list[SearchResult]) -> str:
     if valid is True:
         return f"Linearizable ({d['model']} model): {d['ops']} operations{where}."
     if valid is False:
-        if "counterexample" in d:
-            return str(d["counterexample"]["sentences"][0])
+        if d.get("anomalies"):
+            return str(d["anomalies"][0]["sentence"])
         return f"Not linearizable ({d['model']} model): {d['ops']} operations{where}."
     return f"Unknown ({d['model']} model): {d.get('reason', 'no verdict')}."

@@ -13,13 +13,16 @@ class RunRecord:
     """A run's records: the history, the protected resource's write log, the client
     events (lease grants, keepalive acknowledgements, losses), test.json, and the
     service's own events when it keeps a log (the sim server's exact lease grants,
-    renewals, expiries and lock grants: ``run_dir/sim/events.jsonl``)."""
+    renewals, expiries and lock grants: ``run_dir/sim/events.jsonl``); ``notes``
+    say what reading them left out."""
 
     history: History
     resource_log: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     test: dict[str, Any] = field(default_factory=dict)
     service_events: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """What reading the records left out, said with the results (a truncated last line)."""
 
     @property
     def options(self) -> dict[str, Any]:

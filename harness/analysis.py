@@ -7,6 +7,7 @@ the ``RunRecord``; which ones run is decided by the workload recorded in ``test.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,13 +19,14 @@ from checkers.faults import check_faults
 from checkers.record import RunRecord
 from checkers.result import CheckResult, exit_code, overall
 from harness.errors import HarnessError
+from harness.formats import Budget, FormatError
+from harness.formats.jsonl import read_history_jsonl, truncation_note
 from harness.store import (
     EVENTS_FILE,
     HISTORY_FILE,
     RESOURCE_FILE,
     RESULTS_FILE,
     TEST_FILE,
-    read_history_jsonl,
     read_json,
     read_jsonl,
     write_json,
@@ -32,25 +34,36 @@ from harness.store import (
 
 Checker = Callable[[RunRecord], CheckResult]
 SERVICE_EVENTS_FILE = "sim/events.jsonl"  # the sim server's own lease and lock log
+MAX_RUN_NS = 7 * 24 * 3600 * 10**9
+"""A run's history spans at most a week: a time beyond is corrupt, and would make the
+per-second statistics (one bucket a second) as big as the number."""
 
 
-def load_record(run_dir: Path) -> RunRecord:
-    """Read a run directory's records; a missing side log is empty."""
-    if not (run_dir / HISTORY_FILE).exists():
+def load_record(run_dir: Path, budget: Budget | None = None) -> RunRecord:
+    """Read a run directory's records (strictly: ``harness.formats``); a missing side log
+    is empty. HarnessError (one line) for a record that cannot be read; OutOfBudget when
+    ``budget`` runs out while reading the history. The truncated last line a killed run
+    leaves in its history is left out (``RunRecord.notes`` says so)."""
+    if not os.path.lexists(run_dir / HISTORY_FILE):
         raise HarnessError(f"{run_dir} has no {HISTORY_FILE}: is it a run directory?")
     try:
-        history = read_history_jsonl(run_dir / HISTORY_FILE)
-    except ValueError as e:
-        raise HarnessError(f"cannot read the history: {e}") from None
-    test = read_json(run_dir / TEST_FILE) if (run_dir / TEST_FILE).exists() else {}
+        history, cut = read_history_jsonl(run_dir / HISTORY_FILE, budget, MAX_RUN_NS)
+        test = read_json(run_dir / TEST_FILE) if os.path.lexists(run_dir / TEST_FILE) else {}
+        if not isinstance(test, dict):
+            raise HarnessError(f"{run_dir / TEST_FILE}: not a JSON object; is it a run's?")
 
-    def side(name: str) -> list[dict[str, Any]]:
-        p = run_dir / name
-        return list(read_jsonl(p)) if p.exists() else []
+        def side(name: str) -> list[dict[str, Any]]:
+            p = run_dir / name
+            return list(read_jsonl(p)) if os.path.lexists(p) else []
 
-    return RunRecord(
-        history, side(RESOURCE_FILE), side(EVENTS_FILE), test, side(SERVICE_EVENTS_FILE)
-    )
+        record = RunRecord(
+            history, side(RESOURCE_FILE), side(EVENTS_FILE), test, side(SERVICE_EVENTS_FILE)
+        )
+    except FormatError as e:
+        raise HarnessError(str(e)) from None
+    if cut is not None:
+        record.notes.append(truncation_note(run_dir / HISTORY_FILE, cut))
+    return record
 
 
 def checkers_for(record: RunRecord, time_limit: float | None = None) -> list[Checker]:
@@ -60,9 +73,15 @@ def checkers_for(record: RunRecord, time_limit: float | None = None) -> list[Che
     return [*checkers_for_workload(record, time_limit), check_faults]
 
 
-def check_run(run_dir: Path, time_limit: float | None = None) -> dict[str, Any]:
-    """Check a run directory and write its ``results.json``; returns the results."""
-    record = load_record(run_dir)
+def check_run(
+    run_dir: Path, time_limit: float | None = None, *, write: bool = True,
+    budget: Budget | None = None,
+) -> dict[str, Any]:
+    """Check a run directory and (with ``write``) write its ``results.json``; returns the
+    results. ``budget`` bounds reading the history (OutOfBudget)."""
+    record = load_record(run_dir, budget)
+    if budget is not None:
+        time_limit = budget.time_left()
     results: list[CheckResult] = []
     for checker in checkers_for(record, time_limit):
         started = time.perf_counter()
@@ -81,7 +100,10 @@ def check_run(run_dir: Path, time_limit: float | None = None) -> dict[str, Any]:
         "ops": len(record.history),
         "checkers": {r.checker: r.to_dict() for r in results},
     }
-    write_json(run_dir / RESULTS_FILE, out)
+    if record.notes:
+        out["notes"] = list(record.notes)
+    if write:
+        write_json(run_dir / RESULTS_FILE, out)
     return out
 
 

@@ -1,15 +1,26 @@
 """``harness check PATH...``: run directories get all their checkers; history files get the
 linearizability checker, with the model implied by their format unless ``--model`` says.
 
-Per file one line: the verdict and the time to it (reading excluded, and the
-counterexample's building too: ``explain_ms``); then the total. With ``--json``, one JSON
-object per file per line (``file``, ``valid``, ``check_ms``, ``explain_ms``...).
-The explanation follows for invalid files. The exit code is the worst verdict.
+Per path one line: the verdict and the time to it (reading excluded, and the
+counterexample's building too: ``explain_ms``), or the one-line error of a path that is not
+a history (on stderr); then the total. With ``--json``, one JSON object per path per line
+(``file``, ``valid``, ``check_ms``, ``explain_ms``...; ``error`` for a bad one).
+The explanation follows for invalid files. The exit code is 254 if any path was bad
+input, else the worst verdict.
+
+Each path has its own budget (``--time-limit``, ``--memory-limit``) for reading,
+preparing and checking: out of it, the verdict is unknown with the reason. A check that
+runs out of memory anyway ends at once with exit 255 and one line, written from a message
+built beforehand (allocating then could fail again).
+A run directory's ``results.json`` is written where ``--out`` says, else into the run
+directory when it can be; either way the output says where, or why not.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -21,25 +32,37 @@ from checkers import linearizability
 from checkers.result import UNKNOWN, exit_code, worst
 from harness import analysis
 from harness.errors import HarnessError
-from harness.formats import FormatError, read_history
+from harness.formats import Budget, FormatError, OutOfBudget, read_file
+from harness.store import RESULTS_FILE, write_json
 
+EXIT_BAD_INPUT = 254
+EXIT_CRASH = 255
 _WORDS = {True: "[green]valid[/]", False: "[red]invalid[/]", UNKNOWN: "[yellow]unknown[/]"}
+_OOM = "harness: out of memory while checking {} after {}; try --memory-limit or fewer files\n"
 
 
-def _check_file(path: Path, model: str | None, time_limit: float | None) -> dict[str, Any]:
+def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes]
+                ) -> dict[str, Any]:  # fmt: skip
     try:
-        history, default_model = read_history(path)
+        read = read_file(path, budget)
     except FormatError as e:
         raise HarnessError(str(e)) from None
-    chosen = model or default_model
+    history = read.history
+    oom[0] = _OOM.format(path, f"{len(history)} ops").encode()
+    chosen = model or read.model
     if not chosen:
         raise HarnessError(
             f"{path}: the format does not imply a model; pass --model (register, "
             "cas-register, etcd, kv, mutex, multi-register)"
         )
+    left = budget.memory_left()
     started = time.perf_counter()
     try:
-        result = linearizability.check(history, chosen, time_limit)
+        result = linearizability.check(
+            history, chosen, budget.time_left(),
+            max_memory=linearizability.DEFAULT_MAX_MEMORY if left is None else
+            min(left, linearizability.DEFAULT_MAX_MEMORY),
+        )  # fmt: skip
     except linearizability.ModelError as e:
         raise HarnessError(f"{path}: {e}") from None
     ms = (time.perf_counter() - started) * 1000
@@ -54,52 +77,116 @@ def _check_file(path: Path, model: str | None, time_limit: float | None) -> dict
         "summary": result.summary,
         "explanation": linearizability.explain(result) if result.valid is False else [],
         "details": result.details,
+        "notes": list(read.notes),
     }
 
 
-def _check_dir(path: Path, time_limit: float | None) -> dict[str, Any]:
+def _check_dir(path: Path, time_limit: float | None, budget: Budget, out: Path | None
+               ) -> dict[str, Any]:  # fmt: skip
     started = time.perf_counter()
-    results = analysis.check_run(path, time_limit)
+    results = analysis.check_run(path, time_limit, write=False, budget=budget)
     ms = (time.perf_counter() - started) * 1000
     explanation = [r.get("summary", "") for r in results["checkers"].values()
                    if r.get("valid") is False]
     return {"file": str(path), "valid": results["valid"], "check_ms": round(ms, 3),
             "explain_ms": 0.0, "model": "run", "ops": results["ops"], "summary": "",
-            "explanation": explanation, "details": results}
+            "explanation": explanation, "details": results,
+            "notes": list(results.get("notes", [])), "written": _write_results(path, results, out)}
+
+
+def _write_results(run_dir: Path, results: dict[str, Any], out: Path | None) -> str:
+    """Write a run's results.json (into ``out``, else the run directory) and say where;
+    where it cannot be written, say why and go on (a check needs no write access)."""
+    target = run_dir / RESULTS_FILE
+    if out is not None:
+        target = out / run_dir.resolve().name / RESULTS_FILE
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_json(target, results)
+    except OSError as e:
+        return (f"results not written to {target} ({e.strerror}); "
+                "pass --out DIR to keep them")  # fmt: skip
+    return f"results: {target}"
+
+
+def _unknown(path: Path, reason: str) -> dict[str, Any]:
+    """The outcome of a path whose budget ran out before its verdict."""
+    return {"file": str(path), "valid": UNKNOWN, "check_ms": 0.0, "explain_ms": 0.0,
+            "model": "-", "ops": 0, "summary": f"Unknown: {reason}.", "explanation": [],
+            "details": {"valid": UNKNOWN, "reason": reason}, "notes": []}  # fmt: skip
+
+
+def check_path(
+    path: Path, *, model: str | None, time_limit: float | None, memory_limit: int | None,
+    out: Path | None, oom: list[bytes],
+) -> dict[str, Any]:
+    """One path's outcome; HarnessError (one line) if it is not a history or run
+    directory. ``oom[0]`` holds the line to print if memory runs out meanwhile."""
+    budget = Budget(time_limit, memory_limit)
+    oom[0] = _OOM.format(path, "reading 0 ops").encode()
+    try:
+        if path.is_dir():
+            return _check_dir(path, time_limit, budget, out)
+        return _check_file(path, model, budget, oom)
+    except OutOfBudget as e:
+        return _unknown(path, str(e))
 
 
 def check_paths(
     paths: list[str], *, model: str | None, time_limit: float | None, as_json: bool,
-    console: Console,
+    console: Console, memory_limit: int | None = None, out: str | None = None,
 ) -> int:
+    """Check every path, each on its own line; the exit code (see the module's docstring)."""
     verdicts = []
+    bad = 0
     total_ms = 0.0
+    oom = [b""]
     for p in paths:
-        path = Path(p)
-        if not path.exists():
-            raise HarnessError(f"{p}: no such file or directory")
-        if path.is_dir() and not (path / "history.jsonl").exists():
-            raise HarnessError(f"{p}: a directory without history.jsonl; pass a run directory "
-                               "or history files")
-        out = _check_dir(path, time_limit) if path.is_dir() else _check_file(
-            path, model, time_limit)
-        verdicts.append(out["valid"])
-        total_ms += out["check_ms"]
-        if as_json:
-            slim = {k: v for k, v in out.items() if k != "details"}
-            slim["reason"] = out["details"].get("reason")
-            print(json.dumps(slim, default=str), flush=True)
+        try:
+            outcome = check_path(Path(p), model=model, time_limit=time_limit,
+                                 memory_limit=memory_limit,
+                                 out=None if out is None else Path(out), oom=oom)  # fmt: skip
+        except HarnessError as e:
+            bad += 1
+            _say_error(p, str(e), as_json)
             continue
-        console.print(f"{escape(str(path))}: {_WORDS.get(out['valid'], out['valid'])} "
-                      f"({out['check_ms']:.1f} ms, {out['ops']} ops, {out['model']})",
-                      highlight=False, soft_wrap=True)
-        for line in out["explanation"]:
-            console.print(f"    {escape(line)}", highlight=False, soft_wrap=True)
-        if out["valid"] == UNKNOWN and out["details"].get("reason"):
-            reason = escape(str(out["details"]["reason"]))
-            console.print(f"    {reason}", highlight=False, soft_wrap=True)
+        except MemoryError:
+            os.write(2, oom[0])  # built beforehand: nothing to allocate now
+            return EXIT_CRASH
+        verdicts.append(outcome["valid"])
+        total_ms += outcome["check_ms"]
+        _say(outcome, as_json, console)
     overall = worst(verdicts)
     if not as_json:
+        word = _WORDS.get(overall, overall) if verdicts else "none"
+        failed = f", {bad} not checked (bad input)" if bad else ""
         console.print(f"total: {len(paths)} file(s), {total_ms:.1f} ms checking, verdict "
-                      f"{_WORDS.get(overall, overall)}", highlight=False, soft_wrap=True)
-    return exit_code(overall)
+                      f"{word}{failed}", highlight=False, soft_wrap=True)
+    return EXIT_BAD_INPUT if bad else exit_code(overall)
+
+
+def _say_error(path: str, message: str, as_json: bool) -> None:
+    sys.stdout.flush()
+    if as_json:
+        print(json.dumps({"file": path, "valid": None, "error": message}), flush=True)
+    print(f"harness: {message}", file=sys.stderr, flush=True)
+
+
+def _say(out: dict[str, Any], as_json: bool, console: Console) -> None:
+    if as_json:
+        slim = {k: v for k, v in out.items() if k != "details"}
+        slim["reason"] = out["details"].get("reason")
+        print(json.dumps(slim, default=str), flush=True)
+        return
+    console.print(f"{escape(out['file'])}: {_WORDS.get(out['valid'], out['valid'])} "
+                  f"({out['check_ms']:.1f} ms, {out['ops']} ops, {out['model']})",
+                  highlight=False, soft_wrap=True)
+    for line in out["explanation"]:
+        console.print(f"    {escape(line)}", highlight=False, soft_wrap=True)
+    if out["valid"] == UNKNOWN and out["details"].get("reason"):
+        console.print(f"    {escape(str(out['details']['reason']))}", highlight=False,
+                      soft_wrap=True)
+    for note in out["notes"]:
+        console.print(f"    note: {escape(note)}", highlight=False, soft_wrap=True)
+    if out.get("written"):
+        console.print(f"    {escape(out['written'])}", highlight=False, soft_wrap=True)

@@ -8,6 +8,7 @@ do, never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -15,11 +16,14 @@ from typing import TYPE_CHECKING, NoReturn
 
 from rich.console import Console
 
+from harness.formats.budget import parse_seconds, parse_size
+
 if TYPE_CHECKING:
     from harness.options import Bound, RunOptions
 
 EXIT_BAD_ARGS = 254
 EXIT_CRASH = 255
+_OUT_OF_MEMORY = b"harness: out of memory; try --memory-limit or fewer files\n"
 
 
 class UsageError(Exception):
@@ -325,12 +329,31 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_check(args: argparse.Namespace, console: Console) -> int:
+    from checkers.linear.models import MODELS
     from harness.checkcmd import check_paths
+    from harness.formats.budget import default_memory_limit
 
+    if args.model is not None and args.model not in MODELS:
+        raise UsageError(f"unknown model {args.model!r}: --model takes one of "
+                         f"{', '.join(MODELS)}")
+    memory = args.memory_limit if args.memory_limit is not None else default_memory_limit()
     return check_paths(
         args.paths, model=args.model, time_limit=args.time_limit, as_json=args.json,
-        console=console,
+        console=console, memory_limit=memory, out=args.out,
     )
+
+
+def _parsed(parse: Callable[[str], object]) -> Callable[[str], object]:
+    """An argparse type from a parser that raises ValueError with its reason."""
+
+    def convert(text: str) -> object:
+        try:
+            return parse(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    convert.__name__ = parse.__name__
+    return convert
 
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
@@ -439,7 +462,15 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--model", default=None,
                    help="register, cas-register, etcd, kv, mutex, multi-register "
                         "(default: implied by the format)")
-    c.add_argument("--time-limit", type=float, default=None, help="seconds per file")
+    c.add_argument("--time-limit", type=_parsed(parse_seconds), default=None,
+                   help="seconds per path, reading included (default: none); out of it, "
+                        "the verdict is unknown")
+    c.add_argument("--memory-limit", type=_parsed(parse_size), default=None,
+                   help="memory per path, e.g. 2G (default: half the memory available at "
+                        "start); out of it, the verdict is unknown")
+    c.add_argument("--out", default=None, metavar="DIR",
+                   help="write run directories' results.json under DIR (default: into each "
+                        "run directory, where it can be written)")
     c.add_argument("--json", action="store_true", help="one JSON object per file per line")
     c.set_defaults(fn=cmd_check)
 
@@ -519,6 +550,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("harness: interrupted", file=sys.stderr)
         code = 130
+    except MemoryError:  # the message is built beforehand: allocating now could fail
+        os.write(2, _OUT_OF_MEMORY)
+        code = EXIT_CRASH
     except Exception as e:  # a crash: one line plus where the details are
         import traceback
 
@@ -528,7 +562,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"harness: {e}", file=sys.stderr)
             code = EXIT_BAD_ARGS
         else:
-            traceback.print_exc()
+            traceback.print_exception(e, chain=False)
             print(f"harness: crashed: {type(e).__name__}: {e}", file=sys.stderr)
             code = EXIT_CRASH
     return code

@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from harness.formats import jsonl as formats_jsonl
+from harness.formats.jsonl import JsonLines
 from harness.history import History
 from harness.ops import Op
 
@@ -61,7 +63,9 @@ def write_json(path: Path, data: Any) -> None:
 
 
 def read_json(path: Path) -> Any:
-    return json.loads(path.read_text())
+    """The JSON value of a regular file; a one-line ``FormatError`` (a ValueError) if the
+    file is not one, not UTF-8 or not JSON."""
+    return formats_jsonl.read_json(path)
 
 
 class JsonlWriter:
@@ -103,31 +107,18 @@ class HistoryWriter(JsonlWriter):
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Every complete JSON object of a JSON Lines file.
+    """Every JSON object of a JSON Lines file, read strictly (``harness.formats.jsonl``).
 
-    A last line cut short by a crash is skipped; a bad line elsewhere raises ValueError
-    naming the line.
+    A last line cut short by a crash is skipped; anything else wrong raises a one-line
+    ``FormatError`` (a ValueError) naming the file and line.
     """
-    with open(path, "rb") as f:
-        lines = f.read().split(b"\n")
-    last = len(lines) - 1
-    for n, raw in enumerate(lines):
-        if not raw.strip():
-            continue
-        try:
-            yield json.loads(raw)
-        except json.JSONDecodeError as e:
-            if n >= last - 1 and not raw.endswith(b"}"):
-                return  # the truncated tail of a crashed run
-            raise ValueError(f"{path}:{n + 1}: not a JSON object ({e.msg})") from None
+    lines = JsonLines(path, fix="each line must be one JSON object")
+    for n, value in lines:
+        if type(value) is not dict:
+            raise lines.error(n, f"a JSON {type(value).__name__}, not an object")
+        yield value
 
 
 def read_history_jsonl(path: Path) -> History:
-    """The ops of a ``history.jsonl`` file."""
-    ops = []
-    for n, d in enumerate(read_jsonl(path), start=1):
-        try:
-            ops.append(Op.from_dict(d))
-        except (KeyError, TypeError, ValueError) as e:
-            raise ValueError(f"{path}:{n}: not an op ({e})") from None
-    return History(ops)
+    """The ops of a ``history.jsonl`` file (a truncated last line left out)."""
+    return formats_jsonl.read_history_jsonl(path)[0]

@@ -19,15 +19,33 @@ what to do).
 from __future__ import annotations
 
 import gc
-import json
+import os
 import re
+import stat
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
+from harness.formats.budget import Budget, OutOfBudget
 from harness.formats.errors import FormatError, format_error
+from harness.formats.fields import MAX_INT
+from harness.formats.files import decode, open_regular, read_rest
+from harness.formats.jsonl import read_history_jsonl, read_json, truncation_note
 from harness.history import History
 
-__all__ = ["FORMATS", "FormatError", "default_model", "detect_format", "read_history"]
+__all__ = [
+    "FORMATS",
+    "Budget",
+    "FormatError",
+    "OutOfBudget",
+    "Read",
+    "default_model",
+    "detect_format",
+    "history_file",
+    "read_file",
+    "read_history",
+]
+
+HISTORY_FILE: Final = "history.jsonl"
 
 FORMATS: Final = ("jsonl", "edn", "porcupine-etcd", "porcupine-kv")
 DEFAULT_MODELS: Final = {"edn": "cas-register", "porcupine-etcd": "etcd", "porcupine-kv": "kv"}
@@ -38,13 +56,28 @@ _SNIFF_BYTES: Final = 4096
 _KV_FS: Final = re.compile(r":f\s+:(?:get|put|append)\b")
 
 
+class Read(NamedTuple):
+    """A history read from a file: the ops, the model its format implies (``""`` when it
+    implies none), the format, and notes to say (a truncated last line left out)."""
+
+    history: History
+    model: str
+    format: str
+    notes: tuple[str, ...] = ()
+
+
 def detect_format(path: Path | str) -> str:
     """The format of a history file, from its first bytes (its suffix when it is empty).
 
     A run directory means its ``history.jsonl``.
     """
-    path = _history_file(Path(path))
-    head = _head(path)
+    path = history_file(Path(path))
+    with open_regular(path) as f:
+        return _sniff(path, f.read(_SNIFF_BYTES))
+
+
+def _sniff(path: Path, head_bytes: bytes) -> str:
+    head = head_bytes.decode("utf-8", "replace")  # only to recognise the format
     stripped = head.lstrip()
     if not stripped:
         if path.suffix == ".txt":
@@ -73,21 +106,36 @@ def read_history(path: Path | str) -> tuple[History, str]:
     The model is ``""`` when the format does not imply one (a JSONL history without a
     test.json naming its workload or model).
     """
-    path = _history_file(Path(path))
-    fmt = detect_format(path)
+    read = read_file(path)
+    return read.history, read.model
+
+
+def read_file(path: Path | str, budget: Budget | None = None, max_time: int = MAX_INT) -> Read:
+    """The history in a file (or run directory), read within ``budget`` (OutOfBudget when
+    it runs out), with the model its format implies and what to say about it. Times
+    above ``max_time`` (ns) are errors. Raises FormatError (one line) for anything that
+    is not a history of a known format."""
+    path = history_file(Path(path))
     paused = gc.isenabled()
     gc.disable()  # reading makes many long-lived objects and no cycles
     try:
-        if fmt == "jsonl":
-            return _read_jsonl(path), default_model(path)
-        text = _text(path)
+        with open_regular(path) as f:
+            head = f.read(_SNIFF_BYTES)
+            fmt = _sniff(path, head)
+            f.seek(0)
+            if fmt == "jsonl":
+                history, cut = read_history_jsonl(path, budget, max_time, f)
+                notes = () if cut is None else (truncation_note(path, cut),)
+                return Read(history, default_model(path), fmt, notes)
+            text = decode(path, read_rest(path, f, budget))
         if fmt == "porcupine-etcd":
             from harness.formats.porcupine_etcd import read_etcd_log
 
-            return read_etcd_log(path, text), DEFAULT_MODELS[fmt]
+            return Read(read_etcd_log(path, text, budget), DEFAULT_MODELS[fmt], fmt)
         from harness.formats.jepsen_edn import read_edn_history
 
-        return read_edn_history(path, text), DEFAULT_MODELS[fmt]
+        history = read_edn_history(path, text, budget, kv=fmt == "porcupine-kv")
+        return Read(history, DEFAULT_MODELS[fmt], fmt)
     finally:
         if paused:
             gc.enable()
@@ -99,10 +147,7 @@ def default_model(path: Path) -> str:
     test = path.parent / "test.json"
     if not test.is_file():
         return ""
-    try:
-        data = json.loads(test.read_text())
-    except (OSError, ValueError):
-        return ""
+    data = read_json(test)
     if not isinstance(data, dict):
         return ""
     for section in (data, data.get("options"), data.get("opts")):
@@ -115,51 +160,22 @@ def default_model(path: Path) -> str:
     return ""
 
 
-def _history_file(path: Path) -> Path:
-    if path.is_dir():
-        candidate = path / "history.jsonl"
-        if not candidate.is_file():
-            raise format_error(
-                path, None, "a directory without history.jsonl", "give a run directory or a file"
-            )
-        return candidate
-    if not path.is_file():
-        raise format_error(path, None, "no such file", "check the path")
-    return path
-
-
-def _head(path: Path) -> str:
+def history_file(path: Path) -> Path:
+    """The history file a path names: itself, or a run directory's ``history.jsonl``.
+    FormatError if there is none; what it is, if it is not a regular file, is said when
+    it is opened."""
     try:
-        with open(path, "rb") as f:
-            return f.read(_SNIFF_BYTES).decode("utf-8", "replace")
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise format_error(path, None, "no such file or directory", "check the path") from None
     except OSError as e:
+        problem = f"cannot look at it ({e.strerror})"
+        raise format_error(path, None, problem, "check the path") from None
+    if not stat.S_ISDIR(mode):
+        return path
+    candidate = path / HISTORY_FILE
+    if not os.path.lexists(candidate):
         raise format_error(
-            path, None, f"cannot read it ({e.strerror})", "check permissions"
-        ) from None
-
-
-def _text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise format_error(
-            path, None, f"cannot read it ({e.strerror})", "check permissions"
-        ) from None
-
-
-def _read_jsonl(path: Path) -> History:
-    from harness.store import read_history_jsonl
-
-    try:
-        return read_history_jsonl(path)
-    except ValueError as e:
-        msg = str(e)
-        if msg.startswith(str(path)):
-            msg = msg[len(str(path)) + 1 :]
-        line, _, problem = msg.partition(": ")
-        raise format_error(
-            path,
-            int(line) if line.isdigit() else None,
-            problem or msg,
-            "each line must be one op object with index, time, process, type and f",
-        ) from None
+            path, None, "a directory without history.jsonl", "give a run directory or a file"
+        )
+    return candidate

@@ -14,12 +14,13 @@ collection used as a map key or set element becomes a ``tuple`` so that it is ha
 
 from __future__ import annotations
 
+import math
 import re
 from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any, Final
 
-__all__ = ["EdnError", "dumps", "iter_elements", "loads"]
+__all__ = ["EdnError", "Symbol", "dumps", "iter_elements", "loads"]
 
 
 class EdnError(ValueError):
@@ -53,6 +54,18 @@ _RATIO: Final = re.compile(r"[+-]?\d+/\d+")
 _CHARS: Final = {"newline": "\n", "space": " ", "tab": "\t", "return": "\r"}
 _ESCAPES: Final = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "b": "\b", "f": "\f"}
 _CLOSER: Final = {"[": "]", "(": ")", "{": "}", "#{": "}"}
+MAX_DEPTH: Final = 40
+"""Collections nested deeper than this are refused (histories nest a few levels)."""
+MAX_DIGITS: Final = 20
+"""Integers with more digits than this (beyond 64 bits) are refused."""
+_HEX4: Final = re.compile(r"[0-9a-fA-F]{4}")
+
+
+class Symbol(str):
+    """An EDN symbol (``foo``, not the keyword ``:foo``): a string that is not a name a
+    Jepsen op uses, so that a reader can tell one from a keyword."""
+
+    __slots__ = ()
 
 
 def loads(text: str) -> Any:
@@ -142,6 +155,8 @@ def _values(text: str, unwrap: bool) -> Iterator[tuple[Any, int]]:
         if kind == "open":
             if unwrap and not stack and emit_depth == 0 and not wrapped and tok in "[(":
                 emit_depth = 1
+            if len(stack) >= MAX_DEPTH:
+                raise EdnError(f"collections nested more than {MAX_DEPTH} deep", line_of(start))
             stack.append([tok, [], start, discard])
             discard = 0
             continue
@@ -164,7 +179,8 @@ def _values(text: str, unwrap: bool) -> Iterator[tuple[Any, int]]:
             value = _unescape(tok[1:-1], line_of, start)
         elif kind == "char":
             body = tok[1:]
-            value = _CHARS.get(body) or (chr(int(body[1:], 16)) if len(body) == 5 else body)
+            value = _CHARS.get(body) or (_code_point(body[1:], line_of, start)
+                                         if len(body) == 5 else body)  # fmt: skip
         else:
             value = _atom(tok, line_of, start)
         if discard:
@@ -212,15 +228,32 @@ def _atom(tok: str, line_of: _Lines, pos: int) -> Any:
     if tok == "false":
         return False
     if _INT.fullmatch(tok):
+        if len(tok) > MAX_DIGITS:
+            raise EdnError(f"an integer of {len(tok)} digits, beyond 64 bits", line_of(pos))
         return int(tok.rstrip("N"))
     if _FLOAT.fullmatch(tok):
-        return float(tok.rstrip("M"))
+        x = float(tok.rstrip("M"))
+        if not math.isfinite(x):
+            raise EdnError(f"{tok[:30]!r} is too large for a number", line_of(pos))
+        return x
     if _RATIO.fullmatch(tok):
         num, den = tok.split("/")
+        if len(tok) > 2 * MAX_DIGITS or not int(den):
+            raise EdnError(f"{tok[:30]!r} is not a ratio that can be read", line_of(pos))
         return int(num) / int(den)
-    if tok[0].isdigit():
-        raise EdnError(f"{tok!r} is not a number", line_of(pos))
-    return tok  # a symbol: read as its name
+    if tok[0].isdigit() or (tok[0] in "+-" and tok[1:2].isdigit()):
+        raise EdnError(f"{tok[:30]!r} is not a number", line_of(pos))
+    return Symbol(tok)  # a symbol: read as its name
+
+
+def _code_point(hex4: str, line_of: _Lines, pos: int) -> str:
+    """The character of a ``\\uXXXX`` escape; a lone surrogate is not text."""
+    if not _HEX4.fullmatch(hex4):
+        raise EdnError(f"'\\u{hex4}' is not a unicode escape", line_of(pos))
+    c = int(hex4, 16)
+    if 0xD800 <= c <= 0xDFFF:
+        raise EdnError(f"'\\u{hex4}' is half a character (a surrogate)", line_of(pos))
+    return chr(c)
 
 
 def _unescape(body: str, line_of: _Lines, pos: int) -> str:
@@ -236,7 +269,7 @@ def _unescape(body: str, line_of: _Lines, pos: int) -> str:
             continue
         nxt = body[i + 1]
         if nxt == "u":
-            out.append(chr(int(body[i + 2 : i + 6], 16)))
+            out.append(_code_point(body[i + 2 : i + 6], line_of, pos))
             i += 6
         elif nxt in _ESCAPES:
             out.append(_ESCAPES[nxt])

@@ -2,74 +2,87 @@
 
 A file is either one vector (or list) of op maps, or one op map per top-level form. Each
 map needs ``:process``, ``:type`` and ``:f``; ``:value``, ``:key``, ``:error``, ``:node``
-and ``:time`` are kept when present. Index is the position in the file; time is the
-file's ``:time`` when every op has one, else the position (Knossos files record only order).
+and ``:time`` are kept when present. Every key of an op map is a keyword; porcupine's kv
+logs hold only ``:process :type :f :key :value`` (anything else in one is garbage, not a
+field to skip). Index is the position in the file; time is the file's ``:time`` when ops
+have one (then every op must, a non-negative integer), else the position (Knossos files
+record only order). Fields are checked by ``harness.formats.fields.make_op``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+from harness.formats.budget import Budget
 from harness.formats.edn import EdnError, dumps, iter_elements
 from harness.formats.errors import format_error
+from harness.formats.fields import FieldError, make_op
+from harness.formats.files import read_text
+from harness.formats.jsonl import CHECK_EVERY
 from harness.history import History
-from harness.ops import OP_TYPES, Op
+from harness.ops import Op
 
-_FIX = "expected one op map per form, like {:process 0, :type :invoke, :f :read, :value nil}"
+_FIX: Final = "expected one op map per form, like {:process 0, :type :invoke, :f :read, :value nil}"
+_KV_KEYS: Final = frozenset(("process", "type", "f", "key", "value"))
 
 
-def read_edn_history(path: Path, text: str | None = None) -> History:
-    """The ops of a Jepsen EDN history file."""
+def read_edn_history(
+    path: Path, text: str | None = None, budget: Budget | None = None, kv: bool = False
+) -> History:
+    """The ops of a Jepsen EDN history file (``kv``: a porcupine kv log, whose op maps
+    hold nothing but their five keys)."""
     if text is None:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_text(path, budget)
     events: list[dict[str, Any]] = []
     lines: list[int] = []
     try:
         for form, line in iter_elements(text):
-            events.append(_event(path, form, line))
+            if budget is not None and not len(events) % CHECK_EVERY:
+                budget.check("reading", len(events))
+            events.append(_event(path, form, line, kv))
             lines.append(line)
     except EdnError as err:
         raise format_error(
             path, err.line, f"not EDN ({err.reason})", "fix or truncate the file"
         ) from None
-    timed = bool(events) and all(isinstance(ev.get("time"), int) for ev in events)
+    timed = any("time" in ev for ev in events)
     ops = []
     for i, ev in enumerate(events):
         try:
             ops.append(_op(i, ev, timed))
-        except ValueError as err:
+        except FieldError as err:
             raise format_error(path, lines[i], str(err), _FIX) from None
     return History(ops)
 
 
-def _event(path: Path, form: Any, line: int) -> dict[str, Any]:
+def _event(path: Path, form: Any, line: int, kv: bool) -> dict[str, Any]:
     if not isinstance(form, dict):
-        raise format_error(path, line, f"{dumps(form)[:60]} is not a map", _FIX)
+        raise format_error(path, line, f"{_brief(form)} is not a map", _FIX)
+    for k in form:
+        if type(k) is not str:
+            raise format_error(path, line, f"the map key {_brief(k)} is not a keyword", _FIX)
+        if kv and k not in _KV_KEYS:
+            raise format_error(
+                path, line, f"a kv op with :{k[:30]}", "a kv op holds only :process :type :f "
+                ":key :value"
+            )
     for k in ("process", "type", "f"):
         if k not in form:
             raise format_error(path, line, f"op map without :{k}", _FIX)
-    if form["type"] not in OP_TYPES:
-        raise format_error(
-            path, line, f":type {dumps(form['type'])} is not one of {', '.join(OP_TYPES)}", _FIX
-        )
     return form
 
 
 def _op(i: int, e: dict[str, Any], timed: bool) -> Op:
+    if timed and "time" not in e:
+        raise FieldError("an op without :time, where others have one")
     error = e.get("error")
-    node = e.get("node")
-    process = e["process"]
-    if not isinstance(process, (int, str)):
-        raise ValueError(f":process {dumps(process)} is neither an integer nor a keyword")
-    return Op(
-        index=i,
-        time=e["time"] if timed else i,
-        process=process,
-        type=e["type"],
-        f=str(e["f"]),
-        value=e.get("value"),
-        key=e.get("key"),
-        error=None if error is None else (error if isinstance(error, str) else dumps(error)),
-        node=None if node is None else str(node),
-    )
+    if error is not None and type(error) is not str:
+        error = dumps(error)
+    return make_op(i, e["time"] if timed else i, e["process"], e["type"], e["f"],
+                   e.get("value"), e.get("key"), error, e.get("node"))  # fmt: skip
+
+
+def _brief(form: Any) -> str:
+    text = dumps(form)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -13,7 +13,12 @@ import re
 from pathlib import Path
 from typing import Any, Final
 
+from harness.formats.budget import Budget
+from harness.formats.edn import MAX_DIGITS
 from harness.formats.errors import format_error
+from harness.formats.fields import make_op
+from harness.formats.files import read_text
+from harness.formats.jsonl import CHECK_EVERY
 from harness.history import History
 from harness.ops import OP_TYPES, Op
 
@@ -21,12 +26,14 @@ LINE: Final = re.compile(r"^INFO\s+jepsen\.util\s+-\s+(\d+)\s+:(\w+)\s+:([\w-]+)
 _FIX = "expected lines like 'INFO  jepsen.util - 3\\t:ok\\t:cas\\t[1 2]'"
 
 
-def read_etcd_log(path: Path, text: str | None = None) -> History:
+def read_etcd_log(path: Path, text: str | None = None, budget: Budget | None = None) -> History:
     """The ops of a porcupine etcd log (an empty file is an empty history)."""
     if text is None:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_text(path, budget)
     ops: list[Op] = []
     for n, raw in enumerate(text.splitlines(), start=1):
+        if budget is not None and not n % CHECK_EVERY:
+            budget.check("reading", len(ops))
         if not raw.strip():
             continue
         m = LINE.match(raw)
@@ -43,15 +50,28 @@ def read_etcd_log(path: Path, text: str | None = None) -> History:
             try:
                 value = _value(raw_value)
             except ValueError:
-                raise format_error(path, n, f"cannot read value {raw_value!r}", _FIX) from None
+                raise format_error(path, n, f"cannot read value {raw_value[:40]!r}", _FIX) from None
         i = len(ops)
-        ops.append(Op(i, i, int(process), type_, f, value, error=error))  # type: ignore[arg-type]
+        try:
+            ops.append(make_op(i, i, _int(process), type_, f, value, error=error))
+        except ValueError as e:  # a FieldError, or a process beyond 64 bits
+            raise format_error(path, n, str(e), _FIX) from None
     return History(ops)
 
 
 def _value(raw: str) -> Any:
-    if raw == "nil":
-        return None
+    """``nil``, an integer, or ``[a b]`` of those (a cas): nothing nested deeper."""
     if raw.startswith("[") and raw.endswith("]"):
-        return [_value(part) for part in raw[1:-1].split()]
+        return [_scalar(part) for part in raw[1:-1].split()]
+    return _scalar(raw)
+
+
+def _scalar(raw: str) -> int | None:
+    return None if raw == "nil" else _int(raw)
+
+
+def _int(raw: str) -> int:
+    """A decimal integer within 64 bits (ValueError otherwise: no 5,000-digit parse)."""
+    if len(raw) > MAX_DIGITS:
+        raise ValueError(f"{raw[:20]}... is beyond 64 bits")
     return int(raw)

@@ -210,10 +210,11 @@ def test_clock_offsets_get_a_lane_per_node(tmp_path: Path) -> None:
             op = {"index": 100_000 + i, "time": t, "process": "nemesis", "type": type_,
                   "f": name, "value": value}  # fmt: skip
             f.write(json.dumps(op) + "\n")
-    # the history file must stay time-ordered for the reader: sort it
-    lines = sorted(
-        (run / HISTORY_FILE).read_text().splitlines(), key=lambda x: json.loads(x)["time"]
-    )
+    # the history file must stay time-ordered for the reader: sort it (and number it again:
+    # indices follow the order of the file)
+    ops = sorted(map(json.loads, (run / HISTORY_FILE).read_text().splitlines()),
+                 key=lambda x: x["time"])  # fmt: skip
+    lines = [json.dumps({**op, "index": i}) for i, op in enumerate(ops)]
     (run / HISTORY_FILE).write_text("\n".join(lines) + "\n")
     d = _data(_report(run))["timeline"]
     clock_lanes = {i: lane["label"] for i, lane in enumerate(d["lanes"]) if lane["kind"] == "clock"}

@@ -1,0 +1,104 @@
+"""Opening what a user names: regular files only, read whole, decoded as strict UTF-8.
+
+A FIFO would block the reader forever, ``/dev/zero`` never ends, a directory cannot be
+read: each is refused in one line naming what it is. The open itself never blocks
+(``O_NONBLOCK``: a FIFO without a writer is not waited for). Bytes that are not UTF-8 are
+an error naming the line, never replaced.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import BinaryIO, Final
+
+from harness.formats.budget import Budget
+from harness.formats.errors import FormatError, format_error
+
+__all__ = ["bad_utf8", "decode", "kind_of", "open_regular", "read_bytes", "read_rest", "read_text"]
+
+_KINDS: Final = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def kind_of(mode: int) -> str:
+    """What a file of this ``st_mode`` is, in words ("a FIFO (named pipe)"...)."""
+    for test, words in _KINDS:
+        if test(mode):
+            return words
+    return "not a regular file"
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """The regular file ``path`` opened for reading (binary); FormatError for anything
+    else, or when it cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise format_error(path, None, "no such file", "check the path") from None
+    except OSError as e:
+        raise format_error(
+            path, None, f"cannot open it ({e.strerror})", "check its permissions"
+        ) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise format_error(
+                path, None, f"{kind_of(mode)}, not a regular file", "give a history file"
+            )
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes(path: Path, budget: Budget | None = None) -> bytes:
+    """The content of the regular file ``path``; FormatError for anything else."""
+    with open_regular(path) as f:
+        return read_rest(path, f, budget)
+
+
+def read_rest(path: Path, f: BinaryIO, budget: Budget | None = None) -> bytes:
+    """What is left to read of the open regular file ``f`` (within ``budget``'s memory)."""
+    try:
+        if budget is not None:
+            budget.check_size(path, os.fstat(f.fileno()).st_size)
+        return f.read()
+    except OSError as e:
+        raise format_error(
+            path, None, f"cannot read it ({e.strerror})", "check its permissions"
+        ) from None
+
+
+def decode(path: Path, data: bytes) -> str:
+    """``data`` as strict UTF-8; FormatError naming the line of the first bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise bad_utf8(path, data, e) from None
+
+
+def bad_utf8(
+    path: Path, data: bytes, e: UnicodeDecodeError, line: int = 1, offset: int = 0
+) -> FormatError:
+    """The one-line error for bytes of ``data`` that are not UTF-8 (``data`` starting at
+    ``line`` and byte ``offset`` of the file)."""
+    line += data.count(b"\n", 0, e.start)
+    byte = data[e.start : e.start + 1].hex()
+    return format_error(
+        path,
+        line,
+        f"not UTF-8 (byte 0x{byte} at offset {offset + e.start})",
+        "save the file as UTF-8",
+    )
+
+
+def read_text(path: Path, budget: Budget | None = None) -> str:
+    """The content of the regular file ``path`` as strict UTF-8."""
+    return decode(path, read_bytes(path, budget))
