@@ -115,7 +115,9 @@ def default_faults(workload: str) -> list[str]:
 @dataclass
 class RunOptions:
     """The configuration of one run. Build it with ``RunOptions(...)`` and call
-    ``validate()``; ``op_timeout=None`` and ``nemesis=[]`` mean "decide from the others"."""
+    ``validate()``. ``nemesis=[]`` means the workload's default fault; an ``op_timeout``
+    left at its default follows the pause and the work (``op_timeout_given`` says whether
+    it was asked for)."""
 
     target: str = "sim"
     workload: str = "lock"
@@ -168,6 +170,8 @@ class RunOptions:
     def __post_init__(self) -> None:
         if not self.nemesis:
             self.nemesis = default_faults(self.workload)
+        if self.op_timeout != DEFAULT_OP_TIMEOUT:  # asked for in code: kept as given
+            self.op_timeout_given = True
         self._follow_op_timeout()
 
     @classmethod

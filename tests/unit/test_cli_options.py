@@ -283,3 +283,8 @@ def test_compare_to_an_unwritable_place_is_one_line(
     target = str(tmp_path) if where == "DIR" else where
     assert_one_line_254(*run(capsys, "compare", str(tmp_path), flag, target),
                         f"{flag} {target}: cannot write there")
+
+
+def test_an_op_timeout_set_in_code_is_kept_as_given() -> None:
+    opts = RunOptions(op_timeout=30)
+    assert opts.op_timeout == 30 and opts.op_timeout_given and opts.op_timeout_reason == "given"
