@@ -21,6 +21,8 @@ from typing import Any, Final
 from harness.errors import HarnessError
 
 WORKLOADS = ("lock", "cas-register", "election")
+HOLDING_WORKLOADS = ("lock", "election")
+"""Workloads whose clients hold something (a lock, leadership) and work while holding it."""
 NEMESES = ("none", "client-pause", "pause", "partition", "loss", "kill", "clock")
 
 DEFAULT_OP_TIMEOUT: Final = 10.0
@@ -109,7 +111,7 @@ def check_name(value: str, what: str = "--name") -> str:
 def default_faults(workload: str) -> list[str]:
     """The fault of a workload when none is named: a client pause of the holder for locks
     and elections (the classic scenario), none for registers."""
-    return ["client-pause"] if workload in ("lock", "election") else ["none"]
+    return ["client-pause"] if workload in HOLDING_WORKLOADS else ["none"]
 
 
 @dataclass
@@ -125,7 +127,8 @@ class RunOptions:
     nemesis: list[str] = field(default_factory=list)
     nemesis_interval: float = 10.0
     nemesis_target: str | None = None
-    """None: each fault's own default (``nemesis.build.FAULT_TARGETS``)."""
+    """None: each fault's own default; else one value for every fault or ``fault=value``
+    pairs separated by ``;`` (``nemesis.targets``)."""
     concurrency: int = 3
     rate: float | None = None
     time_limit: float = 35.0
@@ -212,6 +215,8 @@ class RunOptions:
         """The longest a client op may legitimately take, and why: a critical section's
         work (plus the client pause that freezes it in the middle), or an acquire's wait.
         An op timeout shorter than that abandons healthy workers and tests nothing."""
+        if self.workload not in HOLDING_WORKLOADS:  # reads, writes and cas: no work, no wait
+            return 0.0, "no work time or acquire wait (a register's ops)"
         work = self.work_time
         why = f"work time {self.work_time:g} s"
         if "client-pause" in self.nemesis:

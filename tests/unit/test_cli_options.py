@@ -288,3 +288,17 @@ def test_compare_to_an_unwritable_place_is_one_line(
 def test_an_op_timeout_set_in_code_is_kept_as_given() -> None:
     opts = RunOptions(op_timeout=30)
     assert opts.op_timeout == 30 and opts.op_timeout_given and opts.op_timeout_reason == "given"
+
+
+def test_suite_run_into_an_unwritable_place_is_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    suite = Path(__file__).resolve().parents[2] / "suites" / "sim.toml"
+    assert_one_line_254(*run(capsys, "suite", "run", str(suite), "-o", "/etc/passwd"),
+                        "--out-dir /etc/passwd: cannot write there")
+
+
+def test_a_register_run_may_have_a_short_op_timeout() -> None:
+    opts = RunOptions(workload="cas-register", op_timeout=1)
+    opts.validate()
+    assert opts.op_timeout == 1
