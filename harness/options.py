@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Final
 
 from harness.errors import HarnessError
@@ -183,6 +183,7 @@ class RunOptions:
         ``op_timeout`` marked as given, the whole validated."""
         for name, value in values.items():
             check_number(name, value)
+            _check_kind(name, value)
         values = dict(values)
         if "nemesis" in values:
             values["nemesis"] = parse_faults(values["nemesis"])
@@ -244,6 +245,7 @@ class RunOptions:
         """Every option in its range and consistent with the others (one-line
         OptionError); decides the op timeout again if it follows the others."""
         for name in NUMBERS:
+            _check_kind(name, getattr(self, name))
             check_number(name, getattr(self, name))
         _one_of("--workload", self.workload, WORKLOADS)
         parse_faults(self.nemesis)
@@ -298,6 +300,28 @@ class RunOptions:
         starts: one interval, but no later than a fifth of the time limit, so that it falls
         well inside the run."""
         return min(self.nemesis_interval, self.time_limit / 5)
+
+
+def _check_kind(name: str, value: Any) -> None:
+    """A suite value of the type its field declares (``str``, ``bool``, ``list[str]``,
+    ``dict``; numbers are ``NUMBERS``'), None only where the field is optional."""
+    declared = {f.name: str(f.type) for f in fields(RunOptions)}.get(name)
+    if declared is None:
+        return  # unknown fields are the caller's error
+    if value is None:
+        if "None" not in declared:
+            raise OptionError(f"{name} cannot be empty (null)")
+        return
+    if name in NUMBERS or name == "nemesis":
+        return  # checked apart
+    kinds: list[tuple[str, type]] = [("bool", bool), ("list", list), ("dict", dict),
+                                     ("str", str)]
+    kind = next((k for word, k in kinds if declared.startswith(word)), None)
+    ok = kind is None or isinstance(value, kind)
+    if ok and isinstance(value, list):
+        ok = all(isinstance(v, str) for v in value)
+    if not ok:
+        raise OptionError(f"{name} must be {declared.replace(' | None', '')}, not {value!r:.60}")
 
 
 def parse_faults(value: Any) -> list[str]:

@@ -6,13 +6,19 @@ never a run; suite files go through the same validation and give the same run.
 from __future__ import annotations
 
 import argparse
+import os
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.cli import EXIT_BAD_ARGS, _options_from, build_parser, main
+from harness.errors import HarnessError
 from harness.options import RunOptions
 from harness.suite import SuiteError, load_suite
+from harness.validate import check_run
 
 SECONDS = ["--rate", "--time-limit", "--recovery-time", "--op-timeout", "--pause-at",
            "--pause-for", "--keepalive", "--lease-ttl", "--work-time", "--acquire-wait",
@@ -90,8 +96,6 @@ def test_an_unwritable_out_dir_is_refused(
     locked.mkdir()
     locked.chmod(0o500)
     try:
-        import os
-
         if os.access(locked, os.W_OK):  # root writes anywhere: a file stands in
             locked = tmp_path / "file"
             locked.write_text("")
@@ -302,3 +306,26 @@ def test_a_register_run_may_have_a_short_op_timeout() -> None:
     opts = RunOptions(workload="cas-register", op_timeout=1)
     opts.validate()
     assert opts.op_timeout == 1
+
+
+# -- any value of any option: a run, or one line -----------------------------------------
+
+_FIELDS = [f.name for f in fields(RunOptions)]
+_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
+    st.sampled_from(["sim", "etcd", "lock", "cas-register", "kill", "holder", "n1", "one",
+                     "client-pause", "partition=leader", "..", "a/b", "aof-always"]),
+    st.lists(st.text(max_size=6), max_size=3), st.dictionaries(st.text(max_size=4),
+                                                               st.integers(), max_size=2),
+)
+
+
+@settings(max_examples=int(os.environ.get("OPTIONS_FUZZ_EXAMPLES", "400")), deadline=None)
+@given(st.dictionaries(st.sampled_from(_FIELDS), _VALUES, max_size=6))
+def test_any_suite_values_give_a_run_or_one_line(values: dict[str, object]) -> None:
+    try:
+        opts = RunOptions.from_mapping(values)
+        check_run(opts)
+    except HarnessError as e:
+        assert "\n" not in str(e) and str(e)
