@@ -329,3 +329,37 @@ def test_any_suite_values_give_a_run_or_one_line(values: dict[str, object]) -> N
         check_run(opts)
     except HarnessError as e:
         assert "\n" not in str(e) and str(e)
+
+
+def _run_flags() -> list[str]:
+    """Every ``run`` option that takes a value, but the paths (files it would read)."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    paths = ("--nodes-file", "--ssh-key", "--ssh-debs", "--ssh-known-hosts", "--out-dir")
+    return [a.option_strings[0] for a in sub.choices["run"]._actions
+            if a.option_strings and a.nargs != 0 and a.option_strings[0] not in paths]
+
+
+_FLAGS = _run_flags()
+
+
+@settings(max_examples=int(os.environ.get("OPTIONS_FUZZ_EXAMPLES", "150")), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_FLAGS), st.one_of(
+    st.text(max_size=10), st.floats(allow_nan=True, allow_infinity=True).map(str),
+    st.integers(min_value=-(2**70), max_value=2**70).map(str))), max_size=4))
+def test_any_command_line_values_give_a_run_or_one_line(pairs: list[tuple[str, str]]) -> None:
+    import contextlib
+    import io
+
+    from harness.cli import UsageError
+
+    argv = [x for flag, value in pairs for x in (flag, value)]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            _cli(*argv)
+        except SystemExit as e:
+            assert e.code == EXIT_BAD_ARGS
+            assert len(err.getvalue().strip().splitlines()) == 1, err.getvalue()
+        except (HarnessError, UsageError) as e:
+            assert "\n" not in str(e) and str(e)
