@@ -232,7 +232,7 @@ def _add_ssh_login_options(g: argparse._ArgumentGroup) -> None:
     g.add_argument("--nodes-file", default=None, help="hosts, one [user@]host[:port] a line")
     g.add_argument("--ssh-user", default=None, help="login name (default: yours)")
     g.add_argument("--ssh-key", default=None, help="private key (default: agent, ~/.ssh/id_*)")
-    g.add_argument("--ssh-port", type=int, default=22,
+    g.add_argument("--ssh-port", type=_number("ssh_port"), default=22,
                    help="1-65535 (default: %(default)s)")
     g.add_argument("--ssh-no-strict", action="store_true",
                    help="accept unknown host keys (lab machines only)")
