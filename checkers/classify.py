@@ -257,14 +257,19 @@ def classify_accepted(
     number: str,
     granted: tuple[int, int],
     windows: Sequence[FaultWindow],
+    numbers: tuple[int | None, int | None] = (None, None),
 ) -> Classification:
     """Why the resource accepted a stale write of ``kind`` (``checkers.overlaps``).
 
     A lower token accepted, or no token at all, is the takeover's doing (a paused holder
-    and no fencing to stop it). A token *not lower* than the newer holder's means fencing
-    could not tell the two apart: the service reused (or lowered) the number between the
-    writer's grant and its successor's (``granted``), which ``classify_number`` explains."""
-    if kind != "superseded":
+    and no fencing to stop it). A token *not lower* than the newer holder's (``numbers``:
+    the writer's and its successor's, as the service granted them) means fencing could not
+    tell the two apart: the service reused (or lowered) the number between the writer's
+    grant and its successor's (``granted``), which ``classify_number`` explains. A token
+    lower than the successor's that got through only because the newer holder had not
+    written yet is the takeover's doing too: the resource cannot reject a token it cannot
+    know is stale."""
+    if kind != "superseded" or not _not_higher(numbers):
         return takeover
     c = classify_number(number, granted[0], granted[1], windows)
     return Classification(
@@ -275,6 +280,13 @@ def classify_accepted(
         c.label,
         c.fix,
     )
+
+
+def _not_higher(numbers: tuple[int | None, int | None]) -> bool:
+    """Whether the successor's number is not higher than the writer's (unknown: assume
+    not higher, as before the numbers were passed)."""
+    mine, theirs = numbers
+    return mine is None or theirs is None or theirs <= mine
 
 
 # --- evidence in words -------------------------------------------------------------------
@@ -300,7 +312,7 @@ def _abandoned_before(h: Holding, at: int) -> bool:
 
 def _abandoned(h: Holding, facts: LeaseFacts, at: int) -> Classification:
     assert h.abandoned is not None
-    sent = max(s for s, _ in facts.acks if s <= at)
+    sent = max(s for s, _ in facts.proofs if s <= at)
     return Classification.of(ABANDONED, (
         f"an operation of process {h.process} timed out at {secs(h.abandoned)} and the "
         f"harness abandoned it; its last renewal was sent at {secs(sent)}, but nothing the "
@@ -314,7 +326,7 @@ def _still_valid(facts: LeaseFacts, at: int) -> str:
         return (f"by the service's own log the lease had been renewed until {secs(deadline)} "
                 f"and had not expired or been revoked when it granted the lock again at "
                 f"{secs(at)}")  # fmt: skip
-    sent = max(s for s, _ in facts.acks if s <= at)
+    sent = max(s for s, _ in facts.proofs if s <= at)
     ttl = facts.bound_ttl or 0.0
     return (f"the service acknowledged a renewal sent at {secs(sent)} with a TTL of {ttl:g} s, "
             f"so by its own answer the lease was valid until at least "
@@ -328,6 +340,14 @@ def _expired_words(facts: LeaseFacts | None, at: int) -> str:
     expiry, source = facts.best_expiry(before=at)
     if source == "service":
         return f"its lease expired at {secs(expiry)} by the service's own log"
+    last_local = facts.last_ack_before(at)
+    if last_local is not None and last_local in facts.local:
+        proofs = [a for a in facts.proofs if a[1] <= at]
+        since = f" (the last one the service itself acknowledged was sent at " \
+                f"{secs(max(proofs)[0])})" if proofs else ""
+        return (f"its last renewal, at {secs(last_local[1])}, was answered by the one server "
+                f"it was connected to, which proves nothing of the session at the service's "
+                f"leader{since}")  # fmt: skip
     if expiry is not None:
         last = expiry - int((facts.bound_ttl or 0) * NS)
         return (f"its last renewal was acknowledged at {secs(last)}, so its lease expired "

@@ -38,6 +38,7 @@ class LeaseFacts:
     ttl: float | None = None
     process: Process | None = None
     acks: list[tuple[int, int]] = field(default_factory=list)  # (sent, received), client
+    local: set[tuple[int, int]] = field(default_factory=set)  # acks that prove nothing
     lost_at: int | None = None
     lost_reason: str | None = None
     trouble: list[tuple[int, str]] = field(default_factory=list)  # client: (time, what it saw)
@@ -66,11 +67,20 @@ class LeaseFacts:
         ttl = self.bound_ttl
         return None if ttl is None else int(ttl * _NS)
 
+    @property
+    def proofs(self) -> list[tuple[int, int]]:
+        """The acknowledgements that prove the service renewed the lease: all but those a
+        single server answered from its own state (``local`` in the keepalive event: a
+        ZooKeeper follower answers a read even when cut off from its leader, which alone
+        expires sessions)."""
+        return [a for a in self.acks if a not in self.local]
+
     def certainly_alive(self, t: int) -> bool:
-        """True when a renewal sent less than a TTL before ``t`` was acknowledged: the
-        service renewed it no earlier than it was sent, so it was alive at ``t``."""
+        """True when a renewal sent less than a TTL before ``t`` was acknowledged by the
+        service (not by a server on its own): the service renewed it no earlier than it
+        was sent, so it was alive at ``t``."""
         ttl = self._ttl_ns()
-        return ttl is not None and any(sent <= t < sent + ttl for sent, _ in self.acks)
+        return ttl is not None and any(sent <= t < sent + ttl for sent, _ in self.proofs)
 
     def first_trouble(self, lo: int, hi: int) -> tuple[int, str] | None:
         """The first sign of trouble the client saw in ``[lo, hi]``: a failed renewal, a
@@ -131,7 +141,8 @@ class LeaseFacts:
         ttl = self._ttl_ns()
         if ttl is None or not self.acks:
             return None
-        lo, hi = max(s for s, _ in self.acks) + ttl, max(r for _, r in self.acks) + ttl
+        proofs = self.proofs or self.acks
+        lo, hi = max(s for s, _ in proofs) + ttl, max(r for _, r in self.acks) + ttl
         if self.let_go_at is not None and self.let_go_at < lo:
             lo = self.let_go_at
         return lo, hi
@@ -152,7 +163,10 @@ def lease_facts(
         facts.process = e.get("process", facts.process)
         kind = e.get("event")
         if kind in ("lease-granted", "keepalive"):
-            facts.acks.append((int(e.get("sent", e["time"])), int(e["time"])))
+            ack = (int(e.get("sent", e["time"])), int(e["time"]))
+            facts.acks.append(ack)
+            if kind == "keepalive" and e.get("local"):
+                facts.local.add(ack)
             if e.get("service_ttl") is not None:
                 said = float(e["service_ttl"])
                 facts.said_ttl = said if facts.said_ttl is None else min(facts.said_ttl, said)

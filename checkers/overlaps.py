@@ -171,8 +171,9 @@ def analyse(
         if s.accepted and s.holding is not None:
             nxt = successors(s.holding, held)
             granted = (s.holding.taken, nxt[0].taken if nxt else s.time)
+            numbers = (s.holding.number, nxt[0].number if nxt else None)
             s.cause = classify_accepted(s.kind, takeover(s.holding, granted[1]).classification,
-                                        terms.number, granted, windows)  # fmt: skip
+                                        terms.number, granted, windows, numbers)  # fmt: skip
     for g in groups:
         causes = [s.cause for s in stale if s.cause is not None and s.holding is g.first]
         # a reused number explains more than the takeover does: prefer it

@@ -18,6 +18,7 @@ A suite file::
     ...
     expect = "invalid"
     violation = "stale-write-accepted"   # optional: which anomaly must be found
+    cause = "lease-expired-while-paused" # optional: the cause one of them must be given
 
 ``harness suite run FILE`` runs them in order, keeps going after a failure, and writes
 into ``<out>/<suite>/<timestamp>/``: every run's directory, ``index.html``, the comparison
@@ -38,6 +39,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from checkers.classify import CAUSES
 from harness.errors import HarnessError
 from harness.options import OptionError, RunOptions, check_name
 from harness.store import read_json, write_json
@@ -102,6 +104,17 @@ class SuiteRun:
     options: RunOptions
     expect: str = "valid"
     violation: str | None = None
+    cause: str | None = None
+
+
+def found_causes(results: dict[str, Any]) -> set[str]:
+    """The causes ``checkers.classify`` gave the overlaps and accepted stale writes of a
+    lock or election run."""
+    h = _holdings(results)
+    found = [g.get("classification") for g in h.get("overlap_groups", ())]
+    found += [g.get("accepted_because") for g in h.get("overlap_groups", ())]
+    found += [s.get("classification") for s in h.get("stale_accepted", ())]
+    return {c["cause"] for c in found if isinstance(c, dict) and c.get("cause")}
 
 
 @dataclass
@@ -166,6 +179,10 @@ def load_suite(path: Path) -> Suite:
         seen.add(run_name)
         expect = str(entry.pop("expect", "valid"))
         violation = entry.pop("violation", None)
+        cause = entry.pop("cause", None)
+        if cause is not None and cause not in CAUSES:
+            raise SuiteError(f"{path}: run {run_name!r}: unknown cause {cause!r}; "
+                             f"choose from {', '.join(CAUSES)}")
         if expect not in EXPECTATIONS:
             raise SuiteError(f"{path}: run {run_name!r}: expect must be one of "
                              f"{', '.join(EXPECTATIONS)}, not {expect!r}")
@@ -184,7 +201,7 @@ def load_suite(path: Path) -> Suite:
             check_run(opts)
         except (HarnessError, TypeError) as e:  # TypeError: a value of the wrong kind
             raise SuiteError(f"{path}: run {run_name!r}: {e}") from None
-        suite.runs.append(SuiteRun(run_name, opts, expect, violation))
+        suite.runs.append(SuiteRun(run_name, opts, expect, violation, cause))
     if not suite.runs:
         raise SuiteError(f"{path}: no [[run]] tables: a suite lists the runs it makes")
     return suite
@@ -195,12 +212,19 @@ def judge(run: SuiteRun, results: dict[str, Any]) -> tuple[bool, str]:
     word = verdict_word(results.get("valid"))
     if word != run.expect:
         return False, f"expected {run.expect}, got {word}"
+    why = f"{word}, as expected"
     if run.violation is not None:
         description, found = VIOLATIONS[run.violation]
         if not found(results):
             return False, f"{word} as expected, but not because {description}"
-        return True, f"{word}: {description}"
-    return True, f"{word}, as expected"
+        why = f"{word}: {description}"
+    if run.cause is not None:
+        causes = found_causes(results)
+        if run.cause not in causes:
+            return False, (f"{why}, but not for the cause {run.cause} (given: "
+                           f"{', '.join(sorted(causes)) or 'none'})")  # fmt: skip
+        why += f" ({run.cause})"
+    return True, why
 
 
 def select(suite: Suite, only: str | None) -> list[SuiteRun]:

@@ -94,8 +94,11 @@ class LeaseKeeper(threading.Thread):
         events: EventLog,
         name: str,
         granted_sent: int,
+        local: bool = False,
     ) -> None:
+        """``local``: the renewals are answered by one server alone (``LocalRenewals``)."""
         super().__init__(name=f"keepalive-{lease}", daemon=True)
+        self._local = {"local": True} if local else {}
         self.lease, self.ttl, self.interval = lease, ttl, interval
         self._keepalive = keepalive
         self._events = events
@@ -140,7 +143,8 @@ class LeaseKeeper(threading.Thread):
             self._last_sent = sent
             said = {"service_ttl": float(answered)} if _positive(answered) else {}
             self._events.record(
-                "keepalive", lease=self.lease, ttl=self.ttl, lock=self._name, sent=sent, **said
+                "keepalive", lease=self.lease, ttl=self.ttl, lock=self._name, sent=sent,
+                **said, **self._local,
             )
 
     def _lose(self, reason: str) -> None:
@@ -204,12 +208,13 @@ class KeptLease:
         name: str,
         sent: int,
         on_end: Callable[[], None] | None = None,
+        local: bool = False,
     ) -> None:
         self._lease, self.ttl = lease, ttl
         self._on_end = on_end
         self._events, self._name = events, name
         events.record("lease-granted", lease=lease, ttl=ttl, lock=name, sent=sent)
-        self.keeper = LeaseKeeper(lease, ttl, interval, renew, events, name, sent)
+        self.keeper = LeaseKeeper(lease, ttl, interval, renew, events, name, sent, local)
         self.keeper.start()
 
     @property
@@ -248,6 +253,15 @@ class LeaseBackend(Protocol):
     def revoke(self, lease: Lease) -> None: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class LocalRenewals(Protocol):
+    """An optional ability of a ``LeaseBackend`` whose renewals one server answers from its
+    own state (a ZooKeeper read): an acknowledgement then proves nothing of the lease at
+    the service's leader, and its keepalive events say ``"local": true``."""
+
+    def renewals_are_local(self) -> bool: ...
 
 
 @runtime_checkable
@@ -295,8 +309,9 @@ class LeaseSession(KeptLease):
         lease = backend.grant_lease(ttl)
         self._backend = backend
         self._keeper_conn = backend.shared() if isinstance(backend, SharedConnection) else connect()
+        local = isinstance(backend, LocalRenewals) and backend.renewals_are_local()
         super().__init__(lease, ttl, interval, self._keeper_conn.keepalive, events, name, sent,
-                         on_end=self._revoke)  # fmt: skip
+                         on_end=self._revoke, local=local)  # fmt: skip
 
     def _revoke(self) -> None:
         """A revoke that fails leaves a lease that simply expires."""

@@ -7,7 +7,10 @@ and returns its id, ``revoke`` closes it (the server deletes its ephemeral nodes
 Two threads keep it alive, both frozen by a SIGSTOP of the worker: ``kazoo``'s connection
 thread pings the server on its own schedule (every third of the timeout or so), and the
 holder's keeper calls ``keepalive`` every ``--keepalive`` s, a real round trip (``exists``)
-on the same session whose acknowledgement proves the session was alive when it left.
+on the same session. Its answer comes from the one server the client is connected to,
+which answers reads from its own state even when cut off from the leader (the only one
+that expires sessions): so it shows the session alive at that server, not at the
+service's leader, and the events say so (``LocalRenewals``).
 The keeper must share the connection (the session is the connection's), hence
 ``SharedConnection``; ``kazoo`` clients are thread-safe.
 
@@ -102,6 +105,12 @@ class ZkSession(LongSession):
         zk.add_listener(lambda state: self._on_state(lease, state))
         self.zk = zk
         return lease
+
+    def renewals_are_local(self) -> bool:
+        """``workloads.lease.LocalRenewals``: a renewal is a read (``exists``), which the
+        server the client is connected to answers from its own state, even when it is cut
+        off from the leader that alone expires sessions."""
+        return True
 
     def on_state(self, report: Callable[[Any, str], None]) -> None:
         """``workloads.lease.ReportsState``: report kazoo's state changes of the sessions

@@ -144,3 +144,55 @@ def test_a_work_time_over_the_op_timeout_is_not_a_mutex_violation() -> None:
     assert check_mutex(log, h, events).valid is True
     r = check_mutex_linearizable(h, events)
     assert r.valid is True, r.summary
+
+
+def test_our_own_history_with_63_bit_lease_ids_reads(tmp_path: Any) -> None:
+    """An etcd lease id (7408318254357351430, 63 bits) in an acquire's value, as a real run
+    recorded it: the reader refused the harness's own history ("beyond 64 bits")."""
+    from harness.formats import read_file
+
+    line = ('{"index":0,"time":9018000000,"process":0,"type":"invoke","f":"acquire",'
+            '"value":{"name":"lock-0"}}\n'
+            '{"index":1,"time":9018809182,"process":0,"type":"ok","f":"acquire","value":'
+            '{"token":2,"lease":7408318254357351430,"name":"lock-0"},"node":"n1"}\n')  # fmt: skip
+    path = tmp_path / "history.jsonl"
+    path.write_text(line)
+    read = read_file(path)
+    assert read.history[1].value["lease"] == 7408318254357351430
+
+
+def test_a_cut_off_follower_answering_renewals_is_not_the_service() -> None:
+    """Recorded on ZooKeeper (``--nemesis partition --nemesis-target holder``, lease 3 s,
+    work 4 s, fencing off): process 1 holds token 313 from 33.046 s, its server n2 is cut
+    off from the others; n2 keeps answering its renewals (reads, from its own state) until
+    35.9 s; the leader expires the session and process 3 is granted token 324 at 36.177 s;
+    process 1's write arrives at 37.069 s, before process 3 wrote anything. This was called
+    "the service granted the lock while the previous lease was still valid" and "the
+    service reused or lowered a fencing token": neither is true."""
+    h = history(
+        (33.0, 1, "invoke", "acquire", None),
+        (33.046, 1, "ok", "acquire", {"token": 313, "lease": 60, "name": "lock"}),
+        (33.05, 1, "invoke", "write", "a"),
+        (32.5, "nemesis", "invoke", "start-partition", {"topology": "holder"}),
+        (33.5, "nemesis", "ok", "start-partition", {"grudge": {"n2": ["n1", "n3"]}}),
+        (33.2, 3, "invoke", "acquire", None),
+        (36.177, 3, "ok", "acquire", {"token": 324, "lease": 70, "name": "lock"}),
+        (37.07, 1, "ok", "write", None),
+        (37.071, 1, "invoke", "release", None),
+        (37.08, 1, "fail", "release", None),
+        (36.2, 3, "invoke", "write", "b"),
+        (40.2, 3, "ok", "write", None),
+        (43.5, "nemesis", "invoke", "stop-partition", None),
+        (43.6, "nemesis", "ok", "stop-partition", None),
+    )
+    events = lease_events(1, 60, [33.0, 33.9, 34.9, 35.9], ttl=3.0)
+    for e in events[1:]:
+        e["local"] = True
+    events += lease_events(3, 70, [36.1, 37.1, 38.1, 39.1, 40.1], ttl=3.0)
+    log = [write(37.069, 1, 313, None, True), write(40.19, 3, 324, 313, True)]
+    r = check_mutex(log, h, events)
+    text = r.summary
+    assert "by its own account" not in text and "reused or lowered" not in text, text
+    (g,) = r.details["overlap_groups"]
+    assert g["classification"]["cause"] == "lease-expired-while-cut-off"
+    assert "answered by the one server it was connected to" in g["classification"]["evidence"]

@@ -86,3 +86,20 @@ def test_an_election_run_is_judged_by_its_election_result(tmp_path: Path) -> Non
     nobody_deposed = {"valid": True, "checkers": {"election": {"valid": True,
                                                                "stale_rejected": []}}}
     assert not judge(run, nobody_deposed)[0]
+
+
+def test_a_run_can_require_the_cause_it_is_classified_with(tmp_path: Path) -> None:
+    text = ("[[run]]\nname='h'\nworkload='lock'\nexpect='invalid'\n"
+            "violation='stale-write-accepted'\ncause='lease-expired-while-cut-off'\n")
+    (run,) = load_suite(write(tmp_path, text)).runs
+
+    def results(cause: str) -> dict:  # type: ignore[type-arg]
+        stale = {"classification": {"cause": cause}}
+        return {"valid": False, "checkers": {"mutex": {"valid": False,
+                                                       "stale_accepted": [stale]}}}
+
+    assert judge(run, results("lease-expired-while-cut-off"))[0]
+    met, why = judge(run, results("service-bug"))
+    assert not met and "given: service-bug" in why
+    with pytest.raises(SuiteError, match="unknown cause"):
+        load_suite(write(tmp_path, text.replace("cut-off'", "cut'")))
