@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_cli import run
 
-from harness.cli import EXIT_BAD_ARGS, _options_from, build_parser, main
+from harness.cli import EXIT_BAD_ARGS, _options_from, build_parser
 from harness.errors import HarnessError
 from harness.options import RunOptions
 from harness.suite import SuiteError, load_suite
@@ -23,15 +24,6 @@ from harness.validate import check_run
 SECONDS = ["--rate", "--time-limit", "--recovery-time", "--op-timeout", "--pause-at",
            "--pause-for", "--keepalive", "--lease-ttl", "--work-time", "--acquire-wait",
            "--nemesis-interval"]
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as e:
-        code = int(e.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def assert_one_line_254(code: int, out: str, err: str, needle: str) -> None:
