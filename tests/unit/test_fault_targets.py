@@ -54,6 +54,12 @@ class FakeView:
 HOLDER_ON_N3 = FakeView([4, 1], {4: "n3", 1: "n1"})  # process 4 acquired last
 
 
+@pytest.fixture(autouse=True)
+def _short_holder_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No holder of the fake view ever begins a write: wait 0.1 s for one, not 5."""
+    monkeypatch.setattr(nodes, "HOLDER_WAIT_S", 0.1)
+
+
 def test_partition_of_the_holder_isolates_the_server_its_client_talks_to() -> None:
     c = FakeCluster()
     p = Partition(c, "holder")
@@ -76,10 +82,7 @@ def test_pause_and_kill_of_the_holder_hit_its_node(fault: type) -> None:
     n.teardown()
 
 
-def test_no_holder_known_fails_with_the_reason_instead_of_hitting_another_node(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(nodes, "HOLDER_WAIT_S", 0.1)
+def test_no_holder_known_fails_with_the_reason_instead_of_hitting_another_node() -> None:
     c = FakeCluster()
     nobody = FakeView([], {})
     for nem, f in ((NodeKill(c), "start-kill"), (Partition(c), "start-partition"),  # type: ignore[arg-type]
