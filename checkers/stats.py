@@ -128,7 +128,8 @@ def check_stats(
             head += fact + ", which the test accepts (extra.accept_unavailable)."
         else:
             valid = UNKNOWN
-            head += fact + ". Set extra.accept_unavailable to accept such a run."
+            head += (fact + ". Pass --accept-unavailable (a suite: extra.accept_unavailable)"
+                     " to accept such a run.")
     return CheckResult(NAME, valid, head, {
         "latency": latencies(pairs),
         "throughput": throughput(pairs),

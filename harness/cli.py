@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -33,6 +33,18 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    commands: Mapping[str, argparse.ArgumentParser] | None = None
+    """On the top parser: command -> its parser, to name it in errors."""
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:  # name the command whose options these are not (argparse names none)
+            command = (self.commands or {}).get(getattr(ns, "command", None) or "", self)
+            command.error(f"unrecognized arguments: {' '.join(extras)}")
+        return ns
+
     def error(self, message: str) -> NoReturn:
         """One line: what is wrong and where the options are listed (not the usage)."""
         sys.stderr.write(f"harness: error: {message} (see `{self.prog} --help`)\n")
@@ -223,7 +235,7 @@ def _add_ssh_login_options(g: argparse._ArgumentGroup) -> None:
     g.add_argument("--ssh-user", default=None, help="login name (default: yours)")
     g.add_argument("--ssh-key", default=None, help="private key (default: agent, ~/.ssh/id_*)")
     g.add_argument("--ssh-port", type=_number("ssh_port"), default=22,
-                   help="default: %(default)s")
+                   help="1-65535 (default: %(default)s)")
     g.add_argument("--ssh-no-strict", action="store_true",
                    help="accept unknown host keys (lab machines only)")
     g.add_argument("--ssh-known-hosts", default=None,
@@ -436,6 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 crash.",
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    p.commands = sub.choices
     r = sub.add_parser("run", help="run a test and check it",
                        description="Run a workload against a target under faults, record the "
                                    "history, check it. Defaults: the sim target's lock under a "

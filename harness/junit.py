@@ -146,13 +146,17 @@ def _expected(run: RunInfo, expect: Mapping[str, Validity]) -> Validity:
 def _duration_s(info: RunInfo) -> float:
     """Seconds from the workload's start to the last recorded operation."""
     last = _last_op_time(info.path / HISTORY_FILE)
-    start = info.test.get("workload_start_ns") or 0
-    return max(0.0, (last - int(start)) / 1e9) if last is not None else 0.0
+    start = info.test.get("workload_start_ns")
+    start = start if isinstance(start, int) and not isinstance(start, bool) else 0
+    return max(0.0, (last - start) / 1e9) if last is not None else 0.0
 
 
 def _last_op_time(history: Path) -> int | None:
-    """The time of the last complete line of a history, read from its tail only."""
+    """The time of the last complete line of a history, read from its tail only (None
+    unless it is a regular file: a FIFO would block)."""
     try:
+        if not history.is_file():
+            return None
         with open(history, "rb") as f:
             f.seek(0, 2)
             size = f.tell()

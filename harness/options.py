@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Final
 
 from harness.errors import HarnessError
 
 WORKLOADS = ("lock", "cas-register", "election")
+HOLDING_WORKLOADS = ("lock", "election")
+"""Workloads whose clients hold something (a lock, leadership) and work while holding it."""
 NEMESES = ("none", "client-pause", "pause", "partition", "loss", "kill", "clock")
 
 DEFAULT_OP_TIMEOUT: Final = 10.0
@@ -109,13 +111,15 @@ def check_name(value: str, what: str = "--name") -> str:
 def default_faults(workload: str) -> list[str]:
     """The fault of a workload when none is named: a client pause of the holder for locks
     and elections (the classic scenario), none for registers."""
-    return ["client-pause"] if workload in ("lock", "election") else ["none"]
+    return ["client-pause"] if workload in HOLDING_WORKLOADS else ["none"]
 
 
 @dataclass
 class RunOptions:
     """The configuration of one run. Build it with ``RunOptions(...)`` and call
-    ``validate()``; ``op_timeout=None`` and ``nemesis=[]`` mean "decide from the others"."""
+    ``validate()``. ``nemesis=[]`` means the workload's default fault; an ``op_timeout``
+    left at its default follows the pause and the work (``op_timeout_given`` says whether
+    it was asked for)."""
 
     target: str = "sim"
     workload: str = "lock"
@@ -123,7 +127,8 @@ class RunOptions:
     nemesis: list[str] = field(default_factory=list)
     nemesis_interval: float = 10.0
     nemesis_target: str | None = None
-    """None: each fault's own default (``nemesis.build.FAULT_TARGETS``)."""
+    """None: each fault's own default; else one value for every fault or ``fault=value``
+    pairs separated by ``;`` (``nemesis.targets``)."""
     concurrency: int = 3
     rate: float | None = None
     time_limit: float = 35.0
@@ -168,6 +173,8 @@ class RunOptions:
     def __post_init__(self) -> None:
         if not self.nemesis:
             self.nemesis = default_faults(self.workload)
+        if self.op_timeout != DEFAULT_OP_TIMEOUT:  # asked for in code: kept as given
+            self.op_timeout_given = True
         self._follow_op_timeout()
 
     @classmethod
@@ -176,6 +183,7 @@ class RunOptions:
         ``op_timeout`` marked as given, the whole validated."""
         for name, value in values.items():
             check_number(name, value)
+            _check_kind(name, value)
         values = dict(values)
         if "nemesis" in values:
             values["nemesis"] = parse_faults(values["nemesis"])
@@ -208,6 +216,8 @@ class RunOptions:
         """The longest a client op may legitimately take, and why: a critical section's
         work (plus the client pause that freezes it in the middle), or an acquire's wait.
         An op timeout shorter than that abandons healthy workers and tests nothing."""
+        if self.workload not in HOLDING_WORKLOADS:  # reads, writes and cas: no work, no wait
+            return 0.0, "no work time or acquire wait (a register's ops)"
         work = self.work_time
         why = f"work time {self.work_time:g} s"
         if "client-pause" in self.nemesis:
@@ -235,6 +245,7 @@ class RunOptions:
         """Every option in its range and consistent with the others (one-line
         OptionError); decides the op timeout again if it follows the others."""
         for name in NUMBERS:
+            _check_kind(name, getattr(self, name))
             check_number(name, getattr(self, name))
         _one_of("--workload", self.workload, WORKLOADS)
         parse_faults(self.nemesis)
@@ -289,6 +300,28 @@ class RunOptions:
         starts: one interval, but no later than a fifth of the time limit, so that it falls
         well inside the run."""
         return min(self.nemesis_interval, self.time_limit / 5)
+
+
+def _check_kind(name: str, value: Any) -> None:
+    """A suite value of the type its field declares (``str``, ``bool``, ``list[str]``,
+    ``dict``; numbers are ``NUMBERS``'), None only where the field is optional."""
+    declared = {f.name: str(f.type) for f in fields(RunOptions)}.get(name)
+    if declared is None:
+        return  # unknown fields are the caller's error
+    if value is None:
+        if "None" not in declared:
+            raise OptionError(f"{name} cannot be empty (null)")
+        return
+    if name in NUMBERS or name == "nemesis":
+        return  # checked apart
+    kinds: list[tuple[str, type]] = [("bool", bool), ("list", list), ("dict", dict),
+                                     ("str", str)]
+    kind = next((k for word, k in kinds if declared.startswith(word)), None)
+    ok = kind is None or isinstance(value, kind)
+    if ok and isinstance(value, list):
+        ok = all(isinstance(v, str) for v in value)
+    if not ok:
+        raise OptionError(f"{name} must be {declared.replace(' | None', '')}, not {value!r:.60}")
 
 
 def parse_faults(value: Any) -> list[str]:

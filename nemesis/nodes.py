@@ -83,16 +83,16 @@ def leader_of(cluster: Cluster) -> str | None:
     return None
 
 
-def holder_node(view: RunView | None, wait: float = HOLDER_WAIT_S) -> str | None:
+def holder_node(view: RunView | None, wait: float | None = None) -> str | None:
     """The node the current lock holder (or leader client) talks to. Like a client pause,
     a cut hurts most at the start of a critical section (the holder's lease then runs out
-    while it works, and it writes when done): wait up to ``wait`` seconds for a holder to
-    begin its next ``write``, else take any holder whose node is known; None when there is
-    none."""
+    while it works, and it writes when done): wait up to ``wait`` seconds (default
+    ``HOLDER_WAIT_S``, read at call time) for a holder to begin its next ``write``, else
+    take any holder whose node is known; None when there is none."""
     if view is None:
         return None
     asked = view.clock.now()
-    deadline = time.monotonic() + wait
+    deadline = time.monotonic() + (HOLDER_WAIT_S if wait is None else wait)
     while time.monotonic() < deadline:
         for process in view.lock_holders():
             since = view.writing_since(process)

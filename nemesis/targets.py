@@ -17,7 +17,7 @@ import re
 from typing import Final
 
 from clusters.base import Cluster
-from harness.options import OptionError, RunOptions
+from harness.options import HOLDING_WORKLOADS, OptionError, RunOptions
 from nemesis.nodes import TARGETS, node_names
 from nemesis.topology import TOPOLOGIES
 
@@ -93,7 +93,7 @@ def check_nemesis_target(opts: RunOptions) -> None:
             raise OptionError(f"--nemesis-target {spec!r} is not a target of the {fault} "
                               f"fault: it takes {takes or 'no target'} (one value for every "
                               "fault, or fault=value pairs separated by ;)")
-        if spec in NEEDS_HOLDERS and opts.workload not in ("lock", "election"):
+        if spec in NEEDS_HOLDERS and opts.workload not in HOLDING_WORKLOADS:
             raise OptionError(f"--nemesis-target {spec} needs lock holders or leaders: use "
                               "--workload lock or election, or another target")
 
