@@ -446,15 +446,17 @@ def generated_seeds(where: Path) -> list[Seed]:
     return seeds
 
 
-def shared_seeds(limit: int | None = None) -> list[Seed]:
-    """The reference histories (``limit``: at most this many of each format)."""
+def shared_seeds(limit: int | None = None, max_bytes: int = 40_000) -> list[Seed]:
+    """The reference histories of up to ``max_bytes`` (the biggest, porcupine's c10 and c50
+    kv logs, take 0.1-0.4 s a check: they would be most of a run's time), at most ``limit``
+    of each format."""
     if not SHARED.is_dir():
         return []
     fmts = {".log": "etcd", ".edn": "edn", ".txt": "kv"}
     seeds: list[Seed] = []
     for suffix, fmt in fmts.items():
         files = sorted(p for p in SHARED.rglob(f"*{suffix}") if "LICENSE" not in p.name)
-        files = [p for p in files if p.stat().st_size]
+        files = [p for p in files if 0 < p.stat().st_size <= max_bytes]
         for p in files[:limit]:
             seeds.append(Seed(str(p.relative_to(SHARED)), p, fmt))
     return seeds
@@ -475,9 +477,11 @@ def main() -> int:
     ap.add_argument("--time-limit", type=float, default=10.0, help="check's limit per input")
     ap.add_argument("--hang", type=float, default=30.0, help="seconds before a hang is called")
     ap.add_argument("--findings", type=Path, default=None, help="keep findings here")
+    ap.add_argument("--shared-limit", type=int, default=None,
+                    help="at most this many reference histories of each format")  # fmt: skip
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="fuzz-seeds-") as tmp:
-        seeds = all_seeds(Path(tmp), args.run_dir)
+        seeds = all_seeds(Path(tmp), args.run_dir, args.shared_limit)
         print(f"{len(seeds)} seeds; {args.inputs} inputs, seed {args.seed}", flush=True)
 
         def progress(n: int, c: Counter[str]) -> None:

@@ -4,6 +4,7 @@ writes results.json only where it can, or under --out, and says where."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -164,3 +165,17 @@ def test_a_read_only_run_directory_is_checked_and_said_even_as_root(
         f"results not written to {good / 'results.json'} (Permission denied); pass --out DIR "
         "to keep them" in out
     )
+
+
+def test_a_killed_runs_cut_short_history_is_checked_and_said(
+    capsys: pytest.CaptureFixture[str], good: Path
+) -> None:
+    history = good / "history.jsonl"
+    lines = history.read_text().splitlines()
+    history.write_text("\n".join(lines) + "\n" + '{"index":99,"time":5,"pro')
+    code, out, _ = run(capsys, "check", str(good))
+    assert code == 0
+    assert f"note: {history}:{len(lines) + 1}: the last line is cut short (a killed run?)" in out
+    assert json.loads((good / "results.json").read_text())["notes"] == [
+        f"{history}:{len(lines) + 1}: the last line is cut short (a killed run?) and was left out"
+    ]
