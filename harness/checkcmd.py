@@ -38,7 +38,7 @@ from harness.store import RESULTS_FILE, write_json
 EXIT_BAD_INPUT = 254
 EXIT_CRASH = 255
 _WORDS = {True: "[green]valid[/]", False: "[red]invalid[/]", UNKNOWN: "[yellow]unknown[/]"}
-_OOM = "harness: out of memory while checking {} after {}; try --memory-limit or fewer files\n"
+_OOM = "harness: out of memory while {} {}{}; try --memory-limit or fewer files\n"
 
 
 def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes]
@@ -48,7 +48,7 @@ def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes]
     except FormatError as e:
         raise HarnessError(str(e)) from None
     history = read.history
-    oom[0] = _OOM.format(path, f"{len(history)} ops").encode()
+    oom[0] = _OOM.format("checking", path, f" after {len(history)} ops").encode()
     chosen = model or read.model
     if not chosen:
         raise HarnessError(
@@ -123,7 +123,7 @@ def check_path(
     """One path's outcome; HarnessError (one line) if it is not a history or run
     directory. ``oom[0]`` holds the line to print if memory runs out meanwhile."""
     budget = Budget(time_limit, memory_limit)
-    oom[0] = _OOM.format(path, "reading 0 ops").encode()
+    oom[0] = _OOM.format("reading or checking" if path.is_dir() else "reading", path, "").encode()
     try:
         if path.is_dir():
             return _check_dir(path, time_limit, budget, out)

@@ -89,3 +89,15 @@ def test_out_of_memory_anywhere_else_is_255_and_one_line(
     code, _, err = run(capfd, "check", str(big))
     assert code == EXIT_CRASH
     assert err == "harness: out of memory; try --memory-limit or fewer files\n"
+
+
+def test_out_of_memory_while_reading_says_so(
+    capfd: pytest.CaptureFixture[str], big: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_memory(*args: object, **kwargs: object) -> object:
+        raise MemoryError
+
+    monkeypatch.setattr(checkcmd, "read_file", no_memory)
+    code, _, err = run(capfd, "check", str(big))
+    assert code == EXIT_CRASH
+    assert err == f"harness: out of memory while reading {big}; try --memory-limit or fewer files\n"
