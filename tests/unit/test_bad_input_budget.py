@@ -8,12 +8,17 @@ import time
 from pathlib import Path
 
 import pytest
-from test_bad_input_files import run
+from test_cli import run
 
 from checkers.linear.simulate import iter_simulated
 from harness import checkcmd
 from harness.cli import EXIT_CRASH
 from harness.formats.budget import Budget, OutOfBudget, parse_size
+
+
+def no_memory(*args: object, **kwargs: object) -> object:
+    """A stand-in for a step that runs out of memory."""
+    raise MemoryError
 
 
 @pytest.fixture(scope="module")
@@ -62,42 +67,25 @@ def test_a_budget_says_what_ran_out() -> None:
     assert parse_size("2G") == 2 << 30 and parse_size("512MiB") == 512 << 20
 
 
-def test_out_of_memory_while_checking_is_255_and_one_prepared_line(
-    capfd: pytest.CaptureFixture[str], big: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("where", "name", "line"),
+    [
+        (checkcmd.linearizability, "check", "while checking {} after 60000 ops"),
+        (checkcmd, "read_file", "while reading {}"),
+        (checkcmd, "check_paths", ""),  # main's handler: nothing known of the file
+    ],
+)
+def test_out_of_memory_is_255_and_one_prepared_line(
+    capfd: pytest.CaptureFixture[str],
+    big: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    where: object,
+    name: str,
+    line: str,
 ) -> None:
     """Issue 16: out of memory exited 1 after a 47-line chain of MemoryErrors."""
-
-    def no_memory(*args: object, **kwargs: object) -> object:
-        raise MemoryError
-
-    monkeypatch.setattr(checkcmd.linearizability, "check", no_memory)
+    monkeypatch.setattr(where, name, no_memory)
     code, _, err = run(capfd, "check", str(big))  # the line is written to fd 2 directly
     assert code == EXIT_CRASH
-    assert err == (
-        f"harness: out of memory while checking {big} after 60000 ops; try --memory-limit or "
-        "fewer files\n"
-    )
-
-
-def test_out_of_memory_anywhere_else_is_255_and_one_line(
-    capfd: pytest.CaptureFixture[str], big: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def no_memory(*args: object, **kwargs: object) -> object:
-        raise MemoryError
-
-    monkeypatch.setattr(checkcmd, "check_paths", no_memory)
-    code, _, err = run(capfd, "check", str(big))
-    assert code == EXIT_CRASH
-    assert err == "harness: out of memory; try --memory-limit or fewer files\n"
-
-
-def test_out_of_memory_while_reading_says_so(
-    capfd: pytest.CaptureFixture[str], big: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def no_memory(*args: object, **kwargs: object) -> object:
-        raise MemoryError
-
-    monkeypatch.setattr(checkcmd, "read_file", no_memory)
-    code, _, err = run(capfd, "check", str(big))
-    assert code == EXIT_CRASH
-    assert err == f"harness: out of memory while reading {big}; try --memory-limit or fewer files\n"
+    said = f" {line.format(big)}" if line else ""
+    assert err == f"harness: out of memory{said}; try --memory-limit or fewer files\n"

@@ -8,23 +8,15 @@ import os
 from pathlib import Path
 
 import pytest
+from test_cli import run
 
-from harness.cli import EXIT_BAD_ARGS, main
+from harness.cli import EXIT_BAD_ARGS
 
 OP = '{"index":%s,"time":%s,"process":%s,"type":"invoke","f":"read","value":%s}\n'
 
 
 def op_line(index: str = "0", time: str = "0", process: str = "0", value: str = "null") -> str:
     return OP % (index, time, process, value)
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as e:
-        code = int(e.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # (file name, content, words the one-line error holds)

@@ -10,8 +10,9 @@ import stat
 from pathlib import Path
 
 import pytest
-from test_bad_input_files import op_line, run
+from test_bad_input_files import op_line
 from test_checks import run_dir
+from test_cli import run
 
 from harness.cli import EXIT_BAD_ARGS
 
