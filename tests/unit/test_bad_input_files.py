@@ -226,3 +226,12 @@ def test_special_files_passed_directly_are_named(
         code, _, err = run(capsys, "check", "--model", "register", str(path))
         assert code == EXIT_BAD_ARGS
         assert err.strip() == f"harness: {path}: {kind}, not a regular file; give a history file"
+
+
+def test_a_field_an_op_does_not_have_is_garbage_in_our_jsonl(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "h.jsonl"
+    path.write_text(op_line() + op_line("1").replace('"f"', '"x7":1,"f"'))
+    code, _, err = run(capsys, "check", "--model", "register", str(path))
+    assert code == EXIT_BAD_ARGS and f"{path}:2: an op with a field 'x7' ops do not have" in err
