@@ -8,7 +8,7 @@ histories in ``../shared/histories`` when they are there, synthetic run director
 given with ``--run-dir`` (say one of ``harness run --target sim --time-limit 5``).
 
 Each input is one seed with one mutation: bad bytes, random bytes inside an op, garbage
-tokens, truncation, a field of the wrong type, a huge number, deep nesting, lines
+tokens, a field no op has, truncation, a field of the wrong type, a huge number, deep nesting, lines
 duplicated, swapped or deleted; for run directories also a record replaced by a FIFO, a
 device or a directory. A mutation says whether its result can still be a history
 (``must_fail`` False: garbage tokens, truncations, line shuffles) or cannot. Each input is
@@ -133,6 +133,17 @@ def garbage_tokens(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bo
     tokens = [":x", "1", "abc", '"s"', "nil", "[1 2]", "#_", "{", "}", ",", ":debug 1", "\\a"]
     junk = " ".join(rng.choice(tokens) for _ in range(rng.randint(1, 6))) + " "
     return data[:at] + junk.encode() + data[at:], False
+
+
+def extra_field(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    """A field no op has: garbage in our JSONL and in a kv log (a Jepsen EDN op may carry
+    keys of its own: there it may still be a history)."""
+    opens = [m.end() for m in re.finditer(rb"(?m)^\{", data)]  # an op's, not a value's
+    if not opens or fmt in ("etcd", "json"):
+        return None
+    at = rng.choice(opens)
+    new = b'"zz":1,' if fmt in ("jsonl", "dir") else b":debug 1, "
+    return data[:at] + new + data[at:], fmt != "edn"
 
 
 def truncate(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
@@ -264,6 +275,7 @@ FILE_MUTATIONS: Final[dict[str, Mutation]] = {
     "bad-utf8": bad_utf8,
     "random-bytes": random_bytes,
     "garbage-tokens": garbage_tokens,
+    "extra-field": extra_field,
     "truncate": truncate,
     "shuffle-lines": shuffle_lines,
     "type-swap": type_swap,
@@ -272,7 +284,7 @@ FILE_MUTATIONS: Final[dict[str, Mutation]] = {
 }
 RECORD_MUTATIONS: Final = {
     "history.jsonl": ("bad-utf8", "random-bytes", "truncate", "type-swap", "huge-number",
-                      "deep-nesting", "shuffle-lines"),
+                      "deep-nesting", "shuffle-lines", "extra-field"),
     "test.json": ("bad-utf8", "truncate"),
     "events.jsonl": ("bad-utf8", "random-bytes"),
     "resource.jsonl": ("bad-utf8", "random-bytes"),
