@@ -43,6 +43,7 @@ _OOM = "harness: out of memory while {} {}{}; try --memory-limit or fewer files\
 
 def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes]
                 ) -> dict[str, Any]:  # fmt: skip
+    """A history file's outcome: read within ``budget``, checked with what is left of it."""
     try:
         read = read_file(path, budget)
     except FormatError as e:
@@ -83,6 +84,7 @@ def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes]
 
 def _check_dir(path: Path, time_limit: float | None, budget: Budget, out: Path | None
                ) -> dict[str, Any]:  # fmt: skip
+    """A run directory's outcome: all its checkers; its results.json written where it can."""
     started = time.perf_counter()
     results = analysis.check_run(path, time_limit, write=False, budget=budget)
     ms = (time.perf_counter() - started) * 1000
