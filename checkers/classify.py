@@ -4,11 +4,22 @@ Every takeover (a holding granted to one process while another still believed it
 same lock or leadership) and every fencing-number anomaly gets one cause:
 
 - ``lease-expired-while-paused``: the earlier holder's lease expired while the holder was
-  paused or cut off (a client pause, a paused server node, a partition), so it could not
-  renew. Expected of any lease-based lock; what it does to the resource is for fencing to
-  stop. The fix is fencing.
+  paused (a client pause: the GC pause), so it could not renew. Expected of any
+  lease-based lock; what it does to the resource is for fencing to stop. The fix is
+  fencing.
+- ``lease-expired-while-cut-off``: the same, but the holder was running and cut off from
+  the service (a partition, a paused server node, or a lost connection its client
+  reported: a failed renewal, ZooKeeper's SUSPENDED): it lost its session by the network,
+  not by a pause.
 - ``service-bug``: the service granted the lock while the previous lease was still valid
   by its own account (or reused or lowered a fencing number), with no fault to explain it.
+  Its own account means its log, or a renewal it acknowledged less than a TTL before the
+  grant, of a holder the harness had neither abandoned nor closed: the harness's own doings
+  are ruled out before the service is blamed.
+- ``holder-abandoned``: the runner had abandoned the earlier holder (one of its operations
+  timed out) before the grant, and nothing the service recorded shows the lease alive:
+  what the abandoned worker did next (its late completion, its close, which lets go of
+  the lease) is the harness's doing, so the overlap is not blamed on anyone (unknown).
 - ``clock-jump``: a node's clock jumped during the holding; a lock whose safety depends on
   clocks (Redlock) is then unsafe.
 - ``crash-lost-state``: a node crashed during the holding and came back without the lock
@@ -44,7 +55,11 @@ from checkers.windows import (
 from checkers.words import NS, article, secs
 
 PAUSED: Final = "lease-expired-while-paused"
+CUT_OFF: Final = "lease-expired-while-cut-off"
+EXPIRED: Final = (PAUSED, "lease-expired-while-cut-off")
+"""The causes that are a lease doing what leases do: fencing's job."""
 SERVICE_BUG: Final = "service-bug"
+ABANDONED: Final = "holder-abandoned"
 CLOCK_JUMP: Final = "clock-jump"
 CRASH: Final = "crash-lost-state"
 UNEXPLAINED: Final = "unexplained"
@@ -68,11 +83,22 @@ CAUSES: Final[dict[str, Cause]] = {
         "fencing: the protected resource must reject writes whose token is lower than the "
         "highest it has accepted (without it, this is what any lease-based lock does)",
     ),
+    CUT_OFF: Cause(
+        "lease expired while its holder was cut off from the service", True,
+        "fencing: the protected resource must reject writes whose token is lower than the "
+        "highest it has accepted; a holder that cannot reach the service must stop acting on "
+        "its holding before its lease can have expired",
+    ),
     SERVICE_BUG: Cause(
         "the service granted the lock while the previous lease was still valid by its own "
         "account", False,
         "a bug in the coordination service: it must not grant a lock before the previous "
         "holder's lease has expired or been released",
+    ),
+    ABANDONED: Cause(
+        "the harness had abandoned the holder after its operation timed out", False,
+        "not a finding about the service: raise --op-timeout above the client pause and the "
+        "work time, so that the harness waits for the holder instead of abandoning it",
     ),
     CLOCK_JUMP: Cause(
         "a node's clock jumped", False,
@@ -173,6 +199,8 @@ def classify_takeover(
             return Takeover(kind, _clock(clock))
         if crash is not None:
             return Takeover(kind, _crash(crash))
+        if not facts.service_alive(at) and _abandoned_before(earlier, at):
+            return Takeover(kind, _abandoned(earlier, facts, at))
         return Takeover(kind, Classification.of(SERVICE_BUG, _still_valid(facts, at)))
     # A pause or partition explains the expiry only if it began before the lease ran out.
     expiry = facts.best_expiry(before=at)[0] if facts is not None else None
@@ -180,12 +208,21 @@ def classify_takeover(
     paused = first_overlapping(windows, quiet, until, (CLIENT_PAUSE,), earlier.process)
     cut_off = first_overlapping(windows, quiet, until, (NODE_PAUSE, PARTITION))
     expired = _expired_words(facts, at)
-    if paused is not None or cut_off is not None:
-        w = paused if paused is not None else cut_off
-        assert w is not None
-        how = "could not renew its lease" if paused is not None else "was cut off from the service"
-        evidence = f"{w.describe()}, so process {earlier.process} {how}; {expired}"
-        return Takeover(kind, Classification.of(PAUSED, evidence, w))
+    trouble = facts.first_trouble(quiet, at) if facts is not None else None
+    saw = f"; {trouble[1]} at {secs(trouble[0])}" if trouble is not None else ""
+    if paused is not None:
+        evidence = (f"{paused.describe()}, so process {earlier.process} could not renew its "
+                    f"lease; {expired}")  # fmt: skip
+        return Takeover(kind, Classification.of(PAUSED, evidence, paused))
+    if cut_off is not None:
+        evidence = (f"{cut_off.describe()}, so process {earlier.process} was cut off from the "
+                    f"service{saw}; {expired}")  # fmt: skip
+        return Takeover(kind, Classification.of(CUT_OFF, evidence, cut_off))
+    if trouble is not None and clock is None and crash is None:
+        evidence = (f"no fault was injected, but process {earlier.process}'s client saw "
+                    f"{trouble[1].removeprefix('its client reported ')} at "
+                    f"{secs(trouble[0])}; {expired}")  # fmt: skip
+        return Takeover(kind, Classification.of(CUT_OFF, evidence))
     if clock is not None:
         return Takeover(kind, _clock(clock))
     if crash is not None:
@@ -220,14 +257,19 @@ def classify_accepted(
     number: str,
     granted: tuple[int, int],
     windows: Sequence[FaultWindow],
+    numbers: tuple[int | None, int | None] = (None, None),
 ) -> Classification:
     """Why the resource accepted a stale write of ``kind`` (``checkers.overlaps``).
 
     A lower token accepted, or no token at all, is the takeover's doing (a paused holder
-    and no fencing to stop it). A token *not lower* than the newer holder's means fencing
-    could not tell the two apart: the service reused (or lowered) the number between the
-    writer's grant and its successor's (``granted``), which ``classify_number`` explains."""
-    if kind != "superseded":
+    and no fencing to stop it). A token *not lower* than the newer holder's (``numbers``:
+    the writer's and its successor's, as the service granted them) means fencing could not
+    tell the two apart: the service reused (or lowered) the number between the writer's
+    grant and its successor's (``granted``), which ``classify_number`` explains. A token
+    lower than the successor's that got through only because the newer holder had not
+    written yet is the takeover's doing too: the resource cannot reject a token it cannot
+    know is stale."""
+    if kind != "superseded" or not _not_higher(numbers):
         return takeover
     c = classify_number(number, granted[0], granted[1], windows)
     return Classification(
@@ -238,6 +280,13 @@ def classify_accepted(
         c.label,
         c.fix,
     )
+
+
+def _not_higher(numbers: tuple[int | None, int | None]) -> bool:
+    """Whether the successor's number is not higher than the writer's (unknown: assume
+    not higher, as before the numbers were passed)."""
+    mine, theirs = numbers
+    return mine is None or theirs is None or theirs <= mine
 
 
 # --- evidence in words -------------------------------------------------------------------
@@ -257,16 +306,32 @@ def _crash(w: FaultWindow) -> Classification:
                           "state it had granted", w)  # fmt: skip
 
 
+def _abandoned_before(h: Holding, at: int) -> bool:
+    return h.abandoned is not None and h.abandoned <= at
+
+
+def _abandoned(h: Holding, facts: LeaseFacts, at: int) -> Classification:
+    assert h.abandoned is not None
+    sent = max(s for s, _ in facts.proofs if s <= at)
+    return Classification.of(ABANDONED, (
+        f"an operation of process {h.process} timed out at {secs(h.abandoned)} and the "
+        f"harness abandoned it; its last renewal was sent at {secs(sent)}, but nothing the "
+        f"service recorded shows the lease still alive at the grant at {secs(at)}"
+    ))  # fmt: skip
+
+
 def _still_valid(facts: LeaseFacts, at: int) -> str:
     deadline = facts.service_deadline(at)
     if facts.service_alive(at) and deadline is not None:
         return (f"by the service's own log the lease had been renewed until {secs(deadline)} "
                 f"and had not expired or been revoked when it granted the lock again at "
                 f"{secs(at)}")  # fmt: skip
-    sent = max(s for s, _ in facts.acks if s <= at)
-    return (f"a renewal sent at {secs(sent)} was acknowledged with a TTL of {facts.ttl:g} s, "
-            f"so the lease was valid until at least {secs(sent + int((facts.ttl or 0) * NS))}, "
-            f"yet the lock was granted again at {secs(at)}")  # fmt: skip
+    sent = max(s for s, _ in facts.proofs if s <= at)
+    ttl = facts.bound_ttl or 0.0
+    return (f"the service acknowledged a renewal sent at {secs(sent)} with a TTL of {ttl:g} s, "
+            f"so by its own answer the lease was valid until at least "
+            f"{secs(sent + int(ttl * NS))}, yet it granted the lock again at {secs(at)}; the "
+            f"holder had not let it go and the harness had not abandoned it")  # fmt: skip
 
 
 def _expired_words(facts: LeaseFacts | None, at: int) -> str:
@@ -275,8 +340,16 @@ def _expired_words(facts: LeaseFacts | None, at: int) -> str:
     expiry, source = facts.best_expiry(before=at)
     if source == "service":
         return f"its lease expired at {secs(expiry)} by the service's own log"
+    last_local = facts.last_ack_before(at)
+    if last_local is not None and last_local in facts.local:
+        proofs = [a for a in facts.proofs if a[1] <= at]
+        since = f" (the last one the service itself acknowledged was sent at " \
+                f"{secs(max(proofs)[0])})" if proofs else ""
+        return (f"its last renewal, at {secs(last_local[1])}, was answered by the one server "
+                f"it was connected to, which proves nothing of the session at the service's "
+                f"leader{since}")  # fmt: skip
     if expiry is not None:
-        last = expiry - int((facts.ttl or 0) * NS)
+        last = expiry - int((facts.bound_ttl or 0) * NS)
         return (f"its last renewal was acknowledged at {secs(last)}, so its lease expired "
                 f"by about {secs(expiry)}")  # fmt: skip
     return "its lease was not renewed"

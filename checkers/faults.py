@@ -2,7 +2,10 @@
 
 Every nemesis operation completes ``ok`` with its proof, or ``fail`` (or ``info``) when it
 could not be shown to take effect. Any such failure makes this checker ``unknown``, and
-so the run: never ``valid`` for the wrong reason.
+so the run: never ``valid`` for the wrong reason. So does a fault that was asked for
+(``options.nemesis`` in test.json) and never started with its proof: a run under
+``--nemesis kill`` that never killed anything tested nothing about kills. A fault ``X``
+is started by the op ``start-X`` (the naming of every nemesis).
 """
 
 from __future__ import annotations
@@ -13,8 +16,15 @@ from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult
 
 
+def requested_faults(record: RunRecord) -> list[str]:
+    """The faults the run was asked for, from test.json (none for a bare history)."""
+    asked = record.options.get("nemesis") or []
+    return [str(n) for n in asked if n != "none"] if isinstance(asked, list) else []
+
+
 def check_faults(record: RunRecord) -> CheckResult:
     starts = 0
+    proven: set[str] = set()
     failed: list[dict[str, Any]] = []
     for pair in record.history.nemesis_ops().pairs():
         c = pair.completion
@@ -23,6 +33,8 @@ def check_faults(record: RunRecord) -> CheckResult:
             continue
         if c.f.startswith("start-"):
             starts += 1
+            if c.type == "ok":
+                proven.add(c.f.removeprefix("start-"))
         if c.type != "ok":
             failed.append({"f": c.f, "time": c.time, "error": c.error})
     if failed:
@@ -34,6 +46,15 @@ def check_faults(record: RunRecord) -> CheckResult:
             "shows about that fault is unknown.",
             {"failed": failed, "starts": starts},
         )
+    missing = [f for f in requested_faults(record) if f not in proven]
+    if missing:
+        return CheckResult(
+            "faults", UNKNOWN,
+            f"the {', '.join(missing)} fault was asked for but never injected: the run "
+            "shows nothing about it (give a longer --time-limit or a shorter "
+            "--nemesis-interval).",
+            {"never_injected": missing, "starts": starts},
+        )
     return CheckResult("faults", True,
                        f"{starts} fault(s) applied, each shown to take effect"
-                       if starts else "no fault was injected", {"starts": starts})
+                       if starts else "no fault was asked for or injected", {"starts": starts})

@@ -4,8 +4,13 @@ A *holding* is read from the client history: it begins with a take operation (lo
 ``acquire``, election ``campaign``) whose ``ok`` value carries the fencing number
 (``token`` or ``epoch``), the ``lease`` and the ``name``; it ends, in the holder's own
 view, at its give operation's invocation (``release``, ``resign``) or at the moment the
-holder noticed its lease lost (``end_at_loss``). A take that ended ``info`` is a
-*possible* holding (``start`` None): it may have been granted, but proves nothing.
+holder noticed its lease lost or let it go (``end_at_loss``: a worker that closes lets go
+of what it held). A take that ended ``info`` is a *possible* holding (``start`` None): it
+may have been granted, but proves nothing - unless the runner recorded its late completion
+(``late-completion`` in the client events: the abandoned worker's take did return ``ok``),
+which makes it definite from that instant. A holding whose holder had an operation end
+``info`` is *abandoned* by the runner from then on (``abandoned``): the harness stopped
+waiting for it, and whatever it did next is known only from its events.
 
 When the service keeps its own log (the sim server), ``service_grants`` reads its grants
 (``lock-granted`` with a token, ``leader-elected`` with an epoch): the exact instant each
@@ -65,6 +70,8 @@ class Holding:
     ended_by: str = "open"  # released | release-failed | release-unknown | lease-lost | open
     give: Pair | None = None  # the give operation, when there was one
     granted: int | None = None  # the service's grant instant, when it logs grants
+    abandoned: int | None = None  # when the runner gave up on the holder (an op ended info)
+    late: bool = False  # definite only by the late completion of an abandoned take
 
     @property
     def definite(self) -> bool:
@@ -81,7 +88,8 @@ class Holding:
     def to_dict(self) -> dict[str, Any]:
         return {"process": self.process, "name": self.name, "token": self.number,
                 "lease": self.lease, "acquired": self.start, "granted": self.granted,
-                "until": self.end, "ended_by": self.ended_by}  # fmt: skip
+                "until": self.end, "ended_by": self.ended_by, "abandoned": self.abandoned,
+                "late": self.late}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,21 +103,40 @@ class ServiceGrant:
     forced: bool = False
 
 
-def holdings(history: History, terms: Terms) -> list[Holding]:
-    """Every holding of the client history, definite or possible, in invocation order."""
+def late_completions(events: Iterable[dict[str, Any]]) -> dict[tuple[Process, int], dict[str, Any]]:
+    """The runner's ``late-completion`` events, by (process, invocation time)."""
+    return {(e["process"], int(e["invoked"])): e for e in events
+            if e.get("event") == "late-completion" and e.get("invoked") is not None
+            and e.get("process") is not None}  # fmt: skip
+
+
+def holdings(
+    history: History, terms: Terms, late: dict[tuple[Process, int], dict[str, Any]] | None = None
+) -> list[Holding]:
+    """Every holding of the client history, definite or possible, in invocation order;
+    ``late``: the late completions of abandoned operations (``late_completions``)."""
     out: list[Holding] = []
     current: dict[Process, Holding] = {}
     for pair in history.client_ops().pairs():
         inv, comp = pair.invoke, pair.completion
+        if pair.type == "info" and inv.process in current:
+            h = current[inv.process]
+            h.abandoned = comp.time if comp is not None else inv.time
         if inv.f in terms.take:
             if pair.type == "fail":
                 continue
             val = comp.value if comp is not None and isinstance(comp.value, dict) else {}
             asked = inv.value if isinstance(inv.value, dict) else {}
-            number = val.get("token", val.get("epoch"))
             start = comp.time if pair.type == "ok" and comp is not None else None
+            came = (late or {}).get((inv.process, inv.time)) if pair.type == "info" else None
+            if came is not None and came.get("type") == "ok" and isinstance(came["value"], dict):
+                val, start = came["value"], int(came["time"])
+            number = val.get("token", val.get("epoch"))
             name = val.get("name", asked.get("name"))
-            h = Holding(inv.process, inv.time, start, number, val.get("lease"), name)
+            h = Holding(inv.process, inv.time, start, number, val.get("lease"), name,
+                        late=came is not None and start is not None)  # fmt: skip
+            if pair.type == "info":
+                h.abandoned = comp.time if comp is not None else inv.time
             out.append(h)
             current[inv.process] = h
         elif inv.f in terms.give and inv.process in current:
@@ -122,12 +149,16 @@ def holdings(history: History, terms: Terms) -> list[Holding]:
 
 
 def end_at_loss(held: Iterable[Holding], leases: dict[Any, LeaseFacts]) -> None:
-    """Cut each holding at the moment its holder noticed its lease lost."""
+    """Cut each holding at the moment its holder noticed its lease lost, or let it go
+    without a release of its own (``ended_by`` the let-go's reason: ``closed`` when its
+    worker was stopped)."""
     for h in held:
         facts = leases.get(h.lease)
-        lost = facts.lost_at if facts is not None else None
-        if h.definite and lost is not None and (h.end is None or lost < h.end):
-            h.end, h.ended_by = lost, "lease-lost"
+        if not h.definite or facts is None:
+            continue
+        for at, why in ((facts.lost_at, "lease-lost"), (facts.let_go_at, facts.let_go_reason)):
+            if at is not None and (h.end is None or at < h.end):
+                h.end, h.ended_by = at, why or "let go"
 
 
 def service_grants(service_events: Iterable[dict[str, Any]], terms: Terms) -> list[ServiceGrant]:

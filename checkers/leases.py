@@ -5,7 +5,9 @@ Two sources, read into one ``LeaseFacts`` per lease id:
 
 - the client events (``workloads.lease``): ``lease-granted`` and ``keepalive`` with the
   time the request left (``sent``) and the time its answer arrived (``time``), and
-  ``lease-lost`` when the holder noticed the loss;
+  ``lease-lost`` when the holder noticed the loss, ``lease-ended`` when the client let it
+  go (a release, or its worker closing: ``sent`` is the first instant the service may
+  have freed what the lease held);
 - the service's own events (the sim server's ``run_dir/sim/events.jsonl``):
   ``lease-granted`` / ``lease-renewed`` (the instant it set a new deadline),
   ``lease-expired`` (with the ``deadline`` that passed) and ``lease-revoked``.
@@ -36,8 +38,13 @@ class LeaseFacts:
     ttl: float | None = None
     process: Process | None = None
     acks: list[tuple[int, int]] = field(default_factory=list)  # (sent, received), client
+    local: set[tuple[int, int]] = field(default_factory=set)  # acks that prove nothing
     lost_at: int | None = None
     lost_reason: str | None = None
+    trouble: list[tuple[int, str]] = field(default_factory=list)  # client: (time, what it saw)
+    said_ttl: float | None = None  # client: the shortest TTL the service answered a renewal with
+    let_go_at: int | None = None  # client: when it started letting the lease go
+    let_go_reason: str | None = None  # client: released | closed | not granted
     renewed: list[int] = field(default_factory=list)  # service: grant and renewal instants
     ended_at: int | None = None  # service: when it logged the lease's end
     ended_by: str | None = None  # service: "expired" or "revoked"
@@ -48,14 +55,38 @@ class LeaseFacts:
         """Whether the service's own log mentions this lease."""
         return bool(self.renewed) or self.ended_at is not None
 
+    @property
+    def bound_ttl(self) -> float | None:
+        """The TTL that bounds the lease: the one asked for, or the service's answer when
+        it granted less (a ZooKeeper session timeout is negotiated)."""
+        if self.said_ttl is None:
+            return self.ttl
+        return self.said_ttl if self.ttl is None else min(self.said_ttl, self.ttl)
+
     def _ttl_ns(self) -> int | None:
-        return None if self.ttl is None else int(self.ttl * _NS)
+        ttl = self.bound_ttl
+        return None if ttl is None else int(ttl * _NS)
+
+    @property
+    def proofs(self) -> list[tuple[int, int]]:
+        """The acknowledgements that prove the service renewed the lease: all but those a
+        single server answered from its own state (``local`` in the keepalive event: a
+        ZooKeeper follower answers a read even when cut off from its leader, which alone
+        expires sessions)."""
+        return [a for a in self.acks if a not in self.local]
 
     def certainly_alive(self, t: int) -> bool:
-        """True when a renewal sent less than a TTL before ``t`` was acknowledged: the
-        service renewed it no earlier than it was sent, so it was alive at ``t``."""
+        """True when a renewal sent less than a TTL before ``t`` was acknowledged by the
+        service (not by a server on its own): the service renewed it no earlier than it
+        was sent, so it was alive at ``t``."""
         ttl = self._ttl_ns()
-        return ttl is not None and any(sent <= t < sent + ttl for sent, _ in self.acks)
+        return ttl is not None and any(sent <= t < sent + ttl for sent, _ in self.proofs)
+
+    def first_trouble(self, lo: int, hi: int) -> tuple[int, str] | None:
+        """The first sign of trouble the client saw in ``[lo, hi]``: a failed renewal, a
+        connection or session its driver reported lost."""
+        seen = [x for x in self.trouble if lo <= x[0] <= hi]
+        return min(seen) if seen else None
 
     def last_ack_before(self, t: int) -> tuple[int, int] | None:
         """The last acknowledged (sent, received) whose answer arrived by ``t``."""
@@ -100,8 +131,8 @@ class LeaseFacts:
 
         The service's log is exact (an expiry between its deadline and the log line, a
         revocation at its log line). Without it, an acknowledged lease ended between the
-        last renewal's send time + TTL and its arrival + TTL, unless revoked earlier
-        (which the client does not log: callers bound that by the holder's own ops)."""
+        last renewal's send time + TTL and its arrival + TTL, or earlier when the client
+        let it go (a revoke sent when it released or closed may free it from then on)."""
         if self.ended_at is not None:
             lo = self.deadline if self.ended_by == "expired" and self.deadline else self.ended_at
             return min(lo, self.ended_at), self.ended_at
@@ -110,7 +141,11 @@ class LeaseFacts:
         ttl = self._ttl_ns()
         if ttl is None or not self.acks:
             return None
-        return max(s for s, _ in self.acks) + ttl, max(r for _, r in self.acks) + ttl
+        proofs = self.proofs or self.acks
+        lo, hi = max(s for s, _ in proofs) + ttl, max(r for _, r in self.acks) + ttl
+        if self.let_go_at is not None and self.let_go_at < lo:
+            lo = self.let_go_at
+        return lo, hi
 
 
 def lease_facts(
@@ -128,9 +163,25 @@ def lease_facts(
         facts.process = e.get("process", facts.process)
         kind = e.get("event")
         if kind in ("lease-granted", "keepalive"):
-            facts.acks.append((int(e.get("sent", e["time"])), int(e["time"])))
+            ack = (int(e.get("sent", e["time"])), int(e["time"]))
+            facts.acks.append(ack)
+            if kind == "keepalive" and e.get("local"):
+                facts.local.add(ack)
+            if e.get("service_ttl") is not None:
+                said = float(e["service_ttl"])
+                facts.said_ttl = said if facts.said_ttl is None else min(facts.said_ttl, said)
         elif kind == "lease-lost" and facts.lost_at is None:
             facts.lost_at, facts.lost_reason = int(e["time"]), e.get("reason")
+        elif kind == "keepalive-failed":
+            facts.trouble.append((int(e.get("sent", e["time"])),
+                                  f"a renewal failed ({e.get('error', 'no answer')})"))  # fmt: skip
+        elif kind == "session-state" and e.get("state") in ("SUSPENDED", "LOST"):
+            what = "its connection" if e["state"] == "SUSPENDED" else "its session"
+            facts.trouble.append((int(e["time"]), f"its client reported {what} lost "
+                                                  f"({e['state']})"))  # fmt: skip
+        elif kind == "lease-ended" and facts.let_go_at is None:
+            facts.let_go_at = int(e.get("sent", e["time"]))
+            facts.let_go_reason = e.get("reason")
     for e in service_events:
         lease, kind = e.get("lease"), e.get("event")
         if lease is None or kind not in _SERVICE_LEASE_EVENTS:

@@ -15,7 +15,10 @@ quickly, and the first invalid one ends the check (``checkers.linear.schedule``)
 ``details`` holds: ``valid``, ``model``, ``ops`` (operations searched), ``partitions``,
 ``partitions_checked``, ``steps`` (search nodes), ``model_steps`` (distinct model
 transitions computed), ``configs`` (memoized configurations), ``elapsed_s``; ``reason``
-when unknown; ``counterexample`` when invalid (see ``checkers.linear.counterexample``);
+when unknown; ``counterexample`` when invalid (see ``checkers.linear.counterexample``) and
+``anomalies``, the one named anomaly it shows (``checkers.anomalies``: a stale read or a
+lost update when ``checkers.linear.stale`` proves one, else non-linearizable), whose
+sentence is the summary;
 ``unknown_partitions`` lists partitions without a verdict; ``workers`` the processes that
 shared the partitions out, when more than this one did; ``unique_values_partitions`` the
 big partitions decided by the unique-values fast path (``checkers.linear.unique``).
@@ -29,6 +32,7 @@ import gc
 import time
 from typing import Any, Final
 
+from checkers.anomalies import Anomaly
 from checkers.linear.counterexample import jsonable
 from checkers.linear.model import Model, ModelError
 from checkers.linear.models import MODELS, get_model
@@ -37,6 +41,7 @@ from checkers.linear.prepare import Problem, partitions, problem
 from checkers.linear.schedule import SKIPPED, Budget
 from checkers.linear.search import SearchResult
 from checkers.linear.solve import Solved
+from checkers.linear.stale import name_partition, nonlinearizable
 from checkers.result import UNKNOWN, CheckResult
 from harness.history import History, MalformedHistory
 
@@ -145,9 +150,10 @@ def _check(
     if fast:
         details["unique_values_partitions"] = fast
     if invalid >= 0 and explain:
-        details["counterexample"] = (
-            solved.explain(invalid) if solved is not None else outcomes[invalid].counterexample
-        )
+        cx = solved.explain(invalid) if solved is not None else outcomes[invalid].counterexample
+        if cx is not None:
+            details["counterexample"] = cx
+            details["anomalies"] = [_name(probs[invalid], m, cx).to_dict()]
     if checked < len(results):
         unknown = [
             {"partition": jsonable(parts[i][0]), "reason": r.reason}
@@ -168,6 +174,13 @@ def _out_of_time(model: str, limit: float | None, prepared: int, n: int) -> Chec
               f"({prepared} of {n} prepared)")  # fmt: skip
     details = {"valid": UNKNOWN, "model": model, "reason": reason, "partitions": n}
     return CheckResult(CHECKER, UNKNOWN, f"Unknown ({model} model): {reason}.", details)
+
+
+def _name(prob: Problem, m: Model, cx: dict[str, Any]) -> Anomaly:
+    """The anomaly an invalid partition shows: a stale read or lost update when real time
+    and the model prove one, else the counterexample's first sentence, bounded."""
+    failed = (cx.get("op") or {}).get("index")
+    return name_partition(prob, m, failed) or nonlinearizable(cx)
 
 
 def explain(result: CheckResult) -> list[str]:
@@ -191,7 +204,7 @@ def _summary(valid: Any, d: dict[str, Any], results: list[SearchResult]) -> str:
     if valid is True:
         return f"Linearizable ({d['model']} model): {d['ops']} operations{where}."
     if valid is False:
-        if "counterexample" in d:
-            return str(d["counterexample"]["sentences"][0])
+        if d.get("anomalies"):
+            return str(d["anomalies"][0]["sentence"])
         return f"Not linearizable ({d['model']} model): {d['ops']} operations{where}."
     return f"Unknown ({d['model']} model): {d.get('reason', 'no verdict')}."

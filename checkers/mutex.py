@@ -90,7 +90,7 @@ def judge(a: Analysis) -> Judgement:
     valid: Validity
     if violations:
         valid = False
-    elif (not a.held and not a.writes) or any(g.kind == "lease-unknown" for g in a.groups):
+    elif (not a.held and not a.writes) or any(g.undecided for g in a.groups):
         valid = UNKNOWN
     else:
         valid = True
@@ -144,7 +144,7 @@ def group_paragraph(g: Group, t: Terms) -> str:
         text += f" Why it got through: {g.harm.label}: {g.harm.evidence}."
     if g.violates:
         text += f" Fix: {(g.harm or c).fix}."
-    if g.kind == "lease-valid":
+    if g.kind == "lease-valid" and not g.undecided:
         return f"Two {t.holder}s at once: {text}"
     return text[0].upper() + text[1:]
 
@@ -274,4 +274,5 @@ def _ended(ended_by: str) -> str:
         "release-failed": "when its release failed",
         "release-unknown": "when it tried to release",
         "lease-lost": "when it noticed its lease lost",
+        "closed": "when its worker was stopped and its client closed",
     }.get(ended_by, ended_by)

@@ -20,11 +20,18 @@ earlier: a service that granted the lock while the lease was still valid (the si
 
 A holding that ended without a release and without any lease record cannot be placed: if
 the history is then not linearizable, the verdict is unknown, not invalid.
+
+A lease's end is no operation of its holder's process: a holder whose release failed (its
+server was killed) goes on invoking acquires, under new leases, while the old lease has not
+yet ended. So each holding whose end is placed gets an owner of its own, "P (lease L)", for
+its acquire and that release: the model still allows one owner at a time, and the process's
+later operations never overlap the placed end (which made the history malformed). Failed
+acquires and releases are left out: they certainly did not happen, the model ignores them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -67,13 +74,16 @@ def with_lease_ends(
              if p.invoke.f in (*terms.take, *terms.give)}  # fmt: skip
     keyed = len(names - {None}) > 1
     drop: set[int] = set()
+    owners: dict[int, Any] = {}  # op index -> the owner of its holding, when renamed
+    takes = {(pair.invoke.process, pair.invoke.time): pair
+             for pair in history.client_ops().pairs() if pair.invoke.f in terms.take}  # fmt: skip
     counts = {"service": 0, "keepalives": 0, "unplaced": 0}
     end = history[-1].time + 1 if len(history) else 1
     for h in everything:
         if h.start is None:
             continue
         facts = leases.get(h.lease)
-        window = _lease_end(h, facts, everything, end)
+        window = _lease_end(h, facts, end)
         if window is None:
             if h.ended_by != "released":
                 counts["unplaced"] += 1
@@ -84,16 +94,20 @@ def with_lease_ends(
         assert facts is not None
         counts["service" if facts.has_service_account else "keepalives"] += 1
         key = h.name if keyed else None
+        owner = f"{h.process} (lease {h.lease})"
+        take = takes[(h.process, h.invoked)]
+        owners.update((op.index, owner) for op in (take.invoke, take.completion) if op is not None)
         value = {"lease_end": True, "lease": h.lease, "name": h.name}
-        ops.append((lo, -1, Op(0, lo, h.process, "invoke", terms.give[0], value, key)))
-        ops.append((hi, 1 << 62, Op(0, hi, h.process, "ok", terms.give[0], value, key)))
+        ops.append((lo, -1, Op(0, lo, owner, "invoke", terms.give[0], value, key)))
+        ops.append((hi, 1 << 62, Op(0, hi, owner, "ok", terms.give[0], value, key)))
     for pair in history.client_ops().pairs():
-        if pair.invoke.f not in (*terms.take, *terms.give):
+        if pair.invoke.f not in (*terms.take, *terms.give) or pair.type == "fail":
             continue
         key = _name(pair) if keyed else None
         for op in (pair.invoke, pair.completion):
             if op is not None and op.index not in drop:
-                ops.append((op.time, op.index, op.with_(key=key)))
+                owner = owners.get(op.index, op.process)
+                ops.append((op.time, op.index, op.with_(key=key, process=owner)))
     ops.sort(key=lambda x: (x[0], x[1]))
     out = History(op.with_(index=i) for i, (_, _, op) in enumerate(ops))
     return LeaseEnds(out, counts["service"], counts["keepalives"], counts["unplaced"])
@@ -141,9 +155,7 @@ def check_mutex_linearizable(
     return CheckResult(NAME, valid, summary, details)
 
 
-def _lease_end(
-    h: Holding, facts: LeaseFacts | None, everything: Sequence[Holding], end: int
-) -> tuple[int, int] | None:
+def _lease_end(h: Holding, facts: LeaseFacts | None, end: int) -> tuple[int, int] | None:
     """The window in which ``h``'s hold ended by its lease, or None when it ended by a
     release sent while the lease was surely alive (or nothing says when it ended)."""
     bounds = facts.end_bounds() if facts is not None else None
@@ -157,14 +169,13 @@ def _lease_end(
     if give is not None and give.type == "ok":
         assert give.completion is not None
         hi = min(hi, give.completion.time)  # freed by the release or the expiry, first
-    elif give is not None:
-        lo = min(lo, give.invoke.time)  # a failed or unknown release still revokes
-    nxt = min((x.invoked for x in everything if x.process == h.process and x.invoked > h.invoked),
-              default=None)  # fmt: skip
+    elif give is not None and not (give.type == "fail" and facts is not None
+                                   and facts.ended_at is not None):  # fmt: skip
+        # an unknown release may have freed it; after a failed one the client revokes,
+        # which only the service's log (exact when it has one) records
+        lo = min(lo, give.invoke.time)
     assert h.start is not None
     lo = max(lo, h.start + 1)  # after the acquire's completion, in the holder's own order
-    if nxt is not None:
-        hi = min(hi, nxt - 1)  # before the holder's next acquire
     return lo, max(hi, lo)
 
 

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checkers.classify import (
-    PAUSED,
+    ABANDONED,
+    EXPIRED,
     Classification,
     Takeover,
     classify_accepted,
@@ -42,6 +43,7 @@ from checkers.holdings import (
     end_at_loss,
     holding_at,
     holdings,
+    late_completions,
     service_grants,
     successors,
 )
@@ -102,9 +104,16 @@ class Group:
         return both_believed_s(self.pairs)
 
     @property
+    def undecided(self) -> bool:
+        """The overlap cannot be judged: nothing says when the earlier lease ended, or the
+        harness had abandoned the earlier holder (its own doing, not the service's)."""
+        return self.kind == "lease-unknown" or self.takeover.classification.cause == ABANDONED
+
+    @property
     def violates(self) -> bool:
-        """A broken mutual exclusion: the lease was valid, or a stale write got through."""
-        return self.kind == "lease-valid" or self.harm is not None
+        """A broken mutual exclusion: the lease was valid by the service's account, or a
+        stale write got through."""
+        return (self.kind == "lease-valid" and not self.undecided) or self.harm is not None
 
 
 @dataclass(slots=True)
@@ -138,8 +147,9 @@ def analyse(
     """Read holdings, leases and writes and find overlaps, stale writes and handovers."""
     service = list(service_events)
     writes = sorted(resource_log, key=lambda w: int(w["time"]))
+    events = list(events)
     leases = lease_facts(events, service)
-    everything = holdings(history, terms)
+    everything = holdings(history, terms, late_completions(events))
     end_at_loss(everything, leases)
     held = [h for h in everything if h.definite]
     attach_grants(held, service_grants(service, terms))
@@ -161,12 +171,13 @@ def analyse(
         if s.accepted and s.holding is not None:
             nxt = successors(s.holding, held)
             granted = (s.holding.taken, nxt[0].taken if nxt else s.time)
+            numbers = (s.holding.number, nxt[0].number if nxt else None)
             s.cause = classify_accepted(s.kind, takeover(s.holding, granted[1]).classification,
-                                        terms.number, granted, windows)  # fmt: skip
+                                        terms.number, granted, windows, numbers)  # fmt: skip
     for g in groups:
         causes = [s.cause for s in stale if s.cause is not None and s.holding is g.first]
         # a reused number explains more than the takeover does: prefer it
-        g.harm = min(causes, key=lambda c: c.cause == PAUSED, default=None)
+        g.harm = min(causes, key=lambda c: c.cause in EXPIRED, default=None)
     by_holding = {id(x): h for x in held if (h := _handover(x, held, leases, writes, takeover))}
     for g in groups:
         g.handover = by_holding.get(id(g.first))
@@ -287,8 +298,9 @@ def _handover(
     writes: list[dict[str, Any]],
     takeover: Callable[[Holding, int], Takeover],
 ) -> dict[str, Any] | None:
-    """Expiry, danger window and handover delay after ``h`` ended without a release."""
-    if h.ended_by == "released":
+    """Expiry, danger window and handover delay after ``h`` ended without a release (a
+    holder that let its lease go, its worker closing, handed over as by a release)."""
+    if h.ended_by in ("released", "closed"):
         return None
     nexts = successors(h, held)
     if not nexts:

@@ -12,7 +12,10 @@ The verdict is about what the run can prove, not about speed. A fault window in 
 client operation succeeded proves nothing about that fault: every other checker would
 pass it vacuously. Such a run is ``unknown`` unless the user accepts it (test options
 ``extra.accept_unavailable``: true), which makes it valid with the fact said out loud. A
-run where no client operation completed at all is ``unknown`` too.
+crash is the exception: a service whose every node serving the clients was killed (the
+one-node sim) cannot answer until the restart, and what a crash tests is what the restarted
+service still knows, so a ``kill`` window is proven by an operation that succeeded after
+the window ended. A run where no client operation completed at all is ``unknown`` too.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from checkers.result import UNKNOWN, CheckResult, Validity
-from checkers.windows import FaultWindow, fault_windows
+from checkers.windows import KILL, FaultWindow, fault_windows
 from checkers.words import NS, listing, plural, seconds, secs
 from harness.history import History, Pair
 
@@ -102,7 +105,7 @@ def check_stats(
     pairs = history.client_ops().pairs()
     run_end = history[-1].time if len(history) else 0
     avail = availability(pairs, windows, run_end)
-    silent = [r for r in avail["windows"] if r["ok_ops"] == 0]
+    silent = [r for r in avail["windows"] if r["ok_ops"] == 0 and not _served_after(r, pairs)]
     completed = sum(1 for p in pairs if p.completion is not None)
     ok = sum(1 for p in pairs if p.type == "ok")
     parts = [f"{plural(completed, 'client operation')} completed, {ok} ok"]
@@ -133,6 +136,13 @@ def check_stats(
         "unproven_faults": [{k: r[k] for k in ("kind", "start", "end")} for r in silent],
         "accept_unavailable": accept_unavailable,
     })  # fmt: skip
+
+
+def _served_after(window: dict[str, Any], pairs: Sequence[Pair]) -> bool:
+    """Whether ``window`` is a crash after which the restarted service answered."""
+    end = window["end"]
+    return window["kind"] == KILL and end is not None and any(
+        p.type == "ok" and p.invoke.time > end for p in pairs)  # fmt: skip
 
 
 def _ratio(pairs: Sequence[Pair]) -> dict[str, Any]:

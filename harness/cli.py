@@ -19,7 +19,7 @@ from rich.console import Console
 from harness.formats.budget import parse_seconds, parse_size
 
 if TYPE_CHECKING:
-    from harness.options import RunOptions
+    from harness.options import Bound, RunOptions
 
 EXIT_BAD_ARGS = 254
 EXIT_CRASH = 255
@@ -32,9 +32,23 @@ class UsageError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
+        """One line: what is wrong and where the options are listed (not the usage)."""
         sys.stderr.write(f"harness: error: {message} (see `{self.prog} --help`)\n")
         raise SystemExit(EXIT_BAD_ARGS)
+
+
+class _Deferred(str):
+    """Help text computed only when help is printed (it imports the target registry)."""
+
+    fn: Callable[[], str]
+
+    def __new__(cls, fn: Callable[[], str]) -> _Deferred:
+        text = super().__new__(cls, "(computed when shown)")
+        text.fn = fn
+        return text
+
+    def __mod__(self, params: object) -> str:
+        return self.fn().replace("%", "%%") % params
 
 
 def _on_off(s: str) -> bool:
@@ -50,67 +64,133 @@ def _csv(s: str) -> list[str]:
     return [x.strip() for x in s.split(",") if x.strip()]
 
 
+def _number(field: str | Bound) -> Callable[[str], float | int]:
+    """The argparse type of a number option: parsed, then checked against its range in
+    ``harness.options.NUMBERS`` (one-line error naming the option and the range)."""
+    from harness.options import NUMBERS, OptionError
+
+    bound = NUMBERS[field] if isinstance(field, str) else field
+
+    def parse(text: str) -> float | int:
+        try:
+            value: float | int = int(text) if bound.integer else float(text)
+        except ValueError:
+            kind = "an integer" if bound.integer else "a number"
+            raise argparse.ArgumentTypeError(f"expected {kind}, not {text!r}") from None
+        try:
+            bound.check(value)
+        except OptionError as e:  # argparse names the option already
+            raise argparse.ArgumentTypeError(str(e).removeprefix(f"{bound.flag} ")) from None
+        return value
+
+    parse.__name__ = bound.flag  # argparse names the type in some errors
+    return parse
+
+
+def _checked(check: Callable[[str], object]) -> Callable[[str], str]:
+    """An argparse type from a check raising OptionError."""
+    from harness.options import OptionError
+
+    def parse(text: str) -> str:
+        try:
+            check(text)
+        except OptionError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+        return text
+
+    return parse
+
+
+def _faults(text: str) -> list[str]:
+    from harness.options import OptionError, parse_faults
+
+    try:
+        return parse_faults(_csv(text))
+    except OptionError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _add_run_options(p: argparse.ArgumentParser) -> None:
-    from harness.options import NEMESES, WORKLOADS, RunOptions
+    from clusters.registry import REDIS_PERSISTENCE
+    from harness.options import DEFAULT_OP_TIMEOUT, NEMESES, WORKLOADS, RunOptions, check_name
+    from harness.targets import TARGETS
+    from nemesis.targets import targets_help
 
     d = RunOptions()
     g = p.add_argument_group("what to run")
-    g.add_argument("--target", default=d.target,
+    g.add_argument("--target", default=d.target, choices=tuple(TARGETS),
                    help="sim (built in, no Docker), etcd, zookeeper, consul, redis, redlock "
                         "(default: %(default)s)")
     g.add_argument("--workload", default=d.workload, choices=WORKLOADS,
                    help="default: %(default)s")
-    g.add_argument("--lock", default=None, help="lock implementation of the target (--lock list"
-                   " shows them)")
-    g.add_argument("--concurrency", type=int, default=d.concurrency,
-                   help="client processes (default: %(default)s)")
-    g.add_argument("--rate", type=float, default=None, help="operations per second, all clients")
-    g.add_argument("--time-limit", type=float, default=d.time_limit,
+    g.add_argument("--lock", default=None, help=_Deferred(lambda: _lazy_help(
+        "lock implementation of the target")))
+    g.add_argument("--concurrency", type=_number("concurrency"), default=d.concurrency,
+                   help="client processes, 1-1000 (default: %(default)s)")
+    g.add_argument("--rate", type=_number("rate"), default=None,
+                   help="operations per second, all clients")
+    g.add_argument("--time-limit", type=_number("time_limit"), default=d.time_limit,
                    help="seconds of operations before the final heal (default: %(default)s)")
-    g.add_argument("--recovery-time", type=float, default=d.recovery_time,
+    g.add_argument("--recovery-time", type=_number("recovery_time"), default=d.recovery_time,
                    help="seconds of operations on the healed cluster at the end")
-    g.add_argument("--op-timeout", type=float, default=d.op_timeout,
-                   help="seconds before an open operation is recorded as info")
-    g.add_argument("--seed", type=int, default=None, help="seed of the schedule (replayable)")
-    g.add_argument("--out-dir", "-o", default=d.out_dir, help="results folder")
-    g.add_argument("--name", default=None, help="test name (default: from the options)")
+    g.add_argument("--op-timeout", type=_number("op_timeout"), default=None,
+                   help="seconds before an open operation is recorded as info (default: "
+                        f"{DEFAULT_OP_TIMEOUT:g}, or longer when the client pause plus the "
+                        "work time or the acquire wait need it; test.json says why). A value "
+                        "shorter than they need is refused")
+    g.add_argument("--seed", type=_number("seed"), default=None,
+                   help="seed of the schedule, 0 or more (replayable)")
+    g.add_argument("--out-dir", "-o", default=d.out_dir, help="results folder (writable)")
+    g.add_argument("--name", type=_checked(check_name), default=None,
+                   help="test name, one folder name (default: from the options)")
+    g.add_argument("--accept-unavailable", action="store_true",
+                   help="a fault window without any successful op is accepted (valid, said "
+                        "out loud) instead of making the run unknown")
     f = p.add_argument_group("faults")
-    f.add_argument("--nemesis", type=_csv, default=None,
+    f.add_argument("--nemesis", type=_faults, default=None,
                    help=f"comma-separated faults from {', '.join(NEMESES)} "
                         "(default: client-pause for locks and elections, none otherwise)")
-    f.add_argument("--nemesis-interval", type=float, default=d.nemesis_interval,
-                   help="seconds between fault starts and stops")
-    f.add_argument("--nemesis-target", default=d.nemesis_target,
-                   help="one, leader, minority, majority, all")
-    f.add_argument("--pause-at", type=float, default=d.pause_at,
+    f.add_argument("--nemesis-interval", type=_number("nemesis_interval"),
+                   default=d.nemesis_interval,
+                   help="seconds between fault starts and stops; the first fault starts after "
+                        "one interval or a fifth of the time limit, whichever is sooner, and "
+                        "each fault must start and stop inside the time limit")
+    f.add_argument("--nemesis-target", default=None,
+                   help=f"what each fault aims at: {targets_help()}. holder: the server the "
+                        "current lock holder (or leader) talks to (for client-pause: that "
+                        "client). One value for every fault, or one per fault: "
+                        "client-pause=holder;partition=leader")
+    f.add_argument("--pause-at", type=_number("pause_at"), default=d.pause_at,
                    help="client-pause: seconds into the run (default: %(default)s; "
                         "set --pause-at 0 for the periodic schedule)")
-    f.add_argument("--pause-for", type=float, default=d.pause_for,
+    f.add_argument("--pause-for", type=_number("pause_for"), default=d.pause_for,
                    help="client-pause: seconds the holder stays frozen (default: %(default)s)")
     lk = p.add_argument_group("locks and leases")
-    lk.add_argument("--lease-ttl", type=float, default=d.lease_ttl, help="seconds")
-    lk.add_argument("--keepalive", type=float, default=d.keepalive, help="seconds between "
-                    "keepalives")
-    lk.add_argument("--work-time", type=float, default=d.work_time,
+    lk.add_argument("--lease-ttl", type=_number("lease_ttl"), default=d.lease_ttl,
+                    help="seconds")
+    lk.add_argument("--keepalive", type=_number("keepalive"), default=d.keepalive,
+                    help="seconds between keepalives")
+    lk.add_argument("--work-time", type=_number("work_time"), default=d.work_time,
                     help="seconds of work in each critical section")
-    lk.add_argument("--acquire-wait", type=float, default=d.acquire_wait,
+    lk.add_argument("--acquire-wait", type=_number("acquire_wait"), default=d.acquire_wait,
                     help="seconds an acquire waits before it fails")
     lk.add_argument("--fencing", type=_on_off, default=d.fencing,
                     help="on: the protected resource rejects lower tokens; off: accepts all")
-    lk.add_argument("--locks", type=int, default=d.locks, help="number of locks")
+    lk.add_argument("--locks", type=_number("locks"), default=d.locks,
+                    help="number of locks, 1-1000")
     cas = p.add_argument_group("CAS register")
-    cas.add_argument("--keys", type=int, default=d.keys, help="independent keys")
-    cas.add_argument("--read-mode", default=None,
-                     help="etcd: linearizable|serializable; zookeeper: plain|sync; "
-                          "consul: default|consistent|stale")
+    cas.add_argument("--keys", type=_number("keys"), default=d.keys, help="independent keys")
+    cas.add_argument("--read-mode", default=None, help=_Deferred(lambda: _lazy_help(
+        "how the register reads")))
     t = p.add_argument_group("targets")
     t.add_argument("--nodes", default=None,
-                   help="cluster size; with --ssh, the hosts: host1,user@host2:2222,...")
+                   help="cluster size, 1-99; with --ssh, the hosts: host1,user@host2:2222,...")
     t.add_argument("--image", default=None, help="use this Docker image for the nodes")
-    t.add_argument("--persistence", default=None, help="redis: none, aof-everysec, aof-always")
+    t.add_argument("--persistence", default=None, choices=REDIS_PERSISTENCE,
+                   help="redis and redlock only")
     t.add_argument("--sim-bug", action="append", default=[], dest="sim_bugs",
-                   help="sim: inject a known bug (lock-ignores-lease, token-reuse, stale-read, "
-                        "epoch-reuse); repeatable")
+                   help=_Deferred(lambda: "sim: inject a known bug, one of "
+                                  + ", ".join(_sim_bugs()) + "; repeatable"))
     sh = p.add_argument_group("real hosts over SSH (docs/ssh.md)")
     sh.add_argument("--ssh", action="store_true",
                     help="install and run the target on the hosts named by --nodes/--nodes-file")
@@ -123,12 +203,25 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                     help="upload the .debs of this directory instead of downloading them")
 
 
+def _lazy_help(what: str) -> str:
+    from harness.validate import targets_help
+
+    return f"{what}; per target: {targets_help()}"
+
+
+def _sim_bugs() -> tuple[str, ...]:
+    from harness.validate import sim_bugs
+
+    return sim_bugs()
+
+
 def _add_ssh_login_options(g: argparse._ArgumentGroup) -> None:
     """Which hosts, and how to log in to them: shared by ``run`` and ``clusters``."""
     g.add_argument("--nodes-file", default=None, help="hosts, one [user@]host[:port] a line")
     g.add_argument("--ssh-user", default=None, help="login name (default: yours)")
     g.add_argument("--ssh-key", default=None, help="private key (default: agent, ~/.ssh/id_*)")
-    g.add_argument("--ssh-port", type=int, default=22, help="default: %(default)s")
+    g.add_argument("--ssh-port", type=_number("ssh_port"), default=22,
+                   help="default: %(default)s")
     g.add_argument("--ssh-no-strict", action="store_true",
                    help="accept unknown host keys (lab machines only)")
     g.add_argument("--ssh-known-hosts", default=None,
@@ -143,7 +236,13 @@ def _nodes_and_hosts(args: argparse.Namespace) -> tuple[int | None, list[str]]:
     if not args.ssh and args.nodes_file is None:
         if args.nodes is None:
             return None, []
-        if args.nodes.strip().isdigit():
+        if args.nodes.strip().lstrip("+-").isdigit():
+            from harness.options import OptionError, check_number
+
+            try:
+                check_number("nodes", int(args.nodes))
+            except OptionError as e:
+                raise UsageError(str(e)) from None
             return int(args.nodes), []
     try:  # host names (validate() refuses them without --ssh)
         return None, [str(h) for h in hosts_from(args.nodes, args.nodes_file)]
@@ -152,17 +251,18 @@ def _nodes_and_hosts(args: argparse.Namespace) -> tuple[int | None, list[str]]:
 
 
 def _options_from(args: argparse.Namespace) -> RunOptions:
-    from harness.options import OptionError, RunOptions
+    """The run the command line asks for, through the same validation as a suite's runs."""
+    from harness.options import DEFAULT_OP_TIMEOUT, RunOptions
+    from harness.validate import check_run
 
     nodes, hosts = _nodes_and_hosts(args)
-    nemesis = args.nemesis
-    if nemesis is None:
-        nemesis = ["client-pause"] if args.workload in ("lock", "election") else ["none"]
     opts = RunOptions(
-        target=args.target, workload=args.workload, lock=args.lock, nemesis=nemesis,
+        target=args.target, workload=args.workload, lock=args.lock, nemesis=args.nemesis or [],
         nemesis_interval=args.nemesis_interval, nemesis_target=args.nemesis_target,
         concurrency=args.concurrency, rate=args.rate, time_limit=args.time_limit,
-        recovery_time=args.recovery_time, op_timeout=args.op_timeout, seed=args.seed,
+        recovery_time=args.recovery_time,
+        op_timeout=args.op_timeout if args.op_timeout is not None else DEFAULT_OP_TIMEOUT,
+        op_timeout_given=args.op_timeout is not None, seed=args.seed,
         out_dir=args.out_dir, name=args.name, lease_ttl=args.lease_ttl,
         keepalive=args.keepalive, work_time=args.work_time, acquire_wait=args.acquire_wait,
         fencing=args.fencing, locks=args.locks,
@@ -173,18 +273,46 @@ def _options_from(args: argparse.Namespace) -> RunOptions:
         ssh_port=args.ssh_port, ssh_strict=not args.ssh_no_strict,
         ssh_known_hosts=args.ssh_known_hosts, ssh_install=args.ssh_install,
         ssh_keep_packages=args.ssh_keep_packages, ssh_debs=args.ssh_debs,
+        extra={"accept_unavailable": True} if args.accept_unavailable else {},
     )
-    try:
-        opts.validate()
-    except OptionError as e:
-        raise UsageError(str(e)) from None
+    check_run(opts)
     return opts
+
+
+def writable_dir(path: str, flag: str = "--out-dir") -> Path:
+    """``path`` as a folder this process can write into (created if missing), else a
+    one-line UsageError: not a file, not /proc, not read-only."""
+    import tempfile
+
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        raise UsageError(f"{flag} {path}: cannot write there ({e.strerror or e}); name a "
+                         "folder you can write") from None
+    return folder
+
+
+def writable_file(path: str, flag: str) -> Path:
+    """``path`` as a file this process can write (created empty if missing), else a
+    one-line UsageError: not a folder, not in a missing or read-only folder."""
+    file = Path(path)
+    try:
+        with file.open("a"):
+            pass
+    except OSError as e:
+        raise UsageError(f"{flag} {path}: cannot write there ({e.strerror or e}); name a "
+                         "file in a folder you can write") from None
+    return file
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from harness.orchestrate import run_test
 
     opts = _options_from(args)
+    writable_dir(opts.out_dir)
     return run_test(opts, console).exit_code
 
 
@@ -203,7 +331,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     )
 
 
-def _checked(parse: Callable[[str], object]) -> Callable[[str], object]:
+def _parsed(parse: Callable[[str], object]) -> Callable[[str], object]:
     """An argparse type from a parser that raises ValueError with its reason."""
 
     def convert(text: str) -> object:
@@ -241,6 +369,9 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from harness.report import compare, render_matrix_table, write_matrix_html
 
+    for flag, out in (("--html", args.html), ("--junit", args.junit)):
+        if out is not None:
+            writable_file(out, flag)
     matrix = compare([Path(p) for p in args.paths])
     console.print(render_matrix_table(matrix))
     if args.html:
@@ -286,11 +417,15 @@ def cmd_clusters(args: argparse.Namespace, console: Console) -> int:
 def cmd_suite(args: argparse.Namespace, console: Console) -> int:
     from harness.suite import run_suite
 
+    if not args.list:
+        writable_dir(args.out_dir)
     return run_suite(Path(args.file), console, only=args.only, out=args.out_dir,
                      list_only=args.list)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from harness.options import Bound
+
     p = _Parser(
         prog="harness",
         description="Jepsen-style tests of coordination services: locks, CAS registers and "
@@ -314,10 +449,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--model", default=None,
                    help="register, cas-register, etcd, kv, mutex, multi-register "
                         "(default: implied by the format)")
-    c.add_argument("--time-limit", type=_checked(parse_seconds), default=None,
+    c.add_argument("--time-limit", type=_parsed(parse_seconds), default=None,
                    help="seconds per path, reading included (default: none); out of it, "
                         "the verdict is unknown")
-    c.add_argument("--memory-limit", type=_checked(parse_size), default=None,
+    c.add_argument("--memory-limit", type=_parsed(parse_size), default=None,
                    help="memory per path, e.g. 2G (default: half the memory available at "
                         "start); out of it, the verdict is unknown")
     c.add_argument("--out", default=None, metavar="DIR",
@@ -333,7 +468,9 @@ def build_parser() -> argparse.ArgumentParser:
     sv = sub.add_parser("serve", help="browse the results: an index of every run")
     sv.add_argument("results", nargs="?", default="results", help="results folder")
     sv.add_argument("--host", default="127.0.0.1", help="address to bind (loopback default)")
-    sv.add_argument("--port", type=int, default=8080)
+    sv.add_argument("--port", type=_number(Bound("--port", 0, 65535, integer=True,
+                                                 unit="port numbers")), default=8080,
+                    help="0-65535, 0 picks a free one (default: %(default)s)")
     sv.set_defaults(fn=cmd_serve)
 
     cp = sub.add_parser("compare", help="a matrix of targets x faults over several runs",

@@ -10,6 +10,7 @@ terminal; ``harness.report.write_matrix_html`` as a page.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,6 +139,43 @@ def compare(run_dirs: Sequence[Path]) -> Matrix:
     return Matrix(tuple(rows), tuple(columns), {k: Cell(tuple(v)) for k, v in grouped.items()})
 
 
+# test.json fields the matrix reads, and the types they must have
+_TEST_FIELDS: dict[str, type | tuple[type, ...]] = {"name": str, "options": dict}
+_OPTION_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "target": str, "workload": str, "lock": (str, type(None)), "nemesis": list,
+    "fencing": bool, "extra": dict,
+}
+
+
+def check_test_json(run_dir: Path) -> None:
+    """A run's test.json must be a JSON object whose fields the matrix reads have their
+    types; anything else is a one-line HarnessError naming the file and the field."""
+    path = run_dir / "test.json"
+    if not path.is_file():
+        raise HarnessError(f"{path}: not a regular file; fix or leave out that run")
+    try:
+        test = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise HarnessError(f"{path}: not readable JSON ({type(e).__name__}); fix or leave "
+                           "out that run") from None
+    if not isinstance(test, dict):
+        raise HarnessError(f"{path}: not a JSON object; fix or leave out that run")
+    _check_fields(path, test, _TEST_FIELDS, "")
+    _check_fields(path, test.get("options", {}), _OPTION_FIELDS, "options.")
+    nemesis = test.get("options", {}).get("nemesis", [])
+    if not all(isinstance(n, str) for n in nemesis):
+        raise HarnessError(f"{path}: options.nemesis holds a non-string; fix or leave out "
+                           "that run")
+
+
+def _check_fields(path: Path, data: dict[str, Any],
+                  types: dict[str, type | tuple[type, ...]], prefix: str) -> None:
+    for name, kind in types.items():
+        if name in data and not isinstance(data[name], kind):
+            raise HarnessError(f"{path}: {prefix}{name} is {type(data[name]).__name__} "
+                               f"{data[name]!r:.40}; fix or leave out that run")
+
+
 def row_label(run: RunInfo) -> str:
     """``target (lock) · workload``, plus ``fencing off`` for a lock or an election run
     without fencing: the one setting that decides whether a stale holder does harm."""
@@ -151,6 +189,7 @@ def run_metrics(run_dir: Path) -> RunMetrics:
     """One run's verdict, violations, stale writes, handovers and operation stats."""
     from harness.analysis import load_record
 
+    check_test_json(run_dir)
     run = load_run(run_dir)
     try:
         history = load_record(run_dir).history

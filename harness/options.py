@@ -3,38 +3,135 @@
 The defaults reproduce the classic scenario of the domain on the built-in ``sim`` target:
 a lock with lease TTL 10 s and keepalive every 3 s, its holder paused at 12 s for 14 s,
 fencing on at the protected resource.
+
+This module is the one place for every default and every range: the command line and
+suite files build their ``RunOptions`` through it, so the same options give the same run.
+Defaults that depend on other options are decided here too: the fault of a workload when
+none is named (``default_faults``), and the operation timeout when none is given (it
+follows the pause and the work, see ``needed_op_timeout``; test.json says why).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from harness.errors import HarnessError
 
 WORKLOADS = ("lock", "cas-register", "election")
 NEMESES = ("none", "client-pause", "pause", "partition", "loss", "kill", "clock")
 
+DEFAULT_OP_TIMEOUT: Final = 10.0
+OP_TIMEOUT_MARGIN: Final = 5.0
+"""Seconds an automatic op timeout leaves beyond the longest an op may legitimately take."""
+NAME_MAX: Final = 100
+
 
 class OptionError(HarnessError, ValueError):
     """A bad option; the message says what is wrong and what to do."""
 
 
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """The range of a number option: ``low`` (exclusive when ``open_low``) to ``high``."""
+
+    flag: str
+    low: float
+    high: float
+    open_low: bool = False
+    integer: bool = False
+    unit: str = "seconds"
+
+    def check(self, value: Any) -> None:
+        """OptionError (one line) unless ``value`` is a finite number in range."""
+        kind = "an integer" if self.integer else "a number"
+        if isinstance(value, bool) or not isinstance(value, int | float) or (
+                self.integer and not isinstance(value, int)):
+            raise OptionError(f"{self.flag} must be {kind} ({self.unit}), not {value!r}")
+        if not math.isfinite(value):
+            raise OptionError(f"{self.flag} must be a finite number ({self.unit}), "
+                              f"not {value!r}")
+        low_ok = value > self.low if self.open_low else value >= self.low
+        if not low_ok or value > self.high:
+            low = f"more than {_num(self.low)}" if self.open_low else f"at least {_num(self.low)}"
+            raise OptionError(f"{self.flag} must be {low} and at most {_num(self.high)} "
+                              f"({self.unit}), not {value!r}")
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+DAY: Final = 86_400.0
+NUMBERS: Final[dict[str, Bound]] = {
+    "concurrency": Bound("--concurrency", 1, 1000, integer=True, unit="client processes"),
+    "rate": Bound("--rate", 0, 1e6, open_low=True, unit="operations per second"),
+    "time_limit": Bound("--time-limit", 0, DAY, open_low=True),
+    "recovery_time": Bound("--recovery-time", 0, DAY),
+    "op_timeout": Bound("--op-timeout", 0, DAY, open_low=True),
+    "seed": Bound("--seed", 0, 2**63 - 1, integer=True, unit="integers"),
+    "nemesis_interval": Bound("--nemesis-interval", 0, DAY, open_low=True),
+    "pause_at": Bound("--pause-at", 0, DAY),
+    "pause_for": Bound("--pause-for", 0, DAY, open_low=True),
+    "lease_ttl": Bound("--lease-ttl", 0, DAY, open_low=True),
+    "keepalive": Bound("--keepalive", 0, DAY, open_low=True),
+    "work_time": Bound("--work-time", 0, DAY),
+    "acquire_wait": Bound("--acquire-wait", 0, DAY),
+    "locks": Bound("--locks", 1, 1000, integer=True, unit="locks"),
+    "keys": Bound("--keys", 1, 1_000_000, integer=True, unit="keys"),
+    "nodes": Bound("--nodes", 1, 99, integer=True, unit="nodes"),
+    "ssh_port": Bound("--ssh-port", 1, 65535, integer=True, unit="port numbers"),
+}
+"""Every number option and its range; None is allowed where the field is optional."""
+
+
+def check_number(name: str, value: Any) -> None:
+    """Check the raw value of a number option (from the command line or a suite file)."""
+    if value is not None and name in NUMBERS:
+        NUMBERS[name].check(value)
+
+
+def check_name(value: str, what: str = "--name") -> str:
+    """A name used as one path component: no separators, not ``.``/``..``, bounded."""
+    if not isinstance(value, str) or not value.strip():
+        raise OptionError(f"{what} must be a non-empty name, not {value!r}")
+    bad = [c for c in value if c in "/\\" or ord(c) < 32 or c == "\x7f"]
+    if bad or value in (".", "..") or value.startswith("."):
+        raise OptionError(f"{what} {value!r} is not one folder name: use letters, digits and "
+                          "- _ + . (no / or \\, not starting with a dot)")
+    if len(value) > NAME_MAX:
+        raise OptionError(f"{what} is {len(value)} characters long: at most {NAME_MAX}")
+    return value
+
+
+def default_faults(workload: str) -> list[str]:
+    """The fault of a workload when none is named: a client pause of the holder for locks
+    and elections (the classic scenario), none for registers."""
+    return ["client-pause"] if workload in ("lock", "election") else ["none"]
+
+
 @dataclass
 class RunOptions:
-    """The configuration of one run."""
+    """The configuration of one run. Build it with ``RunOptions(...)`` and call
+    ``validate()``; ``op_timeout=None`` and ``nemesis=[]`` mean "decide from the others"."""
 
     target: str = "sim"
     workload: str = "lock"
     lock: str | None = None
-    nemesis: list[str] = field(default_factory=lambda: ["client-pause"])
+    nemesis: list[str] = field(default_factory=list)
     nemesis_interval: float = 10.0
-    nemesis_target: str = "one"
+    nemesis_target: str | None = None
+    """None: each fault's own default (``nemesis.build.FAULT_TARGETS``)."""
     concurrency: int = 3
     rate: float | None = None
     time_limit: float = 35.0
     recovery_time: float = 3.0
-    op_timeout: float = 10.0
+    op_timeout: float = DEFAULT_OP_TIMEOUT
+    op_timeout_given: bool = False
+    """Whether ``op_timeout`` was asked for; if not, it follows the pause and the work."""
+    op_timeout_reason: str = ""
     seed: int | None = None
     out_dir: str = "results"
     name: str | None = None
@@ -68,6 +165,28 @@ class RunOptions:
     ssh_debs: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if not self.nemesis:
+            self.nemesis = default_faults(self.workload)
+        self._follow_op_timeout()
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> RunOptions:
+        """Options from a suite file's table: every raw number checked first, an explicit
+        ``op_timeout`` marked as given, the whole validated."""
+        for name, value in values.items():
+            check_number(name, value)
+        values = dict(values)
+        if "nemesis" in values:
+            values["nemesis"] = parse_faults(values["nemesis"])
+        if values.get("name") is not None:
+            check_name(values["name"])
+        if values.get("op_timeout") is not None:
+            values.setdefault("op_timeout_given", True)
+        opts = cls(**values)
+        opts.validate()
+        return opts
+
     def test_name(self) -> str:
         if self.name:
             return self.name
@@ -78,33 +197,116 @@ class RunOptions:
         parts.append("+".join(faults) if faults else "no-fault")
         return "-".join(parts)
 
+    def faults(self) -> list[str]:
+        """The faults asked for (``none`` left out)."""
+        return [n for n in self.nemesis if n != "none"]
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def needed_op_timeout(self) -> tuple[float, str]:
+        """The longest a client op may legitimately take, and why: a critical section's
+        work (plus the client pause that freezes it in the middle), or an acquire's wait.
+        An op timeout shorter than that abandons healthy workers and tests nothing."""
+        work = self.work_time
+        why = f"work time {self.work_time:g} s"
+        if "client-pause" in self.nemesis:
+            pause = self.pause_for if self.pause_at is not None else self.nemesis_interval
+            work += pause
+            why = f"client pause {pause:g} s + {why}"
+        if self.acquire_wait > work:
+            return self.acquire_wait, f"acquire wait {self.acquire_wait:g} s"
+        return work, why
+
+    def _follow_op_timeout(self) -> None:
+        if self.op_timeout_given:
+            self.op_timeout_reason = "given"
+            return
+        need, why = self.needed_op_timeout()
+        if need + OP_TIMEOUT_MARGIN > DEFAULT_OP_TIMEOUT:
+            self.op_timeout = round(need + OP_TIMEOUT_MARGIN, 3)
+            self.op_timeout_reason = (f"not given: {why} + {OP_TIMEOUT_MARGIN:g} s margin, "
+                                      "so that no healthy op times out")
+        else:
+            self.op_timeout = DEFAULT_OP_TIMEOUT
+            self.op_timeout_reason = f"not given: the default ({why} fits in it)"
+
     def validate(self) -> None:
-        if self.workload not in WORKLOADS:
+        """Every option in its range and consistent with the others (one-line
+        OptionError); decides the op timeout again if it follows the others."""
+        for name in NUMBERS:
+            check_number(name, getattr(self, name))
+        _one_of("--workload", self.workload, WORKLOADS)
+        parse_faults(self.nemesis)
+        if self.name is not None:
+            check_name(self.name)
+        self._follow_op_timeout()
+        need, why = self.needed_op_timeout()
+        if self.op_timeout_given and self.op_timeout <= need:
             raise OptionError(
-                f"unknown workload {self.workload!r}: choose one of {', '.join(WORKLOADS)}"
-            )
-        for n in self.nemesis:
-            if n not in NEMESES:
-                raise OptionError(
-                    f"unknown nemesis {n!r}: choose from {', '.join(NEMESES)} "
-                    "(several separated by commas)"
-                )
-        if self.concurrency < 1:
-            raise OptionError("--concurrency must be at least 1")
-        if self.time_limit <= 0:
-            raise OptionError("--time-limit must be positive (seconds)")
+                f"--op-timeout {self.op_timeout:g} is not longer than the {why} an op may "
+                f"take: healthy ops would time out; give --op-timeout above {need:g} or "
+                "leave it out (it then follows)")
         if self.keepalive >= self.lease_ttl:
             raise OptionError(
                 f"--keepalive {self.keepalive} is not shorter than --lease-ttl {self.lease_ttl}:"
                 " the lease would expire between keepalives; use a shorter keepalive"
             )
+        self._validate_schedule()
         if self.ssh and not self.ssh_hosts:
             raise OptionError("--ssh needs hosts: --nodes host1,host2,host3 or --nodes-file F")
         if self.ssh_hosts and not self.ssh:
             raise OptionError("host names in --nodes (or --nodes-file) need --ssh; without it "
                               "--nodes is the number of Docker nodes")
-        if self.rate is not None and self.rate <= 0:
-            raise OptionError("--rate must be positive (operations per second)")
+
+    def _validate_schedule(self) -> None:
+        """Every fault asked for must start and stop inside the time limit."""
+        if "client-pause" in self.nemesis and self.pause_at is not None:
+            end = self.pause_at + self.pause_for
+            if end > self.time_limit:
+                raise OptionError(
+                    f"the client pause (--pause-at {self.pause_at:g} + --pause-for "
+                    f"{self.pause_for:g} = {end:g} s) does not end inside --time-limit "
+                    f"{self.time_limit:g}: raise --time-limit to {end:g} or pause earlier")
+        periodic = len(self.periodic_faults())
+        if periodic:
+            k = (2 * periodic - 1) / periodic  # the last fault stops k intervals after the first
+            if self.first_fault_at() + self.nemesis_interval * k > self.time_limit:
+                raise OptionError(
+                    f"--nemesis-interval {self.nemesis_interval:g} leaves no room to start and "
+                    f"stop each fault inside --time-limit {self.time_limit:g}: use "
+                    f"--nemesis-interval {0.8 * self.time_limit / k:.3g} or less, or "
+                    f"--time-limit {1.25 * self.nemesis_interval * k:.3g} or more")
+
+    def periodic_faults(self) -> list[str]:
+        """The faults that take turns every ``nemesis_interval`` (a client pause with
+        ``pause_at`` has its own time)."""
+        return [n for n in self.faults()
+                if not (n == "client-pause" and self.pause_at is not None)]
+
+    def first_fault_at(self) -> float:
+        """Seconds after the workload starts at which the periodic schedule's first fault
+        starts: one interval, but no later than a fifth of the time limit, so that it falls
+        well inside the run."""
+        return min(self.nemesis_interval, self.time_limit / 5)
+
+
+def parse_faults(value: Any) -> list[str]:
+    """The ``--nemesis`` list: names from ``NEMESES``, at least one, no repeats."""
+    if isinstance(value, str):
+        value = [x.strip() for x in value.split(",")]
+    if not isinstance(value, list) or not value:
+        raise OptionError(f"--nemesis needs at least one of {', '.join(NEMESES)}")
+    for n in value:
+        _one_of("--nemesis", n, NEMESES, "(several separated by commas)")
+    if len(set(value)) != len(value):
+        raise OptionError(f"--nemesis names a fault twice: {','.join(value)}")
+    if "none" in value and len(value) > 1:
+        raise OptionError("--nemesis none cannot be combined with faults")
+    return list(value)
+
+
+def _one_of(flag: str, value: Any, choices: tuple[str, ...], hint: str = "") -> None:
+    if value not in choices:
+        raise OptionError(f"unknown {flag.lstrip('-')} {value!r} for {flag}: choose from "
+                          f"{', '.join(choices)}" + (f" {hint}" if hint else ""))

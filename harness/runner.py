@@ -11,6 +11,11 @@ Timeouts: a client op still open after ``op_timeout`` seconds completes as ``inf
 must still be able to wake and do its late write, which is the point of the test. The
 thread gets a new worker with a new process id (old id + concurrency, as in Jepsen). A
 worker that dies mid-operation is handled the same way.
+
+What an abandoned worker does afterwards is still evidence, so it is recorded in the run's
+client events (``events.jsonl``): ``late-completion`` when its operation finally returns
+(its type, value and error, and when it was invoked), then ``worker-stopped`` when the
+runner stops it (its client closes then, ending any lease it held: ``lease-ended``).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from harness.client import ClientFactory, Completion, Invocation, WorkerContext
 from harness.clock import RunClock, ns
 from harness.gen import PENDING, Context, Generator, Request
 from harness.ops import NEMESIS, Op
+from harness.store import JsonlWriter
 from harness.worker import Worker
 from nemesis.base import Nemesis
 
@@ -57,6 +63,14 @@ class Stats:
 class _Open:
     invoke: Op
     deadline: int | None
+
+
+@dataclass
+class _Abandoned:
+    """A worker whose operation ended ``info``, and that operation's invocation."""
+
+    worker: Worker
+    invoke: Op
 
 
 class _NemesisThread:
@@ -128,10 +142,12 @@ class Runner:
         self._index = 0
         self._stopping = False
         self._workers: dict[int, Worker] = {}
-        self._abandoned: list[Worker] = []
+        self._abandoned: list[_Abandoned] = []
+        self._events = JsonlWriter(events_path) if events_path is not None else None
         self._thread_process: dict[Thread, Any] = {}
         self._open: dict[Thread, _Open] = {}
         self._holders: dict[int, int] = {}
+        self._nodes: dict[Thread, str] = {}  # the node each thread's client talks to
         self._nemesis_thread: _NemesisThread | None = None
 
     # -- the view a nemesis gets -------------------------------------------------------
@@ -148,6 +164,14 @@ class Runner:
         """Processes holding a lock by their own account (acquired, release not yet
         invoked), the most recent acquirer first: with one lock, the current holder."""
         return [p for p, _ in sorted(self._holders.items(), key=lambda kv: -kv[1])]
+
+    def node_of(self, process: int) -> str | None:
+        """The node named by the completions of ``process``'s thread (a replacement
+        process keeps its thread's node)."""
+        for t, p in list(self._thread_process.items()):
+            if p == process:
+                return self._nodes.get(t)
+        return None
 
     # -- lifecycle ---------------------------------------------------------------------
     def start_workers(self) -> None:
@@ -167,10 +191,14 @@ class Runner:
 
     def close(self) -> None:
         """Stop every worker (thawing paused ones first) and the nemesis thread."""
-        for w in [*self._workers.values(), *self._abandoned]:
+        for w in self._workers.values():
             w.stop()
+        for a in self._abandoned:
+            self._stop_abandoned(a, timeout=2.0)
         self._workers.clear()
         self._abandoned.clear()
+        if self._events is not None:
+            self._events.close()
         if self._nemesis_thread is not None:
             self._nemesis_thread.close()
             self._nemesis_thread = None
@@ -264,7 +292,7 @@ class Runner:
                 conns[w.conn] = t
         if self._nemesis_thread is not None and NEMESIS in self._open:
             conns[self._nemesis_thread.conn] = NEMESIS
-        abandoned: dict[Any, Worker] = {w.conn: w for w in self._abandoned}
+        abandoned: dict[Any, _Abandoned] = {a.worker.conn: a for a in self._abandoned}
         timeout = max(0.0, (until - self.clock.now()) / 1e9)
         ready = wait([*conns, *abandoned], timeout=min(timeout, 0.25))
         got = False
@@ -281,14 +309,32 @@ class Runner:
             got = True
         return got
 
-    def _reap_abandoned(self, w: Worker) -> None:
+    def _reap_abandoned(self, a: _Abandoned) -> None:
+        """An abandoned worker's operation returned (or its worker died): record it, then
+        stop the worker."""
         try:
-            late = w.conn.recv()
-            log.info("late completion from abandoned process %s: %r", w.process, late)
+            late: Completion | None = a.worker.conn.recv()
         except (EOFError, OSError):
-            pass
-        self._abandoned.remove(w)
-        w.stop(timeout=0.5)
+            late = None
+        if late is not None:
+            log.info("late completion from abandoned process %s: %r", a.worker.process, late)
+            self._event("late-completion", a.worker.process, f=a.invoke.f, key=a.invoke.key,
+                        invoked=a.invoke.time, type=late.type,
+                        value=late.value if late.value is not None else a.invoke.value,
+                        error=late.error, node=late.node)  # fmt: skip
+        self._abandoned.remove(a)
+        self._stop_abandoned(a, timeout=0.5)
+
+    def _stop_abandoned(self, a: _Abandoned, timeout: float) -> None:
+        sent = self.clock.now()
+        a.worker.stop(timeout=timeout)
+        self._event("worker-stopped", a.worker.process, sent=sent,
+                    reason="abandoned after its operation ended info")  # fmt: skip
+
+    def _event(self, event: str, process: Any, **fields: Any) -> None:
+        if self._events is not None:
+            self._events.append({"time": self.clock.now(), "process": process, "event": event,
+                                 **fields})  # fmt: skip
 
     def _complete(self, thread: Thread, done: Completion) -> None:
         opened = self._open.pop(thread)
@@ -300,9 +346,11 @@ class Runner:
             self._track_fault(op)
         else:
             self._count(op)
+            if op.node is not None:
+                self._nodes[thread] = op.node
         self.gen = self.gen.update(self._context(op.time), op)
         if thread != NEMESIS and op.type == "info":
-            self._retire(int(thread))
+            self._retire(int(thread), inv)
 
     def _count(self, op: Op) -> None:
         p = int(op.process)
@@ -323,11 +371,11 @@ class Runner:
         elif op.f.startswith("stop-") or op.f.startswith("heal"):
             self.stats.active_faults.pop(name, None)
 
-    def _retire(self, thread: int) -> None:
+    def _retire(self, thread: int, invoke: Op) -> None:
         """The process's op ended ``info``: abandon its worker, start a fresh one under a
         new process id."""
         old = self._workers.pop(thread)
-        self._abandoned.append(old)
+        self._abandoned.append(_Abandoned(old, invoke))
         self._spawn(thread, old.process + self.concurrency)
 
     def _expire(self, now: int) -> None:

@@ -4,6 +4,12 @@ A static file server (the standard library's) over the results folder, plus two 
 a static folder cannot do: ``/`` (and ``/index.html``) is the index rendered afresh on
 every request, so a run that just finished is listed; and a run's ``report.html`` that
 was never written is written when first asked for.
+
+It serves only what is inside the results folder once every symlink is resolved (a link
+to /etc in results/ does not serve /etc/passwd), only regular files and folders (a FIFO
+would hang the thread), answers a bad path (a NUL byte, ``..`` out of the folder) with
+400 or 404 and never a traceback, and serves history (``.jsonl``), logs and EDN as UTF-8
+text so browsers show them.
 """
 
 from __future__ import annotations
@@ -22,17 +28,32 @@ from harness.report._index import INDEX_FILE, render_index
 from harness.report._page import REPORT_FILE, write_report
 from harness.report._runs import is_run_dir
 
+TEXT = "text/plain; charset=utf-8"
+
 
 class ResultsHandler(SimpleHTTPRequestHandler):
     """Serves the results folder; the index and missing reports are generated."""
 
     root: Path
+    extensions_map = {
+        **SimpleHTTPRequestHandler.extensions_map,
+        ".jsonl": TEXT, ".log": TEXT, ".edn": TEXT, ".txt": TEXT, ".json": "application/json",
+    }
 
     def __init__(self, *args: Any, root: Path, **kwargs: Any) -> None:
         self.root = root
         super().__init__(*args, directory=str(root), **kwargs)
 
+    def _bad_path(self) -> bool:
+        """Answer 400 to a path no file can have (a NUL byte); True when it did."""
+        if "\x00" in unquote(urlsplit(self.path).path):
+            self.send_error(HTTPStatus.BAD_REQUEST, "bad path")
+            return True
+        return False
+
     def do_GET(self) -> None:
+        if self._bad_path():
+            return
         path = unquote(urlsplit(self.path).path)
         if path in ("/", f"/{INDEX_FILE}"):
             self._send_html(render_index(self.root, reports_on_demand=True))
@@ -40,6 +61,26 @@ class ResultsHandler(SimpleHTTPRequestHandler):
         if path.endswith(f"/{REPORT_FILE}"):
             self._ensure_report(Path(self.translate_path(path)).parent)
         super().do_GET()
+
+    def do_HEAD(self) -> None:
+        if not self._bad_path():
+            super().do_HEAD()
+
+    def send_head(self) -> Any:
+        """The standard answer, for files inside the results folder only."""
+        if self.inside(Path(self.translate_path(self.path))) is None:
+            self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+            return None
+        return super().send_head()
+
+    def inside(self, path: Path) -> Path | None:
+        """``path`` resolved, when it is a regular file or a folder inside the root."""
+        try:
+            real = path.resolve()
+            ok = real.is_relative_to(self.root) and (real.is_file() or real.is_dir())
+        except (OSError, ValueError, RuntimeError):
+            return None
+        return real if ok else None
 
     def _ensure_report(self, run_dir: Path) -> None:
         """Write a run's report when it is missing (or older than its results)."""
@@ -51,7 +92,7 @@ class ResultsHandler(SimpleHTTPRequestHandler):
             and (results.stat().st_mtime > report.stat().st_mtime)
         )
         if (
-            run_dir.resolve().is_relative_to(self.root)
+            self.inside(run_dir) is not None
             and is_run_dir(run_dir)
             and (stale or not report.exists())
         ):
@@ -79,7 +120,22 @@ def make_server(
         raise HarnessError(
             f"{results_root} is not a folder: pass the results folder (default: results)"
         )
-    return ThreadingHTTPServer((host, port), partial(ResultsHandler, root=root))
+    try:
+        return _Server((host, port), partial(ResultsHandler, root=root))
+    except (OSError, OverflowError) as e:
+        raise HarnessError(f"cannot listen on {host}:{port} ({getattr(e, 'strerror', None) or e})"
+                           ": pick another --port or --host") from None
+
+
+class _Server(ThreadingHTTPServer):
+    """A request that fails is one line in the log, never a traceback."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        print(f"harness serve: request from {client_address[0]} failed: "
+              f"{type(exc).__name__}: {exc}", file=sys.stderr)
 
 
 def serve(results_root: Path, host: str = "127.0.0.1", port: int = 8080) -> None:

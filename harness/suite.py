@@ -18,6 +18,7 @@ A suite file::
     ...
     expect = "invalid"
     violation = "stale-write-accepted"   # optional: which anomaly must be found
+    cause = "lease-expired-while-paused" # optional: the cause one of them must be given
 
 ``harness suite run FILE`` runs them in order, keeps going after a failure, and writes
 into ``<out>/<suite>/<timestamp>/``: every run's directory, ``index.html``, the comparison
@@ -38,9 +39,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from checkers.classify import CAUSES
 from harness.errors import HarnessError
-from harness.options import OptionError, RunOptions
+from harness.options import OptionError, RunOptions, check_name
 from harness.store import read_json, write_json
+from harness.validate import check_run
 
 EXPECTATIONS = ("valid", "invalid", "unknown")
 
@@ -101,6 +104,17 @@ class SuiteRun:
     options: RunOptions
     expect: str = "valid"
     violation: str | None = None
+    cause: str | None = None
+
+
+def found_causes(results: dict[str, Any]) -> set[str]:
+    """The causes ``checkers.classify`` gave the overlaps and accepted stale writes of a
+    lock or election run."""
+    h = _holdings(results)
+    found = [g.get("classification") for g in h.get("overlap_groups", ())]
+    found += [g.get("accepted_because") for g in h.get("overlap_groups", ())]
+    found += [s.get("classification") for s in h.get("stale_accepted", ())]
+    return {c["cause"] for c in found if isinstance(c, dict) and c.get("cause")}
 
 
 @dataclass
@@ -133,17 +147,31 @@ _FIELDS = {f.name for f in fields(RunOptions)}
 
 def load_suite(path: Path) -> Suite:
     """Parse and validate a suite file; every problem is one line naming the run."""
+    if path.is_dir():
+        raise SuiteError(f"{path} is a folder: pass a suite file, e.g. suites/smoke.toml")
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SuiteError(f"{path}: no such suite file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise SuiteError(f"{path}: cannot read it ({getattr(e, 'strerror', None) or e})") from None
     except tomllib.TOMLDecodeError as e:
         raise SuiteError(f"{path}: not valid TOML ({e})") from None
-    name = str(data.get("suite", {}).get("name", path.stem))
-    defaults = dict(data.get("defaults", {}))
+    suite_table, defaults = data.get("suite", {}), data.get("defaults", {})
+    runs = data.get("run", [])
+    if not (isinstance(suite_table, dict) and isinstance(defaults, dict)
+            and isinstance(runs, list) and all(isinstance(r, dict) for r in runs)):
+        raise SuiteError(f"{path}: [suite] and [defaults] are tables and [[run]] an array of "
+                         "tables")
+    name = str(suite_table.get("name", path.stem))
+    try:
+        check_name(name, "the suite name")
+    except OptionError as e:
+        raise SuiteError(f"{path}: {e}") from None
+    defaults = dict(defaults)
     suite = Suite(name)
     seen: set[str] = set()
-    for i, entry in enumerate(data.get("run", []), start=1):
+    for i, entry in enumerate(runs, start=1):
         entry = dict(entry)
         run_name = str(entry.pop("name", f"run-{i}"))
         if run_name in seen:
@@ -151,6 +179,10 @@ def load_suite(path: Path) -> Suite:
         seen.add(run_name)
         expect = str(entry.pop("expect", "valid"))
         violation = entry.pop("violation", None)
+        cause = entry.pop("cause", None)
+        if cause is not None and cause not in CAUSES:
+            raise SuiteError(f"{path}: run {run_name!r}: unknown cause {cause!r}; "
+                             f"choose from {', '.join(CAUSES)}")
         if expect not in EXPECTATIONS:
             raise SuiteError(f"{path}: run {run_name!r}: expect must be one of "
                              f"{', '.join(EXPECTATIONS)}, not {expect!r}")
@@ -163,15 +195,13 @@ def load_suite(path: Path) -> Suite:
             raise SuiteError(f"{path}: run {run_name!r}: unknown option(s) {', '.join(unknown)}"
                              f"; options are the fields of `harness run` (e.g. time_limit, "
                              "nemesis, fencing)")
-        if isinstance(merged.get("nemesis"), str):
-            merged["nemesis"] = [x.strip() for x in merged["nemesis"].split(",")]
-        opts = RunOptions(**merged)
-        opts.name = opts.name or f"{name}-{run_name}"
+        merged.setdefault("name", f"{name}-{run_name}")
         try:
-            opts.validate()
-        except OptionError as e:
+            opts = RunOptions.from_mapping(merged)
+            check_run(opts)
+        except (HarnessError, TypeError) as e:  # TypeError: a value of the wrong kind
             raise SuiteError(f"{path}: run {run_name!r}: {e}") from None
-        suite.runs.append(SuiteRun(run_name, opts, expect, violation))
+        suite.runs.append(SuiteRun(run_name, opts, expect, violation, cause))
     if not suite.runs:
         raise SuiteError(f"{path}: no [[run]] tables: a suite lists the runs it makes")
     return suite
@@ -182,12 +212,19 @@ def judge(run: SuiteRun, results: dict[str, Any]) -> tuple[bool, str]:
     word = verdict_word(results.get("valid"))
     if word != run.expect:
         return False, f"expected {run.expect}, got {word}"
+    why = f"{word}, as expected"
     if run.violation is not None:
         description, found = VIOLATIONS[run.violation]
         if not found(results):
             return False, f"{word} as expected, but not because {description}"
-        return True, f"{word}: {description}"
-    return True, f"{word}, as expected"
+        why = f"{word}: {description}"
+    if run.cause is not None:
+        causes = found_causes(results)
+        if run.cause not in causes:
+            return False, (f"{why}, but not for the cause {run.cause} (given: "
+                           f"{', '.join(sorted(causes)) or 'none'})")  # fmt: skip
+        why += f" ({run.cause})"
+    return True, why
 
 
 def select(suite: Suite, only: str | None) -> list[SuiteRun]:

@@ -27,12 +27,17 @@ class RunView(Protocol):
         ...
 
     def lock_holders(self) -> list[int]:
-        """Client processes that acquired a lock (or won an election) and have not
+        """Client processes that acquired a lock (or won an election) and have
         not yet invoked a release, most recent acquirer first."""
         ...
 
     def writing_since(self, process: int) -> int | None:
         """When ``process`` invoked the ``write`` it is executing now (run clock, ns)."""
+        ...
+
+    def node_of(self, process: int) -> str | None:
+        """The node ``process``'s client talks to (its thread's node, named by its
+        completions), None when unknown or when clients talk to every node."""
         ...
 
 

@@ -20,7 +20,7 @@ from nemesis.base import Compose, Nemesis
 from nemesis.host_clock import clock_nemesis
 from nemesis.node_faults import NodeKill, NodePause
 from nemesis.partition import Partition
-from nemesis.topology import TOPOLOGIES
+from nemesis.targets import check_nemesis_target, check_nodes, target_of
 
 # fault name -> (start op, stop op)
 OPS: dict[str, tuple[str, str]] = {
@@ -33,14 +33,13 @@ OPS: dict[str, tuple[str, str]] = {
 }
 
 
-def _topology(target: str) -> str:
-    if target in TOPOLOGIES:
-        return target
-    return target if target in ("one", "leader") else "random-halves"
+def _target(name: str, opts: RunOptions) -> str:
+    """What fault ``name`` aims at: ``--nemesis-target``, else the fault's default."""
+    return target_of(name, opts) or ""
 
 
 def _make(name: str, opts: RunOptions, cluster: Cluster, seed: int) -> Nemesis:
-    target = opts.nemesis_target
+    target = _target(name, opts)
     try:
         if name == "client-pause":
             return client_pause.ClientPause(seed, settle=opts.work_time / 2)
@@ -49,7 +48,7 @@ def _make(name: str, opts: RunOptions, cluster: Cluster, seed: int) -> Nemesis:
         if name == "kill":
             return NodeKill(cluster, target, seed)
         if name in ("partition", "loss"):
-            return Partition(cluster, _topology(target), seed)
+            return Partition(cluster, target, seed)
         if name == "clock":
             return clock_nemesis(cluster, target, seed)
     except TypeError as e:
@@ -60,15 +59,14 @@ def _make(name: str, opts: RunOptions, cluster: Cluster, seed: int) -> Nemesis:
 def _start_value(name: str, opts: RunOptions) -> dict[str, Any] | None:
     """The start op's value; ``extra.clock_delta`` fixes the clock jump (seconds, signed),
     otherwise each jump is random."""
-    if name == "client-pause":
-        return {"target": "holder"}
+    target = _target(name, opts)
     if name == "partition":
-        return {"topology": _topology(opts.nemesis_target)}
+        return {"topology": target}
     if name in ("loss",):
         return None
     if name == "clock" and "clock_delta" in opts.extra:
-        return {"target": opts.nemesis_target, "delta": float(opts.extra["clock_delta"])}
-    return {"target": opts.nemesis_target}
+        return {"target": target, "delta": float(opts.extra["clock_delta"])}
+    return {"target": target}
 
 
 def build_nemesis(
@@ -76,9 +74,11 @@ def build_nemesis(
 ) -> tuple[Nemesis | None, Any, Any]:
     """``start``: run-clock seconds at which the workload starts; ``--pause-at`` counts
     from there, as does the first fault of a periodic schedule."""
-    faults = [n for n in opts.nemesis if n != "none"]
+    faults = opts.faults()
     if not faults:
         return None, None, None
+    check_nemesis_target(opts)
+    check_nodes(opts, cluster)
     parts: list[Nemesis] = []
     schedules: list[Any] = []
     finals: list[Any] = []
@@ -96,11 +96,14 @@ def build_nemesis(
             schedules.append([gen.at(start + opts.pause_at, start_op),
                               gen.at(start + opts.pause_at + opts.pause_for, stop_op)])
         else:
-            # Faults take turns: the i-th starts i/n of an interval later than the first.
+            # Faults take turns: the i-th starts i/n of an interval later than the first,
+            # which starts well inside the run (``RunOptions.first_fault_at``).
             # Anchored to the workload start in absolute run-clock time: a schedule that
             # anchored itself at the first op() would be re-anchored every time the runner
             # re-asks after an event, and never fire while clients keep completing.
-            first = opts.nemesis_interval * (1 + i / len(faults))
+            periodic = opts.periodic_faults()
+            first = (opts.first_fault_at()
+                     + opts.nemesis_interval * periodic.index(name) / len(periodic))
             schedules.append(replace(
                 gen.nemesis_schedule(opts.nemesis_interval, start_op, stop_op),
                 next_time=gen.to_ns(start + first)))

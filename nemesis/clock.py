@@ -21,7 +21,7 @@ from clusters.base import Cluster
 from clusters.docker_cluster import FAKETIME_FILE, FAKETIME_LIB
 from harness.client import Completion, Invocation
 from nemesis.base import RunView
-from nemesis.nodes import NodeControl, leader_of, pick_nodes
+from nemesis.nodes import NodeControl, aim
 
 START, STOP = "start-clock", "stop-clock"
 STROBE_MARK = "harness-clock-strobe"
@@ -41,20 +41,24 @@ class ClockSkew:
         self.target = target
         self.delta = delta
         self._rng = random.Random(seed)
+        self._view: RunView | None = None
         self._touched: set[str] = set()
 
     def fs(self) -> frozenset[str]:
         return frozenset({START, STOP})
 
     def setup(self, view: RunView) -> None:
-        pass
+        self._view = view
 
     def invoke(self, inv: Invocation) -> Completion:
         if inv.f == STOP:
             return self._reset()
         v: dict[str, Any] = dict(inv.value or {})
-        nodes = pick_nodes(v.get("target", self.target), self.cluster.nodes(), self._rng,
-                           leader_of(self.cluster))
+        target = v.get("target", self.target)
+        try:
+            nodes = aim(target, self.cluster, self._rng, self._view)
+        except ValueError as e:
+            return Completion("fail", value={"target": target}, error=str(e))
         delta = v.get("delta", self.delta)
         if delta is None:
             delta = self._rng.choice([-1, 1]) * self._rng.uniform(5, 60)

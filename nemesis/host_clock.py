@@ -47,7 +47,7 @@ from clusters.remote.identity import MachineIdentity, identity_of, local_identit
 from harness.client import Completion, Invocation
 from nemesis.base import Nemesis, RunView
 from nemesis.clock import START, STOP, ClockSkew
-from nemesis.nodes import NodeControl, leader_of, pick_nodes
+from nemesis.nodes import NodeControl, aim
 
 TOLERANCE_S = 1.5
 
@@ -79,6 +79,7 @@ class HostClock:
         self.target = target
         self.delta = delta
         self._rng = random.Random(seed)
+        self._view: RunView | None = None
         ours = ours or local_identity()
         for node in cluster.nodes():
             self._refuse_if_local(node, ours)
@@ -101,14 +102,17 @@ class HostClock:
         return frozenset({START, STOP})
 
     def setup(self, view: RunView) -> None:
-        pass
+        self._view = view
 
     def invoke(self, inv: Invocation) -> Completion:
         if inv.f == STOP:
             return self._reset()
         v: dict[str, Any] = dict(inv.value or {})
-        nodes = pick_nodes(v.get("target", self.target), self.cluster.nodes(), self._rng,
-                           leader_of(self.cluster))
+        target = v.get("target", self.target)
+        try:
+            nodes = aim(target, self.cluster, self._rng, self._view)
+        except ValueError as e:
+            return Completion("fail", value={"target": target}, error=str(e))
         delta = v.get("delta", self.delta)
         if delta is None:
             delta = self._rng.choice([-1, 1]) * self._rng.uniform(5, 60)

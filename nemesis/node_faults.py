@@ -1,8 +1,9 @@
 """Faults of the server process on chosen nodes: pauses (SIGSTOP/SIGCONT) and crashes
 (kill -9, then restart).
 
-``start-pause`` / ``start-kill`` take ``value["target"]``: one, leader, minority,
-majority, all, or a node name (``nemesis.nodes.pick_nodes``). The completion names the
+``start-pause`` / ``start-kill`` take ``value["target"]``: one, leader, holder, minority,
+majority, all, or node names (``nemesis.nodes.pick_nodes``); a target that hits no node
+(no holder known) fails the op with the reason. The completion names the
 nodes hit and the proof read back from the node: the server is in state T (paused), or
 no server process exists any more (killed). ``stop-*`` undoes it and proves that too; a
 restarted node must answer its health probe again. For Redis the persistence mode decides
@@ -17,7 +18,7 @@ from typing import Any
 from clusters.base import Cluster, Killable, Pausable
 from harness.client import Completion, Invocation
 from nemesis.base import RunView
-from nemesis.nodes import leader_of, pick_nodes
+from nemesis.nodes import aim
 
 
 class _NodeFault:
@@ -31,17 +32,21 @@ class _NodeFault:
         self.target = target
         self._rng = random.Random(seed)
         self._hit: list[str] = []
+        self._view: RunView | None = None
 
     def fs(self) -> frozenset[str]:
         return frozenset({self.start_f, self.stop_f})
 
     def setup(self, view: RunView) -> None:
-        pass
+        self._view = view
 
     def invoke(self, inv: Invocation) -> Completion:
         if inv.f == self.start_f:
             target = (inv.value or {}).get("target", self.target)
-            nodes = pick_nodes(target, self.cluster.nodes(), self._rng, leader_of(self.cluster))
+            try:
+                nodes = aim(target, self.cluster, self._rng, self._view)
+            except ValueError as e:
+                return Completion("fail", value={"target": target}, error=str(e))
             fresh = [n for n in nodes if n not in self._hit]
             self._hit.extend(fresh)
             return self._result(self._apply(fresh), {"target": target, "nodes": fresh})

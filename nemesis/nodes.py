@@ -2,19 +2,26 @@
 
 ``NodeControl`` is the narrow view the partition and clock nemeses use: run a command in a
 node (in its network namespace, as root) and know its address. The Docker clusters
-provide it; real hosts over SSH will too. ``pick_nodes`` turns a target spec (one, leader,
-minority, majority, all, or a node name) into nodes: a pure function.
+provide it; real hosts over SSH do too. ``pick_nodes`` turns a target spec (one, leader,
+holder, minority, majority, all, or node names ``n1,n3``) into nodes: a pure function.
+``aim`` resolves a spec against a live run: the leader from the cluster, the holder from
+the run (the node the current lock holder's client talks to).
 """
 
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from clusters.base import Cluster, HasLeader
+from nemesis.base import RunView
 
-TARGETS = ("one", "leader", "minority", "majority", "all")
+TARGETS = ("one", "leader", "holder", "minority", "majority", "all")
+HOLDER_WAIT_S = 5.0
+"""How long a fault aimed at the holder waits for one (between two holdings) before it
+fails: lock cycles are short, and a fault that hits another node would be a lie."""
 
 
 @runtime_checkable
@@ -26,29 +33,44 @@ class NodeControl(Protocol):
     def ip(self, node: str) -> str: ...
 
 
+def node_names(spec: str) -> list[str]:
+    """The node names of a spec that lists them (``n2``, ``n1,n3``)."""
+    return [x.strip() for x in spec.split(",") if x.strip()]
+
+
 def pick_nodes(
-    spec: str, nodes: Sequence[str], rng: random.Random, leader: str | None = None
+    spec: str, nodes: Sequence[str], rng: random.Random, leader: str | None = None,
+    holder: str | None = None,
 ) -> list[str]:
     """The nodes a fault targets. ``leader`` falls back to a random node when unknown;
-    ``minority`` is floor((n-1)/2) random nodes (at least one), ``majority`` n//2+1."""
+    ``holder`` (the node of the current lock holder) never does: ValueError when unknown;
+    ``minority`` is floor((n-1)/2) random nodes (at least one), ``majority`` n//2+1; node
+    names must all be nodes of the cluster (ValueError otherwise)."""
     pool = list(nodes)
     if not pool:
         return []
-    if spec in pool:
-        return [spec]
     if spec == "all":
         return pool
     if spec == "leader":
         return [leader if leader is not None and leader in pool else rng.choice(pool)]
-    rng.shuffle(pool)
-    if spec == "one":
-        return pool[:1]
-    if spec == "minority":
-        return sorted(pool[: max(1, (len(pool) - 1) // 2)])
-    if spec == "majority":
+    if spec == "holder":
+        if holder is None or holder not in pool:
+            raise ValueError("no current lock holder (or leader client) whose node is known: "
+                             "the fault was not applied")
+        return [holder]
+    if spec in ("one", "minority", "majority"):
+        rng.shuffle(pool)
+        if spec == "one":
+            return pool[:1]
+        if spec == "minority":
+            return sorted(pool[: max(1, (len(pool) - 1) // 2)])
         return sorted(pool[: len(pool) // 2 + 1])
-    raise ValueError(f"unknown fault target {spec!r}: choose one of {', '.join(TARGETS)} or a "
-                     f"node name ({', '.join(nodes)})")
+    named = node_names(spec)
+    unknown = [n for n in named if n not in pool]
+    if not named or unknown:
+        raise ValueError(f"unknown fault target {spec!r}: choose one of {', '.join(TARGETS)} "
+                         f"or node names ({', '.join(nodes)})")
+    return named
 
 
 def leader_of(cluster: Cluster) -> str | None:
@@ -59,3 +81,26 @@ def leader_of(cluster: Cluster) -> str | None:
         except Exception:
             return None
     return None
+
+
+def holder_node(view: RunView | None, wait: float = HOLDER_WAIT_S) -> str | None:
+    """The node the most recent lock holder (or leader client) talks to, waiting up to
+    ``wait`` seconds for a holder whose node is known; None when there is none."""
+    deadline = time.monotonic() + wait
+    while view is not None:
+        for process in view.lock_holders():
+            node = view.node_of(process)
+            if node is not None:
+                return node
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.05)
+    return None
+
+
+def aim(spec: str, cluster: Cluster, rng: random.Random, view: RunView | None) -> list[str]:
+    """``pick_nodes`` on a live run: the leader asked of the cluster, the holder of the
+    run (only when the spec needs them). ValueError when the spec hits no node."""
+    leader = leader_of(cluster) if spec == "leader" else None
+    holder = holder_node(view) if spec == "holder" else None
+    return pick_nodes(spec, cluster.nodes(), rng, leader, holder)

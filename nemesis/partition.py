@@ -21,7 +21,7 @@ from typing import Any
 from clusters.base import Cluster
 from harness.client import Completion, Invocation
 from nemesis.base import RunView
-from nemesis.nodes import NodeControl, leader_of
+from nemesis.nodes import NodeControl, holder_node, leader_of
 from nemesis.topology import Grudge, grudge_for
 
 START, STOP = "start-partition", "stop-partition"
@@ -43,12 +43,13 @@ class Partition:
         self._rng = random.Random(seed)
         self.tag = f"harness-{secrets.token_hex(4)}"
         self._rules: list[tuple[str, list[str]]] = []  # (node, iptables rule spec)
+        self._view: RunView | None = None
 
     def fs(self) -> frozenset[str]:
         return frozenset({START, STOP, START_LOSS, STOP_LOSS})
 
     def setup(self, view: RunView) -> None:
-        pass
+        self._view = view
 
     def invoke(self, inv: Invocation) -> Completion:
         if inv.f == START:
@@ -71,7 +72,11 @@ class Partition:
 
     def _partition(self, topology: str) -> Completion:
         nodes = self.cluster.nodes()
-        grudge = grudge_for(topology, nodes, self._rng, leader_of(self.cluster))
+        holder = holder_node(self._view) if topology == "holder" else None
+        try:
+            grudge = grudge_for(topology, nodes, self._rng, leader_of(self.cluster), holder)
+        except ValueError as e:
+            return Completion("fail", value={"topology": topology}, error=str(e))
         failed = [f"{n}<-{p}" for n, peers in grudge.items() for p in sorted(peers)
                   if not self._add(n, self._drop_from(self.control.ip(p)))]
         value: dict[str, Any] = {"topology": topology,

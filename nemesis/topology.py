@@ -96,16 +96,30 @@ def is_symmetric(grudge: Grudge) -> bool:
 
 
 TOPOLOGIES: Final[tuple[str, ...]] = (
-    "one", "leader", "halves", "random-halves", "majorities-ring", "bridge",
+    "one", "leader", "holder", "halves", "random-halves", "majorities-ring", "bridge",
 )
 
 
+def _isolate_holder(nodes: Sequence[str], holder: str | None) -> Grudge:
+    if holder is None:
+        raise ValueError("no current lock holder (or leader client) whose node is known: "
+                         "the partition was not applied")
+    return isolate(nodes, holder)
+
+
 def grudge_for(
-    topology: str, nodes: Sequence[str], rng: random.Random, leader: str | None = None
+    topology: str, nodes: Sequence[str], rng: random.Random, leader: str | None = None,
+    holder: str | None = None,
 ) -> Grudge:
     """The grudge of a named topology; ``one`` isolates a random node, ``leader`` the
-    leader (a random node when the target has none or it is unknown)."""
+    leader (a random node when the target has none or it is unknown), ``holder`` the node
+    the current lock holder talks to (ValueError when unknown); node names (``n1,n3``)
+    are cut off together from the rest."""
+    named = [x.strip() for x in topology.split(",") if x.strip()]
+    if topology not in TOPOLOGIES and named and all(n in nodes for n in named):
+        return complete([named, [n for n in nodes if n not in named]])
     makers: dict[str, Callable[[], Grudge]] = {
+        "holder": lambda: _isolate_holder(nodes, holder),
         "one": lambda: isolate(nodes, rng.choice(list(nodes))),
         "leader": lambda: isolate(
             nodes, leader if leader is not None and leader in nodes else rng.choice(list(nodes))
@@ -117,5 +131,5 @@ def grudge_for(
     }
     if topology not in makers:
         raise ValueError(f"unknown partition topology {topology!r}: choose from "
-                         f"{', '.join(TOPOLOGIES)}")
+                         f"{', '.join(TOPOLOGIES)} or node names ({', '.join(nodes)})")
     return makers[topology]()

@@ -20,6 +20,11 @@ class OpFailed(Exception):
     """The operation certainly did not happen; the message says why."""
 
 
+class Unreachable(OpFailed):
+    """The service could not be reached (connection refused, no route, connect timeout):
+    nothing was sent. Clients back off before the next try (``workloads.backoff``)."""
+
+
 class OpUnknown(Exception):
     """The operation's outcome is unknown; the message says what went wrong."""
 

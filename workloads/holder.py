@@ -19,8 +19,9 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from harness.client import Completion, Invocation, WorkerContext
+from workloads.backoff import Backoff
 from workloads.critical import fenced_write
-from workloads.errors import OpFailed, OpUnknown, completion_for
+from workloads.errors import OpFailed, OpUnknown
 from workloads.lease import EventLog, Lease, LeaseBackend, LeaseNotFound, LeaseSession, Session
 from workloads.resource import ResourceClient
 
@@ -65,6 +66,7 @@ class HolderClient(Generic[B]):
         self.session: Session | None = None
         self.number: int | None = None
         self.held: str = name
+        self.backoff = Backoff(seed=ctx.process)
 
     # --- what subclasses provide -------------------------------------------------------
 
@@ -88,19 +90,21 @@ class HolderClient(Generic[B]):
     # --- the protocol ------------------------------------------------------------------
 
     def invoke(self, inv: Invocation) -> Completion:
-        try:
-            if inv.f == self.take_f:
-                return self._take(inv.value)
-            if inv.f == "write":
-                return self._write(inv.value)
-            if inv.f == self.give_f:
-                return self._give_up()
-            return self._other(inv)
-        except (OpFailed, OpUnknown) as e:
-            return completion_for(e, self.node)
+        """One operation; while the service is unreachable, its failure is paced by the
+        client's backoff (``workloads.backoff``)."""
+        return self.backoff.run(lambda: self._do(inv), self.node)
+
+    def _do(self, inv: Invocation) -> Completion:
+        if inv.f == self.take_f:
+            return self._take(inv.value)
+        if inv.f == "write":
+            return self._write(inv.value)
+        if inv.f == self.give_f:
+            return self._give_up()
+        return self._other(inv)
 
     def close(self) -> None:
-        self._end()
+        self._end("closed")
         self.backend.close()
         self.resource.close()
         self.events.close()
@@ -131,12 +135,12 @@ class HolderClient(Generic[B]):
             self.session.mark_lost("the service no longer knows the lease (on release)")
             raise
         finally:
-            self._end()
+            self._end("released")
         return Completion("ok", node=self.node)
 
-    def _end(self) -> None:
+    def _end(self, why: str) -> None:
         if self.session is not None:
-            self.session.end()
+            self.session.end(why)
         self.session, self.number = None, None
 
     def _name_of(self, value: Any) -> str:
@@ -164,6 +168,6 @@ class LeaseHolderClient(HolderClient[LB]):
         try:
             number = self._claim(name, session.lease, value)
         except (OpFailed, OpUnknown):
-            session.end()  # not granted, or maybe granted: either way, let it go
+            session.end("not granted")  # or maybe granted: either way, let it go
             raise
         return session, number

@@ -7,7 +7,7 @@ each target adds the meaning of its servers' answers (``clusters/<target>/errors
 ======================================================  ===============  =========
 what ``requests`` raised                                 classified as    completes
 ======================================================  ===============  =========
-``ConnectTimeout``; ``ConnectionError`` caused by a      ``OpFailed``     fail
+``ConnectTimeout``; ``ConnectionError`` caused by a      ``Unreachable``  fail
 refused or unroutable connection (``NewConnectionError``,
 ``ConnectTimeoutError``): the request never left
 ``ReadTimeout``: sent, no answer in time                 ``OpUnknown``    info
@@ -21,7 +21,7 @@ from __future__ import annotations
 import requests
 from urllib3.exceptions import ConnectTimeoutError, MaxRetryError, NewConnectionError
 
-from workloads.errors import OpFailed, OpUnknown
+from workloads.errors import OpFailed, OpUnknown, Unreachable
 
 
 def request_error(e: requests.RequestException, what: str) -> OpFailed | OpUnknown:
@@ -29,7 +29,7 @@ def request_error(e: requests.RequestException, what: str) -> OpFailed | OpUnkno
     if isinstance(e, requests.ConnectTimeout) or (
         isinstance(e, requests.ConnectionError) and _never_connected(e)
     ):
-        return OpFailed(f"{what}: not sent, could not connect ({_short(e)})")
+        return Unreachable(f"{what}: not sent, could not connect ({_short(e)})")
     if isinstance(e, requests.ReadTimeout):
         return OpUnknown(f"{what}: sent, no answer in time")
     if isinstance(e, requests.ConnectionError):

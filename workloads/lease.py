@@ -13,11 +13,23 @@ exists to show; do not add a local clock check to the write path to hide it.
 
 Client events (JSON Lines in ``WorkerContext.events_path``), one object per line::
 
-    {"time": NS, "process": P, "event": "lease-granted" | "keepalive" | "lease-lost",
+    {"time": NS, "process": P,
+     "event": "lease-granted" | "keepalive" | "keepalive-failed" | "lease-lost"
+              | "lease-ended" | "session-state",
      "lease": ID, "ttl": S, "lock": NAME, "sent": NS, "reason": TEXT}
 
-``time`` is when the client learnt it (on the run clock); ``sent`` (grants and keepalives)
-is when the request left; ``reason`` only on ``lease-lost``.
+``time`` is when the client learnt it (on the run clock); ``sent`` (grants, keepalives
+and ends) is when the request left; ``service_ttl`` (keepalives) the TTL the service
+answered with, when it says one (etcd's lease TTL, ZooKeeper's negotiated session
+timeout); ``reason`` on ``lease-lost`` (what showed the loss) and on ``lease-ended``, the
+client letting the lease go (``released``; ``closed`` when its worker was stopped, at the
+end of the run or after the runner abandoned it; ``not granted``). ``keepalive-failed``
+(with ``error``): a renewal that got no answer, the first of a run of them, which is when
+the holder could first have known something was wrong. ``session-state`` (with
+``state``): what a driver reports of its session's connection, where it says (ZooKeeper:
+``SUSPENDED`` when the connection is lost, ``CONNECTED`` when it is back, ``LOST`` when
+the session expired).
+From ``sent`` on the holder no longer acts on the holding, and the service may free it.
 
 A *lease* here is whatever a holding is taken under and lapses unless renewed: an etcd
 lease, a Consul session, a ZooKeeper session, or a Redis lock key's TTL. ``Session`` is what
@@ -82,14 +94,18 @@ class LeaseKeeper(threading.Thread):
         events: EventLog,
         name: str,
         granted_sent: int,
+        local: bool = False,
     ) -> None:
+        """``local``: the renewals are answered by one server alone (``LocalRenewals``)."""
         super().__init__(name=f"keepalive-{lease}", daemon=True)
+        self._local = {"local": True} if local else {}
         self.lease, self.ttl, self.interval = lease, ttl, interval
         self._keepalive = keepalive
         self._events = events
         self._name = name
         self._clock = events.ctx.clock
         self._last_sent = granted_sent
+        self._failing = False
         self._stop_event = threading.Event()
         self._lost = threading.Event()
         self._mark = threading.Lock()
@@ -108,20 +124,27 @@ class LeaseKeeper(threading.Thread):
         while not self._stop_event.wait(self.interval):
             sent = self._clock.now()
             try:
-                self._keepalive(self.lease)
+                answered = self._keepalive(self.lease)
             except LeaseNotFound:
                 self._lose("the service no longer knows the lease")
                 return
             except (OpFailed, OpUnknown) as e:
+                if not self._failing:
+                    self._failing = True
+                    self._events.record("keepalive-failed", lease=self.lease, lock=self._name,
+                                        sent=sent, error=str(e)[:300])  # fmt: skip
                 if self._clock.now() >= self._last_sent + ns(self.ttl):
                     self._lose(f"no keepalive acknowledged within the ttl (last error: {e})")
                     return
                 continue
+            self._failing = False
             if self._stop_event.is_set():
                 return  # stopped while renewing: the lease may already be revoked
             self._last_sent = sent
+            said = {"service_ttl": float(answered)} if _positive(answered) else {}
             self._events.record(
-                "keepalive", lease=self.lease, ttl=self.ttl, lock=self._name, sent=sent
+                "keepalive", lease=self.lease, ttl=self.ttl, lock=self._name, sent=sent,
+                **said, **self._local,
             )
 
     def _lose(self, reason: str) -> None:
@@ -138,6 +161,10 @@ class LeaseKeeper(threading.Thread):
         self._events.record(
             "lease-lost", lease=self.lease, ttl=self.ttl, lock=self._name, reason=reason
         )
+
+
+def _positive(x: Any) -> bool:
+    return isinstance(x, int | float) and x > 0
 
 
 class Session(Protocol):
@@ -157,8 +184,8 @@ class Session(Protocol):
         """Record that the lease is gone (once)."""
         ...
 
-    def end(self) -> None:
-        """Stop renewing and let the lease go, best effort."""
+    def end(self, why: str = "released") -> None:
+        """Stop renewing and let the lease go, best effort; ``why`` is recorded."""
         ...
 
 
@@ -181,11 +208,13 @@ class KeptLease:
         name: str,
         sent: int,
         on_end: Callable[[], None] | None = None,
+        local: bool = False,
     ) -> None:
         self._lease, self.ttl = lease, ttl
         self._on_end = on_end
+        self._events, self._name = events, name
         events.record("lease-granted", lease=lease, ttl=ttl, lock=name, sent=sent)
-        self.keeper = LeaseKeeper(lease, ttl, interval, renew, events, name, sent)
+        self.keeper = LeaseKeeper(lease, ttl, interval, renew, events, name, sent, local)
         self.keeper.start()
 
     @property
@@ -200,12 +229,18 @@ class KeptLease:
     def mark_lost(self, reason: str) -> None:
         self.keeper.mark_lost(reason)
 
-    def end(self) -> None:
-        """Stop renewing, then ``on_end`` (once)."""
+    def end(self, why: str = "released") -> None:
+        """Stop renewing, then ``on_end`` (once), recorded as ``lease-ended``."""
+        sent = self._events.ctx.clock.now()
         self.keeper.stop()
         on_end, self._on_end = self._on_end, None
-        if on_end is not None:
-            on_end()
+        if on_end is None:
+            return
+        # Recorded first: from now on the holder no longer acts on the holding, whether or
+        # not the revoke below gets through before its process is stopped.
+        self._events.record("lease-ended", lease=self._lease, ttl=self.ttl, lock=self._name,
+                            sent=sent, reason=why)  # fmt: skip
+        on_end()
 
 
 class LeaseBackend(Protocol):
@@ -218,6 +253,25 @@ class LeaseBackend(Protocol):
     def revoke(self, lease: Lease) -> None: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class LocalRenewals(Protocol):
+    """An optional ability of a ``LeaseBackend`` whose renewals one server answers from its
+    own state (a ZooKeeper read): an acknowledgement then proves nothing of the lease at
+    the service's leader, and its keepalive events say ``"local": true``."""
+
+    def renewals_are_local(self) -> bool: ...
+
+
+@runtime_checkable
+class ReportsState(Protocol):
+    """An optional ability of a ``LeaseBackend`` whose driver reports its session's
+    connection state (kazoo's listeners): the holder records each change."""
+
+    def on_state(self, report: Callable[[Lease, str], None]) -> None:
+        """Call ``report(lease, state)`` on every state change of a granted session."""
+        ...
 
 
 @runtime_checkable
@@ -249,11 +303,15 @@ class LeaseSession(KeptLease):
         connection of its own (``connect()``: the keeper runs on another thread), or on
         the same one when the backend is a ``SharedConnection``."""
         sent = events.ctx.clock.now()
+        if isinstance(backend, ReportsState):
+            backend.on_state(lambda lease, state: events.record(
+                "session-state", lease=lease, lock=name, state=state))  # fmt: skip
         lease = backend.grant_lease(ttl)
         self._backend = backend
         self._keeper_conn = backend.shared() if isinstance(backend, SharedConnection) else connect()
+        local = isinstance(backend, LocalRenewals) and backend.renewals_are_local()
         super().__init__(lease, ttl, interval, self._keeper_conn.keepalive, events, name, sent,
-                         on_end=self._revoke)  # fmt: skip
+                         on_end=self._revoke, local=local)  # fmt: skip
 
     def _revoke(self) -> None:
         """A revoke that fails leaves a lease that simply expires."""

@@ -16,7 +16,8 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from harness.client import Completion, Invocation, WorkerContext
-from workloads.errors import OpFailed, OpUnknown, completion_for
+from workloads.backoff import Backoff
+from workloads.errors import OpUnknown
 
 
 class RegisterBackend(Protocol):
@@ -46,21 +47,24 @@ class RegisterClient:
         self.backend = connect()
         self.node = node
         self.definite_reads = definite_reads
+        self.backoff = Backoff(seed=ctx.process)
 
     def invoke(self, inv: Invocation) -> Completion:
+        """One operation; while the service is unreachable, its failure is paced by the
+        client's backoff (``workloads.backoff``)."""
+        return self.backoff.run(lambda: self._do(inv), self.node)
+
+    def _do(self, inv: Invocation) -> Completion:
         key = str(inv.key)
-        try:
-            if inv.f == "read":
-                return self._read(key)
-            if inv.f == "write":
-                self.backend.write(key, inv.value)
-                return Completion("ok", inv.value, node=self.node)
-            if inv.f == "cas":
-                old, new = inv.value
-                self.backend.cas(key, old, new)
-                return Completion("ok", [old, new], node=self.node)
-        except (OpFailed, OpUnknown) as e:
-            return completion_for(e, self.node)
+        if inv.f == "read":
+            return self._read(key)
+        if inv.f == "write":
+            self.backend.write(key, inv.value)
+            return Completion("ok", inv.value, node=self.node)
+        if inv.f == "cas":
+            old, new = inv.value
+            self.backend.cas(key, old, new)
+            return Completion("ok", [old, new], node=self.node)
         return Completion(
             "fail", error=f"unknown function {inv.f!r}; register offers read, write, cas"
         )

@@ -118,6 +118,17 @@ class ServiceProcess:
             f"see {self.log_path}"
         )
 
+    def wait_answering(self, timeout: float) -> bool:
+        """Whether the running server answers a ping within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while self.running() and self.port is not None:
+            if self._ping(self.port):
+                return True
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.02)
+        return False
+
     def _ping(self, port: int) -> bool:
         try:
             with WireClient(f"{self.host}:{port}", timeout=1.0) as c:

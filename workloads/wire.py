@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
-from workloads.errors import OpFailed, OpUnknown
+from workloads.errors import OpFailed, OpUnknown, Unreachable
 
 Handler = Callable[[str, dict[str, Any]], Awaitable[Any]]
 """Serves one request: ``(op, arguments) -> result``; raises ``RequestError`` to refuse."""
@@ -135,7 +135,7 @@ async def serve_until_signalled(
 # --- client side -----------------------------------------------------------------------
 
 
-class NotSent(OpFailed):
+class NotSent(Unreachable):
     """The request never reached the server (connection refused, no route): it certainly
     did not take effect."""
 

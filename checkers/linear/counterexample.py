@@ -61,7 +61,7 @@ class _View:
         call = problem.calls[i]
         text = self._described.get(call)
         if text is None:
-            text = self._described[call] = _call(self.model, call)
+            text = self._described[call] = call_words(self.model, call)
         certain = problem.ends[i] != INF
         d = self._ops[k] = _record(problem.invokes[i], problem.completions[i], text, certain)
         return d
@@ -91,12 +91,12 @@ def counterexample(problem: Problem, search: Search, result: SearchResult) -> di
         if inv.time != inv.index or (c is not None and c.time != c.index):
             positional = False
             break
-    t = _Times(positional)
+    t = Times(positional)
     data: dict[str, Any] = {
         "partition": jsonable(problem.label),
         "op": v.op(result.failed),
         "state_before": jsonable(state),
-        "state_before_text": _state(model, state),
+        "state_before_text": state_words(model, state),
         "requires": None if hint.requires is NOTHING else jsonable(hint.requires),
         "linearizations": [
             {
@@ -104,7 +104,7 @@ def counterexample(problem: Problem, search: Search, result: SearchResult) -> di
                 "ops": [starts[k] for k in p],
                 "tail": [v.op(k) for k in p[-TAIL:]],
                 "state_after": jsonable(s),
-                "state_after_text": _state(model, s),
+                "state_after_text": state_words(model, s),
             }
             for p, s in result.paths
         ],
@@ -122,17 +122,17 @@ def counterexample(problem: Problem, search: Search, result: SearchResult) -> di
 def sentences(problem: Problem, search: Search, result: SearchResult) -> list[str]:
     """Plain sentences saying which op cannot be linearized and why."""
     v = _View(problem, search)
-    return _sentences(v, result, _Times(_positional(v(result.failed))))
+    return _sentences(v, result, Times(_positional(v(result.failed))))
 
 
-def _sentences(v: _View, result: SearchResult, t: _Times) -> list[str]:
+def _sentences(v: _View, result: SearchResult, t: Times) -> list[str]:
     model = v.model
     problem = v.problem
     x = v(result.failed)
     path, state = result.paths[0] if result.paths else ([], problem.init)
     where = "" if problem.label is None else f" (key {problem.label!r})"
     first = (
-        f"Not linearizable{where}: {_who(x)} {_call(model, x.call)} "
+        f"Not linearizable{where}: {_who(x)} {call_words(model, x.call)} "
         f"({t.span(x)}) cannot take effect at any point of its interval."
     )
     need = v.hint(result.failed).requires
@@ -140,20 +140,20 @@ def _sentences(v: _View, result: SearchResult, t: _Times) -> list[str]:
         return [
             first,
             f"The longest legal order of the earlier operations ({len(path)} ops) leaves "
-            f"the state {_state(model, state)}, in which it is illegal, and no "
+            f"the state {state_words(model, state)}, in which it is illegal, and no "
             "reordering of the operations concurrent with it helps.",
         ]
     why = _why(v, result.failed, need, t)
     if why is None:
         why = (
-            f"It needs the state {_state(model, need)}, but no order of the operations "
+            f"It needs the state {state_words(model, need)}, but no order of the operations "
             f"concurrent with it leaves that state when it takes effect; the longest legal "
-            f"order ({len(path)} ops) leaves {_state(model, state)}."
+            f"order ({len(path)} ops) leaves {state_words(model, state)}."
         )
     return [first, why]
 
 
-def _why(v: _View, failed: int, need: Hashable, t: _Times) -> str | None:
+def _why(v: _View, failed: int, need: Hashable, t: Times) -> str | None:
     """The classic explanation when it applies: the needed state was never produced, or
     every producer had been overwritten before the failed op began. None otherwise."""
     model = v.model
@@ -172,8 +172,8 @@ def _why(v: _View, failed: int, need: Hashable, t: _Times) -> str | None:
         return None
     if not producers and v.problem.init != need:
         return (
-            f"It needs the state {_state(model, need)}, but no operation could produce it "
-            f"(the initial state is {_state(model, v.problem.init)})."
+            f"It needs the state {state_words(model, need)}, but no operation could produce it "
+            f"(the initial state is {state_words(model, v.problem.init)})."
         )
     last_end = max((ends[k] for k in producers), default=-1)
     # Only certain entries returning before x_start: a prefix (in order of return).
@@ -189,19 +189,19 @@ def _why(v: _View, failed: int, need: Hashable, t: _Times) -> str | None:
     we = v(w)
     if not producers:
         return (
-            f"It needs the state {_state(model, need)}, the initial one, but "
-            f"{_who(we)}'s {_call(model, we.call)} had changed it to "
-            f"{_state(model, search.states[produced(w)])}, completing at "
+            f"It needs the state {state_words(model, need)}, the initial one, but "
+            f"{_who(we)}'s {call_words(model, we.call)} had changed it to "
+            f"{state_words(model, search.states[produced(w)])}, completing at "
             f"{t.at(_end_time(we))}, before it began."
         )
     last = v(max(producers, key=ends.__getitem__))
-    what = _call(model, last.call)
+    what = call_words(model, last.call)
     lead = f"the only {what} ({_who(last)}, completed at {t.at(_end_time(last))})"
     if len(producers) > 1:
         lead = f"every {what}, the last by {_who(last)} completing at {t.at(_end_time(last))},"
     return (
-        f"It needs the state {_state(model, need)}, but {lead} had been overwritten by "
-        f"{_who(we)}'s {_call(model, we.call)}, which completed at {t.at(_end_time(we))}, "
+        f"It needs the state {state_words(model, need)}, but {lead} had been overwritten by "
+        f"{_who(we)}'s {call_words(model, we.call)}, which completed at {t.at(_end_time(we))}, "
         "before it began."
     )
 
@@ -264,7 +264,7 @@ def _members(bits: int) -> list[int]:
 
 def op_dict(model: Model, e: Entry) -> dict[str, Any]:
     """One operation for reports: who, what, when, how it ended."""
-    return _op_dict(e, _call(model, e.call))
+    return _op_dict(e, call_words(model, e.call))
 
 
 def _op_dict(e: Entry, call: str) -> dict[str, Any]:
@@ -309,12 +309,12 @@ def jsonable(value: Any) -> Any:
     return repr(value)
 
 
-def _call(model: Model, call: Call) -> str:
+def call_words(model: Model, call: Call) -> str:
     describe = getattr(model, "describe_call", None)
     return describe(call) if describe is not None else f"{call.input!r} -> {call.output!r}"
 
 
-def _state(model: Model, state: Any) -> str:
+def state_words(model: Model, state: Any) -> str:
     describe = getattr(model, "describe_state", None)
     return describe(state) if describe is not None else repr(state)
 
@@ -327,7 +327,7 @@ def _end_time(e: Entry) -> int | None:
     return e.completion.time if e.completion is not None else None
 
 
-class _Times:
+class Times:
     """Times in words: seconds for our histories, event numbers for order-only formats."""
 
     def __init__(self, positional: bool) -> None:

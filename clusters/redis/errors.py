@@ -3,7 +3,7 @@
 ==========================================================  =================  =========
 what ``redis-py`` raised                                     raised             completes
 ==========================================================  =================  =========
-``ConnectionError`` "Error N connecting to ...",             ``OpFailed``       fail
+``ConnectionError`` "Error N connecting to ...",             ``Unreachable``    fail
 ``TimeoutError`` "Timeout connecting to server": the
 command never left
 ``BusyLoadingError`` (loading the dataset),                  ``OpFailed``       fail
@@ -40,7 +40,7 @@ from redis.exceptions import (
     ResponseError,
 )
 
-from workloads.errors import OpFailed, OpUnknown
+from workloads.errors import OpFailed, OpUnknown, Unreachable
 from workloads.lease import LeaseNotFound
 
 NOT_SENT = ("connecting to", "Timeout connecting")
@@ -58,7 +58,7 @@ def classify(e: RedisError, what: str) -> OpFailed | OpUnknown:
     if isinstance(e, redis.ConnectionError | redis.TimeoutError) and any(
         m in str(e) for m in NOT_SENT
     ):
-        return OpFailed(f"{text} (not sent)")
+        return Unreachable(f"{text} (not sent)")
     return OpUnknown(text)
 
 

@@ -2,11 +2,13 @@
 
 The server is a local OS process (``python -m clusters.sim.server``), so the ``sim`` target
 runs anywhere, Docker or not. It is ``Pausable`` (SIGSTOP/SIGCONT of the server process) and
-``Killable`` (kill -9, then a restart on the same port with empty state: a crash without
-persistence; tokens and epochs start again from 1).
+``Killable`` (kill -9, then a restart on the same port that replays the write-ahead log:
+leases keep their expiry, tokens and epochs carry on; with the ``forget-on-restart`` bug it
+comes back empty). ``is_running`` and ``wait_healthy`` are what the kill fault proves with.
 
-Files under ``run_dir/sim/``: ``server.log`` (stdout and stderr) and ``events.jsonl`` (lease,
-lock and leader events with run-clock times, kept across restarts).
+Files under ``run_dir/sim/``: ``server.log`` (stdout and stderr), ``events.jsonl`` (lease,
+lock and leader events with run-clock times, kept across restarts) and ``wal.jsonl`` (the
+write-ahead log).
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class SimCluster:
         self.dir = run_dir / "sim"
         self.dir.mkdir(parents=True, exist_ok=True)
         args = ["--clock-origin", str(self.clock.origin), "--events", str(self.events_path)]
+        args += ["--wal", str(self.dir / "wal.jsonl")]
         args += ["--lock-grace", str(self.lock_grace)]
         for bug in self.bugs:
             args += ["--bug", bug]
@@ -105,6 +108,16 @@ class SimCluster:
             self._process(node).start()
         except ServiceStartError as e:
             raise ClusterError(f"the sim server did not restart: {e}") from None
+
+    def is_running(self, node: str) -> bool:
+        """Whether the node's server process exists (the kill fault's proof)."""
+        return self._process(node).running()
+
+    def wait_healthy(self, node: str, timeout: float) -> None:
+        """Return once the node's server answers a ping; raise ``ClusterError`` if it does
+        not within ``timeout`` seconds."""
+        if not self._process(node).wait_answering(timeout):
+            raise ClusterError(f"the sim server did not answer within {timeout:g} s")
 
     def _process(self, node: str) -> ServiceProcess:
         if node != NODE:

@@ -1,9 +1,11 @@
 """``python -m clusters.sim.server``: the sim service on newline-delimited JSON over TCP.
 
-    python -m clusters.sim.server --port 0 --clock-origin NS [--events PATH]
+    python -m clusters.sim.server --port 0 --clock-origin NS [--events PATH] [--wal PATH]
         [--bug NAME]... [--lock-grace S] [--seed N] [--port-file PATH]
 
-Prints its port on stdout's first line (and writes it to ``--port-file``). Operations
+Prints its port on stdout's first line (and writes it to ``--port-file``). With ``--wal``
+every state change is fsynced to that write-ahead log before the answer goes out, and
+replayed when the server starts again (``clusters.sim.wal``). Operations
 (request ``{"op": NAME, ...}``, see ``clusters.sim.service`` for the semantics):
 
 ==================  ===========================  =======================================
@@ -34,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from clusters.sim.service import BUGS, SimService, UnknownBug, check_bugs
+from clusters.sim.wal import WriteAheadLog
 from harness.clock import RunClock
 from harness.store import JsonlWriter
 from workloads.wire import RequestError, add_server_arguments, serve_until_signalled
@@ -53,6 +56,12 @@ def make_handler(svc: SimService) -> Callable[[str, dict[str, Any]], Awaitable[A
     """The wire handler of ``svc``: validates arguments, then calls the operation."""
 
     async def handle(op: str, a: dict[str, Any]) -> Any:
+        try:
+            return await _dispatch(op, a)
+        finally:
+            svc.sync()  # durable before the answer (or the refusal) goes out
+
+    async def _dispatch(op: str, a: dict[str, Any]) -> Any:
         if op == "lease_grant":
             return svc.lease_grant(float(_arg(a, "ttl", _NUM)))
         if op == "lease_keepalive":
@@ -98,6 +107,7 @@ def main(argv: list[str] | None = None) -> None:
     add_server_arguments(parser)
     parser.add_argument("--clock-origin", type=int, required=True, help="RunClock origin, ns")
     parser.add_argument("--events", type=Path, help="JSON Lines log of lease/lock/leader events")
+    parser.add_argument("--wal", type=Path, help="write-ahead log: state kept across restarts")
     parser.add_argument(
         "--bug", action="append", default=[], metavar="NAME",
         help="inject a known bug (repeatable): " + "; ".join(f"{k}: {v}" for k, v in BUGS.items()),
@@ -110,12 +120,16 @@ def main(argv: list[str] | None = None) -> None:
     except UnknownBug as e:
         parser.error(str(e))
     events = JsonlWriter(args.events) if args.events else None
+    wal = WriteAheadLog(args.wal) if args.wal else None
     try:
         svc = SimService(
-            RunClock(args.clock_origin).now, bugs, events, args.lock_grace, seed=args.seed
+            RunClock(args.clock_origin).now, bugs, events, args.lock_grace, seed=args.seed,
+            wal=wal,
         )
         asyncio.run(serve_until_signalled(make_handler(svc), args, background=[svc.sweep]))
     finally:
+        if wal is not None:
+            wal.close()
         if events is not None:
             events.close()
 

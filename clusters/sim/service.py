@@ -12,6 +12,15 @@ Semantics follow etcd's:
   from the same counter;
 - a *register* per key offers read, write and compare-and-set.
 
+Durability: with a ``WriteAheadLog`` every state change (a lease's deadline, its end, a
+seat taken or freed, a register written) is appended to it before the server answers, and
+replayed when the service starts again after a crash, as a replicated service keeps its
+state across the loss of a node. Lease deadlines are on the run clock (system-wide
+``CLOCK_MONOTONIC``), so a lease keeps its expiry across the restart: one that ran out
+while the server was down expires at the first sweep, logged with its deadline. Tokens,
+epochs and revisions never go back; registers keep their values. Queued waiters are not
+state: their connections died with the server.
+
 Known bugs can be switched on (``BUGS``) so that checkers can be shown to catch them.
 Every state change of leases, locks and leaders is logged with its run-clock time.
 """
@@ -20,11 +29,13 @@ from __future__ import annotations
 
 import asyncio
 import random
+import secrets
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from clusters.sim.wal import WriteAheadLog
 from harness.store import JsonlWriter
 from workloads.wire import RequestError
 
@@ -34,6 +45,8 @@ BUGS: Final[dict[str, str]] = {
     "token-reuse": "a new lock grant reuses the previous holder's token instead of a higher one",
     "stale-read": "register reads sometimes return an older value",
     "epoch-reuse": "a new leader gets the previous leader's epoch instead of a higher one",
+    "forget-on-restart": "the write-ahead log is not replayed: after a crash the service "
+    "restarts empty and grants a lock again while its holder's lease is still valid",
 }
 
 SWEEP_INTERVAL_S: Final = 0.01
@@ -87,7 +100,8 @@ class SimService:
     ``RequestError`` to refuse, which the client sees as a definite failure.
 
     ``now`` returns nanoseconds on a monotonic clock (the run clock in the server, a fake
-    one in tests); lease deadlines and logged times are on it.
+    one in tests); lease deadlines and logged times are on it. ``wal``: where state changes
+    are logged and, on construction, replayed from (none: state lives in memory only).
     """
 
     def __init__(
@@ -98,6 +112,7 @@ class SimService:
         lock_grace_s: float = 1.0,
         stale_read_probability: float = 0.5,
         seed: int | None = None,
+        wal: WriteAheadLog | None = None,
     ) -> None:
         self.now = now
         self.bugs = check_bugs(bugs)
@@ -110,23 +125,29 @@ class SimService:
         self._locks: dict[str, _Seat] = {}
         self._elections: dict[str, _Seat] = {}
         self._registers: dict[str, list[Any]] = {}
+        self._wal = wal
+        if wal is not None and "forget-on-restart" not in self.bugs:
+            self._recover(wal)
 
     # --- leases ----------------------------------------------------------------------
 
     def lease_grant(self, ttl: float) -> dict[str, Any]:
         if ttl <= 0:
             raise RequestError(f"ttl must be positive, not {ttl}")
-        lease_id = self._rng.getrandbits(48)  # random: ids of a crashed server are not reused
+        # random and unseeded: a restarted server (even one that forgot) never reuses an id
+        lease_id = secrets.randbits(48)
         while lease_id in self._leases or lease_id == 0:
-            lease_id = self._rng.getrandbits(48)
-        self._leases[lease_id] = _Lease(lease_id, ttl, self.now() + int(ttl * _NS))
+            lease_id = secrets.randbits(48)
+        self._commit({"t": "lease", "id": lease_id, "ttl": ttl,
+                      "deadline": self.now() + int(ttl * _NS)})  # fmt: skip
         self._log("lease-granted", lease=lease_id, ttl=ttl)
         return {"lease": lease_id, "ttl": ttl}
 
     def lease_keepalive(self, lease: int) -> dict[str, Any]:
         """Renew to a full TTL; answers the TTL now remaining."""
         le = self._live(lease)
-        le.deadline = self.now() + int(le.ttl * _NS)
+        self._commit({"t": "lease", "id": le.id, "ttl": le.ttl,
+                      "deadline": self.now() + int(le.ttl * _NS)})  # fmt: skip
         self._log("lease-renewed", lease=lease, ttl=le.ttl)
         return {"ttl": le.ttl}
 
@@ -150,6 +171,7 @@ class SimService:
         """Expire leases on time even when nobody calls (a background task)."""
         while True:
             self.expire_due()
+            self.sync()
             await asyncio.sleep(SWEEP_INTERVAL_S)
 
     def _live(self, lease: int) -> _Lease:
@@ -160,7 +182,7 @@ class SimService:
         return le
 
     def _end_lease(self, le: _Lease, event: str, **extra: Any) -> None:
-        del self._leases[le.id]
+        self._commit({"t": "end", "id": le.id})
         self._log(event, lease=le.id, **extra)
         for name in list(le.locks):
             self._vacate(self._locks[name], "lock", name, event)
@@ -263,9 +285,8 @@ class SimService:
         else:
             self._revision += 1
             number = self._revision
-        seat.holder, seat.number, seat.last_number, seat.value = w.lease, number, number, w.value
-        le = self._leases[w.lease]
-        (le.locks if kind == "lock" else le.elections).add(name)
+        self._commit({"t": "seat", "kind": kind, "name": name, "holder": w.lease,
+                      "number": number, "value": w.value})  # fmt: skip
         if kind == "lock":
             self._log("lock-granted", lock=name, lease=w.lease, token=number, **extra)
         else:
@@ -283,19 +304,14 @@ class SimService:
         self._seat(seat, kind, name, w, forced=True, displaced=displaced)
 
     def _vacate(self, seat: _Seat, kind: str, name: str, reason: str) -> None:
-        holder = seat.holder
+        holder, number = seat.holder, seat.number
         if holder is None:
             return
-        le = self._leases.get(holder)
-        if le is not None:
-            (le.locks if kind == "lock" else le.elections).discard(name)
+        self._commit({"t": "seat", "kind": kind, "name": name, "holder": None})
         if kind == "lock":
-            self._log("lock-released", lock=name, lease=holder, token=seat.number, reason=reason)
+            self._log("lock-released", lock=name, lease=holder, token=number, reason=reason)
         else:
-            self._log(
-                "leader-resigned", election=name, lease=holder, epoch=seat.number, reason=reason
-            )
-        seat.holder, seat.number, seat.value = None, None, None
+            self._log("leader-resigned", election=name, lease=holder, epoch=number, reason=reason)
 
     # --- registers -------------------------------------------------------------------
 
@@ -307,8 +323,7 @@ class SimService:
         return {"value": versions[-1]}
 
     def reg_write(self, key: str, value: Any) -> dict[str, Any]:
-        self._registers.setdefault(key, [None]).append(value)
-        del self._registers[key][:-16]  # older versions only feed the stale-read bug
+        self._commit({"t": "reg", "key": key, "value": value})
         return {}
 
     def reg_cas(self, key: str, old: Any, new: Any) -> dict[str, Any]:
@@ -316,6 +331,60 @@ class SimService:
         if current != old:
             raise RequestError(f"cas mismatch: value is {current!r}, not {old!r}")
         return self.reg_write(key, new)
+
+    # --- durability: every state change is one record, applied and logged alike --------
+
+    def sync(self) -> None:
+        """Make every change so far durable (fsync the log); call before answering."""
+        if self._wal is not None:
+            self._wal.sync()
+
+    def _commit(self, rec: dict[str, Any]) -> None:
+        if self._wal is not None:
+            self._wal.append(rec)
+        self._apply(rec)
+
+    def _recover(self, wal: WriteAheadLog) -> None:
+        """Rebuild the state an earlier life of the server left in ``wal``."""
+        for rec in wal.records():
+            self._apply(rec)
+        for seats in (self._locks, self._elections):
+            for seat in seats.values():  # a crash between a lease's end and its seats'
+                if seat.holder is not None and seat.holder not in self._leases:
+                    seat.holder, seat.number, seat.value = None, None, None
+
+    def _apply(self, rec: dict[str, Any]) -> None:
+        t = rec.get("t")
+        if t == "lease":
+            le = self._leases.get(rec["id"])
+            if le is None:
+                self._leases[rec["id"]] = _Lease(rec["id"], rec["ttl"], rec["deadline"])
+            else:
+                le.deadline = rec["deadline"]
+        elif t == "end":
+            self._leases.pop(rec["id"], None)
+        elif t == "seat":
+            self._apply_seat(rec)
+        elif t == "reg":
+            versions = self._registers.setdefault(rec["key"], [None])
+            versions.append(rec["value"])
+            del versions[:-16]  # older versions only feed the stale-read bug
+
+    def _apply_seat(self, rec: dict[str, Any]) -> None:
+        kind, name = rec["kind"], rec["name"]
+        seat = (self._locks if kind == "lock" else self._elections).setdefault(name, _Seat())
+        for lease in (seat.holder, rec["holder"]):
+            le = self._leases.get(lease) if lease is not None else None
+            if le is not None:
+                held = le.locks if kind == "lock" else le.elections
+                (held.add if lease == rec["holder"] else held.discard)(name)
+        if rec["holder"] is None:
+            seat.holder, seat.number, seat.value = None, None, None
+            return
+        number = rec["number"]
+        seat.holder, seat.number, seat.last_number = rec["holder"], number, number
+        seat.value = rec.get("value")
+        self._revision = max(self._revision, number)
 
     # --- plumbing --------------------------------------------------------------------
 

@@ -7,7 +7,10 @@ and returns its id, ``revoke`` closes it (the server deletes its ephemeral nodes
 Two threads keep it alive, both frozen by a SIGSTOP of the worker: ``kazoo``'s connection
 thread pings the server on its own schedule (every third of the timeout or so), and the
 holder's keeper calls ``keepalive`` every ``--keepalive`` s, a real round trip (``exists``)
-on the same session whose acknowledgement proves the session was alive when it left.
+on the same session. Its answer comes from the one server the client is connected to,
+which answers reads from its own state even when cut off from the leader (the only one
+that expires sessions): so it shows the session alive at that server, not at the
+service's leader, and the events say so (``LocalRenewals``).
 The keeper must share the connection (the session is the connection's), hence
 ``SharedConnection``; ``kazoo`` clients are thread-safe.
 
@@ -20,7 +23,7 @@ long-lived session instead (``LongSession``), as an application would.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kazoo.client import KazooClient, KazooState
@@ -82,6 +85,7 @@ class ZkSession(LongSession):
         super().__init__(addresses, timeout=timeout, prefix=prefix)
         self.zk: KazooClient | None = None
         self._expired = False
+        self._report: Callable[[Any, str], None] | None = None
 
     # --- LeaseBackend ------------------------------------------------------------------
 
@@ -97,13 +101,33 @@ class ZkSession(LongSession):
             zk.close()
             raise
         self._expired = False
-        zk.add_listener(self._on_state)
+        lease = int(zk._session_id)
+        zk.add_listener(lambda state: self._on_state(lease, state))
         self.zk = zk
-        return int(zk._session_id)
+        return lease
 
-    def _on_state(self, state: str) -> None:
+    def renewals_are_local(self) -> bool:
+        """``workloads.lease.LocalRenewals``: a renewal is a read (``exists``), which the
+        server the client is connected to answers from its own state, even when it is cut
+        off from the leader that alone expires sessions."""
+        return True
+
+    def on_state(self, report: Callable[[Any, str], None]) -> None:
+        """``workloads.lease.ReportsState``: report kazoo's state changes of the sessions
+        granted from now on (``SUSPENDED``, ``CONNECTED``, ``LOST``)."""
+        self._report = report
+
+    def _on_state(self, lease: int, state: str) -> None:
         if state == KazooState.LOST:
             self._expired = True
+        zk = self.zk
+        if zk is None or int(zk._session_id or 0) != lease:
+            return  # a session this client closed itself (``_drop``): not news
+        if self._report is not None:
+            try:
+                self._report(lease, str(state))
+            except Exception:  # a listener must never break kazoo's thread
+                pass
 
     def client(self, lease: int) -> KazooClient:
         """The live client of session ``lease``; ``LeaseNotFound`` when it is gone."""

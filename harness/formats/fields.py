@@ -105,7 +105,10 @@ def check_value(value: Any, field: str) -> None:
 
 
 def _big(n: int) -> bool:
-    return not -MAX_INT - 1 <= n <= MAX_INT
+    """Beyond 64 bits, signed or unsigned (etcd lease ids and ZooKeeper session ids and
+    zxids use all 63 bits of a signed 64-bit integer; indexes and times are bounded apart,
+    by ``MAX_INT``)."""
+    return not -(2**63) <= n < 2**64
 
 
 def _show(v: Any) -> str:

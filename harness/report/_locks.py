@@ -5,7 +5,8 @@ What the clients believed and what the leases did, for the timeline; the verdict
 (``checkers.holdings``, ``checkers.leases``), so the picture and the verdict agree.
 
 A holding runs from its ``acquire`` (``campaign``) ``ok`` to the holder's ``release``
-(``resign``) invocation or the moment it noticed its lease lost. A lease is drawn from
+(``resign``) invocation, the moment it noticed its lease lost or the moment it let it go
+(its worker closing). A lease is drawn from
 its grant: solid while it was certainly alive, faint while it may have been (between the
 earliest and the latest moment it can have ended), and cut at its release.
 """
@@ -16,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from checkers.holdings import EITHER, Holding, end_at_loss, holdings
+from checkers.holdings import EITHER, Holding, end_at_loss, holdings, late_completions
 from checkers.leases import LeaseFacts, lease_facts
 from harness.history import History
 from harness.ops import Process
@@ -44,8 +45,9 @@ def held(
 ) -> tuple[list[Holding], dict[Any, LeaseFacts]]:
     """The definite holdings (cut where their holder noticed its lease lost) and the
     facts of every lease."""
+    events = list(events)
     facts = lease_facts(events, service_events)
-    taken = [h for h in holdings(history, EITHER) if h.definite]
+    taken = [h for h in holdings(history, EITHER, late_completions(events)) if h.definite]
     end_at_loss(taken, facts)
     return taken, facts
 

@@ -80,6 +80,7 @@ def build_timeline(
     mutex = (results or {}).get("checkers", {}).get("mutex")
     data["holds"], data["leases"] = _holds_and_leases(record, lanes, pairs)
     data["writes"] = _writes(record.resource_log, lanes, strs, mutex)
+    data["sessions"] = _session_events(record.events, lanes, strs)
     data["faults"] = [_fault(w, lanes) for w in windows]
     data["clock"] = _clock(windows, lanes)
     times = [t for t in (_first_time(record), _last_time(record)) if t is not None]
@@ -136,6 +137,40 @@ def _holds_and_leases(
         ls["lost"].append(us(span.lost_at))
         ls["id"].append(str(span.lease))
     return holds, ls
+
+
+def _session_event_words(e: dict[str, Any]) -> str | None:
+    """What a client event says, for the timeline; None for routine ones (grants,
+    renewals, releases: the holding and lease bars already show them)."""
+    kind = e.get("event")
+    if kind == "keepalive-failed":
+        return f"renewal failed: {e.get('error', 'no answer')}"
+    if kind == "session-state":
+        return f"session {e.get('state')}"
+    if kind == "late-completion":
+        err = f" ({e['error']})" if e.get("error") else ""
+        return f"late completion of an abandoned {e.get('f')}: {e.get('type')}{err}"
+    if kind == "worker-stopped":
+        return "abandoned worker stopped"
+    if kind == "lease-ended" and e.get("reason") not in (None, "released", "not granted"):
+        return f"lease let go: {e.get('reason')}"
+    return None
+
+
+def _session_events(
+    events: Sequence[dict[str, Any]], lanes: Lanes, strs: _Interner
+) -> dict[str, list[Any]]:
+    """What the clients and the runner saw of sessions and abandoned workers, as marks on
+    the client lanes: failed renewals, connection states, late completions, stops."""
+    cols: dict[str, list[Any]] = {"lane": [], "s": [], "what": []}
+    for e in events:
+        words = _session_event_words(e)
+        if words is None or not isinstance(e.get("time"), int) or e.get("process") is None:
+            continue
+        cols["lane"].append(lanes.of(e["process"]))
+        cols["s"].append(us(int(e["time"])))
+        cols["what"].append(strs(words))
+    return cols
 
 
 def _writes(

@@ -17,6 +17,7 @@ from checkers.classify import (
     CAUSES,
     CLOCK_JUMP,
     CRASH,
+    CUT_OFF,
     PAUSED,
     SERVICE_BUG,
     UNEXPLAINED,
@@ -83,7 +84,18 @@ def test_holder_cut_off_by_a_partition_or_a_paused_node() -> None:
     for kind, value in (("partition", {"grudge": {"n1": ["n2"]}}), ("pause", {"nodes": ["n1"]})):
         ws = windows(fault(kind, 4.0, 20.0, value))
         c = classify_takeover(HOLDER, facts([0.05, 3.0]), int(13.5 * S), ws).classification
-        assert c.cause == PAUSED and "cut off from the service" in c.evidence, kind
+        assert c.cause == CUT_OFF and "cut off from the service" in c.evidence, kind
+        assert CAUSES[CUT_OFF].expected
+
+
+def test_a_connection_lost_by_the_client_explains_an_expiry_without_a_fault() -> None:
+    """No fault recorded, but kazoo said SUSPENDED: the holder lost its session by the
+    network, which is neither a pause nor unexplained."""
+    f = facts([0.05, 3.0])
+    f.trouble.append((int(4.0 * S), "its client reported its connection lost (SUSPENDED)"))
+    c = classify_takeover(HOLDER, f, int(13.5 * S), []).classification
+    assert c.cause == CUT_OFF
+    assert "its connection lost (SUSPENDED) at 4.000 s" in c.evidence
 
 
 def test_grant_over_a_valid_lease_is_a_service_bug() -> None:

@@ -22,7 +22,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
-        (["run", "--target", "nope"], "unknown target 'nope'"),
+        (["run", "--target", "nope"], "invalid choice: 'nope'"),
         (["run", "--workload", "queue"], "invalid choice"),
         (["run", "--nemesis", "flood"], "unknown nemesis 'flood'"),
         (["run", "--keepalive", "20"], "not shorter than --lease-ttl"),

@@ -25,7 +25,7 @@ from clusters.etcd.lock import ServiceLock
 from clusters.etcd.register import EtcdRegister
 from harness.client import Invocation, WorkerContext
 from harness.clock import RunClock
-from workloads.errors import OpFailed, OpUnknown
+from workloads.errors import OpFailed, OpUnknown, Unreachable
 from workloads.factories import Connector, RegisterFactory
 from workloads.http_errors import request_error
 from workloads.lease import LeaseNotFound
@@ -39,10 +39,10 @@ def refused() -> requests.ConnectionError:
 
 
 @pytest.mark.parametrize(("exc", "kind"), [
-    (refused(), OpFailed),
-    (requests.ConnectTimeout("connect timed out"), OpFailed),
+    (refused(), Unreachable),
+    (requests.ConnectTimeout("connect timed out"), Unreachable),
     (requests.ConnectionError(MaxRetryError(None, "/x", ConnectTimeoutError("timed out"))),  # type: ignore[arg-type]
-     OpFailed),
+     Unreachable),
     (requests.ReadTimeout("read timed out"), OpUnknown),
     (requests.ConnectionError(ProtocolError("Connection aborted.", ConnectionResetError())),
      OpUnknown),

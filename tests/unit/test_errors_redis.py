@@ -24,15 +24,15 @@ from redis.exceptions import (
 from clusters.redis.connection import connect
 from clusters.redis.errors import classify
 from clusters.redis.lock import SetNxLock
-from workloads.errors import OpFailed, OpUnknown
+from workloads.errors import OpFailed, OpUnknown, Unreachable
 from workloads.lease import LeaseNotFound
 from workloads.redlock import Redlock
 
 
 @pytest.mark.parametrize(("exc", "kind"), [
     (redis.ConnectionError("Error 111 connecting to 10.77.0.11:6379. Connection refused."),
-     OpFailed),
-    (redis.TimeoutError("Timeout connecting to server"), OpFailed),
+     Unreachable),
+    (redis.TimeoutError("Timeout connecting to server"), Unreachable),
     (BusyLoadingError("Redis is loading the dataset in memory"), OpFailed),
     (AuthenticationError("invalid password"), OpFailed),
     (ResponseError("OOM command not allowed when used memory > 'maxmemory'"), OpFailed),

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 
 SHORT = ["--lease-ttl", "2", "--keepalive", "0.5", "--pause-at", "1.5", "--pause-for", "4",
          "--time-limit", "7", "--recovery-time", "1", "--work-time", "0.1",
-         "--acquire-wait", "1", "--op-timeout", "3", "--seed", "7"]
+         "--acquire-wait", "1", "--seed", "7"]
 
 
 def harness(*args: str, out: Path, **kw: object) -> subprocess.CompletedProcess[str]:

@@ -100,20 +100,41 @@ def test_pause_makes_requests_indeterminate_until_resumed(sim: SimCluster) -> No
     c.close()
 
 
-def test_kill_refuses_connections_and_restart_loses_state(sim: SimCluster) -> None:
+def test_kill_refuses_connections_and_restart_keeps_state(sim: SimCluster) -> None:
     c = client(sim)
     address = sim.endpoints()["sim"]
     lease = c.grant_lease(30)
+    token = c.acquire("l", lease, wait=1)
     c.write("k", 1)
     sim.kill("sim")
+    assert not sim.is_running("sim")  # the kill fault's proof
     with pytest.raises(NotSent):
         c.read("k")
     sim.restart("sim")
+    sim.wait_healthy("sim", 5)
+    assert sim.is_running("sim")
     assert sim.endpoints()["sim"] == address  # clients keep their address
-    assert c.read("k") is None  # no persistence
-    with pytest.raises(LeaseNotFound):
-        c.keepalive(lease)
+    assert c.read("k") == 1  # replayed from the write-ahead log
+    assert c.holder("l") == (lease, token)
+    assert c.keepalive(lease) == 30
     c.close()
+
+
+def test_forget_on_restart_bug_restarts_empty(tmp_path: Path) -> None:
+    cluster = SimCluster(RunClock(), bugs=["forget-on-restart"])
+    try:
+        cluster.start(tmp_path)
+        c = client(cluster)
+        lease = c.grant_lease(30)
+        c.write("k", 1)
+        cluster.kill("sim")
+        cluster.restart("sim")
+        assert c.read("k") is None  # no persistence
+        with pytest.raises(LeaseNotFound):
+            c.keepalive(lease)
+        c.close()
+    finally:
+        cluster.stop()
 
 
 def test_bugs_are_passed_to_the_server(tmp_path: Path) -> None:

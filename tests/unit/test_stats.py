@@ -88,3 +88,17 @@ def test_no_completed_operation_proves_nothing() -> None:
     r = check_stats(h)
     assert r.valid == "unknown" and "proves nothing" in r.summary
     assert r.details["throughput"] == []
+
+
+def test_a_crash_is_proven_by_the_restarted_service_answering() -> None:
+    """The one-node sim killed: nothing can succeed until the restart (seed-32 kill run,
+    cas-register, once clients back off), and what a crash tests comes after it."""
+    down = ops(1, "read", [(0.0, 0.1, "ok"), (4.1, 4.2, "fail"), (5.0, 5.1, "fail")])
+    back = ops(2, "read", [(6.5, 6.6, "ok")])
+    h = history(down, back, fault("kill", 4.0, 6.0, {"nodes": ["sim"]}))
+    r = check_stats(h)
+    assert r.valid is True and r.details["unproven_faults"] == [], r.summary
+    never_back = history(down, fault("kill", 4.0, 6.0, {"nodes": ["sim"]}))
+    assert check_stats(never_back).valid == "unknown"
+    paused = history(down, back, fault("pause", 4.0, 6.0, {"nodes": ["sim"]}))
+    assert check_stats(paused).valid == "unknown"  # only a crash is proven afterwards

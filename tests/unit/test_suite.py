@@ -12,7 +12,7 @@ GOOD = """
 [suite]
 name = "t"
 [defaults]
-time_limit = 5
+time_limit = 30
 [[run]]
 name = "fenced"
 fencing = true
@@ -34,7 +34,7 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_runs_get_defaults_and_their_own_options(tmp_path: Path) -> None:
     suite = load_suite(write(tmp_path, GOOD))
     assert [r.name for r in suite.runs] == ["fenced", "unfenced"]
-    assert all(r.options.time_limit == 5 for r in suite.runs)
+    assert all(r.options.time_limit == 30 for r in suite.runs)
     assert suite.runs[1].options.fencing is False
     assert suite.runs[1].options.nemesis == ["client-pause"]
     assert suite.runs[0].options.name == "t-fenced"
@@ -86,3 +86,20 @@ def test_an_election_run_is_judged_by_its_election_result(tmp_path: Path) -> Non
     nobody_deposed = {"valid": True, "checkers": {"election": {"valid": True,
                                                                "stale_rejected": []}}}
     assert not judge(run, nobody_deposed)[0]
+
+
+def test_a_run_can_require_the_cause_it_is_classified_with(tmp_path: Path) -> None:
+    text = ("[[run]]\nname='h'\nworkload='lock'\nexpect='invalid'\n"
+            "violation='stale-write-accepted'\ncause='lease-expired-while-cut-off'\n")
+    (run,) = load_suite(write(tmp_path, text)).runs
+
+    def results(cause: str) -> dict:  # type: ignore[type-arg]
+        stale = {"classification": {"cause": cause}}
+        return {"valid": False, "checkers": {"mutex": {"valid": False,
+                                                       "stale_accepted": [stale]}}}
+
+    assert judge(run, results("lease-expired-while-cut-off"))[0]
+    met, why = judge(run, results("service-bug"))
+    assert not met and "given: service-bug" in why
+    with pytest.raises(SuiteError, match="unknown cause"):
+        load_suite(write(tmp_path, text.replace("cut-off'", "cut'")))

@@ -63,7 +63,7 @@ def test_every_topology_is_symmetric_and_leaves_a_majority_somewhere(
     n: int, topology: str, seed: int
 ) -> None:
     nodes = [f"n{i}" for i in range(n)]
-    g = grudge_for(topology, nodes, random.Random(seed), leader=nodes[0])
+    g = grudge_for(topology, nodes, random.Random(seed), leader=nodes[0], holder=nodes[1])
     assert set(g) == set(nodes)
     assert is_symmetric(g)
     assert all(node not in peers for node, peers in g.items())

@@ -86,7 +86,7 @@ HR.Timeline.prototype.draw = function () {
   for (l = 0; l < this.lanes.length; l++) {
     lane = this.lanes[l];
     if (lane.kind === "client" || lane.kind === "nemesis") this.drawOps(ctx, w, l);
-    if (lane.kind === "client") { this.drawHolds(ctx, w, l); this.drawLeases(ctx, w, l); }
+    if (lane.kind === "client") { this.drawHolds(ctx, w, l); this.drawLeases(ctx, w, l); this.drawSessions(ctx, w, l); }
   }
   this.drawWrites(ctx, w);
   this.drawClock(ctx, w);
@@ -241,6 +241,31 @@ HR.Timeline.prototype.drawLeases = function (ctx, w, l) {
   }
 };
 
+// Session events (failed renewals, connection states, an abandoned worker's late completion
+// and stop): small diamonds on the lease band, explained by their tooltip.
+HR.Timeline.prototype.drawSessions = function (ctx, w, l) {
+  var d = this.data.sessions, v = this.view, y = this.lanes[l].top + 40;
+  if (!d || !d.s.length) return;
+  ctx.fillStyle = HR.COLORS.session;
+  for (var i = 0; i < d.s.length; i++) {
+    if (d.lane[i] !== l || d.s[i] < v.v0 || d.s[i] > v.v1) continue;
+    var x = v.x(d.s[i], w);
+    ctx.beginPath(); ctx.moveTo(x, y - 5); ctx.lineTo(x + 4, y); ctx.lineTo(x, y + 5); ctx.lineTo(x - 4, y);
+    ctx.closePath(); ctx.fill();
+  }
+};
+
+HR.Timeline.prototype.sessionTip = function (l, t, tol) {
+  var d = this.data.sessions, best = -1, bestD = Infinity;
+  if (!d) return null;
+  for (var i = 0; i < d.s.length; i++) {
+    var dist = Math.abs(d.s[i] - t);
+    if (d.lane[i] === l && dist <= tol && dist < bestD) { bestD = dist; best = i; }
+  }
+  if (best < 0) return null;
+  return HR.tip(this.data.strs[d.what[best]], [["at", HR.fmtTime(d.s[best])]]);
+};
+
 HR.Timeline.cross = function (ctx, x, y, color) {
   ctx.strokeStyle = color; ctx.lineWidth = 2; ctx.beginPath();
   ctx.moveTo(x - 4, y - 4); ctx.lineTo(x + 4, y + 4); ctx.moveTo(x + 4, y - 4); ctx.lineTo(x - 4, y + 4);
@@ -372,7 +397,7 @@ HR.Timeline.prototype.hit = function (x, y) {
     if (lane.kind === "resource") return this.writeTip(t, tol);
     var lockish = lane.kind === "client" && lane.h > 30;
     if (lockish && dy >= 22 && dy < 35) return this.holdTip(l, t, tol);
-    if (lockish && dy >= 35 && dy < 45) return this.leaseTip(l, t, tol);
+    if (lockish && dy >= 35 && dy < 45) return this.sessionTip(l, t, tol) || this.leaseTip(l, t, tol);
     if (lockish && dy >= 45) return this.markTip(l, t, tol);
     var op = this.nearest(this.laneOps[l], this.S, this.E, t, tol);
     if (op >= 0) return HR.opTip(this, op);

@@ -11,7 +11,7 @@ HR.COLORS = {
   fault: "rgba(230, 80, 60, 0.10)", faultEdge: "rgba(200, 60, 40, 0.55)",
   faultTarget: "rgba(230, 80, 60, 0.22)", faultFailed: "rgba(120, 120, 120, 0.18)",
   hold: ["#5b8def", "#3a6fd8"], holdLost: "#c0392b",
-  lease: "#2a9d8f", leaseMaybe: "rgba(42, 157, 143, 0.35)",
+  lease: "#2a9d8f", leaseMaybe: "rgba(42, 157, 143, 0.35)", session: "#6c3483",
   write: "#3f9d57", rejected: "#8a8a8a", staleAccepted: "#c0392b", staleRejected: "#e67e22",
   window: "rgba(66, 133, 244, 0.12)", windowEdge: "rgba(66, 133, 244, 0.9)",
   danger: "rgba(192, 57, 43, 0.25)", handover: "#8e44ad",

@@ -1,0 +1,252 @@
+"""Naming a non-linearizable partition: stale read, lost update, or other.
+
+A counterexample says which operation cannot be linearized; a person wants to know what
+went wrong, in the words Jepsen's analyses use. This module looks for the two classic
+stories in an invalid partition, with proof from real time and the model's hints alone
+(never from the search's choices):
+
+- **stale read**: a read returned ``v``, but an acknowledged write or cas ``w`` of another
+  value completed before the read was invoked, and ``w`` certainly took effect after every
+  operation that could have set ``v``;
+- **lost update**: a cas succeeded from a state ``w`` had already overwritten (so ``w``'s
+  update was lost), or reads went on returning ``v`` after ``w`` and no operation ever saw
+  ``w``'s value.
+
+``w`` certainly follows a producer ``p`` of ``v`` when ``p`` completed before ``w`` began,
+or when ``p`` needed a state ``s`` (a cas from ``s``) and every other operation that
+produces ``s`` completed before ``w`` began: after ``w`` nothing could bring ``s`` back.
+Uncertain operations (``info``) may take effect at any time, so they never count as
+proof. Models whose hints leave some effect unknown (``produces=ANY``) are not named.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Hashable
+from typing import Any, Final
+
+from checkers.anomalies import Anomaly, Involved, bounded, named
+from checkers.linear.counterexample import Times, call_words, state_words
+from checkers.linear.model import ANY, NOTHING, Hint, Model
+from checkers.linear.prepare import Problem
+
+NEVER: Final = -1
+"""Before every operation: the time the initial state was set."""
+SCAN: Final = 10_000
+"""Operations looked at beyond the quick candidate, at most, per named anomaly."""
+_CALL_CHARS: Final = 80
+_NOT_LINEARIZABLE: Final = re.compile(r"^Not linearizable( \(key [^)]*\))?: ")
+
+
+class _Partition:
+    """An invalid partition's operations with their hints, and who produces which state."""
+
+    def __init__(self, problem: Problem, model: Model, hints: list[Hint]) -> None:
+        self.p = problem
+        self.model = model
+        self.hints = hints
+        self.producers: dict[Hashable, list[int]] = {}
+        for i, h in enumerate(hints):
+            if not h.readonly and h.produces is not NOTHING:
+                self.producers.setdefault(h.produces, []).append(i)
+        # The certain state-changing ops, in order of return, and the one started last
+        # among the first k of them (the best overwrite candidate before a time).
+        ends, starts = problem.ends, problem.starts
+        self.changers = [i for i in range(problem.n_certain) if not hints[i].readonly]
+        self.changer_ends = [ends[i] for i in self.changers]
+        self.latest: list[int] = []
+        best = -1
+        for i in self.changers:
+            if best < 0 or starts[i] > starts[best]:
+                best = i
+            self.latest.append(best)
+
+    def last_end(self, state: Hashable, but: int) -> int:
+        """The latest return of an operation producing ``state`` other than ``but``
+        (``NEVER`` when none; ``INF`` when one is uncertain)."""
+        ends = [self.p.ends[q] for q in self.producers.get(state, ()) if q != but]
+        return max(ends, default=NEVER)
+
+    def after(self, q: int) -> int:
+        """Every certain op producing another state that began after this time certainly
+        took effect after ``q``."""
+        t = self.p.ends[q]
+        need = self.hints[q].requires
+        if need is not NOTHING:
+            t = min(t, self.last_end(need, q))
+        return t
+
+    def settled(self, v: Hashable) -> tuple[int, int | None] | None:
+        """The time after which an overwrite of ``v`` certainly followed every producer of
+        ``v``, and the producer setting it (None: the initial state); None when ``v`` was
+        never produced."""
+        ps = self.producers.get(v, [])
+        if not ps:
+            return (NEVER, None) if v == self.p.init else None
+        last = max(ps, key=self.after)
+        return self.after(last), last
+
+    def overwrite(self, r: int, v: Hashable, since: int) -> int | None:
+        """A certain op producing a state other than ``v``, begun after ``since`` and
+        returned before ``r`` was invoked (the one begun last, when quick to find)."""
+        k = bisect_left(self.changer_ends, self.p.starts[r])
+        if k == 0:
+            return None
+        starts, hints = self.p.starts, self.hints
+        w = self.latest[k - 1]
+        if starts[w] <= since:
+            return None
+        if hints[w].produces != v:
+            return w
+        for j in range(k - 1, max(-1, k - 1 - SCAN), -1):
+            c = self.changers[j]
+            if starts[c] > since and hints[c].produces != v:
+                return c
+        return None
+
+
+def name_partition(problem: Problem, model: Model, failed: int | None = None) -> Anomaly | None:
+    """The stale read or lost update that proves ``problem`` invalid: the failing
+    operation's own (history index ``failed``) when it is one, else the earliest one;
+    None when neither story can be proved."""
+    hint = getattr(model, "hint", None)
+    if hint is None:
+        return None
+    hints = [hint(c) for c in problem.calls]
+    if any(not h.readonly and h.produces is ANY for h in hints):
+        return None
+    part = _Partition(problem, model, hints)
+    order = sorted(range(problem.n_certain), key=problem.starts.__getitem__)
+    if failed is not None:
+        order = [i for i in order if problem.invokes[i].index == failed] + order
+    for r in order:
+        v = hints[r].requires
+        if v is NOTHING:
+            continue
+        settled = part.settled(v)
+        if settled is None:
+            continue
+        since, source = settled
+        w = part.overwrite(r, v, since)
+        if w is not None:
+            return _story(part, r, w, source)
+    return None
+
+
+def _story(part: _Partition, r: int, w: int, source: int | None) -> Anomaly:
+    """The anomaly of read (or cas) ``r`` that needed the state ``w`` overwrote."""
+    p, model, hints = part.p, part.model, part.hints
+    t = Times(_positional(p, (r, w)))
+    v, u = hints[r].requires, hints[w].produces
+    rw, ww = _who(p, r), _who(p, w)
+    wcall = _words(model, p, w)
+    involved = [
+        _involved(p, model, r, "read" if hints[r].readonly else "update"),
+        _involved(p, model, w, "overwrite"),
+    ]
+    if source is not None:
+        involved.append(_involved(p, model, source, "source"))
+    if not hints[r].readonly:
+        text = (
+            f"{ww}'s {wcall}, acknowledged at {t.at(_end(p, w))}, was lost: "
+            f"{rw}'s {_words(model, p, r)} was applied to {state_words(model, v)}, the state "
+            f"before it, invoked at {t.at(p.invokes[r].time)}."
+        )
+        return _anomaly("lost-update", text, involved, p.label)
+    if _vanished(part, r, u):
+        text = (
+            f"{ww}'s {wcall}, acknowledged at {t.at(_end(p, w))}, vanished: "
+            f"{rw} read {state_words(model, v)}, the value before it, at "
+            f"{t.at(p.invokes[r].time)}, later reads too, and no operation ever saw "
+            f"{state_words(model, u)}."
+        )
+        return _anomaly("lost-update", text, involved, p.label)
+    text = (
+        f"{rw} read {state_words(model, v)} at {t.at(p.invokes[r].time)}, but {ww}'s "
+        f"{wcall} had been acknowledged at {t.at(_end(p, w))}, before the read began."
+    )
+    if source is None:
+        text += f" {state_words(model, v)} was the initial value."
+    else:
+        why = (
+            f"completed before the {wcall} began"
+            if p.ends[source] < p.starts[w]
+            else f"needed {state_words(model, hints[source].requires)}, and nothing set "
+            f"that again after the {wcall}"
+        )
+        text += (
+            f" {state_words(model, v)} was set by {_who(p, source)}'s "
+            f"{_words(model, p, source)}, which {why}."
+        )
+    return _anomaly("stale-read", text, involved, p.label)
+
+
+def _vanished(part: _Partition, r: int, u: Hashable) -> bool:
+    """No operation ever saw ``u``, and a read after ``r`` still saw what ``r`` saw."""
+    hints, p = part.hints, part.p
+    if any(h.requires == u for h in hints):
+        return False
+    v = hints[r].requires
+    return any(
+        hints[i].readonly and hints[i].requires == v and p.starts[i] > p.ends[r]
+        for i in range(p.n_certain)
+    )
+
+
+def nonlinearizable(counterexample: dict[str, Any]) -> Anomaly:
+    """The anomaly of a counterexample no story explains: its first sentence, bounded."""
+    sentences = counterexample.get("sentences") or ["no legal order exists"]
+    text = _NOT_LINEARIZABLE.sub("", str(sentences[0]))
+    op = counterexample.get("op") or {}
+    involved: tuple[Involved, ...] = ()
+    if op:
+        involved = (
+            Involved(
+                "failed",
+                op.get("process"),
+                op.get("index"),
+                op.get("invoke_time"),
+                op.get("complete_time"),
+                str(op.get("call", "")),
+            ),
+        )
+    return _anomaly("non-linearizable", text, involved, counterexample.get("partition"))
+
+
+def _anomaly(kind: str, text: str, involved: Any, key: Any) -> Anomaly:
+    return Anomaly(kind, named(kind, text, key), tuple(involved), key)
+
+
+def _involved(p: Problem, model: Model, i: int, role: str) -> Involved:
+    c = p.completions[i]
+    return Involved(
+        role,
+        p.invokes[i].process,
+        p.invokes[i].index,
+        p.invokes[i].time,
+        None if c is None else c.time,
+        _words(model, p, i),
+    )
+
+
+def _words(model: Model, p: Problem, i: int) -> str:
+    return bounded(call_words(model, p.calls[i]), _CALL_CHARS)
+
+
+def _who(p: Problem, i: int) -> str:
+    return f"process {p.invokes[i].process}"
+
+
+def _end(p: Problem, i: int) -> int | None:
+    c = p.completions[i]
+    return None if c is None else c.time
+
+
+def _positional(p: Problem, ops: tuple[int, ...]) -> bool:
+    """Whether the times are event positions (order-only formats), not nanoseconds."""
+    for i in ops:
+        inv, c = p.invokes[i], p.completions[i]
+        if inv.time != inv.index or (c is not None and c.time != c.index):
+            return False
+    return True

@@ -1,0 +1,118 @@
+"""What each fault may aim at: the values of ``--nemesis-target`` per fault.
+
+One table (``FAULT_TARGETS``): the values a fault takes, its default, and whether it also
+takes node names (``n2``, ``n1,n3``). ``--help`` lists it, validation refuses anything
+else before a run starts (a fault aimed somewhere else than asked would be a lie), and
+node names are checked against the cluster's nodes once it exists. Light to import: the
+command line reads it for every ``--help``.
+
+``--nemesis-target`` is one value for every fault asked for (``holder``), or one per
+fault, separated by semicolons (``client-pause=holder;partition=leader``); a fault not
+named gets its default.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from clusters.base import Cluster
+from harness.options import OptionError, RunOptions
+from nemesis.nodes import TARGETS, node_names
+from nemesis.topology import TOPOLOGIES
+
+# fault -> (the --nemesis-target values it takes, its default, whether node names too)
+FAULT_TARGETS: Final[dict[str, tuple[tuple[str, ...], str | None, bool]]] = {
+    "client-pause": (("holder", "all"), "holder", False),
+    "pause": (TARGETS, "one", True),
+    "kill": (TARGETS, "one", True),
+    "clock": (TARGETS, "one", True),
+    "partition": (TOPOLOGIES, "one", True),
+    "loss": ((), None, False),
+}
+NODE_NAME: Final = re.compile(r"n[1-9][0-9]*")
+MAX_NODES: Final = 99
+NEEDS_HOLDERS: Final = frozenset({"holder"})
+
+
+def targets_help() -> str:
+    """The values of ``--nemesis-target`` per fault, for ``--help``."""
+    parts = []
+    for fault, (values, default, names) in FAULT_TARGETS.items():
+        if not values:
+            parts.append(f"{fault}: none (all links)")
+            continue
+        listed = ", ".join(values) + (", node names (n2 or n1,n3)" if names else "")
+        parts.append(f"{fault}: {listed} (default {default})")
+    return "; ".join(parts)
+
+
+def parse_targets(spec: str | None) -> dict[str | None, str]:
+    """``--nemesis-target`` as fault -> value; the key None holds a value for every fault."""
+    if spec is None:
+        return {}
+    parsed: dict[str | None, str] = {}
+    for item in (x.strip() for x in spec.split(";")):
+        fault, sep, value = item.partition("=")
+        key, value = (fault.strip(), value.strip()) if sep else (None, item)
+        if not value:
+            raise OptionError(f"--nemesis-target {spec!r}: an empty target; give one value, "
+                              "or fault=value pairs separated by ;")
+        if key is not None and key not in FAULT_TARGETS:
+            raise OptionError(f"--nemesis-target {spec!r}: {key!r} is not a fault; faults are "
+                              f"{', '.join(FAULT_TARGETS)}")
+        if key in parsed:
+            raise OptionError(f"--nemesis-target {spec!r} aims {key or 'every fault'} twice")
+        parsed[key] = value
+    return parsed
+
+
+def target_of(fault: str, opts: RunOptions) -> str | None:
+    """What ``fault`` aims at in this run: its value in ``--nemesis-target``, else the
+    fault's default (None: it takes no target)."""
+    parsed = parse_targets(opts.nemesis_target)
+    return parsed.get(fault, parsed.get(None, FAULT_TARGETS[fault][1]))
+
+
+def check_nemesis_target(opts: RunOptions) -> None:
+    """OptionError unless every requested fault takes the value aimed at it (node names
+    are checked against the cluster's nodes when it exists)."""
+    parsed = parse_targets(opts.nemesis_target)
+    faults = opts.faults()
+    for key in parsed:
+        if key is not None and key not in faults:
+            raise OptionError(f"--nemesis-target aims {key}, which is not in --nemesis "
+                              f"{','.join(opts.nemesis)}")
+    for fault in faults:
+        spec = parsed.get(fault, parsed.get(None))
+        if spec is None:
+            continue
+        values, _, names = FAULT_TARGETS[fault]
+        if spec not in values and not (names and _named_nodes(spec, opts)):
+            takes = ", ".join(values) + (", node names (n2 or n1,n3)" if names else "")
+            raise OptionError(f"--nemesis-target {spec!r} is not a target of the {fault} "
+                              f"fault: it takes {takes or 'no target'} (one value for every "
+                              "fault, or fault=value pairs separated by ;)")
+        if spec in NEEDS_HOLDERS and opts.workload not in ("lock", "election"):
+            raise OptionError(f"--nemesis-target {spec} needs lock holders or leaders: use "
+                              "--workload lock or election, or another target")
+
+
+def _named_nodes(spec: str, opts: RunOptions) -> bool:
+    """Whether ``spec`` lists node names of the run's cluster (n1..nN, every cluster's
+    naming), as far as the options tell its size."""
+    size = len(opts.ssh_hosts) if opts.ssh else opts.nodes or MAX_NODES
+    named = node_names(spec)
+    return bool(named) and all(NODE_NAME.fullmatch(n) and int(n[1:]) <= size for n in named)
+
+
+def check_nodes(opts: RunOptions, cluster: Cluster) -> None:
+    """Node names in ``--nemesis-target`` must be nodes of the cluster."""
+    for fault in opts.faults():
+        spec = target_of(fault, opts)
+        if spec is None or spec in TARGETS or spec in TOPOLOGIES:
+            continue
+        unknown = [n for n in node_names(spec) if n not in cluster.nodes()]
+        if unknown:
+            raise OptionError(f"--nemesis-target names {', '.join(unknown)}, not node(s) of "
+                              f"this cluster: its nodes are {', '.join(cluster.nodes())}")
