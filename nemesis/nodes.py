@@ -84,17 +84,26 @@ def leader_of(cluster: Cluster) -> str | None:
 
 
 def holder_node(view: RunView | None, wait: float = HOLDER_WAIT_S) -> str | None:
-    """The node the most recent lock holder (or leader client) talks to, waiting up to
-    ``wait`` seconds for a holder whose node is known; None when there is none."""
+    """The node the current lock holder (or leader client) talks to. Like a client pause,
+    a cut hurts most at the start of a critical section (the holder's lease then runs out
+    while it works, and it writes when done): wait up to ``wait`` seconds for a holder to
+    begin its next ``write``, else take any holder whose node is known; None when there is
+    none."""
+    if view is None:
+        return None
+    asked = view.clock.now()
     deadline = time.monotonic() + wait
-    while view is not None:
+    while time.monotonic() < deadline:
         for process in view.lock_holders():
+            since = view.writing_since(process)
             node = view.node_of(process)
-            if node is not None:
+            if node is not None and since is not None and since >= asked:
                 return node
-        if time.monotonic() >= deadline:
-            break
-        time.sleep(0.05)
+        time.sleep(0.005)
+    for process in view.lock_holders():
+        node = view.node_of(process)
+        if node is not None:
+            return node
     return None
 
 
