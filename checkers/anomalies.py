@@ -31,8 +31,11 @@ kind                       what happened
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+from harness.ops import Op
 
 KINDS: Final[dict[str, str]] = {
     "stale-read": "stale read",
@@ -51,6 +54,9 @@ KINDS: Final[dict[str, str]] = {
 }
 """Every kind of violation, with the words that name it in sentences."""
 
+KEY: Final = "named_anomalies"
+"""Where a checker's ``details`` (and results.json) list its named anomalies, one per
+violation, in order (``fencing`` keeps its own ``anomalies``: the raw number records)."""
 MAX_SENTENCE: Final = 400
 """Characters of the sentence a person reads first; longer text is cut at a word."""
 ELLIPSIS: Final = " …"
@@ -155,6 +161,28 @@ def _sentence_end(text: str) -> int:
     return -1
 
 
+def lead_with(anomalies: Sequence[Anomaly], paragraphs: Iterable[str]) -> str:
+    """A checker's summary: the first anomaly's sentence, when there is one, then the
+    paragraphs."""
+    lead = [anomalies[0].sentence] if anomalies else []
+    return "\n\n".join([*lead, *paragraphs])
+
+
 def other(checker: str, text: str) -> Anomaly:
     """A violation its checker does not name: the first sentences of its text."""
     return Anomaly("other", named("other", first_sentences(text)), extra={"checker": checker})
+
+
+class Invocations:
+    """History indexes of invocations by (process, time): holdings and grants keep only
+    who and when, and an anomaly names its operations by index."""
+
+    def __init__(self, history: Iterable[Op]) -> None:
+        self._at = {(op.process, op.time): op.index for op in history if op.type == "invoke"}
+
+    def __call__(self, process: Any, time: int | None) -> int | None:
+        return None if time is None else self._at.get((process, time))
+
+
+NO_INDEX: Final = Invocations(())
+"""For callers without a history: every index unknown."""

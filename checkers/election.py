@@ -13,7 +13,8 @@ epoch rules of ``checkers.fencing`` (an epoch is the leadership's fencing number
 - a deposed leader's write accepted by the resource: invalid.
 
 ``details`` has the mutex keys (``overlaps``, ``overlap_groups``, ``stale_accepted``,
-``stale_rejected``, ``handovers``, ``violations``) plus ``epoch_anomalies`` and
+``stale_rejected``, ``handovers``, ``violations``, ``named_anomalies``: epoch reuse, epoch
+lowered, two leaders, deposed leader's write accepted) plus ``epoch_anomalies`` and
 ``two_leaders_s`` (per election, the time during which two processes believed they led).
 """
 
@@ -22,9 +23,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from checkers.anomalies import KEY, Invocations, lead_with
 from checkers.fencing import (
     anomaly_paragraphs,
     distinct_count,
+    named_anomalies,
     number_anomalies,
     number_grants,
 )
@@ -50,10 +53,12 @@ def check_election(
     windows = fault_windows(history) if windows is None else windows
     service = list(service_events)
     found = analyse(resource_log, history, events, service, windows, ELECTION)
-    j = judge(found)
+    index = Invocations(history)
+    j = judge(found, index)
     grants = number_grants(found.held, service_grants(service, ELECTION), found.leases)
     anomalies = number_anomalies(grants, ELECTION.number, windows)
     epoch_paragraphs = anomaly_paragraphs(anomalies, ELECTION)
+    named = [*named_anomalies(anomalies, ELECTION, index), *j.anomalies]
     valid = worst([j.valid, not anomalies])
     by_name: dict[Any, list[dict[str, Any]]] = {}
     for p in found.overlaps:
@@ -75,7 +80,7 @@ def check_election(
         head += f" Two processes believed they led at once for {longest:.3f} s in all."
     violations = epoch_paragraphs + j.violations
     return CheckResult(
-        NAME, valid, "\n\n".join([head, *epoch_paragraphs, *j.paragraphs]),
-        {**j.details, "violations": violations,
+        NAME, valid, lead_with(named, [head, *epoch_paragraphs, *j.paragraphs]),
+        {**j.details, "violations": violations, KEY: [x.to_dict() for x in named],
          "epoch_anomalies": [x.to_dict() for x in anomalies], "two_leaders_s": two},
     )  # fmt: skip

@@ -26,6 +26,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from checkers.anomalies import KEY, NO_INDEX, Invocations, Involved, lead_with, named
+from checkers.anomalies import Anomaly as Named
 from checkers.classify import CAUSES, RESOURCE_BUG, Classification, classify_number
 from checkers.holdings import (
     LOCK,
@@ -177,6 +179,8 @@ def check_fencing(
     resource_bad = lower if enforced is not False else []
     paragraphs = anomaly_paragraphs(anomalies, terms)
     paragraphs += [_resource_paragraph(x, terms) for x in resource_bad]
+    named_list = named_anomalies(anomalies, terms, Invocations(history))
+    named_list += [_resource_anomaly(x, terms) for x in resource_bad]
     unfenced = sum(1 for w in writes if w.get("token") is None)
     n_hist = sum(1 for g in grants if g.source == "history")
     n_serv = sum(1 for g in grants if g.source == "service")
@@ -213,25 +217,32 @@ def check_fencing(
                      "mutual-exclusion result judges the harm).")  # fmt: skip
         else:
             head += f"the resource never accepted a lower {terms.number}."
-    return CheckResult(NAME, valid, "\n\n".join([head, *paragraphs]), {
+    return CheckResult(NAME, valid, lead_with(named_list, [head, *paragraphs]), {
         "grants": n_hist,
         "service_grants": n_serv,
         "anomalies": [a.to_dict() for a in anomalies],
         "resource": {"enforced": enforced, "lower_accepted": lower, "unfenced_writes": unfenced},
         "violations": paragraphs,
+        KEY: [x.to_dict() for x in named_list],
     }, applicable)  # fmt: skip
 
 
 # --- plain language ----------------------------------------------------------------------
 
 
-def anomaly_paragraphs(anomalies: Sequence[Anomaly], terms: Terms) -> list[str]:
-    """One paragraph per name, kind and cause (the first anomaly told in full)."""
+def _grouped(anomalies: Sequence[Anomaly]) -> list[list[Anomaly]]:
+    """The anomalies per name, kind and cause: one paragraph (and one named anomaly) each."""
     groups: dict[tuple[Any, str, str], list[Anomaly]] = {}
     for a in anomalies:
         groups.setdefault((a.later.name, a.kind, a.classification.cause), []).append(a)
+    return list(groups.values())
+
+
+def anomaly_paragraphs(anomalies: Sequence[Anomaly], terms: Terms) -> list[str]:
+    """One paragraph per name, kind and cause (the first anomaly told in full)."""
     out = []
-    for (name, kind, _), group in groups.items():
+    for group in _grouped(anomalies):
+        name, kind = group[0].later.name, group[0].kind
         first = min(group, key=lambda a: a.later.time)
         sources = {a.later.source for a in group}
         seen = listing(
@@ -242,7 +253,7 @@ def anomaly_paragraphs(anomalies: Sequence[Anomaly], terms: Terms) -> list[str]:
         )
         what = (f"{article(terms.number)} already granted to another {terms.holder}"
                 if kind == "reused" else f"a lower {terms.number} than one granted before")
-        n = max(sum(a.later.source == s for a in group) for s in sources)
+        n = distinct_count(group)
         e, lt, c = first.earlier, first.later, first.classification
         out.append(
             f"{name or 'The ' + terms.thing}: {plural(n, 'grant')} carried {what} ({seen}). "
@@ -251,6 +262,43 @@ def anomaly_paragraphs(anomalies: Sequence[Anomaly], terms: Terms) -> list[str]:
             f"at {secs(e.time)}. Cause: {c.label}: {c.evidence}. Fix: {c.fix}."
         )
     return out
+
+
+def named_anomalies(
+    anomalies: Sequence[Anomaly], terms: Terms, index: Invocations = NO_INDEX
+) -> list[Named]:
+    """One named anomaly per paragraph of ``anomaly_paragraphs``, in the same order:
+    token (epoch) reused or lowered, the first of its group, with the group's size."""
+    out = []
+    for group in _grouped(anomalies):
+        first = min(group, key=lambda a: a.later.time)
+        e, lt = first.earlier, first.later
+        kind = f"{terms.number}-{first.kind}"
+        where = " by the service's own log" if lt.source == "service" else ""
+        text = (f"process {lt.process} got {terms.number} {lt.number} at {secs(lt.time)}, "
+                f"after process {e.process} had got {terms.number} {e.number} at "
+                f"{secs(e.time)}{where}. Cause: {first.classification.label}.")  # fmt: skip
+        n = distinct_count(group)
+        if n > 1:  # each grant once, though both sources saw it
+            text += f" {n - 1} more like it."
+        involved = tuple(
+            Involved(role, g.process, index(g.process, g.invoked) if g.source == "history"
+                     else None, g.invoked, g.time, f"{terms.number} {g.number}")
+            for role, g in (("earlier grant", e), ("later grant", lt))
+        )  # fmt: skip
+        out.append(Named(kind, named(kind, text), involved, lt.name, {"count": n}))
+    return out
+
+
+def _resource_anomaly(x: dict[str, Any], terms: Terms) -> Named:
+    w = x["write"]
+    text = (f"the resource accepted process {w.get('writer')}'s write with {terms.number} "
+            f"{w.get('token')} at {secs(w['time'])}, after it had accepted {terms.number} "
+            f"{x['highest_accepted']}, though fencing was on.")  # fmt: skip
+    involved = (Involved("write", w.get("writer"), None, w.get("time"), None,
+                         f"write with {terms.number} {w.get('token')}"),)  # fmt: skip
+    return Named("lower-token-accepted", named("lower-token-accepted", text), involved,
+                 w.get("resource"))  # fmt: skip
 
 
 def _resource_paragraph(x: dict[str, Any], terms: Terms) -> str:

@@ -16,7 +16,7 @@ quickly, and the first invalid one ends the check (``checkers.linear.schedule``)
 ``partitions_checked``, ``steps`` (search nodes), ``model_steps`` (distinct model
 transitions computed), ``configs`` (memoized configurations), ``elapsed_s``; ``reason``
 when unknown; ``counterexample`` when invalid (see ``checkers.linear.counterexample``) and
-``anomalies``, the one named anomaly it shows (``checkers.anomalies``: a stale read or a
+``named_anomalies``, the one named anomaly it shows (``checkers.anomalies``: a stale read or a
 lost update when ``checkers.linear.stale`` proves one, else non-linearizable), whose
 sentence is the summary;
 ``unknown_partitions`` lists partitions without a verdict; ``workers`` the processes that
@@ -32,7 +32,7 @@ import gc
 import time
 from typing import Any, Final
 
-from checkers.anomalies import Anomaly
+from checkers.anomalies import KEY, Anomaly, bounded
 from checkers.linear.counterexample import jsonable
 from checkers.linear.model import Model, ModelError
 from checkers.linear.models import MODELS, get_model
@@ -153,7 +153,7 @@ def _check(
         cx = solved.explain(invalid) if solved is not None else outcomes[invalid].counterexample
         if cx is not None:
             details["counterexample"] = cx
-            details["anomalies"] = [_name(probs[invalid], m, cx).to_dict()]
+            details[KEY] = [_name(probs[invalid], m, cx).to_dict()]
     if checked < len(results):
         unknown = [
             {"partition": jsonable(parts[i][0]), "reason": r.reason}
@@ -184,10 +184,13 @@ def _name(prob: Problem, m: Model, cx: dict[str, Any]) -> Anomaly:
 
 
 def explain(result: CheckResult) -> list[str]:
-    """Plain sentences for a result of ``check``."""
+    """Plain sentences for a result of ``check``: for an invalid one, the named anomaly's
+    sentence, then the counterexample's next sentences, each bounded (the full chain
+    stays in ``details["counterexample"]``)."""
     d = result.details
-    if result.valid is False and "counterexample" in d:
-        return list(d["counterexample"]["sentences"])
+    if result.valid is False and d.get(KEY):
+        rest = (d.get("counterexample") or {}).get("sentences", [])[1:]
+        return [str(d[KEY][0]["sentence"]), *(bounded(str(x)) for x in rest[:2])]
     return [result.summary]
 
 
@@ -204,7 +207,7 @@ def _summary(valid: Any, d: dict[str, Any], results: list[SearchResult]) -> str:
     if valid is True:
         return f"Linearizable ({d['model']} model): {d['ops']} operations{where}."
     if valid is False:
-        if d.get("anomalies"):
-            return str(d["anomalies"][0]["sentence"])
+        if d.get(KEY):
+            return str(d[KEY][0]["sentence"])
         return f"Not linearizable ({d['model']} model): {d['ops']} operations{where}."
     return f"Unknown ({d['model']} model): {d.get('reason', 'no verdict')}."

@@ -31,7 +31,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checkers.holdings import EITHER, Terms
+from checkers.anomalies import (
+    KEY,
+    NO_INDEX,
+    Anomaly,
+    Invocations,
+    Involved,
+    first_sentences,
+    lead_with,
+    named,
+)
+from checkers.holdings import EITHER, ELECTION, Holding, Terms
 from checkers.overlaps import Analysis, Group, StaleWrite, analyse
 from checkers.result import UNKNOWN, CheckResult, Validity
 from checkers.windows import FaultWindow, fault_windows
@@ -50,6 +60,8 @@ class Judgement:
     paragraphs: list[str]
     violations: list[str]
     details: dict[str, Any]
+    anomalies: list[Anomaly]
+    """One per violation, in the same order, named (``checkers.anomalies``)."""
 
 
 def check_mutex(
@@ -64,28 +76,32 @@ def check_mutex(
     windows of ``history``'s nemesis operations."""
     found = analyse(resource_log, history, events, service_events,
                     fault_windows(history) if windows is None else windows, terms)  # fmt: skip
-    j = judge(found)
-    return CheckResult(NAME, j.valid, "\n\n".join([j.head, *j.paragraphs]), j.details)
+    j = judge(found, Invocations(history))
+    return CheckResult(NAME, j.valid, lead_with(j.anomalies, [j.head, *j.paragraphs]), j.details)
 
 
-def judge(a: Analysis) -> Judgement:
-    """The mutual-exclusion verdict over an analysis, with its words."""
+def judge(a: Analysis, index: Invocations = NO_INDEX) -> Judgement:
+    """The mutual-exclusion verdict over an analysis, with its words; ``index`` finds the
+    history index of a holding's take."""
     t = a.terms
     accepted = [s for s in a.stale if s.accepted]
     rejected = [s for s in a.stale if not s.accepted]
     grouped = {id(w) for g in a.groups for w in g.writes_after}
     paragraphs: list[str] = []
     violations: list[str] = []
+    anomalies: list[Anomaly] = []
     group_texts = [group_paragraph(g, t) for g in a.groups]
     for g, text in zip(a.groups, group_texts, strict=True):
         paragraphs.append(text)
         if g.violates:
             violations.append(text)
+            anomalies.append(group_anomaly(g, t, index))
     for s in accepted:
         if id(s.write) not in grouped:
             text = write_paragraph(s, a)
             paragraphs.append(text)
             violations.append(text)
+            anomalies.append(write_anomaly(s, text, t, index))
 
     valid: Validity
     if violations:
@@ -115,8 +131,66 @@ def judge(a: Analysis) -> Judgement:
         "stale_rejected": [stale_dict(s, a) for s in rejected],
         "handovers": a.handovers,
         "violations": violations,
+        KEY: [x.to_dict() for x in anomalies],
     }
-    return Judgement(valid, head, paragraphs, violations, details)
+    return Judgement(valid, head, paragraphs, violations, details, anomalies)
+
+
+# --- named anomalies ---------------------------------------------------------------------
+
+
+def group_anomaly(g: Group, t: Terms, index: Invocations) -> Anomaly:
+    """A violating group named: two holders (leaders) at once while the earlier lease was
+    valid, else the stale write (a deposed leader's) that the resource accepted."""
+    h, x = g.first, g.later[0]
+    election = t.number == ELECTION.number
+    what = h.name or f"the {t.thing}"
+    involved = [holding_involved(h, f"stale {t.holder}", t, index),
+                holding_involved(x, f"later {t.holder}", t, index)]  # fmt: skip
+    c = g.takeover.classification
+
+    def granted(verb: str) -> str:
+        return (f"process {x.process} {verb} granted {what} ({t.number} {x.number}) at "
+                f"{secs(g.taken_over_at)}")  # fmt: skip
+
+    accepted = next((w for w in g.writes_after if w.get("accepted")), None)
+    if g.kind == "lease-valid" or accepted is None:
+        kind = "two-leaders" if election else "two-holders"
+        text = (f"{granted('was')} while process {h.process}'s lease ({t.number} "
+                f"{h.number}) was still valid. Cause: {c.label}.")  # fmt: skip
+    else:
+        kind = "deposed-write-accepted" if election else "stale-write-accepted"
+        involved.append(write_involved(accepted, t))
+        text = (f"the resource accepted process {h.process}'s write with {t.number} "
+                f"{accepted.get('token')} at {secs(accepted['time'])}, after "
+                f"{granted('had been')}. "
+                f"Cause: {(g.harm or c).label}.")  # fmt: skip
+    return Anomaly(kind, named(kind, text), tuple(involved), h.name)
+
+
+def write_anomaly(s: StaleWrite, paragraph: str, t: Terms, index: Invocations) -> Anomaly:
+    """An accepted stale write outside any overlap group, named by its first sentences."""
+    election = t.number == ELECTION.number
+    kind = "deposed-write-accepted" if election else "stale-write-accepted"
+    involved = [write_involved(s.write, t)]
+    if s.holding is not None:
+        involved.insert(0, holding_involved(s.holding, f"stale {t.holder}", t, index))
+    text = first_sentences(paragraph)
+    text = text[:1].lower() + text[1:]
+    return Anomaly(kind, named(kind, text), tuple(involved), s.write.get("resource"))
+
+
+def holding_involved(h: Holding, role: str, t: Terms, index: Invocations) -> Involved:
+    """A holding as an anomaly's participant: its take's index, invocation and grant."""
+    return Involved(role, h.process, index(h.process, h.invoked), h.invoked, h.start,
+                    f"{t.number} {h.number}")  # fmt: skip
+
+
+def write_involved(w: dict[str, Any], t: Terms) -> Involved:
+    """A write the resource logged, as an anomaly's participant (not a history op)."""
+    verdict = "accepted" if w.get("accepted") else "rejected"
+    return Involved("write", w.get("writer"), None, w.get("time"), None,
+                    f"write with {t.number} {w.get('token')}, {verdict}")  # fmt: skip
 
 
 # --- plain language ----------------------------------------------------------------------

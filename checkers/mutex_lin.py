@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from checkers import linearizability
+from checkers.anomalies import KEY
 from checkers.holdings import LOCK, Holding, Terms, holdings
 from checkers.leases import LeaseFacts, lease_facts
 from checkers.result import UNKNOWN, CheckResult, Validity
@@ -143,8 +144,10 @@ def check_mutex_linearizable(
                    f"{plural(ends.unplaced, 'holding')} ended without a release and without "
                    f"any lease record to say when its lease ended. {r.summary}")  # fmt: skip
         details["reason"] = "lease ends that cannot be placed"
+        details.pop(KEY, None)  # no violation to name
     elif r.valid is False:
-        why = r.summary.removeprefix("Not linearizable: ")
+        why = str(r.details.get("counterexample", {}).get("sentences", [r.summary])[0])
+        why = why.removeprefix("Not linearizable: ")
         summary = (f"Not linearizable as an owner-aware mutex, even {how}: {why} The lock was "
                    "granted while another process held it under a lease that had not ended "
                    "(or a release came from a process that did not hold it).")  # fmt: skip

@@ -18,6 +18,10 @@ from typing import Any, Literal
 
 Validity = bool | Literal["unknown"]
 UNKNOWN: Literal["unknown"] = "unknown"
+INTERRUPTED = "interrupted"
+"""The verdict word of a run cut short (a signal, a killed harness) whose checks found no
+violation in what was recorded: its validity is unknown, its exit code 2 (Jepsen has no
+code for it). A cut-short run with a violation is invalid, as any other."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,11 @@ def overall(results: Iterable[CheckResult]) -> Validity:
     """A run's verdict: the worst of its applicable results; unknown when none applies."""
     judged = [r.valid for r in results if r.applicable]
     return worst(judged) if judged else UNKNOWN
+
+
+def verdict_word(valid: Validity) -> str:
+    """``valid``, ``invalid`` or ``unknown``."""
+    return "valid" if valid is True else "invalid" if valid is False else "unknown"
 
 
 def exit_code(valid: Validity) -> int:

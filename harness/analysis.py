@@ -15,9 +15,17 @@ from typing import Any
 
 from rich.console import Console
 
+from checkers.anomalies import KEY, other
 from checkers.faults import check_faults
 from checkers.record import RunRecord
-from checkers.result import CheckResult, exit_code, overall
+from checkers.result import (
+    INTERRUPTED,
+    UNKNOWN,
+    CheckResult,
+    exit_code,
+    overall,
+    verdict_word,
+)
 from harness.errors import HarnessError
 from harness.formats import Budget, FormatError
 from harness.formats.jsonl import read_history_jsonl, truncation_note
@@ -92,14 +100,26 @@ def check_run(
             r = CheckResult(name, "unknown", f"the checker crashed: {type(e).__name__}: {e}")
         results.append(r)
         r.details.setdefault("check_ms", round((time.perf_counter() - started) * 1000, 3))
+        if r.valid is False and KEY not in r.details:  # every violation carries a kind
+            told = r.details.get("violations") or [r.summary]
+            r.details[KEY] = [other(r.checker, str(v)).to_dict() for v in told]
     valid = overall(results)
     out: dict[str, Any] = {
         "valid": valid,
+        "verdict": verdict_word(valid),
         "test": record.test.get("name"),
         "status": record.test.get("status"),
         "ops": len(record.history),
         "checkers": {r.checker: r.to_dict() for r in results},
     }
+    stop = interruption(record.test)
+    if stop is not None:
+        # What was recorded was checked: a violation in it is real, but finding none
+        # proves less than the run set out to, so it is never valid.
+        out["interrupted"] = stop
+        out["checked_valid"] = valid
+        if valid is not False:
+            out["valid"], out["verdict"] = UNKNOWN, INTERRUPTED
     if record.notes:
         out["notes"] = list(record.notes)
     if write:
@@ -107,25 +127,73 @@ def check_run(
     return out
 
 
+def interruption(test: dict[str, Any]) -> dict[str, Any] | None:
+    """How a run was cut short (signal, seconds into the run, words), from its test.json;
+    None for a run that finished. A run still "running" is one whose harness died."""
+    status = test.get("status")
+    if status == "running":
+        return {"signal": None, "at_s": None,
+                "text": "the harness stopped before the run finished (killed or crashed)"}
+    if status != "interrupted":
+        return None
+    info = test.get("interrupted")
+    signame = info.get("signal") if isinstance(info, dict) else info
+    at_s = info.get("at_s") if isinstance(info, dict) else None
+    text = f"interrupted by {signame or 'a signal'}"
+    if isinstance(at_s, (int, float)):
+        text += f" at {at_s:.1f} s"
+        total = (test.get("options") or {}).get("time_limit")
+        recovery = (test.get("options") or {}).get("recovery_time") or 0
+        if isinstance(total, (int, float)):
+            text += f" of {total + recovery:.0f} s"
+    return {"signal": signame, "at_s": at_s, "text": text}
+
+
 def exit_code_of(results: dict[str, Any]) -> int:
     return exit_code(results["valid"])
 
 
-def _verdict(valid: Any) -> str:
-    if valid is True:
-        return "[bold green]valid[/]"
-    if valid is False:
-        return "[bold red]INVALID[/]"
-    return "[bold yellow]unknown[/]"
+_STYLES = {"valid": "bold green", "invalid": "bold red", "unknown": "bold yellow",
+           INTERRUPTED: "bold yellow"}  # fmt: skip
+
+
+def _verdict(word: str) -> str:
+    return f"[{_STYLES[word]}]{word.upper() if word == 'invalid' else word}[/]"
+
+
+def verdict_line(results: dict[str, Any]) -> str:
+    """The run's verdict in one line, saying when and how it was cut short."""
+    word = str(results.get("verdict") or verdict_word(results["valid"]))
+    stop = results.get("interrupted")
+    if stop is None:
+        return f"verdict: {_verdict(word)}"
+    if word == INTERRUPTED:
+        return (f"verdict: [{_STYLES[word]}]{stop['text']}[/]: no violation in what was "
+                "recorded, but the run did not finish, so it proves less than asked "
+                f"(exit {exit_code_of(results)})")
+    return f"verdict: {_verdict(word)} ({stop['text']}; the violation is in what was recorded)"
+
+
+def console_line(r: dict[str, Any]) -> str:
+    """What a person reads first of a checker's result: the named anomaly's sentence (and
+    how many more there are) for a violation, else its summary."""
+    named = r.get(KEY)
+    if r.get("valid") is not False or not named:
+        return str(r.get("summary", ""))
+    more = len(named) - 1
+    tail = f" ({more} more violation{'s' * (more > 1)}: see the report)" if more else ""
+    return f"{named[0]['sentence']}{tail}"
 
 
 def print_results(results: dict[str, Any], console: Console) -> None:
-    """One line per checker with its summary, then the verdict."""
+    """One line per checker with its summary (its first violation, named), then the
+    verdict."""
     for name, r in results["checkers"].items():
-        word = "[bold]n/a[/]" if r.get("applicable") is False else _verdict(r["valid"])
-        console.print(f"  {name}: {word} - {r.get('summary', '')}",
-                      highlight=False, soft_wrap=True)
-    console.print(f"verdict: {_verdict(results['valid'])}")
+        word = "n/a" if r.get("applicable") is False else verdict_word(r["valid"])
+        shown = "[bold]n/a[/]" if word == "n/a" else _verdict(word)
+        console.print(f"  {name}: {shown} - ", end="", highlight=False, soft_wrap=True)
+        console.print(console_line(r), highlight=False, soft_wrap=True, markup=False)
+    console.print(verdict_line(results), highlight=False, soft_wrap=True)
 
 
 def report_run(run_dir: str, console: Console) -> int:

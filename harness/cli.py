@@ -1,7 +1,8 @@
 """The ``harness`` command line.
 
-Exit codes follow Jepsen's: 0 valid, 1 invalid, 2 unknown, 254 bad arguments or input,
-255 a crash of the harness itself. Bad input is one line saying what is wrong and what to
+Exit codes follow Jepsen's: 0 valid, 1 invalid, 2 unknown (and interrupted: a run cut
+short whose checks found no violation), 254 bad arguments or input, 255 a crash of the
+harness itself. Bad input is one line saying what is wrong and what to
 do, never a traceback.
 """
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
 EXIT_BAD_ARGS = 254
 EXIT_CRASH = 255
+EXIT_UNKNOWN = 2  # Jepsen's unknown: also an interrupted run, and one stopped before a verdict
 _OUT_OF_MEMORY = b"harness: out of memory; try --memory-limit or fewer files\n"
 
 
@@ -534,9 +536,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:
         print(f"harness: {e}", file=sys.stderr)
         code = EXIT_BAD_ARGS
-    except KeyboardInterrupt:
-        print("harness: interrupted", file=sys.stderr)
-        code = 130
+    except KeyboardInterrupt:  # outside a run's own handling (which checks and reports)
+        print("harness: interrupted before a verdict: unknown (exit 2)", file=sys.stderr)
+        code = EXIT_UNKNOWN
     except MemoryError:  # the message is built beforehand: allocating now could fail
         os.write(2, _OUT_OF_MEMORY)
         code = EXIT_CRASH

@@ -54,14 +54,31 @@ class RunOutcome:
     exit_code: int
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""The signals that end a run early, through the teardown: Ctrl-C, kill, a closed terminal."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A stop signal arrived mid-run: which one, and when (seconds on the run clock)."""
+
+    def __init__(self, signame: str, at_s: float) -> None:
+        super().__init__(f"{signame} at {at_s:.1f} s")
+        self.signame = signame
+        self.at_s = at_s
+
+
 @contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP end a run like Ctrl-C does: through the teardown."""
+def _signals_as_interrupt(clock: RunClock) -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP end a run alike: through the teardown, remembered. The
+    first one counts; later ones are ignored until the teardown is done (an impatient
+    second Ctrl-C must not leave a fault in place)."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
+        for s in STOP_SIGNALS:
+            signal.signal(s, signal.SIG_IGN)
+        raise RunInterrupted(signal.Signals(signum).name, clock.seconds())
 
-    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    old = {s: signal.signal(s, handler) for s in STOP_SIGNALS}
     try:
         yield
     finally:
@@ -71,12 +88,27 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 @contextmanager
 def _no_interrupts() -> Iterator[None]:
-    """Teardown must finish: hold Ctrl-C until it has."""
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """Teardown must finish: hold every stop signal until it has."""
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in STOP_SIGNALS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, old)
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _quiet_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker ignoring SIGHUP, as it ignores SIGINT and
+    SIGTERM: a closed terminal hangs up the whole process group, and a tracker killed by
+    it is relaunched empty and prints a KeyError traceback for every semaphore the
+    workers release afterwards. An ignored signal stays ignored across exec."""
+    from multiprocessing import resource_tracker
+
+    old = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        signal.signal(signal.SIGHUP, old)
 
 
 def _log_to(run_dir: Path) -> logging.Handler:
@@ -104,6 +136,7 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
     target.check_options(opts)
     run_dir = new_run_dir(Path(opts.out_dir), opts.test_name())
     handler = _log_to(run_dir)
+    _quiet_resource_tracker()
     clock = RunClock()
     test: dict[str, Any] = {
         "name": opts.test_name(),
@@ -116,9 +149,9 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
     }
     write_json(run_dir / TEST_FILE, test)
     console.print(f"[bold]{opts.test_name()}[/] seed {seed} -> {run_dir}")
-    interrupted: str | None = None
+    interrupted: dict[str, Any] | None = None
     try:
-        with _sigterm_as_interrupt(), ExitStack() as stack:
+        with _signals_as_interrupt(clock), ExitStack() as stack:
             stack.callback(_finish_teardown, console)
             cluster = target.make_cluster(opts, clock)
             stack.callback(_quietly, "stop the cluster", cluster.stop)
@@ -154,9 +187,10 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
             with Progress(console, runner.stats, clock.seconds, total, opts.test_name()):
                 runner.run()
     except KeyboardInterrupt as e:
-        interrupted = str(e) or "Ctrl-C"
-        console.print(f"[yellow]interrupted ({interrupted}): faults healed, checking what "
-                      "was recorded[/]")
+        stop = e if isinstance(e, RunInterrupted) else RunInterrupted("SIGINT", clock.seconds())
+        interrupted = {"signal": stop.signame, "at_s": round(stop.at_s, 3)}
+        console.print(f"[yellow]interrupted by {stop}: faults healed, checking what was "
+                      "recorded[/]")
     finally:
         test["status"] = "interrupted" if interrupted else "finished"
         if interrupted:
@@ -168,10 +202,7 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
     console.print(f"results in {run_dir}")
     logging.getLogger().removeHandler(handler)
     handler.close()
-    code = analysis.exit_code_of(results)
-    if interrupted and code == 0:
-        code = 2  # a cut-short run proves less than it set out to
-    return RunOutcome(run_dir, results["valid"], code)
+    return RunOutcome(run_dir, results["valid"], analysis.exit_code_of(results))
 
 
 def _quietly(what: str, fn: Any, *args: Any) -> None:
@@ -194,4 +225,4 @@ def _finish_teardown(console: Console) -> None:
     log.info("teardown complete")
 
 
-__all__ = ["RESOURCE_FILE", "RunOutcome", "run_test"]
+__all__ = ["RESOURCE_FILE", "RunInterrupted", "RunOutcome", "run_test"]

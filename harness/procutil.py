@@ -17,8 +17,10 @@ def die_with_parent(sig: int = signal.SIGKILL, parent: int | None = None) -> Non
     Workers, the ``sim`` server and the protected resource call it at start, so a kill -9
     of the harness leaves no process behind, stopped ones included. ``parent``: the pid
     the caller expects as its parent; if that one already died (before this call: a
-    process still starting up), exit at once instead.
+    process still starting up), exit at once instead. A hangup of the terminal reaches
+    the whole process group: the children ignore it, the harness tears them down.
     """
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)

@@ -5,9 +5,9 @@ went wrong, in the words Jepsen's analyses use. This module looks for the two cl
 stories in an invalid partition, with proof from real time and the model's hints alone
 (never from the search's choices):
 
-- **stale read**: a read returned ``v``, but an acknowledged write or cas ``w`` of another
-  value completed before the read was invoked, and ``w`` certainly took effect after every
-  operation that could have set ``v``;
+- **stale read**: a read returned ``v``, but a write or cas ``w`` of another value had
+  certainly taken effect before the read was invoked (acknowledged, or seen), and after
+  every operation that could have set ``v``;
 - **lost update**: a cas succeeded from a state ``w`` had already overwritten (so ``w``'s
   update was lost), or reads went on returning ``v`` after ``w`` and no operation ever saw
   ``w``'s value.
@@ -15,8 +15,11 @@ stories in an invalid partition, with proof from real time and the model's hints
 ``w`` certainly follows a producer ``p`` of ``v`` when ``p`` completed before ``w`` began,
 or when ``p`` needed a state ``s`` (a cas from ``s``) and every other operation that
 produces ``s`` completed before ``w`` began: after ``w`` nothing could bring ``s`` back.
-Uncertain operations (``info``) may take effect at any time, so they never count as
-proof. Models whose hints leave some effect unknown (``produces=ANY``) are not named.
+Uncertain operations (``info``) may take effect at any time, or never: one counts only
+once a certain operation saw the state that it alone produces (it took effect before that
+one returned). Only register models are named (``REGISTERS``), and only when their hints
+leave no effect unknown (``produces=ANY``). One pass over the partition, after the
+verdict: one key of 200,000 ops with no story to find takes 3.6 s, 40,000 ops 0.55 s.
 """
 
 from __future__ import annotations
@@ -29,12 +32,13 @@ from typing import Any, Final
 from checkers.anomalies import Anomaly, Involved, bounded, named
 from checkers.linear.counterexample import Times, call_words, state_words
 from checkers.linear.model import ANY, NOTHING, Hint, Model
-from checkers.linear.prepare import Problem
+from checkers.linear.prepare import INF, Problem
 
 NEVER: Final = -1
 """Before every operation: the time the initial state was set."""
-SCAN: Final = 10_000
-"""Operations looked at beyond the quick candidate, at most, per named anomaly."""
+REGISTERS: Final = frozenset({"register", "cas-register", "etcd", "multi-register", "kv"})
+"""The models whose states are values written and read: the only ones these stories fit
+(a mutex's acquire is no read, its release no update)."""
 _CALL_CHARS: Final = 80
 _NOT_LINEARIZABLE: Final = re.compile(r"^Not linearizable( \(key [^)]*\))?: ")
 
@@ -50,28 +54,60 @@ class _Partition:
         for i, h in enumerate(hints):
             if not h.readonly and h.produces is not NOTHING:
                 self.producers.setdefault(h.produces, []).append(i)
-        # The certain state-changing ops, in order of return, and the one started last
-        # among the first k of them (the best overwrite candidate before a time).
-        ends, starts = problem.ends, problem.starts
-        self.changers = [i for i in range(problem.n_certain) if not hints[i].readonly]
-        self.changer_ends = [ends[i] for i in self.changers]
-        self.latest: list[int] = []
-        best = -1
+        # Where each state was first seen: the certain op requiring it that returned first.
+        starts = problem.starts
+        self.seen: dict[Hashable, int] = {}
+        for i in range(problem.n_certain):
+            need = hints[i].requires
+            if need is not NOTHING and need not in self.seen:
+                self.seen[need] = i  # certain ops are in order of return
+        # The state-changing ops known to have taken effect, in order of the time by which
+        # they had; for the first k of them, the one started last, and the one started last
+        # among those producing another state than it (the best overwrite of any state is
+        # one of the two).
+        effect = [(self.effect_by(i), i) for i, h in enumerate(hints) if not h.readonly]
+        effect = sorted(x for x in effect if x[0] != INF)
+        self.changers = [i for _, i in effect]
+        self.changer_ends = [t for t, _ in effect]
+        self.latest: list[tuple[int, int]] = []
+        best = other = -1
         for i in self.changers:
             if best < 0 or starts[i] > starts[best]:
+                if best >= 0 and hints[best].produces != hints[i].produces:
+                    other = best  # else the old other still produces another state
                 best = i
-            self.latest.append(best)
+            elif hints[i].produces != hints[best].produces and (
+                other < 0 or starts[i] > starts[other]
+            ):
+                other = i
+            self.latest.append((best, other))
+
+    def observer(self, q: int) -> int | None:
+        """For an uncertain op, the certain op that saw the state only it produces (so it
+        took effect before that one returned); None when there is none."""
+        u = self.hints[q].produces
+        if u is NOTHING or u == self.p.init or len(self.producers.get(u, ())) != 1:
+            return None
+        return self.seen.get(u)
+
+    def effect_by(self, q: int) -> int:
+        """The time by which ``q`` had certainly taken effect (``INF``: perhaps never)."""
+        end = self.p.ends[q]
+        if end != INF:
+            return end
+        o = self.observer(q)
+        return INF if o is None else self.p.ends[o]
 
     def last_end(self, state: Hashable, but: int) -> int:
-        """The latest return of an operation producing ``state`` other than ``but``
-        (``NEVER`` when none; ``INF`` when one is uncertain)."""
-        ends = [self.p.ends[q] for q in self.producers.get(state, ()) if q != but]
+        """The latest time by which an op producing ``state`` other than ``but`` had taken
+        effect (``NEVER`` when none; ``INF`` when one perhaps has not)."""
+        ends = [self.effect_by(q) for q in self.producers.get(state, ()) if q != but]
         return max(ends, default=NEVER)
 
     def after(self, q: int) -> int:
-        """Every certain op producing another state that began after this time certainly
-        took effect after ``q``."""
-        t = self.p.ends[q]
+        """Every op producing another state that began after this time certainly took
+        effect after ``q``."""
+        t = self.effect_by(q)
         need = self.hints[q].requires
         if need is not NOTHING:
             t = min(t, self.last_end(need, q))
@@ -88,22 +124,15 @@ class _Partition:
         return self.after(last), last
 
     def overwrite(self, r: int, v: Hashable, since: int) -> int | None:
-        """A certain op producing a state other than ``v``, begun after ``since`` and
-        returned before ``r`` was invoked (the one begun last, when quick to find)."""
+        """The op begun last of those producing a state other than ``v``, begun after
+        ``since`` and known to have taken effect before ``r`` was invoked; None when there
+        is none."""
         k = bisect_left(self.changer_ends, self.p.starts[r])
         if k == 0:
             return None
-        starts, hints = self.p.starts, self.hints
-        w = self.latest[k - 1]
-        if starts[w] <= since:
-            return None
-        if hints[w].produces != v:
-            return w
-        for j in range(k - 1, max(-1, k - 1 - SCAN), -1):
-            c = self.changers[j]
-            if starts[c] > since and hints[c].produces != v:
-                return c
-        return None
+        best, other = self.latest[k - 1]
+        w = best if self.hints[best].produces != v else other
+        return w if w >= 0 and self.p.starts[w] > since else None
 
 
 def name_partition(problem: Problem, model: Model, failed: int | None = None) -> Anomaly | None:
@@ -111,7 +140,7 @@ def name_partition(problem: Problem, model: Model, failed: int | None = None) ->
     operation's own (history index ``failed``) when it is one, else the earliest one;
     None when neither story can be proved."""
     hint = getattr(model, "hint", None)
-    if hint is None:
+    if hint is None or model.name not in REGISTERS:
         return None
     hints = [hint(c) for c in problem.calls]
     if any(not h.readonly and h.produces is ANY for h in hints):
@@ -147,16 +176,17 @@ def _story(part: _Partition, r: int, w: int, source: int | None) -> Anomaly:
     ]
     if source is not None:
         involved.append(_involved(p, model, source, "source"))
+    done = _done(part, w, t)
     if not hints[r].readonly:
         text = (
-            f"{ww}'s {wcall}, acknowledged at {t.at(_end(p, w))}, was lost: "
+            f"{ww}'s {wcall}, {done}, was lost: "
             f"{rw}'s {_words(model, p, r)} was applied to {state_words(model, v)}, the state "
             f"before it, invoked at {t.at(p.invokes[r].time)}."
         )
         return _anomaly("lost-update", text, involved, p.label)
     if _vanished(part, r, u):
         text = (
-            f"{ww}'s {wcall}, acknowledged at {t.at(_end(p, w))}, vanished: "
+            f"{ww}'s {wcall}, {done}, vanished: "
             f"{rw} read {state_words(model, v)}, the value before it, at "
             f"{t.at(p.invokes[r].time)}, later reads too, and no operation ever saw "
             f"{state_words(model, u)}."
@@ -164,22 +194,36 @@ def _story(part: _Partition, r: int, w: int, source: int | None) -> Anomaly:
         return _anomaly("lost-update", text, involved, p.label)
     text = (
         f"{rw} read {state_words(model, v)} at {t.at(p.invokes[r].time)}, but {ww}'s "
-        f"{wcall} had been acknowledged at {t.at(_end(p, w))}, before the read began."
+        f"{wcall} had taken effect before the read began ({done})."
     )
     if source is None:
         text += f" {state_words(model, v)} was the initial value."
     else:
-        why = (
-            f"completed before the {wcall} began"
-            if p.ends[source] < p.starts[w]
-            else f"needed {state_words(model, hints[source].requires)}, and nothing set "
-            f"that again after the {wcall}"
-        )
+        if part.effect_by(source) < p.starts[w]:
+            why = f"was {_done(part, source, t)}, before the {wcall} began"
+        else:
+            why = (
+                f"needed {state_words(model, hints[source].requires)}, and nothing set "
+                f"that again after the {wcall}"
+            )
         text += (
             f" {state_words(model, v)} was set by {_who(p, source)}'s "
             f"{_words(model, p, source)}, which {why}."
         )
     return _anomaly("stale-read", text, involved, p.label)
+
+
+def _done(part: _Partition, q: int, t: Times) -> str:
+    """When ``q`` took effect, in words: acknowledged, or seen by another operation."""
+    p = part.p
+    if p.ends[q] != INF:
+        return f"acknowledged at {t.at(_end(p, q))}"
+    o = part.observer(q)
+    assert o is not None, "only ops known to have taken effect are told"
+    return (
+        f"seen by {_who(p, o)}'s {_words(part.model, p, o)} returning at "
+        f"{t.at(_end(p, o))}, its own outcome unknown"
+    )
 
 
 def _vanished(part: _Partition, r: int, u: Hashable) -> bool:

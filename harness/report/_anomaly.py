@@ -1,7 +1,9 @@
 """Where the anomaly is on the timeline: the first view's zoom, marks and highlights.
 
 An invalid linearizability result points at its counterexample's window: the view opens
-on it, its operations are outlined and the one that cannot be linearized stands out. An
+on it, its operations are outlined and the one that cannot be linearized stands out; its
+named anomaly (a stale read: the read, the overwrite, the write it read) is marked and
+outlined where it happened. An
 invalid mutual-exclusion result points at its first accepted stale write: the view opens
 from the stale holder's acquisition to that write. Handovers are marked in any run: the
 danger window on the stale holder's lane (lease expiry to its last write), the handover
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from checkers.anomalies import KEY
 from harness.report._lanes import Lanes
 from harness.report._timeline import us
 
@@ -44,6 +47,12 @@ def annotate(results: dict[str, Any] | None, timeline: dict[str, Any], lanes: La
             first = min([s, *(us(o["invoke_time"]) for o in shown if o.get("invoke_time"))])
             first = max(first, s - _CONTEXT_SPANS * max(e - s, _MIN_SPAN_US))
             focus = _padded(first, e, "the counterexample")
+        for a in lin.get(KEY) or ():  # the named anomaly's operations, where they are
+            named_mark = _named_mark(a, positions)
+            if named_mark is not None:
+                mark, ops = named_mark
+                marks.append(mark)
+                highlight = sorted(set(highlight) | set(ops))
     mutex = checkers.get("mutex") or {}
     marks += _handover_marks(mutex.get("handovers") or (), lanes)
     if focus is None:
@@ -52,6 +61,21 @@ def annotate(results: dict[str, Any] | None, timeline: dict[str, Any], lanes: La
         # Open on the anomaly only when it is one: a valid run opens on the whole run.
         focus["auto"] = lin.get("valid") is False or mutex.get("valid") is False
     timeline.update(focus=focus, marks=marks, highlight=highlight, culprit=culprit)
+
+
+def _named_mark(
+    a: dict[str, Any], positions: dict[Any, int]
+) -> tuple[dict[str, Any], list[int]] | None:
+    """A mark over a named anomaly's operations (from the first invoked to the last
+    completed) and their positions on the timeline; None when it names no operation."""
+    involved = [x for x in a.get("involved") or () if x.get("index") in positions]
+    if not involved:
+        return None
+    s = min(us(x["invoke_time"]) for x in involved)
+    e = max(us(x.get("complete_time") or x["invoke_time"]) for x in involved)
+    where = f" (key {a['key']})" if a.get("key") is not None else ""
+    mark = {"lane": -1, "s": s, "e": e, "label": f"{a.get('label', '')}{where}", "kind": "window"}
+    return mark, [positions[x["index"]] for x in involved]
 
 
 def _counterexample_ops(cx: dict[str, Any]) -> list[dict[str, Any]]:

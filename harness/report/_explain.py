@@ -1,5 +1,6 @@
 """The counterexample sections: why a checker said what it said, in words and tables.
 
+Each starts with its named anomalies (``checkers.anomalies``: the kind and the sentence).
 Linearizability: the explanation sentences, the minimal window of operations around the
 contradiction (the one that cannot be linearized marked), and the longest partial
 linearizations with the state each leaves. Mutual exclusion: each violation's summary
@@ -9,8 +10,10 @@ stale writes fencing rejected.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from checkers.anomalies import KEY
 from harness.report._format import DASH, seconds, secs
 from harness.report._html import esc, table, tag
 
@@ -23,20 +26,29 @@ def explanations(results: dict[str, Any] | None) -> str:
     parts = []
     lin = checkers.get("linearizability")
     if lin and isinstance(lin.get("counterexample"), dict):
-        parts.append(linearizability_section(lin["counterexample"]))
+        parts.append(linearizability_section(lin["counterexample"], lin.get(KEY) or ()))
     mutex = checkers.get("mutex")
     if mutex:
         parts.append(mutex_section(mutex))
+    for name, r in checkers.items():
+        if name not in ("linearizability", "mutex") and r.get(KEY):
+            body = "".join(named_anomaly(a) for a in r[KEY])
+            body += "".join(tag("p", esc(v), class_="explanation violation")
+                            for v in r.get("violations") or ())  # fmt: skip
+            parts.append(tag("section", tag("h2", esc(f"Violations: {name}")) + body,
+                             class_="explain", id=f"violations-{name}"))  # fmt: skip
     return "".join(parts)
 
 
-def linearizability_section(cx: dict[str, Any]) -> str:
-    """Sentences, the window of operations and the partial linearizations."""
+def linearizability_section(cx: dict[str, Any], named: Sequence[dict[str, Any]] = ()) -> str:
+    """The named anomaly, then the full chain: sentences, the window of operations and
+    the partial linearizations."""
     at = _timer(cx.get("time_unit", "ns"))
     culprit = (cx.get("op") or {}).get("index")
     window = cx.get("window") or {}
     rows = [_op_row(o, at, o.get("index") == culprit) for o in window.get("ops", ())]
-    body = "".join(tag("p", esc(s), class_="explanation") for s in cx.get("sentences", ()))
+    body = "".join(named_anomaly(a) for a in named)
+    body += "".join(tag("p", esc(s), class_="explanation") for s in cx.get("sentences", ()))
     body += tag(
         "h3",
         esc(f"The operations around it ({at(window.get('start'))} to {at(window.get('end'))})"),
@@ -58,9 +70,18 @@ def linearizability_section(cx: dict[str, Any]) -> str:
     return tag("section", tag("h2", esc(title)) + body, class_="explain", id="counterexample")
 
 
+def named_anomaly(a: dict[str, Any]) -> str:
+    """One named anomaly: its kind as a badge, its sentence, its operations."""
+    ops = ", ".join(f"#{i}" for i in a.get("ops") or ())
+    where = tag("span", esc(f" (operations {ops})"), class_="muted") if ops else ""
+    return tag("p", tag("span", esc(a.get("label", a.get("kind", ""))), class_="kind")
+               + " " + esc(a.get("sentence", "")) + where,
+               class_="named-anomaly", data_kind=str(a.get("kind", "")))  # fmt: skip
+
+
 def mutex_section(r: dict[str, Any]) -> str:
     """Violations, handovers and stale writes of a mutual-exclusion result."""
-    body = ""
+    body = "".join(named_anomaly(a) for a in r.get(KEY) or ())
     for v in r.get("violations") or ():
         body += tag("p", esc(v), class_="explanation violation")
     handovers = r.get("handovers") or []

@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from checkers.result import INTERRUPTED
 from harness.report._format import DASH
-from harness.report._html import badge, esc, page, table, tag
+from harness.report._html import esc, page, table, tag, word_badge
 from harness.report._page import REPORT_FILE
 from harness.report._runs import RunInfo, find_run_dirs, load_run
 from harness.report._verdict import first_sentence, headline
@@ -40,7 +41,8 @@ def render_index(results_root: Path, *, reports_on_demand: bool = False) -> str:
     root = Path(results_root).resolve()
     runs = [load_run(d) for d in find_run_dirs([root])]
     runs.sort(key=lambda r: (r.date.timestamp() if r.date else 0.0, str(r.path)), reverse=True)
-    counts = {w: sum(r.verdict == w for r in runs) for w in ("invalid", "unknown", "valid")}
+    words = ("invalid", INTERRUPTED, "unknown", "valid")
+    counts = {w: sum(r.verdict == w for r in runs) for w in words}
     summary = ", ".join(f"{n} {w}" for w, n in counts.items() if n) or "no run yet"
     rows = [_row(r, root, reports_on_demand) for r in runs]
     body = (
@@ -76,7 +78,7 @@ def _row(run: RunInfo, root: Path, on_demand: bool) -> tuple[str, list[str]]:
     link = tag("a", esc(run.name), href=f"{rel}/{REPORT_FILE}" if has_report else f"{rel}/")
     files = " ".join(tag("a", esc(f), href=f"{rel}/{f}") for f in _FILES if (run.path / f).exists())
     return run.verdict.replace(" ", "-"), [
-        badge(run.valid),
+        word_badge(run.verdict),
         link + tag("div", esc(rel), class_="muted"),
         esc(run.target_label),
         esc(run.workload),
@@ -91,6 +93,8 @@ def _row(run: RunInfo, root: Path, on_demand: bool) -> tuple[str, list[str]]:
 def _why(run: RunInfo) -> str:
     """The headline's first sentence: the report has the rest."""
     lead, rest = first_sentence(headline(run.results))
+    if run.interrupted is not None and run.verdict != INTERRUPTED:
+        lead = f"{lead} ({run.interrupted})"
     return lead + (" …" if rest else "")
 
 

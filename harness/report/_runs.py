@@ -16,7 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from checkers.result import Validity
+from checkers.result import INTERRUPTED, Validity
+from checkers.result import verdict_word as result_word
 from harness.store import HISTORY_FILE, RESULTS_FILE, TEST_FILE, read_json
 
 _STAMP = re.compile(r"(\d{8}T\d{6})")
@@ -76,8 +77,17 @@ class RunInfo:
 
     @property
     def verdict(self) -> str:
-        """``valid``, ``invalid``, ``unknown`` or ``not checked``."""
+        """``valid``, ``invalid``, ``unknown``, ``interrupted`` (cut short, no violation
+        found in what was recorded) or ``not checked``."""
+        if self.results is not None and self.results.get("verdict") == INTERRUPTED:
+            return INTERRUPTED
         return verdict_word(self.valid)
+
+    @property
+    def interrupted(self) -> str | None:
+        """How the run was cut short, in words; None when it finished."""
+        stop = (self.results or {}).get("interrupted")
+        return str(stop.get("text") or INTERRUPTED) if isinstance(stop, dict) else None
 
     @property
     def checkers(self) -> dict[str, dict[str, Any]]:
@@ -94,13 +104,7 @@ class RunInfo:
 
 def verdict_word(valid: Validity | None) -> str:
     """The word for a validity: valid, invalid, unknown, or ``not checked`` for None."""
-    if valid is None:
-        return NOT_CHECKED
-    if valid is True:
-        return "valid"
-    if valid is False:
-        return "invalid"
-    return "unknown"
+    return NOT_CHECKED if valid is None else result_word(valid)
 
 
 def is_run_dir(path: Path) -> bool:

@@ -11,9 +11,9 @@ from typing import Any
 
 from checkers.windows import FaultWindow
 from harness.report._format import DASH, ms, pct
-from harness.report._html import badge, definitions, esc, tag, word_badge
+from harness.report._html import definitions, esc, tag, word_badge
 from harness.report._metrics import QUANTILES, OpStats
-from harness.report._runs import RunInfo
+from harness.report._runs import INTERRUPTED, RunInfo
 from harness.report._verdict import CheckerVerdict, checker_verdicts, first_sentence, headline
 
 _FAULT_OPTIONS = {
@@ -35,6 +35,9 @@ def banner(run: RunInfo) -> str:
     items = "".join(_checker_item(v) for v in verdicts)
     if not verdicts:
         items = tag("li", esc(headline(run.results)), class_="sentence")
+    if run.interrupted is not None:
+        word = "INTERRUPTED" if run.verdict == INTERRUPTED else word
+        items = _interrupted_item(run) + items
     more = sum(max(0, len(v.explanation) - 1) for v in verdicts)
     if more:
         items += tag(
@@ -43,11 +46,20 @@ def banner(run: RunInfo) -> str:
     cls = "verdict " + run.verdict.replace(" ", "-")
     return tag(
         "header",
-        tag("div", f"{esc(word)} {badge(valid)}", class_="verdict-word", id="verdict")
+        tag("div", f"{esc(word)} {word_badge(run.verdict)}", class_="verdict-word", id="verdict")
         + tag("ul", items, class_="checkers")
         + tag("p", esc(one_line_config(run)), class_="config-line"),
         class_=cls,
     )
+
+
+def _interrupted_item(run: RunInfo) -> str:
+    """How the run was cut short, and what that means for its verdict."""
+    what = ("no violation in what was recorded, but the run did not finish: it proves less "
+            "than it set out to" if run.verdict == INTERRUPTED
+            else "the violation is in what was recorded")  # fmt: skip
+    return tag("li", esc(f"The run was {run.interrupted}: {what}."),
+               class_="sentence interrupted")  # fmt: skip
 
 
 def _checker_item(v: CheckerVerdict) -> str:

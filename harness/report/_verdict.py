@@ -1,8 +1,9 @@
 """Verdicts in words: what a reader must see first, pass or fail and why.
 
 Works on the plain result dicts of ``results.json``, whatever the checker: an invalid
-result explains itself by its ``violations`` (mutual exclusion) or its counterexample's
-``sentences`` (linearizability); anything else by its summary.
+result is said by its first named anomaly's sentence (``checkers.anomalies``) and explained
+by its ``violations`` (mutual exclusion) or its counterexample's ``sentences``
+(linearizability); anything else by its summary.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from checkers.result import Validity
+from checkers.anomalies import KEY
+from checkers.result import INTERRUPTED, Validity
 from harness.report._runs import NOT_APPLICABLE, verdict_word
 
 
@@ -50,6 +52,10 @@ def headline(results: dict[str, Any] | None) -> str:
         return "Not checked: this run has no results.json; run `harness check RUN_DIR`."
     valid = results.get("valid")
     verdicts = checker_verdicts(results)
+    stop = results.get("interrupted")
+    if isinstance(stop, dict) and results.get("verdict") == INTERRUPTED:
+        text = str(stop.get("text") or INTERRUPTED)
+        return f"{text[:1].upper()}{text[1:]}: no violation in what was recorded."
     if valid is True:
         return f"Valid: {verdicts[0].checker}: {verdicts[0].sentence}" if verdicts else "Valid."
     if not verdicts:
@@ -74,9 +80,18 @@ def _verdict(name: str, r: dict[str, Any]) -> CheckerVerdict:
         return CheckerVerdict(name, valid, str(r.get("summary") or NOT_APPLICABLE), (),
                               applicable=False)
     summary = str(r.get("summary") or "").strip()
-    head = summary.split("\n\n", 1)[0]
+    paragraphs = summary.split("\n\n")
+    head = paragraphs[0]
     if valid is False:
         explanation = _explanation(r)
+        named = r.get(KEY) or []
+        if named:  # the named anomaly first; the summary's counts under it
+            sentence = str(named[0].get("sentence", ""))
+            if head == sentence:
+                head = paragraphs[1] if len(paragraphs) > 1 else ""
+            context = "" if sentence.startswith(head) else head
+            return CheckerVerdict(name, valid, sentence, tuple(explanation or [sentence]),
+                                  context)  # fmt: skip
         if explanation:
             context = "" if head and explanation[0].startswith(head) else head
             return CheckerVerdict(name, valid, explanation[0], tuple(explanation), context)

@@ -89,7 +89,7 @@ def test_a_report_renders_offline_and_opens_on_the_anomaly(
     assert v["canvas"] > 100
     if zoomed:  # the first view is the anomaly, not the whole run
         assert (v["v0"], v["v1"]) == pytest.approx((v["focus"]["s"], v["focus"]["e"]), rel=1e-6)
-        assert "Not linearizable" in v["headline"] or "accepted" in v["headline"]
+        assert "stale read" in v["headline"] or "accepted" in v["headline"]
         done = _load(runs[run] / "report.html", {"i": INTERACT}).values["i"]
         assert done["zoomed_in"] and done["panned_back"]
         assert "cannot be linearized" in done["tip"] or "STALE write accepted" in done["tip"]

@@ -86,8 +86,10 @@ def test_a_valid_lock_run_opens_on_the_whole_run(runs: dict[str, Path]) -> None:
 def test_an_invalid_linearizability_run_shows_its_counterexample(runs: dict[str, Path]) -> None:
     html = _report(runs["cas-stale-read"])
     header = html.split("</header>")[0]
-    assert "Not linearizable" in header and "It needs the state" in header
+    assert "stale read (key 0): process" in header  # the named anomaly first
     assert 'id="counterexample"' in html and "cannot be linearized" in html
+    section = html.split('id="counterexample"', 1)[1]
+    assert 'data-kind="stale-read"' in section and "Not linearizable" in section
     assert "Partial linearizations" in html
     d = _data(html)["timeline"]
     results = json.loads((runs["cas-stale-read"] / RESULTS_FILE).read_text())
@@ -97,6 +99,11 @@ def test_an_invalid_linearizability_run_shows_its_counterexample(runs: dict[str,
     assert culprit in d["highlight"]
     assert d["focus"]["auto"] is True
     assert d["focus"]["s"] <= cx["window"]["start"] // 1000 <= d["focus"]["e"]
+    (named,) = results["checkers"]["linearizability"]["named_anomalies"]
+    (mark,) = [m for m in d["marks"] if m["label"] == "stale read (key 0)"]
+    ops = [d["ops"]["x"].index(x["index"]) for x in named["involved"]]
+    assert ops and set(ops) <= set(d["highlight"])
+    assert mark["s"] <= min(named["involved"][i]["invoke_time"] // 1000 for i in range(len(ops)))
 
 
 def test_operations_are_columns_of_equal_length(runs: dict[str, Path]) -> None:

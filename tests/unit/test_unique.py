@@ -115,7 +115,8 @@ def test_big_partitions_go_through_it(corrupt: float) -> None:
     assert result.details["steps"] == 0  # no search ran
     assert result.valid is (corrupt == 0.0)
     if corrupt:
-        assert explain(result)[0].startswith("Not linearizable: ")
+        assert explain(result)[0].startswith("stale read: ")  # named first
+        assert result.details["counterexample"]["sentences"][0].startswith("Not linearizable: ")
         assert result.details["counterexample"]["window"]["ops"]
 
 
