@@ -38,17 +38,18 @@ from harness.store import RESULTS_FILE, write_json
 EXIT_BAD_INPUT = 254
 EXIT_CRASH = 255
 _WORDS = {True: "[green]valid[/]", False: "[red]invalid[/]", UNKNOWN: "[yellow]unknown[/]"}
-_OOM = "harness: out of memory while checking {} after {}; try --memory-limit or fewer files\n"
+_OOM = "harness: out of memory while {} {}{}; try --memory-limit or fewer files\n"
 
 
 def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes]
                 ) -> dict[str, Any]:  # fmt: skip
+    """A history file's outcome: read within ``budget``, checked with what is left of it."""
     try:
         read = read_file(path, budget)
     except FormatError as e:
         raise HarnessError(str(e)) from None
     history = read.history
-    oom[0] = _OOM.format(path, f"{len(history)} ops").encode()
+    oom[0] = _OOM.format("checking", path, f" after {len(history)} ops").encode()
     chosen = model or read.model
     if not chosen:
         raise HarnessError(
@@ -83,6 +84,7 @@ def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes]
 
 def _check_dir(path: Path, time_limit: float | None, budget: Budget, out: Path | None
                ) -> dict[str, Any]:  # fmt: skip
+    """A run directory's outcome: all its checkers; its results.json written where it can."""
     started = time.perf_counter()
     results = analysis.check_run(path, time_limit, write=False, budget=budget)
     ms = (time.perf_counter() - started) * 1000
@@ -123,7 +125,7 @@ def check_path(
     """One path's outcome; HarnessError (one line) if it is not a history or run
     directory. ``oom[0]`` holds the line to print if memory runs out meanwhile."""
     budget = Budget(time_limit, memory_limit)
-    oom[0] = _OOM.format(path, "reading 0 ops").encode()
+    oom[0] = _OOM.format("reading or checking" if path.is_dir() else "reading", path, "").encode()
     try:
         if path.is_dir():
             return _check_dir(path, time_limit, budget, out)

@@ -2,9 +2,10 @@
 
 Every line is one JSON value (blank lines aside), in strict UTF-8, without ``NaN`` or
 ``Infinity``; a history's lines are op objects whose fields ``make_op`` checks, with
-indices that increase. The one thing tolerated is what a killed writer leaves: a last line
-cut short (no newline after it, the start of a JSON object). It is dropped and said:
-``JsonLines.truncated`` is its line number.
+indices that increase, and no other fields (what ``Op.to_json`` writes: anything else in
+an op is garbage, not a field to skip). The one thing tolerated is what a killed writer
+leaves: a last line cut short (no newline after it, the start of a JSON object). It is
+dropped and said: ``JsonLines.truncated`` is its line number.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ CHUNK: Final = 1 << 22
 """Bytes read at a time."""
 _FIX: Final = "each line must be one op object with index, time, process, type and f"
 _REQUIRED: Final = ("index", "time", "process", "type", "f")
+_FIELDS: Final = frozenset((*_REQUIRED, "value", "key", "error", "node"))
 _PARTIAL_LITERALS: Final = ("true", "false", "null", "-")
 
 
@@ -188,6 +190,9 @@ def read_history_jsonl(
         except FieldError as e:
             missing = [k for k in _REQUIRED if k not in d]
             raise lines.error(n, f"not an op (no {missing[0]})" if missing else str(e)) from None
+        if not _FIELDS.issuperset(d):
+            extra = sorted(k for k in d if k not in _FIELDS)[0]
+            raise lines.error(n, f"an op with a field {extra[:30]!r} ops do not have")
         if op.index <= previous:
             raise lines.error(n, f"index {op.index} does not follow index {previous}")
         previous = op.index

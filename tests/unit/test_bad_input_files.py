@@ -8,23 +8,15 @@ import os
 from pathlib import Path
 
 import pytest
+from test_cli import run
 
-from harness.cli import EXIT_BAD_ARGS, main
+from harness.cli import EXIT_BAD_ARGS
 
 OP = '{"index":%s,"time":%s,"process":%s,"type":"invoke","f":"read","value":%s}\n'
 
 
 def op_line(index: str = "0", time: str = "0", process: str = "0", value: str = "null") -> str:
     return OP % (index, time, process, value)
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as e:
-        code = int(e.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # (file name, content, words the one-line error holds)
@@ -234,3 +226,12 @@ def test_special_files_passed_directly_are_named(
         code, _, err = run(capsys, "check", "--model", "register", str(path))
         assert code == EXIT_BAD_ARGS
         assert err.strip() == f"harness: {path}: {kind}, not a regular file; give a history file"
+
+
+def test_a_field_an_op_does_not_have_is_garbage_in_our_jsonl(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "h.jsonl"
+    path.write_text(op_line() + op_line("1").replace('"f"', '"x7":1,"f"'))
+    code, _, err = run(capsys, "check", "--model", "register", str(path))
+    assert code == EXIT_BAD_ARGS and f"{path}:2: an op with a field 'x7' ops do not have" in err

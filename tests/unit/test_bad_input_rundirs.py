@@ -4,13 +4,15 @@ writes results.json only where it can, or under --out, and says where."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
 
 import pytest
-from test_bad_input_files import op_line, run
+from test_bad_input_files import op_line
 from test_checks import run_dir
+from test_cli import run
 
 from harness.cli import EXIT_BAD_ARGS
 
@@ -128,3 +130,53 @@ def test_results_that_cannot_be_written_are_said_not_a_crash(
     code, out, err = run(capsys, "check", "--out", str(blocker), str(good))
     assert code == 0 and "Traceback" not in err
     assert f"results not written to {blocker / good.name / 'results.json'} (Not a directory)" in out
+
+
+def test_unreadable_records_are_one_line_even_as_root(
+    capsys: pytest.CaptureFixture[str], good: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 16: unreadable files gave PermissionError tracebacks (root reads anything: the
+    refusal is made by a stand-in for os.open)."""
+    from harness.formats import files
+
+    real_open = os.open
+
+    def refuse(path: os.PathLike[str] | str, flags: int, *args: int) -> int:
+        if Path(path).name == "resource.jsonl":
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(files.os, "open", refuse)
+    check_one_line(capsys, good, "resource.jsonl: cannot open it (Permission denied)")
+
+
+def test_a_read_only_run_directory_is_checked_and_said_even_as_root(
+    capsys: pytest.CaptureFixture[str], good: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 16: check wrote results.json into the directory it checks (PermissionError)."""
+    from harness import checkcmd
+
+    def read_only(path: Path, data: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(checkcmd, "write_json", read_only)
+    code, out, err = run(capsys, "check", str(good))
+    assert code == 0 and not err
+    assert (
+        f"results not written to {good / 'results.json'} (Permission denied); pass --out DIR "
+        "to keep them" in out
+    )
+
+
+def test_a_killed_runs_cut_short_history_is_checked_and_said(
+    capsys: pytest.CaptureFixture[str], good: Path
+) -> None:
+    history = good / "history.jsonl"
+    lines = history.read_text().splitlines()
+    history.write_text("\n".join(lines) + "\n" + '{"index":99,"time":5,"pro')
+    code, out, _ = run(capsys, "check", str(good))
+    assert code == 0
+    assert f"note: {history}:{len(lines) + 1}: the last line is cut short (a killed run?)" in out
+    assert json.loads((good / "results.json").read_text())["notes"] == [
+        f"{history}:{len(lines) + 1}: the last line is cut short (a killed run?) and was left out"
+    ]

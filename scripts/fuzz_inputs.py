@@ -1,0 +1,518 @@
+#!/usr/bin/env python3
+"""Fuzz the history readers and ``harness check`` with mutated inputs (issue 16).
+
+Seeds: a small history of each format built in (JSONL, Knossos EDN, porcupine etcd log
+and kv), histories from ``scripts/gen_history.py`` (register and kv), the reference
+histories in ``../shared/histories`` when they are there, synthetic run directories
+(``harness.report._synthetic``: a cas-register run and a lock run) and any run directory
+given with ``--run-dir`` (say one of ``harness run --target sim --time-limit 5``).
+
+Each input is one seed with one mutation: bad bytes, random bytes inside an op, garbage
+tokens, a field no op has, truncation, a field of the wrong type, a huge number, deep nesting, lines
+duplicated, swapped or deleted; for run directories also a record replaced by a FIFO, a
+device or a directory. A mutation says whether its result can still be a history
+(``must_fail`` False: garbage tokens, truncations, line shuffles) or cannot. Each input is
+checked in-process (``harness.checkcmd.check_path``, which calls the readers), with a
+per-input time limit and an alarm at ``--hang`` seconds, and classified:
+
+- ``error``: a one-line error (what bad input must get);
+- ``verdict``: a verdict (valid, invalid or unknown) on an input that may be a history;
+- findings: ``verdict-on-bad-input`` (a verdict where the input cannot be a history),
+  ``traceback`` (any other exception), ``hang`` (no answer within ``--hang`` s),
+  ``long-message`` (an error of more than one line).
+
+Findings are written to ``--findings DIR`` (default: a temporary directory) to reproduce.
+Exit 1 if there was any finding.
+
+    .venv/bin/python scripts/fuzz_inputs.py --inputs 100000 --seed 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Final
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from harness.checkcmd import check_path  # noqa: E402
+from harness.errors import HarnessError  # noqa: E402
+
+SHARED: Final = ROOT.parent / "shared" / "histories"
+FINDINGS: Final = ("verdict-on-bad-input", "traceback", "hang", "long-message")
+RECORDS: Final = ("history.jsonl", "test.json", "events.jsonl", "resource.jsonl")
+BUILT_IN: Final = {
+    "tiny.jsonl": '{"index":0,"time":10,"process":0,"type":"invoke","f":"write","value":1,'
+    '"key":3}\n{"index":1,"time":20,"process":0,"type":"ok","f":"write","value":1,"key":3}\n'
+    '{"index":2,"time":30,"process":1,"type":"invoke","f":"read","value":null,"key":3}\n'
+    '{"index":3,"time":40,"process":1,"type":"ok","f":"read","value":1,"key":3}\n',
+    "tiny.edn": "[{:process 0, :type :invoke, :f :write, :value 1}\n"
+    " {:process 0, :type :ok, :f :write, :value 1}\n"
+    " {:process 1, :type :invoke, :f :cas, :value [1 2]}\n"
+    " {:process 1, :type :ok, :f :cas, :value [1 2]}\n"
+    " {:process 0, :type :invoke, :f :read, :value nil}\n"
+    " {:process 0, :type :ok, :f :read, :value 2}]\n",
+    "tiny.log": "INFO  jepsen.util - 0\t:invoke\t:write\t1\nINFO  jepsen.util - 0\t:ok\t:write\t1\n"
+    "INFO  jepsen.util - 1\t:invoke\t:cas\t[1 2]\nINFO  jepsen.util - 1\t:ok\t:cas\t[1 2]\n"
+    "INFO  jepsen.util - 2\t:invoke\t:read\tnil\nINFO  jepsen.util - 2\t:ok\t:read\t2\n",
+    "tiny.txt": '{:process 0, :type :invoke, :f :put, :key "1", :value "x"}\n'
+    '{:process 0, :type :ok, :f :put, :key "1", :value "x"}\n'
+    '{:process 1, :type :invoke, :f :append, :key "1", :value "y"}\n'
+    '{:process 1, :type :ok, :f :append, :key "1", :value "y"}\n'
+    '{:process 0, :type :invoke, :f :get, :key "1", :value nil}\n'
+    '{:process 0, :type :ok, :f :get, :key "1", :value "xy"}\n',
+}
+
+
+@dataclass(frozen=True)
+class Seed:
+    """A valid input: a history file (``fmt`` its format) or a run directory."""
+
+    name: str
+    path: Path
+    fmt: str  # jsonl, edn, etcd, kv, dir
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One input: ``data`` replaces the seed's file (for a run directory, its ``record``),
+    or ``special`` names what replaces the record (fifo, device, directory)."""
+
+    seed: Seed
+    mutation: str
+    must_fail: bool
+    data: bytes = b""
+    record: str = ""
+    special: str = ""
+
+
+# ---- mutations of a file's bytes -------------------------------------------------------
+
+Mutation = Callable[[random.Random, bytes, str], "tuple[bytes, bool] | None"]
+_BAD_UTF8: Final = (b"\xff", b"\xc3(", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80", b"\x80")
+
+
+def bad_utf8(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    end = data.rfind(b"\n")
+    if end <= 0:
+        return None
+    at = rng.randrange(end)
+    return data[:at] + rng.choice(_BAD_UTF8) + data[at:], True
+
+
+def random_bytes(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    """Issue 16's 30 random bytes inside an op (one at least is not UTF-8)."""
+    opens = [m.start() for m in re.finditer(rb"\{", data)]
+    if not opens:
+        return None
+    at = rng.choice(opens) + 1
+    junk = bytearray(rng.randbytes(30))
+    junk[rng.randrange(30)] = 0xFF
+    return data[:at] + bytes(junk) + data[at:], True
+
+
+def garbage_tokens(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    opens = [m.start() for m in re.finditer(rb"\{", data)]
+    if not opens:
+        return None
+    at = rng.choice(opens) + 1
+    tokens = [":x", "1", "abc", '"s"', "nil", "[1 2]", "#_", "{", "}", ",", ":debug 1", "\\a"]
+    junk = " ".join(rng.choice(tokens) for _ in range(rng.randint(1, 6))) + " "
+    return data[:at] + junk.encode() + data[at:], False
+
+
+def extra_field(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    """A field no op has: garbage in our JSONL and in a kv log (a Jepsen EDN op may carry
+    keys of its own: there it may still be a history)."""
+    opens = [m.end() for m in re.finditer(rb"(?m)^\{", data)]  # an op's, not a value's
+    if not opens or fmt in ("etcd", "json"):
+        return None
+    at = rng.choice(opens)
+    new = b'"zz":1,' if fmt in ("jsonl", "dir") else b":debug 1, "
+    return data[:at] + new + data[at:], fmt != "edn"
+
+
+def truncate(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    if len(data) < 2:
+        return None
+    cut = rng.randrange(1, len(data) - 1)
+    # A Knossos vector cut after its opening bracket and before its closing one, or a
+    # JSON object cut (test.json),
+    # cannot be read; anything else may still be a (shorter) history.
+    vector = data.find(b"[")
+    must = (fmt == "edn" and data.rstrip().endswith(b"]") and 0 <= vector < cut) or fmt == "json"
+    return data[:cut], must and cut < len(data.rstrip())
+
+
+def _lines(data: bytes) -> list[bytes]:
+    return data.split(b"\n")
+
+
+def shuffle_lines(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    lines = _lines(data)
+    body = [i for i, line in enumerate(lines) if line.strip()]
+    if len(body) < 2:
+        return None
+    i, j = rng.sample(body, 2)
+    kind = rng.choice(("swap", "duplicate", "delete"))
+    if kind == "swap":
+        lines[i], lines[j] = lines[j], lines[i]
+    elif kind == "duplicate":
+        lines.insert(j, lines[i])
+    else:
+        del lines[i]
+    return b"\n".join(lines), False
+
+
+# Values of the wrong type for each field, per syntax (none of them may be read as valid).
+_JSON_BAD: Final = {
+    "index": ["1.5", '"1"', "null", "[1]", "true", "-1", "{}"],
+    "time": ["1.5", '"t"', "null", "[1]", "false", "-5", "{}"],
+    "process": ["[1]", "1.5", "null", "{}", "true", "-1", '""'],
+    "type": ['"bogus"', "1", "null", "[]"],
+    "f": ["1", "null", "[]", '""', "{}"],
+    "key": ["[1,2]", "{}", "1.5", "true", "[[1]]"],
+}
+_EDN_BAD: Final = {
+    "process": ["[1]", "1.5", "nil", "{}", "true", "-1", "foo"],
+    "type": [":bogus", "1", "nil", "[]", "invoke"],
+    "f": ["1", "nil", "[]", "read", '""'],
+    "key": ["[1 2]", "{}", "1.5", "true", "#{1}"],
+}
+_ETCD_BAD: Final = {1: ["1.5", "x", "-1", "[1]"], 2: [":bogus", ":1", "ok"],
+                    4: ["[[1 2]]", ":x", "1.5", "zz", "[1 [2]]", "#{}"]}  # fmt: skip
+_HUGE: Final = ("1" + "0" * 41, "1e308", "1e400", "-1e400", "7" * 5000, str(2**64))
+_VALUE_HUGE: Final = ("1" + "0" * 41, "1e400", "-1e400", "7" * 5000, str(2**64))
+_DEPTHS: Final = (33, 41, 1000, 5000, 100_000)
+
+
+_ETCD_LINE: Final = re.compile(
+    rb"(?m)^INFO\s+jepsen\.util\s+-\s+(\d+)\s+(:\w+)\s+(:[\w-]+)\s+(.*?)\s*$"
+)
+
+
+def _swap_group(data: bytes, rng: random.Random, pattern: bytes | re.Pattern[bytes], group: int,
+                new: str) -> bytes | None:  # fmt: skip
+    """``data`` with ``group`` of one match of ``pattern`` (drawn at random) replaced."""
+    spots = list(re.finditer(pattern, data))
+    if not spots:
+        return None
+    m = rng.choice(spots)
+    return data[: m.start(group)] + new.encode() + data[m.end(group) :]
+
+
+def _json_field(data: bytes, rng: random.Random, field: str, new: str) -> bytes | None:
+    value = rb'(-?[\w.+-]+|"[^"]*"|\[[^\]]*\]|\{\})'
+    return _swap_group(data, rng, rb'"' + field.encode() + rb'":' + value, 1, new)
+
+
+def _edn_field(data: bytes, rng: random.Random, field: str, new: str) -> bytes | None:
+    value = rb"(\[[^\]]*\]|\"[^\"]*\"|[^\s,{}\[\]]+)"
+    return _swap_group(data, rng, rb":" + field.encode() + rb"[\s,]+" + value, 1, new)
+
+
+def _etcd_field(data: bytes, rng: random.Random, group: int, new: str) -> bytes | None:
+    return _swap_group(data, rng, _ETCD_LINE, group, new)
+
+
+def _replace(rng: random.Random, data: bytes, fmt: str, field: str, new: str) -> bytes | None:
+    if fmt in ("jsonl", "dir"):
+        return _json_field(data, rng, field, new)
+    if fmt == "etcd":
+        group = {"process": 1, "type": 2, "f": 3, "value": 4}.get(field)
+        return None if group is None else _etcd_field(data, rng, group, new)
+    return _edn_field(data, rng, field, new)
+
+
+def type_swap(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    if fmt == "etcd":
+        group = rng.choice(list(_ETCD_BAD))
+        out = _etcd_field(data, rng, group, rng.choice(_ETCD_BAD[group]))
+        return None if out is None else (out, True)
+    table = _JSON_BAD if fmt in ("jsonl", "dir") else _EDN_BAD
+    field = rng.choice(list(table))
+    out = _replace(rng, data, fmt, field, rng.choice(table[field]))
+    return None if out is None else (out, True)
+
+
+def huge_number(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    fields = {"jsonl": ("index", "time", "process", "value"), "dir": ("index", "time", "value"),
+              "etcd": ("process", "value")}.get(fmt, ("process", "value"))  # fmt: skip
+    field = rng.choice(fields)
+    new = rng.choice(_VALUE_HUGE if field == "value" else _HUGE)
+    if fmt == "etcd" and field == "value":
+        new = rng.choice(("1" + "0" * 41, "7" * 5000, str(2**64)))
+    if fmt == "etcd" and field == "process":
+        new = rng.choice(("7" * 5000, str(2**64)))
+    if fmt in ("edn", "kv") and new.endswith("e308"):
+        new = "1e400"
+    out = _replace(rng, data, fmt, field, new)
+    return None if out is None else (out, True)
+
+
+def deep_nesting(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    d = rng.choice(_DEPTHS)
+    new = "[" * d + "]" * d if fmt != "edn" or rng.random() < 0.5 else "(" * d + ")" * d
+    out = _replace(rng, data, fmt, "value", new)
+    return None if out is None else (out, True)
+
+
+FILE_MUTATIONS: Final[dict[str, Mutation]] = {
+    "bad-utf8": bad_utf8,
+    "random-bytes": random_bytes,
+    "garbage-tokens": garbage_tokens,
+    "extra-field": extra_field,
+    "truncate": truncate,
+    "shuffle-lines": shuffle_lines,
+    "type-swap": type_swap,
+    "huge-number": huge_number,
+    "deep-nesting": deep_nesting,
+}
+RECORD_MUTATIONS: Final = {
+    "history.jsonl": ("bad-utf8", "random-bytes", "truncate", "type-swap", "huge-number",
+                      "deep-nesting", "shuffle-lines", "extra-field"),
+    "test.json": ("bad-utf8", "truncate"),
+    "events.jsonl": ("bad-utf8", "random-bytes"),
+    "resource.jsonl": ("bad-utf8", "random-bytes"),
+}  # fmt: skip
+SPECIALS: Final = ("fifo", "/dev/zero", "/dev/urandom", "/dev/null", "directory")
+
+
+def mutants(seeds: list[Seed], rng: random.Random) -> Iterator[Mutant]:
+    """An endless stream of inputs, seeds and mutations drawn in turn."""
+    contents = {s.name: s.path.read_bytes() for s in seeds if s.fmt != "dir"}
+    by_format: dict[str, list[Seed]] = {}
+    for s in seeds:
+        by_format.setdefault(s.fmt, []).append(s)
+    formats = sorted(by_format)
+    while True:  # each format as often as the others, however many seeds it has
+        seed = rng.choice(by_format[rng.choice(formats)])
+        if seed.fmt != "dir":
+            name = rng.choice(list(FILE_MUTATIONS))
+            made = FILE_MUTATIONS[name](rng, contents[seed.name], seed.fmt)
+            if made is not None:
+                yield Mutant(seed, name, made[1], made[0])
+            continue
+        present = [r for r in RECORDS if (seed.path / r).exists()]
+        record = rng.choice(present)
+        if rng.random() < 0.2:
+            yield Mutant(seed, "special", True, record=record, special=rng.choice(SPECIALS))
+            continue
+        name = rng.choice(RECORD_MUTATIONS[record])
+        fmt = "json" if record == "test.json" else "dir"
+        made = FILE_MUTATIONS[name](rng, (seed.path / record).read_bytes(), fmt)
+        if made is not None:
+            yield Mutant(seed, name, made[1], made[0], record=record)
+
+
+# ---- running one input -----------------------------------------------------------------
+
+
+class Hang(Exception):
+    """No answer within the alarm's time."""
+
+
+def _alarm(signum: int, frame: FrameType | None) -> None:
+    raise Hang
+
+
+def materialise(m: Mutant, work: Path) -> Path:
+    """Write the input under ``work`` (emptied first); the path to check."""
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    if m.seed.fmt != "dir":
+        path = work / m.seed.path.name
+        path.write_bytes(m.data)
+        return path
+    run = work / "run"
+    shutil.copytree(m.seed.path, run, symlinks=True)
+    target = run / m.record
+    if m.special:
+        target.unlink()
+        if m.special == "fifo":
+            os.mkfifo(target)
+        elif m.special == "directory":
+            target.mkdir()
+        else:
+            target.symlink_to(m.special)
+    else:
+        target.write_bytes(m.data)
+    return run
+
+
+def classify(m: Mutant, path: Path, out: Path, time_limit: float, hang: float) -> str:
+    """Check one input in-process; its outcome (see the module's docstring)."""
+    oom = [b""]
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, hang)
+    try:
+        check_path(path, model=None, time_limit=time_limit, memory_limit=None, out=out, oom=oom)
+    except HarnessError as e:
+        return "error" if "\n" not in str(e) else "long-message"
+    except Hang:
+        return "hang"
+    except Exception:
+        return "traceback"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return "verdict-on-bad-input" if m.must_fail else "verdict"
+
+
+def _keep(m: Mutant, path: Path, findings: Path, n: int, outcome: str) -> Path:
+    dest = findings / f"{n:06d}-{outcome}-{m.seed.name.replace('/', '_')}-{m.mutation}"
+    if path.is_dir():
+        shutil.copytree(path, dest, symlinks=True)
+    else:
+        dest.mkdir(parents=True)
+        shutil.copy(path, dest / path.name)
+    return dest
+
+
+@dataclass
+class Report:
+    """What a fuzzing run found: counts per (mutation, outcome), and the findings kept."""
+
+    counts: Counter[tuple[str, str]]
+    findings: list[str]
+    inputs: int
+    seconds: float
+
+    def outcomes(self) -> Counter[str]:
+        out: Counter[str] = Counter()
+        for (_, outcome), n in self.counts.items():
+            out[outcome] += n
+        return out
+
+
+def fuzz(seeds: list[Seed], inputs: int, seed: int, time_limit: float = 10.0,
+         hang: float = 30.0, findings: Path | None = None,
+         progress: Callable[[int, Counter[str]], None] | None = None) -> Report:  # fmt: skip
+    """Check ``inputs`` mutants of ``seeds``; the findings are kept under ``findings``."""
+    rng = random.Random(seed)
+    counts: Counter[tuple[str, str]] = Counter()
+    kept: list[str] = []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="fuzz-inputs-") as tmp:
+        work, out = Path(tmp) / "input", Path(tmp) / "out"
+        keep = findings or Path(tmp) / "findings"
+        for n, m in enumerate(mutants(seeds, rng)):
+            if n >= inputs:
+                break
+            path = materialise(m, work)
+            outcome = classify(m, path, out, time_limit, hang)
+            counts[(m.mutation, outcome)] += 1
+            if outcome in FINDINGS:
+                where = _keep(m, path, keep, n, outcome) if findings else path
+                kept.append(f"{outcome}: {m.seed.name} {m.mutation} {m.record} {m.special} "
+                            f"-> {where}")  # fmt: skip
+            if progress is not None and n and not n % 1000:
+                progress(n, Report(counts, kept, n, 0.0).outcomes())
+    return Report(counts, kept, inputs, time.perf_counter() - started)
+
+
+# ---- seeds -----------------------------------------------------------------------------
+
+
+def built_in_seeds(where: Path) -> list[Seed]:
+    """The small seed of each format, written under ``where``."""
+    fmts = {".jsonl": "jsonl", ".edn": "edn", ".log": "etcd", ".txt": "kv"}
+    seeds = []
+    for name, text in BUILT_IN.items():
+        d = where / "built-in" / name.replace(".", "-")
+        d.mkdir(parents=True, exist_ok=True)
+        (d / name).write_text(text)
+        if name.endswith(".jsonl"):
+            (d / "test.json").write_text('{"model": "register"}\n')
+        seeds.append(Seed(f"built-in/{name}", d / name, fmts[Path(name).suffix]))
+    return seeds
+
+
+def generated_seeds(where: Path) -> list[Seed]:
+    """Histories of ``scripts/gen_history.py`` (register and kv) and synthetic runs."""
+    from harness.report._synthetic import cas_register_run, lock_run
+
+    seeds = []
+    for model in ("register", "kv"):
+        out = where / f"gen-{model}" / "history.jsonl"
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_history.py"), str(out),
+                        "--ops", "60", "--keys", "3", "--model", model, "--seed", "3"],
+                       check=True, capture_output=True)  # fmt: skip
+        seeds.append(Seed(f"gen-{model}", out, "jsonl"))
+    seeds.append(Seed("synthetic-cas", cas_register_run(where / "cas", ops=80, faults=1,
+                                                        duration_s=3), "dir"))  # fmt: skip
+    seeds.append(Seed("synthetic-lock", lock_run(where / "lock"), "dir"))
+    return seeds
+
+
+def shared_seeds(limit: int | None = None, max_bytes: int = 40_000) -> list[Seed]:
+    """The reference histories of up to ``max_bytes`` (the biggest, porcupine's c10 and c50
+    kv logs, take 0.1-0.4 s a check: they would be most of a run's time), at most ``limit``
+    of each format."""
+    if not SHARED.is_dir():
+        return []
+    fmts = {".log": "etcd", ".edn": "edn", ".txt": "kv"}
+    seeds: list[Seed] = []
+    for suffix, fmt in fmts.items():
+        files = sorted(p for p in SHARED.rglob(f"*{suffix}") if "LICENSE" not in p.name)
+        files = [p for p in files if 0 < p.stat().st_size <= max_bytes]
+        for p in files[:limit]:
+            seeds.append(Seed(str(p.relative_to(SHARED)), p, fmt))
+    return seeds
+
+
+def all_seeds(where: Path, run_dirs: list[Path], shared_limit: int | None = None) -> list[Seed]:
+    seeds = built_in_seeds(where) + generated_seeds(where) + shared_seeds(shared_limit)
+    seeds += [Seed(f"run:{d.name}", d, "dir") for d in run_dirs]
+    return seeds
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--inputs", type=int, default=10_000, help="inputs to check")
+    ap.add_argument("--seed", type=int, default=1, help="random seed (replayable)")
+    ap.add_argument("--run-dir", type=Path, action="append", default=[],
+                    help="a run directory to mutate too (repeatable)")  # fmt: skip
+    ap.add_argument("--time-limit", type=float, default=10.0, help="check's limit per input")
+    ap.add_argument("--hang", type=float, default=30.0, help="seconds before a hang is called")
+    ap.add_argument("--findings", type=Path, default=None, help="keep findings here")
+    ap.add_argument("--shared-limit", type=int, default=None,
+                    help="at most this many reference histories of each format")  # fmt: skip
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="fuzz-seeds-") as tmp:
+        seeds = all_seeds(Path(tmp), args.run_dir, args.shared_limit)
+        print(f"{len(seeds)} seeds; {args.inputs} inputs, seed {args.seed}", flush=True)
+
+        def progress(n: int, c: Counter[str]) -> None:
+            print(f"  {n} inputs: {dict(sorted(c.items()))}", flush=True)
+
+        findings = args.findings or Path(tempfile.mkdtemp(prefix="fuzz-findings-"))
+        report = fuzz(seeds, args.inputs, args.seed, args.time_limit, args.hang, findings,
+                      progress)  # fmt: skip
+    print(f"{report.inputs} inputs in {report.seconds:.0f} s")
+    for mutation in sorted({m for m, _ in report.counts}):
+        row = {o: n for (m, o), n in sorted(report.counts.items()) if m == mutation}
+        print(f"  {mutation:16} {row}")
+    print(f"outcomes: {dict(sorted(report.outcomes().items()))}")
+    for line in report.findings[:50]:
+        print(f"  {line}")
+    print(f"findings: {len(report.findings)}" + (f" (kept in {findings})" if report.findings
+                                                   else ""))  # fmt: skip
+    return 1 if report.findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
