@@ -67,3 +67,17 @@ def _skip_or_fail_without_needs(item: pytest.Item) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Runs before any fixture of ``item`` (a module-scoped cluster included) is set up."""
     _skip_or_fail_without_needs(item)
+
+
+def _hypothesis_profiles() -> None:
+    """In CI (``CI=true``) property tests draw the same examples every run: a verdict on a
+    change must not depend on the luck of the draw (a rare slow example belongs in an
+    issue and a test of its own). Elsewhere they draw afresh, to find new cases."""
+    from hypothesis import settings
+
+    settings.register_profile("ci", derandomize=True, database=None)
+    if os.environ.get("CI") == "true":
+        settings.load_profile("ci")
+
+
+_hypothesis_profiles()
