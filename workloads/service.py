@@ -3,14 +3,19 @@
 ``ServiceProcess`` spawns ``python -m MODULE --port P --port-file F ARGS...``, waits until the
 port file appears and the server answers a ping, and can signal it (SIGSTOP/SIGCONT for a
 pause, SIGKILL for a crash) and stop it. The server's stdout and stderr go to a log file.
-Restarting reuses the first port, so addresses handed to clients stay valid.
+Restarting reuses the first port, so addresses handed to clients stay valid. A server that
+is killed and restarted should get its port from ``stable_port``: a port 0 comes from the
+kernel's ephemeral range, which any process's bind or outgoing connection may take while
+the server is down (a sim run's clients once read from another run's fresh server there).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -23,6 +28,31 @@ from workloads.errors import OpFailed, OpUnknown
 from workloads.wire import WireClient
 
 _ROOT = Path(__file__).resolve().parent.parent
+
+
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+def stable_port(host: str = "127.0.0.1", lowest: int = 20000) -> int:
+    """A free port below the kernel's ephemeral range (``ip_local_port_range``), which the
+    kernel never hands out by itself: it stays this server's across a kill and restart.
+    0 (any port) when that range leaves no room below it."""
+    try:
+        first = int(EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        first = 32768  # Linux's default
+    rng = random.SystemRandom()
+    for _ in range(100):
+        if first <= lowest:
+            break
+        port = rng.randrange(lowest, first)
+        with socket.socket() as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+            return port
+    return 0
 
 
 class ServiceStartError(RuntimeError):
@@ -43,13 +73,14 @@ class ServiceProcess:
         log_path: Path,
         host: str = "127.0.0.1",
         start_timeout: float = 15.0,
+        port: int | None = None,
     ) -> None:
         self.module = module
         self.args = list(args)
         self.log_path = log_path
         self.host = host
         self.start_timeout = start_timeout
-        self.port: int | None = None
+        self.port: int | None = port or None  # None or 0: any free port, kept on restart
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
         self._paused = False

@@ -20,7 +20,7 @@ from pathlib import Path
 from clusters.base import ClusterError
 from clusters.sim.service import check_bugs
 from harness.clock import RunClock
-from workloads.service import ServiceProcess, ServiceStartError
+from workloads.service import ServiceProcess, ServiceStartError, stable_port
 
 NODE = "sim"
 
@@ -67,7 +67,8 @@ class SimCluster:
             args += ["--bug", bug]
         if self.seed is not None:
             args += ["--seed", str(self.seed)]
-        self._proc = ServiceProcess("clusters.sim.server", args, self.dir / "server.log")
+        self._proc = ServiceProcess("clusters.sim.server", args, self.dir / "server.log",
+                                    port=stable_port())  # a kill must not free it for others
         try:
             self._proc.start()
         except ServiceStartError as e:

@@ -164,8 +164,13 @@ class SimService:
         """Expire every lease whose deadline has passed; called before each operation and
         by ``sweep`` every few milliseconds."""
         t = self.now()
-        for le in [le for le in self._leases.values() if le.deadline <= t]:
-            self._end_lease(le, "lease-expired", deadline=le.deadline)
+        due = [le for le in self._leases.values() if le.deadline <= t]
+        # Every due lease ends before any seat is given again: after a pause, or a restart,
+        # freeing one lease's lock must not grant it to a waiter whose lease is also due.
+        for le in due:
+            self._commit({"t": "end", "id": le.id})
+        for le in due:
+            self._free_seats(le, "lease-expired", deadline=le.deadline)
 
     async def sweep(self) -> None:
         """Expire leases on time even when nobody calls (a background task)."""
@@ -183,6 +188,11 @@ class SimService:
 
     def _end_lease(self, le: _Lease, event: str, **extra: Any) -> None:
         self._commit({"t": "end", "id": le.id})
+        self._free_seats(le, event, **extra)
+
+    def _free_seats(self, le: _Lease, event: str, **extra: Any) -> None:
+        """Log the end of lease ``le`` (already removed), free what it held, drop its
+        waiters and seat the next live ones."""
         self._log(event, lease=le.id, **extra)
         for name in list(le.locks):
             self._vacate(self._locks[name], "lock", name, event)
@@ -274,7 +284,10 @@ class SimService:
         """Seat the first live waiter if the seat is free."""
         while seat.holder is None and seat.waiters:
             w = seat.waiters.popleft()
-            if w.future.done() or w.lease not in self._leases:
+            if w.future.done():
+                continue
+            if w.lease not in self._leases:
+                w.future.set_exception(RequestError("lease not found"))
                 continue
             self._seat(seat, kind, name, w)
 

@@ -15,6 +15,7 @@ from clusters.sim.client import LeaseNotFound, NoAnswer, NotSent, Rejected, SimC
 from clusters.sim.cluster import SimCluster
 from harness.clock import RunClock
 from harness.store import read_jsonl
+from workloads.service import EPHEMERAL_RANGE
 
 
 @pytest.fixture
@@ -114,6 +115,8 @@ def test_kill_refuses_connections_and_restart_keeps_state(sim: SimCluster) -> No
     sim.wait_healthy("sim", 5)
     assert sim.is_running("sim")
     assert sim.endpoints()["sim"] == address  # clients keep their address
+    # below the ephemeral range: no port-0 bind or outgoing connection takes it while down
+    assert int(address.rpartition(":")[2]) < int(EPHEMERAL_RANGE.read_text().split()[0])
     assert c.read("k") == 1  # replayed from the write-ahead log
     assert c.holder("l") == (lease, token)
     assert c.keepalive(lease) == 30

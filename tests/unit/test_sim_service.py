@@ -97,6 +97,29 @@ def test_waiters_are_served_in_order_when_the_lock_is_released() -> None:
     assert run(scenario()) == ["b", "c"]
 
 
+def test_after_a_pause_no_waiter_whose_lease_is_also_due_is_granted(tmp_path: Path) -> None:
+    """Sim sweep, pause, seed 4: the server woke from SIGSTOP with the holder's and both
+    waiters' leases past their deadlines; expiring them one by one granted the lock to
+    each waiter in turn (tokens 13 and 14 to leases already due): two holders."""
+    clock = FakeClock()
+    with JsonlWriter(tmp_path / "ev.jsonl") as ev:
+        svc = SimService(clock.now, events=ev)
+
+        async def scenario() -> list[str]:
+            leases = {n: svc.lease_grant(2)["lease"] for n in "abc"}
+            await svc.lock_acquire("l", leases["a"], 0)
+            waiting = [asyncio.create_task(svc.lock_acquire("l", leases[n], 30)) for n in "bc"]
+            await asyncio.sleep(0.01)
+            clock.advance(3)  # the server was paused past every deadline
+            svc.expire_due()
+            outcomes = await asyncio.gather(*waiting, return_exceptions=True)
+            return [str(o) for o in outcomes]
+
+        assert run(scenario()) == ["lease not found", "lease not found"]
+    events = [e["event"] for e in read_jsonl(tmp_path / "ev.jsonl")]
+    assert "lock-granted" not in events[events.index("lease-expired"):]
+
+
 def test_release_by_a_non_holder_is_refused() -> None:
     svc, _ = service()
     lease = svc.lease_grant(10)["lease"]
