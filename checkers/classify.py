@@ -56,7 +56,7 @@ from checkers.words import NS, article, secs
 
 PAUSED: Final = "lease-expired-while-paused"
 CUT_OFF: Final = "lease-expired-while-cut-off"
-EXPIRED: Final = (PAUSED, "lease-expired-while-cut-off")
+EXPIRED: Final = (PAUSED, CUT_OFF)
 """The causes that are a lease doing what leases do: fencing's job."""
 SERVICE_BUG: Final = "service-bug"
 ABANDONED: Final = "holder-abandoned"

@@ -119,9 +119,9 @@ def holdings(
     current: dict[Process, Holding] = {}
     for pair in history.client_ops().pairs():
         inv, comp = pair.invoke, pair.completion
-        if pair.type == "info" and inv.process in current:
-            h = current[inv.process]
-            h.abandoned = comp.time if comp is not None else inv.time
+        gave_up = (comp.time if comp is not None else inv.time) if pair.type == "info" else None
+        if gave_up is not None and inv.process in current:
+            current[inv.process].abandoned = gave_up
         if inv.f in terms.take:
             if pair.type == "fail":
                 continue
@@ -134,9 +134,7 @@ def holdings(
             number = val.get("token", val.get("epoch"))
             name = val.get("name", asked.get("name"))
             h = Holding(inv.process, inv.time, start, number, val.get("lease"), name,
-                        late=came is not None and start is not None)  # fmt: skip
-            if pair.type == "info":
-                h.abandoned = comp.time if comp is not None else inv.time
+                        abandoned=gave_up, late=came is not None and start is not None)  # fmt: skip
             out.append(h)
             current[inv.process] = h
         elif inv.f in terms.give and inv.process in current:

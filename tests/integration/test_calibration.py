@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from checkers.classify import ABANDONED, CUT_OFF, SERVICE_BUG
+from harness.suite import found_causes as causes
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -31,13 +32,6 @@ def run(out: Path, *args: str) -> tuple[int, dict[str, Any], Path]:
     run_dir = (out / "latest").resolve()
     assert (run_dir / "results.json").exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.returncode, json.loads((run_dir / "results.json").read_text()), run_dir
-
-
-def causes(results: dict[str, Any]) -> set[str]:
-    mutex = results["checkers"]["mutex"]
-    found = [g.get("classification") for g in mutex.get("overlap_groups", ())]
-    found += [s.get("classification") for s in mutex.get("stale_accepted", ())]
-    return {c["cause"] for c in found if isinstance(c, dict)}
 
 
 def test_consul_holder_paused_past_its_lease_is_not_a_service_bug(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from test_mutex_records import history, lease_events, ns, write
 
-from checkers.classify import ABANDONED, SERVICE_BUG
+from checkers.classify import ABANDONED
 from checkers.holdings import LOCK, holdings, late_completions
 from checkers.mutex import check_mutex
 from harness.history import History
@@ -69,23 +69,6 @@ def test_without_the_close_an_abandoned_holder_is_not_blamed_on_the_service() ->
     assert "timed out at 22.000 s" in g["classification"]["evidence"]
     assert "bug in the coordination service" not in r.summary
     assert "Two holders at once" not in r.summary
-
-
-def test_a_live_lease_of_a_holder_never_abandoned_is_still_a_service_bug() -> None:
-    h = history(
-        (0.0, 1, "invoke", "acquire", None),
-        (0.1, 1, "ok", "acquire", {"token": 1, "lease": 11}),
-        (0.5, 2, "invoke", "acquire", None),
-        (2.0, 2, "ok", "acquire", {"token": 2, "lease": 22}),
-        (3.0, 1, "invoke", "release", None),
-        (3.1, 1, "ok", "release", None),
-    )
-    events = lease_events(1, 11, [0.1, 1.5]) + lease_events(2, 22, [2.0])
-    r = check_mutex([], h, events)
-    assert r.valid is False
-    (g,) = r.details["overlap_groups"]
-    assert g["classification"]["cause"] == SERVICE_BUG
-    assert "the harness had not abandoned it" in g["classification"]["evidence"]
 
 
 def test_a_late_ok_makes_an_abandoned_take_a_definite_holding() -> None:

@@ -89,6 +89,9 @@ def test_service_granting_over_a_live_lease_is_an_overlap_violation() -> None:
     assert o["kind"] == "lease-valid"
     assert (o["first"]["process"], o["later"]["process"]) == (1, 2)
     assert "Two holders at once" in r.summary and "still valid" in r.summary
+    (g,) = r.details["overlap_groups"]
+    assert g["classification"]["cause"] == "service-bug"
+    assert "the harness had not abandoned it" in g["classification"]["evidence"]
 
 
 def test_handover_after_release_is_clean() -> None:
