@@ -112,8 +112,10 @@ class Group:
     @property
     def violates(self) -> bool:
         """A broken mutual exclusion: the lease was valid by the service's account, or a
-        stale write got through."""
-        return (self.kind == "lease-valid" and not self.undecided) or self.harm is not None
+        stale write got through - unless all that explains it is the harness having
+        abandoned the holder (undecided: the run is unknown, not invalid)."""
+        harmed = self.harm is not None and self.harm.cause != ABANDONED
+        return (self.kind == "lease-valid" and not self.undecided) or harmed
 
 
 @dataclass(slots=True)

@@ -179,3 +179,13 @@ def test_a_cut_off_follower_answering_renewals_is_not_the_service() -> None:
     (g,) = r.details["overlap_groups"]
     assert g["classification"]["cause"] == "lease-expired-while-cut-off"
     assert "answered by the one server it was connected to" in g["classification"]["evidence"]
+
+
+def test_a_stale_write_of_an_abandoned_holder_is_unknown_not_invalid() -> None:
+    """The same run without the close, fencing off, the late write arriving after the next
+    grant: accepted, but all that explains it is the harness's abandoning the holder."""
+    log, h, events = _consul_run()
+    log[0] = write(26.1, 0, 39, 39, True)
+    r = check_mutex(log, h, events)
+    assert r.valid == "unknown", r.summary
+    assert r.details["stale_accepted"] and not r.details["violations"]
