@@ -95,6 +95,8 @@ def check_run(
         started = time.perf_counter()
         try:
             r = checker(record)
+        except MemoryError:
+            raise  # out of memory is exit 255 with its line built beforehand, not a verdict
         except Exception as e:  # a checker crash is not a verdict
             name = getattr(checker, "__name__", "checker")
             r = CheckResult(name, "unknown", f"the checker crashed: {type(e).__name__}: {e}")

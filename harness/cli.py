@@ -266,7 +266,7 @@ def _nodes_and_hosts(args: argparse.Namespace) -> tuple[int | None, list[str]]:
 
 def _options_from(args: argparse.Namespace) -> RunOptions:
     """The run the command line asks for, through the same validation as a suite's runs."""
-    from harness.options import DEFAULT_OP_TIMEOUT, RunOptions
+    from harness.options import FOLLOW, RunOptions
     from harness.validate import check_run
 
     nodes, hosts = _nodes_and_hosts(args)
@@ -275,8 +275,8 @@ def _options_from(args: argparse.Namespace) -> RunOptions:
         nemesis_interval=args.nemesis_interval, nemesis_target=args.nemesis_target,
         concurrency=args.concurrency, rate=args.rate, time_limit=args.time_limit,
         recovery_time=args.recovery_time,
-        op_timeout=args.op_timeout if args.op_timeout is not None else DEFAULT_OP_TIMEOUT,
-        op_timeout_given=args.op_timeout is not None, seed=args.seed,
+        op_timeout=args.op_timeout if args.op_timeout is not None else FOLLOW,
+        seed=args.seed,
         out_dir=args.out_dir, name=args.name, lease_ttl=args.lease_ttl,
         keepalive=args.keepalive, work_time=args.work_time, acquire_wait=args.acquire_wait,
         fencing=args.fencing, locks=args.locks,

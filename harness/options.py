@@ -26,6 +26,10 @@ HOLDING_WORKLOADS = ("lock", "election")
 NEMESES = ("none", "client-pause", "pause", "partition", "loss", "kill", "clock")
 
 DEFAULT_OP_TIMEOUT: Final = 10.0
+FOLLOW: Final = 0.0
+"""``op_timeout`` not asked for (no asked value can be 0): it follows the pause and work."""
+DERIVED: Final = ("op_timeout_given", "op_timeout_reason")
+"""Fields the options decide themselves: never set from a suite or the command line."""
 OP_TIMEOUT_MARGIN: Final = 5.0
 """Seconds an automatic op timeout leaves beyond the longest an op may legitimately take."""
 NAME_MAX: Final = 100
@@ -133,7 +137,7 @@ class RunOptions:
     rate: float | None = None
     time_limit: float = 35.0
     recovery_time: float = 3.0
-    op_timeout: float = DEFAULT_OP_TIMEOUT
+    op_timeout: float = FOLLOW
     op_timeout_given: bool = False
     """Whether ``op_timeout`` was asked for; if not, it follows the pause and the work."""
     op_timeout_reason: str = ""
@@ -173,15 +177,17 @@ class RunOptions:
     def __post_init__(self) -> None:
         if not self.nemesis:
             self.nemesis = default_faults(self.workload)
-        if self.op_timeout != DEFAULT_OP_TIMEOUT:  # asked for in code: kept as given
-            self.op_timeout_given = True
+        if not self.op_timeout_reason:  # built afresh, not copied from decided options
+            self.op_timeout_given = self.op_timeout != FOLLOW
         self._follow_op_timeout()
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> RunOptions:
-        """Options from a suite file's table: every raw number checked first, an explicit
-        ``op_timeout`` marked as given, the whole validated."""
+        """Options from a suite file's table: every raw number checked first, the fields
+        the options decide refused, the whole validated."""
         for name, value in values.items():
+            if name in DERIVED:
+                raise OptionError(f"{name} is decided by the options, not set: give op_timeout")
             check_number(name, value)
             _check_kind(name, value)
         values = dict(values)
@@ -189,8 +195,6 @@ class RunOptions:
             values["nemesis"] = parse_faults(values["nemesis"])
         if values.get("name") is not None:
             check_name(values["name"])
-        if values.get("op_timeout") is not None:
-            values.setdefault("op_timeout_given", True)
         opts = cls(**values)
         opts.validate()
         return opts

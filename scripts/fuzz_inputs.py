@@ -322,8 +322,9 @@ def mutants(seeds: list[Seed], rng: random.Random) -> Iterator[Mutant]:
 # ---- running one input -----------------------------------------------------------------
 
 
-class Hang(Exception):
-    """No answer within the alarm's time."""
+class Hang(BaseException):
+    """No answer within the alarm's time (a BaseException, so that no ``except
+    Exception`` in the code under test turns a hang into a verdict)."""
 
 
 def _alarm(signum: int, frame: FrameType | None) -> None:

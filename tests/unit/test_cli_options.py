@@ -355,3 +355,20 @@ def test_any_command_line_values_give_a_run_or_one_line(pairs: list[tuple[str, s
             assert len(err.getvalue().strip().splitlines()) == 1, err.getvalue()
         except (HarnessError, UsageError) as e:
             assert "\n" not in str(e) and str(e)
+
+
+def test_a_copy_of_options_keeps_following_the_pause() -> None:
+    """A copy (dataclasses.replace) once froze the followed op timeout as if given: with a
+    longer pause it was then refused though nobody had asked for one."""
+    import dataclasses
+
+    from harness.options import OptionError, RunOptions
+
+    opts = RunOptions()
+    assert not opts.op_timeout_given and opts.op_timeout == 19.3
+    longer = dataclasses.replace(opts, pause_for=30.0, time_limit=60.0)
+    longer.validate()
+    assert not longer.op_timeout_given and longer.op_timeout == 35.3
+    assert RunOptions(op_timeout=10.0).op_timeout_given  # asked for in code: kept
+    with pytest.raises(OptionError, match="decided by the options"):
+        RunOptions.from_mapping({"op_timeout_given": True})
