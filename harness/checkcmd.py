@@ -101,7 +101,8 @@ def _write_results(run_dir: Path, results: dict[str, Any], out: Path | None) -> 
     where it cannot be written, say why and go on (a check needs no write access)."""
     target = run_dir / RESULTS_FILE
     if out is not None:
-        target = out / run_dir.resolve().name / RESULTS_FILE
+        where = run_dir.resolve()  # <test name>/<timestamp>: both, or two tests collide
+        target = out / where.parent.name / where.name / RESULTS_FILE
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         write_json(target, results)

@@ -107,7 +107,7 @@ def test_results_go_where_they_can_and_the_output_says_where(
     (good / "results.json").unlink(missing_ok=True)
     out_dir = tmp_path / "elsewhere"
     code, out, _ = run(capsys, "check", "--out", str(out_dir), str(good))
-    written = out_dir / good.resolve().name / "results.json"
+    written = out_dir / good.resolve().parent.name / good.resolve().name / "results.json"
     assert code == 0 and f"results: {written}" in out and written.is_file()
     assert not (good / "results.json").exists()
     if os.geteuid() == 0:
@@ -129,7 +129,9 @@ def test_results_that_cannot_be_written_are_said_not_a_crash(
     blocker.write_text("")
     code, out, err = run(capsys, "check", "--out", str(blocker), str(good))
     assert code == 0 and "Traceback" not in err
-    assert f"results not written to {blocker / good.name / 'results.json'} (Not a directory)" in out
+    where = good.resolve()
+    target = blocker / where.parent.name / where.name / "results.json"
+    assert f"results not written to {target} (Not a directory)" in out
 
 
 def test_unreadable_records_are_one_line_even_as_root(
