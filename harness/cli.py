@@ -74,10 +74,6 @@ def _on_off(s: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected on or off, not {s!r}")
 
 
-def _csv(s: str) -> list[str]:
-    return [x.strip() for x in s.split(",") if x.strip()]
-
-
 def _number(field: str | Bound) -> Callable[[str], float | int]:
     """The argparse type of a number option: parsed, then checked against its range in
     ``harness.options.NUMBERS`` (one-line error naming the option and the range)."""
@@ -119,7 +115,7 @@ def _faults(text: str) -> list[str]:
     from harness.options import OptionError, parse_faults
 
     try:
-        return parse_faults(_csv(text))
+        return parse_faults(text)  # as a suite's value: no silently dropped empty name
     except OptionError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 

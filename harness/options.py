@@ -331,7 +331,7 @@ def _check_kind(name: str, value: Any) -> None:
 def parse_faults(value: Any) -> list[str]:
     """The ``--nemesis`` list: names from ``NEMESES``, at least one, no repeats."""
     if isinstance(value, str):
-        value = [x.strip() for x in value.split(",")]
+        value = [x.strip() for x in value.split(",")] if value.strip() else []
     if not isinstance(value, list) or not value:
         raise OptionError(f"--nemesis needs at least one of {', '.join(NEMESES)}")
     for n in value:
