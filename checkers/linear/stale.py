@@ -65,6 +65,12 @@ class _Partition:
         # they had; for the first k of them, the one started last, and the one started last
         # among those producing another state than it (the best overwrite of any state is
         # one of the two).
+        # Each state's two latest producers by effect time: ``last_end`` in constant time
+        # (every read asks it of a state's producers: scanning them made naming cubic).
+        self._top2: dict[Hashable, list[tuple[int, int]]] = {}
+        for state, qs in self.producers.items():
+            self._top2[state] = sorted(((self.effect_by(q), q) for q in qs), reverse=True)[:2]
+        self._settled: dict[Hashable, tuple[int, int | None] | None] = {}
         effect = [(self.effect_by(i), i) for i, h in enumerate(hints) if not h.readonly]
         effect = sorted(x for x in effect if x[0] != INF)
         self.changers = [i for _, i in effect]
@@ -101,8 +107,7 @@ class _Partition:
     def last_end(self, state: Hashable, but: int) -> int:
         """The latest time by which an op producing ``state`` other than ``but`` had taken
         effect (``NEVER`` when none; ``INF`` when one perhaps has not)."""
-        ends = [self.effect_by(q) for q in self.producers.get(state, ()) if q != but]
-        return max(ends, default=NEVER)
+        return next((end for end, q in self._top2.get(state, ()) if q != but), NEVER)
 
     def after(self, q: int) -> int:
         """Every op producing another state that began after this time certainly took
@@ -117,11 +122,14 @@ class _Partition:
         """The time after which an overwrite of ``v`` certainly followed every producer of
         ``v``, and the producer setting it (None: the initial state); None when ``v`` was
         never produced."""
-        ps = self.producers.get(v, [])
-        if not ps:
-            return (NEVER, None) if v == self.p.init else None
-        last = max(ps, key=self.after)
-        return self.after(last), last
+        if v not in self._settled:
+            ps = self.producers.get(v, [])
+            if not ps:
+                self._settled[v] = (NEVER, None) if v == self.p.init else None
+            else:
+                last = max(ps, key=self.after)
+                self._settled[v] = (self.after(last), last)
+        return self._settled[v]
 
     def overwrite(self, r: int, v: Hashable, since: int) -> int | None:
         """The op begun last of those producing a state other than ``v``, begun after
