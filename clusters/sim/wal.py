@@ -42,9 +42,20 @@ class WriteAheadLog:
         """Append one record (written to the OS at once, on disk after ``sync``)."""
         if self._out is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._cut_torn_tail()
             self._out = open(self.path, "ab", buffering=0)  # noqa: SIM115 - closed in close
         self._out.write(json.dumps(record, separators=(",", ":")).encode() + b"\n")
         self._dirty = True
+
+    def _cut_torn_tail(self) -> None:
+        """Drop a line an earlier life left cut short, so that this life's first record
+        starts a line of its own instead of joining the torn one (and being lost)."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return
+        if data and not data.endswith(b"\n"):
+            os.truncate(self.path, data.rfind(b"\n") + 1)
 
     def sync(self) -> None:
         """fsync what was appended since the last sync (nothing to do if nothing was)."""

@@ -84,6 +84,23 @@ def test_a_torn_last_record_is_skipped(tmp_path: Path) -> None:
     assert life(tmp_path / "wal", clock).reg_read("k") == {"value": 2}
 
 
+def test_the_life_after_a_torn_record_keeps_its_own(tmp_path: Path) -> None:
+    """The first record of the life after a crash joined the torn line and was lost at the
+    next restart."""
+    from clusters.sim.wal import WriteAheadLog
+
+    path = tmp_path / "wal"
+    first = WriteAheadLog(path)
+    first.append({"a": 1})
+    first.close()
+    with open(path, "ab") as f:
+        f.write(b'{"torn')
+    second = WriteAheadLog(path)
+    second.append({"b": 2})
+    second.close()
+    assert list(WriteAheadLog(path).records()) == [{"a": 1}, {"b": 2}]
+
+
 def test_forget_on_restart_bug_comes_back_empty(tmp_path: Path) -> None:
     clock = FakeClock()
     _, got = crash_mid_life(tmp_path / "wal", clock, "forget-on-restart")
