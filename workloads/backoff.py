@@ -13,7 +13,7 @@ do not retry in step). Any answer from the service (success or refusal) resets i
 The sleep is part of the failed operation (its completion comes later), as with a library
 that retries inside a call: the windows of operations that reached the service stay
 exactly as measured. The delays come from a ``random.Random`` seeded by the worker's
-process id, so a run with the same seed replays the same pauses.
+process id: every run draws the same pauses for a process, whatever its ``--seed``.
 """
 
 from __future__ import annotations
