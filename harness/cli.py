@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, NoReturn
 
 from rich.console import Console
 
+from harness.errors import EXIT_BAD_INPUT, EXIT_CRASH
 from harness.formats.budget import parse_seconds, parse_size
 
 if TYPE_CHECKING:
     from harness.options import Bound, RunOptions
 
-EXIT_BAD_ARGS = 254
-EXIT_CRASH = 255
+EXIT_BAD_ARGS = EXIT_BAD_INPUT
 EXIT_UNKNOWN = 2  # Jepsen's unknown: also an interrupted run, and one stopped before a verdict
 _OUT_OF_MEMORY = b"harness: out of memory; try --memory-limit or fewer files\n"
 

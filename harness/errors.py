@@ -7,3 +7,9 @@ that never became healthy); say what is wrong and what to do.
 
 class HarnessError(Exception):
     """An error the user can act on; its message says how."""
+
+
+EXIT_BAD_INPUT = 254
+"""Exit code of bad arguments or input (Jepsen's)."""
+EXIT_CRASH = 255
+"""Exit code of a crash of the harness itself, out of memory included."""

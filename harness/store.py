@@ -21,12 +21,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from harness.formats import HISTORY_FILE as HISTORY_FILE  # the run's files are named here
 from harness.formats import jsonl as formats_jsonl
 from harness.formats.jsonl import JsonLines
 from harness.history import History
 from harness.ops import Op
 
-HISTORY_FILE = "history.jsonl"
 RESOURCE_FILE = "resource.jsonl"
 TEST_FILE = "test.json"
 RESULTS_FILE = "results.json"
