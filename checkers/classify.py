@@ -79,47 +79,54 @@ class Cause:
 
 CAUSES: Final[dict[str, Cause]] = {
     PAUSED: Cause(
-        "lease expired while its holder was paused", True,
+        "lease expired while its holder was paused",
+        True,
         "fencing: the protected resource must reject writes whose token is lower than the "
         "highest it has accepted (without it, this is what any lease-based lock does)",
     ),
     CUT_OFF: Cause(
-        "lease expired while its holder was cut off from the service", True,
+        "lease expired while its holder was cut off from the service",
+        True,
         "fencing: the protected resource must reject writes whose token is lower than the "
         "highest it has accepted; a holder that cannot reach the service must stop acting on "
         "its holding before its lease can have expired",
     ),
     SERVICE_BUG: Cause(
-        "the service granted the lock while the previous lease was still valid by its own "
-        "account", False,
+        "the service granted the lock while the previous lease was still valid by its own account",
+        False,
         "a bug in the coordination service: it must not grant a lock before the previous "
         "holder's lease has expired or been released",
     ),
     ABANDONED: Cause(
-        "the harness had abandoned the holder after its operation timed out", False,
+        "the harness had abandoned the holder after its operation timed out",
+        False,
         "not a finding about the service: raise --op-timeout above the client pause and the "
         "work time, so that the harness waits for the holder instead of abandoning it",
     ),
     CLOCK_JUMP: Cause(
-        "a node's clock jumped", False,
+        "a node's clock jumped",
+        False,
         "a clock-assumption violation (the Redlock case): do not let lock safety depend on "
         "clocks; use a consensus-based lock service and fencing tokens",
     ),
     CRASH: Cause(
-        "a node lost the lock state in a crash", False,
+        "a node lost the lock state in a crash",
+        False,
         "persist the lock state before acknowledging it (fsync), or use a replicated "
         "consensus service; fencing tokens limit the damage",
     ),
     UNEXPLAINED: Cause(
-        "unexplained", False,
+        "unexplained",
+        False,
         "no recorded fault explains it: read the timeline around it and the service's logs",
     ),
     RESOURCE_BUG: Cause(
-        "the protected resource accepted a token lower than one it had accepted", False,
+        "the protected resource accepted a token lower than one it had accepted",
+        False,
         "the resource must compare each write's token with the highest it has accepted and "
         "refuse lower ones",
     ),
-}  # fmt: skip
+}
 
 NUMBER_BUG_LABEL: Final = "the service reused or lowered a fencing {number}"
 NUMBER_BUG_FIX: Final = (
@@ -142,9 +149,14 @@ class Classification:
 
     @classmethod
     def of(
-        cls, cause: str, evidence: str, fault: FaultWindow | None = None, *,
-        label: str | None = None, fix: str | None = None,
-    ) -> Classification:  # fmt: skip
+        cls,
+        cause: str,
+        evidence: str,
+        fault: FaultWindow | None = None,
+        *,
+        label: str | None = None,
+        fix: str | None = None,
+    ) -> Classification:
         meaning = CAUSES[cause]
         return cls(cause, evidence, fault, label or meaning.label, fix or meaning.fix)
 
@@ -153,9 +165,13 @@ class Classification:
         return CAUSES[self.cause].expected
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"cause": self.cause, "label": self.label,
-                             "expected": self.expected, "evidence": self.evidence,
-                             "fix": self.fix}  # fmt: skip
+        d: dict[str, Any] = {
+            "cause": self.cause,
+            "label": self.label,
+            "expected": self.expected,
+            "evidence": self.evidence,
+            "fix": self.fix,
+        }
         if self.fault is not None:
             d["fault"] = self.fault.to_dict()
         return d
@@ -211,26 +227,38 @@ def classify_takeover(
     trouble = facts.first_trouble(quiet, at) if facts is not None else None
     saw = f"; {trouble[1]} at {secs(trouble[0])}" if trouble is not None else ""
     if paused is not None:
-        evidence = (f"{paused.describe()}, so process {earlier.process} could not renew its "
-                    f"lease; {expired}")  # fmt: skip
+        evidence = (
+            f"{paused.describe()}, so process {earlier.process} could not renew its "
+            f"lease; {expired}"
+        )
         return Takeover(kind, Classification.of(PAUSED, evidence, paused))
     if cut_off is not None:
-        evidence = (f"{cut_off.describe()}, so process {earlier.process} was cut off from the "
-                    f"service{saw}; {expired}")  # fmt: skip
+        evidence = (
+            f"{cut_off.describe()}, so process {earlier.process} was cut off from the "
+            f"service{saw}; {expired}"
+        )
         return Takeover(kind, Classification.of(CUT_OFF, evidence, cut_off))
     if trouble is not None and clock is None and crash is None:
-        evidence = (f"no fault was injected, but process {earlier.process}'s client saw "
-                    f"{trouble[1].removeprefix('its client reported ')} at "
-                    f"{secs(trouble[0])}; {expired}")  # fmt: skip
+        evidence = (
+            f"no fault was injected, but process {earlier.process}'s client saw "
+            f"{trouble[1].removeprefix('its client reported ')} at "
+            f"{secs(trouble[0])}; {expired}"
+        )
         return Takeover(kind, Classification.of(CUT_OFF, evidence))
     if clock is not None:
         return Takeover(kind, _clock(clock))
     if crash is not None:
         return Takeover(kind, _crash(crash))
-    return Takeover(kind, Classification.of(UNEXPLAINED, (
-        f"{expired}, but no recorded fault explains why process {earlier.process} stopped "
-        f"renewing after {secs(quiet)}"
-    )))  # fmt: skip
+    return Takeover(
+        kind,
+        Classification.of(
+            UNEXPLAINED,
+            (
+                f"{expired}, but no recorded fault explains why process {earlier.process} stopped "
+                f"renewing after {secs(quiet)}"
+            ),
+        ),
+    )
 
 
 def classify_number(
@@ -297,13 +325,17 @@ def _clock_jump(windows: Sequence[FaultWindow], lo: int, hi: int) -> FaultWindow
 
 
 def _clock(w: FaultWindow) -> Classification:
-    return Classification.of(CLOCK_JUMP, f"{w.describe()}: a lease or lock whose validity is "
-                          "measured on that clock ended early", w)  # fmt: skip
+    return Classification.of(
+        CLOCK_JUMP,
+        f"{w.describe()}: a lease or lock whose validity is measured on that clock ended early",
+        w,
+    )
 
 
 def _crash(w: FaultWindow) -> Classification:
-    return Classification.of(CRASH, f"{w.describe()}; the node came back without the lock "
-                          "state it had granted", w)  # fmt: skip
+    return Classification.of(
+        CRASH, f"{w.describe()}; the node came back without the lock state it had granted", w
+    )
 
 
 def _abandoned_before(h: Holding, at: int) -> bool:
@@ -313,25 +345,32 @@ def _abandoned_before(h: Holding, at: int) -> bool:
 def _abandoned(h: Holding, facts: LeaseFacts, at: int) -> Classification:
     assert h.abandoned is not None
     sent = max(s for s, _ in facts.proofs if s <= at)
-    return Classification.of(ABANDONED, (
-        f"an operation of process {h.process} timed out at {secs(h.abandoned)} and the "
-        f"harness abandoned it; its last renewal was sent at {secs(sent)}, but nothing the "
-        f"service recorded shows the lease still alive at the grant at {secs(at)}"
-    ))  # fmt: skip
+    return Classification.of(
+        ABANDONED,
+        (
+            f"an operation of process {h.process} timed out at {secs(h.abandoned)} and the "
+            f"harness abandoned it; its last renewal was sent at {secs(sent)}, but nothing the "
+            f"service recorded shows the lease still alive at the grant at {secs(at)}"
+        ),
+    )
 
 
 def _still_valid(facts: LeaseFacts, at: int) -> str:
     deadline = facts.service_deadline(at)
     if facts.service_alive(at) and deadline is not None:
-        return (f"by the service's own log the lease had been renewed until {secs(deadline)} "
-                f"and had not expired or been revoked when it granted the lock again at "
-                f"{secs(at)}")  # fmt: skip
+        return (
+            f"by the service's own log the lease had been renewed until {secs(deadline)} "
+            f"and had not expired or been revoked when it granted the lock again at "
+            f"{secs(at)}"
+        )
     sent = max(s for s, _ in facts.proofs if s <= at)
     ttl = facts.bound_ttl or 0.0
-    return (f"the service acknowledged a renewal sent at {secs(sent)} with a TTL of {ttl:g} s, "
-            f"so by its own answer the lease was valid until at least "
-            f"{secs(sent + int(ttl * NS))}, yet it granted the lock again at {secs(at)}; the "
-            f"holder had not let it go and the harness had not abandoned it")  # fmt: skip
+    return (
+        f"the service acknowledged a renewal sent at {secs(sent)} with a TTL of {ttl:g} s, "
+        f"so by its own answer the lease was valid until at least "
+        f"{secs(sent + int(ttl * NS))}, yet it granted the lock again at {secs(at)}; the "
+        f"holder had not let it go and the harness had not abandoned it"
+    )
 
 
 def _expired_words(facts: LeaseFacts | None, at: int) -> str:
@@ -343,13 +382,20 @@ def _expired_words(facts: LeaseFacts | None, at: int) -> str:
     last_local = facts.last_ack_before(at)
     if last_local is not None and last_local in facts.local:
         proofs = [a for a in facts.proofs if a[1] <= at]
-        since = f" (the last one the service itself acknowledged was sent at " \
-                f"{secs(max(proofs)[0])})" if proofs else ""
-        return (f"its last renewal, at {secs(last_local[1])}, was answered by the one server "
-                f"it was connected to, which proves nothing of the session at the service's "
-                f"leader{since}")  # fmt: skip
+        since = (
+            f" (the last one the service itself acknowledged was sent at {secs(max(proofs)[0])})"
+            if proofs
+            else ""
+        )
+        return (
+            f"its last renewal, at {secs(last_local[1])}, was answered by the one server "
+            f"it was connected to, which proves nothing of the session at the service's "
+            f"leader{since}"
+        )
     if expiry is not None:
         last = expiry - int((facts.bound_ttl or 0) * NS)
-        return (f"its last renewal was acknowledged at {secs(last)}, so its lease expired "
-                f"by about {secs(expiry)}")  # fmt: skip
+        return (
+            f"its last renewal was acknowledged at {secs(last)}, so its lease expired "
+            f"by about {secs(expiry)}"
+        )
     return "its lease was not renewed"

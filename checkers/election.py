@@ -68,11 +68,15 @@ def check_election(
     if anomalies:
         reused, lowered = distinct_count(anomalies, "reused"), distinct_count(anomalies, "lowered")
         if reused:
-            head += (f" Epochs: {plural(reused, 'leader')} got an epoch another leader already "
-                     "had (at most one leader per epoch).")  # fmt: skip
+            head += (
+                f" Epochs: {plural(reused, 'leader')} got an epoch another leader already "
+                "had (at most one leader per epoch)."
+            )
         if lowered:
-            head += (f" Epochs: {plural(lowered, 'leader')} got a lower epoch than an earlier "
-                     "leader (epochs must increase).")  # fmt: skip
+            head += (
+                f" Epochs: {plural(lowered, 'leader')} got a lower epoch than an earlier "
+                "leader (epochs must increase)."
+            )
     elif grants:
         head += " Epochs: one leader per epoch, each higher than the last."
     if two:
@@ -80,7 +84,14 @@ def check_election(
         head += f" Two processes believed they led at once for {longest:.3f} s in all."
     violations = epoch_paragraphs + j.violations
     return CheckResult(
-        NAME, valid, lead_with(named, [head, *epoch_paragraphs, *j.paragraphs]),
-        {**j.details, "violations": violations, KEY: [x.to_dict() for x in named],
-         "epoch_anomalies": [x.to_dict() for x in anomalies], "two_leaders_s": two},
-    )  # fmt: skip
+        NAME,
+        valid,
+        lead_with(named, [head, *epoch_paragraphs, *j.paragraphs]),
+        {
+            **j.details,
+            "violations": violations,
+            KEY: [x.to_dict() for x in named],
+            "epoch_anomalies": [x.to_dict() for x in anomalies],
+            "two_leaders_s": two,
+        },
+    )

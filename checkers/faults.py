@@ -40,7 +40,8 @@ def check_faults(record: RunRecord) -> CheckResult:
     if failed:
         first = failed[0]
         return CheckResult(
-            "faults", UNKNOWN,
+            "faults",
+            UNKNOWN,
             f"{len(failed)} fault operation(s) could not be shown to take effect, first "
             f"{first['f']} at t={first['time'] / 1e9:.2f} s: {first['error']}. What the run "
             "shows about that fault is unknown.",
@@ -49,12 +50,18 @@ def check_faults(record: RunRecord) -> CheckResult:
     missing = [f for f in requested_faults(record) if f not in proven]
     if missing:
         return CheckResult(
-            "faults", UNKNOWN,
+            "faults",
+            UNKNOWN,
             f"the {', '.join(missing)} fault was asked for but never injected: the run "
             "shows nothing about it (give a longer --time-limit or a shorter "
             "--nemesis-interval).",
             {"never_injected": missing, "starts": starts},
         )
-    return CheckResult("faults", True,
-                       f"{starts} fault(s) applied, each shown to take effect"
-                       if starts else "no fault was asked for or injected", {"starts": starts})
+    return CheckResult(
+        "faults",
+        True,
+        f"{starts} fault(s) applied, each shown to take effect"
+        if starts
+        else "no fault was asked for or injected",
+        {"starts": starts},
+    )

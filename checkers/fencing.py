@@ -68,8 +68,12 @@ class NumberGrant:
         return self.lease if self.lease is not None else (self.process, self.invoked)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"process": self.process, "number": self.number, "lease": self.lease,
-                "time": self.time}  # fmt: skip
+        return {
+            "process": self.process,
+            "number": self.number,
+            "lease": self.lease,
+            "time": self.time,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +86,14 @@ class Anomaly:
     classification: Classification
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "source": self.later.source, "name": self.later.name,
-                "earlier": self.earlier.to_dict(), "later": self.later.to_dict(),
-                "classification": self.classification.to_dict()}  # fmt: skip
+        return {
+            "kind": self.kind,
+            "source": self.later.source,
+            "name": self.later.name,
+            "earlier": self.earlier.to_dict(),
+            "later": self.later.to_dict(),
+            "classification": self.classification.to_dict(),
+        }
 
 
 def number_grants(
@@ -93,8 +102,9 @@ def number_grants(
     """The numbered grants of both sources: definite holdings and the service's log."""
     out = [
         NumberGrant("history", h.name, h.number, h.lease, h.process, h.start, h.invoked)
-        for h in held if h.start is not None and isinstance(h.number, int)
-    ]  # fmt: skip
+        for h in held
+        if h.start is not None and isinstance(h.number, int)
+    ]
     for g in grants:
         if isinstance(g.number, int):
             process = leases[g.lease].process if g.lease in leases else None
@@ -201,30 +211,46 @@ def check_fencing(
     elif not grants:
         valid, applicable = UNKNOWN, False
         taken = sum(1 for h in held)
-        head = (f"Not applicable: no grant carried a fencing {terms.number} "
-                f"({plural(taken, terms.tenure)}), so this {terms.thing} cannot be fenced; "
-                "nothing but the lock service stands between a stale holder and the "
-                "resource, and the mutual-exclusion result alone judges the run.")
+        head = (
+            f"Not applicable: no grant carried a fencing {terms.number} "
+            f"({plural(taken, terms.tenure)}), so this {terms.thing} cannot be fenced; "
+            "nothing but the lock service stands between a stale holder and the "
+            "resource, and the mutual-exclusion result alone judges the run."
+        )
     else:
         valid = True
         names = sorted({str(g.name) for g in grants})
-        head = (f"{plural(n_hist, 'grant')} seen by the clients and {n_serv} in the service's "
-                f"own log ({listing(names)}): every {terms.number} was higher than the ones "
-                "granted before it; ")  # fmt: skip
+        head = (
+            f"{plural(n_hist, 'grant')} seen by the clients and {n_serv} in the service's "
+            f"own log ({listing(names)}): every {terms.number} was higher than the ones "
+            "granted before it; "
+        )
         if enforced is False:
-            head += (f"fencing was off, so the resource accepted "
-                     f"{plural(len(lower), 'lower ' + terms.number)} by design (the "
-                     "mutual-exclusion result judges the harm).")  # fmt: skip
+            head += (
+                f"fencing was off, so the resource accepted "
+                f"{plural(len(lower), 'lower ' + terms.number)} by design (the "
+                "mutual-exclusion result judges the harm)."
+            )
         else:
             head += f"the resource never accepted a lower {terms.number}."
-    return CheckResult(NAME, valid, lead_with(named_list, [head, *paragraphs]), {
-        "grants": n_hist,
-        "service_grants": n_serv,
-        "anomalies": [a.to_dict() for a in anomalies],
-        "resource": {"enforced": enforced, "lower_accepted": lower, "unfenced_writes": unfenced},
-        "violations": paragraphs,
-        KEY: [x.to_dict() for x in named_list],
-    }, applicable)  # fmt: skip
+    return CheckResult(
+        NAME,
+        valid,
+        lead_with(named_list, [head, *paragraphs]),
+        {
+            "grants": n_hist,
+            "service_grants": n_serv,
+            "anomalies": [a.to_dict() for a in anomalies],
+            "resource": {
+                "enforced": enforced,
+                "lower_accepted": lower,
+                "unfenced_writes": unfenced,
+            },
+            "violations": paragraphs,
+            KEY: [x.to_dict() for x in named_list],
+        },
+        applicable,
+    )
 
 
 # --- plain language ----------------------------------------------------------------------
@@ -251,8 +277,11 @@ def anomaly_paragraphs(anomalies: Sequence[Anomaly], terms: Terms) -> list[str]:
             + [f"{sum(a.later.source == 'history' for a in group)} seen by the clients"]
             * ("history" in sources)
         )
-        what = (f"{article(terms.number)} already granted to another {terms.holder}"
-                if kind == "reused" else f"a lower {terms.number} than one granted before")
+        what = (
+            f"{article(terms.number)} already granted to another {terms.holder}"
+            if kind == "reused"
+            else f"a lower {terms.number} than one granted before"
+        )
         n = distinct_count(group)
         e, lt, c = first.earlier, first.later, first.classification
         out.append(
@@ -275,44 +304,67 @@ def named_anomalies(
         e, lt = first.earlier, first.later
         kind = f"{terms.number}-{first.kind}"
         where = " by the service's own log" if lt.source == "service" else ""
-        text = (f"process {lt.process} got {terms.number} {lt.number} at {secs(lt.time)}, "
-                f"after process {e.process} had got {terms.number} {e.number} at "
-                f"{secs(e.time)}{where}. Cause: {first.classification.label}.")  # fmt: skip
+        text = (
+            f"process {lt.process} got {terms.number} {lt.number} at {secs(lt.time)}, "
+            f"after process {e.process} had got {terms.number} {e.number} at "
+            f"{secs(e.time)}{where}. Cause: {first.classification.label}."
+        )
         n = distinct_count(group)
         if n > 1:  # each grant once, though both sources saw it
             text += f" {n - 1} more like it."
         involved = tuple(
-            Involved(role, g.process, index(g.process, g.invoked) if g.source == "history"
-                     else None, g.invoked, g.time, f"{terms.number} {g.number}")
+            Involved(
+                role,
+                g.process,
+                index(g.process, g.invoked) if g.source == "history" else None,
+                g.invoked,
+                g.time,
+                f"{terms.number} {g.number}",
+            )
             for role, g in (("earlier grant", e), ("later grant", lt))
-        )  # fmt: skip
+        )
         out.append(Named(kind, named(kind, text), involved, lt.name, {"count": n}))
     return out
 
 
 def _resource_anomaly(x: dict[str, Any], terms: Terms) -> Named:
     w = x["write"]
-    text = (f"the resource accepted process {w.get('writer')}'s write with {terms.number} "
-            f"{w.get('token')} at {secs(w['time'])}, after it had accepted {terms.number} "
-            f"{x['highest_accepted']}, though fencing was on.")  # fmt: skip
-    involved = (Involved("write", w.get("writer"), None, w.get("time"), None,
-                         f"write with {terms.number} {w.get('token')}"),)  # fmt: skip
-    return Named("lower-token-accepted", named("lower-token-accepted", text), involved,
-                 w.get("resource"))  # fmt: skip
+    text = (
+        f"the resource accepted process {w.get('writer')}'s write with {terms.number} "
+        f"{w.get('token')} at {secs(w['time'])}, after it had accepted {terms.number} "
+        f"{x['highest_accepted']}, though fencing was on."
+    )
+    involved = (
+        Involved(
+            "write",
+            w.get("writer"),
+            None,
+            w.get("time"),
+            None,
+            f"write with {terms.number} {w.get('token')}",
+        ),
+    )
+    return Named(
+        "lower-token-accepted", named("lower-token-accepted", text), involved, w.get("resource")
+    )
 
 
 def _resource_paragraph(x: dict[str, Any], terms: Terms) -> str:
     w = x["write"]
     c = CAUSES[RESOURCE_BUG]
-    return (f"The resource accepted a write by process {w.get('writer')} to "
-            f"{w.get('resource')!r} with {terms.number} {w.get('token')} at {secs(w['time'])}, "
-            f"after it had accepted {terms.number} {x['highest_accepted']}, though fencing was "
-            f"on. Cause: {c.label}. Fix: {c.fix}.")  # fmt: skip
+    return (
+        f"The resource accepted a write by process {w.get('writer')} to "
+        f"{w.get('resource')!r} with {terms.number} {w.get('token')} at {secs(w['time'])}, "
+        f"after it had accepted {terms.number} {x['highest_accepted']}, though fencing was "
+        f"on. Cause: {c.label}. Fix: {c.fix}."
+    )
 
 
 def _anomaly(
-    kind: Literal["reused", "lowered"], earlier: NumberGrant, later: NumberGrant, number: str,
+    kind: Literal["reused", "lowered"],
+    earlier: NumberGrant,
+    later: NumberGrant,
+    number: str,
     windows: Sequence[FaultWindow],
-) -> Anomaly:  # fmt: skip
-    return Anomaly(kind, earlier, later, classify_number(number, earlier.time, later.time,
-                                                         windows))  # fmt: skip
+) -> Anomaly:
+    return Anomaly(kind, earlier, later, classify_number(number, earlier.time, later.time, windows))

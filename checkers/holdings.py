@@ -47,12 +47,42 @@ class Terms:
     service_key: str  # the field naming the lock or election in that event
 
 
-LOCK: Final = Terms(("acquire",), ("release",), "token", "holder", "held", "lock", "holding",
-                    "lock", "lock-granted", "lock")  # fmt: skip
-ELECTION: Final = Terms(("campaign",), ("resign",), "epoch", "leader", "led", "election",
-                        "leadership", "leadership", "leader-elected", "election")  # fmt: skip
-EITHER: Final = Terms(("acquire", "campaign"), ("release", "resign"), "token", "holder",
-                      "held", "lock", "holding", "lock", "lock-granted", "lock")  # fmt: skip
+LOCK: Final = Terms(
+    ("acquire",),
+    ("release",),
+    "token",
+    "holder",
+    "held",
+    "lock",
+    "holding",
+    "lock",
+    "lock-granted",
+    "lock",
+)
+ELECTION: Final = Terms(
+    ("campaign",),
+    ("resign",),
+    "epoch",
+    "leader",
+    "led",
+    "election",
+    "leadership",
+    "leadership",
+    "leader-elected",
+    "election",
+)
+EITHER: Final = Terms(
+    ("acquire", "campaign"),
+    ("release", "resign"),
+    "token",
+    "holder",
+    "held",
+    "lock",
+    "holding",
+    "lock",
+    "lock-granted",
+    "lock",
+)
 """Lock words, but reading election operations too (the mutex checker's default)."""
 
 
@@ -86,10 +116,18 @@ class Holding:
         return self.start
 
     def to_dict(self) -> dict[str, Any]:
-        return {"process": self.process, "name": self.name, "token": self.number,
-                "lease": self.lease, "acquired": self.start, "granted": self.granted,
-                "until": self.end, "ended_by": self.ended_by, "abandoned": self.abandoned,
-                "late": self.late}  # fmt: skip
+        return {
+            "process": self.process,
+            "name": self.name,
+            "token": self.number,
+            "lease": self.lease,
+            "acquired": self.start,
+            "granted": self.granted,
+            "until": self.end,
+            "ended_by": self.ended_by,
+            "abandoned": self.abandoned,
+            "late": self.late,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,9 +143,13 @@ class ServiceGrant:
 
 def late_completions(events: Iterable[dict[str, Any]]) -> dict[tuple[Process, int], dict[str, Any]]:
     """The runner's ``late-completion`` events, by (process, invocation time)."""
-    return {(e["process"], int(e["invoked"])): e for e in events
-            if e.get("event") == "late-completion" and e.get("invoked") is not None
-            and e.get("process") is not None}  # fmt: skip
+    return {
+        (e["process"], int(e["invoked"])): e
+        for e in events
+        if e.get("event") == "late-completion"
+        and e.get("invoked") is not None
+        and e.get("process") is not None
+    }
 
 
 def holdings(
@@ -133,8 +175,16 @@ def holdings(
                 val, start = came["value"], int(came["time"])
             number = val.get("token", val.get("epoch"))
             name = val.get("name", asked.get("name"))
-            h = Holding(inv.process, inv.time, start, number, val.get("lease"), name,
-                        abandoned=gave_up, late=came is not None and start is not None)  # fmt: skip
+            h = Holding(
+                inv.process,
+                inv.time,
+                start,
+                number,
+                val.get("lease"),
+                name,
+                abandoned=gave_up,
+                late=came is not None and start is not None,
+            )
             out.append(h)
             current[inv.process] = h
         elif inv.f in terms.give and inv.process in current:
@@ -163,7 +213,10 @@ def service_grants(service_events: Iterable[dict[str, Any]], terms: Terms) -> li
     """The service's grants of ``terms``' kind, in log order."""
     return [
         ServiceGrant(
-            int(e["time"]), e.get(terms.service_key), e.get("lease"), e.get(terms.number),
+            int(e["time"]),
+            e.get(terms.service_key),
+            e.get("lease"),
+            e.get(terms.number),
             bool(e.get("forced")),
         )
         for e in service_events
@@ -188,13 +241,15 @@ def holding_at(
     process: Process, t: int, held: Sequence[Holding], name: str | None = None
 ) -> Holding | None:
     """``process``'s latest holding (of ``name``, when given) begun before ``t``."""
-    mine = [x for x in held if x.process == process and x.invoked <= t
-            and x.name in (None, name)]  # fmt: skip
+    mine = [x for x in held if x.process == process and x.invoked <= t and x.name in (None, name)]
     return max(mine, key=lambda x: x.invoked) if mine else None
 
 
 def successors(h: Holding, held: Sequence[Holding]) -> list[Holding]:
     """Later definite holdings of the same name by other processes, by start."""
-    later = [x for x in held if x.definite and x.process != h.process and x.name == h.name
-             and x.taken > h.taken]  # fmt: skip
+    later = [
+        x
+        for x in held
+        if x.definite and x.process != h.process and x.name == h.name and x.taken > h.taken
+    ]
     return sorted(later, key=lambda x: x.taken)

@@ -173,12 +173,14 @@ def lease_facts(
         elif kind == "lease-lost" and facts.lost_at is None:
             facts.lost_at, facts.lost_reason = int(e["time"]), e.get("reason")
         elif kind == "keepalive-failed":
-            facts.trouble.append((int(e.get("sent", e["time"])),
-                                  f"a renewal failed ({e.get('error', 'no answer')})"))  # fmt: skip
+            facts.trouble.append(
+                (int(e.get("sent", e["time"])), f"a renewal failed ({e.get('error', 'no answer')})")
+            )
         elif kind == "session-state" and e.get("state") in ("SUSPENDED", "LOST"):
             what = "its connection" if e["state"] == "SUSPENDED" else "its session"
-            facts.trouble.append((int(e["time"]), f"its client reported {what} lost "
-                                                  f"({e['state']})"))  # fmt: skip
+            facts.trouble.append(
+                (int(e["time"]), f"its client reported {what} lost ({e['state']})")
+            )
         elif kind == "lease-ended" and facts.let_go_at is None:
             facts.let_go_at = int(e.get("sent", e["time"]))
             facts.let_go_reason = e.get("reason")

@@ -101,8 +101,7 @@ def _check(
         probs: list[Problem] = []
         for label, part in parts:
             if deadline is not None and time.perf_counter() > deadline:
-                return _out_of_time(m.name, time.perf_counter() - started, len(probs),
-                                    len(parts))
+                return _out_of_time(m.name, time.perf_counter() - started, len(probs), len(parts))
             probs.append(problem(part, m, label))
         if workers > 1:
             solved = None
@@ -172,8 +171,10 @@ def _check(
 def _out_of_time(model: str, spent: float, prepared: int, n: int) -> CheckResult:
     """The result of a check whose time ran out while preparing its partitions (``spent``
     seconds into it: the limit it was given may be what was left of a larger one)."""
-    reason = (f"out of time after {spent:.3g} s while preparing the partitions "
-              f"({prepared} of {n} prepared; raise --time-limit)")  # fmt: skip
+    reason = (
+        f"out of time after {spent:.3g} s while preparing the partitions "
+        f"({prepared} of {n} prepared; raise --time-limit)"
+    )
     details = {"valid": UNKNOWN, "model": model, "reason": reason, "partitions": n}
     return CheckResult(CHECKER, UNKNOWN, f"Unknown ({model} model): {reason}.", details)
 

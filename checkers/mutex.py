@@ -74,8 +74,14 @@ def check_mutex(
 ) -> CheckResult:
     """Judge mutual exclusion; see the module docstring. ``windows`` default to the fault
     windows of ``history``'s nemesis operations."""
-    found = analyse(resource_log, history, events, service_events,
-                    fault_windows(history) if windows is None else windows, terms)  # fmt: skip
+    found = analyse(
+        resource_log,
+        history,
+        events,
+        service_events,
+        fault_windows(history) if windows is None else windows,
+        terms,
+    )
     j = judge(found, Invocations(history))
     return CheckResult(NAME, j.valid, lead_with(j.anomalies, [j.head, *j.paragraphs]), j.details)
 
@@ -145,26 +151,34 @@ def group_anomaly(g: Group, t: Terms, index: Invocations) -> Anomaly:
     h, x = g.first, g.later[0]
     election = t.number == ELECTION.number
     what = h.name or f"the {t.thing}"
-    involved = [holding_involved(h, f"stale {t.holder}", t, index),
-                holding_involved(x, f"later {t.holder}", t, index)]  # fmt: skip
+    involved = [
+        holding_involved(h, f"stale {t.holder}", t, index),
+        holding_involved(x, f"later {t.holder}", t, index),
+    ]
     c = g.takeover.classification
 
     def granted(verb: str) -> str:
-        return (f"process {x.process} {verb} granted {what} ({t.number} {x.number}) at "
-                f"{secs(g.taken_over_at)}")  # fmt: skip
+        return (
+            f"process {x.process} {verb} granted {what} ({t.number} {x.number}) at "
+            f"{secs(g.taken_over_at)}"
+        )
 
     accepted = next((w for w in g.writes_after if w.get("accepted")), None)
     if g.kind == "lease-valid" or accepted is None:
         kind = "two-leaders" if election else "two-holders"
-        text = (f"{granted('was')} while process {h.process}'s lease ({t.number} "
-                f"{h.number}) was still valid. Cause: {c.label}.")  # fmt: skip
+        text = (
+            f"{granted('was')} while process {h.process}'s lease ({t.number} "
+            f"{h.number}) was still valid. Cause: {c.label}."
+        )
     else:
         kind = "deposed-write-accepted" if election else "stale-write-accepted"
         involved.append(write_involved(accepted, t))
-        text = (f"the resource accepted process {h.process}'s write with {t.number} "
-                f"{accepted.get('token')} at {secs(accepted['time'])}, after "
-                f"{granted('had been')}. "
-                f"Cause: {(g.harm or c).label}.")  # fmt: skip
+        text = (
+            f"the resource accepted process {h.process}'s write with {t.number} "
+            f"{accepted.get('token')} at {secs(accepted['time'])}, after "
+            f"{granted('had been')}. "
+            f"Cause: {(g.harm or c).label}."
+        )
     return Anomaly(kind, named(kind, text), tuple(involved), h.name)
 
 
@@ -182,15 +196,22 @@ def write_anomaly(s: StaleWrite, paragraph: str, t: Terms, index: Invocations) -
 
 def holding_involved(h: Holding, role: str, t: Terms, index: Invocations) -> Involved:
     """A holding as an anomaly's participant: its take's index, invocation and grant."""
-    return Involved(role, h.process, index(h.process, h.invoked), h.invoked, h.start,
-                    f"{t.number} {h.number}")  # fmt: skip
+    return Involved(
+        role, h.process, index(h.process, h.invoked), h.invoked, h.start, f"{t.number} {h.number}"
+    )
 
 
 def write_involved(w: dict[str, Any], t: Terms) -> Involved:
     """A write the resource logged, as an anomaly's participant (not a history op)."""
     verdict = "accepted" if w.get("accepted") else "rejected"
-    return Involved("write", w.get("writer"), None, w.get("time"), None,
-                    f"write with {t.number} {w.get('token')}, {verdict}")  # fmt: skip
+    return Involved(
+        "write",
+        w.get("writer"),
+        None,
+        w.get("time"),
+        None,
+        f"write with {t.number} {w.get('token')}, {verdict}",
+    )
 
 
 # --- plain language ----------------------------------------------------------------------
@@ -239,16 +260,24 @@ def _handover_words(g: Group, t: Terms) -> str:
     if h is None or h["lease_expiry"] is None:
         return ""
     delay, danger = h["handover_delay_s"], h["danger_window_s"]
-    expiry = "" if h["lease_expiry_source"] == "service" else (
-        f", estimated from keepalives at {secs(h['lease_expiry'])}")  # fmt: skip
+    expiry = (
+        ""
+        if h["lease_expiry_source"] == "service"
+        else (f", estimated from keepalives at {secs(h['lease_expiry'])}")
+    )
     if delay >= 0:
         granted = f"granted again {delay:.3f} s after the lease expired{expiry}"
     else:
         granted = f"granted again {-delay:.3f} s before the lease would have expired{expiry}"
-    late = (f"its last write arrived {danger:.3f} s after the expiry" if danger
-            else "no write of it arrived after the expiry")  # fmt: skip
-    return (f"Handover delay {delay:.3f} s (the {t.prize} was {granted}); danger window "
-            f"{danger or 0:.3f} s ({late}). ")
+    late = (
+        f"its last write arrived {danger:.3f} s after the expiry"
+        if danger
+        else "no write of it arrived after the expiry"
+    )
+    return (
+        f"Handover delay {delay:.3f} s (the {t.prize} was {granted}); danger window "
+        f"{danger or 0:.3f} s ({late}). "
+    )
 
 
 def _at_resource(g: Group, t: Terms) -> str:
@@ -258,20 +287,28 @@ def _at_resource(g: Group, t: Terms) -> str:
     acc = [w for w in ws if w.get("accepted")]
     rej = [w for w in ws if not w.get("accepted")]
     first = ws[0]
-    where = (f"At the resource, {plural(len(ws), 'write')} of it arrived after the takeover, "
-             f"the first at {secs(first['time'])} with {t.number} {first.get('token')} (the "
-             f"resource had seen {t.number} {first.get('highest_before')})")  # fmt: skip
+    where = (
+        f"At the resource, {plural(len(ws), 'write')} of it arrived after the takeover, "
+        f"the first at {secs(first['time'])} with {t.number} {first.get('token')} (the "
+        f"resource had seen {t.number} {first.get('highest_before')})"
+    )
     if acc and rej:
-        return (f"{where}: {len(acc)} accepted, {len(rej)} rejected. An accepted stale write "
-                f"overwrote a newer {t.holder}'s data.")  # fmt: skip
+        return (
+            f"{where}: {len(acc)} accepted, {len(rej)} rejected. An accepted stale write "
+            f"overwrote a newer {t.holder}'s data."
+        )
     if acc and all(_before_newer(w) for w in acc):
-        return (f"{where}: accepted. A {t.holder} that had lost the {t.prize} wrote before "
-                f"the newer {t.holder}'s first write reached the resource, so fencing could "
-                f"not tell it from a current {t.holder}'s; a newer {t.holder} that read the "
-                f"resource before it may lose that update.")  # fmt: skip
+        return (
+            f"{where}: accepted. A {t.holder} that had lost the {t.prize} wrote before "
+            f"the newer {t.holder}'s first write reached the resource, so fencing could "
+            f"not tell it from a current {t.holder}'s; a newer {t.holder} that read the "
+            f"resource before it may lose that update."
+        )
     if acc:
-        return (f"{where}: accepted. A {t.holder} that had lost the {t.prize} overwrote a "
-                f"newer {t.holder}'s data, the corruption fencing exists to prevent.")  # fmt: skip
+        return (
+            f"{where}: accepted. A {t.holder} that had lost the {t.prize} overwrote a "
+            f"newer {t.holder}'s data, the corruption fencing exists to prevent."
+        )
     return f"{where}: rejected by fencing, as designed."
 
 
@@ -289,25 +326,35 @@ def write_paragraph(s: StaleWrite, a: Analysis) -> str:
     if expiry is None:
         window = ""
     elif s.time > expiry:
-        window = (f" Its lease had expired by {secs(expiry)}; the write arrived "
-                  f"{secs(s.time - expiry)} later (the danger window).")  # fmt: skip
+        window = (
+            f" Its lease had expired by {secs(expiry)}; the write arrived "
+            f"{secs(s.time - expiry)} later (the danger window)."
+        )
     else:
         window = f" Its lease was renewed until about {secs(expiry)}."
     head = f"Process {w['writer']} wrote {w.get('value')!r} to {w.get('resource')!r}"
     if s.kind == "token":
-        what = (f"{head} with {t.number} {w.get('token')} at {secs(s.time)}, after the "
-                f"resource had seen {t.number} {w.get('highest_before')}.")  # fmt: skip
+        what = (
+            f"{head} with {t.number} {w.get('token')} at {secs(s.time)}, after the "
+            f"resource had seen {t.number} {w.get('highest_before')}."
+        )
     elif s.kind == "superseded":
-        what = (f"{head} with {t.number} {w.get('token')} at {secs(s.time)}, after another "
-                f"process had been granted the {t.prize} after it; the {t.number} was not "
-                "lower than the resource's highest, so fencing could not tell.")  # fmt: skip
+        what = (
+            f"{head} with {t.number} {w.get('token')} at {secs(s.time)}, after another "
+            f"process had been granted the {t.prize} after it; the {t.number} was not "
+            "lower than the resource's highest, so fencing could not tell."
+        )
     else:
-        what = (f"{head} without a {t.number} at {secs(s.time)}, after another process had "
-                f"been granted the {t.prize} after it.")  # fmt: skip
+        what = (
+            f"{head} without a {t.number} at {secs(s.time)}, after another process had "
+            f"been granted the {t.prize} after it."
+        )
     if s.accepted:
-        verdict = (f" The resource accepted it: a {t.holder} that had lost the {t.prize} "
-                   f"overwrote a newer {t.holder}'s data (fencing off, or no {t.number} it "
-                   "could judge). This is the corruption fencing exists to prevent.")  # fmt: skip
+        verdict = (
+            f" The resource accepted it: a {t.holder} that had lost the {t.prize} "
+            f"overwrote a newer {t.holder}'s data (fencing off, or no {t.number} it "
+            "could judge). This is the corruption fencing exists to prevent."
+        )
         if s.cause is not None:
             verdict += f" Cause: {s.cause.label}: {s.cause.evidence}. Fix: {s.cause.fix}."
     else:

@@ -71,13 +71,17 @@ def with_lease_ends(
     leases = lease_facts(events, service_events)
     everything = holdings(history, terms)
     ops: list[tuple[int, int, Op]] = []  # (time, tie-break, op)
-    names = {_name(p) for p in history.client_ops().pairs()
-             if p.invoke.f in (*terms.take, *terms.give)}  # fmt: skip
+    names = {
+        _name(p) for p in history.client_ops().pairs() if p.invoke.f in (*terms.take, *terms.give)
+    }
     keyed = len(names - {None}) > 1
     drop: set[int] = set()
     owners: dict[int, Any] = {}  # op index -> the owner of its holding, when renamed
-    takes = {(pair.invoke.process, pair.invoke.time): pair
-             for pair in history.client_ops().pairs() if pair.invoke.f in terms.take}  # fmt: skip
+    takes = {
+        (pair.invoke.process, pair.invoke.time): pair
+        for pair in history.client_ops().pairs()
+        if pair.invoke.f in terms.take
+    }
     counts = {"service": 0, "keepalives": 0, "unplaced": 0}
     end = history[-1].time + 1 if len(history) else 1
     for h in everything:
@@ -124,9 +128,11 @@ def check_mutex_linearizable(
     ends = with_lease_ends(history, events, service_events)
     r = linearizability.check(ends.history, MODEL, time_limit)
     placed = ends.by_service + ends.by_keepalives
-    how = (f"with {plural(placed, 'lost or unreleased lease')} each counted as a release "
-           f"when it ended ({ends.by_service} placed by the service's own log, "
-           f"{ends.by_keepalives} by keepalive acknowledgements)")  # fmt: skip
+    how = (
+        f"with {plural(placed, 'lost or unreleased lease')} each counted as a release "
+        f"when it ended ({ends.by_service} placed by the service's own log, "
+        f"{ends.by_keepalives} by keepalive acknowledgements)"
+    )
     details = {
         **r.details,
         "lease_ends": placed,
@@ -136,21 +142,27 @@ def check_mutex_linearizable(
     }
     valid: Validity = r.valid
     if r.valid is True:
-        summary = (f"Linearizable as an owner-aware mutex: {details.get('ops', 0)} acquire and "
-                   f"release operations, {how}.")  # fmt: skip
+        summary = (
+            f"Linearizable as an owner-aware mutex: {details.get('ops', 0)} acquire and "
+            f"release operations, {how}."
+        )
     elif r.valid is False and ends.unplaced:
         valid = UNKNOWN
-        summary = (f"Cannot tell: not linearizable as an owner-aware mutex {how}, but "
-                   f"{plural(ends.unplaced, 'holding')} ended without a release and without "
-                   f"any lease record to say when its lease ended. {r.summary}")  # fmt: skip
+        summary = (
+            f"Cannot tell: not linearizable as an owner-aware mutex {how}, but "
+            f"{plural(ends.unplaced, 'holding')} ended without a release and without "
+            f"any lease record to say when its lease ended. {r.summary}"
+        )
         details["reason"] = "lease ends that cannot be placed"
         details.pop(KEY, None)  # no violation to name
     elif r.valid is False:
         why = str(r.details.get("counterexample", {}).get("sentences", [r.summary])[0])
         why = why.removeprefix("Not linearizable: ")
-        summary = (f"Not linearizable as an owner-aware mutex, even {how}: {why} The lock was "
-                   "granted while another process held it under a lease that had not ended "
-                   "(or a release came from a process that did not hold it).")  # fmt: skip
+        summary = (
+            f"Not linearizable as an owner-aware mutex, even {how}: {why} The lock was "
+            "granted while another process held it under a lease that had not ended "
+            "(or a release came from a process that did not hold it)."
+        )
     else:
         summary = r.summary
     if valid is False:
@@ -172,8 +184,9 @@ def _lease_end(h: Holding, facts: LeaseFacts | None, end: int) -> tuple[int, int
     if give is not None and give.type == "ok":
         assert give.completion is not None
         hi = min(hi, give.completion.time)  # freed by the release or the expiry, first
-    elif give is not None and not (give.type == "fail" and facts is not None
-                                   and facts.ended_at is not None):  # fmt: skip
+    elif give is not None and not (
+        give.type == "fail" and facts is not None and facts.ended_at is not None
+    ):
         # an unknown release may have freed it; after a failed one the client revokes,
         # which only the service's log (exact when it has one) records
         lo = min(lo, give.invoke.time)

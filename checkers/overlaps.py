@@ -174,8 +174,14 @@ def analyse(
             nxt = successors(s.holding, held)
             granted = (s.holding.taken, nxt[0].taken if nxt else s.time)
             numbers = (s.holding.number, nxt[0].number if nxt else None)
-            s.cause = classify_accepted(s.kind, takeover(s.holding, granted[1]).classification,
-                                        terms.number, granted, windows, numbers)  # fmt: skip
+            s.cause = classify_accepted(
+                s.kind,
+                takeover(s.holding, granted[1]).classification,
+                terms.number,
+                granted,
+                windows,
+                numbers,
+            )
     for g in groups:
         causes = [s.cause for s in stale if s.cause is not None and s.holding is g.first]
         # a reused number explains more than the takeover does: prefer it
@@ -184,8 +190,18 @@ def analyse(
     for g in groups:
         g.handover = by_holding.get(id(g.first))
     handovers = list(by_holding.values())
-    return Analysis(terms, held, writes, leases, windows, run_end,
-                    [p for _, _, p in pairs], groups, stale, handovers)  # fmt: skip
+    return Analysis(
+        terms,
+        held,
+        writes,
+        leases,
+        windows,
+        run_end,
+        [p for _, _, p in pairs],
+        groups,
+        stale,
+        handovers,
+    )
 
 
 # --- overlaps ----------------------------------------------------------------------------
@@ -205,9 +221,11 @@ def both_believed_s(pairs: Iterable[dict[str, Any]]) -> float | None:
 
 
 def _pairs(
-    held: list[Holding], leases: dict[Any, LeaseFacts], writes: list[dict[str, Any]],
+    held: list[Holding],
+    leases: dict[Any, LeaseFacts],
+    writes: list[dict[str, Any]],
     run_end: int,
-) -> list[tuple[Holding, Holding, dict[str, Any]]]:  # fmt: skip
+) -> list[tuple[Holding, Holding, dict[str, Any]]]:
     """Every (earlier, later) pair of holdings both holders believed in at once: in their
     own view (``both_from``..``both_until``, ``overlap_s``) and at the resource (the
     earlier holder's writes that arrived while the later one held it, ``at_resource``)."""
@@ -225,16 +243,28 @@ def _pairs(
             later_end = later.end if later.end is not None else run_end
             both_until = min(first_end, later_end)
             landed = [w for w in mine if later.taken <= int(w["time"]) <= later_end]
-            out.append((first, later, {
-                "kind": lease_kind(leases.get(first.lease), later.taken),
-                "first": first.to_dict(),
-                "later": later.to_dict(),
-                "both_from": later.start,
-                "both_until": both_until,
-                "overlap_s": seconds(max(0, both_until - later.start)),
-                "at_resource": [{"time": w["time"], "token": w.get("token"),
-                                 "accepted": bool(w.get("accepted"))} for w in landed],
-            }))  # fmt: skip
+            out.append(
+                (
+                    first,
+                    later,
+                    {
+                        "kind": lease_kind(leases.get(first.lease), later.taken),
+                        "first": first.to_dict(),
+                        "later": later.to_dict(),
+                        "both_from": later.start,
+                        "both_until": both_until,
+                        "overlap_s": seconds(max(0, both_until - later.start)),
+                        "at_resource": [
+                            {
+                                "time": w["time"],
+                                "token": w.get("token"),
+                                "accepted": bool(w.get("accepted")),
+                            }
+                            for w in landed
+                        ],
+                    },
+                )
+            )
     return out
 
 
@@ -253,8 +283,9 @@ def _groups(
         first = ps[0][0]
         later = sorted((p[1] for p in ps), key=lambda h: h.taken)
         worst = min(ps, key=lambda p: (_KIND_ORDER[p[2]["kind"]], p[1].taken))
-        g = Group(first, later, [p[2] for p in ps], worst[2]["kind"],
-                  takeover(first, worst[1].taken))  # fmt: skip
+        g = Group(
+            first, later, [p[2] for p in ps], worst[2]["kind"], takeover(first, worst[1].taken)
+        )
         own = own_writes(first, held, writes)
         g.writes_after = [w for w in own if int(w["time"]) >= g.taken_over_at]
         g.run_end = run_end
@@ -281,13 +312,17 @@ def _stale(w: dict[str, Any], held: list[Holding]) -> StaleWrite | None:
 
 def own_writes(h: Holding, held: list[Holding], writes: list[dict[str, Any]]) -> list[dict]:
     """The writes ``h``'s process made under ``h`` (until its next holding began)."""
-    until = min((x.invoked for x in held if x.process == h.process and x.invoked > h.invoked),
-                default=None)  # fmt: skip
+    until = min(
+        (x.invoked for x in held if x.process == h.process and x.invoked > h.invoked), default=None
+    )
     return [
-        w for w in writes
-        if w.get("writer") == h.process and int(w["time"]) >= h.invoked
-        and (until is None or int(w["time"]) < until) and h.name in (None, w.get("resource"))
-    ]  # fmt: skip
+        w
+        for w in writes
+        if w.get("writer") == h.process
+        and int(w["time"]) >= h.invoked
+        and (until is None or int(w["time"]) < until)
+        and h.name in (None, w.get("resource"))
+    ]
 
 
 # --- handovers ---------------------------------------------------------------------------
@@ -322,8 +357,7 @@ def _handover(
         "lease_expiry": expiry,
         "lease_expiry_source": source,
         "last_write_arrival": max(arrivals) if arrivals else None,
-        "danger_window_s": None if expiry is None else seconds(max(late) - expiry) if late
-        else 0.0,
+        "danger_window_s": None if expiry is None else seconds(max(late) - expiry) if late else 0.0,
         "next_process": nxt.process,
         "next_token": nxt.number,
         "next_acquired": nxt.taken,

@@ -57,8 +57,11 @@ def latencies(pairs: Sequence[Pair]) -> dict[str, dict[str, Any]]:
         row: dict[str, Any] = {}
         for outcome, values in sorted(by.get(f, {}).items()):
             xs = sorted(values)
-            row[outcome] = {"count": len(xs), **{k: seconds(quantile(xs, q)) for k, q in QUANTILES},
-                            "max": seconds(xs[-1])}  # fmt: skip
+            row[outcome] = {
+                "count": len(xs),
+                **{k: seconds(quantile(xs, q)) for k, q in QUANTILES},
+                "max": seconds(xs[-1]),
+            }
         if f in opened:
             row["open"] = {"count": opened[f]}
         out[f] = row
@@ -89,8 +92,11 @@ def availability(
     inside: set[int] = set()
     for w in windows:
         end = w.end if w.end is not None else run_end
-        hits = [i for i, p in enumerate(pairs) if p.completion is not None
-                and p.invoke.time <= end and p.completion.time >= w.start]  # fmt: skip
+        hits = [
+            i
+            for i, p in enumerate(pairs)
+            if p.completion is not None and p.invoke.time <= end and p.completion.time >= w.start
+        ]
         inside.update(hits)
         rows.append({**w.to_dict(), **_ratio([pairs[i] for i in hits])})
     outside = [p for i, p in enumerate(pairs) if p.completion is not None and i not in inside]
@@ -111,8 +117,9 @@ def check_stats(
     parts = [f"{plural(completed, 'client operation')} completed, {ok} ok"]
     for r in avail["windows"]:
         until = "the end" if r["end"] is None else secs(r["end"], 1)
-        parts.append(f"{r['kind']} {secs(r['start'], 1)} to {until}: "
-                     f"{_pct(r['availability'])} available")  # fmt: skip
+        parts.append(
+            f"{r['kind']} {secs(r['start'], 1)} to {until}: {_pct(r['availability'])} available"
+        )
     parts.append(f"outside faults: {_pct(avail['outside']['availability'])} available")
     head = "; ".join(parts) + "."
     valid: Validity = True
@@ -122,34 +129,49 @@ def check_stats(
     elif silent:
         which = listing(f"{r['kind']} from {secs(r['start'])}" for r in silent)
         those = "that fault" if len(silent) == 1 else "those faults"
-        fact = (f" No operation succeeded during {plural(len(silent), 'fault window')} "
-                f"({which}): the run proves nothing about {those}")  # fmt: skip
+        fact = (
+            f" No operation succeeded during {plural(len(silent), 'fault window')} "
+            f"({which}): the run proves nothing about {those}"
+        )
         if accept_unavailable:
             head += fact + ", which the test accepts (extra.accept_unavailable)."
         else:
             valid = UNKNOWN
-            head += (fact + ". Pass --accept-unavailable (a suite: extra.accept_unavailable)"
-                     " to accept such a run.")
-    return CheckResult(NAME, valid, head, {
-        "latency": latencies(pairs),
-        "throughput": throughput(pairs),
-        "availability": avail,
-        "unproven_faults": [{k: r[k] for k in ("kind", "start", "end")} for r in silent],
-        "accept_unavailable": accept_unavailable,
-    })  # fmt: skip
+            head += (
+                fact + ". Pass --accept-unavailable (a suite: extra.accept_unavailable)"
+                " to accept such a run."
+            )
+    return CheckResult(
+        NAME,
+        valid,
+        head,
+        {
+            "latency": latencies(pairs),
+            "throughput": throughput(pairs),
+            "availability": avail,
+            "unproven_faults": [{k: r[k] for k in ("kind", "start", "end")} for r in silent],
+            "accept_unavailable": accept_unavailable,
+        },
+    )
 
 
 def _served_after(window: dict[str, Any], pairs: Sequence[Pair]) -> bool:
     """Whether ``window`` is a crash after which the restarted service answered."""
     end = window["end"]
-    return window["kind"] == KILL and end is not None and any(
-        p.type == "ok" and p.invoke.time > end for p in pairs)  # fmt: skip
+    return (
+        window["kind"] == KILL
+        and end is not None
+        and any(p.type == "ok" and p.invoke.time > end for p in pairs)
+    )
 
 
 def _ratio(pairs: Sequence[Pair]) -> dict[str, Any]:
     ok = sum(1 for p in pairs if p.type == "ok")
-    return {"ok_ops": ok, "completed_ops": len(pairs),
-            "availability": round(ok / len(pairs), 6) if pairs else None}  # fmt: skip
+    return {
+        "ok_ops": ok,
+        "completed_ops": len(pairs),
+        "availability": round(ok / len(pairs), 6) if pairs else None,
+    }
 
 
 def _pct(x: float | None) -> str:

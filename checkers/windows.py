@@ -76,8 +76,12 @@ class FaultWindow:
         return f"fault {self.kind} {when}"
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"kind": self.kind, "start": self.start, "end": self.end,
-                             "took_effect": self.ok}  # fmt: skip
+        d: dict[str, Any] = {
+            "kind": self.kind,
+            "start": self.start,
+            "end": self.end,
+            "took_effect": self.ok,
+        }
         if self.processes:
             d["processes"] = list(self.processes)
         if self.nodes:
@@ -115,9 +119,12 @@ def of_kind(windows: Iterable[FaultWindow], *kinds: str) -> list[FaultWindow]:
 
 
 def first_overlapping(
-    windows: Sequence[FaultWindow], lo: int, hi: int, kinds: Sequence[str],
+    windows: Sequence[FaultWindow],
+    lo: int,
+    hi: int,
+    kinds: Sequence[str],
     process: Process | None = None,
-) -> FaultWindow | None:  # fmt: skip
+) -> FaultWindow | None:
     """The first window of ``kinds`` on during ``[lo, hi]`` (affecting ``process``, for
     client pauses, when given)."""
     for w in of_kind(windows, *kinds):
@@ -167,6 +174,7 @@ def _offsets(value: Any) -> tuple[tuple[str, float], ...]:
     if not isinstance(offsets, dict):
         return ()
     return tuple(
-        (str(n), float(o)) for n, o in offsets.items()
+        (str(n), float(o))
+        for n, o in offsets.items()
         if isinstance(o, (int, float)) and not isinstance(o, bool)
-    )  # fmt: skip
+    )

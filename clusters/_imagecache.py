@@ -67,8 +67,9 @@ def save(client: docker.DockerClient, tag: str) -> Path | None:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".partial")
     with partial.open("wb") as out:
-        zstd = subprocess.Popen(["zstd", "-q", "-T0", "-3", "-c"], stdin=subprocess.PIPE,
-                                stdout=out)
+        zstd = subprocess.Popen(
+            ["zstd", "-q", "-T0", "-3", "-c"], stdin=subprocess.PIPE, stdout=out
+        )
         assert zstd.stdin is not None
         try:
             for chunk in client.api.get_image(tag):

@@ -27,8 +27,9 @@ def node_ip(subnet: str, index: int) -> str:
     return str(ipaddress.ip_network(subnet)[FIRST_HOST + index - 1])
 
 
-def create_network(client: docker.DockerClient, name: str, labels: dict[str, str],
-                   subnet: str | None = None) -> tuple[Network, str]:
+def create_network(
+    client: docker.DockerClient, name: str, labels: dict[str, str], subnet: str | None = None
+) -> tuple[Network, str]:
     """Create the internal network ``name``; returns it and its subnet.
 
     With ``subnet`` None, the first free /24 of ``POOL`` is used (retrying when another
@@ -43,16 +44,19 @@ def create_network(client: docker.DockerClient, name: str, labels: dict[str, str
         net = ipaddress.ip_network(cand)
         ipam = IPAMConfig(pool_configs=[IPAMPool(subnet=cand, gateway=str(net[1]))])
         try:
-            network = client.networks.create(name, driver="bridge", internal=True, ipam=ipam,
-                                             labels=labels, check_duplicate=True)
+            network = client.networks.create(
+                name, driver="bridge", internal=True, ipam=ipam, labels=labels, check_duplicate=True
+            )
         except APIError as e:
             last_error = str(e.explanation or e)
             if "overlap" in last_error.lower():
                 continue
             raise ClusterError(f"Could not create network {name} ({cand}): {last_error}") from None
         return network, cand
-    raise ClusterError(f"No free subnet for network {name} in {POOL} ({last_error}); remove "
-                       "leftover networks with `harness clusters down`")
+    raise ClusterError(
+        f"No free subnet for network {name} in {POOL} ({last_error}); remove "
+        "leftover networks with `harness clusters down`"
+    )
 
 
 def _free_subnets(client: docker.DockerClient) -> list[ipaddress.IPv4Network]:
@@ -61,5 +65,8 @@ def _free_subnets(client: docker.DockerClient) -> list[ipaddress.IPv4Network]:
         for cfg in (net.get("IPAM") or {}).get("Config") or []:
             if cfg.get("Subnet"):
                 used.append(ipaddress.ip_network(cfg["Subnet"], strict=False))
-    return [s for s in POOL.subnets(new_prefix=24)
-            if s.network_address.packed[2] != 0 and not any(s.overlaps(u) for u in used)]
+    return [
+        s
+        for s in POOL.subnets(new_prefix=24)
+        if s.network_address.packed[2] != 0 and not any(s.overlaps(u) for u in used)
+    ]

@@ -25,8 +25,9 @@ def http_json(method: str, url: str, body: Any = None, timeout: float = 1.0) -> 
         return None
 
 
-def tcp_exchange(host: str, port: int, payload: bytes, *, until: bytes | None = None,
-                 timeout: float = 1.0) -> bytes | None:
+def tcp_exchange(
+    host: str, port: int, payload: bytes, *, until: bytes | None = None, timeout: float = 1.0
+) -> bytes | None:
     """Send ``payload``, read until EOF (or until ``until`` shows up); None on any error."""
     try:
         with socket.create_connection((host, port), timeout=timeout) as sock:

@@ -47,8 +47,14 @@ FILES: dict[str, str] = {
     ),
     "usr/sbin/policy-rc.d": "#!/bin/sh\nexit 101\n",
 }
-SLIM = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale",
-        "var/lib/apt/lists", "var/cache/apt")
+SLIM = (
+    "usr/share/doc",
+    "usr/share/man",
+    "usr/share/info",
+    "usr/share/locale",
+    "var/lib/apt/lists",
+    "var/cache/apt",
+)
 CHANGES = ("ENV LANG=C.UTF-8", 'CMD ["/bin/bash"]', f"LABEL {LABEL}=1 {LABEL_IMAGE}=base")
 RECIPE_VERSION = "1"
 
@@ -65,21 +71,29 @@ def base_tag() -> str:
 def build_base(client: docker.DockerClient, tag: str, cache_dir: Path, progress: Progress) -> None:
     """debootstrap, slim and import the base root filesystem as ``tag``."""
     if os.geteuid() != 0:
-        raise ClusterError("Building the base image needs root (debootstrap); run as root or "
-                           "load images from a cache with `python -m clusters.images build`")
+        raise ClusterError(
+            "Building the base image needs root (debootstrap); run as root or "
+            "load images from a cache with `python -m clusters.images build`"
+        )
     with tempfile.TemporaryDirectory(prefix="rootfs-", dir=cache_dir) as tmp:
         root = Path(tmp) / "root"
-        debootstrap(root, PACKAGES, cache_dir / "debootstrap-debs",
-                    lambda message: progress(f"base: {message}"))
+        debootstrap(
+            root,
+            PACKAGES,
+            cache_dir / "debootstrap-debs",
+            lambda message: progress(f"base: {message}"),
+        )
         slim(root)
         progress("base: importing the root filesystem")
-        tar = subprocess.Popen(["tar", "-C", str(root), "--numeric-owner", "-cf", "-", "."],
-                               stdout=subprocess.PIPE)
+        tar = subprocess.Popen(
+            ["tar", "-C", str(root), "--numeric-owner", "-cf", "-", "."], stdout=subprocess.PIPE
+        )
         assert tar.stdout is not None
         try:
             repo, _, version = tag.partition(":")
-            client.api.import_image_from_stream(tar.stdout, repository=repo, tag=version,
-                                                changes=list(CHANGES))
+            client.api.import_image_from_stream(
+                tar.stdout, repository=repo, tag=version, changes=list(CHANGES)
+            )
         finally:
             tar.stdout.close()
             tar.wait()
@@ -97,8 +111,18 @@ def debootstrap(root: Path, packages: Sequence[str], debs: Path, progress: Progr
     debs.mkdir(parents=True, exist_ok=True)
     progress(f"debootstrap {SUITE} from {mirror}")
     try:
-        run_tool(["debootstrap", "--variant=minbase", f"--include={','.join(packages)}",
-                  f"--cache-dir={debs}", SUITE, str(root), mirror], "debootstrap")
+        run_tool(
+            [
+                "debootstrap",
+                "--variant=minbase",
+                f"--include={','.join(packages)}",
+                f"--cache-dir={debs}",
+                SUITE,
+                str(root),
+                mirror,
+            ],
+            "debootstrap",
+        )
     finally:
         _unmount_under(root)  # a failed debootstrap can leave /proc or /sys mounted
 

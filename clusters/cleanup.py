@@ -42,8 +42,10 @@ class Removed:
     def __str__(self) -> str:
         if not (self.containers or self.networks):
             return ""
-        return (f"{len(self.containers)} container(s) {', '.join(self.containers) or '-'}; "
-                f"{len(self.networks)} network(s) {', '.join(self.networks) or '-'}")
+        return (
+            f"{len(self.containers)} container(s) {', '.join(self.containers) or '-'}; "
+            f"{len(self.networks)} network(s) {', '.join(self.networks) or '-'}"
+        )
 
 
 def _filters(run_id: str | None) -> dict[str, list[str]]:
@@ -99,8 +101,10 @@ def remove_images() -> list[str]:
     client = connect()
     removed = []
     # Children first: per-target images before the base they are built on.
-    images = sorted(client.images.list(all=True, filters={"label": f"{LABEL}=1"}),
-                    key=lambda i: -len(i.history()))
+    images = sorted(
+        client.images.list(all=True, filters={"label": f"{LABEL}=1"}),
+        key=lambda i: -len(i.history()),
+    )
     for image in images:
         try:
             client.images.remove(image.id, force=True)
@@ -117,8 +121,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from clusters.base import ClusterError
 
-    parser = argparse.ArgumentParser(prog="python -m clusters.cleanup",
-                                     description="Remove or heal what harness runs left.")
+    parser = argparse.ArgumentParser(
+        prog="python -m clusters.cleanup", description="Remove or heal what harness runs left."
+    )
     parser.add_argument("action", choices=["down", "heal"])
     parser.add_argument("--run", help="only this run id")
     args = parser.parse_args(argv)

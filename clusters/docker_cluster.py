@@ -102,11 +102,20 @@ class DockerCluster:
     """The command whose first line of output names the server's version (on n1)."""
     version_prefix: ClassVar[str] = ""
 
-    def __init__(self, *, run_id: str, nodes: int | None = None, image: str | None = None,
-                 faketime: bool | None = None, subnet: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        nodes: int | None = None,
+        image: str | None = None,
+        faketime: bool | None = None,
+        subnet: str | None = None,
+    ) -> None:
         if not RUN_ID.fullmatch(run_id):
-            raise ClusterError(f"Run id {run_id!r} cannot name containers; use 1-40 letters, "
-                               "digits, '_', '.' or '-', starting with a letter or digit")
+            raise ClusterError(
+                f"Run id {run_id!r} cannot name containers; use 1-40 letters, "
+                "digits, '_', '.' or '-', starting with a letter or digit"
+            )
         self.size = self.default_nodes if nodes is None else nodes
         self.check_size(self.size)
         self.run_id = run_id
@@ -120,8 +129,12 @@ class DockerCluster:
     @classmethod
     def from_options(cls: type[C], options: ClusterOptions) -> C:
         """The cluster for the registry's options (see ``clusters.registry``)."""
-        return cls(run_id=options.run_id, nodes=options.nodes, image=options.image,
-                   faketime=options.faketime)
+        return cls(
+            run_id=options.run_id,
+            nodes=options.nodes,
+            image=options.image,
+            faketime=options.faketime,
+        )
 
     # -- hooks for targets ------------------------------------------------------------
 
@@ -169,8 +182,10 @@ class DockerCluster:
             self._start(self._client, run_dir)
         except DockerException as e:
             explanation = getattr(e, "explanation", None) or str(e)
-            raise ClusterError(f"Starting {self.name} failed in Docker: {explanation}; "
-                               "`harness clusters down` removes earlier runs' leftovers") from None
+            raise ClusterError(
+                f"Starting {self.name} failed in Docker: {explanation}; "
+                "`harness clusters down` removes earlier runs' leftovers"
+            ) from None
 
     def _start(self, client: docker.DockerClient, run_dir: Path) -> None:
         from clusters.images import ensure_image
@@ -178,13 +193,18 @@ class DockerCluster:
         image = self.image or ensure_image(self.image_name, log.info, client=client)
         if self.image:
             self._check_image(client, self.image)
-        network, subnet = create_network(client, self.network_name,
-                                         _docker.labels(self.run_id, self.name), self.subnet)
+        network, subnet = create_network(
+            client, self.network_name, _docker.labels(self.run_id, self.name), self.subnet
+        )
         self.layout(subnet)
         _write_cluster_file(run_dir, self, image)
         with ThreadPoolExecutor(max_workers=len(self._nodes)) as pool:
-            list(pool.map(lambda n: self._create_node(client, image, network.name, n),
-                          self._nodes.values()))
+            list(
+                pool.map(
+                    lambda n: self._create_node(client, image, network.name, n),
+                    self._nodes.values(),
+                )
+            )
             list(pool.map(lambda n: self._launch(n.name), self._nodes.values()))
         self._wait_ready()
 
@@ -220,8 +240,9 @@ class DockerCluster:
         from docker.errors import NotFound
 
         client = self._client
-        filters = {"label": [f"{_docker.LABEL_RUN}={self.run_id}",
-                             f"{_docker.LABEL_TARGET}={self.name}"]}
+        filters = {
+            "label": [f"{_docker.LABEL_RUN}={self.run_id}", f"{_docker.LABEL_TARGET}={self.name}"]
+        }
         containers = client.containers.list(all=True, filters=filters)
 
         def remove(c: Container) -> None:
@@ -299,8 +320,10 @@ class DockerCluster:
     def wait_healthy(self, node: str, timeout: float = 60.0) -> None:
         """Wait until ``node`` answers its probe; ClusterError with its log tail otherwise."""
         if not wait_until(lambda: self.is_healthy(node), timeout, 0.2):
-            raise ClusterError(f"{self.name} node {node} not healthy after {timeout:.0f}s; "
-                               f"its log ends with: {self.log_tail(node)}")
+            raise ClusterError(
+                f"{self.name} node {node} not healthy after {timeout:.0f}s; "
+                f"its log ends with: {self.log_tail(node)}"
+            )
 
     def log_tail(self, node: str, lines: int = 15) -> str:
         """The last ``lines`` lines of the server log of ``node``, joined with " | "."""
@@ -324,17 +347,27 @@ class DockerCluster:
         try:
             return self._client.containers.get(name)
         except NotFound:
-            raise ClusterError(f"Container {name} of node {node} is gone (stopped, or removed "
-                               "by `harness clusters down`); start the cluster again") from None
+            raise ClusterError(
+                f"Container {name} of node {node} is gone (stopped, or removed "
+                "by `harness clusters down`); start the cluster again"
+            ) from None
 
-    def _create_node(self, client: docker.DockerClient, image: str, network: str,
-                     node: Node) -> None:
+    def _create_node(
+        self, client: docker.DockerClient, image: str, network: str, node: Node
+    ) -> None:
         endpoint = client.api.create_endpoint_config(ipv4_address=node.ip, aliases=[node.name])
         container = client.containers.create(
-            image, ["sleep", "infinity"], name=node.container, hostname=node.name,
-            labels=_docker.labels(self.run_id, self.name, node.name), init=True,
-            cap_add=["NET_ADMIN"], tmpfs={DATA_DIR: "rw,mode=755"}, network=network,
-            networking_config={network: endpoint})
+            image,
+            ["sleep", "infinity"],
+            name=node.container,
+            hostname=node.name,
+            labels=_docker.labels(self.run_id, self.name, node.name),
+            init=True,
+            cap_add=["NET_ADMIN"],
+            tmpfs={DATA_DIR: "rw,mode=755"},
+            network=network,
+            networking_config={network: endpoint},
+        )
         container.put_archive("/", _tar(self._files(node)))
         container.start()
 
@@ -365,8 +398,10 @@ class DockerCluster:
 
     def _states(self, node: str) -> list[str]:
         """The /proc states of the live (not zombie) server processes on ``node``."""
-        script = (f"for p in $(pgrep -x {shlex.quote(self.process)}); "
-                  "do cat /proc/$p/stat 2>/dev/null; echo; done")
+        script = (
+            f"for p in $(pgrep -x {shlex.quote(self.process)}); "
+            "do cat /proc/$p/stat 2>/dev/null; echo; done"
+        )
         _, out = self.exec(node, script)
         states = [line[line.rindex(")") + 2] for line in out.splitlines() if ")" in line]
         return [s for s in states if s not in "ZX"]
@@ -382,12 +417,15 @@ class DockerCluster:
                     if not self.is_running(node):
                         raise ClusterError(
                             f"{self.name} server on {node} exited during start; its log ends "
-                            f"with: {self.log_tail(node)}")
+                            f"with: {self.log_tail(node)}"
+                        )
             if now >= deadline:
                 lagging = [n for n in self._nodes if not self.is_healthy(n)] or list(self._nodes)
                 tails = "; ".join(f"{n}: {self.log_tail(n)}" for n in lagging)
-                raise ClusterError(f"{self.name} cluster not healthy after "
-                                   f"{self.start_timeout:.0f}s; logs end with: {tails}")
+                raise ClusterError(
+                    f"{self.name} cluster not healthy after "
+                    f"{self.start_timeout:.0f}s; logs end with: {tails}"
+                )
             time.sleep(0.2)
 
     @staticmethod
@@ -397,8 +435,10 @@ class DockerCluster:
         try:
             client.images.get(image)
         except ImageNotFound:
-            raise ClusterError(f"Image {image!r} is not in the local engine (nothing can be "
-                               "pulled here); build or `docker load` it first") from None
+            raise ClusterError(
+                f"Image {image!r} is not in the local engine (nothing can be "
+                "pulled here); build or `docker load` it first"
+            ) from None
 
 
 def majority_vote(claims: Iterable[str | None], size: int) -> str | None:
@@ -450,10 +490,12 @@ def _extract(data: bytes, dest: Path) -> None:
 def _write_cluster_file(run_dir: Path, cluster: DockerCluster, image: str) -> None:
     """``run_dir/cluster.json``: which containers and addresses this run used."""
     info: dict[str, Any] = {
-        "target": cluster.name, "image": image, "network": cluster.network_name,
-        "subnet": cluster.subnet, "faketime": cluster.faketime,
-        "nodes": {n.name: {"ip": n.ip, "container": n.container}
-                  for n in cluster._nodes.values()},
+        "target": cluster.name,
+        "image": image,
+        "network": cluster.network_name,
+        "subnet": cluster.subnet,
+        "faketime": cluster.faketime,
+        "nodes": {n.name: {"ip": n.ip, "container": n.container} for n in cluster._nodes.values()},
     }
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "cluster.json").write_text(json.dumps(info, indent=2) + "\n")

@@ -51,33 +51,42 @@ class DockerTarget:
 
     def check_options(self, opts: RunOptions) -> None:
         if opts.workload not in self.workloads:
-            raise OptionError(f"{self.name} has no {opts.workload} workload; choose from "
-                              f"{', '.join(self.workloads)}")
+            raise OptionError(
+                f"{self.name} has no {opts.workload} workload; choose from "
+                f"{', '.join(self.workloads)}"
+            )
         if opts.workload == "lock" and opts.lock is not None and opts.lock not in self.lock_clients:
-            raise OptionError(f"{self.name} has no lock implementation {opts.lock!r}; choose "
-                              f"from {', '.join(self.lock_clients)}")
+            raise OptionError(
+                f"{self.name} has no lock implementation {opts.lock!r}; choose "
+                f"from {', '.join(self.lock_clients)}"
+            )
         if opts.read_mode is not None and opts.read_mode not in self.read_modes:
             modes = ", ".join(self.read_modes) or "none: it has one way to read"
-            raise OptionError(f"{self.name} has no read mode {opts.read_mode!r}; choose from "
-                              f"{modes}")
+            raise OptionError(
+                f"{self.name} has no read mode {opts.read_mode!r}; choose from {modes}"
+            )
         faults = {n for n in opts.nemesis if n != "none"}
         if "clock" in faults and not self.clock_faults:
             raise OptionError(GO_CLOCK.format(target=self.name))
         refused = sorted(faults & set(self.refused))
         if refused:
-            raise OptionError(f"no {refused[0]} faults on {self.name}: "
-                              f"{self.refused[refused[0]]}")
+            raise OptionError(f"no {refused[0]} faults on {self.name}: {self.refused[refused[0]]}")
         unknown = faults - self.faults
         if unknown:
-            raise OptionError(f"{self.name} does not support the {', '.join(sorted(unknown))} "
-                              "fault")
+            raise OptionError(
+                f"{self.name} does not support the {', '.join(sorted(unknown))} fault"
+            )
 
     def make_cluster(self, opts: RunOptions, clock: RunClock) -> Cluster:
         spec = TARGETS[self.name]
-        return spec.build(ClusterOptions(
-            run_id=secrets.token_hex(3), nodes=opts.nodes, image=opts.image,
-            persistence=opts.persistence,
-        ))
+        return spec.build(
+            ClusterOptions(
+                run_id=secrets.token_hex(3),
+                nodes=opts.nodes,
+                image=opts.image,
+                persistence=opts.persistence,
+            )
+        )
 
     def versions(self, cluster: Cluster) -> dict[str, str]:
         version = getattr(cluster, "version", None)

@@ -78,14 +78,20 @@ def image_tag(name: str) -> str:
     return base if name == "base" else load_imagedef(name).tag(base)
 
 
-def ensure_image(name: str, progress: Progress = _quiet, *, use_cache: bool = True,
-                 client: docker.DockerClient | None = None) -> str:
+def ensure_image(
+    name: str,
+    progress: Progress = _quiet,
+    *,
+    use_cache: bool = True,
+    client: docker.DockerClient | None = None,
+) -> str:
     """The tag of image ``name``, loaded or built first when the engine lacks it."""
     return _ensure(client or connect(), name, progress, use_cache).tag
 
 
-def build_images(targets: list[str], progress: Progress = _quiet, *,
-                 use_cache: bool = True) -> list[ImageResult]:
+def build_images(
+    targets: list[str], progress: Progress = _quiet, *, use_cache: bool = True
+) -> list[ImageResult]:
     """Make sure the images of ``targets`` (all when empty) exist; report what each took.
 
     ``progress`` receives one line per build step, prefixed by the image name.
@@ -95,8 +101,9 @@ def build_images(targets: list[str], progress: Progress = _quiet, *,
     return [_ensure(client, name, progress, use_cache) for name in image_names(targets)]
 
 
-def _ensure(client: docker.DockerClient, name: str, progress: Progress,
-            use_cache: bool) -> ImageResult:
+def _ensure(
+    client: docker.DockerClient, name: str, progress: Progress, use_cache: bool
+) -> ImageResult:
     started = time.monotonic()
     tag = image_tag(name)
     if _exists(client, tag):  # the common case: no need to wait for another build
@@ -106,8 +113,9 @@ def _ensure(client: docker.DockerClient, name: str, progress: Progress,
     return ImageResult(name, tag, how, time.monotonic() - started)
 
 
-def _make(client: docker.DockerClient, name: str, progress: Progress,
-          use_cache: bool) -> tuple[str, str]:
+def _make(
+    client: docker.DockerClient, name: str, progress: Progress, use_cache: bool
+) -> tuple[str, str]:
     """Tag of ``name`` and how it came to exist: present, cached (loaded) or built."""
     tag = image_tag(name)
     if _exists(client, tag):
@@ -139,8 +147,9 @@ def _exists(client: docker.DockerClient, tag: str) -> bool:
     return True
 
 
-def _build(client: docker.DockerClient, defn: ImageDef, tag: str, base: str,
-           progress: Progress) -> None:
+def _build(
+    client: docker.DockerClient, defn: ImageDef, tag: str, base: str, progress: Progress
+) -> None:
     """``docker build`` the definition's context on top of ``base``."""
     context = io.BytesIO()
     with tarfile.open(fileobj=context, mode="w") as tar:
@@ -152,14 +161,24 @@ def _build(client: docker.DockerClient, defn: ImageDef, tag: str, base: str,
     context.seek(0)
     progress(f"{defn.name}: building {tag}")
     tail: list[str] = []
-    stream = client.api.build(fileobj=context, custom_context=True, tag=tag, rm=True,
-                              forcerm=True, pull=False, decode=True, buildargs={"BASE": base},
-                              labels={LABEL: "1", LABEL_IMAGE: defn.name})
+    stream = client.api.build(
+        fileobj=context,
+        custom_context=True,
+        tag=tag,
+        rm=True,
+        forcerm=True,
+        pull=False,
+        decode=True,
+        buildargs={"BASE": base},
+        labels={LABEL: "1", LABEL_IMAGE: defn.name},
+    )
     for chunk in stream:
         if "error" in chunk:
             detail = " | ".join(line for line in tail[-8:] if line)
-            raise ClusterError(f"Building image {defn.name} failed: {chunk['error'].strip()}"
-                               f" (last output: {detail})")
+            raise ClusterError(
+                f"Building image {defn.name} failed: {chunk['error'].strip()}"
+                f" (last output: {detail})"
+            )
         for line in str(chunk.get("stream", "")).splitlines():
             tail = [*tail[-20:], line.strip()]
             if line.startswith("Step "):
@@ -181,14 +200,18 @@ def _build_lock() -> Iterator[None]:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m clusters.images build [--all | TARGET...] [--no-cache]``."""
-    parser = argparse.ArgumentParser(prog="python -m clusters.images",
-                                     description="Build or reload the Docker targets' images.")
+    parser = argparse.ArgumentParser(
+        prog="python -m clusters.images", description="Build or reload the Docker targets' images."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     build = sub.add_parser("build", help="make sure images exist (all by default)")
     build.add_argument("targets", nargs="*", help="targets or images (default: all)")
     build.add_argument("--all", action="store_true", help="every image (the default)")
-    build.add_argument("--no-cache", action="store_true",
-                       help="ignore the archive cache (builds from the Debian packages)")
+    build.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="ignore the archive cache (builds from the Debian packages)",
+    )
     sub.add_parser("tags", help="print the tag each image has for the current definitions")
     args = parser.parse_args(argv)
     try:
@@ -197,8 +220,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name}\t{image_tag(name)}")
             return 0
         targets = [] if args.all else args.targets
-        for r in build_images(targets, lambda line: print(line, flush=True),
-                              use_cache=not args.no_cache):
+        for r in build_images(
+            targets, lambda line: print(line, flush=True), use_cache=not args.no_cache
+        ):
             print(f"{r.name}: {r.tag} {r.how} in {r.seconds:.1f}s", flush=True)
     except ClusterError as e:
         print(f"error: {e}", file=sys.stderr)

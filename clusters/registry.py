@@ -53,8 +53,10 @@ class TargetSpec:
         (in Docker and over SSH alike)."""
         if persistence is not None and persistence not in self.persistence:
             choices = ", ".join(self.persistence) or "none: it has no persistence option"
-            raise ClusterError(f"Target {self.name} does not accept persistence="
-                               f"{persistence!r}; choose from: {choices}")
+            raise ClusterError(
+                f"Target {self.name} does not accept persistence="
+                f"{persistence!r}; choose from: {choices}"
+            )
 
 
 def lazy(module: str, name: str) -> Factory:
@@ -73,21 +75,41 @@ REDIS_PERSISTENCE = ("none", "aof-everysec", "aof-always")
 
 TARGETS: dict[str, TargetSpec] = {
     "etcd": TargetSpec(
-        "etcd", "etcd 3.5 (Debian trixie), Raft; locks via leases, CAS via txn",
-        3, lazy("clusters.etcd.cluster", "EtcdCluster"), image="etcd"),
+        "etcd",
+        "etcd 3.5 (Debian trixie), Raft; locks via leases, CAS via txn",
+        3,
+        lazy("clusters.etcd.cluster", "EtcdCluster"),
+        image="etcd",
+    ),
     "zookeeper": TargetSpec(
-        "zookeeper", "ZooKeeper 3.9 ensemble (Debian trixie), ZAB; locks via ephemeral nodes",
-        3, lazy("clusters.zookeeper.cluster", "ZookeeperCluster"), image="zookeeper"),
+        "zookeeper",
+        "ZooKeeper 3.9 ensemble (Debian trixie), ZAB; locks via ephemeral nodes",
+        3,
+        lazy("clusters.zookeeper.cluster", "ZookeeperCluster"),
+        image="zookeeper",
+    ),
     "consul": TargetSpec(
-        "consul", "Consul 1.8.7 servers (Debian bullseye), Raft; locks via sessions",
-        3, lazy("clusters.consul.cluster", "ConsulCluster"), image="consul"),
+        "consul",
+        "Consul 1.8.7 servers (Debian bullseye), Raft; locks via sessions",
+        3,
+        lazy("clusters.consul.cluster", "ConsulCluster"),
+        image="consul",
+    ),
     "redis": TargetSpec(
-        "redis", "one Redis 8.0 primary (built with libc malloc); SET NX PX locks",
-        1, lazy("clusters.redis.cluster", "RedisCluster"), image="redis",
-        persistence=REDIS_PERSISTENCE),
+        "redis",
+        "one Redis 8.0 primary (built with libc malloc); SET NX PX locks",
+        1,
+        lazy("clusters.redis.cluster", "RedisCluster"),
+        image="redis",
+        persistence=REDIS_PERSISTENCE,
+    ),
     "redlock": TargetSpec(
-        "redlock", "five independent Redis 8.0 servers for the Redlock algorithm",
-        5, lazy("clusters.redis.cluster", "RedlockCluster"), image="redis",
-        persistence=REDIS_PERSISTENCE),
+        "redlock",
+        "five independent Redis 8.0 servers for the Redlock algorithm",
+        5,
+        lazy("clusters.redis.cluster", "RedlockCluster"),
+        image="redis",
+        persistence=REDIS_PERSISTENCE,
+    ),
     # "sim": the in-process simulated cluster (clusters/sim/), added by the runner's owner.
 }

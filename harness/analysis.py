@@ -82,7 +82,10 @@ def checkers_for(record: RunRecord, time_limit: float | None = None) -> list[Che
 
 
 def check_run(
-    run_dir: Path, time_limit: float | None = None, *, write: bool = True,
+    run_dir: Path,
+    time_limit: float | None = None,
+    *,
+    write: bool = True,
     budget: Budget | None = None,
 ) -> dict[str, Any]:
     """Check a run directory and (with ``write``) write its ``results.json``; returns the
@@ -134,8 +137,11 @@ def interruption(test: dict[str, Any]) -> dict[str, Any] | None:
     None for a run that finished. A run still "running" is one whose harness died."""
     status = test.get("status")
     if status == "running":
-        return {"signal": None, "at_s": None,
-                "text": "the harness stopped before the run finished (killed or crashed)"}
+        return {
+            "signal": None,
+            "at_s": None,
+            "text": "the harness stopped before the run finished (killed or crashed)",
+        }
     if status != "interrupted":
         return None
     info = test.get("interrupted")
@@ -155,8 +161,12 @@ def exit_code_of(results: dict[str, Any]) -> int:
     return exit_code(results["valid"])
 
 
-_STYLES = {"valid": "bold green", "invalid": "bold red", "unknown": "bold yellow",
-           INTERRUPTED: "bold yellow"}  # fmt: skip
+_STYLES = {
+    "valid": "bold green",
+    "invalid": "bold red",
+    "unknown": "bold yellow",
+    INTERRUPTED: "bold yellow",
+}
 
 
 def _verdict(word: str) -> str:
@@ -170,9 +180,11 @@ def verdict_line(results: dict[str, Any]) -> str:
     if stop is None:
         return f"verdict: {_verdict(word)}"
     if word == INTERRUPTED:
-        return (f"verdict: [{_STYLES[word]}]{stop['text']}[/]: no violation in what was "
-                "recorded, but the run did not finish, so it proves less than asked "
-                f"(exit {exit_code_of(results)})")
+        return (
+            f"verdict: [{_STYLES[word]}]{stop['text']}[/]: no violation in what was "
+            "recorded, but the run did not finish, so it proves less than asked "
+            f"(exit {exit_code_of(results)})"
+        )
     return f"verdict: {_verdict(word)} ({stop['text']}; the violation is in what was recorded)"
 
 
@@ -202,8 +214,9 @@ def report_run(run_dir: str, console: Console) -> int:
     """Re-check a run directory and print its results."""
     d = Path(run_dir)
     if not d.is_dir():
-        raise HarnessError(f"{run_dir} is not a directory: pass a run directory, e.g. "
-                           "results/latest")
+        raise HarnessError(
+            f"{run_dir} is not a directory: pass a run directory, e.g. results/latest"
+        )
     results = check_run(d)
     print_results(results, console)
     return exit_code_of(results)

@@ -39,8 +39,7 @@ _WORDS = {True: "[green]valid[/]", False: "[red]invalid[/]", UNKNOWN: "[yellow]u
 _OOM = "harness: out of memory while {} {}{}; try --memory-limit or fewer files\n"
 
 
-def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes]
-                ) -> dict[str, Any]:  # fmt: skip
+def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes]) -> dict[str, Any]:
     """A history file's outcome: read within ``budget``, checked with what is left of it."""
     try:
         read = read_file(path, budget)
@@ -58,10 +57,13 @@ def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes]
     started = time.perf_counter()
     try:
         result = linearizability.check(
-            history, chosen, budget.time_left(),
-            max_memory=linearizability.DEFAULT_MAX_MEMORY if left is None else
-            min(left, linearizability.DEFAULT_MAX_MEMORY),
-        )  # fmt: skip
+            history,
+            chosen,
+            budget.time_left(),
+            max_memory=linearizability.DEFAULT_MAX_MEMORY
+            if left is None
+            else min(left, linearizability.DEFAULT_MAX_MEMORY),
+        )
     except linearizability.ModelError as e:
         raise HarnessError(f"{path}: {e}") from None
     ms = (time.perf_counter() - started) * 1000
@@ -80,18 +82,29 @@ def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes]
     }
 
 
-def _check_dir(path: Path, time_limit: float | None, budget: Budget, out: Path | None
-               ) -> dict[str, Any]:  # fmt: skip
+def _check_dir(
+    path: Path, time_limit: float | None, budget: Budget, out: Path | None
+) -> dict[str, Any]:
     """A run directory's outcome: all its checkers; its results.json written where it can."""
     started = time.perf_counter()
     results = analysis.check_run(path, time_limit, write=False, budget=budget)
     ms = (time.perf_counter() - started) * 1000
-    explanation = [r.get("summary", "") for r in results["checkers"].values()
-                   if r.get("valid") is False]
-    return {"file": str(path), "valid": results["valid"], "check_ms": round(ms, 3),
-            "explain_ms": 0.0, "model": "run", "ops": results["ops"], "summary": "",
-            "explanation": explanation, "details": results,
-            "notes": list(results.get("notes", [])), "written": _write_results(path, results, out)}
+    explanation = [
+        r.get("summary", "") for r in results["checkers"].values() if r.get("valid") is False
+    ]
+    return {
+        "file": str(path),
+        "valid": results["valid"],
+        "check_ms": round(ms, 3),
+        "explain_ms": 0.0,
+        "model": "run",
+        "ops": results["ops"],
+        "summary": "",
+        "explanation": explanation,
+        "details": results,
+        "notes": list(results.get("notes", [])),
+        "written": _write_results(path, results, out),
+    }
 
 
 def _write_results(run_dir: Path, results: dict[str, Any], out: Path | None) -> str:
@@ -105,21 +118,34 @@ def _write_results(run_dir: Path, results: dict[str, Any], out: Path | None) -> 
         target.parent.mkdir(parents=True, exist_ok=True)
         write_json(target, results)
     except OSError as e:
-        return (f"results not written to {target} ({e.strerror}); "
-                "pass --out DIR to keep them")  # fmt: skip
+        return f"results not written to {target} ({e.strerror}); pass --out DIR to keep them"
     return f"results: {target}"
 
 
 def _unknown(path: Path, reason: str) -> dict[str, Any]:
     """The outcome of a path whose budget ran out before its verdict."""
-    return {"file": str(path), "valid": UNKNOWN, "check_ms": 0.0, "explain_ms": 0.0,
-            "model": "-", "ops": 0, "summary": f"Unknown: {reason}.", "explanation": [],
-            "details": {"valid": UNKNOWN, "reason": reason}, "notes": []}  # fmt: skip
+    return {
+        "file": str(path),
+        "valid": UNKNOWN,
+        "check_ms": 0.0,
+        "explain_ms": 0.0,
+        "model": "-",
+        "ops": 0,
+        "summary": f"Unknown: {reason}.",
+        "explanation": [],
+        "details": {"valid": UNKNOWN, "reason": reason},
+        "notes": [],
+    }
 
 
 def check_path(
-    path: Path, *, model: str | None, time_limit: float | None, memory_limit: int | None,
-    out: Path | None, oom: list[bytes],
+    path: Path,
+    *,
+    model: str | None,
+    time_limit: float | None,
+    memory_limit: int | None,
+    out: Path | None,
+    oom: list[bytes],
 ) -> dict[str, Any]:
     """One path's outcome; HarnessError (one line) if it is not a history or run
     directory. ``oom[0]`` holds the line to print if memory runs out meanwhile."""
@@ -134,8 +160,14 @@ def check_path(
 
 
 def check_paths(
-    paths: list[str], *, model: str | None, time_limit: float | None, as_json: bool,
-    console: Console, memory_limit: int | None = None, out: str | None = None,
+    paths: list[str],
+    *,
+    model: str | None,
+    time_limit: float | None,
+    as_json: bool,
+    console: Console,
+    memory_limit: int | None = None,
+    out: str | None = None,
 ) -> int:
     """Check every path, each on its own line; the exit code (see the module's docstring)."""
     verdicts = []
@@ -144,9 +176,14 @@ def check_paths(
     oom = [b""]
     for p in paths:
         try:
-            outcome = check_path(Path(p), model=model, time_limit=time_limit,
-                                 memory_limit=memory_limit,
-                                 out=None if out is None else Path(out), oom=oom)  # fmt: skip
+            outcome = check_path(
+                Path(p),
+                model=model,
+                time_limit=time_limit,
+                memory_limit=memory_limit,
+                out=None if out is None else Path(out),
+                oom=oom,
+            )
         except HarnessError as e:
             bad += 1
             _say_error(p, str(e), as_json)
@@ -161,8 +198,11 @@ def check_paths(
     if not as_json:
         word = _WORDS.get(overall, overall) if verdicts else "none"
         failed = f", {bad} not checked (bad input)" if bad else ""
-        console.print(f"total: {len(paths)} file(s), {total_ms:.1f} ms checking, verdict "
-                      f"{word}{failed}", highlight=False, soft_wrap=True)
+        console.print(
+            f"total: {len(paths)} file(s), {total_ms:.1f} ms checking, verdict {word}{failed}",
+            highlight=False,
+            soft_wrap=True,
+        )
     return EXIT_BAD_INPUT if bad else exit_code(overall)
 
 
@@ -179,14 +219,18 @@ def _say(out: dict[str, Any], as_json: bool, console: Console) -> None:
         slim["reason"] = out["details"].get("reason")
         print(json.dumps(slim, default=str), flush=True)
         return
-    console.print(f"{escape(out['file'])}: {_WORDS.get(out['valid'], out['valid'])} "
-                  f"({out['check_ms']:.1f} ms, {out['ops']} ops, {out['model']})",
-                  highlight=False, soft_wrap=True)
+    console.print(
+        f"{escape(out['file'])}: {_WORDS.get(out['valid'], out['valid'])} "
+        f"({out['check_ms']:.1f} ms, {out['ops']} ops, {out['model']})",
+        highlight=False,
+        soft_wrap=True,
+    )
     for line in out["explanation"]:
         console.print(f"    {escape(line)}", highlight=False, soft_wrap=True)
     if out["valid"] == UNKNOWN and out["details"].get("reason"):
-        console.print(f"    {escape(str(out['details']['reason']))}", highlight=False,
-                      soft_wrap=True)
+        console.print(
+            f"    {escape(str(out['details']['reason']))}", highlight=False, soft_wrap=True
+        )
     for note in out["notes"]:
         console.print(f"    note: {escape(note)}", highlight=False, soft_wrap=True)
     if out.get("written"):

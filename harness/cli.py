@@ -128,89 +128,181 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 
     d = RunOptions()
     g = p.add_argument_group("what to run")
-    g.add_argument("--target", default=d.target, choices=tuple(TARGETS),
-                   help="sim (built in, no Docker), etcd, zookeeper, consul, redis, redlock "
-                        "(default: %(default)s)")
-    g.add_argument("--workload", default=d.workload, choices=WORKLOADS,
-                   help="default: %(default)s")
-    g.add_argument("--lock", default=None, help=_Deferred(lambda: _lazy_help(
-        "lock implementation of the target")))
-    g.add_argument("--concurrency", type=_number("concurrency"), default=d.concurrency,
-                   help="client processes, 1-1000 (default: %(default)s)")
-    g.add_argument("--rate", type=_number("rate"), default=None,
-                   help="operations per second, all clients")
-    g.add_argument("--time-limit", type=_number("time_limit"), default=d.time_limit,
-                   help="seconds of operations before the final heal (default: %(default)s)")
-    g.add_argument("--recovery-time", type=_number("recovery_time"), default=d.recovery_time,
-                   help="seconds of operations on the healed cluster at the end")
-    g.add_argument("--op-timeout", type=_number("op_timeout"), default=None,
-                   help="seconds before an open operation is recorded as info (default: "
-                        f"{DEFAULT_OP_TIMEOUT:g}, or longer when the client pause plus the "
-                        "work time or the acquire wait need it; test.json says why). A value "
-                        "shorter than they need is refused")
-    g.add_argument("--seed", type=_number("seed"), default=None,
-                   help="seed of the schedule, 0 or more (replayable)")
+    g.add_argument(
+        "--target",
+        default=d.target,
+        choices=tuple(TARGETS),
+        help="sim (built in, no Docker), etcd, zookeeper, consul, redis, redlock "
+        "(default: %(default)s)",
+    )
+    g.add_argument("--workload", default=d.workload, choices=WORKLOADS, help="default: %(default)s")
+    g.add_argument(
+        "--lock",
+        default=None,
+        help=_Deferred(lambda: _lazy_help("lock implementation of the target")),
+    )
+    g.add_argument(
+        "--concurrency",
+        type=_number("concurrency"),
+        default=d.concurrency,
+        help="client processes, 1-1000 (default: %(default)s)",
+    )
+    g.add_argument(
+        "--rate", type=_number("rate"), default=None, help="operations per second, all clients"
+    )
+    g.add_argument(
+        "--time-limit",
+        type=_number("time_limit"),
+        default=d.time_limit,
+        help="seconds of operations before the final heal (default: %(default)s)",
+    )
+    g.add_argument(
+        "--recovery-time",
+        type=_number("recovery_time"),
+        default=d.recovery_time,
+        help="seconds of operations on the healed cluster at the end",
+    )
+    g.add_argument(
+        "--op-timeout",
+        type=_number("op_timeout"),
+        default=None,
+        help="seconds before an open operation is recorded as info (default: "
+        f"{DEFAULT_OP_TIMEOUT:g}, or longer when the client pause plus the "
+        "work time or the acquire wait need it; test.json says why). A value "
+        "shorter than they need is refused",
+    )
+    g.add_argument(
+        "--seed",
+        type=_number("seed"),
+        default=None,
+        help="seed of the schedule, 0 or more (replayable)",
+    )
     g.add_argument("--out-dir", "-o", default=d.out_dir, help="results folder (writable)")
-    g.add_argument("--name", type=_checked(check_name), default=None,
-                   help="test name, one folder name (default: from the options)")
-    g.add_argument("--accept-unavailable", action="store_true",
-                   help="a fault window without any successful op is accepted (valid, said "
-                        "out loud) instead of making the run unknown")
+    g.add_argument(
+        "--name",
+        type=_checked(check_name),
+        default=None,
+        help="test name, one folder name (default: from the options)",
+    )
+    g.add_argument(
+        "--accept-unavailable",
+        action="store_true",
+        help="a fault window without any successful op is accepted (valid, said "
+        "out loud) instead of making the run unknown",
+    )
     f = p.add_argument_group("faults")
-    f.add_argument("--nemesis", type=_faults, default=None,
-                   help=f"comma-separated faults from {', '.join(NEMESES)} "
-                        "(default: client-pause for locks and elections, none otherwise)")
-    f.add_argument("--nemesis-interval", type=_number("nemesis_interval"),
-                   default=d.nemesis_interval,
-                   help="seconds between fault starts and stops; the first fault starts after "
-                        "one interval or a fifth of the time limit, whichever is sooner, and "
-                        "each fault must start and stop inside the time limit")
-    f.add_argument("--nemesis-target", default=None,
-                   help=f"what each fault aims at: {targets_help()}. holder: the server the "
-                        "current lock holder (or leader) talks to (for client-pause: that "
-                        "client). One value for every fault, or one per fault: "
-                        "client-pause=holder;partition=leader")
-    f.add_argument("--pause-at", type=_number("pause_at"), default=d.pause_at,
-                   help="client-pause: seconds into the run (default: %(default)s; "
-                        "set --pause-at 0 for the periodic schedule)")
-    f.add_argument("--pause-for", type=_number("pause_for"), default=d.pause_for,
-                   help="client-pause: seconds the holder stays frozen (default: %(default)s)")
+    f.add_argument(
+        "--nemesis",
+        type=_faults,
+        default=None,
+        help=f"comma-separated faults from {', '.join(NEMESES)} "
+        "(default: client-pause for locks and elections, none otherwise)",
+    )
+    f.add_argument(
+        "--nemesis-interval",
+        type=_number("nemesis_interval"),
+        default=d.nemesis_interval,
+        help="seconds between fault starts and stops; the first fault starts after "
+        "one interval or a fifth of the time limit, whichever is sooner, and "
+        "each fault must start and stop inside the time limit",
+    )
+    f.add_argument(
+        "--nemesis-target",
+        default=None,
+        help=f"what each fault aims at: {targets_help()}. holder: the server the "
+        "current lock holder (or leader) talks to (for client-pause: that "
+        "client). One value for every fault, or one per fault: "
+        "client-pause=holder;partition=leader",
+    )
+    f.add_argument(
+        "--pause-at",
+        type=_number("pause_at"),
+        default=d.pause_at,
+        help="client-pause: seconds into the run (default: %(default)s; "
+        "set --pause-at 0 for the periodic schedule)",
+    )
+    f.add_argument(
+        "--pause-for",
+        type=_number("pause_for"),
+        default=d.pause_for,
+        help="client-pause: seconds the holder stays frozen (default: %(default)s)",
+    )
     lk = p.add_argument_group("locks and leases")
-    lk.add_argument("--lease-ttl", type=_number("lease_ttl"), default=d.lease_ttl,
-                    help="seconds")
-    lk.add_argument("--keepalive", type=_number("keepalive"), default=d.keepalive,
-                    help="seconds between keepalives")
-    lk.add_argument("--work-time", type=_number("work_time"), default=d.work_time,
-                    help="seconds of work in each critical section")
-    lk.add_argument("--acquire-wait", type=_number("acquire_wait"), default=d.acquire_wait,
-                    help="seconds an acquire waits before it fails")
-    lk.add_argument("--fencing", type=_on_off, default=d.fencing,
-                    help="on: the protected resource rejects lower tokens; off: accepts all")
-    lk.add_argument("--locks", type=_number("locks"), default=d.locks,
-                    help="number of locks, 1-1000")
+    lk.add_argument("--lease-ttl", type=_number("lease_ttl"), default=d.lease_ttl, help="seconds")
+    lk.add_argument(
+        "--keepalive",
+        type=_number("keepalive"),
+        default=d.keepalive,
+        help="seconds between keepalives",
+    )
+    lk.add_argument(
+        "--work-time",
+        type=_number("work_time"),
+        default=d.work_time,
+        help="seconds of work in each critical section",
+    )
+    lk.add_argument(
+        "--acquire-wait",
+        type=_number("acquire_wait"),
+        default=d.acquire_wait,
+        help="seconds an acquire waits before it fails",
+    )
+    lk.add_argument(
+        "--fencing",
+        type=_on_off,
+        default=d.fencing,
+        help="on: the protected resource rejects lower tokens; off: accepts all",
+    )
+    lk.add_argument(
+        "--locks", type=_number("locks"), default=d.locks, help="number of locks, 1-1000"
+    )
     cas = p.add_argument_group("CAS register")
     cas.add_argument("--keys", type=_number("keys"), default=d.keys, help="independent keys")
-    cas.add_argument("--read-mode", default=None, help=_Deferred(lambda: _lazy_help(
-        "how the register reads")))
+    cas.add_argument(
+        "--read-mode", default=None, help=_Deferred(lambda: _lazy_help("how the register reads"))
+    )
     t = p.add_argument_group("targets")
-    t.add_argument("--nodes", default=None,
-                   help="cluster size, 1-99; with --ssh, the hosts: host1,user@host2:2222,...")
+    t.add_argument(
+        "--nodes",
+        default=None,
+        help="cluster size, 1-99; with --ssh, the hosts: host1,user@host2:2222,...",
+    )
     t.add_argument("--image", default=None, help="use this Docker image for the nodes")
-    t.add_argument("--persistence", default=None, choices=REDIS_PERSISTENCE,
-                   help="redis and redlock only")
-    t.add_argument("--sim-bug", action="append", default=[], dest="sim_bugs",
-                   help=_Deferred(lambda: "sim: inject a known bug, one of "
-                                  + ", ".join(_sim_bugs()) + "; repeatable"))
+    t.add_argument(
+        "--persistence", default=None, choices=REDIS_PERSISTENCE, help="redis and redlock only"
+    )
+    t.add_argument(
+        "--sim-bug",
+        action="append",
+        default=[],
+        dest="sim_bugs",
+        help=_Deferred(
+            lambda: "sim: inject a known bug, one of " + ", ".join(_sim_bugs()) + "; repeatable"
+        ),
+    )
     sh = p.add_argument_group("real hosts over SSH (docs/ssh.md)")
-    sh.add_argument("--ssh", action="store_true",
-                    help="install and run the target on the hosts named by --nodes/--nodes-file")
+    sh.add_argument(
+        "--ssh",
+        action="store_true",
+        help="install and run the target on the hosts named by --nodes/--nodes-file",
+    )
     _add_ssh_login_options(sh)
-    sh.add_argument("--ssh-install", default="auto", choices=("auto", "apt", "upload", "present"),
-                    help="how the target's packages get onto the hosts (default: %(default)s)")
-    sh.add_argument("--ssh-keep-packages", action="store_true",
-                    help="leave the installed packages on the hosts at the end")
-    sh.add_argument("--ssh-debs", default=None,
-                    help="upload the .debs of this directory instead of downloading them")
+    sh.add_argument(
+        "--ssh-install",
+        default="auto",
+        choices=("auto", "apt", "upload", "present"),
+        help="how the target's packages get onto the hosts (default: %(default)s)",
+    )
+    sh.add_argument(
+        "--ssh-keep-packages",
+        action="store_true",
+        help="leave the installed packages on the hosts at the end",
+    )
+    sh.add_argument(
+        "--ssh-debs",
+        default=None,
+        help="upload the .debs of this directory instead of downloading them",
+    )
 
 
 def _lazy_help(what: str) -> str:
@@ -230,12 +322,17 @@ def _add_ssh_login_options(g: argparse._ArgumentGroup) -> None:
     g.add_argument("--nodes-file", default=None, help="hosts, one [user@]host[:port] a line")
     g.add_argument("--ssh-user", default=None, help="login name (default: yours)")
     g.add_argument("--ssh-key", default=None, help="private key (default: agent, ~/.ssh/id_*)")
-    g.add_argument("--ssh-port", type=_number("ssh_port"), default=22,
-                   help="1-65535 (default: %(default)s)")
-    g.add_argument("--ssh-no-strict", action="store_true",
-                   help="accept unknown host keys (lab machines only)")
-    g.add_argument("--ssh-known-hosts", default=None,
-                   help="check host keys against this file (default: ~/.ssh/known_hosts)")
+    g.add_argument(
+        "--ssh-port", type=_number("ssh_port"), default=22, help="1-65535 (default: %(default)s)"
+    )
+    g.add_argument(
+        "--ssh-no-strict", action="store_true", help="accept unknown host keys (lab machines only)"
+    )
+    g.add_argument(
+        "--ssh-known-hosts",
+        default=None,
+        help="check host keys against this file (default: ~/.ssh/known_hosts)",
+    )
 
 
 def _nodes_and_hosts(args: argparse.Namespace) -> tuple[int | None, list[str]]:
@@ -267,22 +364,44 @@ def _options_from(args: argparse.Namespace) -> RunOptions:
 
     nodes, hosts = _nodes_and_hosts(args)
     opts = RunOptions(
-        target=args.target, workload=args.workload, lock=args.lock, nemesis=args.nemesis or [],
-        nemesis_interval=args.nemesis_interval, nemesis_target=args.nemesis_target,
-        concurrency=args.concurrency, rate=args.rate, time_limit=args.time_limit,
+        target=args.target,
+        workload=args.workload,
+        lock=args.lock,
+        nemesis=args.nemesis or [],
+        nemesis_interval=args.nemesis_interval,
+        nemesis_target=args.nemesis_target,
+        concurrency=args.concurrency,
+        rate=args.rate,
+        time_limit=args.time_limit,
         recovery_time=args.recovery_time,
         op_timeout=args.op_timeout if args.op_timeout is not None else FOLLOW,
         seed=args.seed,
-        out_dir=args.out_dir, name=args.name, lease_ttl=args.lease_ttl,
-        keepalive=args.keepalive, work_time=args.work_time, acquire_wait=args.acquire_wait,
-        fencing=args.fencing, locks=args.locks,
-        pause_at=args.pause_at if args.pause_at else None, pause_for=args.pause_for,
-        keys=args.keys, read_mode=args.read_mode, nodes=nodes, image=args.image,
-        persistence=args.persistence, sim_bugs=args.sim_bugs,
-        ssh=args.ssh, ssh_hosts=hosts, ssh_user=args.ssh_user, ssh_key=args.ssh_key,
-        ssh_port=args.ssh_port, ssh_strict=not args.ssh_no_strict,
-        ssh_known_hosts=args.ssh_known_hosts, ssh_install=args.ssh_install,
-        ssh_keep_packages=args.ssh_keep_packages, ssh_debs=args.ssh_debs,
+        out_dir=args.out_dir,
+        name=args.name,
+        lease_ttl=args.lease_ttl,
+        keepalive=args.keepalive,
+        work_time=args.work_time,
+        acquire_wait=args.acquire_wait,
+        fencing=args.fencing,
+        locks=args.locks,
+        pause_at=args.pause_at if args.pause_at else None,
+        pause_for=args.pause_for,
+        keys=args.keys,
+        read_mode=args.read_mode,
+        nodes=nodes,
+        image=args.image,
+        persistence=args.persistence,
+        sim_bugs=args.sim_bugs,
+        ssh=args.ssh,
+        ssh_hosts=hosts,
+        ssh_user=args.ssh_user,
+        ssh_key=args.ssh_key,
+        ssh_port=args.ssh_port,
+        ssh_strict=not args.ssh_no_strict,
+        ssh_known_hosts=args.ssh_known_hosts,
+        ssh_install=args.ssh_install,
+        ssh_keep_packages=args.ssh_keep_packages,
+        ssh_debs=args.ssh_debs,
         extra={"accept_unavailable": True} if args.accept_unavailable else {},
     )
     check_run(opts)
@@ -300,8 +419,9 @@ def writable_dir(path: str, flag: str = "--out-dir") -> Path:
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as e:
-        raise UsageError(f"{flag} {path}: cannot write there ({e.strerror or e}); name a "
-                         "folder you can write") from None
+        raise UsageError(
+            f"{flag} {path}: cannot write there ({e.strerror or e}); name a folder you can write"
+        ) from None
     return folder
 
 
@@ -313,8 +433,10 @@ def writable_file(path: str, flag: str) -> Path:
         with file.open("a"):
             pass
     except OSError as e:
-        raise UsageError(f"{flag} {path}: cannot write there ({e.strerror or e}); name a "
-                         "file in a folder you can write") from None
+        raise UsageError(
+            f"{flag} {path}: cannot write there ({e.strerror or e}); name a "
+            "file in a folder you can write"
+        ) from None
     return file
 
 
@@ -332,12 +454,16 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     from harness.formats.budget import default_memory_limit
 
     if args.model is not None and args.model not in MODELS:
-        raise UsageError(f"unknown model {args.model!r}: --model takes one of "
-                         f"{', '.join(MODELS)}")
+        raise UsageError(f"unknown model {args.model!r}: --model takes one of {', '.join(MODELS)}")
     memory = args.memory_limit if args.memory_limit is not None else default_memory_limit()
     return check_paths(
-        args.paths, model=args.model, time_limit=args.time_limit, as_json=args.json,
-        console=console, memory_limit=memory, out=args.out,
+        args.paths,
+        model=args.model,
+        time_limit=args.time_limit,
+        as_json=args.json,
+        console=console,
+        memory_limit=memory,
+        out=args.out,
     )
 
 
@@ -368,8 +494,7 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
 
     root = Path(args.results)
     if not root.is_dir():
-        raise UsageError(f"{root} is not a directory: pass the results folder (default "
-                         "results/)")
+        raise UsageError(f"{root} is not a directory: pass the results folder (default results/)")
     console.print(f"index: {write_index(root)}")
     console.print(f"serving {root} on http://{args.host}:{args.port}/ (Ctrl-C stops)")
     serve(root, host=args.host, port=args.port)
@@ -408,11 +533,17 @@ def cmd_clusters(args: argparse.Namespace, console: Console) -> int:
         from clusters.ssh.factory import SshClusterOptions, check_login_options
 
         if not args.ssh:
-            raise UsageError("--nodes and --nodes-file name SSH hosts: add --ssh (without it, "
-                             f"`harness clusters {args.action}` cleans Docker)")
-        options = SshClusterOptions(user=args.ssh_user, port=args.ssh_port, key=args.ssh_key,
-                                    strict=not args.ssh_no_strict,
-                                    known_hosts=args.ssh_known_hosts)
+            raise UsageError(
+                "--nodes and --nodes-file name SSH hosts: add --ssh (without it, "
+                f"`harness clusters {args.action}` cleans Docker)"
+            )
+        options = SshClusterOptions(
+            user=args.ssh_user,
+            port=args.ssh_port,
+            key=args.ssh_key,
+            strict=not args.ssh_no_strict,
+            known_hosts=args.ssh_known_hosts,
+        )
         try:
             hosts = hosts_from(args.nodes, args.nodes_file)
             check_login_options(options)
@@ -429,8 +560,9 @@ def cmd_suite(args: argparse.Namespace, console: Console) -> int:
 
     if not args.list:
         writable_dir(args.out_dir)
-    return run_suite(Path(args.file), console, only=args.only, out=args.out_dir,
-                     list_only=args.list)
+    return run_suite(
+        Path(args.file), console, only=args.only, out=args.out_dir, list_only=args.list
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -439,36 +571,57 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="harness",
         description="Jepsen-style tests of coordination services: locks, CAS registers and "
-                    "leader election under faults, checked for linearizability and mutual "
-                    "exclusion.",
+        "leader election under faults, checked for linearizability and mutual "
+        "exclusion.",
         epilog="Exit codes: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 crash.",
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     p.commands = sub.choices
-    r = sub.add_parser("run", help="run a test and check it",
-                       description="Run a workload against a target under faults, record the "
-                                   "history, check it. Defaults: the sim target's lock under a "
-                                   "client pause longer than the lease, fencing on.")
+    r = sub.add_parser(
+        "run",
+        help="run a test and check it",
+        description="Run a workload against a target under faults, record the "
+        "history, check it. Defaults: the sim target's lock under a "
+        "client pause longer than the lease, fencing on.",
+    )
     _add_run_options(r)
     r.set_defaults(fn=cmd_run)
 
-    c = sub.add_parser("check", help="check a run directory or history files",
-                       description="Check run directories (all their checkers) or history "
-                                   "files (JSONL, Jepsen EDN, porcupine etcd log, porcupine kv) "
-                                   "for linearizability.")
+    c = sub.add_parser(
+        "check",
+        help="check a run directory or history files",
+        description="Check run directories (all their checkers) or history "
+        "files (JSONL, Jepsen EDN, porcupine etcd log, porcupine kv) "
+        "for linearizability.",
+    )
     c.add_argument("paths", nargs="+", metavar="PATH")
-    c.add_argument("--model", default=None,
-                   help="register, cas-register, etcd, kv, mutex, multi-register "
-                        "(default: implied by the format)")
-    c.add_argument("--time-limit", type=_parsed(parse_seconds), default=None,
-                   help="seconds per path, reading included (default: none); out of it, "
-                        "the verdict is unknown")
-    c.add_argument("--memory-limit", type=_parsed(parse_size), default=None,
-                   help="memory per path, e.g. 2G (default: half the memory available at "
-                        "start); out of it, the verdict is unknown")
-    c.add_argument("--out", default=None, metavar="DIR",
-                   help="write run directories' results.json under DIR (default: into each "
-                        "run directory, where it can be written)")
+    c.add_argument(
+        "--model",
+        default=None,
+        help="register, cas-register, etcd, kv, mutex, multi-register "
+        "(default: implied by the format)",
+    )
+    c.add_argument(
+        "--time-limit",
+        type=_parsed(parse_seconds),
+        default=None,
+        help="seconds per path, reading included (default: none); out of it, "
+        "the verdict is unknown",
+    )
+    c.add_argument(
+        "--memory-limit",
+        type=_parsed(parse_size),
+        default=None,
+        help="memory per path, e.g. 2G (default: half the memory available at "
+        "start); out of it, the verdict is unknown",
+    )
+    c.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="write run directories' results.json under DIR (default: into each "
+        "run directory, where it can be written)",
+    )
     c.add_argument("--json", action="store_true", help="one JSON object per file per line")
     c.set_defaults(fn=cmd_check)
 
@@ -479,28 +632,35 @@ def build_parser() -> argparse.ArgumentParser:
     sv = sub.add_parser("serve", help="browse the results: an index of every run")
     sv.add_argument("results", nargs="?", default="results", help="results folder")
     sv.add_argument("--host", default="127.0.0.1", help="address to bind (loopback default)")
-    sv.add_argument("--port", type=_number(Bound("--port", 0, 65535, integer=True,
-                                                 unit="port numbers")), default=8080,
-                    help="0-65535, 0 picks a free one (default: %(default)s)")
+    sv.add_argument(
+        "--port",
+        type=_number(Bound("--port", 0, 65535, integer=True, unit="port numbers")),
+        default=8080,
+        help="0-65535, 0 picks a free one (default: %(default)s)",
+    )
     sv.set_defaults(fn=cmd_serve)
 
-    cp = sub.add_parser("compare", help="a matrix of targets x faults over several runs",
-                        description="Compare runs (or folders of runs, e.g. a suite's): "
-                                    "violations, stale writes, danger window, handover delay, "
-                                    "latency quantiles and availability per target and fault.")
+    cp = sub.add_parser(
+        "compare",
+        help="a matrix of targets x faults over several runs",
+        description="Compare runs (or folders of runs, e.g. a suite's): "
+        "violations, stale writes, danger window, handover delay, "
+        "latency quantiles and availability per target and fault.",
+    )
     cp.add_argument("paths", nargs="+", metavar="PATH")
     cp.add_argument("--html", default=None, help="also write the matrix as an HTML file")
     cp.add_argument("--junit", default=None, help="also write JUnit XML of these runs")
     cp.set_defaults(fn=cmd_compare)
 
-    st = sub.add_parser("suite", help="run a suite file: many runs, each with its expected "
-                        "outcome")
-    st_sub = st.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser,
-                               required=True)
-    sr = st_sub.add_parser("run", help="run a suite (TOML), keep going after failures",
-                           description="Run every run of a suite file in order; write an "
-                                       "index, the comparison matrix and JUnit XML; exit 1 only "
-                                       "when an outcome differs from its expectation.")
+    st = sub.add_parser("suite", help="run a suite file: many runs, each with its expected outcome")
+    st_sub = st.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser, required=True)
+    sr = st_sub.add_parser(
+        "run",
+        help="run a suite (TOML), keep going after failures",
+        description="Run every run of a suite file in order; write an "
+        "index, the comparison matrix and JUnit XML; exit 1 only "
+        "when an outcome differs from its expectation.",
+    )
     sr.add_argument("file", help="suite file, e.g. suites/smoke.toml")
     sr.add_argument("--list", action="store_true", help="list the runs, run nothing")
     sr.add_argument("--only", default=None, help="only runs whose name matches (glob or part)")
@@ -508,25 +668,33 @@ def build_parser() -> argparse.ArgumentParser:
     sr.set_defaults(fn=cmd_suite)
 
     im = sub.add_parser("images", help="build the targets' Docker images")
-    im_sub = im.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser,
-                               required=True)
+    im_sub = im.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser, required=True)
     b = im_sub.add_parser("build", help="build (or reuse) images")
     b.add_argument("targets", nargs="*", help="default: every Docker target")
     b.set_defaults(fn=cmd_images)
 
-    cl = sub.add_parser("clusters", help="clean up what a crashed run left behind",
-                        description="Undo what runs that could not clean up after themselves "
-                                    "(killed, say) left: in Docker, or with --ssh on the hosts "
-                                    "named (and no others). Exit 1 when something could not "
-                                    "be undone.")
-    cl.add_argument("action", choices=("down", "heal"),
-                    help="down: remove the harness's containers and networks (--ssh: heal, "
-                         "then kill the harness's servers, purge the packages runs recorded "
-                         "as installed, remove /var/lib/harness/<run id>); heal: clear faults "
-                         "(rules, stopped processes, clock offsets) and leave servers running")
+    cl = sub.add_parser(
+        "clusters",
+        help="clean up what a crashed run left behind",
+        description="Undo what runs that could not clean up after themselves "
+        "(killed, say) left: in Docker, or with --ssh on the hosts "
+        "named (and no others). Exit 1 when something could not "
+        "be undone.",
+    )
+    cl.add_argument(
+        "action",
+        choices=("down", "heal"),
+        help="down: remove the harness's containers and networks (--ssh: heal, "
+        "then kill the harness's servers, purge the packages runs recorded "
+        "as installed, remove /var/lib/harness/<run id>); heal: clear faults "
+        "(rules, stopped processes, clock offsets) and leave servers running",
+    )
     ssh = cl.add_argument_group("real hosts over SSH (docs/ssh.md)")
-    ssh.add_argument("--ssh", action="store_true", help="clean the hosts named by --nodes and "
-                     "--nodes-file instead of Docker")
+    ssh.add_argument(
+        "--ssh",
+        action="store_true",
+        help="clean the hosts named by --nodes and --nodes-file instead of Docker",
+    )
     ssh.add_argument("--nodes", default=None, help="the hosts: host1,user@host2:2222,...")
     _add_ssh_login_options(ssh)
     cl.set_defaults(fn=cmd_clusters)

@@ -142,8 +142,12 @@ def compare(run_dirs: Sequence[Path]) -> Matrix:
 # test.json fields the matrix reads, and the types they must have
 _TEST_FIELDS: dict[str, type | tuple[type, ...]] = {"name": str, "options": dict}
 _OPTION_FIELDS: dict[str, type | tuple[type, ...]] = {
-    "target": str, "workload": str, "lock": (str, type(None)), "nemesis": list,
-    "fencing": bool, "extra": dict,
+    "target": str,
+    "workload": str,
+    "lock": (str, type(None)),
+    "nemesis": list,
+    "fencing": bool,
+    "extra": dict,
 }
 
 
@@ -156,24 +160,27 @@ def check_test_json(run_dir: Path) -> None:
     try:
         test = json.loads(path.read_bytes().decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise HarnessError(f"{path}: not readable JSON ({type(e).__name__}); fix or leave "
-                           "out that run") from None
+        raise HarnessError(
+            f"{path}: not readable JSON ({type(e).__name__}); fix or leave out that run"
+        ) from None
     if not isinstance(test, dict):
         raise HarnessError(f"{path}: not a JSON object; fix or leave out that run")
     _check_fields(path, test, _TEST_FIELDS, "")
     _check_fields(path, test.get("options", {}), _OPTION_FIELDS, "options.")
     nemesis = test.get("options", {}).get("nemesis", [])
     if not all(isinstance(n, str) for n in nemesis):
-        raise HarnessError(f"{path}: options.nemesis holds a non-string; fix or leave out "
-                           "that run")
+        raise HarnessError(f"{path}: options.nemesis holds a non-string; fix or leave out that run")
 
 
-def _check_fields(path: Path, data: dict[str, Any],
-                  types: dict[str, type | tuple[type, ...]], prefix: str) -> None:
+def _check_fields(
+    path: Path, data: dict[str, Any], types: dict[str, type | tuple[type, ...]], prefix: str
+) -> None:
     for name, kind in types.items():
         if name in data and not isinstance(data[name], kind):
-            raise HarnessError(f"{path}: {prefix}{name} is {type(data[name]).__name__} "
-                               f"{data[name]!r:.40}; fix or leave out that run")
+            raise HarnessError(
+                f"{path}: {prefix}{name} is {type(data[name]).__name__} "
+                f"{data[name]!r:.40}; fix or leave out that run"
+            )
 
 
 def row_label(run: RunInfo) -> str:

@@ -53,17 +53,21 @@ class Bound:
     def check(self, value: Any) -> None:
         """OptionError (one line) unless ``value`` is a finite number in range."""
         kind = "an integer" if self.integer else "a number"
-        if isinstance(value, bool) or not isinstance(value, int | float) or (
-                self.integer and not isinstance(value, int)):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or (self.integer and not isinstance(value, int))
+        ):
             raise OptionError(f"{self.flag} must be {kind} ({self.unit}), not {value!r}")
         if not math.isfinite(value):
-            raise OptionError(f"{self.flag} must be a finite number ({self.unit}), "
-                              f"not {value!r}")
+            raise OptionError(f"{self.flag} must be a finite number ({self.unit}), not {value!r}")
         low_ok = value > self.low if self.open_low else value >= self.low
         if not low_ok or value > self.high:
             low = f"more than {_num(self.low)}" if self.open_low else f"at least {_num(self.low)}"
-            raise OptionError(f"{self.flag} must be {low} and at most {_num(self.high)} "
-                              f"({self.unit}), not {value!r}")
+            raise OptionError(
+                f"{self.flag} must be {low} and at most {_num(self.high)} "
+                f"({self.unit}), not {value!r}"
+            )
 
 
 def _num(x: float) -> str:
@@ -105,8 +109,10 @@ def check_name(value: str, what: str = "--name") -> str:
         raise OptionError(f"{what} must be a non-empty name, not {value!r}")
     bad = [c for c in value if c in "/\\" or ord(c) < 32 or c == "\x7f"]
     if bad or value in (".", "..") or value.startswith("."):
-        raise OptionError(f"{what} {value!r} is not one folder name: use letters, digits and "
-                          "- _ + . (no / or \\, not starting with a dot)")
+        raise OptionError(
+            f"{what} {value!r} is not one folder name: use letters, digits and "
+            "- _ + . (no / or \\, not starting with a dot)"
+        )
     if len(value) > NAME_MAX:
         raise OptionError(f"{what} is {len(value)} characters long: at most {NAME_MAX}")
     return value
@@ -239,8 +245,10 @@ class RunOptions:
         need, why = self.needed_op_timeout()
         if need + OP_TIMEOUT_MARGIN > DEFAULT_OP_TIMEOUT:
             self.op_timeout = round(need + OP_TIMEOUT_MARGIN, 3)
-            self.op_timeout_reason = (f"not given: {why} + {OP_TIMEOUT_MARGIN:g} s margin, "
-                                      "so that no healthy op times out")
+            self.op_timeout_reason = (
+                f"not given: {why} + {OP_TIMEOUT_MARGIN:g} s margin, "
+                "so that no healthy op times out"
+            )
         else:
             self.op_timeout = DEFAULT_OP_TIMEOUT
             self.op_timeout_reason = f"not given: the default ({why} fits in it)"
@@ -261,7 +269,8 @@ class RunOptions:
             raise OptionError(
                 f"--op-timeout {self.op_timeout:g} is not longer than the {why} an op may "
                 f"take: healthy ops would time out; give --op-timeout above {need:g} or "
-                "leave it out (it then follows)")
+                "leave it out (it then follows)"
+            )
         if self.keepalive >= self.lease_ttl:
             raise OptionError(
                 f"--keepalive {self.keepalive} is not shorter than --lease-ttl {self.lease_ttl}:"
@@ -271,8 +280,10 @@ class RunOptions:
         if self.ssh and not self.ssh_hosts:
             raise OptionError("--ssh needs hosts: --nodes host1,host2,host3 or --nodes-file F")
         if self.ssh_hosts and not self.ssh:
-            raise OptionError("host names in --nodes (or --nodes-file) need --ssh; without it "
-                              "--nodes is the number of Docker nodes")
+            raise OptionError(
+                "host names in --nodes (or --nodes-file) need --ssh; without it "
+                "--nodes is the number of Docker nodes"
+            )
 
     def _validate_schedule(self) -> None:
         """Every fault asked for must start and stop inside the time limit."""
@@ -282,7 +293,8 @@ class RunOptions:
                 raise OptionError(
                     f"the client pause (--pause-at {self.pause_at:g} + --pause-for "
                     f"{self.pause_for:g} = {end:g} s) does not end inside --time-limit "
-                    f"{self.time_limit:g}: raise --time-limit to {end:g} or pause earlier")
+                    f"{self.time_limit:g}: raise --time-limit to {end:g} or pause earlier"
+                )
         periodic = len(self.periodic_faults())
         if periodic:
             k = (2 * periodic - 1) / periodic  # the last fault stops k intervals after the first
@@ -291,13 +303,13 @@ class RunOptions:
                     f"--nemesis-interval {self.nemesis_interval:g} leaves no room to start and "
                     f"stop each fault inside --time-limit {self.time_limit:g}: use "
                     f"--nemesis-interval {0.8 * self.time_limit / k:.3g} or less, or "
-                    f"--time-limit {1.25 * self.nemesis_interval * k:.3g} or more")
+                    f"--time-limit {1.25 * self.nemesis_interval * k:.3g} or more"
+                )
 
     def periodic_faults(self) -> list[str]:
         """The faults that take turns every ``nemesis_interval`` (a client pause with
         ``pause_at`` has its own time)."""
-        return [n for n in self.faults()
-                if not (n == "client-pause" and self.pause_at is not None)]
+        return [n for n in self.faults() if not (n == "client-pause" and self.pause_at is not None)]
 
     def first_fault_at(self) -> float:
         """Seconds after the workload starts at which the periodic schedule's first fault
@@ -318,8 +330,7 @@ def _check_kind(name: str, value: Any) -> None:
         return
     if name in NUMBERS or name == "nemesis":
         return  # checked apart
-    kinds: list[tuple[str, type]] = [("bool", bool), ("list", list), ("dict", dict),
-                                     ("str", str)]
+    kinds: list[tuple[str, type]] = [("bool", bool), ("list", list), ("dict", dict), ("str", str)]
     kind = next((k for word, k in kinds if declared.startswith(word)), None)
     ok = kind is None or isinstance(value, kind)
     if ok and isinstance(value, list):
@@ -345,5 +356,7 @@ def parse_faults(value: Any) -> list[str]:
 
 def _one_of(flag: str, value: Any, choices: tuple[str, ...], hint: str = "") -> None:
     if value not in choices:
-        raise OptionError(f"unknown {flag.lstrip('-')} {value!r} for {flag}: choose from "
-                          f"{', '.join(choices)}" + (f" {hint}" if hint else ""))
+        raise OptionError(
+            f"unknown {flag.lstrip('-')} {value!r} for {flag}: choose from "
+            f"{', '.join(choices)}" + (f" {hint}" if hint else "")
+        )

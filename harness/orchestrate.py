@@ -129,10 +129,20 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
         from clusters.ssh.factory import SshClusterOptions
         from clusters.ssh.target import ssh_target
 
-        target = ssh_target(target, opts.ssh_hosts, SshClusterOptions(
-            user=opts.ssh_user, port=opts.ssh_port, key=opts.ssh_key, strict=opts.ssh_strict,
-            known_hosts=opts.ssh_known_hosts, install=opts.ssh_install,
-            keep_packages=opts.ssh_keep_packages, deb_dir=opts.ssh_debs))
+        target = ssh_target(
+            target,
+            opts.ssh_hosts,
+            SshClusterOptions(
+                user=opts.ssh_user,
+                port=opts.ssh_port,
+                key=opts.ssh_key,
+                strict=opts.ssh_strict,
+                known_hosts=opts.ssh_known_hosts,
+                install=opts.ssh_install,
+                keep_packages=opts.ssh_keep_packages,
+                deb_dir=opts.ssh_debs,
+            ),
+        )
     target.check_options(opts)
     run_dir = new_run_dir(Path(opts.out_dir), opts.test_name())
     handler = _log_to(run_dir)
@@ -155,8 +165,7 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
             stack.callback(_finish_teardown, console)
             cluster = target.make_cluster(opts, clock)
             stack.callback(_quietly, "stop the cluster", cluster.stop)
-            stack.callback(_quietly, "collect node logs", cluster.collect_logs,
-                           run_dir / "nodes")
+            stack.callback(_quietly, "collect node logs", cluster.collect_logs, run_dir / "nodes")
             console.print(f"starting {opts.target} ...")
             cluster.start(run_dir)
             test["versions"].update(target.versions(cluster))
@@ -189,8 +198,9 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
     except KeyboardInterrupt as e:
         stop = e if isinstance(e, RunInterrupted) else RunInterrupted("SIGINT", clock.seconds())
         interrupted = {"signal": stop.signame, "at_s": round(stop.at_s, 3)}
-        console.print(f"[yellow]interrupted by {stop}: faults healed, checking what was "
-                      "recorded[/]")
+        console.print(
+            f"[yellow]interrupted by {stop}: faults healed, checking what was recorded[/]"
+        )
     finally:
         test["status"] = "interrupted" if interrupted else "finished"
         if interrupted:

@@ -63,7 +63,8 @@ class Progress:
             f"[yellow]fail {st.fail}[/]",
             f"[magenta]info {st.info}[/]",
             "[red]fault: " + ", ".join(sorted(st.active_faults)) + "[/]"
-            if st.active_faults else "no fault",
+            if st.active_faults
+            else "no fault",
         )
         return t
 
@@ -82,8 +83,13 @@ class Progress:
 
     def __enter__(self) -> Progress:
         if self.console.is_terminal:
-            self._live = Live(self.render(), console=self.console, refresh_per_second=4,
-                              get_renderable=self.render, transient=False)
+            self._live = Live(
+                self.render(),
+                console=self.console,
+                refresh_per_second=4,
+                get_renderable=self.render,
+                transient=False,
+            )
             self._live.__enter__()
         else:
             self._thread = threading.Thread(target=self._plain_loop, daemon=True)

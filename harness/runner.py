@@ -204,8 +204,9 @@ class Runner:
             self._nemesis_thread = None
 
     def _spawn(self, thread: int, process: int) -> None:
-        ctx = WorkerContext(process=process, clock=self.clock, events_path=self.events_path,
-                            thread=thread)
+        ctx = WorkerContext(
+            process=process, clock=self.clock, events_path=self.events_path, thread=thread
+        )
         self._workers[thread] = Worker.spawn(process, self.factory, ctx)
         self._thread_process[thread] = process
 
@@ -262,8 +263,7 @@ class Runner:
         thread = self._thread_of(req.process)
         if thread in self._open:
             raise RuntimeError(f"generator asked busy process {req.process!r} to invoke")
-        op = self._record(process=req.process, type="invoke", f=req.f, value=req.value,
-                          key=req.key)
+        op = self._record(process=req.process, type="invoke", f=req.f, value=req.value, key=req.key)
         inv = Invocation(req.f, req.value, req.key)
         if req.f in RELEASE_FS:
             self._holders.pop(int(req.process), None)  # giving it up: no longer a pause target
@@ -318,30 +318,48 @@ class Runner:
             late = None
         if late is not None:
             log.info("late completion from abandoned process %s: %r", a.worker.process, late)
-            self._event("late-completion", a.worker.process, f=a.invoke.f, key=a.invoke.key,
-                        invoked=a.invoke.time, type=late.type,
-                        value=late.value if late.value is not None else a.invoke.value,
-                        error=late.error, node=late.node)  # fmt: skip
+            self._event(
+                "late-completion",
+                a.worker.process,
+                f=a.invoke.f,
+                key=a.invoke.key,
+                invoked=a.invoke.time,
+                type=late.type,
+                value=late.value if late.value is not None else a.invoke.value,
+                error=late.error,
+                node=late.node,
+            )
         self._abandoned.remove(a)
         self._stop_abandoned(a, timeout=0.5)
 
     def _stop_abandoned(self, a: _Abandoned, timeout: float) -> None:
         sent = self.clock.now()
         a.worker.stop(timeout=timeout)
-        self._event("worker-stopped", a.worker.process, sent=sent,
-                    reason="abandoned after its operation ended info")  # fmt: skip
+        self._event(
+            "worker-stopped",
+            a.worker.process,
+            sent=sent,
+            reason="abandoned after its operation ended info",
+        )
 
     def _event(self, event: str, process: Any, **fields: Any) -> None:
         if self._events is not None:
-            self._events.append({"time": self.clock.now(), "process": process, "event": event,
-                                 **fields})  # fmt: skip
+            self._events.append(
+                {"time": self.clock.now(), "process": process, "event": event, **fields}
+            )
 
     def _complete(self, thread: Thread, done: Completion) -> None:
         opened = self._open.pop(thread)
         inv = opened.invoke
-        op = self._record(process=inv.process, type=done.type, f=inv.f,
-                          value=done.value if done.value is not None else inv.value,
-                          key=inv.key, error=done.error, node=done.node)
+        op = self._record(
+            process=inv.process,
+            type=done.type,
+            f=inv.f,
+            value=done.value if done.value is not None else inv.value,
+            key=inv.key,
+            error=done.error,
+            node=done.node,
+        )
         if thread == NEMESIS:
             self._track_fault(op)
         else:

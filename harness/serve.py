@@ -37,7 +37,11 @@ class ResultsHandler(SimpleHTTPRequestHandler):
     root: Path
     extensions_map = {
         **SimpleHTTPRequestHandler.extensions_map,
-        ".jsonl": TEXT, ".log": TEXT, ".edn": TEXT, ".txt": TEXT, ".json": "application/json",
+        ".jsonl": TEXT,
+        ".log": TEXT,
+        ".edn": TEXT,
+        ".txt": TEXT,
+        ".json": "application/json",
     }
 
     def __init__(self, *args: Any, root: Path, **kwargs: Any) -> None:
@@ -123,8 +127,10 @@ def make_server(
     try:
         return _Server((host, port), partial(ResultsHandler, root=root))
     except (OSError, OverflowError) as e:
-        raise HarnessError(f"cannot listen on {host}:{port} ({getattr(e, 'strerror', None) or e})"
-                           ": pick another --port or --host") from None
+        raise HarnessError(
+            f"cannot listen on {host}:{port} ({getattr(e, 'strerror', None) or e})"
+            ": pick another --port or --host"
+        ) from None
 
 
 class _Server(ThreadingHTTPServer):
@@ -134,8 +140,10 @@ class _Server(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         exc = sys.exc_info()[1]
-        print(f"harness serve: request from {client_address[0]} failed: "
-              f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        print(
+            f"harness serve: request from {client_address[0]} failed: {type(exc).__name__}: {exc}",
+            file=sys.stderr,
+        )
 
 
 def serve(results_root: Path, host: str = "127.0.0.1", port: int = 8080) -> None:

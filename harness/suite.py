@@ -78,17 +78,24 @@ VIOLATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {
     ),
     "two-holders": (
         "two clients held the lock at once while the earlier lease was still valid",
-        lambda r: any(o.get("kind") == "lease-valid" for o in _holdings(r).get(
-            "overlaps", [])) or _checker(r, "mutex-linearizability").get("valid") is False,
+        lambda r: (
+            any(o.get("kind") == "lease-valid" for o in _holdings(r).get("overlaps", []))
+            or _checker(r, "mutex-linearizability").get("valid") is False
+        ),
     ),
-    "nonlinearizable": ("the history is not linearizable (e.g. a stale read)",
-                        _invalid("linearizability")),
-    "stale-read": ("a read returned a value that had been overwritten",
-                   _invalid("linearizability")),
-    "fencing-violation": ("the service granted a token that did not increase",
-                          _invalid("fencing")),
-    "election-violation": ("two leaders in one epoch, or epochs that did not increase",
-                           _invalid("election")),
+    "nonlinearizable": (
+        "the history is not linearizable (e.g. a stale read)",
+        _invalid("linearizability"),
+    ),
+    "stale-read": (
+        "a read returned a value that had been overwritten",
+        _invalid("linearizability"),
+    ),
+    "fencing-violation": ("the service granted a token that did not increase", _invalid("fencing")),
+    "election-violation": (
+        "two leaders in one epoch, or epochs that did not increase",
+        _invalid("election"),
+    ),
 }
 
 
@@ -130,10 +137,17 @@ class Outcome:
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.run.name, "expect": self.run.expect,
-                "violation": self.run.violation, "valid": self.valid, "met": self.met,
-                "why": self.why, "run_dir": self.run_dir, "seconds": round(self.seconds, 1),
-                "error": self.error}
+        return {
+            "name": self.run.name,
+            "expect": self.run.expect,
+            "violation": self.run.violation,
+            "valid": self.valid,
+            "met": self.met,
+            "why": self.why,
+            "run_dir": self.run_dir,
+            "seconds": round(self.seconds, 1),
+            "error": self.error,
+        }
 
 
 @dataclass
@@ -159,10 +173,15 @@ def load_suite(path: Path) -> Suite:
         raise SuiteError(f"{path}: not valid TOML ({e})") from None
     suite_table, defaults = data.get("suite", {}), data.get("defaults", {})
     runs = data.get("run", [])
-    if not (isinstance(suite_table, dict) and isinstance(defaults, dict)
-            and isinstance(runs, list) and all(isinstance(r, dict) for r in runs)):
-        raise SuiteError(f"{path}: [suite] and [defaults] are tables and [[run]] an array of "
-                         "tables")
+    if not (
+        isinstance(suite_table, dict)
+        and isinstance(defaults, dict)
+        and isinstance(runs, list)
+        and all(isinstance(r, dict) for r in runs)
+    ):
+        raise SuiteError(
+            f"{path}: [suite] and [defaults] are tables and [[run]] an array of tables"
+        )
     name = str(suite_table.get("name", path.stem))
     try:
         check_name(name, "the suite name")
@@ -181,20 +200,28 @@ def load_suite(path: Path) -> Suite:
         violation = entry.pop("violation", None)
         cause = entry.pop("cause", None)
         if cause is not None and cause not in CAUSES:
-            raise SuiteError(f"{path}: run {run_name!r}: unknown cause {cause!r}; "
-                             f"choose from {', '.join(CAUSES)}")
+            raise SuiteError(
+                f"{path}: run {run_name!r}: unknown cause {cause!r}; "
+                f"choose from {', '.join(CAUSES)}"
+            )
         if expect not in EXPECTATIONS:
-            raise SuiteError(f"{path}: run {run_name!r}: expect must be one of "
-                             f"{', '.join(EXPECTATIONS)}, not {expect!r}")
+            raise SuiteError(
+                f"{path}: run {run_name!r}: expect must be one of "
+                f"{', '.join(EXPECTATIONS)}, not {expect!r}"
+            )
         if violation is not None and violation not in VIOLATIONS:
-            raise SuiteError(f"{path}: run {run_name!r}: unknown violation {violation!r}; "
-                             f"choose from {', '.join(VIOLATIONS)}")
+            raise SuiteError(
+                f"{path}: run {run_name!r}: unknown violation {violation!r}; "
+                f"choose from {', '.join(VIOLATIONS)}"
+            )
         merged = {**defaults, **entry}
         unknown = sorted(set(merged) - _FIELDS)
         if unknown:
-            raise SuiteError(f"{path}: run {run_name!r}: unknown option(s) {', '.join(unknown)}"
-                             f"; options are the fields of `harness run` (e.g. time_limit, "
-                             "nemesis, fencing)")
+            raise SuiteError(
+                f"{path}: run {run_name!r}: unknown option(s) {', '.join(unknown)}"
+                f"; options are the fields of `harness run` (e.g. time_limit, "
+                "nemesis, fencing)"
+            )
         merged.setdefault("name", f"{name}-{run_name}")
         try:
             opts = RunOptions.from_mapping(merged)
@@ -221,8 +248,10 @@ def judge(run: SuiteRun, results: dict[str, Any]) -> tuple[bool, str]:
     if run.cause is not None:
         causes = found_causes(results)
         if run.cause not in causes:
-            return False, (f"{why}, but not for the cause {run.cause} (given: "
-                           f"{', '.join(sorted(causes)) or 'none'})")  # fmt: skip
+            return False, (
+                f"{why}, but not for the cause {run.cause} (given: "
+                f"{', '.join(sorted(causes)) or 'none'})"
+            )
         why += f" ({run.cause})"
     return True, why
 
@@ -233,8 +262,14 @@ def select(suite: Suite, only: str | None) -> list[SuiteRun]:
     return [r for r in suite.runs if fnmatch.fnmatch(r.name, only) or only in r.name]
 
 
-def run_suite(path: Path, console: Console, *, only: str | None = None, out: str = "results",
-              list_only: bool = False) -> int:
+def run_suite(
+    path: Path,
+    console: Console,
+    *,
+    only: str | None = None,
+    out: str = "results",
+    list_only: bool = False,
+) -> int:
     """Run a suite file; exit 0 when every outcome met its expectation, else 1."""
     from harness.orchestrate import run_test
 
@@ -243,9 +278,13 @@ def run_suite(path: Path, console: Console, *, only: str | None = None, out: str
     if list_only:
         table = Table("run", "target", "workload", "faults", "expect", title=suite.name)
         for r in runs:
-            table.add_row(r.name, r.options.target, r.options.workload,
-                          ",".join(r.options.nemesis), r.expect + (f" ({r.violation})"
-                                                                   if r.violation else ""))
+            table.add_row(
+                r.name,
+                r.options.target,
+                r.options.workload,
+                ",".join(r.options.nemesis),
+                r.expect + (f" ({r.violation})" if r.violation else ""),
+            )
         console.print(table)
         return 0
     if not runs:
@@ -279,11 +318,21 @@ def _write_outputs(suite: Suite, base: Path, outcomes: list[Outcome], console: C
     from harness.junit import Case, write_junit
     from harness.report import compare, render_matrix_table, write_index, write_matrix_html
 
-    write_json(base / "suite.json", {"suite": suite.name,
-                                     "outcomes": [o.to_dict() for o in outcomes]})
-    cases = [Case(name=o.run.name, classname=f"suite.{suite.name}", valid=o.met,
-                  expected=True, summary=o.why, time_s=o.seconds,
-                  details=f"run directory: {o.run_dir}") for o in outcomes]
+    write_json(
+        base / "suite.json", {"suite": suite.name, "outcomes": [o.to_dict() for o in outcomes]}
+    )
+    cases = [
+        Case(
+            name=o.run.name,
+            classname=f"suite.{suite.name}",
+            valid=o.met,
+            expected=True,
+            summary=o.why,
+            time_s=o.seconds,
+            details=f"run directory: {o.run_dir}",
+        )
+        for o in outcomes
+    ]
     write_junit(cases, base / "junit.xml", suite=suite.name)
     write_index(base)
     dirs = [Path(o.run_dir) for o in outcomes if o.run_dir]
@@ -293,9 +342,12 @@ def _write_outputs(suite: Suite, base: Path, outcomes: list[Outcome], console: C
         console.print(render_matrix_table(matrix))
     table = Table("run", "expected", "found", "met", "s", title=f"suite {suite.name}")
     for o in outcomes:
-        table.add_row(o.run.name, o.run.expect + (f" ({o.run.violation})" if o.run.violation
-                                                  else ""),
-                      verdict_word(o.valid) if o.error is None else "error",
-                      "[green]yes[/]" if o.met else f"[red]no[/] {o.why}", f"{o.seconds:.0f}")
+        table.add_row(
+            o.run.name,
+            o.run.expect + (f" ({o.run.violation})" if o.run.violation else ""),
+            verdict_word(o.valid) if o.error is None else "error",
+            "[green]yes[/]" if o.met else f"[red]no[/] {o.why}",
+            f"{o.seconds:.0f}",
+        )
     console.print(table)
     console.print(f"suite results in {base} (index.html, matrix.html, junit.xml)")

@@ -60,9 +60,7 @@ class Target(Protocol):
 def resolve_target(name: str) -> Target:
     spec = TARGETS.get(name)
     if spec is None:
-        raise HarnessError(
-            f"unknown target {name!r}: choose one of {', '.join(TARGETS)}"
-        )
+        raise HarnessError(f"unknown target {name!r}: choose one of {', '.join(TARGETS)}")
     module, attr = spec.split(":")
     try:
         mod = importlib.import_module(module)
@@ -102,8 +100,9 @@ def clusters_heal(console: Console) -> int:
     return 0
 
 
-def clean_ssh_hosts(action: str, hosts: Sequence[HostSpec], options: SshClusterOptions,
-                    console: Console) -> int:
+def clean_ssh_hosts(
+    action: str, hosts: Sequence[HostSpec], options: SshClusterOptions, console: Console
+) -> int:
     """``harness clusters heal|down --ssh``: one line per host saying what was undone (and
     one per thing that could not be); 1 when something could not, else 0."""
     import logging

@@ -33,8 +33,7 @@ def check_run(opts: RunOptions) -> None:
 
         spec = CLUSTERS.get(opts.target)
         if spec is None:
-            raise OptionError(f"{opts.target} has no persistence option: leave out "
-                              "--persistence")
+            raise OptionError(f"{opts.target} has no persistence option: leave out --persistence")
         spec.check_persistence(opts.persistence)
 
 
@@ -42,13 +41,15 @@ def _check_sim_bugs(opts: RunOptions) -> None:
     if not opts.sim_bugs:
         return
     if opts.target != "sim":
-        raise OptionError("--sim-bug injects bugs into the sim target only: add --target sim "
-                          "or leave it out")
+        raise OptionError(
+            "--sim-bug injects bugs into the sim target only: add --target sim or leave it out"
+        )
     known = sim_bugs()
     unknown = [b for b in opts.sim_bugs if b not in known]
     if unknown:
-        raise OptionError(f"unknown sim bug {unknown[0]!r} for --sim-bug: choose from "
-                          f"{', '.join(known)}")
+        raise OptionError(
+            f"unknown sim bug {unknown[0]!r} for --sim-bug: choose from {', '.join(known)}"
+        )
 
 
 def sim_bugs() -> tuple[str, ...]:
@@ -68,8 +69,9 @@ def targets_help() -> str:
             target: Any = getattr(importlib.import_module(module), attr)
         except (ImportError, AttributeError, HarnessError):
             continue
-        locks = ", ".join(getattr(target, "lock_clients", None)
-                          or (["sim"] if name == "sim" else ["-"]))
+        locks = ", ".join(
+            getattr(target, "lock_clients", None) or (["sim"] if name == "sim" else ["-"])
+        )
         modes = ", ".join(getattr(target, "read_modes", ()) or ["-"])
         lines.append(f"{name}: locks {locks}; read modes {modes}")
     return "; ".join(lines)

@@ -93,8 +93,12 @@ def build_nemesis(
             start_op["value"] = value
         stop_op = {"f": stop_f}
         if name == "client-pause" and opts.pause_at is not None:
-            schedules.append([gen.at(start + opts.pause_at, start_op),
-                              gen.at(start + opts.pause_at + opts.pause_for, stop_op)])
+            schedules.append(
+                [
+                    gen.at(start + opts.pause_at, start_op),
+                    gen.at(start + opts.pause_at + opts.pause_for, stop_op),
+                ]
+            )
         else:
             # Faults take turns: the i-th starts i/n of an interval later than the first,
             # which starts well inside the run (``RunOptions.first_fault_at``).
@@ -102,11 +106,15 @@ def build_nemesis(
             # anchored itself at the first op() would be re-anchored every time the runner
             # re-asks after an event, and never fire while clients keep completing.
             periodic = opts.periodic_faults()
-            first = (opts.first_fault_at()
-                     + opts.nemesis_interval * periodic.index(name) / len(periodic))
-            schedules.append(replace(
-                gen.nemesis_schedule(opts.nemesis_interval, start_op, stop_op),
-                next_time=gen.to_ns(start + first)))
+            first = opts.first_fault_at() + opts.nemesis_interval * periodic.index(name) / len(
+                periodic
+            )
+            schedules.append(
+                replace(
+                    gen.nemesis_schedule(opts.nemesis_interval, start_op, stop_op),
+                    next_time=gen.to_ns(start + first),
+                )
+            )
         finals.append(stop_op)
     schedule = gen.nemesis(gen.any_of(*schedules) if len(schedules) > 1 else schedules[0])
     final = gen.nemesis([gen.once(f) for f in finals])

@@ -103,8 +103,12 @@ class ClientPause:
                 error="a client process did not reach the stopped state",
             )
         return Completion(
-            "ok", value={"processes": sorted(victims), "pids": sorted(victims.values()),
-                         "proof": "state T in /proc"}
+            "ok",
+            value={
+                "processes": sorted(victims),
+                "pids": sorted(victims.values()),
+                "proof": "state T in /proc",
+            },
         )
 
     def _resume(self) -> Completion:

@@ -31,11 +31,13 @@ TOLERANCE_S = 1.5
 class ClockSkew:
     """Bumps and strobes the clocks of chosen nodes; ``stop-clock`` resets them all."""
 
-    def __init__(self, cluster: Cluster, target: str = "one", seed: int = 0,
-                 delta: float | None = None) -> None:
+    def __init__(
+        self, cluster: Cluster, target: str = "one", seed: int = 0, delta: float | None = None
+    ) -> None:
         if not isinstance(cluster, NodeControl) or not getattr(cluster, "faketime", False):
-            raise TypeError(f"{cluster.name} servers do not run under libfaketime: no clock "
-                            "faults there")
+            raise TypeError(
+                f"{cluster.name} servers do not run under libfaketime: no clock faults there"
+            )
         self.cluster = cluster
         self.control: NodeControl = cluster
         self.target = target
@@ -64,8 +66,9 @@ class ClockSkew:
             delta = self._rng.choice([-1, 1]) * self._rng.uniform(5, 60)
         delta = round(float(delta))
         if v.get("mode") == "strobe":
-            return self._strobe(nodes, delta, float(v.get("period", 1.0)),
-                                float(v.get("duration", 10.0)))
+            return self._strobe(
+                nodes, delta, float(v.get("period", 1.0)), float(v.get("duration", 10.0))
+            )
         return self._bump(nodes, delta)
 
     def _write(self, node: str, offset: int) -> None:
@@ -83,18 +86,26 @@ class ClockSkew:
         return Completion("ok", value=value)
 
     def _strobe(self, nodes: list[str], delta: int, period: float, duration: float) -> Completion:
-        loop = (f"end=$(( $(date +%s) + {int(duration)} )); "
-                f"while [ $(date +%s) -lt $end ]; do echo {delta:+d} > {FAKETIME_FILE}; "
-                f"sleep {period}; echo +0 > {FAKETIME_FILE}; sleep {period}; done; "
-                f"echo +0 > {FAKETIME_FILE}")
+        loop = (
+            f"end=$(( $(date +%s) + {int(duration)} )); "
+            f"while [ $(date +%s) -lt $end ]; do echo {delta:+d} > {FAKETIME_FILE}; "
+            f"sleep {period}; echo +0 > {FAKETIME_FILE}; sleep {period}; done; "
+            f"echo +0 > {FAKETIME_FILE}"
+        )
         for n in nodes:
-            self.control.exec(n, ["sh", "-c",
-                                  f"setsid nohup sh -c '{loop}' {STROBE_MARK} "
-                                  ">/dev/null 2>&1 &"])
+            self.control.exec(
+                n, ["sh", "-c", f"setsid nohup sh -c '{loop}' {STROBE_MARK} >/dev/null 2>&1 &"]
+            )
             self._touched.add(n)
         running = {n: self.control.exec(n, ["pgrep", "-f", STROBE_MARK])[0] == 0 for n in nodes}
-        value = {"mode": "strobe", "delta": delta, "period": period, "duration": duration,
-                 "nodes": nodes, "proof": running}
+        value = {
+            "mode": "strobe",
+            "delta": delta,
+            "period": period,
+            "duration": duration,
+            "nodes": nodes,
+            "proof": running,
+        }
         if not all(running.values()):
             return Completion("fail", value=value, error="the strobe loop did not start")
         return Completion("ok", value=value)
@@ -115,9 +126,18 @@ class ClockSkew:
     def offset(self, node: str) -> float | None:
         """The node's faked wall clock minus the control machine's, in seconds."""
         before = time.time()
-        _, out = self.control.exec(node, [
-            "env", f"LD_PRELOAD={FAKETIME_LIB}", f"FAKETIME_TIMESTAMP_FILE={FAKETIME_FILE}",
-            "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1", "date", "+%s.%N"])
+        _, out = self.control.exec(
+            node,
+            [
+                "env",
+                f"LD_PRELOAD={FAKETIME_LIB}",
+                f"FAKETIME_TIMESTAMP_FILE={FAKETIME_FILE}",
+                "FAKETIME_NO_CACHE=1",
+                "FAKETIME_DONT_FAKE_MONOTONIC=1",
+                "date",
+                "+%s.%N",
+            ],
+        )
         after = time.time()
         try:
             return round(float(out.strip().splitlines()[-1]) - (before + after) / 2, 3)

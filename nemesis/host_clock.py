@@ -69,11 +69,20 @@ class RefusedHost(ClusterError):
 class HostClock:
     """Bumps and strobes the clocks of chosen hosts; ``stop-clock`` resets them all."""
 
-    def __init__(self, cluster: Cluster, target: str = "one", seed: int = 0,
-                 delta: float | None = None, *, ours: MachineIdentity | None = None) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        target: str = "one",
+        seed: int = 0,
+        delta: float | None = None,
+        *,
+        ours: MachineIdentity | None = None,
+    ) -> None:
         if not isinstance(cluster, HostNodes):
-            raise TypeError(f"{cluster.name} nodes are not whole hosts: their clock is this "
-                            "machine's; host clock faults need SSH hosts (--ssh)")
+            raise TypeError(
+                f"{cluster.name} nodes are not whole hosts: their clock is this "
+                "machine's; host clock faults need SSH hosts (--ssh)"
+            )
         self.cluster = cluster
         self.control: HostNodes = cluster
         self.target = target
@@ -94,7 +103,8 @@ class HostClock:
             raise RefusedHost(
                 f"Refusing clock faults on {node} ({self.control.host(node)}): {reason}; "
                 "setting its clock would move the clock of the machine running the harness. "
-                "Run the harness from another machine, or leave out the clock fault")
+                "Run the harness from another machine, or leave out the clock fault"
+            )
 
     # -- Nemesis ----------------------------------------------------------------------
 
@@ -121,8 +131,9 @@ class HostClock:
         if unheld:
             return Completion("fail", value={"nodes": nodes}, error=unheld)
         if v.get("mode") == "strobe":
-            return self._strobe(nodes, delta, float(v.get("period", 1.0)),
-                                float(v.get("duration", 10.0)))
+            return self._strobe(
+                nodes, delta, float(v.get("period", 1.0)), float(v.get("duration", 10.0))
+            )
         return self._bump(nodes, delta)
 
     def teardown(self) -> None:
@@ -133,8 +144,11 @@ class HostClock:
             done = self._reset()
             if done.type != "ok":
                 problems.append(str(done.error))
-                unreset = {n for n, off in done.value["offsets"].items()
-                           if not _near(off, self.baseline.get(n))}
+                unreset = {
+                    n
+                    for n, off in done.value["offsets"].items()
+                    if not _near(off, self.baseline.get(n))
+                }
         for node, services in sorted(self._held.items()):
             started = True
             for service in services:
@@ -162,23 +176,33 @@ class HostClock:
         self._touched.update(nodes)
         after = self.offsets(nodes)
         value = {"mode": "bump", "delta": delta, "offsets": after, "before": before}
-        bad = failed + [n for n in nodes
-                        if n not in failed and not _near(after[n], _plus(before[n], delta))]
+        bad = failed + [
+            n for n in nodes if n not in failed and not _near(after[n], _plus(before[n], delta))
+        ]
         if bad:
             return Completion("fail", value=value, error=f"clock did not move on {bad}")
         return Completion("ok", value=value)
 
-    def _strobe(self, nodes: list[str], delta: float, period: float,
-                duration: float) -> Completion:
+    def _strobe(self, nodes: list[str], delta: float, period: float, duration: float) -> Completion:
         flips = max(1, round(duration / (2 * period)))
         loop = strobe_script(delta, period, flips)
         for n in nodes:
-            self._run(n, f"setsid nohup sh -c {shlex.quote(loop)} {STROBE_MARK} "
-                         "</dev/null >/dev/null 2>&1 &")
+            self._run(
+                n,
+                f"setsid nohup sh -c {shlex.quote(loop)} {STROBE_MARK} "
+                "</dev/null >/dev/null 2>&1 &",
+            )
         self._touched.update(nodes)
         running = {n: self._run(n, ["pgrep", "-f", STROBE_PATTERN])[0] == 0 for n in nodes}
-        value = {"mode": "strobe", "delta": delta, "period": period, "duration": duration,
-                 "flips": flips, "nodes": nodes, "proof": running}
+        value = {
+            "mode": "strobe",
+            "delta": delta,
+            "period": period,
+            "duration": duration,
+            "flips": flips,
+            "nodes": nodes,
+            "proof": running,
+        }
         if not all(running.values()):
             return Completion("fail", value=value, error="the strobe loop did not start")
         return Completion("ok", value=value)
@@ -195,8 +219,11 @@ class HostClock:
         after = self.offsets(nodes)
         self._touched.clear()
         bad = [n for n in nodes if not _near(after[n], self.baseline.get(n))]
-        value = {"mode": "reset", "offsets": after,
-                 "baseline": {n: self.baseline.get(n) for n in nodes}}
+        value = {
+            "mode": "reset",
+            "offsets": after,
+            "baseline": {n: self.baseline.get(n) for n in nodes},
+        }
         if bad:
             return Completion("fail", value=value, error=f"clock not reset on {bad}")
         return Completion("ok", value=value)
@@ -208,8 +235,10 @@ class HostClock:
         for n, services in found.items():
             manual = [s.name for s in services if s.start() is None]
             if manual:
-                return (f"{n} runs {', '.join(manual)} outside systemd, which the harness could "
-                        "not start again; stop it on that host for the run")
+                return (
+                    f"{n} runs {', '.join(manual)} outside systemd, which the harness could "
+                    "not start again; stop it on that host for the run"
+                )
         for n, services in found.items():
             self._run(n, record_command(services, self.baseline.get(n)))
             for s in services:
@@ -238,8 +267,7 @@ def _plus(offset: float | None, delta: float) -> float | None:
 
 def _near(measured: float | None, expected: float | None) -> bool:
     """Whether a measured offset is the expected one, within the measurement's error."""
-    return (measured is not None and expected is not None
-            and abs(measured - expected) <= TOLERANCE_S)
+    return measured is not None and expected is not None and abs(measured - expected) <= TOLERANCE_S
 
 
 def clock_nemesis(cluster: Cluster, target: str = "one", seed: int = 0) -> Nemesis:

@@ -100,8 +100,9 @@ class NodeKill(_NodeFault):
 
     start_f, stop_f = "start-kill", "stop-kill"
 
-    def __init__(self, cluster: Cluster, target: str = "one", seed: int = 0,
-                 restart_timeout: float = 60.0) -> None:
+    def __init__(
+        self, cluster: Cluster, target: str = "one", seed: int = 0, restart_timeout: float = 60.0
+    ) -> None:
         if not isinstance(cluster, Killable):
             raise TypeError(f"{cluster.name} cannot kill and restart its nodes")
         super().__init__(cluster, target, seed)

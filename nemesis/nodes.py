@@ -39,7 +39,10 @@ def node_names(spec: str) -> list[str]:
 
 
 def pick_nodes(
-    spec: str, nodes: Sequence[str], rng: random.Random, leader: str | None = None,
+    spec: str,
+    nodes: Sequence[str],
+    rng: random.Random,
+    leader: str | None = None,
     holder: str | None = None,
 ) -> list[str]:
     """The nodes a fault targets. ``leader`` falls back to a random node when unknown;
@@ -55,8 +58,10 @@ def pick_nodes(
         return [leader if leader is not None and leader in pool else rng.choice(pool)]
     if spec == "holder":
         if holder is None or holder not in pool:
-            raise ValueError("no current lock holder (or leader client) whose node is known: "
-                             "the fault was not applied")
+            raise ValueError(
+                "no current lock holder (or leader client) whose node is known: "
+                "the fault was not applied"
+            )
         return [holder]
     if spec in ("one", "minority", "majority"):
         rng.shuffle(pool)
@@ -68,8 +73,10 @@ def pick_nodes(
     named = node_names(spec)
     unknown = [n for n in named if n not in pool]
     if not named or unknown:
-        raise ValueError(f"unknown fault target {spec!r}: choose one of {', '.join(TARGETS)} "
-                         f"or node names ({', '.join(nodes)})")
+        raise ValueError(
+            f"unknown fault target {spec!r}: choose one of {', '.join(TARGETS)} "
+            f"or node names ({', '.join(nodes)})"
+        )
     return named
 
 

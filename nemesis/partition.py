@@ -32,8 +32,9 @@ TIMED_OUT = 124  # exit code of timeout(1)
 class Partition:
     """Partitions (and packet loss) between the nodes of one cluster."""
 
-    def __init__(self, cluster: Cluster, topology: str = "random-halves", seed: int = 0,
-                 loss: float = 0.3) -> None:
+    def __init__(
+        self, cluster: Cluster, topology: str = "random-halves", seed: int = 0, loss: float = 0.3
+    ) -> None:
         if not isinstance(cluster, NodeControl):
             raise TypeError(f"{cluster.name} nodes cannot run commands: no partitions there")
         self.cluster = cluster
@@ -67,8 +68,18 @@ class Partition:
         return rc == 0
 
     def _drop_from(self, peer_ip: str, extra: list[str] | None = None) -> list[str]:
-        return ["INPUT", "-s", peer_ip, *(extra or []), "-j", "DROP",
-                "-m", "comment", "--comment", self.tag]
+        return [
+            "INPUT",
+            "-s",
+            peer_ip,
+            *(extra or []),
+            "-j",
+            "DROP",
+            "-m",
+            "comment",
+            "--comment",
+            self.tag,
+        ]
 
     def _partition(self, topology: str) -> Completion:
         nodes = self.cluster.nodes()
@@ -77,21 +88,31 @@ class Partition:
             grudge = grudge_for(topology, nodes, self._rng, leader_of(self.cluster), holder)
         except ValueError as e:
             return Completion("fail", value={"topology": topology}, error=str(e))
-        failed = [f"{n}<-{p}" for n, peers in grudge.items() for p in sorted(peers)
-                  if not self._add(n, self._drop_from(self.control.ip(p)))]
-        value: dict[str, Any] = {"topology": topology,
-                                 "grudge": {n: sorted(p) for n, p in grudge.items()}}
+        failed = [
+            f"{n}<-{p}"
+            for n, peers in grudge.items()
+            for p in sorted(peers)
+            if not self._add(n, self._drop_from(self.control.ip(p)))
+        ]
+        value: dict[str, Any] = {
+            "topology": topology,
+            "grudge": {n: sorted(p) for n, p in grudge.items()},
+        }
         if not any(grudge.values()):
-            return Completion("fail", value=value,
-                              error=f"nothing to cut: {len(nodes)} node(s), no link between "
-                                    "two of them in this topology")
+            return Completion(
+                "fail",
+                value=value,
+                error=f"nothing to cut: {len(nodes)} node(s), no link between "
+                "two of them in this topology",
+            )
         if failed:
             return Completion("fail", value=value, error=f"iptables refused: {failed}")
         proof = self._prove(grudge)
         value["proof"] = proof
         if not all(proof.values()):
-            return Completion("fail", value=value,
-                              error="a partitioned node could still reach a peer")
+            return Completion(
+                "fail", value=value, error="a partitioned node could still reach a peer"
+            )
         return Completion("ok", value=value)
 
     def _lossy(self, probability: float) -> Completion:
@@ -101,9 +122,16 @@ class Partition:
             for p in nodes:
                 if p != n and not self._add(n, self._drop_from(self.control.ip(p), spec)):
                     return Completion("fail", error=f"iptables refused a loss rule on {n}")
-        return Completion("ok", value={"probability": probability, "nodes": nodes,
-                                       "proof": "rules in place (iptables -C)"
-                                       if self._rules_present() else "rules missing"})
+        return Completion(
+            "ok",
+            value={
+                "probability": probability,
+                "nodes": nodes,
+                "proof": "rules in place (iptables -C)"
+                if self._rules_present()
+                else "rules missing",
+            },
+        )
 
     def _prove(self, grudge: Grudge) -> dict[str, bool]:
         """For one cut link per node, the node's connection attempt must time out."""
@@ -117,8 +145,9 @@ class Partition:
         return proof
 
     def _rules_present(self) -> bool:
-        return all(self.control.exec(n, ["iptables", "-C", *spec])[0] == 0
-                   for n, spec in self._rules)
+        return all(
+            self.control.exec(n, ["iptables", "-C", *spec])[0] == 0 for n, spec in self._rules
+        )
 
     def heal(self) -> dict[str, Any]:
         """Delete exactly the rules added; report any rule of ours still present."""
@@ -127,8 +156,11 @@ class Partition:
             rc, _ = self.control.exec(node, ["iptables", "-D", *spec])
             removed += rc == 0
         self._rules.clear()
-        left = [n for n in self.cluster.nodes()
-                if self.tag in self.control.exec(n, ["iptables", "-S"])[1]]
+        left = [
+            n
+            for n in self.cluster.nodes()
+            if self.tag in self.control.exec(n, ["iptables", "-S"])[1]
+        ]
         if left:
             raise RuntimeError(f"partition rules of {self.tag} remain on {left}")
         return {"rules_removed": removed}
@@ -142,6 +174,7 @@ def cannot_connect(control: NodeControl, node: str, address: str, wait: float = 
     """Whether a TCP connection from ``node`` to ``address`` gets no answer at all within
     ``wait`` seconds (packets dropped), as opposed to connecting or being refused."""
     host, port = address.rsplit(":", 1)
-    rc, _ = control.exec(node, ["timeout", str(wait), "bash", "-c",
-                                f"exec 3<>/dev/tcp/{host}/{port}"])
+    rc, _ = control.exec(
+        node, ["timeout", str(wait), "bash", "-c", f"exec 3<>/dev/tcp/{host}/{port}"]
+    )
     return rc == TIMED_OUT

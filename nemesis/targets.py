@@ -56,11 +56,15 @@ def parse_targets(spec: str | None) -> dict[str | None, str]:
         fault, sep, value = item.partition("=")
         key, value = (fault.strip(), value.strip()) if sep else (None, item)
         if not value:
-            raise OptionError(f"--nemesis-target {spec!r}: an empty target; give one value, "
-                              "or fault=value pairs separated by ;")
+            raise OptionError(
+                f"--nemesis-target {spec!r}: an empty target; give one value, "
+                "or fault=value pairs separated by ;"
+            )
         if key is not None and key not in FAULT_TARGETS:
-            raise OptionError(f"--nemesis-target {spec!r}: {key!r} is not a fault; faults are "
-                              f"{', '.join(FAULT_TARGETS)}")
+            raise OptionError(
+                f"--nemesis-target {spec!r}: {key!r} is not a fault; faults are "
+                f"{', '.join(FAULT_TARGETS)}"
+            )
         if key in parsed:
             raise OptionError(f"--nemesis-target {spec!r} aims {key or 'every fault'} twice")
         parsed[key] = value
@@ -81,8 +85,9 @@ def check_nemesis_target(opts: RunOptions) -> None:
     faults = opts.faults()
     for key in parsed:
         if key is not None and key not in faults:
-            raise OptionError(f"--nemesis-target aims {key}, which is not in --nemesis "
-                              f"{','.join(opts.nemesis)}")
+            raise OptionError(
+                f"--nemesis-target aims {key}, which is not in --nemesis {','.join(opts.nemesis)}"
+            )
     for fault in faults:
         spec = parsed.get(fault, parsed.get(None))
         if spec is None:
@@ -90,12 +95,16 @@ def check_nemesis_target(opts: RunOptions) -> None:
         values, _, names = FAULT_TARGETS[fault]
         if spec not in values and not (names and _named_nodes(spec, opts)):
             takes = ", ".join(values) + (", node names (n2 or n1,n3)" if names else "")
-            raise OptionError(f"--nemesis-target {spec!r} is not a target of the {fault} "
-                              f"fault: it takes {takes or 'no target'} (one value for every "
-                              "fault, or fault=value pairs separated by ;)")
+            raise OptionError(
+                f"--nemesis-target {spec!r} is not a target of the {fault} "
+                f"fault: it takes {takes or 'no target'} (one value for every "
+                "fault, or fault=value pairs separated by ;)"
+            )
         if spec in NEEDS_HOLDERS and opts.workload not in HOLDING_WORKLOADS:
-            raise OptionError(f"--nemesis-target {spec} needs lock holders or leaders: use "
-                              "--workload lock or election, or another target")
+            raise OptionError(
+                f"--nemesis-target {spec} needs lock holders or leaders: use "
+                "--workload lock or election, or another target"
+            )
 
 
 def _named_nodes(spec: str, opts: RunOptions) -> bool:
@@ -114,5 +123,7 @@ def check_nodes(opts: RunOptions, cluster: Cluster) -> None:
             continue
         unknown = [n for n in node_names(spec) if n not in cluster.nodes()]
         if unknown:
-            raise OptionError(f"--nemesis-target names {', '.join(unknown)}, not node(s) of "
-                              f"this cluster: its nodes are {', '.join(cluster.nodes())}")
+            raise OptionError(
+                f"--nemesis-target names {', '.join(unknown)}, not node(s) of "
+                f"this cluster: its nodes are {', '.join(cluster.nodes())}"
+            )

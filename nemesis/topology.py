@@ -76,7 +76,7 @@ def bridge(nodes: Sequence[str]) -> Grudge:
     if n < 3:
         raise ValueError("a bridge needs at least 3 nodes")
     mid = n // 2
-    left, bridge_node, right = list(nodes[:mid]), nodes[mid], list(nodes[mid + 1:])
+    left, bridge_node, right = list(nodes[:mid]), nodes[mid], list(nodes[mid + 1 :])
     grudge: Grudge = {bridge_node: frozenset()}
     for a in left:
         grudge[a] = frozenset(right)
@@ -96,19 +96,30 @@ def is_symmetric(grudge: Grudge) -> bool:
 
 
 TOPOLOGIES: Final[tuple[str, ...]] = (
-    "one", "leader", "holder", "halves", "random-halves", "majorities-ring", "bridge",
+    "one",
+    "leader",
+    "holder",
+    "halves",
+    "random-halves",
+    "majorities-ring",
+    "bridge",
 )
 
 
 def _isolate_holder(nodes: Sequence[str], holder: str | None) -> Grudge:
     if holder is None:
-        raise ValueError("no current lock holder (or leader client) whose node is known: "
-                         "the partition was not applied")
+        raise ValueError(
+            "no current lock holder (or leader client) whose node is known: "
+            "the partition was not applied"
+        )
     return isolate(nodes, holder)
 
 
 def grudge_for(
-    topology: str, nodes: Sequence[str], rng: random.Random, leader: str | None = None,
+    topology: str,
+    nodes: Sequence[str],
+    rng: random.Random,
+    leader: str | None = None,
     holder: str | None = None,
 ) -> Grudge:
     """The grudge of a named topology; ``one`` isolates a random node, ``leader`` the
@@ -130,6 +141,8 @@ def grudge_for(
         "bridge": lambda: bridge(nodes),
     }
     if topology not in makers:
-        raise ValueError(f"unknown partition topology {topology!r}: choose from "
-                         f"{', '.join(TOPOLOGIES)} or node names ({', '.join(nodes)})")
+        raise ValueError(
+            f"unknown partition topology {topology!r}: choose from "
+            f"{', '.join(TOPOLOGIES)} or node names ({', '.join(nodes)})"
+        )
     return makers[topology]()

@@ -50,8 +50,9 @@ def bench_images(args: argparse.Namespace) -> None:
         removed = cleanup.remove_images()
         print(f"removed {len(removed)} harness image(s)")
     started = time.monotonic()
-    results = images.build_images([], lambda line: print(f"  {line}", flush=True),
-                                  use_cache=not args.from_scratch)
+    results = images.build_images(
+        [], lambda line: print(f"  {line}", flush=True), use_cache=not args.from_scratch
+    )
     total = time.monotonic() - started
     for r in results:
         print(f"image {r.name:<10} {r.how:<8} {r.seconds:7.1f} s  {r.tag}")
@@ -80,8 +81,9 @@ def bench_target(name: str, run_dir: Path, settle: float) -> Sample:
         containers = client.containers.list(filters={"label": f"{LABEL_RUN}={run_id}"})
         with ThreadPoolExecutor(max_workers=len(containers)) as pool:
             samples = list(pool.map(lambda c: c.stats(stream=False), containers))
-        rss = [cluster.exec(n, ["ps", "-o", "rss=", "-C", cluster.process])[1]
-               for n in cluster.nodes()]
+        rss = [
+            cluster.exec(n, ["ps", "-o", "rss=", "-C", cluster.process])[1] for n in cluster.nodes()
+        ]
         rss_mib = [sum(int(x) for x in out.split()) / 1024 for out in rss]
         return Sample(healthy, sorted(mib(s) for s in samples), sorted(rss_mib))
     finally:
@@ -97,9 +99,30 @@ def first_op(name: str, out: Path) -> float:
     first operation in its history: cluster start, resource, workers, first invocation."""
     started = time.monotonic_ns()
     proc = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", "--target", name, "--nemesis", "none",
-         "--time-limit", "2", "--recovery-time", "0", "--lease-ttl", "5", "--keepalive", "1",
-         "-o", str(out)], capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            "--target",
+            name,
+            "--nemesis",
+            "none",
+            "--time-limit",
+            "2",
+            "--recovery-time",
+            "0",
+            "--lease-ttl",
+            "5",
+            "--keepalive",
+            "1",
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if proc.returncode not in (0, 1, 2):
         raise ClusterError(f"harness run --target {name} failed: {proc.stderr[-300:]}")
     run_dir = (out / "latest").resolve()
@@ -113,16 +136,27 @@ def first_op(name: str, out: Path) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--from-scratch", action="store_true",
-                        help="remove the harness's images and build them without the cache")
-    parser.add_argument("--from-cache", action="store_true",
-                        help="remove the harness's images and reload them from the cache")
+    parser.add_argument(
+        "--from-scratch",
+        action="store_true",
+        help="remove the harness's images and build them without the cache",
+    )
+    parser.add_argument(
+        "--from-cache",
+        action="store_true",
+        help="remove the harness's images and reload them from the cache",
+    )
     parser.add_argument("--skip-images", action="store_true", help="only time the clusters")
-    parser.add_argument("--targets", nargs="*", default=[n for n, s in TARGETS.items() if s.image],
-                        help="targets to start (default: every Docker target)")
+    parser.add_argument(
+        "--targets",
+        nargs="*",
+        default=[n for n, s in TARGETS.items() if s.image],
+        help="targets to start (default: every Docker target)",
+    )
     parser.add_argument("--repeat", type=int, default=1, help="starts per target")
-    parser.add_argument("--settle", type=float, default=3.0,
-                        help="seconds after healthy before reading memory")
+    parser.add_argument(
+        "--settle", type=float, default=3.0, help="seconds after healthy before reading memory"
+    )
     args = parser.parse_args()
     try:
         if not args.skip_images:
@@ -133,10 +167,13 @@ def main() -> int:
                 times = [r.healthy for r in runs]
                 goal = GOALS.get(name)
                 verdict = "" if goal is None else (" ok" if max(times) < goal else " OVER GOAL")
-                print(f"{name:<10} healthy in {statistics.median(times):5.1f} s "
-                      f"(runs: {', '.join(f'{t:.1f}' for t in times)}; goal < {goal} s){verdict}; "
-                      f"MiB per node: cgroup {_list(runs[-1].cgroup_mib)}, "
-                      f"server RSS {_list(runs[-1].rss_mib)}", flush=True)
+                print(
+                    f"{name:<10} healthy in {statistics.median(times):5.1f} s "
+                    f"(runs: {', '.join(f'{t:.1f}' for t in times)}; goal < {goal} s){verdict}; "
+                    f"MiB per node: cgroup {_list(runs[-1].cgroup_mib)}, "
+                    f"server RSS {_list(runs[-1].rss_mib)}",
+                    flush=True,
+                )
             for name in args.targets:
                 try:
                     t = first_op(name, Path(tmp) / "runs" / name)
@@ -145,8 +182,11 @@ def main() -> int:
                     continue
                 goal = GOALS.get(name)
                 ok = "" if goal is None else (" ok" if t < goal else " OVER GOAL")
-                print(f"{name:<10} harness run -> first operation in {t:5.1f} s "
-                      f"(goal < {goal} s){ok}", flush=True)
+                print(
+                    f"{name:<10} harness run -> first operation in {t:5.1f} s "
+                    f"(goal < {goal} s){ok}",
+                    flush=True,
+                )
     except ClusterError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -170,8 +170,10 @@ def big(sizes: list[int], keys: int, concurrency: int, corrupt: float, model: st
         if n >= 1_000_000:
             good = m["check_s"] < 30 and used < 2048
             passed &= good
-            print(f"floor 1M ops: check < 30 s and peak memory < 2048 MiB  "
-                  f"{'ok' if good else 'MISSED'}")
+            print(
+                f"floor 1M ops: check < 30 s and peak memory < 2048 MiB  "
+                f"{'ok' if good else 'MISSED'}"
+            )
     if len(per_op) > 1:
         print(f"time per op from smallest to largest: x{per_op[-1] / per_op[0]:.2f}")
     return passed
@@ -217,9 +219,19 @@ def check_one(path: str) -> None:
     # Workers (checkers.linear.parallel) are forked: they share the history's pages, so
     # adding the largest worker's peak to this process's over-counts, on the safe side.
     worker = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(json.dumps({"read_s": read_s, "check_s": check_s, "rss_mib": own + worker,
-                      "own_mib": own, "worker_mib": worker, "valid": result.valid,
-                      "workers": result.details.get("workers", 1)}))
+    print(
+        json.dumps(
+            {
+                "read_s": read_s,
+                "check_s": check_s,
+                "rss_mib": own + worker,
+                "own_mib": own,
+                "worker_mib": worker,
+                "valid": result.valid,
+                "workers": result.details.get("workers", 1),
+            }
+        )
+    )
 
 
 def _ensure_compiled() -> None:

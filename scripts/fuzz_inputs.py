@@ -193,8 +193,11 @@ _EDN_BAD: Final = {
     "f": ["1", "nil", "[]", "read", '""'],
     "key": ["[1 2]", "{}", "1.5", "true", "#{1}"],
 }
-_ETCD_BAD: Final = {1: ["1.5", "x", "-1", "[1]"], 2: [":bogus", ":1", "ok"],
-                    4: ["[[1 2]]", ":x", "1.5", "zz", "[1 [2]]", "#{}"]}  # fmt: skip
+_ETCD_BAD: Final = {
+    1: ["1.5", "x", "-1", "[1]"],
+    2: [":bogus", ":1", "ok"],
+    4: ["[[1 2]]", ":x", "1.5", "zz", "[1 [2]]", "#{}"],
+}
 _HUGE: Final = ("1" + "0" * 41, "1e308", "1e400", "-1e400", "7" * 5000, str(2**64))
 _VALUE_HUGE: Final = ("1" + "0" * 41, "1e400", "-1e400", "7" * 5000, str(2**64))
 _DEPTHS: Final = (33, 41, 1000, 5000, 100_000)
@@ -205,8 +208,9 @@ _ETCD_LINE: Final = re.compile(
 )
 
 
-def _swap_group(data: bytes, rng: random.Random, pattern: bytes | re.Pattern[bytes], group: int,
-                new: str) -> bytes | None:  # fmt: skip
+def _swap_group(
+    data: bytes, rng: random.Random, pattern: bytes | re.Pattern[bytes], group: int, new: str
+) -> bytes | None:
     """``data`` with ``group`` of one match of ``pattern`` (drawn at random) replaced."""
     spots = list(re.finditer(pattern, data))
     if not spots:
@@ -250,8 +254,11 @@ def type_swap(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] |
 
 
 def huge_number(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
-    fields = {"jsonl": ("index", "time", "process", "value"), "dir": ("index", "time", "value"),
-              "etcd": ("process", "value")}.get(fmt, ("process", "value"))  # fmt: skip
+    fields = {
+        "jsonl": ("index", "time", "process", "value"),
+        "dir": ("index", "time", "value"),
+        "etcd": ("process", "value"),
+    }.get(fmt, ("process", "value"))
     field = rng.choice(fields)
     new = rng.choice(_VALUE_HUGE if field == "value" else _HUGE)
     if fmt == "etcd" and field == "value":
@@ -283,12 +290,20 @@ FILE_MUTATIONS: Final[dict[str, Mutation]] = {
     "deep-nesting": deep_nesting,
 }
 RECORD_MUTATIONS: Final = {
-    "history.jsonl": ("bad-utf8", "random-bytes", "truncate", "type-swap", "huge-number",
-                      "deep-nesting", "shuffle-lines", "extra-field"),
+    "history.jsonl": (
+        "bad-utf8",
+        "random-bytes",
+        "truncate",
+        "type-swap",
+        "huge-number",
+        "deep-nesting",
+        "shuffle-lines",
+        "extra-field",
+    ),
     "test.json": ("bad-utf8", "truncate"),
     "events.jsonl": ("bad-utf8", "random-bytes"),
     "resource.jsonl": ("bad-utf8", "random-bytes"),
-}  # fmt: skip
+}
 SPECIALS: Final = ("fifo", "/dev/zero", "/dev/urandom", "/dev/null", "directory")
 
 
@@ -399,9 +414,15 @@ class Report:
         return out
 
 
-def fuzz(seeds: list[Seed], inputs: int, seed: int, time_limit: float = 10.0,
-         hang: float = 30.0, findings: Path | None = None,
-         progress: Callable[[int, Counter[str]], None] | None = None) -> Report:  # fmt: skip
+def fuzz(
+    seeds: list[Seed],
+    inputs: int,
+    seed: int,
+    time_limit: float = 10.0,
+    hang: float = 30.0,
+    findings: Path | None = None,
+    progress: Callable[[int, Counter[str]], None] | None = None,
+) -> Report:
     """Check ``inputs`` mutants of ``seeds``; the findings are kept under ``findings``."""
     rng = random.Random(seed)
     counts: Counter[tuple[str, str]] = Counter()
@@ -418,8 +439,9 @@ def fuzz(seeds: list[Seed], inputs: int, seed: int, time_limit: float = 10.0,
             counts[(m.mutation, outcome)] += 1
             if outcome in FINDINGS:
                 where = _keep(m, path, keep, n, outcome) if findings else path
-                kept.append(f"{outcome}: {m.seed.name} {m.mutation} {m.record} {m.special} "
-                            f"-> {where}")  # fmt: skip
+                kept.append(
+                    f"{outcome}: {m.seed.name} {m.mutation} {m.record} {m.special} -> {where}"
+                )
             if progress is not None and n and not n % 1000:
                 progress(n, Report(counts, kept, n, 0.0).outcomes())
     return Report(counts, kept, inputs, time.perf_counter() - started)
@@ -449,12 +471,29 @@ def generated_seeds(where: Path) -> list[Seed]:
     seeds = []
     for model in ("register", "kv"):
         out = where / f"gen-{model}" / "history.jsonl"
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_history.py"), str(out),
-                        "--ops", "60", "--keys", "3", "--model", model, "--seed", "3"],
-                       check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "scripts" / "gen_history.py"),
+                str(out),
+                "--ops",
+                "60",
+                "--keys",
+                "3",
+                "--model",
+                model,
+                "--seed",
+                "3",
+            ],
+            check=True,
+            capture_output=True,
+        )
         seeds.append(Seed(f"gen-{model}", out, "jsonl"))
-    seeds.append(Seed("synthetic-cas", cas_register_run(where / "cas", ops=80, faults=1,
-                                                        duration_s=3), "dir"))  # fmt: skip
+    seeds.append(
+        Seed(
+            "synthetic-cas", cas_register_run(where / "cas", ops=80, faults=1, duration_s=3), "dir"
+        )
+    )
     seeds.append(Seed("synthetic-lock", lock_run(where / "lock"), "dir"))
     return seeds
 
@@ -485,13 +524,22 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--inputs", type=int, default=10_000, help="inputs to check")
     ap.add_argument("--seed", type=int, default=1, help="random seed (replayable)")
-    ap.add_argument("--run-dir", type=Path, action="append", default=[],
-                    help="a run directory to mutate too (repeatable)")  # fmt: skip
+    ap.add_argument(
+        "--run-dir",
+        type=Path,
+        action="append",
+        default=[],
+        help="a run directory to mutate too (repeatable)",
+    )
     ap.add_argument("--time-limit", type=float, default=10.0, help="check's limit per input")
     ap.add_argument("--hang", type=float, default=30.0, help="seconds before a hang is called")
     ap.add_argument("--findings", type=Path, default=None, help="keep findings here")
-    ap.add_argument("--shared-limit", type=int, default=None,
-                    help="at most this many reference histories of each format")  # fmt: skip
+    ap.add_argument(
+        "--shared-limit",
+        type=int,
+        default=None,
+        help="at most this many reference histories of each format",
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="fuzz-seeds-") as tmp:
         seeds = all_seeds(Path(tmp), args.run_dir, args.shared_limit)
@@ -501,8 +549,7 @@ def main() -> int:
             print(f"  {n} inputs: {dict(sorted(c.items()))}", flush=True)
 
         findings = args.findings or Path(tempfile.mkdtemp(prefix="fuzz-findings-"))
-        report = fuzz(seeds, args.inputs, args.seed, args.time_limit, args.hang, findings,
-                      progress)  # fmt: skip
+        report = fuzz(seeds, args.inputs, args.seed, args.time_limit, args.hang, findings, progress)
     print(f"{report.inputs} inputs in {report.seconds:.0f} s")
     for mutation in sorted({m for m, _ in report.counts}):
         row = {o: n for (m, o), n in sorted(report.counts.items()) if m == mutation}
@@ -510,8 +557,9 @@ def main() -> int:
     print(f"outcomes: {dict(sorted(report.outcomes().items()))}")
     for line in report.findings[:50]:
         print(f"  {line}")
-    print(f"findings: {len(report.findings)}" + (f" (kept in {findings})" if report.findings
-                                                   else ""))  # fmt: skip
+    print(
+        f"findings: {len(report.findings)}" + (f" (kept in {findings})" if report.findings else "")
+    )
     return 1 if report.findings else 0
 
 

@@ -37,20 +37,24 @@ def main() -> int:
     print(f"{'ops':>8} {'corrupt':>8} {'search ms':>10} {'fast ms':>10}  verdicts")
     for n in map(int, args.sizes.split(",")):
         for corrupt in map(float, args.corrupt.split(",")):
-            history = simulate("register", n, processes=10, keys=1, values=0, p_info=0.02,
-                               corrupt=corrupt, seed=n)
+            history = simulate(
+                "register", n, processes=10, keys=1, values=0, p_info=0.02, corrupt=corrupt, seed=n
+            )
             (problem,) = problems(history, model)
             started = time.perf_counter()
             fast = unique.verdict(problem, model)
             fast_ms = (time.perf_counter() - started) * 1000
             started = time.perf_counter()
-            (searched,) = run_searches([Search(problem, model)],
-                                       Budget(time.perf_counter() + args.time_limit))
+            (searched,) = run_searches(
+                [Search(problem, model)], Budget(time.perf_counter() + args.time_limit)
+            )
             search_ms = (time.perf_counter() - started) * 1000
             verdict = "n/a" if fast is None else fast.valid
             agree = searched.valid == "unknown" or verdict == "n/a" or searched.valid == verdict
-            print(f"{n:8} {corrupt:8} {search_ms:10.1f} {fast_ms:10.1f}  search "
-                  f"{searched.valid}, fast path {verdict}{'' if agree else '  DISAGREE'}")
+            print(
+                f"{n:8} {corrupt:8} {search_ms:10.1f} {fast_ms:10.1f}  search "
+                f"{searched.valid}, fast path {verdict}{'' if agree else '  DISAGREE'}"
+            )
     return 0
 
 

@@ -25,17 +25,22 @@ from pathlib import Path
 
 HARNESS = "import sys; from harness.cli import main; sys.exit(main())"
 VERDICTS = {0: "valid", 1: "invalid", 2: "unknown", 254: "bad-input", 255: "crash"}
-COMMON = ("--time-limit", "10", "--recovery-time", "2", "--lease-ttl", "2",
-          "--keepalive", "0.5")  # fmt: skip
+COMMON = ("--time-limit", "10", "--recovery-time", "2", "--lease-ttl", "2", "--keepalive", "0.5")
 FAULTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # fault -> (its options, the workloads it applies to)
-    "kill": (("--nemesis", "kill", "--nemesis-interval", "2"),
-             ("lock", "cas-register", "election")),
-    "pause": (("--nemesis", "pause", "--nemesis-interval", "2"),
-              ("lock", "cas-register", "election")),
-    "client-pause": (("--nemesis", "client-pause", "--pause-at", "3", "--pause-for", "4"),
-                     ("lock", "election", "cas-register")),
-}  # fmt: skip
+    "kill": (
+        ("--nemesis", "kill", "--nemesis-interval", "2"),
+        ("lock", "cas-register", "election"),
+    ),
+    "pause": (
+        ("--nemesis", "pause", "--nemesis-interval", "2"),
+        ("lock", "cas-register", "election"),
+    ),
+    "client-pause": (
+        ("--nemesis", "client-pause", "--pause-at", "3", "--pause-for", "4"),
+        ("lock", "election", "cas-register"),
+    ),
+}
 BUGS: dict[str, tuple[str, ...]] = {
     # bug -> the scenario that exposes it (must be invalid)
     "lock-ignores-lease": ("--workload", "lock", "--nemesis", "none"),
@@ -43,10 +48,23 @@ BUGS: dict[str, tuple[str, ...]] = {
     "stale-read": ("--workload", "cas-register", "--nemesis", "none"),
     "epoch-reuse": ("--workload", "election", "--nemesis", "none"),
     # a holder's work spans a restart and it renews rarely: the empty server grants again
-    "forget-on-restart": ("--workload", "lock", "--nemesis", "kill", "--nemesis-interval", "2",
-                          "--lease-ttl", "10", "--keepalive", "5", "--work-time", "4",
-                          "--op-timeout", "8"),
-}  # fmt: skip
+    "forget-on-restart": (
+        "--workload",
+        "lock",
+        "--nemesis",
+        "kill",
+        "--nemesis-interval",
+        "2",
+        "--lease-ttl",
+        "10",
+        "--keepalive",
+        "5",
+        "--work-time",
+        "4",
+        "--op-timeout",
+        "8",
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -77,16 +95,30 @@ def plan(faults: Sequence[str], runs: int, bugs: Sequence[str], bug_runs: int) -
             )
     for bug in bugs:
         for i in range(bug_runs):
-            out.append(Run(f"bug {bug}", f"bug {bug} seed {i + 1}",
-                           (*COMMON, *BUGS[bug], "--sim-bug", bug, "--seed", str(i + 1)),
-                           "invalid"))  # fmt: skip
+            out.append(
+                Run(
+                    f"bug {bug}",
+                    f"bug {bug} seed {i + 1}",
+                    (*COMMON, *BUGS[bug], "--sim-bug", bug, "--seed", str(i + 1)),
+                    "invalid",
+                )
+            )
     return out
 
 
 def run_one(run: Run, out: Path) -> str:
     """Do one run (``harness run --target sim``); its verdict."""
-    cmd = [sys.executable, "-c", HARNESS, "run",
-           "--target", "sim", *run.args, "--out-dir", str(out)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-c",
+        HARNESS,
+        "run",
+        "--target",
+        "sim",
+        *run.args,
+        "--out-dir",
+        str(out),
+    ]
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     return VERDICTS.get(proc.returncode, f"exit {proc.returncode}")
 
@@ -97,8 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bug-runs", type=int, default=3, help="runs per bug (default: 3)")
     parser.add_argument("--faults", nargs="*", default=list(FAULTS), choices=list(FAULTS))
     parser.add_argument("--bugs", nargs="*", default=list(BUGS), choices=list(BUGS))
-    parser.add_argument("--out", type=Path, default=Path("results/sim-sweep"),
-                        help="results folder of the runs")  # fmt: skip
+    parser.add_argument(
+        "--out", type=Path, default=Path("results/sim-sweep"), help="results folder of the runs"
+    )
     args = parser.parse_args(argv)
     runs = plan(args.faults, args.runs, args.bugs, args.bug_runs)
     tally: Counter[tuple[str, str]] = Counter()
@@ -110,14 +143,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         mark = "ok" if verdict == run.expect else f"EXPECTED {run.expect}"
         if verdict != run.expect:
             missed.append(run.label)
-        print(f"[{i}/{len(runs)}] {run.label}: {verdict} ({time.monotonic() - t0:.0f} s) {mark}",
-              flush=True)  # fmt: skip
+        print(
+            f"[{i}/{len(runs)}] {run.label}: {verdict} ({time.monotonic() - t0:.0f} s) {mark}",
+            flush=True,
+        )
     print("\ncounts:")
     for group in dict.fromkeys(r.group for r in runs):
         counts = ", ".join(f"{n} {v}" for (g, v), n in sorted(tally.items()) if g == group)
         print(f"  {group}: {counts}")
-    print(f"{len(runs) - len(missed)} of {len(runs)} runs as expected"
-          + (f"; not: {', '.join(missed)}" if missed else ""))  # fmt: skip
+    print(
+        f"{len(runs) - len(missed)} of {len(runs)} runs as expected"
+        + (f"; not: {', '.join(missed)}" if missed else "")
+    )
     return 1 if missed else 0
 
 

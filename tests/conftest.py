@@ -37,8 +37,9 @@ def _vm_unavailable_reason() -> str | None:
 
     reason = unavailable()
     if reason is None and os.environ.get("HARNESS_REQUIRE_VM") != "1":
-        return ("VM tests are opt-in (they boot a VM and take minutes); "
-                "HARNESS_REQUIRE_VM=1 runs them")
+        return (
+            "VM tests are opt-in (they boot a VM and take minutes); HARNESS_REQUIRE_VM=1 runs them"
+        )
     return reason
 
 

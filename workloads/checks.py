@@ -31,29 +31,36 @@ CAS_MODEL = "register"
 
 
 def _mutex(record: RunRecord) -> CheckResult:
-    return check_mutex(record.resource_log, record.history, record.events,
-                       record.service_events, terms=LOCK)  # fmt: skip
+    return check_mutex(
+        record.resource_log, record.history, record.events, record.service_events, terms=LOCK
+    )
 
 
 def _fencing(record: RunRecord) -> CheckResult:
-    return check_fencing(record.resource_log, record.history, record.events,
-                         record.service_events, enforced=record.options.get("fencing"))  # fmt: skip
+    return check_fencing(
+        record.resource_log,
+        record.history,
+        record.events,
+        record.service_events,
+        enforced=record.options.get("fencing"),
+    )
 
 
 def _election(record: RunRecord) -> CheckResult:
-    return check_election(record.resource_log, record.history, record.events,
-                          record.service_events)  # fmt: skip
+    return check_election(record.resource_log, record.history, record.events, record.service_events)
 
 
 def _stats(record: RunRecord) -> CheckResult:
-    return check_stats(record.history,
-                       accept_unavailable=bool(record.extra.get("accept_unavailable")))  # fmt: skip
+    return check_stats(
+        record.history, accept_unavailable=bool(record.extra.get("accept_unavailable"))
+    )
 
 
 def _mutex_linearizable(time_limit: float | None) -> Checker:
     def mutex_linearizable(record: RunRecord) -> CheckResult:
-        return check_mutex_linearizable(record.history, record.events, record.service_events,
-                                        time_limit)  # fmt: skip
+        return check_mutex_linearizable(
+            record.history, record.events, record.service_events, time_limit
+        )
 
     return mutex_linearizable
 

@@ -50,11 +50,15 @@ class Connector:
     spread: bool = True
 
     @classmethod
-    def of(cls, endpoints: Mapping[str, str], driver: Callable[..., Any], spread: bool = True,
-           **options: Any) -> Connector:  # fmt: skip
+    def of(
+        cls,
+        endpoints: Mapping[str, str],
+        driver: Callable[..., Any],
+        spread: bool = True,
+        **options: Any,
+    ) -> Connector:
         """A connector to a cluster's ``endpoints()`` (node -> "ip:port")."""
-        return cls(driver, tuple(sorted(endpoints.items())), tuple(sorted(options.items())),
-                   spread)  # fmt: skip
+        return cls(driver, tuple(sorted(endpoints.items())), tuple(sorted(options.items())), spread)
 
     def for_slot(self, slot: int) -> tuple[Callable[[], Any], str | None]:
         """The connection maker for a worker of ``slot`` (``WorkerContext.slot``: its
@@ -81,20 +85,42 @@ class HolderFactory:
     timeout: float = REQUEST_TIMEOUT
 
     @classmethod
-    def for_run(cls, opts: RunOptions, client: type[HolderClient[Any]], connector: Connector,
-                resource: str | None, name: str = "lock") -> HolderFactory:  # fmt: skip
+    def for_run(
+        cls,
+        opts: RunOptions,
+        client: type[HolderClient[Any]],
+        connector: Connector,
+        resource: str | None,
+        name: str = "lock",
+    ) -> HolderFactory:
         """The factory for a run's options (lease TTL, keepalive, work time, acquire wait)."""
         if resource is None:
             raise ValueError("lock and election clients need the protected resource's address")
-        return cls(client, connector, resource, name, opts.lease_ttl, opts.keepalive,
-                   opts.work_time, opts.acquire_wait, request_timeout(opts))  # fmt: skip
+        return cls(
+            client,
+            connector,
+            resource,
+            name,
+            opts.lease_ttl,
+            opts.keepalive,
+            opts.work_time,
+            opts.acquire_wait,
+            request_timeout(opts),
+        )
 
     def __call__(self, ctx: WorkerContext) -> Client:
         connect, node = self.connector.for_slot(ctx.slot)
         return self.client(
-            ctx, connect, ResourceClient(self.resource, self.timeout),
-            self.name, self.ttl, self.keepalive, self.work, self.wait, node,
-        )  # fmt: skip
+            ctx,
+            connect,
+            ResourceClient(self.resource, self.timeout),
+            self.name,
+            self.ttl,
+            self.keepalive,
+            self.work,
+            self.wait,
+            node,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,24 +137,40 @@ class RegisterFactory:
 Builder = Callable[[RunOptions, Cluster, "str | None"], ClientFactory]
 
 
-def connector(opts: RunOptions, cluster: Cluster, driver: Callable[..., Any],
-              spread: bool = True, **options: Any) -> Connector:  # fmt: skip
+def connector(
+    opts: RunOptions,
+    cluster: Cluster,
+    driver: Callable[..., Any],
+    spread: bool = True,
+    **options: Any,
+) -> Connector:
     """The run's connector to ``cluster``: request timeout and key prefix included."""
-    return Connector.of(cluster.endpoints(), driver, spread, timeout=request_timeout(opts),
-                        prefix=run_prefix(cluster), **options)  # fmt: skip
+    return Connector.of(
+        cluster.endpoints(),
+        driver,
+        spread,
+        timeout=request_timeout(opts),
+        prefix=run_prefix(cluster),
+        **options,
+    )
 
 
-def holder_clients(client: type[HolderClient[Any]], driver: Callable[..., Any],
-                   name: str = "lock", spread: bool = True,
-                   driver_ttl: bool = False) -> Builder:  # fmt: skip
+def holder_clients(
+    client: type[HolderClient[Any]],
+    driver: Callable[..., Any],
+    name: str = "lock",
+    spread: bool = True,
+    driver_ttl: bool = False,
+) -> Builder:
     """Lock or election clients of class ``client`` over ``driver`` connections;
     ``driver_ttl``: the driver also takes the lease TTL (``ttl=``: a lock that is its own
     lease)."""
 
     def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
         extra = {"ttl": opts.lease_ttl} if driver_ttl else {}
-        return HolderFactory.for_run(opts, client, connector(opts, cluster, driver, spread,
-                                                             **extra), resource, name)
+        return HolderFactory.for_run(
+            opts, client, connector(opts, cluster, driver, spread, **extra), resource, name
+        )
 
     return build
 
@@ -152,8 +194,9 @@ def run_prefix(cluster: object) -> str:
     return f"harness-{getattr(cluster, 'run_id', 'run')}"
 
 
-def check_lease_ttl(opts: RunOptions, target: str, low: float, high: float | None = None,
-                    whole: bool = False) -> None:  # fmt: skip
+def check_lease_ttl(
+    opts: RunOptions, target: str, low: float, high: float | None = None, whole: bool = False
+) -> None:
     """Refuse (``OptionError``) a ``--lease-ttl`` the target's service would not grant as
     asked: below ``low``, above ``high``, or fractional when it counts in ``whole``
     seconds. Silently granting another TTL would make the recorded one a lie."""
@@ -166,5 +209,7 @@ def check_lease_ttl(opts: RunOptions, target: str, low: float, high: float | Non
     span = f"from {low:g} s" + (f" to {high:g} s" if high is not None else "")
     unit = " in whole seconds" if whole else ""
     suggestion = min(max(low, round(ttl) if whole else ttl), high if high is not None else ttl)
-    raise OptionError(f"{target} grants lease TTLs {span}{unit}, not --lease-ttl {ttl:g}; "
-                      f"use --lease-ttl {suggestion:g}")
+    raise OptionError(
+        f"{target} grants lease TTLs {span}{unit}, not --lease-ttl {ttl:g}; "
+        f"use --lease-ttl {suggestion:g}"
+    )

@@ -131,8 +131,13 @@ class LeaseKeeper(threading.Thread):
             except (OpFailed, OpUnknown) as e:
                 if not self._failing:
                     self._failing = True
-                    self._events.record("keepalive-failed", lease=self.lease, lock=self._name,
-                                        sent=sent, error=str(e)[:300])  # fmt: skip
+                    self._events.record(
+                        "keepalive-failed",
+                        lease=self.lease,
+                        lock=self._name,
+                        sent=sent,
+                        error=str(e)[:300],
+                    )
                 if self._clock.now() >= self._last_sent + ns(self.ttl):
                     self._lose(f"no keepalive acknowledged within the ttl (last error: {e})")
                     return
@@ -143,8 +148,13 @@ class LeaseKeeper(threading.Thread):
             self._last_sent = sent
             said = {"service_ttl": float(answered)} if _positive(answered) else {}
             self._events.record(
-                "keepalive", lease=self.lease, ttl=self.ttl, lock=self._name, sent=sent,
-                **said, **self._local,
+                "keepalive",
+                lease=self.lease,
+                ttl=self.ttl,
+                lock=self._name,
+                sent=sent,
+                **said,
+                **self._local,
             )
 
     def _lose(self, reason: str) -> None:
@@ -238,8 +248,9 @@ class KeptLease:
             return
         # Recorded first: from now on the holder no longer acts on the holding, whether or
         # not the revoke below gets through before its process is stopped.
-        self._events.record("lease-ended", lease=self._lease, ttl=self.ttl, lock=self._name,
-                            sent=sent, reason=why)  # fmt: skip
+        self._events.record(
+            "lease-ended", lease=self._lease, ttl=self.ttl, lock=self._name, sent=sent, reason=why
+        )
         on_end()
 
 
@@ -304,14 +315,26 @@ class LeaseSession(KeptLease):
         the same one when the backend is a ``SharedConnection``."""
         sent = events.ctx.clock.now()
         if isinstance(backend, ReportsState):
-            backend.on_state(lambda lease, state: events.record(
-                "session-state", lease=lease, lock=name, state=state))  # fmt: skip
+            backend.on_state(
+                lambda lease, state: events.record(
+                    "session-state", lease=lease, lock=name, state=state
+                )
+            )
         lease = backend.grant_lease(ttl)
         self._backend = backend
         self._keeper_conn = backend.shared() if isinstance(backend, SharedConnection) else connect()
         local = isinstance(backend, LocalRenewals) and backend.renewals_are_local()
-        super().__init__(lease, ttl, interval, self._keeper_conn.keepalive, events, name, sent,
-                         on_end=self._revoke, local=local)  # fmt: skip
+        super().__init__(
+            lease,
+            ttl,
+            interval,
+            self._keeper_conn.keepalive,
+            events,
+            name,
+            sent,
+            on_end=self._revoke,
+            local=local,
+        )
 
     def _revoke(self) -> None:
         """A revoke that fails leaves a lease that simply expires."""

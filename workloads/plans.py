@@ -44,12 +44,10 @@ class Plan:
         Deadlines are absolute: a limit that started counting at its first ``op()`` would
         restart whenever the runner re-asks after an event without acting on the answer.
         """
-        clients = gen.clients(_until(start + self.time_limit + self.recovery_time,
-                                     self.client_gen))
+        clients = gen.clients(_until(start + self.time_limit + self.recovery_time, self.client_gen))
         if nemesis_gen is None:
             return gen.seeded(self.seed, clients)
-        faults = gen.nemesis(gen.phases(_until(start + self.time_limit, nemesis_gen),
-                                        final_gen))
+        faults = gen.nemesis(gen.phases(_until(start + self.time_limit, nemesis_gen), final_gen))
         return gen.seeded(self.seed, gen.any_of(clients, faults))
 
 

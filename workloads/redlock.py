@@ -69,8 +69,9 @@ class Tally:
 class Redlock:
     """The algorithm over ``servers`` with a lock TTL of ``ttl`` seconds."""
 
-    def __init__(self, servers: Sequence[Server], ttl: float,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+    def __init__(
+        self, servers: Sequence[Server], ttl: float, monotonic: Callable[[], float] = time.monotonic
+    ) -> None:
         self.servers = list(servers)
         self.ttl = ttl
         self.quorum = len(self.servers) // 2 + 1
@@ -109,14 +110,16 @@ class Redlock:
         if tally.yes >= self.quorum and elapsed < self.validity:
             return True
         undo = self._round(lambda s: s.delete(name, owner))
-        maybe_held = sum(1 for a, u in zip(tally.outcomes, undo.outcomes, strict=True)
-                         if a != NO and u == MAYBE)  # fmt: skip
+        maybe_held = sum(
+            1 for a, u in zip(tally.outcomes, undo.outcomes, strict=True) if a != NO and u == MAYBE
+        )
         if maybe_held >= self.quorum:
-            raise OpUnknown(f"Redlock acquire of {name}: {tally.describe()} of "
-                            f"{len(self.servers)}; unlocking left {maybe_held} unknown")
+            raise OpUnknown(
+                f"Redlock acquire of {name}: {tally.describe()} of "
+                f"{len(self.servers)}; unlocking left {maybe_held} unknown"
+            )
         if len(tally.errors) == len(self.servers) and tally.maybe == 0:
-            raise OpFailed(f"Redlock acquire of {name}: no server reachable "
-                           f"({tally.describe()})")  # fmt: skip
+            raise OpFailed(f"Redlock acquire of {name}: no server reachable ({tally.describe()})")
         return False
 
     def extend(self, name: str, owner: str) -> None:
@@ -130,10 +133,13 @@ class Redlock:
         if tally.yes >= self.quorum and elapsed < self.validity:
             return
         if tally.yes + tally.maybe < self.quorum:
-            raise LeaseNotFound(f"Redlock {name} lost: {tally.describe()} of "
-                                f"{len(self.servers)} still held it")  # fmt: skip
-        raise OpUnknown(f"Redlock extend of {name}: {tally.describe()}, "
-                        f"{elapsed:.3f} s of {self.validity:.3f} s validity")  # fmt: skip
+            raise LeaseNotFound(
+                f"Redlock {name} lost: {tally.describe()} of {len(self.servers)} still held it"
+            )
+        raise OpUnknown(
+            f"Redlock extend of {name}: {tally.describe()}, "
+            f"{elapsed:.3f} s of {self.validity:.3f} s validity"
+        )
 
     def release(self, name: str, owner: str) -> None:
         """Compare-and-delete everywhere; ``LeaseNotFound`` when a majority certainly no
@@ -142,8 +148,10 @@ class Redlock:
         if tally.yes >= self.quorum:
             return
         if tally.yes + tally.maybe < self.quorum:
-            raise LeaseNotFound(f"Redlock release of {name}: only {tally.describe()} of "
-                                f"{len(self.servers)} still held it")  # fmt: skip
+            raise LeaseNotFound(
+                f"Redlock release of {name}: only {tally.describe()} of "
+                f"{len(self.servers)} still held it"
+            )
         raise OpUnknown(f"Redlock release of {name}: {tally.describe()}")
 
     def close(self) -> None:

@@ -144,12 +144,15 @@ class ResourceServer:
         self._proc = ServiceProcess(
             "workloads.resource",
             [
-                "--clock-origin", str(clock.origin),
-                "--log", str(log_path),
-                "--fencing", "on" if fencing else "off",
+                "--clock-origin",
+                str(clock.origin),
+                "--log",
+                str(log_path),
+                "--fencing",
+                "on" if fencing else "off",
             ],
             server_log or log_path.with_name(log_path.stem + ".server.log"),
-        )  # fmt: skip
+        )
 
     @property
     def address(self) -> str:

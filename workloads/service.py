@@ -112,12 +112,17 @@ class ServiceProcess:
         port_file = self.log_path.with_name(self.log_path.name + ".port")
         port_file.unlink(missing_ok=True)
         cmd = [
-            sys.executable, "-m", self.module,
-            "--host", self.host,
-            "--port", str(self.port or 0),
-            "--port-file", str(port_file),
+            sys.executable,
+            "-m",
+            self.module,
+            "--host",
+            self.host,
+            "--port",
+            str(self.port or 0),
+            "--port-file",
+            str(port_file),
             *self.args,
-        ]  # fmt: skip
+        ]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_ROOT), env.get("PYTHONPATH")]))
         env["PYTHONUNBUFFERED"] = "1"

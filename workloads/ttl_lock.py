@@ -83,9 +83,16 @@ class TtlLockClient(HolderClient[TtlLockBackend]):
                 raise OpFailed(f"{NOT_GRANTED}: {name} held by another for {self.wait:g} s")
             time.sleep(pause)
         keeper = self._connect()
-        session = KeptLease(owner, self.backend.validity, self.keepalive,
-                            lambda lease: keeper.extend(name, lease), self.events, name, sent,
-                            on_end=keeper.close)  # fmt: skip
+        session = KeptLease(
+            owner,
+            self.backend.validity,
+            self.keepalive,
+            lambda lease: keeper.extend(name, lease),
+            self.events,
+            name,
+            sent,
+            on_end=keeper.close,
+        )
         return session, None
 
     def _let_go(self, name: str, owner: str) -> None:

@@ -171,8 +171,7 @@ def _solve(
     """The outcomes of the partitions of ``share``, counterexamples built."""
     solved = Solved([problems[i] for i in share], model, budget)
     return [
-        o._replace(counterexample=solved.explain(i)) if explain and o.result.valid is False
-        else o
+        o._replace(counterexample=solved.explain(i)) if explain and o.result.valid is False else o
         for i, o in enumerate(solved.outcomes)
     ]
 

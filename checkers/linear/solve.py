@@ -45,8 +45,10 @@ class Solved:
                     break
         self._fast = fast
         self._searches: dict[int, Search] = {}
-        results = [SearchResult("unknown", reason=SKIPPED) if v is None else
-                   SearchResult(v.valid) for v in fast]
+        results = [
+            SearchResult("unknown", reason=SKIPPED) if v is None else SearchResult(v.valid)
+            for v in fast
+        ]
         rest = [i for i, v in enumerate(fast) if v is None]
         if rest and not refuted:
             searches = [Search(problems[i], model) for i in rest]

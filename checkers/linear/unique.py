@@ -167,18 +167,30 @@ def _decide(p: _Partition, model: Model) -> Verdict:
     text = _Words(problem, model)
     for s, rs in p.reads.items():
         if s != init and s not in p.producer:
-            return _invalid(text, [rs[0]], f"{text.op(rs[0])}, returned "
-                            f"{text.returned(rs[0])}, needs state {text.state(s)}, which no "
-                            "operation that took effect produces")
+            return _invalid(
+                text,
+                [rs[0]],
+                f"{text.op(rs[0])}, returned "
+                f"{text.returned(rs[0])}, needs state {text.state(s)}, which no "
+                "operation that took effect produces",
+            )
     for s, i in p.leaves.items():
         if i < 0:
             two = [j for j, need in p.needs.items() if need == s][:2]
-            return _invalid(text, two, f"{text.op(two[0])} and {text.op(two[1])} both leave "
-                            f"state {text.state(s)}, which can only be left once")
+            return _invalid(
+                text,
+                two,
+                f"{text.op(two[0])} and {text.op(two[1])} both leave "
+                f"state {text.state(s)}, which can only be left once",
+            )
         if s != init and s not in p.producer:
-            return _invalid(text, [i], f"{text.op(i)}, invoked {text.invoked(i)}, needs "
-                            f"state {text.state(s)}, which no operation that took effect "
-                            "produces")
+            return _invalid(
+                text,
+                [i],
+                f"{text.op(i)}, invoked {text.invoked(i)}, needs "
+                f"state {text.state(s)}, which no operation that took effect "
+                "produces",
+            )
     # Chains, each as its groups in order: [producer], [reads], [link], [reads], ...
     made = {i: s for s, i in p.producer.items()}
     heads = [init] + [s for s, i in p.producer.items() if i not in p.needs]
@@ -207,22 +219,29 @@ def _decide(p: _Partition, model: Model) -> Verdict:
     stranded = sorted(i for s, i in p.producer.items() if i not in chain_of)
     if stranded:
         i = stranded[0]
-        return _invalid(text, [i], f"{text.op(i)} needs state {text.state(p.needs[i])}, which "
-                        "only compare-and-sets that themselves need the states this one "
-                        "produces lead to: neither a write nor the initial state starts "
-                        "that loop")
+        return _invalid(
+            text,
+            [i],
+            f"{text.op(i)} needs state {text.state(p.needs[i])}, which "
+            "only compare-and-sets that themselves need the states this one "
+            "produces lead to: neither a write nor the initial state starts "
+            "that loop",
+        )
     for chain in groups:  # 3. order within each chain
         latest = -1  # the op invoked last among the earlier groups
         for g in chain:
             first_back = min(g, key=ends.__getitem__)
             if latest >= 0 and ends[first_back] < starts[latest]:
-                return _invalid(text, [latest, first_back],
-                                f"{text.op(first_back)} returned {text.returned(first_back)}, "
-                                f"before {text.op(latest)} was invoked "
-                                f"{text.invoked(latest)}; yet {text.op(latest)} must come "
-                                "first: the state each needs or makes is written once, and "
-                                "only the order of these writes and compare-and-sets leads "
-                                "from one to the other")
+                return _invalid(
+                    text,
+                    [latest, first_back],
+                    f"{text.op(first_back)} returned {text.returned(first_back)}, "
+                    f"before {text.op(latest)} was invoked "
+                    f"{text.invoked(latest)}; yet {text.op(latest)} must come "
+                    "first: the state each needs or makes is written once, and "
+                    "only the order of these writes and compare-and-sets leads "
+                    "from one to the other",
+                )
             last_in = max(g, key=starts.__getitem__)
             if latest < 0 or starts[last_in] > starts[latest]:
                 latest = last_in
@@ -231,14 +250,20 @@ def _decide(p: _Partition, model: Model) -> Verdict:
         return Verdict(True, None)
     steps = ", and ".join(
         f"{text.op(a)} returned {text.returned(a)}, before {text.op(b)} was invoked "
-        f"{text.invoked(b)}" if a >= 0 else f"{text.op(b)} comes after the initial state's ops"
+        f"{text.invoked(b)}"
+        if a >= 0
+        else f"{text.op(b)} comes after the initial state's ops"
         for a, b in cycle
     )
     ops = sorted({i for pair in cycle for i in pair if i >= 0}, key=starts.__getitem__)
-    return _invalid(text, ops, "the runs of operations on each value cannot be put in any "
-                    f"order that real time allows: {steps}. Each value is written once, "
-                    "so its writer, readers and the compare-and-set that leaves it form one "
-                    "run in any linearization; these runs would have to precede each other")
+    return _invalid(
+        text,
+        ops,
+        "the runs of operations on each value cannot be put in any "
+        f"order that real time allows: {steps}. Each value is written once, "
+        "so its writer, readers and the compare-and-set that leaves it form one "
+        "run in any linearization; these runs would have to precede each other",
+    )
 
 
 def _cycle(

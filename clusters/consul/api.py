@@ -47,8 +47,9 @@ def decode(entry: dict[str, Any]) -> Any:
 class ConsulConnection:
     """One HTTP session with one agent; a ``LeaseBackend`` over Consul sessions."""
 
-    def __init__(self, addresses: Sequence[str], *, timeout: float = 5.0,
-                 prefix: str = "harness") -> None:  # fmt: skip
+    def __init__(
+        self, addresses: Sequence[str], *, timeout: float = 5.0, prefix: str = "harness"
+    ) -> None:
         self.address = addresses[0]
         self.base = f"http://{self.address}/v1"
         self.timeout = timeout
@@ -58,15 +59,27 @@ class ConsulConnection:
     def key(self, *parts: str) -> str:
         return "/".join((self.prefix, *parts))
 
-    def call(self, method: str, path: str, what: str, params: dict[str, Any] | None = None,
-             data: str | None = None, timeout: float | None = None,
-             allow: tuple[int, ...] = ()) -> requests.Response:  # fmt: skip
+    def call(
+        self,
+        method: str,
+        path: str,
+        what: str,
+        params: dict[str, Any] | None = None,
+        data: str | None = None,
+        timeout: float | None = None,
+        allow: tuple[int, ...] = (),
+    ) -> requests.Response:
         """One request; the response (2xx, or a status in ``allow``), else
         ``OpFailed``/``OpUnknown``."""
         wait = self.timeout if timeout is None else timeout
         try:
-            resp = self.http.request(method, self.base + path, params=params, data=data,
-                                     timeout=(min(CONNECT_TIMEOUT, wait), wait))  # fmt: skip
+            resp = self.http.request(
+                method,
+                self.base + path,
+                params=params,
+                data=data,
+                timeout=(min(CONNECT_TIMEOUT, wait), wait),
+            )
         except requests.RequestException as e:
             raise request_error(e, f"{what} on {self.address}") from None
         if resp.status_code // 100 != 2 and resp.status_code not in allow:
@@ -86,8 +99,7 @@ class ConsulConnection:
     def keepalive(self, lease: str) -> float:
         """Renew session ``lease``; 0.0 (Consul answers the TTL as a Go duration string,
         which nothing here needs)."""
-        r = self.call("PUT", f"/session/renew/{lease}", f"renewal of session {lease}",
-                      allow=(404,))  # fmt: skip
+        r = self.call("PUT", f"/session/renew/{lease}", f"renewal of session {lease}", allow=(404,))
         if r.status_code == 404:
             raise LeaseNotFound(f"renewal of session {lease}: Consul no longer knows it")
         return 0.0
@@ -111,7 +123,13 @@ class ConsulConnection:
         answer either way: pause briefly and let the caller re-read."""
         params = {"index": index, "wait": f"{max(1, int(seconds * 1000))}ms"}
         try:
-            self.call("GET", f"/kv/{key}", f"wait on {key}", params=params, allow=(404,),
-                      timeout=seconds + self.timeout)  # fmt: skip
+            self.call(
+                "GET",
+                f"/kv/{key}",
+                f"wait on {key}",
+                params=params,
+                allow=(404,),
+                timeout=seconds + self.timeout,
+            )
         except (OpFailed, OpUnknown):
             time.sleep(min(seconds, RETRY_PAUSE))

@@ -35,8 +35,13 @@ class ConsulHold(ConsulConnection):
         key = self.key(self.kind, name)
         deadline = time.monotonic() + wait
         while True:
-            r = self.call("PUT", f"/kv/{key}", f"acquire {key}", params={"acquire": session},
-                          data=encode(value))  # fmt: skip
+            r = self.call(
+                "PUT",
+                f"/kv/{key}",
+                f"acquire {key}",
+                params={"acquire": session},
+                data=encode(value),
+            )
             entry, index = self.entry(key)
             if r.json() is True:
                 if entry is None or entry.get("Session") != session:

@@ -23,8 +23,14 @@ READ_MODES = ("default", "consistent", "stale")
 class ConsulRegister(ConsulConnection):
     """Registers ``<prefix>/register/<key>``."""
 
-    def __init__(self, addresses: Sequence[str], *, timeout: float = 5.0,
-                 prefix: str = "harness", read_mode: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        addresses: Sequence[str],
+        *,
+        timeout: float = 5.0,
+        prefix: str = "harness",
+        read_mode: str | None = None,
+    ) -> None:
         super().__init__(addresses, timeout=timeout, prefix=prefix)
         self.mode = read_mode or READ_MODES[0]
 
@@ -43,7 +49,6 @@ class ConsulRegister(ConsulConnection):
         if (None if entry is None else decode(entry)) != old:
             raise mismatch
         index = 0 if entry is None else int(entry["ModifyIndex"])
-        r = self.call("PUT", f"/kv/{k}", f"cas of {k}", params={"cas": index},
-                      data=encode(new))  # fmt: skip
+        r = self.call("PUT", f"/kv/{k}", f"cas of {k}", params={"cas": index}, data=encode(new))
         if r.json() is not True:
             raise mismatch

@@ -30,13 +30,25 @@ class EtcdCluster(DockerCluster):
         """etcd's flags: listen on the node address, the static cluster, data on tmpfs."""
         peers = ",".join(f"{n.name}=http://{n.ip}:{PEER_PORT}" for n in self._nodes.values())
         return [
-            "etcd", "--name", node.name, "--data-dir", "/data/etcd",
-            "--listen-client-urls", f"http://{node.ip}:{CLIENT_PORT},http://127.0.0.1:{CLIENT_PORT}",
-            "--advertise-client-urls", f"http://{node.ip}:{CLIENT_PORT}",
-            "--listen-peer-urls", f"http://{node.ip}:{PEER_PORT}",
-            "--initial-advertise-peer-urls", f"http://{node.ip}:{PEER_PORT}",
-            "--initial-cluster", peers, "--initial-cluster-state", "new",
-            "--initial-cluster-token", f"harness-{self.run_id}",
+            "etcd",
+            "--name",
+            node.name,
+            "--data-dir",
+            "/data/etcd",
+            "--listen-client-urls",
+            f"http://{node.ip}:{CLIENT_PORT},http://127.0.0.1:{CLIENT_PORT}",
+            "--advertise-client-urls",
+            f"http://{node.ip}:{CLIENT_PORT}",
+            "--listen-peer-urls",
+            f"http://{node.ip}:{PEER_PORT}",
+            "--initial-advertise-peer-urls",
+            f"http://{node.ip}:{PEER_PORT}",
+            "--initial-cluster",
+            peers,
+            "--initial-cluster-state",
+            "new",
+            "--initial-cluster-token",
+            f"harness-{self.run_id}",
         ]
 
     def is_healthy(self, node: str) -> bool:
@@ -53,6 +65,5 @@ class EtcdCluster(DockerCluster):
 
     def status(self, node: str) -> dict[str, Any] | None:
         """The member's ``/v3/maintenance/status`` answer, None when it does not answer."""
-        body = http_json("POST", f"http://{self.ip(node)}:{CLIENT_PORT}/v3/maintenance/status",
-                         {})
+        body = http_json("POST", f"http://{self.ip(node)}:{CLIENT_PORT}/v3/maintenance/status", {})
         return body if isinstance(body, dict) and "header" in body else None

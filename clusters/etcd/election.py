@@ -49,14 +49,19 @@ class EtcdElection(EtcdConnection):
         if kv is None or unb64(kv["key"]) != mine:
             raise OpFailed(f"{NOT_ELECTED}: {name} led by another ({cause})")
         epoch = revision(kv)
-        self._leaders[(name, lease)] = {"name": b64(self.election(name)), "key": kv["key"],
-                                        "rev": epoch, "lease": lease}  # fmt: skip
+        self._leaders[(name, lease)] = {
+            "name": b64(self.election(name)),
+            "key": kv["key"],
+            "rev": epoch,
+            "lease": lease,
+        }
         return epoch
 
     def _leader_kv(self, name: str) -> dict[str, Any] | None:
         try:
-            r = self.call("/v3/election/leader", {"name": b64(self.election(name))},
-                          f"leader of {name}")  # fmt: skip
+            r = self.call(
+                "/v3/election/leader", {"name": b64(self.election(name))}, f"leader of {name}"
+            )
         except OpFailed as e:
             if "election: no leader" in str(e):
                 return None
@@ -75,5 +80,6 @@ class EtcdElection(EtcdConnection):
         try:
             self.revoke(lease)
         except LeaseNotFound as e:
-            raise LeaseNotFound(f"resign from {name}: the lease had expired, and the "
-                                f"leadership with it ({e})") from None  # fmt: skip
+            raise LeaseNotFound(
+                f"resign from {name}: the lease had expired, and the leadership with it ({e})"
+            ) from None

@@ -40,10 +40,18 @@ CANCELLED, UNKNOWN, INVALID_ARGUMENT, DEADLINE_EXCEEDED, NOT_FOUND = 1, 2, 3, 4,
 ALREADY_EXISTS, PERMISSION_DENIED, RESOURCE_EXHAUSTED, FAILED_PRECONDITION = 6, 7, 8, 9
 OUT_OF_RANGE, INTERNAL, UNAVAILABLE, UNAUTHENTICATED = 11, 13, 14, 16
 
-DEFINITE_CODES = frozenset({
-    INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS, PERMISSION_DENIED, RESOURCE_EXHAUSTED,
-    FAILED_PRECONDITION, OUT_OF_RANGE, UNAUTHENTICATED,
-})  # fmt: skip
+DEFINITE_CODES = frozenset(
+    {
+        INVALID_ARGUMENT,
+        NOT_FOUND,
+        ALREADY_EXISTS,
+        PERMISSION_DENIED,
+        RESOURCE_EXHAUSTED,
+        FAILED_PRECONDITION,
+        OUT_OF_RANGE,
+        UNAUTHENTICATED,
+    }
+)
 """Codes the server returns only for a request it refused outright."""
 DEFINITE_UNKNOWN = ("raft: stopped", "too many requests", "election: no leader")
 """Messages under code UNKNOWN that are refusals too."""
@@ -60,8 +68,10 @@ def grpc_error(body: Any) -> tuple[int | None, str]:
         body = {"code": inner.get("grpc_code"), "message": inner.get("message")}
     code = body.get("code")
     message = body.get("message") or body.get("error") or ""
-    return (int(code) if isinstance(code, int | str) and str(code).isdigit() else None,
-            str(message))  # fmt: skip
+    return (
+        int(code) if isinstance(code, int | str) and str(code).isdigit() else None,
+        str(message),
+    )
 
 
 def answer_error(status: int, body: Any, what: str) -> OpFailed | OpUnknown:
@@ -77,4 +87,3 @@ def answer_error(status: int, body: Any, what: str) -> OpFailed | OpUnknown:
     if code == UNKNOWN and any(m in message for m in DEFINITE_UNKNOWN):
         return OpFailed(text)
     return OpUnknown(text)
-

@@ -58,8 +58,9 @@ def decode(kv: dict[str, Any]) -> Any:
 class EtcdConnection:
     """One HTTP session with one member; a ``LeaseBackend``."""
 
-    def __init__(self, addresses: Sequence[str], *, timeout: float = 5.0,
-                 prefix: str = "harness") -> None:  # fmt: skip
+    def __init__(
+        self, addresses: Sequence[str], *, timeout: float = 5.0, prefix: str = "harness"
+    ) -> None:
         """``addresses[0]`` is the member to talk to ("ip:port"); ``timeout`` bounds each
         request's wait for an answer (blocking calls pass their own)."""
         self.address = addresses[0]
@@ -73,13 +74,15 @@ class EtcdConnection:
         """A key of this run: ``prefix/part/part``."""
         return "/".join((self.prefix, *parts))
 
-    def call(self, path: str, body: dict[str, Any], what: str,
-             timeout: float | None = None) -> dict[str, Any]:  # fmt: skip
+    def call(
+        self, path: str, body: dict[str, Any], what: str, timeout: float | None = None
+    ) -> dict[str, Any]:
         """POST ``body`` to ``path``; the decoded answer, or ``OpFailed``/``OpUnknown``."""
         wait = self.timeout if timeout is None else timeout
         try:
-            resp = self.http.post(self.base + path, json=body,
-                                  timeout=(min(CONNECT_TIMEOUT, wait), wait))  # fmt: skip
+            resp = self.http.post(
+                self.base + path, json=body, timeout=(min(CONNECT_TIMEOUT, wait), wait)
+            )
         except requests.RequestException as e:
             raise request_error(e, f"{what} on {self.address}") from None
         try:
@@ -92,14 +95,19 @@ class EtcdConnection:
             raise answer_error(resp.status_code, data, f"{what} on {self.address}")
         return data
 
-    def stream(self, path: str, body: dict[str, Any], what: str,
-               timeout: float) -> Iterator[dict[str, Any]]:  # fmt: skip
+    def stream(
+        self, path: str, body: dict[str, Any], what: str, timeout: float
+    ) -> Iterator[dict[str, Any]]:
         """POST to a streaming endpoint and yield each message's ``result`` as it arrives,
         until ``timeout`` seconds pass without one (then it just stops)."""
         deadline = time.monotonic() + timeout
         try:
-            resp = self.http.post(self.base + path, json=body, stream=True,
-                                  timeout=(min(CONNECT_TIMEOUT, timeout), timeout))  # fmt: skip
+            resp = self.http.post(
+                self.base + path,
+                json=body,
+                stream=True,
+                timeout=(min(CONNECT_TIMEOUT, timeout), timeout),
+            )
         except requests.RequestException as e:
             raise request_error(e, f"{what} on {self.address}") from None
         with resp:
@@ -159,11 +167,17 @@ class EtcdConnection:
         kvs = self.call("/v3/kv/range", body, f"read of {key}").get("kvs", [])
         return kvs[0] if kvs else None
 
-    def txn(self, compare: list[dict[str, Any]], success: list[dict[str, Any]],
-            failure: list[dict[str, Any]], what: str) -> dict[str, Any]:  # fmt: skip
+    def txn(
+        self,
+        compare: list[dict[str, Any]],
+        success: list[dict[str, Any]],
+        failure: list[dict[str, Any]],
+        what: str,
+    ) -> dict[str, Any]:
         """A transaction; the answer (``succeeded`` is absent when false)."""
-        return self.call("/v3/kv/txn", {"compare": compare, "success": success,
-                                        "failure": failure}, what)  # fmt: skip
+        return self.call(
+            "/v3/kv/txn", {"compare": compare, "success": success, "failure": failure}, what
+        )
 
 
 def _set_read_timeout(resp: requests.Response, seconds: float) -> None:

@@ -52,10 +52,17 @@ class _EtcdLock(EtcdConnection):
     def oldest(self, name: str) -> dict[str, Any] | None:
         """The oldest key under lock ``name`` (the holder), None when there is none."""
         prefix = self.lock_name(name) + "/"
-        r = self.call("/v3/kv/range", {
-            "key": b64(prefix), "range_end": prefix_end(prefix), "limit": 1,
-            "sort_order": "ASCEND", "sort_target": "CREATE",
-        }, f"owner of {prefix}")  # fmt: skip
+        r = self.call(
+            "/v3/kv/range",
+            {
+                "key": b64(prefix),
+                "range_end": prefix_end(prefix),
+                "limit": 1,
+                "sort_order": "ASCEND",
+                "sort_target": "CREATE",
+            },
+            f"owner of {prefix}",
+        )
         kvs = r.get("kvs", [])
         return kvs[0] if kvs else None
 
@@ -74,8 +81,9 @@ class _EtcdLock(EtcdConnection):
         try:
             self.revoke(lease)
         except LeaseNotFound as e:
-            raise LeaseNotFound(f"release of {name}: the lease had expired, and its lock key "
-                                f"with it ({e})") from None  # fmt: skip
+            raise LeaseNotFound(
+                f"release of {name}: the lease had expired, and its lock key with it ({e})"
+            ) from None
 
     def delete_key(self, key: str) -> None:
         raise NotImplementedError
@@ -89,8 +97,9 @@ class ServiceLock(_EtcdLock):
     def acquire(self, name: str, lease: int, wait: float) -> int:
         lock = self.lock_name(name)
         try:
-            r = self.call("/v3/lock/lock", {"name": b64(lock), "lease": lease},
-                          f"lock {name}", timeout=wait)  # fmt: skip
+            r = self.call(
+                "/v3/lock/lock", {"name": b64(lock), "lease": lease}, f"lock {name}", timeout=wait
+            )
         except OpUnknown as e:
             return self.owner_check(name, lease, e)
         key = unb64(r["key"])
@@ -115,8 +124,9 @@ class RecipeLock(_EtcdLock):
         while True:
             exists, predecessor, rev = self._predecessor(name, mine, my_rev)
             if not exists:
-                raise LeaseNotFound(f"lock {name}: own key {mine} vanished while waiting "
-                                    "(the lease expired)")  # fmt: skip
+                raise LeaseNotFound(
+                    f"lock {name}: own key {mine} vanished while waiting (the lease expired)"
+                )
             if predecessor is None:
                 return my_rev
             left = deadline - time.monotonic()
@@ -142,12 +152,24 @@ class RecipeLock(_EtcdLock):
     def _predecessor(self, name: str, mine: str, my_rev: int) -> tuple[bool, str | None, int]:
         """(own key still exists, the newest key created before it or None, revision)."""
         prefix = self.lock_name(name) + "/"
-        r = self.txn([], [
-            {"request_range": {"key": b64(mine)}},
-            {"request_range": {"key": b64(prefix), "range_end": prefix_end(prefix),
-                               "max_create_revision": my_rev - 1, "limit": 1,
-                               "sort_order": "DESCEND", "sort_target": "CREATE"}},
-        ], [], f"predecessor of {mine}")  # fmt: skip
+        r = self.txn(
+            [],
+            [
+                {"request_range": {"key": b64(mine)}},
+                {
+                    "request_range": {
+                        "key": b64(prefix),
+                        "range_end": prefix_end(prefix),
+                        "max_create_revision": my_rev - 1,
+                        "limit": 1,
+                        "sort_order": "DESCEND",
+                        "sort_target": "CREATE",
+                    }
+                },
+            ],
+            [],
+            f"predecessor of {mine}",
+        )
         own, before = (x["response_range"].get("kvs", []) for x in r["responses"])
         pred = unb64(before[0]["key"]) if before else None
         return bool(own), pred, revision(r["header"], "revision")

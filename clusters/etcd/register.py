@@ -21,8 +21,14 @@ READ_MODES = ("linearizable", "serializable")
 class EtcdRegister(EtcdConnection):
     """Registers ``<prefix>/register/<key>``."""
 
-    def __init__(self, addresses: Sequence[str], *, timeout: float = 5.0,
-                 prefix: str = "harness", read_mode: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        addresses: Sequence[str],
+        *,
+        timeout: float = 5.0,
+        prefix: str = "harness",
+        read_mode: str | None = None,
+    ) -> None:
         super().__init__(addresses, timeout=timeout, prefix=prefix)
         self.serializable = (read_mode or READ_MODES[0]) == "serializable"
 
@@ -43,7 +49,11 @@ class EtcdRegister(EtcdConnection):
             compare = {"key": k, "target": "CREATE", "result": "EQUAL", "create_revision": 0}
         else:
             compare = {"key": k, "target": "VALUE", "result": "EQUAL", "value": encode(old)}
-        r = self.txn([compare], [{"request_put": {"key": k, "value": encode(new)}}], [],
-                     f"cas of {self.register(key)}")  # fmt: skip
+        r = self.txn(
+            [compare],
+            [{"request_put": {"key": k, "value": encode(new)}}],
+            [],
+            f"cas of {self.register(key)}",
+        )
         if not r.get("succeeded"):
             raise OpFailed(f"cas mismatch: {self.register(key)} is not {old!r}")

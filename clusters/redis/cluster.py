@@ -24,16 +24,18 @@ def check_persistence(persistence: str | None) -> str:
     ClusterError with the choices otherwise."""
     chosen = persistence or "none"
     if chosen not in REDIS_PERSISTENCE:
-        raise ClusterError(f"Unknown Redis persistence {chosen!r}; choose from: "
-                           f"{', '.join(REDIS_PERSISTENCE)}")
+        raise ClusterError(
+            f"Unknown Redis persistence {chosen!r}; choose from: {', '.join(REDIS_PERSISTENCE)}"
+        )
     return chosen
 
 
 def check_one_server(n: int) -> None:
     """The ``redis`` target is a single primary: ClusterError unless ``n`` is 1."""
     if n != 1:
-        raise ClusterError(f"redis runs one server, not {n}; use --target redlock for "
-                           "several independent servers")
+        raise ClusterError(
+            f"redis runs one server, not {n}; use --target redlock for several independent servers"
+        )
 
 
 def redis_conf(persistence: str, data_dir: str) -> str:
@@ -42,8 +44,13 @@ def redis_conf(persistence: str, data_dir: str) -> str:
     ``data_dir``. Docker nodes and SSH hosts (``clusters.ssh.redis``) both run this, so
     the same workloads meet the same server behaviour."""
     lines = [
-        f"port {PORT}", "bind 0.0.0.0", "protected-mode no", "daemonize no",
-        'logfile ""', f"dir {data_dir}", 'save ""',
+        f"port {PORT}",
+        "bind 0.0.0.0",
+        "protected-mode no",
+        "daemonize no",
+        'logfile ""',
+        f"dir {data_dir}",
+        'save ""',
     ]
     fsync = APPENDFSYNC.get(persistence)
     lines += ["appendonly yes", f"appendfsync {fsync}"] if fsync else ["appendonly no"]
@@ -69,18 +76,29 @@ class RedisCluster(DockerCluster):
     faketime_default = True
     start_timeout = 20.0
 
-    def __init__(self, *, run_id: str, nodes: int | None = None, image: str | None = None,
-                 faketime: bool | None = None, subnet: str | None = None,
-                 persistence: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        nodes: int | None = None,
+        image: str | None = None,
+        faketime: bool | None = None,
+        subnet: str | None = None,
+        persistence: str | None = None,
+    ) -> None:
         self.persistence = check_persistence(persistence)
-        super().__init__(run_id=run_id, nodes=nodes, image=image, faketime=faketime,
-                         subnet=subnet)
+        super().__init__(run_id=run_id, nodes=nodes, image=image, faketime=faketime, subnet=subnet)
 
     @classmethod
     def from_options(cls, options: ClusterOptions) -> RedisCluster:
         """The cluster for the registry's options, persistence included."""
-        return cls(run_id=options.run_id, nodes=options.nodes, image=options.image,
-                   faketime=options.faketime, persistence=options.persistence)
+        return cls(
+            run_id=options.run_id,
+            nodes=options.nodes,
+            image=options.image,
+            faketime=options.faketime,
+            persistence=options.persistence,
+        )
 
     def check_size(self, n: int) -> None:
         """A single primary: exactly one node."""

@@ -23,9 +23,14 @@ def no_retries() -> Retry:
 def connect(address: str, timeout: float) -> redis.Redis:
     """A client of the server at ``address`` ("ip:port") answering within ``timeout`` s."""
     host, _, port = address.rpartition(":")
-    return redis.Redis(host=host, port=int(port), socket_timeout=timeout,
-                       socket_connect_timeout=min(timeout, 2.0), retry=no_retries(),
-                       decode_responses=False)  # fmt: skip
+    return redis.Redis(
+        host=host,
+        port=int(port),
+        socket_timeout=timeout,
+        socket_connect_timeout=min(timeout, 2.0),
+        retry=no_retries(),
+        decode_responses=False,
+    )
 
 
 class RedisServer:

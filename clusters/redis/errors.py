@@ -52,8 +52,9 @@ def classify(e: RedisError, what: str) -> OpFailed | OpUnknown:
     text = f"{what}: {type(e).__name__}: {e}"
     if isinstance(e, LockNotOwnedError):
         return LeaseNotFound(text)
-    if isinstance(e, BusyLoadingError | AuthenticationError | ResponseError | DataError
-                  | LockError):  # fmt: skip
+    if isinstance(
+        e, BusyLoadingError | AuthenticationError | ResponseError | DataError | LockError
+    ):
         return OpFailed(text)
     if isinstance(e, redis.ConnectionError | redis.TimeoutError) and any(
         m in str(e) for m in NOT_SENT

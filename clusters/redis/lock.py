@@ -26,8 +26,14 @@ MIN_SERVER_TIMEOUT = 0.05
 class SetNxLock:
     """A lock on one Redis server, through ``redis-py``'s ``Lock``."""
 
-    def __init__(self, addresses: Sequence[str], *, timeout: float = 5.0,
-                 prefix: str = "harness", ttl: float = 10.0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        addresses: Sequence[str],
+        *,
+        timeout: float = 5.0,
+        prefix: str = "harness",
+        ttl: float = 10.0,
+    ) -> None:
         self.address = addresses[0]
         self.redis = connect(self.address, timeout)
         self.prefix = prefix
@@ -38,8 +44,7 @@ class SetNxLock:
         return self.ttl
 
     def _lock(self, name: str, owner: str | None = None) -> Lock:
-        lock = Lock(self.redis, f"{self.prefix}/lock/{name}", timeout=self.ttl,
-                    thread_local=False)  # fmt: skip
+        lock = Lock(self.redis, f"{self.prefix}/lock/{name}", timeout=self.ttl, thread_local=False)
         if owner is not None:
             lock.local.token = owner.encode()
         return lock
@@ -63,8 +68,14 @@ class SetNxLock:
 class RedlockLock:
     """Redlock over every server in ``addresses``."""
 
-    def __init__(self, addresses: Sequence[str], *, timeout: float = 5.0,
-                 prefix: str = "harness", ttl: float = 10.0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        addresses: Sequence[str],
+        *,
+        timeout: float = 5.0,
+        prefix: str = "harness",
+        ttl: float = 10.0,
+    ) -> None:
         each = min(timeout, max(MIN_SERVER_TIMEOUT, 0.01 * ttl))
         self.redlock = Redlock([RedisServer(a, each) for a in addresses], ttl)
         self.prefix = prefix

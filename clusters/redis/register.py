@@ -29,8 +29,14 @@ return 0
 class RedisRegister:
     """Registers ``<prefix>/register/<key>`` on the primary."""
 
-    def __init__(self, addresses: Sequence[str], *, timeout: float = 5.0,
-                 prefix: str = "harness", read_mode: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        addresses: Sequence[str],
+        *,
+        timeout: float = 5.0,
+        prefix: str = "harness",
+        read_mode: str | None = None,
+    ) -> None:
         """``read_mode`` must be None: the target offers one way to read."""
         self.address = addresses[0]
         self.redis = connect(self.address, timeout)

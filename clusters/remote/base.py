@@ -69,8 +69,9 @@ class Remote(Protocol):
     host: str
     """How messages name the machine (``user@host:port``, a container name...)."""
 
-    def run(self, cmd: Command, *, timeout: float | None = None,
-            sudo: bool = False) -> CommandResult:
+    def run(
+        self, cmd: Command, *, timeout: float | None = None, sudo: bool = False
+    ) -> CommandResult:
         """Run ``cmd`` (as root with ``sudo``) and wait for it, at most ``timeout`` s."""
         ...
 
@@ -132,13 +133,16 @@ def signal_command(target: int | str, sig: int | str) -> list[str]:
     return ["pkill", f"-{name}", "-x", target]
 
 
-def must(remote: Remote, cmd: Command, what: str, *, sudo: bool = False,
-         timeout: float | None = None) -> CommandResult:
+def must(
+    remote: Remote, cmd: Command, what: str, *, sudo: bool = False, timeout: float | None = None
+) -> CommandResult:
     """Run ``cmd``; a non-zero exit raises RemoteError saying ``what`` failed and why."""
     result = remote.run(cmd, timeout=timeout, sudo=sudo)
     if not result.ok:
-        raise RemoteError(f"{remote.host}: {what} failed (exit {result.exit} from "
-                          f"`{short(cmd)}`): {tail(result.output)}")
+        raise RemoteError(
+            f"{remote.host}: {what} failed (exit {result.exit} from "
+            f"`{short(cmd)}`): {tail(result.output)}"
+        )
     return result
 
 

@@ -55,8 +55,10 @@ def measure_offset(run: Exec) -> float | None:
 def shift_script(delta: float) -> str:
     """Shell that moves the clock by ``delta`` seconds (nanosecond resolution), as root."""
     ns = round(delta * 1e9)
-    return ("n=$(date +%s%N) && t=$((n + " + f"({ns})" + ")) && "
-            'date -s "@$((t / 1000000000)).$(printf %09d $((t % 1000000000)))" >/dev/null')
+    return (
+        "n=$(date +%s%N) && t=$((n + " + f"({ns})" + ")) && "
+        'date -s "@$((t / 1000000000)).$(printf %09d $((t % 1000000000)))" >/dev/null'
+    )
 
 
 def correction(baseline: float | None, now: float | None) -> str | None:
@@ -73,8 +75,10 @@ def strobe_script(delta: float, period: float, flips: int) -> str:
     Each jump forward is undone by a jump back, so a strobe that runs to its end leaves the
     clock where it found it (give or take the jumps' own microseconds).
     """
-    return (f"i=0; while [ $i -lt {int(flips)} ]; do {shift_script(delta)}; sleep {period:g}; "
-            f"{shift_script(-delta)}; sleep {period:g}; i=$((i + 1)); done")
+    return (
+        f"i=0; while [ $i -lt {int(flips)} ]; do {shift_script(delta)}; sleep {period:g}; "
+        f"{shift_script(-delta)}; sleep {period:g}; i=$((i + 1)); done"
+    )
 
 
 @dataclass(frozen=True, slots=True)

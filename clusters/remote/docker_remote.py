@@ -44,14 +44,16 @@ class DockerRemote:
         self.host = f"container {container.name}"
         self.timeout = timeout
 
-    def run(self, cmd: Command, *, timeout: float | None = None,
-            sudo: bool = False) -> CommandResult:
+    def run(
+        self, cmd: Command, *, timeout: float | None = None, sudo: bool = False
+    ) -> CommandResult:
         """``exec_run`` of ``cmd`` under ``timeout(1)``; RemoteTimeout when it overran."""
         limit = self.timeout if timeout is None else timeout
         argv = ["sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
         started = time.monotonic()
-        result = self._exec(["timeout", "-k", "2", f"{limit:g}", *argv],
-                            user="root" if sudo else "")
+        result = self._exec(
+            ["timeout", "-k", "2", f"{limit:g}", *argv], user="root" if sudo else ""
+        )
         # 124 is also what a command of the caller's own (say, its own timeout) may return:
         # only the one that came after our limit is ours.
         if result.exit == TIMED_OUT and time.monotonic() - started >= limit:
@@ -99,11 +101,15 @@ class DockerRemote:
         try:
             result = self.container.exec_run(argv, user=user, demux=True)
         except APIError as e:
-            raise RemoteError(f"{self.host}: cannot run `{short(shlex.join(argv))}`: "
-                              f"{e.explanation or e}") from None
+            raise RemoteError(
+                f"{self.host}: cannot run `{short(shlex.join(argv))}`: {e.explanation or e}"
+            ) from None
         out, err = result.output if result.output else (None, None)
-        return CommandResult(int(result.exit_code or 0), (out or b"").decode(errors="replace"),
-                             (err or b"").decode(errors="replace"))
+        return CommandResult(
+            int(result.exit_code or 0),
+            (out or b"").decode(errors="replace"),
+            (err or b"").decode(errors="replace"),
+        )
 
     def _check(self, argv: list[str], what: str) -> None:
         result = self._exec(argv, user="root")

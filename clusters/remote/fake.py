@@ -46,16 +46,24 @@ class FakeRemote:
         self._rules: list[tuple[re.Pattern[str], Responder]] = []
         self.closed = 0
 
-    def on(self, pattern: str, exit: int = 0, stdout: str = "", stderr: str = "", *,
-           respond: Responder | None = None) -> FakeRemote:
+    def on(
+        self,
+        pattern: str,
+        exit: int = 0,
+        stdout: str = "",
+        stderr: str = "",
+        *,
+        respond: Responder | None = None,
+    ) -> FakeRemote:
         """Answer commands matching ``pattern`` (``re.search``) with this result, or with
         whatever ``respond(command_text)`` returns."""
         fixed = CommandResult(exit, stdout, stderr)
         self._rules.append((re.compile(pattern), respond or (lambda _: fixed)))
         return self
 
-    def run(self, cmd: Command, *, timeout: float | None = None,
-            sudo: bool = False) -> CommandResult:
+    def run(
+        self, cmd: Command, *, timeout: float | None = None, sudo: bool = False
+    ) -> CommandResult:
         text = command_text(cmd)
         self.calls.append(Call("run", text, sudo, timeout))
         for pattern, respond in reversed(self._rules):
@@ -85,8 +93,7 @@ class FakeRemote:
 
     def commands(self, sudo: bool | None = None) -> list[str]:
         """The text of every command run so far (only those with/without sudo if given)."""
-        return [c.text for c in self.calls
-                if c.kind == "run" and (sudo is None or c.sudo == sudo)]
+        return [c.text for c in self.calls if c.kind == "run" and (sudo is None or c.sudo == sudo)]
 
     def ran(self, pattern: str) -> bool:
         """Whether some command matching ``pattern`` ran."""

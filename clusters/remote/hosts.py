@@ -84,8 +84,9 @@ def read_nodes_file(path: Path) -> list[HostSpec]:
     return hosts
 
 
-def hosts_from(nodes: str | list[str] | None = None,
-               nodes_file: str | Path | None = None) -> list[HostSpec]:
+def hosts_from(
+    nodes: str | list[str] | None = None, nodes_file: str | Path | None = None
+) -> list[HostSpec]:
     """The hosts of ``--nodes a,b,c`` (a string or a list) and/or ``--nodes-file F``.
 
     At least one host is required, and a host named twice is refused (two nodes on one

@@ -23,8 +23,10 @@ from clusters.remote.base import Exec
 
 MACHINE_ID = "/etc/machine-id"
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
-READ_IDS = (f'printf "machine-id=%s\\nboot-id=%s\\n" "$(cat {MACHINE_ID} 2>/dev/null)" '
-            f'"$(cat {BOOT_ID} 2>/dev/null)"')
+READ_IDS = (
+    f'printf "machine-id=%s\\nboot-id=%s\\n" "$(cat {MACHINE_ID} 2>/dev/null)" '
+    f'"$(cat {BOOT_ID} 2>/dev/null)"'
+)
 """Prints ``machine-id=...`` and ``boot-id=...`` (empty values for missing files)."""
 
 
@@ -76,8 +78,9 @@ def is_local_address(host: str) -> bool:
     return False
 
 
-def same_machine(address: str, identity: MachineIdentity,
-                 ours: MachineIdentity | None = None) -> str | None:
+def same_machine(
+    address: str, identity: MachineIdentity, ours: MachineIdentity | None = None
+) -> str | None:
     """Why the host at ``address`` with ``identity`` is this machine, or None if it is not."""
     ours = ours or local_identity()
     if is_local_address(address):
@@ -85,6 +88,8 @@ def same_machine(address: str, identity: MachineIdentity,
     if identity.machine_id and identity.machine_id == ours.machine_id:
         return f"it has this machine's {MACHINE_ID}"
     if identity.boot_id and identity.boot_id == ours.boot_id:
-        return ("it runs on this machine's kernel (same boot_id: a container here, or this "
-                "machine itself) and shares its clock")
+        return (
+            "it runs on this machine's kernel (same boot_id: a container here, or this "
+            "machine itself) and shares its clock"
+        )
     return None

@@ -113,27 +113,42 @@ class SshRemote:
 
     # -- Remote ----------------------------------------------------------------------
 
-    def run(self, cmd: Command, *, timeout: float | None = None,
-            sudo: bool = False) -> CommandResult:
+    def run(
+        self, cmd: Command, *, timeout: float | None = None, sudo: bool = False
+    ) -> CommandResult:
         """Run ``cmd`` in a new channel; RemoteTimeout after ``timeout`` seconds."""
         limit = self.options.timeout if timeout is None else timeout
         transport = self._transport()
         text = remote_command(cmd, sudo and not self.is_root())
         try:
-            return _exec(transport, text, limit, f"{self.host}: `{short(cmd)}`",
-                         self.options.connect_timeout)
+            return _exec(
+                transport, text, limit, f"{self.host}: `{short(cmd)}`", self.options.connect_timeout
+            )
         except (paramiko.SSHException, OSError, EOFError) as e:
             self.close()
-            raise RemoteError(f"{self.host}: lost the SSH connection running `{short(cmd)}`: "
-                              f"{_reason(e)}; check the host is up") from None
+            raise RemoteError(
+                f"{self.host}: lost the SSH connection running `{short(cmd)}`: "
+                f"{_reason(e)}; check the host is up"
+            ) from None
 
     def upload(self, local: Path, remote_path: str, mode: int = 0o644) -> None:
         """SFTP to a staging file, then ``install`` it (as root) at ``remote_path``."""
         staged = f"{STAGING}-{secrets.token_hex(6)}"
         self._sftp(lambda sftp: sftp.put(str(local), staged), f"upload {local}")
-        must(self, ["sh", "-c", 'install -D -m "$1" "$2" "$3"; rc=$?; rm -f "$2"; exit $rc',
-                    "install", f"{mode:o}", staged, remote_path],
-             f"installing {remote_path}", sudo=True)
+        must(
+            self,
+            [
+                "sh",
+                "-c",
+                'install -D -m "$1" "$2" "$3"; rc=$?; rm -f "$2"; exit $rc',
+                "install",
+                f"{mode:o}",
+                staged,
+                remote_path,
+            ],
+            f"installing {remote_path}",
+            sudo=True,
+        )
 
     def download(self, remote_path: str, local: Path) -> None:
         """Copy ``remote_path`` to ``local`` (through a readable copy when not root)."""
@@ -142,8 +157,9 @@ class SshRemote:
             self._sftp(lambda sftp: sftp.get(remote_path, str(local)), f"download {remote_path}")
             return
         staged = f"{STAGING}-{secrets.token_hex(6)}"
-        must(self, ["install", "-m", "644", remote_path, staged], f"reading {remote_path}",
-             sudo=True)
+        must(
+            self, ["install", "-m", "644", remote_path, staged], f"reading {remote_path}", sudo=True
+        )
         try:
             self._sftp(lambda sftp: sftp.get(staged, str(local)), f"download {remote_path}")
         finally:
@@ -178,9 +194,16 @@ class SshRemote:
                 transport = client.get_transport()
                 assert transport is not None
                 if self._is_root is None:
-                    self._is_root = self.user == "root" or _exec(
-                        transport, "id -u", self.options.connect_timeout,
-                        f"{self.host}: `id -u`").stdout.strip() == "0"
+                    self._is_root = (
+                        self.user == "root"
+                        or _exec(
+                            transport,
+                            "id -u",
+                            self.options.connect_timeout,
+                            f"{self.host}: `id -u`",
+                        ).stdout.strip()
+                        == "0"
+                    )
             return transport
 
     def _connect(self) -> paramiko.SSHClient:
@@ -189,10 +212,18 @@ class SshRemote:
         self._load_known_hosts(client)
         client.set_missing_host_key_policy(_Reject() if o.strict else _WarnAndAccept())
         try:
-            client.connect(self.address, port=self.port, username=self.user,
-                           key_filename=o.key, allow_agent=True, look_for_keys=o.key is None,
-                           timeout=o.connect_timeout, banner_timeout=o.connect_timeout,
-                           auth_timeout=o.connect_timeout, channel_timeout=o.connect_timeout)
+            client.connect(
+                self.address,
+                port=self.port,
+                username=self.user,
+                key_filename=o.key,
+                allow_agent=True,
+                look_for_keys=o.key is None,
+                timeout=o.connect_timeout,
+                banner_timeout=o.connect_timeout,
+                auth_timeout=o.connect_timeout,
+                channel_timeout=o.connect_timeout,
+            )
         except Exception as e:
             # paramiko may report a refused login as the last key file it failed to parse:
             # a transport that is up but not authenticated is what says "login refused".
@@ -209,8 +240,10 @@ class SshRemote:
         if self.options.known_hosts is not None:
             path = Path(self.options.known_hosts).expanduser()
             if not path.is_file():
-                raise RemoteError(f"Known hosts file {path} does not exist; pass an existing "
-                                  "file to --ssh-known-hosts or leave it out")
+                raise RemoteError(
+                    f"Known hosts file {path} does not exist; pass an existing "
+                    "file to --ssh-known-hosts or leave it out"
+                )
             client.load_system_host_keys(str(path))
             return
         for path in (Path("/etc/ssh/ssh_known_hosts"), Path("~/.ssh/known_hosts").expanduser()):
@@ -224,22 +257,30 @@ class SshRemote:
             causes = list(e.errors.values())
             e = causes[0] if causes and all(type(c) is type(causes[0]) for c in causes) else e
         if isinstance(e, _UnknownHostKey):
-            return (f"{where}: host key {e.fingerprint} is not in known_hosts, so the host "
-                    "cannot be trusted; after checking that fingerprint on the host, add it "
-                    f"with `ssh-keyscan -p {self.port} {self.address} >> ~/.ssh/known_hosts` "
-                    "(or pass --ssh-no-strict for lab machines)")
+            return (
+                f"{where}: host key {e.fingerprint} is not in known_hosts, so the host "
+                "cannot be trusted; after checking that fingerprint on the host, add it "
+                f"with `ssh-keyscan -p {self.port} {self.address} >> ~/.ssh/known_hosts` "
+                "(or pass --ssh-no-strict for lab machines)"
+            )
         if isinstance(e, paramiko.BadHostKeyException):
-            return (f"{where}: host key CHANGED: it offers {fingerprint(e.key)} but "
-                    f"known_hosts has {fingerprint(e.expected_key)}; this may be an attack. If "
-                    f"the host was reinstalled, remove the old key with `ssh-keygen -R "
-                    f"{self.address}`")
+            return (
+                f"{where}: host key CHANGED: it offers {fingerprint(e.key)} but "
+                f"known_hosts has {fingerprint(e.expected_key)}; this may be an attack. If "
+                f"the host was reinstalled, remove the old key with `ssh-keygen -R "
+                f"{self.address}`"
+            )
         if isinstance(e, paramiko.PasswordRequiredException):
-            return (f"{where}: the key {self.options.key} is encrypted; load it into the "
-                    "SSH agent (`ssh-add KEY`) and leave --ssh-key out")
+            return (
+                f"{where}: the key {self.options.key} is encrypted; load it into the "
+                "SSH agent (`ssh-add KEY`) and leave --ssh-key out"
+            )
         if isinstance(e, paramiko.AuthenticationException) or login_refused:
             keys = f"key {self.options.key}" if self.options.key else "the agent's and ~/.ssh keys"
-            return (f"{where}: login as {self.user} refused (tried {keys}); check the user "
-                    "name and that its ~/.ssh/authorized_keys holds your public key")
+            return (
+                f"{where}: login as {self.user} refused (tried {keys}); check the user "
+                "name and that its ~/.ssh/authorized_keys holds your public key"
+            )
         if isinstance(e, FileNotFoundError):
             return f"{where}: key file {self.options.key} not found; check --ssh-key"
         if isinstance(e, socket.gaierror):
@@ -247,8 +288,10 @@ class SshRemote:
         if isinstance(e, ConnectionRefusedError):
             return f"{where}: connection refused on port {self.port}; is sshd running there?"
         if isinstance(e, TimeoutError):
-            return (f"{where}: no answer within {self.options.connect_timeout:g}s; check the "
-                    "address, the port and any firewall on the way")
+            return (
+                f"{where}: no answer within {self.options.connect_timeout:g}s; check the "
+                "address, the port and any firewall on the way"
+            )
         return f"{where}: SSH connection failed: {_reason(e)}"
 
     def _sftp(self, action: Any, what: str) -> None:
@@ -261,12 +304,15 @@ class SshRemote:
                 sftp.get_channel().settimeout(self.options.timeout)
                 action(sftp)
         except (paramiko.SSHException, OSError, EOFError) as e:
-            raise RemoteError(f"{self.host}: {what} over SFTP failed: {_reason(e)}; sshd "
-                              "needs its sftp subsystem enabled") from None
+            raise RemoteError(
+                f"{self.host}: {what} over SFTP failed: {_reason(e)}; sshd "
+                "needs its sftp subsystem enabled"
+            ) from None
 
 
-def _exec(transport: paramiko.Transport, text: str, limit: float, what: str,
-          open_timeout: float = 10.0) -> CommandResult:
+def _exec(
+    transport: paramiko.Transport, text: str, limit: float, what: str, open_timeout: float = 10.0
+) -> CommandResult:
     """Run ``text`` in a new channel of ``transport`` and collect its output and exit code;
     RemoteTimeout (``what`` did not finish) past ``limit`` seconds."""
     channel = transport.open_session(timeout=open_timeout)
@@ -298,8 +344,9 @@ def _exec(transport: paramiko.Transport, text: str, limit: float, what: str,
             if remaining <= 0:
                 raise RemoteTimeout(f"{what} did not finish within {limit:g}s")
             channel.status_event.wait(min(0.01, remaining))
-        return CommandResult(channel.recv_exit_status(), out.decode(errors="replace"),
-                             err.decode(errors="replace"))
+        return CommandResult(
+            channel.recv_exit_status(), out.decode(errors="replace"), err.decode(errors="replace")
+        )
 
 
 def _reason(e: BaseException) -> str:
@@ -326,8 +373,10 @@ class _WarnAndAccept(paramiko.MissingHostKeyPolicy):
     """paramiko's AutoAddPolicy for this connection only, with a warning."""
 
     def missing_host_key(self, client: Any, hostname: str, key: paramiko.PKey) -> None:
-        message = (f"{hostname}: accepting host key {fingerprint(key)} without checking "
-                   "(--ssh-no-strict); use this only for lab machines")
+        message = (
+            f"{hostname}: accepting host key {fingerprint(key)} without checking "
+            "(--ssh-no-strict); use this only for lab machines"
+        )
         log.warning(message)
         warnings.warn(message, InsecureHostKeyWarning, stacklevel=2)
         client.get_host_keys().add(hostname, key.get_name(), key)

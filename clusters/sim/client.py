@@ -77,9 +77,13 @@ class SimClient:
     # elections
     def campaign(self, name: str, lease: int, value: Any, wait: float) -> int:
         r = self.call(
-            "elect_campaign", timeout=wait + self.timeout,
-            name=name, lease=lease, value=value, wait=wait,
-        )  # fmt: skip
+            "elect_campaign",
+            timeout=wait + self.timeout,
+            name=name,
+            lease=lease,
+            value=value,
+            wait=wait,
+        )
         return int(r["epoch"])
 
     def observe(self, name: str) -> tuple[Any, int | None]:

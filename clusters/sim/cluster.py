@@ -67,8 +67,9 @@ class SimCluster:
             args += ["--bug", bug]
         if self.seed is not None:
             args += ["--seed", str(self.seed)]
-        self._proc = ServiceProcess("clusters.sim.server", args, self.dir / "server.log",
-                                    port=stable_port())  # a kill must not free it for others
+        self._proc = ServiceProcess(
+            "clusters.sim.server", args, self.dir / "server.log", port=stable_port()
+        )  # a kill must not free it for others
         try:
             self._proc.start()
         except ServiceStartError as e:

@@ -42,10 +42,16 @@ class SimLockClientFactory:
 
     def __call__(self, ctx: WorkerContext) -> LockClient:
         return LockClient(
-            ctx, partial(SimClient, self.sim, self.timeout),
+            ctx,
+            partial(SimClient, self.sim, self.timeout),
             ResourceClient(self.resource, self.timeout),
-            self.name, self.ttl, self.keepalive, self.work, self.wait, NODE,
-        )  # fmt: skip
+            self.name,
+            self.ttl,
+            self.keepalive,
+            self.work,
+            self.wait,
+            NODE,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,10 +70,16 @@ class SimElectionClientFactory:
 
     def __call__(self, ctx: WorkerContext) -> ElectionClient:
         return ElectionClient(
-            ctx, partial(SimClient, self.sim, self.timeout),
+            ctx,
+            partial(SimClient, self.sim, self.timeout),
             ResourceClient(self.resource, self.timeout),
-            self.name, self.ttl, self.keepalive, self.work, self.wait, NODE,
-        )  # fmt: skip
+            self.name,
+            self.ttl,
+            self.keepalive,
+            self.work,
+            self.wait,
+            NODE,
+        )
 
 
 @dataclass(frozen=True, slots=True)

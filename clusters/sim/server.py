@@ -109,9 +109,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--events", type=Path, help="JSON Lines log of lease/lock/leader events")
     parser.add_argument("--wal", type=Path, help="write-ahead log: state kept across restarts")
     parser.add_argument(
-        "--bug", action="append", default=[], metavar="NAME",
+        "--bug",
+        action="append",
+        default=[],
+        metavar="NAME",
         help="inject a known bug (repeatable): " + "; ".join(f"{k}: {v}" for k, v in BUGS.items()),
-    )  # fmt: skip
+    )
     parser.add_argument("--lock-grace", type=float, default=1.0, help="lock-ignores-lease grace, s")
     parser.add_argument("--seed", type=int, help="seed of the stale-read bug's choices")
     args = parser.parse_args(argv)
@@ -123,7 +126,11 @@ def main(argv: list[str] | None = None) -> None:
     wal = WriteAheadLog(args.wal) if args.wal else None
     try:
         svc = SimService(
-            RunClock(args.clock_origin).now, bugs, events, args.lock_grace, seed=args.seed,
+            RunClock(args.clock_origin).now,
+            bugs,
+            events,
+            args.lock_grace,
+            seed=args.seed,
             wal=wal,
         )
         asyncio.run(serve_until_signalled(make_handler(svc), args, background=[svc.sweep]))

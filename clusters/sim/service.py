@@ -138,16 +138,18 @@ class SimService:
         lease_id = secrets.randbits(48)
         while lease_id in self._leases or lease_id == 0:
             lease_id = secrets.randbits(48)
-        self._commit({"t": "lease", "id": lease_id, "ttl": ttl,
-                      "deadline": self.now() + int(ttl * _NS)})  # fmt: skip
+        self._commit(
+            {"t": "lease", "id": lease_id, "ttl": ttl, "deadline": self.now() + int(ttl * _NS)}
+        )
         self._log("lease-granted", lease=lease_id, ttl=ttl)
         return {"lease": lease_id, "ttl": ttl}
 
     def lease_keepalive(self, lease: int) -> dict[str, Any]:
         """Renew to a full TTL; answers the TTL now remaining."""
         le = self._live(lease)
-        self._commit({"t": "lease", "id": le.id, "ttl": le.ttl,
-                      "deadline": self.now() + int(le.ttl * _NS)})  # fmt: skip
+        self._commit(
+            {"t": "lease", "id": le.id, "ttl": le.ttl, "deadline": self.now() + int(le.ttl * _NS)}
+        )
         self._log("lease-renewed", lease=lease, ttl=le.ttl)
         return {"ttl": le.ttl}
 
@@ -298,8 +300,16 @@ class SimService:
         else:
             self._revision += 1
             number = self._revision
-        self._commit({"t": "seat", "kind": kind, "name": name, "holder": w.lease,
-                      "number": number, "value": w.value})  # fmt: skip
+        self._commit(
+            {
+                "t": "seat",
+                "kind": kind,
+                "name": name,
+                "holder": w.lease,
+                "number": number,
+                "value": w.value,
+            }
+        )
         if kind == "lock":
             self._log("lock-granted", lock=name, lease=w.lease, token=number, **extra)
         else:

@@ -53,9 +53,11 @@ SERVERS = (
 )
 """Prints ``PID STATE COMM`` of every harness server on the host (see the module doc)."""
 RUN_DIRS = f"find {ROOT} -mindepth 1 -maxdepth 1 -type d 2>/dev/null; true"
-LEFTOVERS = (f"rm -rf {DEB_STAGING}-* {STAGING}-*; "
-             f"if grep -qxF '{POLICY_MARK}' {POLICY_RC} 2>/dev/null; then rm -f {POLICY_RC}; "
-             "echo policy; fi")
+LEFTOVERS = (
+    f"rm -rf {DEB_STAGING}-* {STAGING}-*; "
+    f"if grep -qxF '{POLICY_MARK}' {POLICY_RC} 2>/dev/null; then rm -f {POLICY_RC}; "
+    "echo policy; fi"
+)
 """Removes staged .debs and uploads, and a policy-rc.d the harness wrote (says so)."""
 
 
@@ -124,23 +126,28 @@ def down_host(remote: Remote) -> HostReport:
     _heal(remote, report)
     report.step("kill the harness servers", lambda: _kill_servers(remote, report))
     dirs: list[str] = []
-    report.step("list the run directories",
-                lambda: dirs.extend(remote.run(RUN_DIRS, sudo=True, timeout=60).stdout.split()))
+    report.step(
+        "list the run directories",
+        lambda: dirs.extend(remote.run(RUN_DIRS, sudo=True, timeout=60).stdout.split()),
+    )
     before = len(report.problems)
     report.step("purge the packages the runs installed", lambda: _purge(remote, dirs, report))
     if len(report.problems) == before:
         for d in dirs:
             report.step(f"remove {d}", partial(_remove, remote, d, report))
     elif dirs:
-        report.problems.append("remove the run directories: kept, as they hold the install "
-                               "records; run `harness clusters down --ssh` again once the "
-                               "purge can succeed")
+        report.problems.append(
+            "remove the run directories: kept, as they hold the install "
+            "records; run `harness clusters down --ssh` again once the "
+            "purge can succeed"
+        )
     report.step("remove install leftovers", lambda: _leftovers(remote, report))
     return report
 
 
-def clean_hosts(action: str, hosts: Sequence[HostSpec],
-                remote: Callable[[HostSpec], Remote]) -> list[HostReport]:
+def clean_hosts(
+    action: str, hosts: Sequence[HostSpec], remote: Callable[[HostSpec], Remote]
+) -> list[HostReport]:
     """``heal`` or ``down`` every host of ``hosts`` (in parallel); a report per host, in
     their order. Connections are closed afterwards."""
     if action not in ACTIONS:
@@ -169,6 +176,7 @@ def clean_hosts(action: str, hosts: Sequence[HostSpec],
 
 # -- steps -------------------------------------------------------------------------------------
 
+
 def _reachable(remote: Remote, report: HostReport) -> bool:
     """Whether commands run as root on the host; the problem is reported otherwise."""
     try:
@@ -177,8 +185,10 @@ def _reachable(remote: Remote, report: HostReport) -> bool:
         report.problems.append(f"reach the host: {e}")
         return False
     if not result.ok:
-        report.problems.append(f"run commands as root ({tail(result.output, 1)}); log in as "
-                               "root or give the user passwordless sudo")
+        report.problems.append(
+            f"run commands as root ({tail(result.output, 1)}); log in as "
+            "root or give the user passwordless sudo"
+        )
     return result.ok
 
 
@@ -210,8 +220,10 @@ def _clock(remote: Remote, report: HostReport) -> None:
     record = read_record(run)
     if record is None:
         if remote.run(["test", "-e", RECORD], sudo=True, timeout=30).ok:
-            raise RemoteError(f"{RECORD} is not a clock record (not JSON); look at it, start "
-                              "the time service by hand and delete it")
+            raise RemoteError(
+                f"{RECORD} is not a clock record (not JSON); look at it, start "
+                "the time service by hand and delete it"
+            )
         return
     baseline = record.get("baseline_offset_s")
     if baseline is not None:
@@ -219,8 +231,10 @@ def _clock(remote: Remote, report: HostReport) -> None:
         if shift is not None:
             must(remote, shift, "putting the clock back", sudo=True)
             if correction(baseline, _offset(run)) is not None:
-                raise RemoteError(f"the clock is still not back at {baseline:+.3f} s from this "
-                                  f"machine's; {RECORD} is kept: run heal again")
+                raise RemoteError(
+                    f"the clock is still not back at {baseline:+.3f} s from this "
+                    f"machine's; {RECORD} is kept: run heal again"
+                )
             report.done.append(f"put the clock back to {baseline:+.3f} s from this machine's")
     for service in record.get("stopped", []):
         must(remote, ["systemctl", "start", service], f"starting {service}", sudo=True)
@@ -231,8 +245,10 @@ def _clock(remote: Remote, report: HostReport) -> None:
 def _offset(run: Exec) -> float:
     offset = measure_offset(run)
     if offset is None:
-        raise RemoteError(f"the host's clock could not be read; {RECORD} is kept: run heal "
-                          "again once the host answers")
+        raise RemoteError(
+            f"the host's clock could not be read; {RECORD} is kept: run heal "
+            "again once the host answers"
+        )
     return offset
 
 

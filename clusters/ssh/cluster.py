@@ -71,19 +71,29 @@ class SshCluster:
     """The command whose first line of output names the server's version (on n1)."""
     version_prefix: ClassVar[str] = ""
 
-    def __init__(self, hosts: list[HostSpec], *, run_id: str, remote: RemoteFactory,
-                 installer: PackageInstaller | None = None, keep_packages: bool = False,
-                 resolve: Callable[[str], str] | None = None) -> None:
+    def __init__(
+        self,
+        hosts: list[HostSpec],
+        *,
+        run_id: str,
+        remote: RemoteFactory,
+        installer: PackageInstaller | None = None,
+        keep_packages: bool = False,
+        resolve: Callable[[str], str] | None = None,
+    ) -> None:
         if not RUN_ID.fullmatch(run_id):
-            raise ClusterError(f"Run id {run_id!r} cannot name a directory; use 1-40 letters, "
-                               "digits, '_', '.' or '-'")
+            raise ClusterError(
+                f"Run id {run_id!r} cannot name a directory; use 1-40 letters, "
+                "digits, '_', '.' or '-'"
+            )
         self.check_size_of(len(hosts))
         self.run_id = run_id
         self.size = len(hosts)
         self.layout = Layout.for_run(run_id)
         self.keep_packages = keep_packages
-        self.installer = installer or PackageInstaller(self.packages, self.services,
-                                                       commands=self.commands)
+        self.installer = installer or PackageInstaller(
+            self.packages, self.services, commands=self.commands
+        )
         self._make_remote = remote
         self._resolve = resolve or resolve_ipv4
         self._hosts = {f"n{i}": spec for i, spec in enumerate(hosts, start=1)}
@@ -172,8 +182,9 @@ class SshCluster:
         for remote in self._remotes.values():
             remote.close()
         if problems:
-            raise ClusterError(f"{self.name} over SSH: could not undo everything: "
-                               + "; ".join(problems))
+            raise ClusterError(
+                f"{self.name} over SSH: could not undo everything: " + "; ".join(problems)
+            )
 
     # -- Killable and Pausable ----------------------------------------------------------
 
@@ -181,8 +192,9 @@ class SshCluster:
         """kill -9 the server on ``node`` and wait until it is gone."""
         self._proc(node).signal("KILL")
         if not wait_until(lambda: not self.is_running(node), 10, 0.1):
-            raise ClusterError(f"{self.process} on {node} ({self.host(node)}) survived kill -9 "
-                               "for 10 s")
+            raise ClusterError(
+                f"{self.process} on {node} ({self.host(node)}) survived kill -9 for 10 s"
+            )
 
     def restart(self, node: str) -> None:
         """Start the server on ``node`` again (a no-op while it runs); does not wait."""
@@ -237,8 +249,10 @@ class SshCluster:
     def wait_healthy(self, node: str, timeout: float = 60.0) -> None:
         """Wait until ``node`` answers its probe; ClusterError with its log tail otherwise."""
         if not wait_until(lambda: self.is_healthy(node), timeout, 0.2):
-            raise ClusterError(f"{self.name} node {node} ({self.host(node)}) not healthy after "
-                               f"{timeout:.0f}s; its log ends with: {self.log_tail(node)}")
+            raise ClusterError(
+                f"{self.name} node {node} ({self.host(node)}) not healthy after "
+                f"{timeout:.0f}s; its log ends with: {self.log_tail(node)}"
+            )
 
     def log_tail(self, node: str, lines: int = 15) -> str:
         return self._proc(node).log_tail(lines)
@@ -251,8 +265,9 @@ class SshCluster:
 
     def _check_node(self, node: str) -> None:
         if node not in self._hosts:
-            raise ClusterError(f"No node {node!r} in the {self.name} cluster; nodes: "
-                               f"{', '.join(self._hosts)}")
+            raise ClusterError(
+                f"No node {node!r} in the {self.name} cluster; nodes: {', '.join(self._hosts)}"
+            )
 
     def _exec_on(self, node: str) -> Exec:
         return as_root(self._remote(node))
@@ -268,8 +283,12 @@ class SshCluster:
 
     def _proc(self, node: str) -> RemoteProcess:
         if node not in self._procs:
-            self._procs[node] = RemoteProcess(self._remote(node), self.process, self.layout,
-                                              f"{self.name} {node} on {self.host(node)}")
+            self._procs[node] = RemoteProcess(
+                self._remote(node),
+                self.process,
+                self.layout,
+                f"{self.name} {node} on {self.host(node)}",
+            )
         return self._procs[node]
 
     def _each(self, fn: Callable[[str], T]) -> dict[str, T]:
@@ -288,23 +307,34 @@ class SshCluster:
         remote = self._remote(node)
         sudo = remote.run("true", sudo=True, timeout=30)
         if not sudo.ok:
-            raise ClusterError(f"{remote.host}: cannot run commands as root "
-                               f"({sudo.output.strip()}); log in as root or give the user "
-                               "passwordless sudo (`USER ALL=(ALL) NOPASSWD: ALL` in "
-                               "/etc/sudoers.d/harness)")
+            raise ClusterError(
+                f"{remote.host}: cannot run commands as root "
+                f"({sudo.output.strip()}); log in as root or give the user "
+                "passwordless sudo (`USER ALL=(ALL) NOPASSWD: ALL` in "
+                "/etc/sudoers.d/harness)"
+            )
         tools = " ".join(TOOLS)
-        missing = remote.run(f"for t in {tools}; do command -v $t >/dev/null 2>&1 || echo $t; "
-                             "done", sudo=True, timeout=30).stdout.split()
+        missing = remote.run(
+            f"for t in {tools}; do command -v $t >/dev/null 2>&1 || echo $t; done",
+            sudo=True,
+            timeout=30,
+        ).stdout.split()
         if missing:
-            raise ClusterError(f"{remote.host}: missing {', '.join(missing)}; install them "
-                               "(apt-get install iptables coreutils util-linux bash)")
+            raise ClusterError(
+                f"{remote.host}: missing {', '.join(missing)}; install them "
+                "(apt-get install iptables coreutils util-linux bash)"
+            )
         busy = self._busy_ports(remote)
         if busy:
-            raise ClusterError(f"{remote.host}: port(s) {', '.join(map(str, busy))} already in "
-                               f"use (another {self.name}?); stop it or use other hosts")
+            raise ClusterError(
+                f"{remote.host}: port(s) {', '.join(map(str, busy))} already in "
+                f"use (another {self.name}?); stop it or use other hosts"
+            )
         if remote.run(["test", "-e", self.layout.root], timeout=30).ok:
-            raise ClusterError(f"{remote.host}: {self.layout.root} already exists; a run with "
-                               "this id is in progress or crashed there")
+            raise ClusterError(
+                f"{remote.host}: {self.layout.root} already exists; a run with "
+                "this id is in progress or crashed there"
+            )
 
     def _busy_ports(self, remote: Remote) -> list[int]:
         """Which of ``ports`` something already listens on (``ss``; none known without it)."""
@@ -329,8 +359,12 @@ class SshCluster:
     def _configure(self, node: str) -> None:
         remote = self._remote(node)
         lay = self.layout
-        must(remote, ["mkdir", "-p", lay.conf, lay.data, lay.log_dir],
-             f"creating {lay.root}", sudo=True)
+        must(
+            remote,
+            ["mkdir", "-p", lay.conf, lay.data, lay.log_dir],
+            f"creating {lay.root}",
+            sudo=True,
+        )
         for path, text in self.node_files(node).items():
             put_text(remote, path, text)
         self._proc(node).install(self.server_command(node), self.server_env(node))
@@ -343,11 +377,20 @@ class SshCluster:
         ]
         installed = self._installed.pop(node, None)
         if installed is not None and not self.keep_packages:
-            steps.append(("purge packages",
-                          lambda: self.installer.remove(self._remote(node), installed)))
-        steps.append((f"remove {self.layout.root}",  # last: it holds the install record
-                      lambda: must(self._remote(node), ["rm", "-rf", self.layout.root],
-                                   f"removing {self.layout.root}", sudo=True)))
+            steps.append(
+                ("purge packages", lambda: self.installer.remove(self._remote(node), installed))
+            )
+        steps.append(
+            (
+                f"remove {self.layout.root}",  # last: it holds the install record
+                lambda: must(
+                    self._remote(node),
+                    ["rm", "-rf", self.layout.root],
+                    f"removing {self.layout.root}",
+                    sudo=True,
+                ),
+            )
+        )
         problems = []
         for what, step in steps:
             try:
@@ -374,12 +417,15 @@ class SshCluster:
                     if not self.is_running(node):
                         raise ClusterError(
                             f"{self.name} server on {node} ({self.host(node)}) exited during "
-                            f"start; its log ends with: {self.log_tail(node)}")
+                            f"start; its log ends with: {self.log_tail(node)}"
+                        )
             if now >= deadline:
                 lagging = [n for n in self._hosts if not self.is_healthy(n)] or list(self._hosts)
                 tails = "; ".join(f"{n}: {self.log_tail(n)}" for n in lagging)
-                raise ClusterError(f"{self.name} cluster not healthy after "
-                                   f"{self.start_timeout:.0f}s; logs end with: {tails}")
+                raise ClusterError(
+                    f"{self.name} cluster not healthy after "
+                    f"{self.start_timeout:.0f}s; logs end with: {tails}"
+                )
             time.sleep(0.2)
 
 
@@ -388,19 +434,28 @@ def resolve_ipv4(host: str) -> str:
     try:
         return str(socket.getaddrinfo(host, None, socket.AF_INET, socket.SOCK_STREAM)[0][4][0])
     except OSError as e:
-        raise ClusterError(f"Cannot resolve {host} to an IPv4 address ({e.strerror or e}); "
-                           "name the host by a resolvable name or its address") from None
+        raise ClusterError(
+            f"Cannot resolve {host} to an IPv4 address ({e.strerror or e}); "
+            "name the host by a resolvable name or its address"
+        ) from None
 
 
 def _write_cluster_file(run_dir: Path, cluster: SshCluster) -> None:
     """``run_dir/cluster.json``: which hosts this run used, what it installed, clock offsets."""
     info: dict[str, Any] = {
-        "target": cluster.name, "backend": "ssh", "run_id": cluster.run_id,
+        "target": cluster.name,
+        "backend": "ssh",
+        "run_id": cluster.run_id,
         "directory": cluster.layout.root,
-        "nodes": {n: {"host": cluster.host(n), "ip": cluster.ip(n),
-                      "installed": cluster._installed.get(n, Installed()).packages,
-                      "install": cluster._installed.get(n, Installed()).how}
-                  for n in cluster.nodes()},
+        "nodes": {
+            n: {
+                "host": cluster.host(n),
+                "ip": cluster.ip(n),
+                "installed": cluster._installed.get(n, Installed()).packages,
+                "install": cluster._installed.get(n, Installed()).how,
+            }
+            for n in cluster.nodes()
+        },
         "clock_offsets_s": cluster.clock_offsets(),
     }
     run_dir.mkdir(parents=True, exist_ok=True)

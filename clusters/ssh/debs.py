@@ -62,8 +62,11 @@ class Platform:
 
 def suite_pins(platform: Platform, packages: Sequence[str]) -> dict[str, str]:
     """Which of ``packages`` come from another suite than ``platform``'s (name -> suite)."""
-    return {name: suite for name, suite in SUITE_OVERRIDES.items()
-            if name in packages and suite != platform.suite}
+    return {
+        name: suite
+        for name, suite in SUITE_OVERRIDES.items()
+        if name in packages and suite != platform.suite
+    }
 
 
 def cache_root() -> Path:
@@ -86,19 +89,24 @@ class AptSandbox:
     """A private apt state for one Debian release and architecture on the control machine
     (plus, with ``pins``, the packages named there from the suite named for each)."""
 
-    def __init__(self, platform: Platform, mirror: str | None = None,
-                 root: Path | None = None, pins: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        platform: Platform,
+        mirror: str | None = None,
+        root: Path | None = None,
+        pins: Mapping[str, str] | None = None,
+    ) -> None:
         if platform.distro != "debian":
             raise ClusterError(
                 f"Cannot download packages for {platform} hosts (only Debian's mirror is "
                 "known here); let the hosts reach their own mirror (--ssh-install apt) or "
-                "install the packages on them first (--ssh-install present)")
+                "install the packages on them first (--ssh-install present)"
+            )
         from clusters._rootfs import debian_mirror
 
         self.platform = platform
         self.mirror = (mirror or debian_mirror()).rstrip("/")
-        self.pins = {name: suite for name, suite in (pins or {}).items()
-                     if suite != platform.suite}
+        self.pins = {name: suite for name, suite in (pins or {}).items() if suite != platform.suite}
         self.extra_suites = sorted(set(self.pins.values()))
         suites = "+".join([platform.suite, *self.extra_suites])
         self.dir = (root or cache_root()) / f"{suites}-{platform.arch}"
@@ -108,31 +116,53 @@ class AptSandbox:
         """apt's options that point every path at the sandbox (and ``status``)."""
         d = self.dir
         return [
-            "-o", f"Dir::Etc::SourceList={d / 'sources.list'}",
-            "-o", f"Dir::Etc::SourceParts={d / 'sources.list.d'}",
-            "-o", f"Dir::Etc::Preferences={d / 'preferences'}",
-            "-o", f"Dir::Etc::PreferencesParts={d / 'preferences.d'}",
-            "-o", f"Dir::State={d / 'state'}",
-            "-o", f"Dir::State::Lists={d / 'lists'}",
-            "-o", f"Dir::State::status={status}",
-            "-o", f"Dir::Cache={d / 'cache'}",
-            "-o", f"APT::Architecture={self.platform.arch}",
-            "-o", f"APT::Architectures={self.platform.arch}",
-            "-o", "APT::Install-Recommends=false",
-            "-o", "APT::Sandbox::User=root",
-            "-o", "Debug::NoLocking=true",
-            "-o", "Acquire::Languages=none",
+            "-o",
+            f"Dir::Etc::SourceList={d / 'sources.list'}",
+            "-o",
+            f"Dir::Etc::SourceParts={d / 'sources.list.d'}",
+            "-o",
+            f"Dir::Etc::Preferences={d / 'preferences'}",
+            "-o",
+            f"Dir::Etc::PreferencesParts={d / 'preferences.d'}",
+            "-o",
+            f"Dir::State={d / 'state'}",
+            "-o",
+            f"Dir::State::Lists={d / 'lists'}",
+            "-o",
+            f"Dir::State::status={status}",
+            "-o",
+            f"Dir::Cache={d / 'cache'}",
+            "-o",
+            f"APT::Architecture={self.platform.arch}",
+            "-o",
+            f"APT::Architectures={self.platform.arch}",
+            "-o",
+            "APT::Install-Recommends=false",
+            "-o",
+            "APT::Sandbox::User=root",
+            "-o",
+            "Debug::NoLocking=true",
+            "-o",
+            "Acquire::Languages=none",
         ]
 
     def prepare(self, force: bool = False) -> bool:
         """Write the sandbox's sources and refresh its package lists when stale (or with
         ``force``); whether it refreshed them."""
         d = self.dir
-        for sub in ("sources.list.d", "preferences.d", "state", "lists/partial",
-                    "cache/archives/partial", "archives"):
+        for sub in (
+            "sources.list.d",
+            "preferences.d",
+            "state",
+            "lists/partial",
+            "cache/archives/partial",
+            "archives",
+        ):
             (d / sub).mkdir(parents=True, exist_ok=True)
-        sources = "".join(f"deb [arch={self.platform.arch} signed-by={KEYRING}] {self.mirror} "
-                          f"{suite} main\n" for suite in [self.platform.suite, *self.extra_suites])
+        sources = "".join(
+            f"deb [arch={self.platform.arch} signed-by={KEYRING}] {self.mirror} {suite} main\n"
+            for suite in [self.platform.suite, *self.extra_suites]
+        )
         changed = not (d / "sources.list").is_file() or (d / "sources.list").read_text() != sources
         (d / "sources.list").write_text(sources)
         (d / "preferences").write_text(self.preferences())
@@ -142,17 +172,19 @@ class AptSandbox:
             return False
         stamp.unlink(missing_ok=True)
         with tempfile.NamedTemporaryFile() as empty:
-            self._apt(["apt-get", "-q", "update"], Path(empty.name), "apt-get update",
-                      timeout=600)
+            self._apt(["apt-get", "-q", "update"], Path(empty.name), "apt-get update", timeout=600)
         stamp.touch()
         return True
 
     def preferences(self) -> str:
         """apt pins: each pinned package from its suite, nothing else from those suites."""
-        named = [f"Package: {name}\nPin: release n={suite}\nPin-Priority: 990\n"
-                 for name, suite in sorted(self.pins.items())]
-        others = [f"Package: *\nPin: release n={suite}\nPin-Priority: -1\n"
-                  for suite in self.extra_suites]
+        named = [
+            f"Package: {name}\nPin: release n={suite}\nPin-Priority: 990\n"
+            for name, suite in sorted(self.pins.items())
+        ]
+        others = [
+            f"Package: *\nPin: release n={suite}\nPin-Priority: -1\n" for suite in self.extra_suites
+        ]
         return "\n".join(named + others)
 
     def missing(self, packages: Sequence[str], host_status: bytes) -> list[tuple[str, str]]:
@@ -161,8 +193,11 @@ class AptSandbox:
         with tempfile.NamedTemporaryFile(prefix="dpkg-status-") as status:
             status.write(host_status)
             status.flush()
-            out = self._apt(["apt-get", "-s", "-q", "install", *packages], Path(status.name),
-                            f"resolving {' '.join(packages)} for {self.platform}")
+            out = self._apt(
+                ["apt-get", "-s", "-q", "install", *packages],
+                Path(status.name),
+                f"resolving {' '.join(packages)} for {self.platform}",
+            )
         return parse_simulation(out)
 
     def download(self, wanted: Sequence[tuple[str, str]]) -> list[Path]:
@@ -178,13 +213,19 @@ class AptSandbox:
                 todo.append(f"{name}={version}")
         if todo:
             with tempfile.NamedTemporaryFile() as empty:
-                self._apt(["apt-get", "-q", "download", *todo], Path(empty.name),
-                          f"downloading {' '.join(todo)}", cwd=self.debs, timeout=600)
+                self._apt(
+                    ["apt-get", "-q", "download", *todo],
+                    Path(empty.name),
+                    f"downloading {' '.join(todo)}",
+                    cwd=self.debs,
+                    timeout=600,
+                )
             for name, version in wanted:
                 found = sorted(self.debs.glob(deb_name(name, version, "*")))
                 if not found:
-                    raise ClusterError(f"apt-get download left no {deb_name(name, version, arch)}"
-                                       f" in {self.debs}")
+                    raise ClusterError(
+                        f"apt-get download left no {deb_name(name, version, arch)} in {self.debs}"
+                    )
                 if found[0] not in paths:
                     paths.append(found[0])
         return paths
@@ -210,21 +251,38 @@ class AptSandbox:
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
-    def _apt(self, argv: list[str], status: Path, what: str, *, cwd: Path | None = None,
-             timeout: float = 120) -> str:
+    def _apt(
+        self,
+        argv: list[str],
+        status: Path,
+        what: str,
+        *,
+        cwd: Path | None = None,
+        timeout: float = 120,
+    ) -> str:
         cmd = [argv[0], *self.options(status), *argv[1:]]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd,
-                                  timeout=timeout, env={**os.environ, "LC_ALL": "C"})
+            proc = subprocess.run(
+                cmd,
+                capture_output=True,
+                text=True,
+                cwd=cwd,
+                timeout=timeout,
+                env={**os.environ, "LC_ALL": "C"},
+            )
         except FileNotFoundError:
-            raise ClusterError("apt-get is missing on this machine, so it cannot download "
-                               "packages for the hosts; use --ssh-install apt or present, or "
-                               "run the harness from a Debian or Ubuntu machine") from None
+            raise ClusterError(
+                "apt-get is missing on this machine, so it cannot download "
+                "packages for the hosts; use --ssh-install apt or present, or "
+                "run the harness from a Debian or Ubuntu machine"
+            ) from None
         except subprocess.TimeoutExpired:
-            raise ClusterError(f"{what} took over {timeout:g}s; check this machine's access "
-                               f"to {self.mirror}") from None
+            raise ClusterError(
+                f"{what} took over {timeout:g}s; check this machine's access to {self.mirror}"
+            ) from None
         if proc.returncode != 0:
             lines = [ln.strip() for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]
-            raise ClusterError(f"{what} failed on this machine (exit {proc.returncode}): "
-                               f"{' | '.join(lines[-4:])}")
+            raise ClusterError(
+                f"{what} failed on this machine (exit {proc.returncode}): {' | '.join(lines[-4:])}"
+            )
         return proc.stdout

@@ -65,8 +65,7 @@ def check_login_options(options: SshClusterOptions) -> None:
     if not 0 < options.port < 65536:
         raise ClusterError(f"--ssh-port {options.port} is not a port number (1-65535)")
     if options.key is not None and not Path(options.key).expanduser().is_file():
-        raise ClusterError(f"--ssh-key {options.key} is not a file; give the private key's "
-                           "path")
+        raise ClusterError(f"--ssh-key {options.key} is not a file; give the private key's path")
     if options.known_hosts is not None and not Path(options.known_hosts).expanduser().is_file():
         raise ClusterError(f"--ssh-known-hosts {options.known_hosts} is not a file")
 
@@ -75,23 +74,30 @@ def ssh_remotes(options: SshClusterOptions) -> Callable[[HostSpec], Remote]:
     """Makes the ``SshRemote`` of a host, logging in as ``options`` say (not connected)."""
     from clusters.remote.ssh import SshOptions, SshRemote
 
-    ssh = SshOptions(user=options.user, port=options.port,
-                     key=str(Path(options.key).expanduser()) if options.key else None,
-                     strict=options.strict, known_hosts=options.known_hosts,
-                     timeout=options.timeout)
+    ssh = SshOptions(
+        user=options.user,
+        port=options.port,
+        key=str(Path(options.key).expanduser()) if options.key else None,
+        strict=options.strict,
+        known_hosts=options.known_hosts,
+        timeout=options.timeout,
+    )
     return lambda spec: SshRemote(spec, ssh)
 
 
-def check_ssh_options(target: str, hosts: Sequence[str | HostSpec],
-                      options: SshClusterOptions) -> list[HostSpec]:
+def check_ssh_options(
+    target: str, hosts: Sequence[str | HostSpec], options: SshClusterOptions
+) -> list[HostSpec]:
     """The hosts, parsed, when ``target``, ``hosts`` and ``options`` make sense (nothing is
     contacted); ClusterError with one line saying what to fix otherwise."""
     if target not in SSH_TARGETS:
-        raise ClusterError(f"Target {target!r} cannot run over SSH yet; choose from: "
-                           f"{', '.join(SSH_TARGETS)}")
+        raise ClusterError(
+            f"Target {target!r} cannot run over SSH yet; choose from: {', '.join(SSH_TARGETS)}"
+        )
     if options.install not in INSTALL_MODES:
-        raise ClusterError(f"Unknown --ssh-install {options.install!r}; choose from: "
-                           f"{', '.join(INSTALL_MODES)}")
+        raise ClusterError(
+            f"Unknown --ssh-install {options.install!r}; choose from: {', '.join(INSTALL_MODES)}"
+        )
     check_login_options(options)
     if options.deb_dir is not None and not Path(options.deb_dir).is_dir():
         raise ClusterError(f"--ssh-debs {options.deb_dir} is not a directory of .deb files")
@@ -104,8 +110,9 @@ def check_ssh_options(target: str, hosts: Sequence[str | HostSpec],
     return specs
 
 
-def make_ssh_cluster(target: str, hosts: Sequence[str | HostSpec],
-                     options: SshClusterOptions | None = None) -> Cluster:
+def make_ssh_cluster(
+    target: str, hosts: Sequence[str | HostSpec], options: SshClusterOptions | None = None
+) -> Cluster:
     """The cluster of ``target`` on ``hosts`` (``[user@]host[:port]`` each), not started;
     ClusterError (one line) for bad input, before any host is contacted."""
     opts = options or SshClusterOptions()
@@ -113,9 +120,16 @@ def make_ssh_cluster(target: str, hosts: Sequence[str | HostSpec],
     module, _, name = SSH_TARGETS[target].partition(":")
     cls = getattr(importlib.import_module(module), name)
     deb_dir = Path(opts.deb_dir) if opts.deb_dir else None
-    installer = PackageInstaller(cls.packages, cls.services, opts.install, deb_dir,
-                                 commands=cls.commands)
+    installer = PackageInstaller(
+        cls.packages, cls.services, opts.install, deb_dir, commands=cls.commands
+    )
     extra = {} if opts.persistence is None else {"persistence": opts.persistence}
-    cluster: Cluster = cls(specs, run_id=opts.run_id, remote=ssh_remotes(opts),
-                           installer=installer, keep_packages=opts.keep_packages, **extra)
+    cluster: Cluster = cls(
+        specs,
+        run_id=opts.run_id,
+        remote=ssh_remotes(opts),
+        installer=installer,
+        keep_packages=opts.keep_packages,
+        **extra,
+    )
     return cluster

@@ -53,8 +53,10 @@ APT_ENV = "DEBIAN_FRONTEND=noninteractive"
 APT_OPTS = "-q -o Acquire::Retries=0 -o Acquire::http::Timeout=10 -o Dpkg::Use-Pty=0"
 INSTALL_TIMEOUT = 600.0
 LIST_INSTALLED = "dpkg-query -W -f '${db:Status-Abbrev} ${Package}\\n' 2>/dev/null; true"
-PLATFORM = ('. /etc/os-release 2>/dev/null; echo "${ID:-unknown} ${VERSION_CODENAME:-unknown}"; '
-            "dpkg --print-architecture")
+PLATFORM = (
+    '. /etc/os-release 2>/dev/null; echo "${ID:-unknown} ${VERSION_CODENAME:-unknown}"; '
+    "dpkg --print-architecture"
+)
 
 
 @dataclass
@@ -98,8 +100,11 @@ def purge(remote: Remote, names: Sequence[str]) -> None:
     if not names:
         return
     text = " ".join(names)
-    result = remote.run(f"{APT_ENV} apt-get {APT_OPTS} purge -y {text} || "
-                        f"dpkg --purge {text}", sudo=True, timeout=INSTALL_TIMEOUT)
+    result = remote.run(
+        f"{APT_ENV} apt-get {APT_OPTS} purge -y {text} || dpkg --purge {text}",
+        sudo=True,
+        timeout=INSTALL_TIMEOUT,
+    )
     if not result.ok:
         raise RemoteError(f"{remote.host}: could not purge {text}: {tail(result.output)}")
 
@@ -114,8 +119,10 @@ def to_purge(remote: Remote, record: str) -> list[str]:
     try:
         data = json.loads(found.stdout)
     except ValueError:
-        raise RemoteError(f"{remote.host}: {record} is not an install record (not JSON); "
-                          "look at it and purge by hand") from None
+        raise RemoteError(
+            f"{remote.host}: {record} is not an install record (not JSON); "
+            "look at it and purge by hand"
+        ) from None
     if "installed" in data:
         return sorted(data["installed"])
     return sorted(installed_packages(remote, partly=True) - set(data.get("before", [])))
@@ -125,8 +132,10 @@ def host_platform(remote: Remote) -> Platform:
     """The host's distribution, release codename and dpkg architecture."""
     lines = remote.run(PLATFORM, timeout=30).stdout.split()
     if len(lines) != 3 or "unknown" in lines[:2]:
-        raise ClusterError(f"{remote.host}: not a Debian or Ubuntu host (no /etc/os-release "
-                           "codename or no dpkg); the SSH targets need one")
+        raise ClusterError(
+            f"{remote.host}: not a Debian or Ubuntu host (no /etc/os-release "
+            "codename or no dpkg); the SSH targets need one"
+        )
     return Platform(*lines)
 
 
@@ -141,13 +150,19 @@ class InstallFailed(ClusterError):
 class PackageInstaller:
     """Installs a target's packages on hosts, the way ``mode`` says."""
 
-    def __init__(self, packages: Sequence[str], services: Sequence[str] = (),
-                 mode: str = "auto", deb_dir: Path | None = None,
-                 sandbox_root: Path | None = None,
-                 commands: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        packages: Sequence[str],
+        services: Sequence[str] = (),
+        mode: str = "auto",
+        deb_dir: Path | None = None,
+        sandbox_root: Path | None = None,
+        commands: Mapping[str, str] | None = None,
+    ) -> None:
         if mode not in INSTALL_MODES:
-            raise ClusterError(f"Unknown install mode {mode!r}; choose from "
-                               f"{', '.join(INSTALL_MODES)}")
+            raise ClusterError(
+                f"Unknown install mode {mode!r}; choose from {', '.join(INSTALL_MODES)}"
+            )
         self.packages = list(packages)
         self.services = list(services)
         self.mode = mode
@@ -166,8 +181,11 @@ class PackageInstaller:
         if not missing:
             return Installed()
         if self.mode == "present":
-            raise InstallFailed(f"{remote.host}: {', '.join(missing)} not installed; install "
-                                "them, or let the harness do it (--ssh-install auto)", Installed())
+            raise InstallFailed(
+                f"{remote.host}: {', '.join(missing)} not installed; install "
+                "them, or let the harness do it (--ssh-install auto)",
+                Installed(),
+            )
         # Anything in dpkg's database, even half-installed or removed with its configuration
         # kept, was the host's own: never purged (though "installed" counts only fully).
         known = installed_packages(remote, partly=True)
@@ -181,8 +199,9 @@ class PackageInstaller:
             raise
         except ClusterError as e:
             try:
-                partial = Installed(sorted(installed_packages(remote, partly=True) - known),
-                                    how="failed")
+                partial = Installed(
+                    sorted(installed_packages(remote, partly=True) - known), how="failed"
+                )
             except ClusterError:  # the host is gone: its record still names what was before
                 raise InstallFailed(str(e), Installed()) from None
             with suppress(ClusterError):
@@ -194,8 +213,10 @@ class PackageInstaller:
     def _on_path(self, remote: Remote, package: str) -> bool:
         """Whether the command standing for ``package`` is on the host's PATH."""
         command = self.commands.get(package)
-        return command is not None and remote.run(f"command -v {command} >/dev/null",
-                                                  sudo=True, timeout=30).ok
+        return (
+            command is not None
+            and remote.run(f"command -v {command} >/dev/null", sudo=True, timeout=30).ok
+        )
 
     def _install(self, remote: Remote, before: set[str], missing: list[str]) -> Installed:
         with services_held(remote):
@@ -209,8 +230,11 @@ class PackageInstaller:
         done.disabled = self._disable_services(remote)
         still = [p for p in missing if p not in after]
         if still:
-            raise InstallFailed(f"{remote.host}: {', '.join(still)} still not installed after "
-                                f"{how}; see the host's /var/log/dpkg.log", done)
+            raise InstallFailed(
+                f"{remote.host}: {', '.join(still)} still not installed after "
+                f"{how}; see the host's /var/log/dpkg.log",
+                done,
+            )
         return done
 
     def remove(self, remote: Remote, installed: Installed) -> None:
@@ -220,8 +244,9 @@ class PackageInstaller:
     def _via_apt(self, remote: Remote, missing: Sequence[str]) -> bool:
         """Install ``missing`` with the host's own apt; False when it cannot (no mirror in
         reach, or its sources lack one of them) and the mode lets them be uploaded."""
-        update = remote.run(f"{APT_ENV} apt-get {APT_OPTS} update", sudo=True,
-                            timeout=INSTALL_TIMEOUT)
+        update = remote.run(
+            f"{APT_ENV} apt-get {APT_OPTS} update", sudo=True, timeout=INSTALL_TIMEOUT
+        )
         why = ""
         if not update.ok:
             why = f"apt-get update failed, so its mirror is out of reach ({tail(update.output, 2)})"
@@ -231,14 +256,19 @@ class PackageInstaller:
             if lacking:
                 why = f"its apt sources have no {', '.join(lacking)}{_elsewhere(lacking)}"
         if why and self.mode == "apt":
-            raise ClusterError(f"{remote.host}: {why}; use --ssh-install upload (or --ssh-debs "
-                               "DIR)")
+            raise ClusterError(
+                f"{remote.host}: {why}; use --ssh-install upload (or --ssh-debs DIR)"
+            )
         if why:
             log.info("%s: %s; uploading the packages instead", remote.host, why)
             return False
-        must(remote, f"{APT_ENV} apt-get {APT_OPTS} install -y --no-install-recommends "
-             f"{' '.join(missing)}", f"apt-get install {' '.join(missing)}", sudo=True,
-             timeout=INSTALL_TIMEOUT)
+        must(
+            remote,
+            f"{APT_ENV} apt-get {APT_OPTS} install -y --no-install-recommends {' '.join(missing)}",
+            f"apt-get install {' '.join(missing)}",
+            sudo=True,
+            timeout=INSTALL_TIMEOUT,
+        )
         return True
 
     def debs_for(self, remote: Remote, missing: Sequence[str]) -> list[Path]:
@@ -259,9 +289,13 @@ class PackageInstaller:
         try:
             for deb in debs:
                 remote.upload(deb, f"{staging}/{deb.name}")
-            must(remote, f"{APT_ENV} dpkg -i {staging}/*.deb",
-                 f"dpkg -i of {len(debs)} uploaded packages", sudo=True,
-                 timeout=INSTALL_TIMEOUT)
+            must(
+                remote,
+                f"{APT_ENV} dpkg -i {staging}/*.deb",
+                f"dpkg -i of {len(debs)} uploaded packages",
+                sudo=True,
+                timeout=INSTALL_TIMEOUT,
+            )
         finally:
             remote.run(["rm", "-rf", staging], sudo=True, timeout=60)
 
@@ -272,7 +306,10 @@ class PackageInstaller:
             result = remote.run(
                 f"[ -d /run/systemd/system ] && "
                 f"systemctl list-unit-files {unit}.service >/dev/null 2>&1 && "
-                f"systemctl disable --now {unit}.service >/dev/null 2>&1", sudo=True, timeout=60)
+                f"systemctl disable --now {unit}.service >/dev/null 2>&1",
+                sudo=True,
+                timeout=60,
+            )
             if result.ok:
                 disabled.append(unit)
         return disabled
@@ -299,8 +336,9 @@ def _write_record(remote: Remote, path: str, data: dict[str, object]) -> None:
 def _record_done(remote: Remote, path: str | None, done: Installed) -> None:
     """Record on the host what an install left (when there is a record to keep)."""
     if path is not None:
-        _write_record(remote, path, {"installed": done.packages, "how": done.how,
-                                     "disabled": done.disabled})
+        _write_record(
+            remote, path, {"installed": done.packages, "how": done.how, "disabled": done.disabled}
+        )
 
 
 def _elsewhere(names: Sequence[str]) -> str:

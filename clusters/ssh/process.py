@@ -107,15 +107,22 @@ class RemoteProcess:
 
     def start(self) -> None:
         """Start the launcher in the background (a new session); does not wait."""
-        must(self.remote, f"nohup setsid {self.layout.launcher} </dev/null >/dev/null 2>&1 &",
-             f"starting {self.label}", sudo=True, timeout=30)
+        must(
+            self.remote,
+            f"nohup setsid {self.layout.launcher} </dev/null >/dev/null 2>&1 &",
+            f"starting {self.label}",
+            sudo=True,
+            timeout=30,
+        )
 
     def state(self) -> ProcessState | None:
         """The live server's pid and state; None when it is not running (or a zombie)."""
         comm = shlex.quote(self.process)
-        script = (f'pid=$(cat {self.layout.pidfile} 2>/dev/null) && [ -n "$pid" ] && '
-                  f'[ "$(cat /proc/$pid/comm 2>/dev/null)" = {comm} ] && '
-                  "echo $pid $(sed 's/^.*) //' /proc/$pid/stat | cut -d' ' -f1); true")
+        script = (
+            f'pid=$(cat {self.layout.pidfile} 2>/dev/null) && [ -n "$pid" ] && '
+            f'[ "$(cat /proc/$pid/comm 2>/dev/null)" = {comm} ] && '
+            "echo $pid $(sed 's/^.*) //' /proc/$pid/stat | cut -d' ' -f1); true"
+        )
         out = self.remote.run(script, sudo=True, timeout=30).stdout.split()
         if len(out) != 2 or not out[0].isdigit() or out[1] in ("Z", "X"):
             return None
@@ -128,6 +135,7 @@ class RemoteProcess:
 
     def log_tail(self, lines: int = 15) -> str:
         """The last ``lines`` lines of the server's log, joined with " | "."""
-        out = self.remote.run(["tail", "-n", str(lines), self.layout.log], sudo=True,
-                              timeout=30).stdout
+        out = self.remote.run(
+            ["tail", "-n", str(lines), self.layout.log], sudo=True, timeout=30
+        ).stdout
         return " | ".join(line.strip() for line in out.splitlines() if line.strip())

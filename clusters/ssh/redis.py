@@ -41,8 +41,9 @@ class SshRedisCluster(SshCluster):
     start_timeout = RedisCluster.start_timeout
     version_argv = RedisCluster.version_argv
 
-    def __init__(self, hosts: list[HostSpec], *, persistence: str | None = None,
-                 **options: Any) -> None:
+    def __init__(
+        self, hosts: list[HostSpec], *, persistence: str | None = None, **options: Any
+    ) -> None:
         self.persistence = check_persistence(persistence)
         super().__init__(hosts, **options)
 

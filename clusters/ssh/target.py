@@ -26,8 +26,9 @@ from harness.options import OptionError, RunOptions
 class SshTarget:
     """A ``harness.targets.Target`` whose cluster runs on SSH hosts."""
 
-    def __init__(self, inner: Any, hosts: Sequence[str | HostSpec],
-                 options: SshClusterOptions) -> None:
+    def __init__(
+        self, inner: Any, hosts: Sequence[str | HostSpec], options: SshClusterOptions
+    ) -> None:
         self.inner = inner
         self.hosts = list(hosts)
         self.options = options
@@ -37,14 +38,21 @@ class SshTarget:
     def check_options(self, opts: RunOptions) -> None:
         """The inner target's checks, with clock faults allowed and the size fixed."""
         if opts.nodes is not None and opts.nodes != len(self.hosts):
-            raise OptionError(f"--nodes {opts.nodes} but {len(self.hosts)} hosts were named: "
-                              "over SSH the cluster has one node per host")
+            raise OptionError(
+                f"--nodes {opts.nodes} but {len(self.hosts)} hosts were named: "
+                "over SSH the cluster has one node per host"
+            )
         if opts.image is not None:
-            raise OptionError("--image chooses a Docker image; over SSH the hosts' packages "
-                              "are used: leave it out")
+            raise OptionError(
+                "--image chooses a Docker image; over SSH the hosts' packages "
+                "are used: leave it out"
+            )
         inner = self.inner
-        if (dataclasses.is_dataclass(inner) and not isinstance(inner, type)
-                and hasattr(inner, "clock_faults")):
+        if (
+            dataclasses.is_dataclass(inner)
+            and not isinstance(inner, type)
+            and hasattr(inner, "clock_faults")
+        ):
             inner = dataclasses.replace(inner, clock_faults=True)
         inner.check_options(opts)
 
@@ -52,21 +60,26 @@ class SshTarget:
         """The cluster on the hosts, under a fresh run id (one directory per run), with
         the run's ``--persistence``."""
         run_id = f"{self.name}-{secrets.token_hex(3)}"
-        return make_ssh_cluster(self.name, self.hosts, dataclasses.replace(
-            self.options, run_id=run_id, persistence=opts.persistence))
+        return make_ssh_cluster(
+            self.name,
+            self.hosts,
+            dataclasses.replace(self.options, run_id=run_id, persistence=opts.persistence),
+        )
 
     def versions(self, cluster: Cluster) -> dict[str, str]:
         versions: dict[str, str] = self.inner.versions(cluster)
         return versions
 
-    def client_factory(self, opts: RunOptions, cluster: Cluster,
-                       resource: str | None) -> ClientFactory:
+    def client_factory(
+        self, opts: RunOptions, cluster: Cluster, resource: str | None
+    ) -> ClientFactory:
         factory: ClientFactory = self.inner.client_factory(opts, cluster, resource)
         return factory
 
 
-def ssh_target(target: Any, hosts: Sequence[str | HostSpec],
-               options: SshClusterOptions | None = None) -> SshTarget:
+def ssh_target(
+    target: Any, hosts: Sequence[str | HostSpec], options: SshClusterOptions | None = None
+) -> SshTarget:
     """``target`` (as ``harness.targets.resolve_target`` returns it) on SSH ``hosts``;
     ClusterError (one line) for a target that cannot run over SSH or bad SSH options,
     before anything starts or any host is contacted."""

@@ -24,8 +24,10 @@ def docker_view(cls: type[D], run_id: str, addresses: Mapping[str, str], **optio
     """A ``cls`` (with ``options``) whose nodes are ``addresses`` (node -> IPv4), n1 first,
     for its configuration and probes only."""
     view = cls(run_id=run_id, nodes=len(addresses), **options)
-    view._nodes = {name: Node(name, i, ip, container="")
-                   for i, (name, ip) in enumerate(addresses.items(), start=1)}
+    view._nodes = {
+        name: Node(name, i, ip, container="")
+        for i, (name, ip) in enumerate(addresses.items(), start=1)
+    }
     return view
 
 

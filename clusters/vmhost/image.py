@@ -38,8 +38,18 @@ from clusters.base import ClusterError
 
 USER = "harness"
 HOSTNAME = "harness-vm"
-PACKAGES = ("linux-image-amd64", "systemd-sysv", "systemd-timesyncd", "udev", "dbus",
-            "openssh-server", "sudo", "iproute2", "iptables", "procps")
+PACKAGES = (
+    "linux-image-amd64",
+    "systemd-sysv",
+    "systemd-timesyncd",
+    "udev",
+    "dbus",
+    "openssh-server",
+    "sudo",
+    "iproute2",
+    "iptables",
+    "procps",
+)
 FILES: dict[str, str] = {
     "etc/hostname": f"{HOSTNAME}\n",
     "etc/hosts": f"127.0.0.1 localhost\n127.0.1.1 {HOSTNAME}\n",  # sudo resolves its host
@@ -48,7 +58,8 @@ FILES: dict[str, str] = {
     f"etc/sudoers.d/{USER}": f"{USER} ALL=(ALL) NOPASSWD: ALL\n",
     "etc/ssh/sshd_config.d/harness.conf": (
         "PasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-        "PermitRootLogin prohibit-password\nUseDNS no\n"),
+        "PermitRootLogin prohibit-password\nUseDNS no\n"
+    ),
 }
 UNITS = ("systemd-networkd.service", "systemd-network-generator.service")
 """Enabled besides what the packages enable (ssh, systemd-timesyncd)."""
@@ -145,8 +156,10 @@ def _build(out: Path, debs: Path, progress: Progress) -> None:
     chroot("usermod", "--password", "*", USER)  # no password, but not locked: keys work
     chroot("systemctl", "enable", *UNITS)
     key = out / "id_ed25519"
-    _rootfs.run_tool(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "harness-vm",
-                      "-f", str(key)], "ssh-keygen")
+    _rootfs.run_tool(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "harness-vm", "-f", str(key)],
+        "ssh-keygen",
+    )
     ssh_dir = root / "home" / USER / ".ssh"
     ssh_dir.mkdir(mode=0o700)
     shutil.copy(f"{key}.pub", ssh_dir / "authorized_keys")
@@ -158,13 +171,17 @@ def _build(out: Path, debs: Path, progress: Progress) -> None:
             raise ClusterError(f"Expected one /boot/{pattern} in the VM image, found {found}")
         shutil.copy(found[0], out / name)
     progress("vm image: mkfs.ext4 -d")
-    used = int(subprocess.run(["du", "-sxb", str(root)], capture_output=True, text=True,
-                              check=True).stdout.split()[0])
+    used = int(
+        subprocess.run(
+            ["du", "-sxb", str(root)], capture_output=True, text=True, check=True
+        ).stdout.split()[0]
+    )
     disk = out / "disk.img"
     with disk.open("wb") as f:
         f.truncate((used + SLACK_BYTES) // (1 << 20) * (1 << 20))
-    _rootfs.run_tool(["mkfs.ext4", "-q", "-F", "-L", HOSTNAME, "-d", str(root), str(disk)],
-                     "mkfs.ext4")
+    _rootfs.run_tool(
+        ["mkfs.ext4", "-q", "-F", "-L", HOSTNAME, "-d", str(root), str(disk)], "mkfs.ext4"
+    )
 
 
 if __name__ == "__main__":  # python -m clusters.vmhost.image: build it ahead of the tests

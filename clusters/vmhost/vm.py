@@ -56,14 +56,37 @@ MEMORY_MB = 512
 BOOT_TIMEOUT_S = {"kvm": 120.0, "tcg": 420.0}
 ACCEL_ARGS = {"kvm": ["-enable-kvm", "-cpu", "host"], "tcg": ["-accel", "tcg", "-cpu", "qemu64"]}
 """qemu's flags per accelerator (TCG: a plain x86-64 CPU, all that Debian needs)."""
-UNUSED_MODULES = ("kvm", "kvm_amd", "kvm_intel", "cfg80211", "pcspkr", "floppy", "psmouse",
-                  "serio_raw", "joydev", "evdev", "button", "i2c_piix4", "bochs", "drm",
-                  "ata_piix", "ata_generic", "powernow_k8")
+UNUSED_MODULES = (
+    "kvm",
+    "kvm_amd",
+    "kvm_intel",
+    "cfg80211",
+    "pcspkr",
+    "floppy",
+    "psmouse",
+    "serio_raw",
+    "joydev",
+    "evdev",
+    "button",
+    "i2c_piix4",
+    "bochs",
+    "drm",
+    "ata_piix",
+    "ata_generic",
+    "powernow_k8",
+)
 """Drivers udev would load for qemu's PC devices, which the guest does not use: each costs
 seconds of boot under TCG."""
-TOOLS = {"qemu-system-x86_64": "qemu-system-x86", "qemu-img": "qemu-utils",
-         "debootstrap": "debootstrap", "mkfs.ext4": "e2fsprogs", "chroot": "coreutils",
-         "ip": "iproute2", "iptables": "iptables", "ssh-keygen": "openssh-client"}
+TOOLS = {
+    "qemu-system-x86_64": "qemu-system-x86",
+    "qemu-img": "qemu-utils",
+    "debootstrap": "debootstrap",
+    "mkfs.ext4": "e2fsprogs",
+    "chroot": "coreutils",
+    "ip": "iproute2",
+    "iptables": "iptables",
+    "ssh-keygen": "openssh-client",
+}
 """Commands needed here -> the Debian package that has each."""
 KVM_GET_API_VERSION = 0xAE00
 
@@ -140,8 +163,13 @@ class VmLab:
 
 
 @contextmanager
-def vm_lab(image: VmImage, count: int, workdir: Path, subnet: str = DEFAULT_SUBNET,
-           memory_mb: int = MEMORY_MB) -> Iterator[VmLab]:
+def vm_lab(
+    image: VmImage,
+    count: int,
+    workdir: Path,
+    subnet: str = DEFAULT_SUBNET,
+    memory_mb: int = MEMORY_MB,
+) -> Iterator[VmLab]:
     """Boot ``count`` guests of ``image`` (see the module docstring); everything is gone
     when the block exits."""
     net = ipaddress.IPv4Network(subnet)
@@ -154,9 +182,21 @@ def vm_lab(image: VmImage, count: int, workdir: Path, subnet: str = DEFAULT_SUBN
         for i in range(1, count + 1):
             tap = stack.enter_context(_tap(f"{name}-{i}", name))
             guest = Guest(i, str(net[10 + i]), uuid.uuid4().hex, workdir / f"console-{i}.log")
-            started.append((guest, stack.enter_context(
-                _qemu(image, guest, tap, net.netmask, workdir, [
-                    *ACCEL_ARGS[accel], "-m", str(memory_mb)]))))
+            started.append(
+                (
+                    guest,
+                    stack.enter_context(
+                        _qemu(
+                            image,
+                            guest,
+                            tap,
+                            net.netmask,
+                            workdir,
+                            [*ACCEL_ARGS[accel], "-m", str(memory_mb)],
+                        )
+                    ),
+                )
+            )
         for guest, proc in started:
             _wait_for_sshd(guest, proc, BOOT_TIMEOUT_S[accel])
         known = workdir / "known_hosts"
@@ -185,12 +225,18 @@ def overlapping_route(routes: list[dict[str, Any]], net: ipaddress.IPv4Network) 
 
 def check_subnet_free(net: ipaddress.IPv4Network) -> None:
     """ClusterError when a route or an address of this machine overlaps ``net``."""
-    out = subprocess.run(["ip", "-4", "-j", "route", "show", "table", "all"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["ip", "-4", "-j", "route", "show", "table", "all"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     found = overlapping_route(json.loads(out or "[]"), net)
     if found is not None:
-        raise ClusterError(f"Subnet {net} is in use here ({found}); boot the VMs on another "
-                           "subnet (vm_lab's subnet=)")
+        raise ClusterError(
+            f"Subnet {net} is in use here ({found}); boot the VMs on another "
+            "subnet (vm_lab's subnet=)"
+        )
 
 
 @contextmanager
@@ -199,8 +245,10 @@ def _bridge(name: str, net: ipaddress.IPv4Network) -> Iterator[str]:
     Only what was created here is removed afterwards."""
     check_subnet_free(net)
     gateway = str(net[1])
-    drops = [["FORWARD", side, name, "-m", "comment", "--comment", name, "-j", "DROP"]
-             for side in ("-i", "-o")]
+    drops = [
+        ["FORWARD", side, name, "-m", "comment", "--comment", name, "-j", "DROP"]
+        for side in ("-i", "-o")
+    ]
     inserted: list[list[str]] = []
     _run("ip", "link", "add", name, "type", "bridge")
     try:
@@ -231,34 +279,65 @@ def _tap(name: str, bridge: str) -> Iterator[str]:
 
 
 @contextmanager
-def _qemu(image: VmImage, guest: Guest, tap: str, netmask: ipaddress.IPv4Address,
-          workdir: Path, machine: list[str]) -> Iterator[subprocess.Popen[bytes]]:
+def _qemu(
+    image: VmImage,
+    guest: Guest,
+    tap: str,
+    netmask: ipaddress.IPv4Address,
+    workdir: Path,
+    machine: list[str],
+) -> Iterator[subprocess.Popen[bytes]]:
     """qemu (with ``machine``'s flags: accelerator, CPU, memory) booting ``guest`` from an
     overlay of ``image`` on ``tap``; stopped (and the overlay deleted) afterwards."""
     overlay = workdir / f"overlay-{guest.index}.qcow2"
-    _run("qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", str(image.disk),
-         str(overlay))
-    cmdline = (f"root=/dev/vda rw console=ttyS0 quiet panic=1 net.ifnames=0 "
-               f"ip={guest.ip}:::{netmask}:{HOSTNAME}:eth0:off "
-               f"systemd.machine_id={guest.machine_id} systemd.firstboot=off "
-               f"module_blacklist={','.join(UNUSED_MODULES)}")
-    argv = ["qemu-system-x86_64", "-name", f"{tap},process={tap}", *machine,
-            "-smp", "1", "-nodefaults",
-            "-no-user-config", "-no-reboot", "-display", "none", "-monitor", "none",
-            "-serial", f"file:{guest.console}",
-            "-kernel", str(image.kernel), "-initrd", str(image.initrd), "-append", cmdline,
-            # cache=unsafe: the guest's flushes are not passed on (the overlay is thrown away
-            # anyway); dpkg and etcd fsync a lot, and TCG makes each flush dearer.
-            "-drive", f"file={overlay},if=virtio,format=qcow2,cache=unsafe",
-            "-netdev", f"tap,id=net0,ifname={tap},script=no,downscript=no",
-            "-device", f"virtio-net-pci,netdev=net0,mac=52:54:00:d5:07:{guest.index:02x},"
-                       "romfile=",
-            "-device", "virtio-rng-pci"]
+    _run(
+        "qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", str(image.disk), str(overlay)
+    )
+    cmdline = (
+        f"root=/dev/vda rw console=ttyS0 quiet panic=1 net.ifnames=0 "
+        f"ip={guest.ip}:::{netmask}:{HOSTNAME}:eth0:off "
+        f"systemd.machine_id={guest.machine_id} systemd.firstboot=off "
+        f"module_blacklist={','.join(UNUSED_MODULES)}"
+    )
+    argv = [
+        "qemu-system-x86_64",
+        "-name",
+        f"{tap},process={tap}",
+        *machine,
+        "-smp",
+        "1",
+        "-nodefaults",
+        "-no-user-config",
+        "-no-reboot",
+        "-display",
+        "none",
+        "-monitor",
+        "none",
+        "-serial",
+        f"file:{guest.console}",
+        "-kernel",
+        str(image.kernel),
+        "-initrd",
+        str(image.initrd),
+        "-append",
+        cmdline,
+        # cache=unsafe: the guest's flushes are not passed on (the overlay is thrown away
+        # anyway); dpkg and etcd fsync a lot, and TCG makes each flush dearer.
+        "-drive",
+        f"file={overlay},if=virtio,format=qcow2,cache=unsafe",
+        "-netdev",
+        f"tap,id=net0,ifname={tap},script=no,downscript=no",
+        "-device",
+        f"virtio-net-pci,netdev=net0,mac=52:54:00:d5:07:{guest.index:02x},romfile=",
+        "-device",
+        "virtio-rng-pci",
+    ]
     log = (workdir / f"qemu-{guest.index}.log").open("wb")
     proc = None
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
+        )
         yield proc
     finally:
         if proc is not None:
@@ -278,13 +357,17 @@ def _wait_for_sshd(guest: Guest, proc: subprocess.Popen[bytes], timeout: float) 
 
     def up() -> bool:
         if proc.poll() is not None:
-            raise ClusterError(f"VM {guest.index} exited ({proc.returncode}) while booting; "
-                               f"its console ends with: {_tail(guest.console)}")
+            raise ClusterError(
+                f"VM {guest.index} exited ({proc.returncode}) while booting; "
+                f"its console ends with: {_tail(guest.console)}"
+            )
         return b"SSH-" in (tcp_exchange(guest.ip, 22, b"", until=b"SSH-") or b"")
 
     if not wait_until(up, timeout, 0.5):
-        raise ClusterError(f"VM {guest.index} ({guest.ip}): no sshd after {timeout:.0f} s; "
-                           f"its console ends with: {_tail(guest.console)}")
+        raise ClusterError(
+            f"VM {guest.index} ({guest.ip}): no sshd after {timeout:.0f} s; "
+            f"its console ends with: {_tail(guest.console)}"
+        )
 
 
 def _tail(path: Path) -> str:

@@ -38,14 +38,20 @@ def zoo_cfg(servers: Mapping[int, str], data_dir: str) -> str:
     ``data_dir``: short ticks (see the module docstring), all 4lw commands, no admin
     server. Docker nodes and SSH hosts (``clusters.ssh.zookeeper``) both run this."""
     lines = [
-        f"tickTime={TICK_MS}", f"initLimit={20_000 // TICK_MS}",
+        f"tickTime={TICK_MS}",
+        f"initLimit={20_000 // TICK_MS}",
         f"syncLimit={10_000 // TICK_MS}",
-        f"minSessionTimeout={MIN_SESSION_MS}", f"maxSessionTimeout={MAX_SESSION_MS}",
-        f"dataDir={data_dir}", f"clientPort={CLIENT_PORT}",
-        "4lw.commands.whitelist=*", "quorumListenOnAllIPs=true",
+        f"minSessionTimeout={MIN_SESSION_MS}",
+        f"maxSessionTimeout={MAX_SESSION_MS}",
+        f"dataDir={data_dir}",
+        f"clientPort={CLIENT_PORT}",
+        "4lw.commands.whitelist=*",
+        "quorumListenOnAllIPs=true",
         "admin.enableServer=false",
-        *(f"server.{myid}={ip}:{QUORUM_PORT}:{ELECTION_PORT}"
-          for myid, ip in sorted(servers.items())),
+        *(
+            f"server.{myid}={ip}:{QUORUM_PORT}:{ELECTION_PORT}"
+            for myid, ip in sorted(servers.items())
+        ),
     ]
     return "\n".join(lines) + "\n"
 
@@ -54,10 +60,14 @@ def server_argv(conf: str, jvm: Sequence[str] = ()) -> list[str]:
     """The JVM (with the options ``jvm`` added) running QuorumPeerMain on the zoo.cfg at
     ``conf``, timestamps in its log lines (the CLASSPATH comes from the environment)."""
     return [
-        "java", HEAP, "-XX:+UseSerialGC", *jvm,
+        "java",
+        HEAP,
+        "-XX:+UseSerialGC",
+        *jvm,
         "-Dorg.slf4j.simpleLogger.showDateTime=true",
         "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd'T'HH:mm:ss.SSSZ",
-        "org.apache.zookeeper.server.quorum.QuorumPeerMain", conf,
+        "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+        conf,
     ]
 
 

@@ -52,15 +52,24 @@ from workloads.errors import OpFailed, OpUnknown
 from workloads.lease import LeaseNotFound
 
 REFUSALS = (
-    NoNodeError, NodeExistsError, BadVersionError, NotEmptyError, NoAuthError,
-    BadArgumentsError, InvalidACLError, NoChildrenForEphemeralsError, AuthFailedError,
-    QuotaExceededError, ThrottledOpError,
-)  # fmt: skip
+    NoNodeError,
+    NodeExistsError,
+    BadVersionError,
+    NotEmptyError,
+    NoAuthError,
+    BadArgumentsError,
+    InvalidACLError,
+    NoChildrenForEphemeralsError,
+    AuthFailedError,
+    QuotaExceededError,
+    ThrottledOpError,
+)
 """Answers of a server that refused the request without applying it."""
 
 
-def classify(e: Exception, what: str, *, connecting: bool = False,
-             session_bound: bool = False) -> OpFailed | OpUnknown:  # fmt: skip
+def classify(
+    e: Exception, what: str, *, connecting: bool = False, session_bound: bool = False
+) -> OpFailed | OpUnknown:
     """The outcome class of ``e`` raised while doing ``what``. ``connecting``: while
     establishing a session (nothing of the operation left yet); ``session_bound``: an
     operation that only means something on its own session (a lost session is then a lost
@@ -78,8 +87,9 @@ def classify(e: Exception, what: str, *, connecting: bool = False,
 
 
 @contextmanager
-def classified(what: str, *, connecting: bool = False,
-               session_bound: bool = False) -> Iterator[None]:  # fmt: skip
+def classified(
+    what: str, *, connecting: bool = False, session_bound: bool = False
+) -> Iterator[None]:
     """Turn any ``kazoo`` exception raised inside into ``OpFailed``/``OpUnknown``."""
     try:
         yield

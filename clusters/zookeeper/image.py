@@ -4,6 +4,9 @@ from pathlib import Path
 
 from clusters._imagedef import ImageDef
 
-IMAGE = ImageDef("zookeeper", Path(__file__).parent,
-                 "zookeeper 3.9 (trixie) on default-jre-headless, logging via slf4j-simple",
-                 files=("default-jre.control",))
+IMAGE = ImageDef(
+    "zookeeper",
+    Path(__file__).parent,
+    "zookeeper 3.9 (trixie) on default-jre-headless, logging via slf4j-simple",
+    files=("default-jre.control",),
+)

@@ -28,8 +28,14 @@ READ_MODES = ("plain", "sync")
 class ZkRegister(LongSession):
     """Registers ``/<prefix>/register/<key>``."""
 
-    def __init__(self, addresses: Sequence[str], *, timeout: float = 5.0,
-                 prefix: str = "harness", read_mode: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        addresses: Sequence[str],
+        *,
+        timeout: float = 5.0,
+        prefix: str = "harness",
+        read_mode: str | None = None,
+    ) -> None:
         super().__init__(addresses, timeout=timeout, prefix=prefix)
         self.sync = (read_mode or READ_MODES[0]) == "sync"
 

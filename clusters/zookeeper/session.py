@@ -35,8 +35,7 @@ from workloads.lease import LeaseBackend, LeaseNotFound
 
 def new_client(addresses: Sequence[str], session_timeout: float) -> KazooClient:
     """A client of the ensemble trying ``addresses`` in order (its own node first)."""
-    return KazooClient(hosts=",".join(addresses), timeout=session_timeout,
-                       randomize_hosts=False)  # fmt: skip
+    return KazooClient(hosts=",".join(addresses), timeout=session_timeout, randomize_hosts=False)
 
 
 SESSION_TIMEOUT = 10.0
@@ -46,8 +45,9 @@ SESSION_TIMEOUT = 10.0
 class LongSession:
     """One session for a worker's operations outside holdings, started on first use."""
 
-    def __init__(self, addresses: Sequence[str], *, timeout: float = 5.0,
-                 prefix: str = "harness") -> None:  # fmt: skip
+    def __init__(
+        self, addresses: Sequence[str], *, timeout: float = 5.0, prefix: str = "harness"
+    ) -> None:
         self.addresses = list(addresses)
         self.timeout = timeout
         self.root = "/" + prefix.strip("/")
@@ -80,8 +80,9 @@ class LongSession:
 class ZkSession(LongSession):
     """A ``LeaseBackend`` whose leases are sessions; a ``SharedConnection``."""
 
-    def __init__(self, addresses: Sequence[str], *, timeout: float = 5.0,
-                 prefix: str = "harness") -> None:  # fmt: skip
+    def __init__(
+        self, addresses: Sequence[str], *, timeout: float = 5.0, prefix: str = "harness"
+    ) -> None:
         super().__init__(addresses, timeout=timeout, prefix=prefix)
         self.zk: KazooClient | None = None
         self._expired = False

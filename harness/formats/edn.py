@@ -179,8 +179,9 @@ def _values(text: str, unwrap: bool) -> Iterator[tuple[Any, int]]:
             value = _unescape(tok[1:-1], line_of, start)
         elif kind == "char":
             body = tok[1:]
-            value = _CHARS.get(body) or (_code_point(body[1:], line_of, start)
-                                         if len(body) == 5 else body)  # fmt: skip
+            value = _CHARS.get(body) or (
+                _code_point(body[1:], line_of, start) if len(body) == 5 else body
+            )
         else:
             value = _atom(tok, line_of, start)
         if discard:

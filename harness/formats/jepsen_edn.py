@@ -64,8 +64,10 @@ def _event(path: Path, form: Any, line: int, kv: bool) -> dict[str, Any]:
             raise format_error(path, line, f"the map key {_brief(k)} is not a keyword", _FIX)
         if kv and k not in _KV_KEYS:
             raise format_error(
-                path, line, f"a kv op with :{k[:30]}", "a kv op holds only :process :type :f "
-                ":key :value"
+                path,
+                line,
+                f"a kv op with :{k[:30]}",
+                "a kv op holds only :process :type :f :key :value",
             )
     for k in ("process", "type", "f"):
         if k not in form:
@@ -79,8 +81,17 @@ def _op(i: int, e: dict[str, Any], timed: bool) -> Op:
     error = e.get("error")
     if error is not None and type(error) is not str:
         error = dumps(error)
-    return make_op(i, e["time"] if timed else i, e["process"], e["type"], e["f"],
-                   e.get("value"), e.get("key"), error, e.get("node"))  # fmt: skip
+    return make_op(
+        i,
+        e["time"] if timed else i,
+        e["process"],
+        e["type"],
+        e["f"],
+        e.get("value"),
+        e.get("key"),
+        error,
+        e.get("node"),
+    )
 
 
 def _brief(form: Any) -> str:

@@ -185,8 +185,18 @@ def read_history_jsonl(
             raise lines.error(n, f"a JSON {type(d).__name__}, not an op object")
         g = d.get
         try:
-            op = make_op(g("index"), g("time"), g("process"), g("type"), g("f"), g("value"),
-                         g("key"), g("error"), g("node"), max_time)  # fmt: skip
+            op = make_op(
+                g("index"),
+                g("time"),
+                g("process"),
+                g("type"),
+                g("f"),
+                g("value"),
+                g("key"),
+                g("error"),
+                g("node"),
+                max_time,
+            )
         except FieldError as e:
             missing = [k for k in _REQUIRED if k not in d]
             raise lines.error(n, f"not an op (no {missing[0]})" if missing else str(e)) from None

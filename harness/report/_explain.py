@@ -33,10 +33,17 @@ def explanations(results: dict[str, Any] | None) -> str:
     for name, r in checkers.items():
         if name not in ("linearizability", "mutex") and r.get(KEY):
             body = "".join(named_anomaly(a) for a in r[KEY])
-            body += "".join(tag("p", esc(v), class_="explanation violation")
-                            for v in r.get("violations") or ())  # fmt: skip
-            parts.append(tag("section", tag("h2", esc(f"Violations: {name}")) + body,
-                             class_="explain", id=f"violations-{name}"))  # fmt: skip
+            body += "".join(
+                tag("p", esc(v), class_="explanation violation") for v in r.get("violations") or ()
+            )
+            parts.append(
+                tag(
+                    "section",
+                    tag("h2", esc(f"Violations: {name}")) + body,
+                    class_="explain",
+                    id=f"violations-{name}",
+                )
+            )
     return "".join(parts)
 
 
@@ -74,9 +81,15 @@ def named_anomaly(a: dict[str, Any]) -> str:
     """One named anomaly: its kind as a badge, its sentence, its operations."""
     ops = ", ".join(f"#{i}" for i in a.get("ops") or ())
     where = tag("span", esc(f" (operations {ops})"), class_="muted") if ops else ""
-    return tag("p", tag("span", esc(a.get("label", a.get("kind", ""))), class_="kind")
-               + " " + esc(a.get("sentence", "")) + where,
-               class_="named-anomaly", data_kind=str(a.get("kind", "")))  # fmt: skip
+    return tag(
+        "p",
+        tag("span", esc(a.get("label", a.get("kind", ""))), class_="kind")
+        + " "
+        + esc(a.get("sentence", ""))
+        + where,
+        class_="named-anomaly",
+        data_kind=str(a.get("kind", "")),
+    )
 
 
 def mutex_section(r: dict[str, Any]) -> str:

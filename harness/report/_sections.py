@@ -55,11 +55,13 @@ def banner(run: RunInfo) -> str:
 
 def _interrupted_item(run: RunInfo) -> str:
     """How the run was cut short, and what that means for its verdict."""
-    what = ("no violation in what was recorded, but the run did not finish: it proves less "
-            "than it set out to" if run.verdict == INTERRUPTED
-            else "the violation is in what was recorded")  # fmt: skip
-    return tag("li", esc(f"The run was {run.interrupted}: {what}."),
-               class_="sentence interrupted")  # fmt: skip
+    what = (
+        "no violation in what was recorded, but the run did not finish: it proves less "
+        "than it set out to"
+        if run.verdict == INTERRUPTED
+        else "the violation is in what was recorded"
+    )
+    return tag("li", esc(f"The run was {run.interrupted}: {what}."), class_="sentence interrupted")
 
 
 def _checker_item(v: CheckerVerdict) -> str:

@@ -77,8 +77,9 @@ def first_sentence(text: str) -> tuple[str, str]:
 def _verdict(name: str, r: dict[str, Any]) -> CheckerVerdict:
     valid: Validity = r.get("valid", "unknown")
     if r.get("applicable") is False:
-        return CheckerVerdict(name, valid, str(r.get("summary") or NOT_APPLICABLE), (),
-                              applicable=False)
+        return CheckerVerdict(
+            name, valid, str(r.get("summary") or NOT_APPLICABLE), (), applicable=False
+        )
     summary = str(r.get("summary") or "").strip()
     paragraphs = summary.split("\n\n")
     head = paragraphs[0]
@@ -90,8 +91,7 @@ def _verdict(name: str, r: dict[str, Any]) -> CheckerVerdict:
             if head == sentence:
                 head = paragraphs[1] if len(paragraphs) > 1 else ""
             context = "" if sentence.startswith(head) else head
-            return CheckerVerdict(name, valid, sentence, tuple(explanation or [sentence]),
-                                  context)  # fmt: skip
+            return CheckerVerdict(name, valid, sentence, tuple(explanation or [sentence]), context)
         if explanation:
             context = "" if head and explanation[0].startswith(head) else head
             return CheckerVerdict(name, valid, explanation[0], tuple(explanation), context)

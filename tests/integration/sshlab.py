@@ -56,8 +56,13 @@ class Lab:
         return [f"{USER}@{ip}" for ip in self.ips[:n]]
 
     def options(self, run_id: str, **kw: Any) -> SshClusterOptions:
-        return SshClusterOptions(run_id=run_id, key=str(self.key),
-                                 known_hosts=str(self.known_hosts), install="upload", **kw)
+        return SshClusterOptions(
+            run_id=run_id,
+            key=str(self.key),
+            known_hosts=str(self.known_hosts),
+            install="upload",
+            **kw,
+        )
 
     def ssh(self, i: int, **kw: Any) -> SshRemote:
         opts = SshOptions(key=str(self.key), known_hosts=str(self.known_hosts), **kw)
@@ -66,8 +71,10 @@ class Lab:
 
 def sshd_up(remote: DockerRemote, ip: str) -> bool:
     """Whether the host made its keys and its sshd greets us."""
-    return (remote.run("test -s /etc/ssh/ssh_host_ed25519_key.pub").ok
-            and tcp_exchange(ip, 22, b"", until=b"SSH-") is not None)
+    return (
+        remote.run("test -s /etc/ssh/ssh_host_ed25519_key.pub").ok
+        and tcp_exchange(ip, 22, b"", until=b"SSH-") is not None
+    )
 
 
 @contextmanager
@@ -76,20 +83,27 @@ def ssh_lab(run: str, tmp: Path, hosts: int = 3, subnet: str | None = None) -> I
     client = _docker.connect()
     image = ensure_image("sshhost", log.info, client=client)
     key = tmp / "id_ed25519"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", run, "-f", str(key)],
-                   check=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", run, "-f", str(key)], check=True
+    )
     try:
-        network, subnet = create_network(client, f"harness-{run}-sshhost",
-                                         _docker.labels(run, "sshhost"), subnet)
+        network, subnet = create_network(
+            client, f"harness-{run}-sshhost", _docker.labels(run, "sshhost"), subnet
+        )
         ips, remotes, known = [], [], []
         for i in range(1, hosts + 1):
             ip = node_ip(subnet, i)
             endpoint = client.api.create_endpoint_config(ipv4_address=ip)
             container = client.containers.create(
-                image, name=f"harness-{run}-h{i}", hostname=f"h{i}",
-                labels=_docker.labels(run, "sshhost", f"h{i}"), init=True,
+                image,
+                name=f"harness-{run}-h{i}",
+                hostname=f"h{i}",
+                labels=_docker.labels(run, "sshhost", f"h{i}"),
+                init=True,
                 cap_add=["NET_ADMIN"],  # iptables in the host's own network namespace
-                network=network.name, networking_config={network.name: endpoint})
+                network=network.name,
+                networking_config={network.name: endpoint},
+            )
             container.start()
             remote = DockerRemote(container)
             for home, owner in ((f"/home/{USER}", USER), ("/root", "root")):
@@ -102,8 +116,9 @@ def ssh_lab(run: str, tmp: Path, hosts: int = 3, subnet: str | None = None) -> I
             remotes.append(remote)
         known_hosts = tmp / "known_hosts"
         known_hosts.write_text("".join(known))
-        yield Lab(ips, key, known_hosts, remotes,
-                  [installed_packages(r, partly=True) for r in remotes])
+        yield Lab(
+            ips, key, known_hosts, remotes, [installed_packages(r, partly=True) for r in remotes]
+        )
     finally:
         cleanup.down(run)  # exactly what carries this lab's run label
 
@@ -119,8 +134,11 @@ def whole_run(lab: Lab, opts: Any, hosts: int | None = None) -> Any:
     from harness.targets import resolve_target
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(orchestrate, "resolve_target", lambda name: ssh_target(
-            resolve_target(name), lab.hosts(hosts), lab.options("unused")))
+        mp.setattr(
+            orchestrate,
+            "resolve_target",
+            lambda name: ssh_target(resolve_target(name), lab.hosts(hosts), lab.options("unused")),
+        )
         return orchestrate.run_test(opts, Console(quiet=True))
 
 

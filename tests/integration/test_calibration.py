@@ -27,8 +27,12 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
 def run(out: Path, *args: str) -> tuple[int, dict[str, Any], Path]:
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", "run", *args, "-o", str(out)],
-                          capture_output=True, text=True, timeout=400)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", *args, "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
     run_dir = (out / "latest").resolve()
     assert (run_dir / "results.json").exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.returncode, json.loads((run_dir / "results.json").read_text()), run_dir
@@ -36,10 +40,22 @@ def run(out: Path, *args: str) -> tuple[int, dict[str, Any], Path]:
 
 def test_consul_holder_paused_past_its_lease_is_not_a_service_bug(tmp_path: Path) -> None:
     code, results, run_dir = run(
-        tmp_path, "--target", "consul", "--workload", "lock", "--lease-ttl", "10",
-        "--nemesis", "client-pause", "--pause-at", "12", "--pause-for", "14",
-        "--time-limit", "50",
-    )  # fmt: skip
+        tmp_path,
+        "--target",
+        "consul",
+        "--workload",
+        "lock",
+        "--lease-ttl",
+        "10",
+        "--nemesis",
+        "client-pause",
+        "--pause-at",
+        "12",
+        "--pause-for",
+        "14",
+        "--time-limit",
+        "50",
+    )
     test = json.loads((run_dir / "test.json").read_text())
     assert test["options"]["op_timeout"] > 14, "the op timeout follows the pause"
     assert code == 0 and results["valid"] is True, results["checkers"]["mutex"]["summary"]
@@ -52,9 +68,18 @@ def test_zookeeper_work_longer_than_the_op_timeout_is_not_a_service_bug(tmp_path
     after the next grant (fencing cannot reject it before the newer holder writes): a
     finding about the workload, whose cause is the partition, never the service."""
     code, results, run_dir = run(
-        tmp_path, "--target", "zookeeper", "--workload", "lock", "--work-time", "20",
-        "--nemesis", "partition", "--time-limit", "60",
-    )  # fmt: skip
+        tmp_path,
+        "--target",
+        "zookeeper",
+        "--workload",
+        "lock",
+        "--work-time",
+        "20",
+        "--nemesis",
+        "partition",
+        "--time-limit",
+        "60",
+    )
     found = causes(results)
     assert not found & {SERVICE_BUG, ABANDONED}, found
     assert found <= {CUT_OFF}, found
@@ -73,10 +98,27 @@ def test_redis_kill_reaches_a_verdict_without_a_retry_storm(
     append-only file replayed on restart nobody else gets the lock while it is held (a
     process crash keeps what Redis wrote before answering)."""
     code, results, run_dir = run(
-        tmp_path, "--target", "redis", "--workload", "lock", "--persistence", persistence,
-        "--nemesis", "kill", "--nemesis-interval", "2", "--lease-ttl", "10", "--keepalive",
-        "5", "--work-time", "4", "--time-limit", "20", "--accept-unavailable",
-    )  # fmt: skip
+        tmp_path,
+        "--target",
+        "redis",
+        "--workload",
+        "lock",
+        "--persistence",
+        persistence,
+        "--nemesis",
+        "kill",
+        "--nemesis-interval",
+        "2",
+        "--lease-ttl",
+        "10",
+        "--keepalive",
+        "5",
+        "--work-time",
+        "4",
+        "--time-limit",
+        "20",
+        "--accept-unavailable",
+    )
     ops = (run_dir / "history.jsonl").read_text().count("\n")
     assert ops < 3000, ops
     assert code == 0 and results["valid"] is True, results["checkers"]["mutex"]["summary"]

@@ -18,8 +18,10 @@ from clusters.registry import TARGETS, ClusterOptions
 
 
 def test_importing_the_registry_imports_no_docker() -> None:
-    code = ("import sys, clusters, clusters.registry, clusters.base; "
-            "assert 'docker' not in sys.modules, 'docker imported'")
+    code = (
+        "import sys, clusters, clusters.registry, clusters.base; "
+        "assert 'docker' not in sys.modules, 'docker imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -100,7 +102,8 @@ def test_mirror_is_read_from_apt_sources(tmp_path: Path) -> None:
     (tmp_path / "sources.list.d").mkdir()
     (tmp_path / "sources.list.d" / "debian.sources").write_text(
         "Types: deb\nURIs: http://mirror.example/debian-security\nSuites: x-security\n\n"
-        "Types: deb\nURIs: http://mirror.example/debian/\nSuites: bookworm\n")
+        "Types: deb\nURIs: http://mirror.example/debian/\nSuites: bookworm\n"
+    )
     assert _rootfs._mirror_from_apt(tmp_path) == "http://mirror.example/debian"
     (tmp_path / "sources.list").write_text("deb [arch=amd64] http://other.example/debian x main\n")
     assert _rootfs._mirror_from_apt(tmp_path) == "http://other.example/debian"

@@ -39,8 +39,9 @@ def leftovers(run_id: str) -> list[str]:
 
 
 @pytest.fixture(scope="module", params=DOCKER_TARGETS)
-def cluster(request: pytest.FixtureRequest,
-            tmp_path_factory: pytest.TempPathFactory) -> Iterator[DockerCluster]:
+def cluster(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[DockerCluster]:
     name: str = request.param
     run_id = f"t{uuid.uuid4().hex[:8]}"
     built = TARGETS[name].build(ClusterOptions(run_id=run_id))
@@ -66,8 +67,9 @@ def _b64(s: str) -> str:
 def etcd_write_read(endpoints: list[str], key: str, value: str) -> str:
     """Through etcd's JSON gateway (plain HTTP)."""
     base = f"http://{endpoints[0]}"
-    requests.post(f"{base}/v3/kv/put", json={"key": _b64(key), "value": _b64(value)},
-                  timeout=5).raise_for_status()
+    requests.post(
+        f"{base}/v3/kv/put", json={"key": _b64(key), "value": _b64(value)}, timeout=5
+    ).raise_for_status()
     resp = requests.post(f"{base}/v3/kv/range", json={"key": _b64(key)}, timeout=5)
     resp.raise_for_status()
     return base64.b64decode(resp.json()["kvs"][0]["value"]).decode()
@@ -155,9 +157,13 @@ def test_serves_a_write_then_a_read(cluster: DockerCluster) -> None:
     write_read(cluster)
 
 
-VERSIONS = {"etcd": r"etcd Version: 3\.\d+\.\d+", "redis": r"Redis server v=\d+\.",
-            "redlock": r"Redis server v=\d+\.", "consul": r"Consul v1\.\d+\.\d+",
-            "zookeeper": r"zookeeper 3\.\d+\.\d+"}
+VERSIONS = {
+    "etcd": r"etcd Version: 3\.\d+\.\d+",
+    "redis": r"Redis server v=\d+\.",
+    "redlock": r"Redis server v=\d+\.",
+    "consul": r"Consul v1\.\d+\.\d+",
+    "zookeeper": r"zookeeper 3\.\d+\.\d+",
+}
 
 
 def test_the_server_names_its_version(cluster: DockerCluster) -> None:

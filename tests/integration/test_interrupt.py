@@ -28,8 +28,9 @@ def _fault_active(out: Path) -> bool:
     if not h.exists():
         return False
     lines = h.read_text().splitlines()
-    return any('"process":"nemesis"' in ln and '"type":"ok"' in ln and "start-" in ln
-               for ln in lines)
+    return any(
+        '"process":"nemesis"' in ln and '"type":"ok"' in ln and "start-" in ln for ln in lines
+    )
 
 
 def _wait_for_a_fault(proc: subprocess.Popen[str], out: Path, timeout: float) -> None:
@@ -52,10 +53,28 @@ def _ours() -> set[str]:
 def test_sigint_mid_partition_and_pause_heals_and_removes_the_cluster(tmp_path: Path) -> None:
     before = _ours()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "run", "--target", "redis", "--workload",
-         "cas-register", "--nemesis", "pause,clock", "--nemesis-interval", "2",
-         "--time-limit", "60", "-o", str(tmp_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            "--target",
+            "redis",
+            "--workload",
+            "cas-register",
+            "--nemesis",
+            "pause,clock",
+            "--nemesis-interval",
+            "2",
+            "--time-limit",
+            "60",
+            "-o",
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         _wait_for_a_fault(proc, tmp_path, 120)
         during = _ours() - before
@@ -105,18 +124,40 @@ def _alive(pids: set[int]) -> dict[int, str]:
     return out
 
 
-@pytest.mark.parametrize("signame,group,again", [
-    ("SIGINT", False, False), ("SIGTERM", False, False), ("SIGHUP", True, False),
-    ("SIGINT", False, True)])  # fmt: skip
+@pytest.mark.parametrize(
+    "signame,group,again",
+    [
+        ("SIGINT", False, False),
+        ("SIGTERM", False, False),
+        ("SIGHUP", True, False),
+        ("SIGINT", False, True),
+    ],
+)
 def test_a_stop_signal_mid_client_pause_on_sim_is_an_interrupted_verdict(
     tmp_path: Path, signame: str, group: bool, again: bool
 ) -> None:
     """SIGHUP goes to the whole process group, as a closed terminal sends it; ``again``:
     an impatient SIGTERM and Ctrl-C right after the first signal change nothing."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "run", "--time-limit", "30", "--pause-at", "2",
-         "--pause-for", "20", "-o", str(tmp_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            "--time-limit",
+            "30",
+            "--pause-at",
+            "2",
+            "--pause-for",
+            "20",
+            "-o",
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         _wait_for_a_fault(proc, tmp_path, 60)
         below = _descendants(proc.pid)

@@ -63,8 +63,11 @@ def b64(s: str) -> str:
 def etcd_read(c: DockerCluster, node: str, key: str, serializable: bool = False) -> bool:
     """Whether ``node`` answers a read of ``key`` within 2 s."""
     try:
-        r = requests.post(f"http://{c.endpoints()[node]}/v3/kv/range",
-                          json={"key": b64(key), "serializable": serializable}, timeout=2)
+        r = requests.post(
+            f"http://{c.endpoints()[node]}/v3/kv/range",
+            json={"key": b64(key), "serializable": serializable},
+            timeout=2,
+        )
         return r.ok
     except requests.RequestException:
         return False
@@ -86,8 +89,11 @@ def test_a_paused_etcd_leader_is_replaced(etcd: EtcdCluster) -> None:
 
 def test_an_isolated_leader_is_replaced_and_a_minority_cannot_read(etcd: EtcdCluster) -> None:
     key = f"k-{uuid.uuid4().hex[:6]}"
-    requests.post(f"http://{etcd.endpoints()['n1']}/v3/kv/put",
-                  json={"key": b64(key), "value": b64("v")}, timeout=5).raise_for_status()
+    requests.post(
+        f"http://{etcd.endpoints()['n1']}/v3/kv/put",
+        json={"key": b64(key), "value": b64("v")},
+        timeout=5,
+    ).raise_for_status()
     old = etcd.leader()
     assert old is not None
     nem = Partition(etcd, "leader")

@@ -110,16 +110,19 @@ def etcd_log_offset(etcd: SshEtcdCluster) -> float:
     put = requests.post(f"{url}/put", json={"key": b64("tick"), "value": b64(RUN)}, timeout=5)
     revision = int(put.json()["header"]["revision"])
     before = time.time()
-    requests.post(f"{url}/compaction", json={"revision": revision, "physical": True},
-                  timeout=5).raise_for_status()
+    requests.post(
+        f"{url}/compaction", json={"revision": revision, "physical": True}, timeout=5
+    ).raise_for_status()
     after = time.time()
     for line in get_text(etcd.remote("n1"), etcd.layout.log).splitlines():
         try:
             entry = json.loads(line)
         except ValueError:
             continue
-        if ("compact" in str(entry.get("msg"))
-                and revision in (entry.get("revision"), entry.get("compact-revision"))):
+        if "compact" in str(entry.get("msg")) and revision in (
+            entry.get("revision"),
+            entry.get("compact-revision"),
+        ):
             logged = datetime.fromisoformat(entry["ts"]).timestamp()
             return logged - (before + after) / 2
     raise AssertionError(f"etcd logged no compaction at revision {revision}")
@@ -138,8 +141,12 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VmLab]:
     started = time.monotonic()
     image, built = ensure_image(log.info)
     ready = time.monotonic()
-    log.info("VM image %s in %.1f s: %s", "built" if built else "cached", ready - started,
-             image.directory)
+    log.info(
+        "VM image %s in %.1f s: %s",
+        "built" if built else "cached",
+        ready - started,
+        image.directory,
+    )
     with vm_lab(image, 1, tmp_path_factory.mktemp("vm")) as running:
         log.info("VM booted (%s), sshd up in %.1f s", running.accel, time.monotonic() - ready)
         yield running
@@ -168,7 +175,8 @@ def baseline(guest: Remote) -> float:
 
 
 def test_the_guest_is_another_machine_and_our_refusals_still_hold(
-        lab: VmLab, guest: Remote, baseline: float) -> None:
+    lab: VmLab, guest: Remote, baseline: float
+) -> None:
     ip, ours = lab.guests[0].ip, local_identity()
     theirs = identity_of(exec_of(guest))
     assert theirs.machine_id == lab.guests[0].machine_id != ours.machine_id
@@ -177,8 +185,12 @@ def test_the_guest_is_another_machine_and_our_refusals_still_hold(
     # The same check still refuses loopback, and a process in namespaces of its own on this
     # kernel (what a container is: it reads our machine's boot id).
     assert "belongs to this machine" in str(same_machine("127.0.0.1", theirs, ours))
-    boxed = subprocess.run(["unshare", "--uts", "--ipc", "--pid", "--fork", "--mount-proc",
-                            "sh", "-c", READ_IDS], capture_output=True, text=True, check=True)
+    boxed = subprocess.run(
+        ["unshare", "--uts", "--ipc", "--pid", "--fork", "--mount-proc", "sh", "-c", READ_IDS],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     contained = identity_of(lambda _: (0, boxed.stdout))
     assert contained.boot_id == ours.boot_id
     assert same_machine(ip, contained, ours) is not None
@@ -190,9 +202,16 @@ def test_the_guest_is_another_machine_and_our_refusals_still_hold(
 
 @pytest.fixture(scope="module")
 def etcd(lab: VmLab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshEtcdCluster]:
-    c = make_ssh_cluster("etcd", lab.hosts(), SshClusterOptions(
-        run_id=f"{RUN}-etcd", key=str(lab.image.key), known_hosts=str(lab.known_hosts),
-        install="upload"))
+    c = make_ssh_cluster(
+        "etcd",
+        lab.hosts(),
+        SshClusterOptions(
+            run_id=f"{RUN}-etcd",
+            key=str(lab.image.key),
+            known_hosts=str(lab.known_hosts),
+            install="upload",
+        ),
+    )
     assert isinstance(c, SshEtcdCluster)
     try:
         started = time.monotonic()
@@ -204,7 +223,8 @@ def etcd(lab: VmLab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshEt
 
 
 def test_a_bump_and_a_strobe_move_the_guest_and_etcd_but_not_us(
-        etcd: SshEtcdCluster, guest: Remote, baseline: float) -> None:
+    etcd: SshEtcdCluster, guest: Remote, baseline: float
+) -> None:
     ours = OurClock()
     etcd_base = etcd_log_offset(etcd)
     log.info("before: guest %+.3f s, etcd's log %+.3f s", baseline, etcd_base)
@@ -214,10 +234,17 @@ def test_a_bump_and_a_strobe_move_the_guest_and_etcd_but_not_us(
         bump = nem.invoke(Invocation(START, {"target": "n1", "delta": DELTA}))
         assert bump.type == "ok", bump
         bumped, etcd_bumped = guest_offset(guest), etcd_log_offset(etcd)
-        log.info("bump %+.0f s: guest %+.3f s, etcd's log %+.3f s, nemesis saw %s -> %s; "
-                 "timesyncd %s; our drift %+.4f s", DELTA, bumped, etcd_bumped,
-                 bump.value["before"]["n1"], bump.value["offsets"]["n1"], timesyncd(guest),
-                 ours.drift())
+        log.info(
+            "bump %+.0f s: guest %+.3f s, etcd's log %+.3f s, nemesis saw %s -> %s; "
+            "timesyncd %s; our drift %+.4f s",
+            DELTA,
+            bumped,
+            etcd_bumped,
+            bump.value["before"]["n1"],
+            bump.value["offsets"]["n1"],
+            timesyncd(guest),
+            ours.drift(),
+        )
         assert near(bumped, baseline + DELTA) and near(etcd_bumped, etcd_base + DELTA)
         assert near(bump.value["offsets"]["n1"], bump.value["before"]["n1"] + DELTA)
         assert timesyncd(guest) == "inactive", "the time service would undo the fault"
@@ -226,13 +253,20 @@ def test_a_bump_and_a_strobe_move_the_guest_and_etcd_but_not_us(
         reset = nem.invoke(Invocation(STOP))
         assert reset.type == "ok", reset
         back, etcd_back = guest_offset(guest), etcd_log_offset(etcd)
-        log.info("reset: guest %+.3f s, etcd's log %+.3f s; our drift %+.4f s", back,
-                 etcd_back, ours.drift())
+        log.info(
+            "reset: guest %+.3f s, etcd's log %+.3f s; our drift %+.4f s",
+            back,
+            etcd_back,
+            ours.drift(),
+        )
         assert near(back, baseline) and near(etcd_back, etcd_base)
 
-        strobe = nem.invoke(Invocation(START, {"target": "n1", "delta": DELTA,
-                                                "mode": "strobe", "period": 1.0,
-                                                "duration": 8.0}))
+        strobe = nem.invoke(
+            Invocation(
+                START,
+                {"target": "n1", "delta": DELTA, "mode": "strobe", "period": 1.0, "duration": 8.0},
+            )
+        )
         assert strobe.type == "ok", strobe
         samples = []
         until = time.monotonic() + 5.0  # stopped mid-strobe: the reset must still restore
@@ -240,18 +274,31 @@ def test_a_bump_and_a_strobe_move_the_guest_and_etcd_but_not_us(
             samples.append(guest_offset(guest, samples=1))
         ahead = [s for s in samples if near(s, baseline + DELTA)]
         at_base = [s for s in samples if near(s, baseline)]
-        log.info("strobe: %d samples, %d ahead (median %+.3f s), %d at baseline, %d between; "
-                 "our drift %+.4f s", len(samples), len(ahead), statistics.median(ahead or [0]),
-                 len(at_base), len(samples) - len(ahead) - len(at_base), ours.drift())
+        log.info(
+            "strobe: %d samples, %d ahead (median %+.3f s), %d at baseline, %d between; "
+            "our drift %+.4f s",
+            len(samples),
+            len(ahead),
+            statistics.median(ahead or [0]),
+            len(at_base),
+            len(samples) - len(ahead) - len(at_base),
+            ours.drift(),
+        )
         assert len(ahead) >= 2 and len(at_base) >= 2, samples
         stopped = nem.invoke(Invocation(STOP))
         assert stopped.type == "ok", stopped
     finally:
         nem.teardown()
     final = guest_offset(guest)
-    log.info("after teardown: guest %+.3f s (baseline %+.3f s), timesyncd %s; our drift: "
-             "max %.4f s over %.1f s", final, baseline, timesyncd(guest),
-             max(abs(d) for d in [*ours.drifts, ours.drift()]), time.monotonic() - ours.mono)
+    log.info(
+        "after teardown: guest %+.3f s (baseline %+.3f s), timesyncd %s; our drift: "
+        "max %.4f s over %.1f s",
+        final,
+        baseline,
+        timesyncd(guest),
+        max(abs(d) for d in [*ours.drifts, ours.drift()]),
+        time.monotonic() - ours.mono,
+    )
     assert near(final, baseline)
     assert timesyncd(guest) == "active", "the time service must run again after the fault"
     assert not guest.run(["pgrep", "-f", STROBE_PATTERN]).ok, "the strobe loop is gone"
@@ -269,27 +316,57 @@ def clock_leftovers(guest: Remote, packages: set[str]) -> list[str]:
     return found
 
 
-def test_stop_leaves_the_guest_clean(etcd: SshEtcdCluster, guest: Remote, baseline: float,
-                                     packages: set[str]) -> None:
+def test_stop_leaves_the_guest_clean(
+    etcd: SshEtcdCluster, guest: Remote, baseline: float, packages: set[str]
+) -> None:
     etcd.stop()
     assert clock_leftovers(guest, packages) == []
     assert near(guest_offset(guest), baseline)
 
 
-def test_a_whole_run_with_clock_faults_on_the_guest(lab: VmLab, guest: Remote, baseline: float,
-                                                     packages: set[str], tmp_path: Path) -> None:
+def test_a_whole_run_with_clock_faults_on_the_guest(
+    lab: VmLab, guest: Remote, baseline: float, packages: set[str], tmp_path: Path
+) -> None:
     from harness.cli import main
 
     started = time.monotonic()
     ours = OurClock()
     # A light load: on a slow (emulated) guest a busy CPU delays the nemesis's SSH reads of
     # the clock, and their error grows with the delay.
-    code = main(["run", "--ssh", "--nodes", lab.hosts()[0], "--target", "etcd",
-                 "--workload", "cas-register", "--nemesis", "clock", "--nemesis-interval", "4",
-                 "--time-limit", "20", "--recovery-time", "3", "--concurrency", "2",
-                 "--rate", "10", "--seed", "3", "--ssh-key", str(lab.image.key),
-                 "--ssh-known-hosts", str(lab.known_hosts), "--ssh-install", "upload",
-                 "--out-dir", str(tmp_path)])
+    code = main(
+        [
+            "run",
+            "--ssh",
+            "--nodes",
+            lab.hosts()[0],
+            "--target",
+            "etcd",
+            "--workload",
+            "cas-register",
+            "--nemesis",
+            "clock",
+            "--nemesis-interval",
+            "4",
+            "--time-limit",
+            "20",
+            "--recovery-time",
+            "3",
+            "--concurrency",
+            "2",
+            "--rate",
+            "10",
+            "--seed",
+            "3",
+            "--ssh-key",
+            str(lab.image.key),
+            "--ssh-known-hosts",
+            str(lab.known_hosts),
+            "--ssh-install",
+            "upload",
+            "--out-dir",
+            str(tmp_path),
+        ]
+    )
     assert code == 0, "the run's verdict is valid"
     run_dir = next(tmp_path.glob("*/*/test.json")).parent
     results = json.loads((run_dir / "results.json").read_text())
@@ -305,9 +382,14 @@ def test_a_whole_run_with_clock_faults_on_the_guest(lab: VmLab, guest: Remote, b
         assert near(op["value"]["offsets"]["n1"], op["value"]["baseline"]["n1"]), op
     cluster = json.loads((run_dir / "cluster.json").read_text())
     assert near(cluster["clock_offsets_s"]["n1"], baseline)
-    log.info("harness run: %d bumps (%s s), %d resets, valid, %.1f s; our drift %+.4f s",
-             len(bumps), [op["value"]["delta"] for op in bumps], len(resets),
-             time.monotonic() - started, ours.drift())
+    log.info(
+        "harness run: %d bumps (%s s), %d resets, valid, %.1f s; our drift %+.4f s",
+        len(bumps),
+        [op["value"]["delta"] for op in bumps],
+        len(resets),
+        time.monotonic() - started,
+        ours.drift(),
+    )
     assert abs(ours.drift()) < OUR_DRIFT_S
     assert clock_leftovers(guest, packages) == []
     assert near(guest_offset(guest), baseline)

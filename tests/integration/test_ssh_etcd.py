@@ -56,6 +56,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 
 # -- the remote layer over a real sshd ----------------------------------------------------
 
+
 def test_commands_sudo_files_and_signals_over_ssh(lab: Lab, tmp_path: Path) -> None:
     r = lab.ssh(0)
     try:
@@ -64,8 +65,9 @@ def test_commands_sudo_files_and_signals_over_ssh(lab: Lab, tmp_path: Path) -> N
         put_text(r, "/etc/harness-test/secret.conf", "a=1\n", 0o600)  # a root-only place
         assert r.run(["cat", "/etc/harness-test/secret.conf"]).exit != 0
         assert get_text(r, "/etc/harness-test/secret.conf") == "a=1\n"
-        assert r.run(["stat", "-c", "%U %a", "/etc/harness-test/secret.conf"]).stdout == \
-            "root 600\n"
+        assert (
+            r.run(["stat", "-c", "%U %a", "/etc/harness-test/secret.conf"]).stdout == "root 600\n"
+        )
         assert r.run("setsid sleep 300 </dev/null >/dev/null 2>&1 &", sudo=True).ok
         assert wait_until(lambda: r.run(["pgrep", "-x", "sleep"]).ok, 5, 0.1)
         assert r.signal("sleep", "TERM")
@@ -85,24 +87,30 @@ def test_commands_sudo_files_and_signals_over_ssh(lab: Lab, tmp_path: Path) -> N
 def test_host_keys_are_checked_unless_told_otherwise(lab: Lab, tmp_path: Path) -> None:
     empty = tmp_path / "known_hosts"
     empty.write_text("")
-    strict = SshRemote(HostSpec(lab.ips[1], USER),
-                       SshOptions(key=str(lab.key), known_hosts=str(empty)))
+    strict = SshRemote(
+        HostSpec(lab.ips[1], USER), SshOptions(key=str(lab.key), known_hosts=str(empty))
+    )
     with pytest.raises(RemoteError, match=r"is not in known_hosts.*ssh-keyscan"):
         strict.run("true")
-    lab_mode = SshRemote(HostSpec(lab.ips[1], USER),
-                         SshOptions(key=str(lab.key), known_hosts=str(empty), strict=False))
+    lab_mode = SshRemote(
+        HostSpec(lab.ips[1], USER),
+        SshOptions(key=str(lab.key), known_hosts=str(empty), strict=False),
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert lab_mode.run("true").ok
     assert any(issubclass(w.category, InsecureHostKeyWarning) for w in caught)
     lab_mode.close()
-    wrong_user = SshRemote(HostSpec(lab.ips[1], "nobody"),
-                           SshOptions(key=str(lab.key), known_hosts=str(lab.known_hosts)))
+    wrong_user = SshRemote(
+        HostSpec(lab.ips[1], "nobody"),
+        SshOptions(key=str(lab.key), known_hosts=str(lab.known_hosts)),
+    )
     with pytest.raises(RemoteError, match="login as nobody refused"):
         wrong_user.run("true")
 
 
 # -- etcd over SSH ----------------------------------------------------------------------------
+
 
 def b64(s: str) -> str:
     return base64.b64encode(s.encode()).decode()
@@ -111,8 +119,11 @@ def b64(s: str) -> str:
 def etcd_read(address: str, key: str, serializable: bool = False) -> str | None:
     """The value of ``key`` read from the member at ``address``; None when it cannot."""
     try:
-        r = requests.post(f"http://{address}/v3/kv/range",
-                          json={"key": b64(key), "serializable": serializable}, timeout=2)
+        r = requests.post(
+            f"http://{address}/v3/kv/range",
+            json={"key": b64(key), "serializable": serializable},
+            timeout=2,
+        )
         kvs = r.json().get("kvs") if r.ok else None
     except (requests.RequestException, ValueError):
         return None
@@ -132,9 +143,11 @@ def etcd(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshEtcd
 
 def test_a_write_then_a_read_through_the_json_gateway(etcd: SshEtcdCluster) -> None:
     ends = etcd.endpoints()
-    requests.post(f"http://{ends['n1']}/v3/kv/put",
-                  json={"key": b64("greeting"), "value": b64("hello over ssh")},
-                  timeout=5).raise_for_status()
+    requests.post(
+        f"http://{ends['n1']}/v3/kv/put",
+        json={"key": b64("greeting"), "value": b64("hello over ssh")},
+        timeout=5,
+    ).raise_for_status()
     assert etcd_read(ends["n3"], "greeting") == "hello over ssh"
     assert etcd.leader() in etcd.nodes()
     assert etcd.version().startswith("etcd Version: 3.5")
@@ -210,16 +223,24 @@ def test_stop_leaves_every_host_as_it_was(etcd: SshEtcdCluster, lab: Lab) -> Non
 
 # -- a whole run over SSH, wired as the CLI will wire it ----------------------------------
 
+
 @pytest.mark.parametrize("faults", [["partition"], ["partition", "pause", "kill"]])
-def test_a_whole_run_over_ssh(lab: Lab, tmp_path: Path,
-                              faults: list[str]) -> None:
+def test_a_whole_run_over_ssh(lab: Lab, tmp_path: Path, faults: list[str]) -> None:
     import json
 
     from harness.options import RunOptions
 
-    opts = RunOptions(target="etcd", workload="cas-register", nemesis=faults,
-                      nemesis_interval=4, time_limit=12, recovery_time=3, concurrency=3,
-                      out_dir=str(tmp_path), seed=1)
+    opts = RunOptions(
+        target="etcd",
+        workload="cas-register",
+        nemesis=faults,
+        nemesis_interval=4,
+        time_limit=12,
+        recovery_time=3,
+        concurrency=3,
+        out_dir=str(tmp_path),
+        seed=1,
+    )
     outcome = whole_run(lab, opts)
     assert outcome.valid is True, outcome
     info = json.loads((outcome.run_dir / "cluster.json").read_text())
@@ -231,11 +252,18 @@ def test_a_whole_run_over_ssh(lab: Lab, tmp_path: Path,
 
 
 def test_a_run_with_clock_faults_on_these_hosts_is_refused_and_cleaned_up(
-        lab: Lab, tmp_path: Path) -> None:
+    lab: Lab, tmp_path: Path
+) -> None:
     from harness.options import RunOptions
 
-    opts = RunOptions(target="etcd", workload="cas-register", nemesis=["clock"],
-                      time_limit=5, out_dir=str(tmp_path), seed=1)
+    opts = RunOptions(
+        target="etcd",
+        workload="cas-register",
+        nemesis=["clock"],
+        time_limit=5,
+        out_dir=str(tmp_path),
+        seed=1,
+    )
     with pytest.raises(ClusterError, match="Refusing clock faults on n1"):
         whole_run(lab, opts)
     for r in lab.docker:

@@ -56,16 +56,25 @@ RUN = f"sshruns-{uuid.uuid4().hex[:6]}"
 """This module's run label: everything it creates carries ``harness.run=RUN``."""
 SUBNET = "10.88.31.0/24"
 """Outside the 10.77.0.0/16 pool the clusters and the other SSH tests take from."""
-LOCKS = {"workload": "lock", "time_limit": 12, "recovery_time": 2, "lease_ttl": 2,
-         "keepalive": 0.5, "work_time": 0.1, "acquire_wait": 1, "op_timeout": 4,
-         "pause_at": 3, "pause_for": 6, "seed": 5}
+LOCKS = {
+    "workload": "lock",
+    "time_limit": 12,
+    "recovery_time": 2,
+    "lease_ttl": 2,
+    "keepalive": 0.5,
+    "work_time": 0.1,
+    "acquire_wait": 1,
+    "op_timeout": 4,
+    "pause_at": 3,
+    "pause_for": 6,
+    "seed": 5,
+}
 """suites/locks.toml's defaults: a client pause (6 s) longer than the lease (2 s)."""
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    with ssh_lab(RUN, tmp=tmp_path_factory.mktemp("ssh-lab"), hosts=3,
-                 subnet=SUBNET) as hosts:
+    with ssh_lab(RUN, tmp=tmp_path_factory.mktemp("ssh-lab"), hosts=3, subnet=SUBNET) as hosts:
         yield hosts
 
 
@@ -88,16 +97,24 @@ def assert_clean(lab: Lab, process: str) -> None:
 
 # -- etcd's lock over SSH ---------------------------------------------------------------------
 
+
 def test_etcd_lease_lock_with_fencing_is_valid_under_partition_pause_and_kill(
-        lab: Lab, tmp_path: Path) -> None:
+    lab: Lab, tmp_path: Path
+) -> None:
     # The three faults take turns, each on for half the time on a node of its own choice,
     # so at times two of the three members are out and nothing can succeed (one run in
     # three here): that window proves nothing, and the run is about safety, so it is
     # accepted (said out loud in the verdict) rather than made unknown.
-    opts = RunOptions(target="etcd", lock="lease-lock", fencing=True,
-                      nemesis=["partition", "pause", "kill"], nemesis_interval=4,
-                      out_dir=str(tmp_path), extra={"accept_unavailable": True},
-                      **{**LOCKS, "time_limit": 16})
+    opts = RunOptions(
+        target="etcd",
+        lock="lease-lock",
+        fencing=True,
+        nemesis=["partition", "pause", "kill"],
+        nemesis_interval=4,
+        out_dir=str(tmp_path),
+        extra={"accept_unavailable": True},
+        **{**LOCKS, "time_limit": 16},
+    )
     outcome = whole_run(lab, opts)
     checked(outcome, "etcd-lock-faults", "valid")
     results = json.loads((outcome.run_dir / "results.json").read_text())
@@ -106,14 +123,24 @@ def test_etcd_lease_lock_with_fencing_is_valid_under_partition_pause_and_kill(
     assert_clean(lab, "etcd")
 
 
-@pytest.mark.parametrize(("fencing", "expect", "violation"), [
-    (False, "invalid", "stale-write-accepted"),
-    (True, "valid", None),
-])
+@pytest.mark.parametrize(
+    ("fencing", "expect", "violation"),
+    [
+        (False, "invalid", "stale-write-accepted"),
+        (True, "valid", None),
+    ],
+)
 def test_etcd_lease_lock_under_a_pause_longer_than_the_lease(
-        lab: Lab, tmp_path: Path, fencing: bool, expect: str, violation: str | None) -> None:
-    opts = RunOptions(target="etcd", lock="lease-lock", fencing=fencing,
-                      nemesis=["client-pause"], out_dir=str(tmp_path), **LOCKS)
+    lab: Lab, tmp_path: Path, fencing: bool, expect: str, violation: str | None
+) -> None:
+    opts = RunOptions(
+        target="etcd",
+        lock="lease-lock",
+        fencing=fencing,
+        nemesis=["client-pause"],
+        out_dir=str(tmp_path),
+        **LOCKS,
+    )
     outcome = whole_run(lab, opts)
     checked(outcome, f"etcd-lease-lock-fencing-{fencing}", expect, violation)
     assert outcome.exit_code == (1 if expect == "invalid" else 0)
@@ -122,10 +149,17 @@ def test_etcd_lease_lock_under_a_pause_longer_than_the_lease(
 
 # -- Consul over SSH ------------------------------------------------------------------------------
 
+
 def test_consul_session_lock_with_fencing_is_valid_under_a_long_client_pause(
-        lab: Lab, tmp_path: Path) -> None:
-    opts = RunOptions(target="consul", fencing=True, nemesis=["client-pause"],
-                      out_dir=str(tmp_path), **{**LOCKS, "pause_for": 8})
+    lab: Lab, tmp_path: Path
+) -> None:
+    opts = RunOptions(
+        target="consul",
+        fencing=True,
+        nemesis=["client-pause"],
+        out_dir=str(tmp_path),
+        **{**LOCKS, "pause_for": 8},
+    )
     outcome = whole_run(lab, opts)
     checked(outcome, "consul-session-fenced", "valid")
     test = json.loads((outcome.run_dir / "test.json").read_text())
@@ -136,41 +170,83 @@ def test_consul_session_lock_with_fencing_is_valid_under_a_long_client_pause(
 
 
 def test_consul_cas_register_with_consistent_reads_is_valid_under_partitions(
-        lab: Lab, tmp_path: Path) -> None:
-    opts = RunOptions(target="consul", workload="cas-register", read_mode="consistent",
-                      nemesis=["partition"], nemesis_target="one", nemesis_interval=5,
-                      time_limit=15, recovery_time=3, concurrency=3, out_dir=str(tmp_path),
-                      seed=1)
+    lab: Lab, tmp_path: Path
+) -> None:
+    opts = RunOptions(
+        target="consul",
+        workload="cas-register",
+        read_mode="consistent",
+        nemesis=["partition"],
+        nemesis_target="one",
+        nemesis_interval=5,
+        time_limit=15,
+        recovery_time=3,
+        concurrency=3,
+        out_dir=str(tmp_path),
+        seed=1,
+    )
     checked(whole_run(lab, opts), "consul-cas-consistent-partition", "valid")
     assert_clean(lab, "consul")
 
 
 # -- cleaning up after a harness killed mid-fault --------------------------------------------------
 
+
 def harness(*argv: str, log: Path) -> subprocess.Popen[bytes]:
     """``harness ARGV`` as a process of its own group, its output appended to ``log``."""
     with log.open("ab") as out:
-        return subprocess.Popen([sys.executable, "-m", "harness.cli", *argv], stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True,
-                                cwd=Path(__file__).parents[2])
+        return subprocess.Popen(
+            [sys.executable, "-m", "harness.cli", *argv],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=Path(__file__).parents[2],
+        )
 
 
 def login(lab: Lab) -> list[str]:
-    return ["--ssh", "--nodes", ",".join(lab.hosts()), "--ssh-key", str(lab.key),
-            "--ssh-known-hosts", str(lab.known_hosts)]
+    return [
+        "--ssh",
+        "--nodes",
+        ",".join(lab.hosts()),
+        "--ssh-key",
+        str(lab.key),
+        "--ssh-known-hosts",
+        str(lab.known_hosts),
+    ]
 
 
 def rules(lab: Lab, i: int) -> list[str]:
-    return [line for line in lab.docker[i].run("iptables -S", sudo=True).stdout.splitlines()
-            if "harness-" in line]
+    return [
+        line
+        for line in lab.docker[i].run("iptables -S", sudo=True).stdout.splitlines()
+        if "harness-" in line
+    ]
 
 
 def test_heal_then_down_undo_what_a_killed_run_left(lab: Lab, tmp_path: Path) -> None:
     log = tmp_path / "harness.log"
-    run = harness("run", *login(lab), "--ssh-install", "upload", "--target", "etcd",
-                  "--workload", "cas-register", "--nemesis", "partition",
-                  "--nemesis-interval", "4", "--time-limit", "120", "--seed", "3",
-                  "--out-dir", str(tmp_path / "results"), log=log)
+    run = harness(
+        "run",
+        *login(lab),
+        "--ssh-install",
+        "upload",
+        "--target",
+        "etcd",
+        "--workload",
+        "cas-register",
+        "--nemesis",
+        "partition",
+        "--nemesis-interval",
+        "4",
+        "--time-limit",
+        "120",
+        "--seed",
+        "3",
+        "--out-dir",
+        str(tmp_path / "results"),
+        log=log,
+    )
     try:
         faulted = wait_until(lambda: any(rules(lab, i) for i in range(3)), 180, 0.5)
         assert faulted, f"no partition within 180 s; {log.read_text()[-2000:]}"
@@ -184,12 +260,18 @@ def test_heal_then_down_undo_what_a_killed_run_left(lab: Lab, tmp_path: Path) ->
     assert any(rules(lab, i) for i in range(3)), "the partition outlived the harness"
     paused = lab.docker[1]
     assert paused.run("pkill -STOP -x etcd", sudo=True).ok  # as a frozen pause fault would
-    paused.run(f"printf '%s\\n' '{json.dumps({'stopped': [], 'baseline_offset_s': 0.0})}' "
-               f"> {RECORD}", sudo=True)  # a clock fault's note (no clock is ever set here)
+    paused.run(
+        f"printf '%s\\n' '{json.dumps({'stopped': [], 'baseline_offset_s': 0.0})}' > {RECORD}",
+        sudo=True,
+    )  # a clock fault's note (no clock is ever set here)
     cluster = json.loads(next((tmp_path / "results").rglob("cluster.json")).read_text())
 
-    heal = subprocess.run([sys.executable, "-m", "harness.cli", "clusters", "heal",
-                           *login(lab)], capture_output=True, text=True, timeout=120)
+    heal = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "clusters", "heal", *login(lab)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert heal.returncode == 0, heal.stdout + heal.stderr
     assert "resumed etcd" in heal.stdout and "firewall rule(s)" in heal.stdout, heal.stdout
     for i in range(3):
@@ -197,22 +279,30 @@ def test_heal_then_down_undo_what_a_killed_run_left(lab: Lab, tmp_path: Path) ->
         state = lab.docker[i].run("ps -o stat= -C etcd").stdout.strip()
         assert state and not state.startswith("T"), f"h{i + 1}: etcd {state!r}"
     assert not paused.run(f"test -e {RECORD}").ok
-    assert wait_until(lambda: all(etcd_healthy(ip) for ip in lab.ips), 30, 0.5), \
+    assert wait_until(lambda: all(etcd_healthy(ip) for ip in lab.ips), 30, 0.5), (
         "healed, the servers serve again"
+    )
 
-    down = subprocess.run([sys.executable, "-m", "harness.cli", "clusters", "down",
-                           *login(lab)], capture_output=True, text=True, timeout=300)
+    down = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "clusters", "down", *login(lab)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert down.returncode == 0, down.stdout + down.stderr
     assert "purged" in down.stdout and f"removed {cluster['directory']}" in down.stdout
     assert_clean(lab, "etcd")
-    again = subprocess.run([sys.executable, "-m", "harness.cli", "clusters", "down",
-                            *login(lab)], capture_output=True, text=True, timeout=120)
+    again = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "clusters", "down", *login(lab)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert again.returncode == 0 and again.stdout.count("nothing to undo") == 3, again.stdout
 
 
 def etcd_healthy(ip: str) -> bool:
     try:
-        return bool(requests.get(f"http://{ip}:2379/health", timeout=2).json()["health"]
-                    == "true")
+        return bool(requests.get(f"http://{ip}:2379/health", timeout=2).json()["health"] == "true")
     except (requests.RequestException, ValueError, KeyError):
         return False

@@ -17,9 +17,19 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_smoke_suite_meets_every_expectation(tmp_path: Path) -> None:
     r = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "suite", "run", str(ROOT / "suites/smoke.toml"),
-         "-o", str(tmp_path)],
-        capture_output=True, text=True, timeout=1800,
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "suite",
+            "run",
+            str(ROOT / "suites/smoke.toml"),
+            "-o",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
     )
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
     (suite_dir,) = list(tmp_path.glob("suite-smoke/*"))

@@ -47,8 +47,18 @@ ELECTIONS = ["etcd", "zookeeper", "consul"]
 
 def pause_args(target: str) -> list[str]:
     pause = PAUSE_FOR.get(target, 5)
-    return ["--nemesis", "client-pause", "--pause-at", "3", "--pause-for", str(pause),
-            "--time-limit", str(pause + 5), "--recovery-time", "1"]  # fmt: skip
+    return [
+        "--nemesis",
+        "client-pause",
+        "--pause-at",
+        "3",
+        "--pause-for",
+        str(pause),
+        "--time-limit",
+        str(pause + 5),
+        "--recovery-time",
+        "1",
+    ]
 
 
 def harness_containers() -> set[str]:
@@ -67,8 +77,12 @@ def no_leftovers() -> Any:
 
 def run(out: Path, *args: str) -> tuple[int, dict[str, Any], Path]:
     """``harness run ARGS -o OUT``: exit code, results.json, run directory."""
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", "run", *args, "-o", str(out)],
-                          capture_output=True, text=True, timeout=240)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", *args, "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     run_dir = out / "latest"
     assert (run_dir / "results.json").exists(), proc.stdout + proc.stderr
     results = json.loads((run_dir / "results.json").read_text())
@@ -96,8 +110,7 @@ def paused_a_holder(run_dir: Path) -> bool:
             break
         if op["process"] == victim and op["f"] in ("acquire", "campaign") and op["type"] == "ok":
             holding = True
-        if op["process"] == victim and op["f"] in ("release", "resign") \
-                and op["type"] == "invoke":  # fmt: skip
+        if op["process"] == victim and op["f"] in ("release", "resign") and op["type"] == "invoke":
             holding = False
     return holding
 
@@ -119,8 +132,9 @@ def paused_run(out: Path, checker: str, *args: str) -> tuple[int, dict[str, Any]
 
 @pytest.mark.parametrize(("target", "lock", "tokens"), LOCKS)
 def test_lock_without_fault(tmp_path: Path, target: str, lock: str, tokens: bool) -> None:
-    code, results, run_dir = run(tmp_path, "--target", target, "--workload", "lock",
-                                 "--lock", lock, *LEASE, *QUICK)  # fmt: skip
+    code, results, run_dir = run(
+        tmp_path, "--target", target, "--workload", "lock", "--lock", lock, *LEASE, *QUICK
+    )
     assert results["checkers"]["mutex"]["valid"] is True, results["checkers"]["mutex"]
     # a lock without tokens cannot be fenced: fencing does not apply, mutual exclusion judges
     assert code == 0, {k: c["summary"] for k, c in results["checkers"].items()}
@@ -131,11 +145,23 @@ def test_lock_without_fault(tmp_path: Path, target: str, lock: str, tokens: bool
 
 
 @pytest.mark.parametrize(("target", "lock", "tokens"), LOCKS)
-def test_paused_holder_writes_stale_without_fencing(tmp_path: Path, target: str, lock: str,
-                                                   tokens: bool) -> None:  # fmt: skip
-    code, results, _ = paused_run(tmp_path, "mutex", "--target", target, "--workload", "lock",
-                                  "--lock", lock, *LEASE, *pause_args(target),
-                                  "--fencing", "off")  # fmt: skip
+def test_paused_holder_writes_stale_without_fencing(
+    tmp_path: Path, target: str, lock: str, tokens: bool
+) -> None:
+    code, results, _ = paused_run(
+        tmp_path,
+        "mutex",
+        "--target",
+        target,
+        "--workload",
+        "lock",
+        "--lock",
+        lock,
+        *LEASE,
+        *pause_args(target),
+        "--fencing",
+        "off",
+    )
     mutex = results["checkers"]["mutex"]
     assert mutex["stale_accepted"], mutex["summary"]
     assert code == 1, mutex["summary"]
@@ -143,9 +169,20 @@ def test_paused_holder_writes_stale_without_fencing(tmp_path: Path, target: str,
 
 @pytest.mark.parametrize(("target", "lock"), [(t, lk) for t, lk, tokens in LOCKS if tokens])
 def test_fencing_rejects_the_stale_write(tmp_path: Path, target: str, lock: str) -> None:
-    code, results, _ = paused_run(tmp_path, "mutex", "--target", target, "--workload", "lock",
-                                  "--lock", lock, *LEASE, *pause_args(target),
-                                  "--fencing", "on")  # fmt: skip
+    code, results, _ = paused_run(
+        tmp_path,
+        "mutex",
+        "--target",
+        target,
+        "--workload",
+        "lock",
+        "--lock",
+        lock,
+        *LEASE,
+        *pause_args(target),
+        "--fencing",
+        "on",
+    )
     mutex = results["checkers"]["mutex"]
     assert mutex["stale_rejected"] and not mutex["stale_accepted"], mutex["summary"]
     assert code == 0, {k: c["summary"] for k, c in results["checkers"].items()}
@@ -156,19 +193,32 @@ def test_fencing_rejects_the_stale_write(tmp_path: Path, target: str, lock: str)
 
 @pytest.mark.parametrize("target", ELECTIONS)
 def test_election_without_fault(tmp_path: Path, target: str) -> None:
-    code, results, run_dir = run(tmp_path, "--target", target, "--workload", "election",
-                                 *LEASE, *QUICK)  # fmt: skip
+    code, results, run_dir = run(
+        tmp_path, "--target", target, "--workload", "election", *LEASE, *QUICK
+    )
     assert code == 0, results
-    epochs = [op["value"]["epoch"] for op in client_ops(run_dir)
-              if op["f"] == "campaign" and op["type"] == "ok"]  # fmt: skip
+    epochs = [
+        op["value"]["epoch"]
+        for op in client_ops(run_dir)
+        if op["f"] == "campaign" and op["type"] == "ok"
+    ]
     assert len(epochs) >= 3 and epochs == sorted(epochs)
 
 
 @pytest.mark.parametrize("target", ELECTIONS)
 def test_election_paused_leader_is_fenced_by_its_epoch(tmp_path: Path, target: str) -> None:
-    code, results, _ = paused_run(tmp_path, "election", "--target", target,
-                                  "--workload", "election",
-                                  *LEASE, *pause_args(target), "--fencing", "on")  # fmt: skip
+    code, results, _ = paused_run(
+        tmp_path,
+        "election",
+        "--target",
+        target,
+        "--workload",
+        "election",
+        *LEASE,
+        *pause_args(target),
+        "--fencing",
+        "on",
+    )
     election = results["checkers"]["election"]
     assert election["stale_rejected"] and not election["stale_accepted"], election["summary"]
     assert code == 0, election["summary"]
@@ -180,12 +230,26 @@ def test_election_paused_leader_is_fenced_by_its_epoch(tmp_path: Path, target: s
 @pytest.mark.parametrize("target", REGISTERS)
 @pytest.mark.parametrize("fault", [False, True])
 def test_cas_register(tmp_path: Path, target: str, fault: bool) -> None:
-    faults = (["--nemesis", "client-pause", "--pause-at", "1", "--pause-for", "2",
-               "--time-limit", "4", "--recovery-time", "1"] if fault else QUICK)  # fmt: skip
-    _, results, run_dir = run(tmp_path, "--target", target, "--workload", "cas-register",
-                              "--concurrency", "3", *faults)  # fmt: skip
+    faults = (
+        [
+            "--nemesis",
+            "client-pause",
+            "--pause-at",
+            "1",
+            "--pause-for",
+            "2",
+            "--time-limit",
+            "4",
+            "--recovery-time",
+            "1",
+        ]
+        if fault
+        else QUICK
+    )
+    _, results, run_dir = run(
+        tmp_path, "--target", target, "--workload", "cas-register", "--concurrency", "3", *faults
+    )
     assert "linearizability" in results["checkers"]
     ops = client_ops(run_dir)
     assert any(op["type"] == "ok" and op["f"] == "cas" for op in ops)
-    assert any(op["type"] == "ok" and op["f"] == "read" and op["value"] is not None
-               for op in ops)  # fmt: skip
+    assert any(op["type"] == "ok" and op["f"] == "read" and op["value"] is not None for op in ops)

@@ -33,14 +33,22 @@ class SimHost(FakeRemote):
         self.running = False
         self.paused = False
         self.rules: list[list[str]] = []
-        self.on("dpkg-query", respond=lambda _: CommandResult(
-            0, "".join(f"ii  {p}\n" for p in sorted(self.installed)), ""))
+        self.on(
+            "dpkg-query",
+            respond=lambda _: CommandResult(
+                0, "".join(f"ii  {p}\n" for p in sorted(self.installed)), ""
+            ),
+        )
         self.on(r"apt-get .* update", exit=100)
         self.on(r"dpkg -i", respond=self._dpkg)
         self.on(r"purge -y", respond=self._purge)
         self.on(r"^test -e ", exit=1)
-        self.on(r"server\.pid", respond=lambda _: CommandResult(
-            0, f"4242 {'T' if self.paused else 'S'}\n" if self.running else "", ""))
+        self.on(
+            r"server\.pid",
+            respond=lambda _: CommandResult(
+                0, f"4242 {'T' if self.paused else 'S'}\n" if self.running else "", ""
+            ),
+        )
         self.on(r"^nohup setsid", respond=self._start)
         self.on(r"^kill -(\w+) 4242$", respond=self._signal)
         self.on(r"^iptables ", respond=self._iptables)
@@ -81,8 +89,11 @@ class SimHost(FakeRemote):
         elif op == "-C":
             return OK if spec in self.rules else CommandResult(1, "", "")
         elif op == "-S":
-            return CommandResult(0, "-P INPUT ACCEPT\n" + "".join(
-                "-A " + shlex.join(r) + "\n" for r in self.rules), "")
+            return CommandResult(
+                0,
+                "-P INPUT ACCEPT\n" + "".join("-A " + shlex.join(r) + "\n" for r in self.rules),
+                "",
+            )
         return OK
 
     def _connect(self, text: str) -> CommandResult:

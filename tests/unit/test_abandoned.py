@@ -43,11 +43,31 @@ def _consul_run() -> tuple[list[dict[str, Any]], History, list[dict[str, Any]]]:
 
 
 def _late_and_closed(close: bool) -> list[dict[str, Any]]:
-    out = [{"time": ns(26.01), "process": 0, "event": "late-completion", "f": "write",
-            "invoked": ns(12.0), "type": "ok", "value": "a", "error": None}]  # fmt: skip
+    out = [
+        {
+            "time": ns(26.01),
+            "process": 0,
+            "event": "late-completion",
+            "f": "write",
+            "invoked": ns(12.0),
+            "type": "ok",
+            "value": "a",
+            "error": None,
+        }
+    ]
     if close:
-        out.append({"time": ns(26.03), "sent": ns(26.02), "process": 0, "event": "lease-ended",
-                    "lease": "s0", "ttl": 10.0, "lock": "lock", "reason": "closed"})  # fmt: skip
+        out.append(
+            {
+                "time": ns(26.03),
+                "sent": ns(26.02),
+                "process": 0,
+                "event": "lease-ended",
+                "lease": "s0",
+                "ttl": 10.0,
+                "lock": "lock",
+                "reason": "closed",
+            }
+        )
     return out
 
 
@@ -77,9 +97,19 @@ def test_a_late_ok_makes_an_abandoned_take_a_definite_holding() -> None:
         (1.0, 0, "invoke", "acquire", None),
         (11.0, 0, "info", "acquire", None),
     )
-    late = late_completions([{"time": ns(14.0), "process": 0, "event": "late-completion",
-                              "f": "acquire", "invoked": ns(1.0), "type": "ok",
-                              "value": {"token": 5, "lease": 7, "name": "lock"}}])  # fmt: skip
+    late = late_completions(
+        [
+            {
+                "time": ns(14.0),
+                "process": 0,
+                "event": "late-completion",
+                "f": "acquire",
+                "invoked": ns(1.0),
+                "type": "ok",
+                "value": {"token": 5, "lease": 7, "name": "lock"},
+            }
+        ]
+    )
     (x,) = holdings(h, LOCK, late)
     assert x.definite and x.start == ns(14.0) and x.number == 5 and x.late
     assert x.abandoned == ns(11.0)
@@ -118,11 +148,26 @@ def test_a_work_time_over_the_op_timeout_is_not_a_mutex_violation() -> None:
     events = lease_events(2, 48, [13.5, 16.5, 19.5, 22.5, 33.0])
     events += lease_events(5, 50, [29.7, 32.7])
     events += [
-        {"time": ns(33.765), "process": 2, "event": "late-completion", "f": "write",
-         "invoked": ns(13.77), "type": "ok", "value": "a"},
-        {"time": ns(33.767), "sent": ns(33.766), "process": 2, "event": "lease-ended",
-         "lease": 48, "ttl": 10.0, "lock": "lock", "reason": "closed"},
-    ]  # fmt: skip
+        {
+            "time": ns(33.765),
+            "process": 2,
+            "event": "late-completion",
+            "f": "write",
+            "invoked": ns(13.77),
+            "type": "ok",
+            "value": "a",
+        },
+        {
+            "time": ns(33.767),
+            "sent": ns(33.766),
+            "process": 2,
+            "event": "lease-ended",
+            "lease": 48,
+            "ttl": 10.0,
+            "lock": "lock",
+            "reason": "closed",
+        },
+    ]
     log = [write(33.76, 2, 11, 11, True)]
     assert check_mutex(log, h, events).valid is True
     r = check_mutex_linearizable(h, events)
@@ -134,10 +179,12 @@ def test_our_own_history_with_63_bit_lease_ids_reads(tmp_path: Any) -> None:
     recorded it: the reader refused the harness's own history ("beyond 64 bits")."""
     from harness.formats import read_file
 
-    line = ('{"index":0,"time":9018000000,"process":0,"type":"invoke","f":"acquire",'
-            '"value":{"name":"lock-0"}}\n'
-            '{"index":1,"time":9018809182,"process":0,"type":"ok","f":"acquire","value":'
-            '{"token":2,"lease":7408318254357351430,"name":"lock-0"},"node":"n1"}\n')  # fmt: skip
+    line = (
+        '{"index":0,"time":9018000000,"process":0,"type":"invoke","f":"acquire",'
+        '"value":{"name":"lock-0"}}\n'
+        '{"index":1,"time":9018809182,"process":0,"type":"ok","f":"acquire","value":'
+        '{"token":2,"lease":7408318254357351430,"name":"lock-0"},"node":"n1"}\n'
+    )
     path = tmp_path / "history.jsonl"
     path.write_text(line)
     read = read_file(path)

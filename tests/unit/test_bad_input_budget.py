@@ -48,10 +48,7 @@ def test_the_time_limit_covers_preparing(big: Path) -> None:
     history, model = read_history(big)
     result = linearizability.check(history, model, 1e-9)
     assert result.valid == "unknown"
-    assert (
-        "while preparing the partitions"
-        in (result.details["reason"])
-    )
+    assert "while preparing the partitions" in (result.details["reason"])
 
 
 def test_the_memory_limit_ends_in_unknown(capsys: pytest.CaptureFixture[str], big: Path) -> None:

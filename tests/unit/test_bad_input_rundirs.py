@@ -39,9 +39,13 @@ def test_a_good_run_directory_checks_valid(capsys: pytest.CaptureFixture[str], g
 
 @pytest.mark.parametrize(
     ("name", "kind"),
-    [("history.jsonl", "FIFO"), ("test.json", "FIFO"), ("events.jsonl", "FIFO"),
-     ("resource.jsonl", "FIFO")],
-)  # fmt: skip
+    [
+        ("history.jsonl", "FIFO"),
+        ("test.json", "FIFO"),
+        ("events.jsonl", "FIFO"),
+        ("resource.jsonl", "FIFO"),
+    ],
+)
 def test_a_fifo_in_a_run_directory_is_refused_not_waited_for(
     capsys: pytest.CaptureFixture[str], good: Path, name: str, kind: str
 ) -> None:

@@ -52,12 +52,16 @@ def run_dir(tmp: Path, fencing: bool, extra: dict[str, Any] | None = None) -> Pa
     (tmp / "history.jsonl").write_text("".join(op.to_json() + "\n" for op in h))
     lines = {
         "resource.jsonl": [write(11.5, 2, 2, None, True), write(20.005, 1, 1, 2, not fencing)],
-        "events.jsonl": by_time(lease_events(1, 11, [0.05, 1.0], lost=20.02),
-                                lease_events(2, 22, [0.6, 11.05])),
-        "sim/events.jsonl": by_time(service_lease(11, 0.04, [1.0], expired=11.0),
-                                    service_lease(22, 0.59, [11.0], revoked=12.02),
-                                    service_grant(0.05, 11, 1), service_grant(11.01, 22, 2)),
-    }  # fmt: skip
+        "events.jsonl": by_time(
+            lease_events(1, 11, [0.05, 1.0], lost=20.02), lease_events(2, 22, [0.6, 11.05])
+        ),
+        "sim/events.jsonl": by_time(
+            service_lease(11, 0.04, [1.0], expired=11.0),
+            service_lease(22, 0.59, [11.0], revoked=12.02),
+            service_grant(0.05, 11, 1),
+            service_grant(11.01, 22, 2),
+        ),
+    }
     for name, rows in lines.items():
         (tmp / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
     options = {"workload": "lock", "target": "sim", "fencing": fencing, "extra": extra or {}}
@@ -69,8 +73,13 @@ def test_results_json_of_a_paused_holder_with_fencing(tmp_path: Path) -> None:
     out = check_run(run_dir(tmp_path, fencing=True))
     assert out["valid"] is True, json.dumps(out, indent=1)
     saved = json.loads((tmp_path / "results.json").read_text())
-    assert set(saved["checkers"]) == {"mutex", "fencing", "mutex-linearizability", "stats",
-                                      "faults"}  # fmt: skip
+    assert set(saved["checkers"]) == {
+        "mutex",
+        "fencing",
+        "mutex-linearizability",
+        "stats",
+        "faults",
+    }
     mutex = saved["checkers"]["mutex"]
     (g,) = mutex["overlap_groups"]
     assert g["classification"]["cause"] == "lease-expired-while-paused"
@@ -96,9 +105,11 @@ def test_accept_unavailable_is_read_from_the_options_extra(tmp_path: Path) -> No
     """A pause during which no operation even ran proves nothing about it: unknown, unless
     the test's options accept it."""
     d = run_dir(tmp_path / "a", fencing=True)
-    h = history((0.0, 1, "invoke", "acquire", {"name": "lock"}),
-                (0.1, 1, "ok", "acquire", {"token": 1, "lease": 11, "name": "lock"}),
-                fault("client-pause", 5.0, 6.0, {"processes": [1]}))  # fmt: skip
+    h = history(
+        (0.0, 1, "invoke", "acquire", {"name": "lock"}),
+        (0.1, 1, "ok", "acquire", {"token": 1, "lease": 11, "name": "lock"}),
+        fault("client-pause", 5.0, 6.0, {"processes": [1]}),
+    )
     (d / "history.jsonl").write_text("".join(op.to_json() + "\n" for op in h))
     assert check_run(d)["checkers"]["stats"]["valid"] == "unknown"
     opts = json.loads((d / "test.json").read_text())

@@ -160,8 +160,9 @@ def test_to_dict_is_plain_json() -> None:
 
 def two_holders(*faults: list, release_first: float | None = None):  # type: ignore[no-untyped-def]
     """1 holds (lease renewed to 5 s, TTL 10 s), 2 is granted the lock at 6 s, both write."""
-    h = history(holding(1, 0.0, 0.1, 1, 11, release=release_first), holding(2, 0.2, 6.0, 2, 22),
-                *faults)  # fmt: skip
+    h = history(
+        holding(1, 0.0, 0.1, 1, 11, release=release_first), holding(2, 0.2, 6.0, 2, 22), *faults
+    )
     log = [write(6.1, 2, 2, None, True), write(6.2, 1, 1, 2, True)]
     events = by_time(lease_events(1, 11, [0.05, 2.5, 5.0]), lease_events(2, 22, [0.25]))
     return log, h, events

@@ -36,8 +36,11 @@ def test_a_fault_never_stopped_lasts_to_the_end_and_heal_ends_all() -> None:
         fault("partition", 6.0, None, {"grudge": {}}),
     )
     ws = fault_windows(h)
-    assert [(w.kind, w.end) for w in ws] == [("pause", 5.5 * S), ("kill", 5.5 * S),
-                                             ("partition", None)]  # fmt: skip
+    assert [(w.kind, w.end) for w in ws] == [
+        ("pause", 5.5 * S),
+        ("kill", 5.5 * S),
+        ("partition", None),
+    ]
     assert ws[2].overlaps(100 * S, 200 * S)
 
 

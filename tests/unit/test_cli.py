@@ -53,8 +53,14 @@ def test_a_malformed_history_file_is_one_line(
 
 
 def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
-    for argv in (["--help"], ["run", "--help"], ["check", "--help"], ["report", "--help"],
-                 ["images", "build", "--help"], ["clusters", "--help"]):
+    for argv in (
+        ["--help"],
+        ["run", "--help"],
+        ["check", "--help"],
+        ["report", "--help"],
+        ["images", "build", "--help"],
+        ["clusters", "--help"],
+    ):
         code, out, _ = run(capsys, *argv)
         assert code == 0 and "usage: harness" in out
 

@@ -21,9 +21,19 @@ from harness.options import RunOptions
 from harness.suite import SuiteError, load_suite
 from harness.validate import check_run
 
-SECONDS = ["--rate", "--time-limit", "--recovery-time", "--op-timeout", "--pause-at",
-           "--pause-for", "--keepalive", "--lease-ttl", "--work-time", "--acquire-wait",
-           "--nemesis-interval"]
+SECONDS = [
+    "--rate",
+    "--time-limit",
+    "--recovery-time",
+    "--op-timeout",
+    "--pause-at",
+    "--pause-for",
+    "--keepalive",
+    "--lease-ttl",
+    "--work-time",
+    "--acquire-wait",
+    "--nemesis-interval",
+]
 
 
 def assert_one_line_254(code: int, out: str, err: str, needle: str) -> None:
@@ -54,8 +64,10 @@ def test_number_options_are_finite_and_in_range(
         (["--seed", "-5"], "--seed: must be at least 0"),
         (["--seed", "1e999"], "--seed: expected an integer"),
         (["--seed", str(2**64)], "--seed: must be at least 0 and at most"),
-        (["--sim-bug", "bogus"], "unknown sim bug 'bogus' for --sim-bug: choose from "
-                                 "lock-ignores-lease"),
+        (
+            ["--sim-bug", "bogus"],
+            "unknown sim bug 'bogus' for --sim-bug: choose from lock-ignores-lease",
+        ),
         (["--target", "etcd", "--sim-bug", "token-reuse"], "sim target only"),
         (["--nemesis", ""], "--nemesis needs at least one of none, client-pause"),
         (["--nemesis", "kill,,pause"], "unknown nemesis '' for --nemesis"),
@@ -63,8 +75,7 @@ def test_number_options_are_finite_and_in_range(
         (["--persistence", "sometimes"], "invalid choice: 'sometimes' (choose from 'none'"),
         (["--persistence", "aof-always"], "sim has no persistence option"),
         (["--read-mode", "stale"], "sim has no read modes"),
-        (["--target", "etcd", "--read-mode", "stale"], "choose from linearizable, "
-                                                        "serializable"),
+        (["--target", "etcd", "--read-mode", "stale"], "choose from linearizable, serializable"),
         (["--target", "etcd", "--lock", "nope"], "choose from lease-lock, recipe"),
         (["--target", "nope"], "invalid choice: 'nope'"),
         (["--name", "../../../../tmp/x"], "is not one folder name"),
@@ -92,8 +103,7 @@ def test_an_unwritable_out_dir_is_refused(
         if os.access(locked, os.W_OK):  # root writes anywhere: a file stands in
             locked = tmp_path / "file"
             locked.write_text("")
-        assert_one_line_254(*run(capsys, "run", "-o", str(locked / "sub")),
-                            "cannot write there")
+        assert_one_line_254(*run(capsys, "run", "-o", str(locked / "sub")), "cannot write there")
     finally:
         (tmp_path / "ro").chmod(0o700)
 
@@ -108,23 +118,40 @@ def test_help_lists_every_enumeration(capsys: pytest.CaptureFixture[str]) -> Non
     code, out, _ = run(capsys, "run", "--help")
     assert code == 0
     text = " ".join(out.split())
-    for needle in ("lock-ignores-lease", "epoch-reuse", "aof-everysec", "lease-lock",
-                   "serializable", "majorities-ring", "bridge", "holder", "n1,n3",
-                   "partition: one, leader, holder", "--accept-unavailable",
-                   "holder;partition=leader"):
+    for needle in (
+        "lock-ignores-lease",
+        "epoch-reuse",
+        "aof-everysec",
+        "lease-lock",
+        "serializable",
+        "majorities-ring",
+        "bridge",
+        "holder",
+        "n1,n3",
+        "partition: one, leader, holder",
+        "--accept-unavailable",
+        "holder;partition=leader",
+    ):
         assert needle in text, needle
 
 
 # -- issue 15: faults that never happen, op timeouts that test nothing --------------------
 
+
 def test_an_interval_with_no_room_for_one_fault_is_refused(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, err = run(capsys, "run", "--nemesis", "pause", "--nemesis-interval", "10",
-                         "--time-limit", "10")
-    assert_one_line_254(code, out, err, "--nemesis-interval 10 leaves no room to start and "
-                        "stop each fault inside --time-limit 10: use --nemesis-interval 8 or "
-                        "less, or --time-limit 12.5 or more")
+    code, out, err = run(
+        capsys, "run", "--nemesis", "pause", "--nemesis-interval", "10", "--time-limit", "10"
+    )
+    assert_one_line_254(
+        code,
+        out,
+        err,
+        "--nemesis-interval 10 leaves no room to start and "
+        "stop each fault inside --time-limit 10: use --nemesis-interval 8 or "
+        "less, or --time-limit 12.5 or more",
+    )
 
 
 def test_the_first_fault_starts_well_inside_the_time_limit() -> None:
@@ -138,8 +165,9 @@ def test_the_first_fault_starts_well_inside_the_time_limit() -> None:
 def test_a_client_pause_that_ends_after_the_run_is_refused(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert_one_line_254(*run(capsys, "run", "--time-limit", "20"),
-                        "does not end inside --time-limit 20")
+    assert_one_line_254(
+        *run(capsys, "run", "--time-limit", "20"), "does not end inside --time-limit 20"
+    )
 
 
 def test_the_op_timeout_follows_the_pause_and_the_work_and_says_why() -> None:
@@ -159,10 +187,14 @@ def test_the_op_timeout_follows_the_pause_and_the_work_and_says_why() -> None:
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
-        (["--op-timeout", "10"], "--op-timeout 10 is not longer than the client pause 14 s + "
-                                 "work time 0.3 s"),
-        (["--nemesis", "none", "--work-time", "20", "--op-timeout", "10"],
-         "not longer than the work time 20 s"),
+        (
+            ["--op-timeout", "10"],
+            "--op-timeout 10 is not longer than the client pause 14 s + work time 0.3 s",
+        ),
+        (
+            ["--nemesis", "none", "--work-time", "20", "--op-timeout", "10"],
+            "not longer than the work time 20 s",
+        ),
     ],
 )
 def test_an_explicit_op_timeout_shorter_than_an_op_is_refused(
@@ -182,6 +214,7 @@ def test_accept_unavailable_on_the_command_line() -> None:
 
 
 # -- suites: the same validation, the same run ----------------------------------------
+
 
 def _suite(tmp_path: Path, body: str, suite_name: str = "t") -> Path:
     p = tmp_path / "s.toml"
@@ -205,8 +238,10 @@ def _suite(tmp_path: Path, body: str, suite_name: str = "t") -> Path:
         ("sim_bugs = ['bogus']", "unknown sim bug 'bogus'"),
         ("target = 'nope'", "unknown target 'nope'"),
         ("op_timeout = 3", "--op-timeout 3 is not longer than the client pause 14 s"),
-        ("nemesis = ['kill']\nnemesis_target = 'bogus'\ntime_limit = 60",
-         "not a target of the kill fault"),
+        (
+            "nemesis = ['kill']\nnemesis_target = 'bogus'\ntime_limit = 60",
+            "not a target of the kill fault",
+        ),
     ],
 )
 def test_suite_files_get_the_same_validation(tmp_path: Path, body: str, needle: str) -> None:
@@ -227,8 +262,9 @@ def test_suite_and_run_names_are_one_folder_name(tmp_path: Path) -> None:
 def test_suite_run_of_a_folder_is_one_line(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    assert_one_line_254(*run(capsys, "suite", "run", str(tmp_path)), "is a folder: pass a "
-                        "suite file")
+    assert_one_line_254(
+        *run(capsys, "suite", "run", str(tmp_path)), "is a folder: pass a suite file"
+    )
 
 
 def test_a_suite_and_the_command_line_give_the_same_run(tmp_path: Path) -> None:
@@ -250,6 +286,7 @@ def test_every_suite_in_the_repository_loads() -> None:
 
 
 # -- compare: odd runs and unwritable outputs -----------------------------------------
+
 
 @pytest.mark.parametrize(
     ("test_json", "needle"),
@@ -278,8 +315,9 @@ def test_compare_to_an_unwritable_place_is_one_line(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, flag: str, where: str
 ) -> None:
     target = str(tmp_path) if where == "DIR" else where
-    assert_one_line_254(*run(capsys, "compare", str(tmp_path), flag, target),
-                        f"{flag} {target}: cannot write there")
+    assert_one_line_254(
+        *run(capsys, "compare", str(tmp_path), flag, target), f"{flag} {target}: cannot write there"
+    )
 
 
 def test_an_op_timeout_set_in_code_is_kept_as_given() -> None:
@@ -291,8 +329,10 @@ def test_suite_run_into_an_unwritable_place_is_one_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     suite = Path(__file__).resolve().parents[2] / "suites" / "sim.toml"
-    assert_one_line_254(*run(capsys, "suite", "run", str(suite), "-o", "/etc/passwd"),
-                        "--out-dir /etc/passwd: cannot write there")
+    assert_one_line_254(
+        *run(capsys, "suite", "run", str(suite), "-o", "/etc/passwd"),
+        "--out-dir /etc/passwd: cannot write there",
+    )
 
 
 def test_a_register_run_may_have_a_short_op_timeout() -> None:
@@ -305,12 +345,30 @@ def test_a_register_run_may_have_a_short_op_timeout() -> None:
 
 _FIELDS = [f.name for f in fields(RunOptions)]
 _VALUES = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
-    st.sampled_from(["sim", "etcd", "lock", "cas-register", "kill", "holder", "n1", "one",
-                     "client-pause", "partition=leader", "..", "a/b", "aof-always"]),
-    st.lists(st.text(max_size=6), max_size=3), st.dictionaries(st.text(max_size=4),
-                                                               st.integers(), max_size=2),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from(
+        [
+            "sim",
+            "etcd",
+            "lock",
+            "cas-register",
+            "kill",
+            "holder",
+            "n1",
+            "one",
+            "client-pause",
+            "partition=leader",
+            "..",
+            "a/b",
+            "aof-always",
+        ]
+    ),
+    st.lists(st.text(max_size=6), max_size=3),
+    st.dictionaries(st.text(max_size=4), st.integers(), max_size=2),
 )
 
 
@@ -329,17 +387,30 @@ def _run_flags() -> list[str]:
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     paths = ("--nodes-file", "--ssh-key", "--ssh-debs", "--ssh-known-hosts", "--out-dir")
-    return [a.option_strings[0] for a in sub.choices["run"]._actions
-            if a.option_strings and a.nargs != 0 and a.option_strings[0] not in paths]
+    return [
+        a.option_strings[0]
+        for a in sub.choices["run"]._actions
+        if a.option_strings and a.nargs != 0 and a.option_strings[0] not in paths
+    ]
 
 
 _FLAGS = _run_flags()
 
 
 @settings(max_examples=int(os.environ.get("OPTIONS_FUZZ_EXAMPLES", "150")), deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(_FLAGS), st.one_of(
-    st.text(max_size=10), st.floats(allow_nan=True, allow_infinity=True).map(str),
-    st.integers(min_value=-(2**70), max_value=2**70).map(str))), max_size=4))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(_FLAGS),
+            st.one_of(
+                st.text(max_size=10),
+                st.floats(allow_nan=True, allow_infinity=True).map(str),
+                st.integers(min_value=-(2**70), max_value=2**70).map(str),
+            ),
+        ),
+        max_size=4,
+    )
+)
 def test_any_command_line_values_give_a_run_or_one_line(pairs: list[tuple[str, str]]) -> None:
     import contextlib
     import io

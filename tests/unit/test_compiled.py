@@ -97,8 +97,9 @@ def _dump(pure: bool) -> tuple[bool, list[str]]:
     return json.loads(out[0]), out[1:]
 
 
-@pytest.mark.skipif(not (REFERENCES / "MANIFEST.tsv").is_file(),
-                    reason=f"reference histories not at {REFERENCES}")
+@pytest.mark.skipif(
+    not (REFERENCES / "MANIFEST.tsv").is_file(), reason=f"reference histories not at {REFERENCES}"
+)
 def test_the_compiled_search_agrees_with_the_plain_one_on_every_reference_history() -> None:
     if not compiled.active():
         if REQUIRED:

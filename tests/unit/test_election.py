@@ -39,11 +39,15 @@ def test_orderly_leaders_are_valid() -> None:
 def deposed_leader(epoch2: int, accepted: bool) -> tuple[list[dict], History, list[dict]]:
     """Leader 1 (epoch 1) is paused 2..20 s; its lease expires at 11 s; 2 is elected with
     ``epoch2`` at 11.1 s; 1 wakes and writes at 20 s."""
-    h = history(term(1, 0.0, 0.1, 1, 11), term(2, 0.5, 11.1, epoch2, 22, release=12.0),
-                fault("client-pause", 2.0, 20.0, {"processes": [1]}))  # fmt: skip
+    h = history(
+        term(1, 0.0, 0.1, 1, 11),
+        term(2, 0.5, 11.1, epoch2, 22, release=12.0),
+        fault("client-pause", 2.0, 20.0, {"processes": [1]}),
+    )
     log = [elect_write(11.5, 2, epoch2, 1, True), elect_write(20.0, 1, 1, epoch2, accepted)]
-    events = by_time(lease_events(1, 11, [0.05, 1.0], lost=20.1, lock="e"),
-                     lease_events(2, 22, [0.6], lock="e"))  # fmt: skip
+    events = by_time(
+        lease_events(1, 11, [0.05, 1.0], lost=20.1, lock="e"), lease_events(2, 22, [0.6], lock="e")
+    )
     return log, h, events
 
 
@@ -74,16 +78,20 @@ def test_two_leaders_with_one_epoch_is_a_service_bug() -> None:
     assert (a["kind"], a["classification"]["cause"]) == ("reused", "service-bug")
     assert "got an epoch another leader already had (at most one leader per epoch)" in r.summary
     assert r.details["violations"][0].startswith(
-        "e: 1 grant carried an epoch already granted to another leader")
+        "e: 1 grant carried an epoch already granted to another leader"
+    )
     (s,) = r.details["stale_accepted"]
     assert s["kind"] == "superseded" and s["classification"]["cause"] == "service-bug"
 
 
 def test_epochs_from_the_services_log() -> None:
     h = history(term(1, 0.0, 0.1, 1, 11, release=1.0), term(2, 0.5, 1.02, 3, 22, release=2.0))
-    service = by_time(service_lease(11, 0.0), service_lease(22, 0.0),
-                      service_grant(0.05, 11, 3, name="e", election=True),
-                      service_grant(1.01, 22, 2, name="e", election=True))  # fmt: skip
+    service = by_time(
+        service_lease(11, 0.0),
+        service_lease(22, 0.0),
+        service_grant(0.05, 11, 3, name="e", election=True),
+        service_grant(1.01, 22, 2, name="e", election=True),
+    )
     r = check_election([], h, [], service)
     assert r.valid is False
     (a,) = r.details["epoch_anomalies"]

@@ -24,21 +24,24 @@ from workloads.errors import OpFailed, OpUnknown
 from workloads.lease import LeaseNotFound
 
 
-@pytest.mark.parametrize(("status", "text", "kind"), [
-    (404, "Session id '0000' not found", LeaseNotFound),
-    (500, 'rpc error making call: invalid session "0000"', LeaseNotFound),
-    (400, "Request decode failed: bad TTL", OpFailed),
-    (403, "Permission denied", OpFailed),
-    (429, "rate limit exceeded", OpFailed),
-    (413, "Request body too large", OpFailed),
-    (404, "no such key", OpFailed),
-    (500, "rpc error making call: No cluster leader", OpFailed),
-    (500, "rpc error making call: Permission denied", OpFailed),
-    (500, "leadership lost while committing log", OpUnknown),
-    (500, "rpc error making call: EOF", OpUnknown),
-    (500, "rpc error making call: i/o timeout", OpUnknown),
-    (503, "", OpUnknown),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("status", "text", "kind"),
+    [
+        (404, "Session id '0000' not found", LeaseNotFound),
+        (500, 'rpc error making call: invalid session "0000"', LeaseNotFound),
+        (400, "Request decode failed: bad TTL", OpFailed),
+        (403, "Permission denied", OpFailed),
+        (429, "rate limit exceeded", OpFailed),
+        (413, "Request body too large", OpFailed),
+        (404, "no such key", OpFailed),
+        (500, "rpc error making call: No cluster leader", OpFailed),
+        (500, "rpc error making call: Permission denied", OpFailed),
+        (500, "leadership lost while committing log", OpUnknown),
+        (500, "rpc error making call: EOF", OpUnknown),
+        (500, "rpc error making call: i/o timeout", OpUnknown),
+        (503, "", OpUnknown),
+    ],
+)
 def test_answers(status: int, text: str, kind: type) -> None:
     assert type(answer_error(status, text, "op")) is kind
 

@@ -38,17 +38,24 @@ def refused() -> requests.ConnectionError:
     return requests.ConnectionError(MaxRetryError(None, "/v3/kv/put", reason))  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("exc", "kind"), [
-    (refused(), Unreachable),
-    (requests.ConnectTimeout("connect timed out"), Unreachable),
-    (requests.ConnectionError(MaxRetryError(None, "/x", ConnectTimeoutError("timed out"))),  # type: ignore[arg-type]
-     Unreachable),
-    (requests.ReadTimeout("read timed out"), OpUnknown),
-    (requests.ConnectionError(ProtocolError("Connection aborted.", ConnectionResetError())),
-     OpUnknown),
-    (requests.ConnectionError("Remote end closed connection without response"), OpUnknown),
-    (requests.exceptions.ChunkedEncodingError("broken"), OpUnknown),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("exc", "kind"),
+    [
+        (refused(), Unreachable),
+        (requests.ConnectTimeout("connect timed out"), Unreachable),
+        (
+            requests.ConnectionError(MaxRetryError(None, "/x", ConnectTimeoutError("timed out"))),  # type: ignore[arg-type]
+            Unreachable,
+        ),
+        (requests.ReadTimeout("read timed out"), OpUnknown),
+        (
+            requests.ConnectionError(ProtocolError("Connection aborted.", ConnectionResetError())),
+            OpUnknown,
+        ),
+        (requests.ConnectionError("Remote end closed connection without response"), OpUnknown),
+        (requests.exceptions.ChunkedEncodingError("broken"), OpUnknown),
+    ],
+)
 def test_transport_errors(exc: requests.RequestException, kind: type) -> None:
     e = request_error(exc, "put k")
     assert type(e) is kind, e
@@ -58,30 +65,45 @@ def test_transport_errors(exc: requests.RequestException, kind: type) -> None:
 # --- etcd's answers ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("status", "body", "kind"), [
-    (404, {"code": 5, "message": "etcdserver: requested lease not found"}, LeaseNotFound),
-    (500, {"code": 2, "message": "etcdserver: requested lease not found"}, LeaseNotFound),
-    (400, {"code": 9, "message": "election: not leader"}, LeaseNotFound),
-    (400, {"code": 3, "message": "etcdserver: duplicate key given in txn request"}, OpFailed),
-    (400, {"code": 11, "message": "etcdserver: mvcc: required revision has been compacted"},
-     OpFailed),
-    (429, {"code": 8, "message": "etcdserver: too many requests"}, OpFailed),
-    (500, {"code": 2, "message": "etcdserver: too many requests"}, OpFailed),
-    (500, {"code": 2, "message": "raft: stopped"}, OpFailed),
-    (500, {"code": 2, "message": "election: no leader"}, OpFailed),
-    (401, {"code": 16, "message": "etcdserver: invalid auth token"}, OpFailed),
-    (503, {"code": 14, "message": "etcdserver: request timed out"}, OpUnknown),
-    (503, {"code": 14, "message": "etcdserver: leader changed"}, OpUnknown),
-    (503, {"code": 14, "message": "etcdserver: no leader"}, OpUnknown),
-    (504, {"code": 4, "message": "context deadline exceeded"}, OpUnknown),
-    (500, {"code": 2, "message": "mutex: session is expired"}, OpUnknown),
-    (500, {"code": 13, "message": "internal"}, OpUnknown),
-    (200, {"error": {"grpc_code": 5, "http_code": 404,
-                     "message": "etcdserver: requested lease not found"}}, LeaseNotFound),
-    (200, {"error": {"grpc_code": 14, "message": "etcdserver: request timed out"}}, OpUnknown),
-    (502, None, OpUnknown),
-    (502, {"unexpected": "shape"}, OpUnknown),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("status", "body", "kind"),
+    [
+        (404, {"code": 5, "message": "etcdserver: requested lease not found"}, LeaseNotFound),
+        (500, {"code": 2, "message": "etcdserver: requested lease not found"}, LeaseNotFound),
+        (400, {"code": 9, "message": "election: not leader"}, LeaseNotFound),
+        (400, {"code": 3, "message": "etcdserver: duplicate key given in txn request"}, OpFailed),
+        (
+            400,
+            {"code": 11, "message": "etcdserver: mvcc: required revision has been compacted"},
+            OpFailed,
+        ),
+        (429, {"code": 8, "message": "etcdserver: too many requests"}, OpFailed),
+        (500, {"code": 2, "message": "etcdserver: too many requests"}, OpFailed),
+        (500, {"code": 2, "message": "raft: stopped"}, OpFailed),
+        (500, {"code": 2, "message": "election: no leader"}, OpFailed),
+        (401, {"code": 16, "message": "etcdserver: invalid auth token"}, OpFailed),
+        (503, {"code": 14, "message": "etcdserver: request timed out"}, OpUnknown),
+        (503, {"code": 14, "message": "etcdserver: leader changed"}, OpUnknown),
+        (503, {"code": 14, "message": "etcdserver: no leader"}, OpUnknown),
+        (504, {"code": 4, "message": "context deadline exceeded"}, OpUnknown),
+        (500, {"code": 2, "message": "mutex: session is expired"}, OpUnknown),
+        (500, {"code": 13, "message": "internal"}, OpUnknown),
+        (
+            200,
+            {
+                "error": {
+                    "grpc_code": 5,
+                    "http_code": 404,
+                    "message": "etcdserver: requested lease not found",
+                }
+            },
+            LeaseNotFound,
+        ),
+        (200, {"error": {"grpc_code": 14, "message": "etcdserver: request timed out"}}, OpUnknown),
+        (502, None, OpUnknown),
+        (502, {"unexpected": "shape"}, OpUnknown),
+    ],
+)
 def test_answers(status: int, body: Any, kind: type) -> None:
     e = answer_error(status, body, "op")
     assert type(e) is kind, e

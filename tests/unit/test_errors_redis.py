@@ -29,25 +29,32 @@ from workloads.lease import LeaseNotFound
 from workloads.redlock import Redlock
 
 
-@pytest.mark.parametrize(("exc", "kind"), [
-    (redis.ConnectionError("Error 111 connecting to 10.77.0.11:6379. Connection refused."),
-     Unreachable),
-    (redis.TimeoutError("Timeout connecting to server"), Unreachable),
-    (BusyLoadingError("Redis is loading the dataset in memory"), OpFailed),
-    (AuthenticationError("invalid password"), OpFailed),
-    (ResponseError("OOM command not allowed when used memory > 'maxmemory'"), OpFailed),
-    (ReadOnlyError("You can't write against a read only replica."), OpFailed),
-    (ResponseError("BUSY Redis is busy running a script"), OpFailed),
-    (DataError("Invalid input of type: 'dict'"), OpFailed),
-    (LockNotOwnedError("Cannot release a lock that's no longer owned"), LeaseNotFound),
-    (redis.TimeoutError("Timeout reading from 10.77.0.11:6379"), OpUnknown),
-    (redis.TimeoutError("Timeout writing to socket"), OpUnknown),
-    (redis.ConnectionError("Connection closed by server."), OpUnknown),
-    (redis.ConnectionError("Error 32 while writing to socket. Broken pipe."), OpUnknown),
-    (redis.ConnectionError("Error while reading from 10.77.0.11:6379 : (104, 'reset')"),
-     OpUnknown),
-    (LockError("Cannot extend an unlocked lock"), OpFailed),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("exc", "kind"),
+    [
+        (
+            redis.ConnectionError("Error 111 connecting to 10.77.0.11:6379. Connection refused."),
+            Unreachable,
+        ),
+        (redis.TimeoutError("Timeout connecting to server"), Unreachable),
+        (BusyLoadingError("Redis is loading the dataset in memory"), OpFailed),
+        (AuthenticationError("invalid password"), OpFailed),
+        (ResponseError("OOM command not allowed when used memory > 'maxmemory'"), OpFailed),
+        (ReadOnlyError("You can't write against a read only replica."), OpFailed),
+        (ResponseError("BUSY Redis is busy running a script"), OpFailed),
+        (DataError("Invalid input of type: 'dict'"), OpFailed),
+        (LockNotOwnedError("Cannot release a lock that's no longer owned"), LeaseNotFound),
+        (redis.TimeoutError("Timeout reading from 10.77.0.11:6379"), OpUnknown),
+        (redis.TimeoutError("Timeout writing to socket"), OpUnknown),
+        (redis.ConnectionError("Connection closed by server."), OpUnknown),
+        (redis.ConnectionError("Error 32 while writing to socket. Broken pipe."), OpUnknown),
+        (
+            redis.ConnectionError("Error while reading from 10.77.0.11:6379 : (104, 'reset')"),
+            OpUnknown,
+        ),
+        (LockError("Cannot extend an unlocked lock"), OpFailed),
+    ],
+)
 def test_redis_py_errors(exc: redis.RedisError, kind: type) -> None:
     assert type(classify(exc, "op")) is kind
 
@@ -71,8 +78,7 @@ def test_a_refused_connection_is_a_fail_and_is_not_retried() -> None:
 class Fake:
     """One server whose answers are scripted: True/False, or an exception to raise."""
 
-    def __init__(self, set_nx: object = True, extend: object = True,
-                 delete: object = True) -> None:  # fmt: skip
+    def __init__(self, set_nx: object = True, extend: object = True, delete: object = True) -> None:
         self.answers = {"set_nx": set_nx, "extend": extend, "delete": delete}
         self.calls: list[str] = []
 
@@ -120,8 +126,13 @@ def test_redlock_validity_and_drift() -> None:
 def test_redlock_lost_answers_that_could_hold_a_majority_are_unknown() -> None:
     servers = [Fake(), Fake(), Fake(LOST, delete=LOST), Fake(False), Fake(False)]
     assert not Redlock(servers, 10).acquire("l", "me")  # only 1 possibly left: not held
-    servers = [Fake(delete=LOST), Fake(delete=LOST), Fake(LOST, delete=LOST),
-               Fake(False), Fake(False)]  # fmt: skip
+    servers = [
+        Fake(delete=LOST),
+        Fake(delete=LOST),
+        Fake(LOST, delete=LOST),
+        Fake(False),
+        Fake(False),
+    ]
     with pytest.raises(OpUnknown):
         Redlock(servers, 10).acquire("l", "me")
 

@@ -30,27 +30,32 @@ from workloads.errors import OpFailed, OpUnknown
 from workloads.lease import LeaseNotFound
 
 
-@pytest.mark.parametrize(("exc", "kind"), [
-    (NoNodeError(), OpFailed),
-    (NodeExistsError(), OpFailed),
-    (BadVersionError(), OpFailed),
-    (NotEmptyError(), OpFailed),
-    (LockTimeout("Failed to acquire lock on /l after 1 seconds"), OpFailed),
-    (CancelledError(), OpFailed),
-    (ConnectionClosedError("Connection has been closed"), OpFailed),
-    (ConnectionLoss(), OpUnknown),
-    (OperationTimeoutError(), OpUnknown),
-    (KazooTimeoutError(), OpUnknown),
-    (SessionExpiredError(), OpUnknown),
-    (SystemZookeeperError(), OpUnknown),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("exc", "kind"),
+    [
+        (NoNodeError(), OpFailed),
+        (NodeExistsError(), OpFailed),
+        (BadVersionError(), OpFailed),
+        (NotEmptyError(), OpFailed),
+        (LockTimeout("Failed to acquire lock on /l after 1 seconds"), OpFailed),
+        (CancelledError(), OpFailed),
+        (ConnectionClosedError("Connection has been closed"), OpFailed),
+        (ConnectionLoss(), OpUnknown),
+        (OperationTimeoutError(), OpUnknown),
+        (KazooTimeoutError(), OpUnknown),
+        (SessionExpiredError(), OpUnknown),
+        (SystemZookeeperError(), OpUnknown),
+    ],
+)
 def test_plain_operations(exc: Exception, kind: type) -> None:
     assert type(classify(exc, "op")) is kind
 
 
 def test_a_timeout_while_connecting_is_a_fail() -> None:
-    assert type(classify(KazooTimeoutError("Connection time-out"), "start",
-                         connecting=True)) is OpFailed  # fmt: skip
+    assert (
+        type(classify(KazooTimeoutError("Connection time-out"), "start", connecting=True))
+        is OpFailed
+    )
 
 
 def test_session_bound_operations_lose_the_lease_with_the_session() -> None:

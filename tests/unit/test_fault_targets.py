@@ -85,8 +85,11 @@ def test_pause_and_kill_of_the_holder_hit_its_node(fault: type) -> None:
 def test_no_holder_known_fails_with_the_reason_instead_of_hitting_another_node() -> None:
     c = FakeCluster()
     nobody = FakeView([], {})
-    for nem, f in ((NodeKill(c), "start-kill"), (Partition(c), "start-partition"),  # type: ignore[arg-type]
-                   (ClockSkew(c), "start-clock")):  # type: ignore[arg-type]
+    for nem, f in (
+        (NodeKill(c), "start-kill"),
+        (Partition(c), "start-partition"),  # type: ignore[arg-type]
+        (ClockSkew(c), "start-clock"),
+    ):  # type: ignore[arg-type]
         nem.setup(nobody)
         done = nem.invoke(Invocation(f, {"target": "holder", "topology": "holder"}))
         assert done.type == "fail" and "no current lock holder" in (done.error or ""), f
@@ -140,8 +143,12 @@ def test_holder_needs_holders() -> None:
 
 
 def test_one_target_per_fault_and_defaults_for_the_rest() -> None:
-    opts = RunOptions(workload="election", nemesis=["client-pause", "partition", "kill"],
-                      nemesis_target="partition=bridge;kill=n1,n3", time_limit=60)
+    opts = RunOptions(
+        workload="election",
+        nemesis=["client-pause", "partition", "kill"],
+        nemesis_target="partition=bridge;kill=n1,n3",
+        time_limit=60,
+    )
     check_nemesis_target(opts)
     assert [target_of(f, opts) for f in opts.nemesis] == ["holder", "bridge", "n1,n3"]
     everyone = RunOptions(nemesis=["partition", "kill"], nemesis_target="holder")
@@ -159,8 +166,9 @@ def test_node_names_beyond_the_cluster_are_refused() -> None:
 
 
 def test_build_aims_each_fault_where_asked() -> None:
-    opts = RunOptions(nemesis=["partition", "pause"], nemesis_target="partition=bridge;pause=n2",
-                      time_limit=60)
+    opts = RunOptions(
+        nemesis=["partition", "pause"], nemesis_target="partition=bridge;pause=n2", time_limit=60
+    )
     _, schedule, _ = build_nemesis(opts, FakeCluster(), seed=1)  # type: ignore[arg-type]
     history = gen.simulate(schedule, threads=1, until_ns=gen.to_ns(60))
     values = {o.f: o.value for o in history if o.type == "invoke" and o.f.startswith("start-")}
@@ -170,8 +178,13 @@ def test_build_aims_each_fault_where_asked() -> None:
 
 def test_the_runner_knows_each_threads_node_across_replacements() -> None:
     record: list[Op] = []
-    r = Runner(generator=gen.once({"f": "read"}), client_factory=None,  # type: ignore[arg-type]
-               concurrency=2, clock=RunClock(), record=record.append)
+    r = Runner(
+        generator=gen.once({"f": "read"}),
+        client_factory=None,  # type: ignore[arg-type]
+        concurrency=2,
+        clock=RunClock(),
+        record=record.append,
+    )
     r._thread_process = {0: 0, 1: 1}
     for thread, node in ((0, "n2"), (1, None)):
         invoke = Op(index=len(record), time=0, process=thread, type="invoke", f="acquire")

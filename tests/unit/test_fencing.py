@@ -31,7 +31,11 @@ def test_a_reused_token_is_a_service_bug() -> None:
     assert r.valid is False
     (a,) = r.details["anomalies"]
     assert (a["kind"], a["source"], a["earlier"]["process"], a["later"]["process"]) == (
-        "reused", "history", 1, 2)  # fmt: skip
+        "reused",
+        "history",
+        1,
+        2,
+    )
     assert a["classification"]["cause"] == "service-bug"
     (text,) = r.details["violations"]
     assert text.startswith("lock: 1 grant carried a token already granted to another holder")
@@ -60,9 +64,14 @@ def test_the_same_lease_may_get_its_token_again() -> None:
 
 def test_the_services_log_is_checked_in_its_own_order() -> None:
     h = history(holding(1, 0.0, 0.1, 1, 11, release=0.5))
-    service = by_time(service_lease(11, 0.0), service_lease(22, 0.0), service_lease(33, 0.0),
-                      service_grant(0.05, 11, 1), service_grant(0.55, 22, 2),
-                      service_grant(0.9, 33, 2))  # fmt: skip
+    service = by_time(
+        service_lease(11, 0.0),
+        service_lease(22, 0.0),
+        service_lease(33, 0.0),
+        service_grant(0.05, 11, 1),
+        service_grant(0.55, 22, 2),
+        service_grant(0.9, 33, 2),
+    )
     r = check_fencing([], h, service_events=service)
     (a,) = r.details["anomalies"]
     assert (a["kind"], a["source"]) == ("reused", "service")
@@ -71,8 +80,11 @@ def test_the_services_log_is_checked_in_its_own_order() -> None:
 
 
 def test_a_counter_reset_by_a_crash_is_classified_as_such() -> None:
-    h = history(holding(1, 0.0, 0.1, 7, 11, release=0.5),
-                fault("kill", 1.0, 1.5, {"nodes": ["sim"]}), holding(2, 2.0, 2.1, 1, 22))
+    h = history(
+        holding(1, 0.0, 0.1, 7, 11, release=0.5),
+        fault("kill", 1.0, 1.5, {"nodes": ["sim"]}),
+        holding(2, 2.0, 2.1, 1, 22),
+    )
     r = check_fencing([], h)
     (a,) = r.details["anomalies"]
     assert a["kind"] == "lowered" and a["classification"]["cause"] == "crash-lost-state"
@@ -91,8 +103,12 @@ def test_the_resource_must_not_accept_a_lower_token_when_fencing_is_on() -> None
 
 
 def test_lower_accepted_is_per_resource_and_ignores_rejections() -> None:
-    log = [write(1, 1, 5, None, True, "a"), write(2, 2, 3, None, True, "b"),
-           write(3, 3, 4, 5, False, "a"), write(4, 4, 4, 5, True, "a")]  # fmt: skip
+    log = [
+        write(1, 1, 5, None, True, "a"),
+        write(2, 2, 3, None, True, "b"),
+        write(3, 3, 4, 5, False, "a"),
+        write(4, 4, 4, 5, True, "a"),
+    ]
     (x,) = lower_accepted(log)
     assert x["write"]["writer"] == 4 and x["highest_accepted"] == 5
 
@@ -113,10 +129,12 @@ def test_a_lock_with_tokens_is_judged() -> None:
 
 def test_info_and_failed_acquires_grant_nothing() -> None:
     h = history(
-        (0.0, 1, "invoke", "acquire", {"name": "lock"}), (5.0, 1, "info", "acquire", None),
-        (0.1, 2, "invoke", "acquire", {"name": "lock"}), (0.2, 2, "fail", "acquire", None),
+        (0.0, 1, "invoke", "acquire", {"name": "lock"}),
+        (5.0, 1, "info", "acquire", None),
+        (0.1, 2, "invoke", "acquire", {"name": "lock"}),
+        (0.2, 2, "fail", "acquire", None),
         holding(3, 6.0, 6.1, 1, 33),
-    )  # fmt: skip
+    )
     r = check_fencing([], h)
     assert r.valid is True and r.details["grants"] == 1
     assert r.details["anomalies"] == []

@@ -16,8 +16,12 @@ def h(*events: tuple) -> History:
 
 
 def test_pairs_match_invocations_with_their_completions() -> None:
-    hist = h((0, "invoke", "write", 1), (1, "invoke", "read", None), (0, "ok", "write", 1),
-             (1, "ok", "read", 1))
+    hist = h(
+        (0, "invoke", "write", 1),
+        (1, "invoke", "read", None),
+        (0, "ok", "write", 1),
+        (1, "ok", "read", 1),
+    )
     pairs = hist.pairs()
     assert [(p.invoke.process, p.type, p.value) for p in pairs] == [(0, "ok", 1), (1, "ok", 1)]
     assert pairs[0].end == 2
@@ -44,22 +48,33 @@ def test_a_completion_needs_an_invocation() -> None:
 
 
 def test_fail_then_invoke_again_is_fine() -> None:
-    pairs = h((0, "invoke", "cas", [1, 2]), (0, "fail", "cas", [1, 2]),
-              (0, "invoke", "read", None), (0, "ok", "read", 3)).pairs()
+    pairs = h(
+        (0, "invoke", "cas", [1, 2]),
+        (0, "fail", "cas", [1, 2]),
+        (0, "invoke", "read", None),
+        (0, "ok", "read", 3),
+    ).pairs()
     assert [p.type for p in pairs] == ["fail", "ok"]
 
 
 def test_nemesis_ops_pair_and_stay_out_of_client_views() -> None:
-    hist = h(("nemesis", "invoke", "start-client-pause", None), (0, "invoke", "read", None),
-             ("nemesis", "info", "start-client-pause", {"processes": [0]}),
-             (0, "ok", "read", 1))
+    hist = h(
+        ("nemesis", "invoke", "start-client-pause", None),
+        (0, "invoke", "read", None),
+        ("nemesis", "info", "start-client-pause", {"processes": [0]}),
+        (0, "ok", "read", 1),
+    )
     assert len(hist.client_ops()) == 2
     assert [p.type for p in hist.nemesis_ops().pairs()] == ["info"]
 
 
 def test_by_key_splits_client_ops() -> None:
-    hist = h((0, "invoke", "write", 1, "a"), (1, "invoke", "write", 2, "b"),
-             (0, "ok", "write", 1, "a"), (1, "ok", "write", 2, "b"))
+    hist = h(
+        (0, "invoke", "write", 1, "a"),
+        (1, "invoke", "write", 2, "b"),
+        (0, "ok", "write", 1, "a"),
+        (1, "ok", "write", 2, "b"),
+    )
     parts = hist.by_key()
     assert sorted(parts) == ["a", "b"]
     assert [op.value for op in parts["a"]] == [1, 1]

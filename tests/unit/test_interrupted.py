@@ -45,8 +45,7 @@ def test_no_violation_in_a_cut_short_run_is_interrupted_never_valid(tmp_path: Pa
 
 
 def test_a_violation_in_a_cut_short_run_is_still_invalid(tmp_path: Path) -> None:
-    run_dir = cas_register_run(tmp_path / "stale" / "20260101T000002", faults=0,
-                               stale_read=True)  # fmt: skip
+    run_dir = cas_register_run(tmp_path / "stale" / "20260101T000002", faults=0, stale_read=True)
     r = check_run(interrupted(run_dir, signal="SIGINT", at_s=3.0))
     assert (r["verdict"], r["valid"], exit_code_of(r)) == ("invalid", False, 1)
     assert "interrupted by SIGINT at 3.0 s of 20 s; the violation is in what was recorded)" in (
@@ -56,10 +55,13 @@ def test_a_violation_in_a_cut_short_run_is_still_invalid(tmp_path: Path) -> None
     assert "FAIL" in header and "The run was interrupted by SIGINT" in header
 
 
-@pytest.mark.parametrize(("status", "text"), [
-    ("running", "the harness stopped before the run finished (killed or crashed)"),
-    ("interrupted", "interrupted by a signal"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("status", "text"),
+    [
+        ("running", "the harness stopped before the run finished (killed or crashed)"),
+        ("interrupted", "interrupted by a signal"),
+    ],
+)
 def test_a_harness_that_died_mid_run_or_an_old_record_is_interrupted(
     tmp_path: Path, status: str, text: str
 ) -> None:

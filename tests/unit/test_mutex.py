@@ -228,10 +228,18 @@ def stale_holder_and_successors(fencing: bool) -> tuple[list[dict], History, lis
         fault("client-pause", 2.0, 20.0, {"processes": [1]}),
         (20.01, 1, "ok" if not fencing else "fail", "write", None),
     )
-    log = [write(11.5, 2, 2, None, True), write(12.5, 3, 3, 2, True), write(13.5, 2, 4, 3, True),
-           write(20.005, 1, 1, 4, not fencing)]  # fmt: skip
-    events = by_time(lease_events(1, 11, [0.05, 1.0], lost=20.02), lease_events(2, 22, [0.6]),
-                     lease_events(3, 33, [0.7]), lease_events(2, 44, [12.3]))  # fmt: skip
+    log = [
+        write(11.5, 2, 2, None, True),
+        write(12.5, 3, 3, 2, True),
+        write(13.5, 2, 4, 3, True),
+        write(20.005, 1, 1, 4, not fencing),
+    ]
+    events = by_time(
+        lease_events(1, 11, [0.05, 1.0], lost=20.02),
+        lease_events(2, 22, [0.6]),
+        lease_events(3, 33, [0.7]),
+        lease_events(2, 44, [12.3]),
+    )
     return log, h, events
 
 
@@ -272,8 +280,10 @@ def test_the_services_own_log_gives_exact_grants_and_expiry() -> None:
     log, h, events = stale_holder_and_successors(fencing=True)
     service = by_time(
         service_lease(11, 0.04, [1.0], expired=11.0),  # renewed at 1 s: due at 11 s
-        service_lease(22, 0.59), service_grant(0.05, 11, 1), service_grant(11.01, 22, 2),
-    )  # fmt: skip
+        service_lease(22, 0.59),
+        service_grant(0.05, 11, 1),
+        service_grant(11.01, 22, 2),
+    )
     r = check_mutex(log, h, events, service)
     assert r.valid is True, r.summary
     (ho,) = r.details["handovers"]
@@ -287,8 +297,7 @@ def test_a_service_that_expires_a_lease_early_is_caught_by_the_clients_acks() ->
     """The service logged an expiry at 10.95 s, but it had acknowledged a renewal sent at
     0.999 s with a TTL of 10 s: by its own acknowledgement the lease was valid to 10.999 s."""
     log, h, events = stale_holder_and_successors(fencing=True)
-    service = by_time(service_lease(11, 0.04, [1.0], expired=10.95),
-                      service_grant(10.96, 22, 2))  # fmt: skip
+    service = by_time(service_lease(11, 0.04, [1.0], expired=10.95), service_grant(10.96, 22, 2))
     r = check_mutex(log, h, events, service)
     assert r.valid is False
     (g,) = r.details["overlap_groups"]
@@ -301,8 +310,12 @@ def test_service_log_shows_a_grant_over_a_live_lease() -> None:
     """No client renewal proves the lease alive at 5 s, but the service's log does."""
     h = history(holding(1, 0.0, 0.1, 1, 11), holding(2, 0.2, 5.1, 2, 22))
     events = lease_events(1, 11, [0.05]) + lease_events(2, 22, [0.25])
-    service = by_time(service_lease(11, 0.04, [4.0]), service_lease(22, 0.2),
-                      service_grant(0.05, 11, 1), service_grant(5.0, 22, 2, forced=True))
+    service = by_time(
+        service_lease(11, 0.04, [4.0]),
+        service_lease(22, 0.2),
+        service_grant(0.05, 11, 1),
+        service_grant(5.0, 22, 2, forced=True),
+    )
     r = check_mutex([], h, events, service)
     assert r.valid is False
     (g,) = r.details["overlap_groups"]
@@ -314,8 +327,11 @@ def test_service_log_shows_a_grant_over_a_live_lease() -> None:
 def test_an_equal_token_from_a_superseded_holder_is_stale_and_blames_the_token() -> None:
     """Token reuse: 1 and 2 both got token 1. The resource accepts 1's late write (equal is
     not lower): fencing could not tell them apart, which is the service's fault."""
-    h = history(holding(1, 0.0, 0.1, 1, 11), holding(2, 0.5, 11.1, 1, 22),
-                fault("client-pause", 2.0, 20.0, {"processes": [1]}))  # fmt: skip
+    h = history(
+        holding(1, 0.0, 0.1, 1, 11),
+        holding(2, 0.5, 11.1, 1, 22),
+        fault("client-pause", 2.0, 20.0, {"processes": [1]}),
+    )
     log = [write(11.5, 2, 1, None, True), write(20.0, 1, 1, 1, True)]
     events = lease_events(1, 11, [0.05, 1.0]) + lease_events(2, 22, [0.6])
     r = check_mutex(log, h, events)
@@ -333,8 +349,9 @@ def test_an_equal_token_from_a_superseded_holder_is_stale_and_blames_the_token()
 def test_a_write_that_never_returned_still_counts_at_the_resource() -> None:
     """Process 1's write never completes (its worker was abandoned); the resource log is
     what tells that it arrived, late."""
-    h = history(holding(1, 0.0, 0.1, 1, 11), (0.2, 1, "invoke", "write", "v1"),
-                holding(2, 0.5, 11.1, 2, 22))  # fmt: skip
+    h = history(
+        holding(1, 0.0, 0.1, 1, 11), (0.2, 1, "invoke", "write", "v1"), holding(2, 0.5, 11.1, 2, 22)
+    )
     log = [write(11.2, 2, 2, None, True), write(15.0, 1, 1, 2, False)]
     r = check_mutex(log, h, lease_events(1, 11, [0.05, 1.0]) + lease_events(2, 22, [0.6]))
     assert r.valid is True, r.summary

@@ -34,8 +34,9 @@ def paused(next_at: float) -> tuple:  # type: ignore[type-arg]
         (20.1, 1, "invoke", "release", {"name": "lock"}),
         (20.2, 1, "fail", "release", None),
     )
-    events = by_time(lease_events(1, 11, [0.05, 3.0], lost=20.05),
-                     lease_events(2, 22, [0.6, next_at]))  # fmt: skip
+    events = by_time(
+        lease_events(1, 11, [0.05, 3.0], lost=20.05), lease_events(2, 22, [0.6, next_at])
+    )
     return h, events
 
 
@@ -62,14 +63,21 @@ def test_a_grant_before_the_lease_could_have_ended_is_not_linearizable() -> None
 
 def test_the_services_log_places_the_lease_end_exactly() -> None:
     h, events = paused(next_at=11.0)
-    expired = by_time(service_lease(11, 0.04, [3.0], expired=10.5),
-                      service_lease(22, 0.5, [10.6], revoked=12.05),
-                      service_grant(0.05, 11, 1), service_grant(10.6, 22, 2))  # fmt: skip
+    expired = by_time(
+        service_lease(11, 0.04, [3.0], expired=10.5),
+        service_lease(22, 0.5, [10.6], revoked=12.05),
+        service_grant(0.05, 11, 1),
+        service_grant(10.6, 22, 2),
+    )
     r = check_mutex_linearizable(h, events, expired)
     assert r.valid is True, r.summary
     assert r.details["lease_ends_by_service"] == 1
-    alive = by_time(service_lease(11, 0.04, [3.0, 8.0]), service_lease(22, 0.5, [10.6]),
-                    service_grant(0.05, 11, 1), service_grant(10.6, 22, 2, forced=True))
+    alive = by_time(
+        service_lease(11, 0.04, [3.0, 8.0]),
+        service_lease(22, 0.5, [10.6]),
+        service_grant(0.05, 11, 1),
+        service_grant(10.6, 22, 2, forced=True),
+    )
     assert check_mutex_linearizable(h, events, alive).valid is False  # lock-ignores-lease
 
 
@@ -78,8 +86,11 @@ def test_a_release_after_the_expiry_that_still_says_ok_is_folded_in() -> None:
     h = history(holding(1, 0.0, 0.1, 1, 11, release=20.0), holding(2, 0.5, 13.1, 2, 22))
     events = lease_events(1, 11, [0.05, 3.0]) + lease_events(2, 22, [0.6, 13.0])
     ends = with_lease_ends(h, events)
-    (end,) = [op for op in ends.history if op.type == "ok" and op.f == "release"
-              and op.process == "1 (lease 11)"]  # fmt: skip
+    (end,) = [
+        op
+        for op in ends.history
+        if op.type == "ok" and op.f == "release" and op.process == "1 (lease 11)"
+    ]
     assert end.value["lease_end"] and end.time == 13 * S  # the lease's latest end, not 20 s
     assert check_mutex_linearizable(h, events).valid is True
 
@@ -94,10 +105,11 @@ def test_without_any_lease_record_an_overlap_is_unknown_not_invalid() -> None:
 def test_info_acquires_and_clients_that_never_return() -> None:
     h = history(
         holding(1, 0.0, 0.1, 1, 11, release=0.5),
-        (0.2, 2, "invoke", "acquire", {"name": "lock"}), (5.2, 2, "info", "acquire", None),
+        (0.2, 2, "invoke", "acquire", {"name": "lock"}),
+        (5.2, 2, "info", "acquire", None),
         (0.3, 3, "invoke", "acquire", {"name": "lock"}),  # never returns
         holding(4, 0.6, 0.7, 3, 44, release=1.0),
-    )  # fmt: skip
+    )
     events = lease_events(1, 11, [0.05]) + lease_events(4, 44, [0.65])
     assert check_mutex_linearizable(h, events).valid is True
 
@@ -158,7 +170,11 @@ def test_a_holder_killed_with_its_server_retries_without_a_malformed_history() -
     ends = with_lease_ends(h, events, service)
     holding = [op for op in ends.history if op.process == "3 (lease 274309673615777)"]
     assert [(op.f, op.type) for op in holding] == [
-        ("acquire", "invoke"), ("acquire", "ok"), ("release", "invoke"), ("release", "ok")]
+        ("acquire", "invoke"),
+        ("acquire", "ok"),
+        ("release", "invoke"),
+        ("release", "ok"),
+    ]
     assert holding[2].time == 9555199992  # its deadline: not the failed release's invocation
     assert [op.type for op in ends.history if op.process == 3] == ["invoke"]  # still open
     r = check_mutex_linearizable(h, events, service)

@@ -38,10 +38,17 @@ def history(*events: Event | Iterable[Event]) -> History:
 
 
 def holding(
-    process: Any, t0: float, t1: float, token: int | None, lease: Any, name: str = "lock",
-    release: float | None = None, released: str = "ok", take: str = "acquire",
+    process: Any,
+    t0: float,
+    t1: float,
+    token: int | None,
+    lease: Any,
+    name: str = "lock",
+    release: float | None = None,
+    released: str = "ok",
+    take: str = "acquire",
     give: str = "release",
-) -> list[Event]:  # fmt: skip
+) -> list[Event]:
     """An acquire invoked at ``t0`` and ok at ``t1`` with ``token`` and ``lease``, then,
     when ``release`` is given, a release invoked then and completed (``released``: ok,
     fail or info) 10 ms later."""
@@ -54,36 +61,80 @@ def holding(
         (t1, process, "ok", take, ok),
     ]
     if release is not None:
-        out += [(release, process, "invoke", give, {"name": name}),
-                (release + 0.01, process, released, give, None)]  # fmt: skip
+        out += [
+            (release, process, "invoke", give, {"name": name}),
+            (release + 0.01, process, released, give, None),
+        ]
     return out
 
 
 def lease_events(
-    process: Any, lease: Any, acks: list[float], lost: float | None = None, ttl: float = TTL,
+    process: Any,
+    lease: Any,
+    acks: list[float],
+    lost: float | None = None,
+    ttl: float = TTL,
     lock: str = "lock",
-) -> list[dict[str, Any]]:  # fmt: skip
+) -> list[dict[str, Any]]:
     """Client events: lease-granted at acks[0], keepalives at the rest (each sent 1 ms
     before its acknowledgement), maybe a loss."""
-    out = [{"time": ns(acks[0]), "sent": ns(acks[0]) - 1_000_000, "process": process,
-            "event": "lease-granted", "lease": lease, "ttl": ttl, "lock": lock}]  # fmt: skip
-    out += [{"time": ns(t), "sent": ns(t) - 1_000_000, "process": process,
-             "event": "keepalive", "lease": lease, "ttl": ttl, "lock": lock}
-            for t in acks[1:]]  # fmt: skip
+    out = [
+        {
+            "time": ns(acks[0]),
+            "sent": ns(acks[0]) - 1_000_000,
+            "process": process,
+            "event": "lease-granted",
+            "lease": lease,
+            "ttl": ttl,
+            "lock": lock,
+        }
+    ]
+    out += [
+        {
+            "time": ns(t),
+            "sent": ns(t) - 1_000_000,
+            "process": process,
+            "event": "keepalive",
+            "lease": lease,
+            "ttl": ttl,
+            "lock": lock,
+        }
+        for t in acks[1:]
+    ]
     if lost is not None:
-        out.append({"time": ns(lost), "process": process, "event": "lease-lost",
-                    "lease": lease, "ttl": ttl, "lock": lock, "reason": "gone"})  # fmt: skip
+        out.append(
+            {
+                "time": ns(lost),
+                "process": process,
+                "event": "lease-lost",
+                "lease": lease,
+                "ttl": ttl,
+                "lock": lock,
+                "reason": "gone",
+            }
+        )
     return out
 
 
 def write(
-    t: float, writer: Any, token: int | None, highest: int | None, accepted: bool,
+    t: float,
+    writer: Any,
+    token: int | None,
+    highest: int | None,
+    accepted: bool,
     resource: str = "lock",
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """One resource log record."""
-    return {"time": ns(t), "writer": writer, "resource": resource, "token": token,
-            "value": f"v{writer}", "accepted": accepted, "highest_before": highest,
-            "unfenced": token is None}  # fmt: skip
+    return {
+        "time": ns(t),
+        "writer": writer,
+        "resource": resource,
+        "token": token,
+        "value": f"v{writer}",
+        "accepted": accepted,
+        "highest_before": highest,
+        "unfenced": token is None,
+    }
 
 
 def fault(kind: str, start: float, stop: float | None, value: Any = None) -> list[Event]:
@@ -94,36 +145,56 @@ def fault(kind: str, start: float, stop: float | None, value: Any = None) -> lis
         (start + 0.001, "nemesis", "ok", f"start-{kind}", value),
     ]
     if stop is not None:
-        out += [(stop, "nemesis", "invoke", f"stop-{kind}", None),
-                (stop + 0.001, "nemesis", "ok", f"stop-{kind}", None)]  # fmt: skip
+        out += [
+            (stop, "nemesis", "invoke", f"stop-{kind}", None),
+            (stop + 0.001, "nemesis", "ok", f"stop-{kind}", None),
+        ]
     return out
 
 
 def service_lease(
-    lease: Any, granted: float, renewals: Iterable[float] = (), expired: float | None = None,
-    revoked: float | None = None, ttl: float = TTL,
-) -> list[dict[str, Any]]:  # fmt: skip
+    lease: Any,
+    granted: float,
+    renewals: Iterable[float] = (),
+    expired: float | None = None,
+    revoked: float | None = None,
+    ttl: float = TTL,
+) -> list[dict[str, Any]]:
     """The sim server's own log of one lease: granted, renewed, then expired (at its
     deadline, logged 1 ms later) or revoked."""
     out = [{"time": ns(granted), "event": "lease-granted", "lease": lease, "ttl": ttl}]
-    out += [{"time": ns(t), "event": "lease-renewed", "lease": lease, "ttl": ttl}
-            for t in renewals]  # fmt: skip
+    out += [{"time": ns(t), "event": "lease-renewed", "lease": lease, "ttl": ttl} for t in renewals]
     if expired is not None:
-        out.append({"time": ns(expired) + 1_000_000, "event": "lease-expired", "lease": lease,
-                    "deadline": ns(expired)})  # fmt: skip
+        out.append(
+            {
+                "time": ns(expired) + 1_000_000,
+                "event": "lease-expired",
+                "lease": lease,
+                "deadline": ns(expired),
+            }
+        )
     if revoked is not None:
         out.append({"time": ns(revoked), "event": "lease-revoked", "lease": lease})
     return out
 
 
 def service_grant(
-    t: float, lease: Any, number: int, name: str = "lock", election: bool = False,
+    t: float,
+    lease: Any,
+    number: int,
+    name: str = "lock",
+    election: bool = False,
     forced: bool = False,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """The sim server's log line of one lock grant (or, ``election``, leader election)."""
     if election:
-        return {"time": ns(t), "event": "leader-elected", "election": name, "lease": lease,
-                "epoch": number}  # fmt: skip
+        return {
+            "time": ns(t),
+            "event": "leader-elected",
+            "election": name,
+            "lease": lease,
+            "epoch": number,
+        }
     e = {"time": ns(t), "event": "lock-granted", "lock": name, "lease": lease, "token": number}
     if forced:
         e["forced"] = True

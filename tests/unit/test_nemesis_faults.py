@@ -61,8 +61,11 @@ class FakeCluster:
             return self._iptables(node, argv[1], tuple(argv[2:]))
         if argv[0] == "timeout":  # a TCP connect: times out when a rule drops the peer
             host = argv[-1].split("/dev/tcp/")[1].split("/")[0]
-            dropped = any(r[r.index("-s") + 1] == host for r in self.rules[node] if "-s" in r
-                          and "statistic" not in r)
+            dropped = any(
+                r[r.index("-s") + 1] == host
+                for r in self.rules[node]
+                if "-s" in r and "statistic" not in r
+            )
             return (124, "") if dropped else (0, "")
         if argv[0] == "env":  # date under libfaketime
             return 0, f"{time.time() + self.offsets[node]:.3f}\n"
@@ -141,9 +144,11 @@ def test_redis_targets_refuse_partitions_with_the_reason(target: str) -> None:
 
     with pytest.raises(OptionError, match="servers never talk to each other"):
         resolve_target(target).check_options(
-            RunOptions(target=target, workload="lock", nemesis=["pause", "partition"]))
+            RunOptions(target=target, workload="lock", nemesis=["pause", "partition"])
+        )
     resolve_target(target).check_options(
-        RunOptions(target=target, workload="lock", nemesis=["pause", "kill", "clock"]))
+        RunOptions(target=target, workload="lock", nemesis=["pause", "kill", "clock"])
+    )
 
 
 def test_teardown_removes_loss_rules_too() -> None:
@@ -170,8 +175,9 @@ def test_kill_then_restart_with_proof() -> None:
     done = k.invoke(Invocation("start-kill"))
     assert done.type == "ok" and len(c.killed) == 2
     back = k.invoke(Invocation("stop-kill"))
-    assert back.type == "ok" and not c.killed and set(back.value["proof"]) == set(
-        done.value["nodes"])
+    assert (
+        back.type == "ok" and not c.killed and set(back.value["proof"]) == set(done.value["nodes"])
+    )
 
 
 def test_clock_bump_is_measured_and_reset() -> None:
@@ -194,7 +200,8 @@ def test_clock_faults_are_refused_where_the_clock_cannot_be_faked() -> None:
 def test_every_fault_is_healed_at_the_end() -> None:
     c = FakeCluster()
     nem, schedule, final = build_nemesis(
-        RunOptions(nemesis=["pause", "partition", "kill", "clock"]), c, seed=1)  # type: ignore[arg-type]
+        RunOptions(nemesis=["pause", "partition", "kill", "clock"]), c, seed=1
+    )  # type: ignore[arg-type]
     assert nem is not None and schedule is not None and final is not None
     for f in ("start-pause", "start-partition", "start-kill", "start-clock"):
         assert nem.invoke(Invocation(f, {"target": "one", "delta": 30})).type == "ok", f

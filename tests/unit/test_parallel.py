@@ -27,15 +27,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def keyed(n_ops: int, keys: int, corrupt: float = 0.0, seed: int = 3) -> History:
-    return simulate("register", n_ops, processes=6, keys=keys, values=4, p_info=0.05,
-                    corrupt=corrupt, seed=seed)
+    return simulate(
+        "register", n_ops, processes=6, keys=keys, values=4, p_info=0.05, corrupt=corrupt, seed=seed
+    )
 
 
 def test_shares_put_the_biggest_partitions_on_the_least_loaded_worker() -> None:
     assert parallel.shares([10, 1, 7, 3, 5], 2) == [[0, 3], [1, 2, 4]]  # 13 and 13
     assert parallel.shares([4, 4], 3) == [[0], [1]]  # no empty share
     assert sorted(i for share in parallel.shares(list(range(50)), 4) for i in share) == list(
-        range(50))
+        range(50)
+    )
 
 
 def test_one_process_unless_it_pays_and_forking_is_safe(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -51,8 +53,9 @@ def test_one_process_unless_it_pays_and_forking_is_safe(monkeypatch: pytest.Monk
 
 def _outcomes(history: History, workers: int, explain: bool = True) -> list[parallel.Outcome]:
     m = get_model("register")
-    return parallel.check_problems(problems(history, m), m, Budget(None, None, 1 << 30),
-                                   explain, workers)
+    return parallel.check_problems(
+        problems(history, m), m, Budget(None, None, 1 << 30), explain, workers
+    )
 
 
 def test_workers_give_the_verdicts_of_one_process() -> None:
@@ -92,7 +95,8 @@ def test_a_worker_that_dies_leaves_its_partitions_unknown(
     probs = problems(history, get_model("register"))
     _, forked = parallel.shares([len(p.calls) for p in probs], 2)  # this process: the first
     assert [i for i, o in enumerate(outcomes) if o.result.valid is True] == [
-        i for i in range(4) if i not in forked]
+        i for i in range(4) if i not in forked
+    ]
     for i in forked:
         assert outcomes[i].result.valid == "unknown"
         assert "died (exit code 3)" in outcomes[i].result.reason
@@ -106,8 +110,7 @@ def test_what_a_worker_raises_is_raised_in_the_parent(
 
     def solved(*args: Any) -> Any:
         if os.getpid() != parent:  # only in the forked worker
-            raise ModelError("op 7 (process 2) is 'frob', which the register model does not "
-                             "know")
+            raise ModelError("op 7 (process 2) is 'frob', which the register model does not know")
         return real(*args)
 
     monkeypatch.setattr(parallel, "Solved", solved)
@@ -121,9 +124,19 @@ def test_a_big_history_is_checked_on_both_cores(tmp_path: Path) -> None:
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one core here")
     path = tmp_path / "history.jsonl"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_history.py"), str(path),
-                    "--ops", str(parallel.MIN_OPS), "--keys", "50"], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "gen_history.py"),
+            str(path),
+            "--ops",
+            str(parallel.MIN_OPS),
+            "--keys",
+            "50",
+        ],
+        check=True,
+        capture_output=True,
+    )
     code = (
         "import json, sys\n"
         "from checkers.linearizability import check\n"
@@ -134,9 +147,14 @@ def test_a_big_history_is_checked_on_both_cores(tmp_path: Path) -> None:
         "    print(json.dumps([r.valid, r.details.get('workers', 1), r.details['ops']]))\n"
     )
     started = time.monotonic()
-    out = subprocess.run([sys.executable, "-c", code, str(path)], check=True, text=True,
-                         capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                         timeout=300).stdout.splitlines()
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)],
+        check=True,
+        text=True,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    ).stdout.splitlines()
     both, one = (json.loads(line) for line in out)
     assert both[0] is True and both[1] >= 2, (both, time.monotonic() - started)
     assert one == [True, 1, both[2]]

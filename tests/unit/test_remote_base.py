@@ -35,8 +35,10 @@ def test_short_commands_fit_on_one_line() -> None:
     assert len(short("x" * 500)) == 80 and short("x" * 500).endswith("...")
 
 
-@pytest.mark.parametrize(("sig", "name"), [(9, "KILL"), ("KILL", "KILL"), ("sigstop", "STOP"),
-                                           ("19", "STOP"), ("CONT", "CONT")])
+@pytest.mark.parametrize(
+    ("sig", "name"),
+    [(9, "KILL"), ("KILL", "KILL"), ("sigstop", "STOP"), ("19", "STOP"), ("CONT", "CONT")],
+)
 def test_signals_are_named_as_kill_spells_them(sig: int | str, name: str) -> None:
     assert signal_name(sig) == name
 
@@ -74,8 +76,9 @@ def test_must_turns_a_failure_into_one_line_naming_host_command_and_output() -> 
         must(r, ["mkdir", "/x"], "creating /x")
     msg = str(e.value)
     assert "\n" not in msg
-    assert msg == ("root@h1:22: creating /x failed (exit 1 from `mkdir /x`): "
-                   "mkdir: Permission denied")
+    assert msg == (
+        "root@h1:22: creating /x failed (exit 1 from `mkdir /x`): mkdir: Permission denied"
+    )
 
 
 def test_tail_keeps_the_last_lines() -> None:

@@ -40,22 +40,30 @@ def run_with_shim(script: str, tmp_path: Path) -> str:
     shim.chmod(0o755)
     env = {**os.environ, "PATH": f"{tmp_path}:/usr/bin:/bin"}
     # The shim must be the date the script finds, or the test must not run at all.
-    found = subprocess.run(["sh", "-c", "command -v date"], env=env, capture_output=True,
-                           text=True).stdout.strip()
+    found = subprocess.run(
+        ["sh", "-c", "command -v date"], env=env, capture_output=True, text=True
+    ).stdout.strip()
     assert found == str(shim)
-    proc = subprocess.run(["sh", "-c", script.replace(">/dev/null", "")], env=env,
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        ["sh", "-c", script.replace(">/dev/null", "")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return proc.stdout.strip()
 
 
-@pytest.mark.parametrize(("delta", "expected"), [
-    (20, "SET @1700000020.123456789"),
-    (-30.5, "SET @1699999969.623456789"),
-    (0.000000001, "SET @1700000000.123456790"),
-    (-0.2, "SET @1699999999.923456789"),
-])
-def test_shift_adds_delta_in_nanoseconds(delta: float, expected: str,
-                                         tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("delta", "expected"),
+    [
+        (20, "SET @1700000020.123456789"),
+        (-30.5, "SET @1699999969.623456789"),
+        (0.000000001, "SET @1700000000.123456790"),
+        (-0.2, "SET @1699999999.923456789"),
+    ],
+)
+def test_shift_adds_delta_in_nanoseconds(delta: float, expected: str, tmp_path: Path) -> None:
     assert run_with_shim(shift_script(delta), tmp_path) == expected
 
 

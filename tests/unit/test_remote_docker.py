@@ -21,8 +21,9 @@ class ExecResult(NamedTuple):
 class FakeContainer:
     name = "harness-x-h1"
 
-    def __init__(self, exit_code: int = 0, out: bytes = b"", err: bytes = b"",
-                 slow: float = 0.0) -> None:
+    def __init__(
+        self, exit_code: int = 0, out: bytes = b"", err: bytes = b"", slow: float = 0.0
+    ) -> None:
         self.calls: list[tuple[list[str], str]] = []
         self.archives: dict[str, bytes] = {}
         self.result = ExecResult(exit_code, (out or None, err or None))

@@ -10,33 +10,39 @@ from clusters.base import ClusterError
 from clusters.remote.hosts import HostSpec, hosts_from, parse_host, read_nodes_file
 
 
-@pytest.mark.parametrize(("text", "spec"), [
-    ("n1", HostSpec("n1")),
-    ("10.0.0.5", HostSpec("10.0.0.5")),
-    ("admin@n1.lab", HostSpec("n1.lab", "admin")),
-    ("n1:2222", HostSpec("n1", None, 2222)),
-    ("root@10.0.0.5:22", HostSpec("10.0.0.5", "root", 22)),
-    ("[fe80::1]:2222", HostSpec("fe80::1", None, 2222)),
-    ("ops@[::1]", HostSpec("::1", "ops")),
-    ("::1", HostSpec("::1")),
-    ("  n2  ", HostSpec("n2")),
-])
+@pytest.mark.parametrize(
+    ("text", "spec"),
+    [
+        ("n1", HostSpec("n1")),
+        ("10.0.0.5", HostSpec("10.0.0.5")),
+        ("admin@n1.lab", HostSpec("n1.lab", "admin")),
+        ("n1:2222", HostSpec("n1", None, 2222)),
+        ("root@10.0.0.5:22", HostSpec("10.0.0.5", "root", 22)),
+        ("[fe80::1]:2222", HostSpec("fe80::1", None, 2222)),
+        ("ops@[::1]", HostSpec("::1", "ops")),
+        ("::1", HostSpec("::1")),
+        ("  n2  ", HostSpec("n2")),
+    ],
+)
 def test_host_specs(text: str, spec: HostSpec) -> None:
     assert parse_host(text) == spec
 
 
-@pytest.mark.parametrize(("text", "why"), [
-    ("", "empty"),
-    ("a b", "spaces"),
-    ("n1:0", "port '0'"),
-    ("n1:70000", "port '70000'"),
-    ("n1:ssh", "port 'ssh'"),
-    ("[::1", "unbalanced"),
-    ("bad user@n1", "spaces"),
-    ("@n1", "user ''"),
-    ("u@", "host ''"),
-    ("n1/x", "host 'n1/x'"),
-])
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("", "empty"),
+        ("a b", "spaces"),
+        ("n1:0", "port '0'"),
+        ("n1:70000", "port '70000'"),
+        ("n1:ssh", "port 'ssh'"),
+        ("[::1", "unbalanced"),
+        ("bad user@n1", "spaces"),
+        ("@n1", "user ''"),
+        ("u@", "host ''"),
+        ("n1/x", "host 'n1/x'"),
+    ],
+)
 def test_bad_specs_are_refused_in_one_line_with_the_format(text: str, why: str) -> None:
     with pytest.raises(ClusterError) as e:
         parse_host(text)

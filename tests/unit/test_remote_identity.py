@@ -72,8 +72,9 @@ def test_a_remote_machine_is_not_us() -> None:
 def test_our_address_machine_id_or_boot_id_make_it_us() -> None:
     far = MachineIdentity("other", "b-other")
     assert "belongs to this machine" in str(same_machine("127.0.0.1", far, OURS))
-    assert "machine-id" in str(same_machine("203.0.113.7", MachineIdentity(OURS.machine_id, "x"),
-                                            OURS))
+    assert "machine-id" in str(
+        same_machine("203.0.113.7", MachineIdentity(OURS.machine_id, "x"), OURS)
+    )
     container = same_machine("203.0.113.7", MachineIdentity("img", OURS.boot_id), OURS)
     assert container is not None and "container" in container
 

@@ -43,8 +43,11 @@ class _Handler(paramiko.ServerInterface):
         self.server = server
 
     def check_channel_request(self, kind: str, chanid: int) -> int:
-        return paramiko.OPEN_SUCCEEDED if kind == "session" else \
-            paramiko.OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
+        return (
+            paramiko.OPEN_SUCCEEDED
+            if kind == "session"
+            else paramiko.OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
+        )
 
     def get_allowed_auths(self, username: str) -> str:
         return "publickey"
@@ -106,8 +109,12 @@ class LoopbackSshd:
             channel.close()
             return
         command = command.removeprefix(SUDO)
-        proc = subprocess.Popen(["sh", "-c", command], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            ["sh", "-c", command],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         self.procs.append(proc)
         out, err = proc.communicate()
         try:
@@ -150,12 +157,12 @@ def key_file(sshd: LoopbackSshd, tmp_path: Path) -> str:
 
 def remote(sshd: LoopbackSshd, tmp_path: Path, key_file: str, **kw: object) -> SshRemote:
     known = sshd.known_hosts(tmp_path / "known_hosts")
-    opts = SshOptions(key=key_file, known_hosts=str(known), connect_timeout=5,
-                      **kw)  # type: ignore[arg-type]
+    opts = SshOptions(key=key_file, known_hosts=str(known), connect_timeout=5, **kw)  # type: ignore[arg-type]
     return SshRemote(HostSpec("127.0.0.1", "tester", sshd.port), opts)
 
 
 # -- pure parts ---------------------------------------------------------------------------
+
 
 def test_commands_run_under_sh_with_sbin_on_path_and_sudo_only_when_asked() -> None:
     plain = remote_command(["echo", "a b"], sudo=False)
@@ -178,6 +185,7 @@ def test_fingerprints_look_like_openssh_s() -> None:
 
 # -- over SSH ---------------------------------------------------------------------------
 
+
 def test_exit_code_and_streams(sshd: LoopbackSshd, tmp_path: Path, key_file: str) -> None:
     r = remote(sshd, tmp_path, key_file)
     assert isinstance(r, Remote)
@@ -186,13 +194,15 @@ def test_exit_code_and_streams(sshd: LoopbackSshd, tmp_path: Path, key_file: str
     assert r.run("echo $PATH").stdout.strip() == SAFE_PATH
 
 
-def test_output_that_arrives_after_the_exit_status_is_kept(sshd: LoopbackSshd, tmp_path: Path,
-                                                          key_file: str) -> None:
+def test_output_that_arrives_after_the_exit_status_is_kept(
+    sshd: LoopbackSshd, tmp_path: Path, key_file: str
+) -> None:
     assert remote(sshd, tmp_path, key_file).run("late-output").stdout == "late\n"
 
 
-def test_sudo_only_when_the_login_is_not_root(sshd: LoopbackSshd, tmp_path: Path,
-                                              key_file: str) -> None:
+def test_sudo_only_when_the_login_is_not_root(
+    sshd: LoopbackSshd, tmp_path: Path, key_file: str
+) -> None:
     r = remote(sshd, tmp_path, key_file)
     r.run("true", sudo=True)
     r.run("true")
@@ -201,8 +211,9 @@ def test_sudo_only_when_the_login_is_not_root(sshd: LoopbackSshd, tmp_path: Path
     assert ran[0].startswith(SUDO) and not ran[1].startswith("sudo")
 
 
-def test_one_transport_per_host_and_a_channel_per_command(sshd: LoopbackSshd, tmp_path: Path,
-                                                          key_file: str) -> None:
+def test_one_transport_per_host_and_a_channel_per_command(
+    sshd: LoopbackSshd, tmp_path: Path, key_file: str
+) -> None:
     r = remote(sshd, tmp_path, key_file)
     threads = [threading.Thread(target=r.run, args=(f"echo {i}",)) for i in range(8)]
     for t in threads:
@@ -216,16 +227,18 @@ def test_one_transport_per_host_and_a_channel_per_command(sshd: LoopbackSshd, tm
     assert len(sshd.transports) == 2
 
 
-def test_a_background_command_does_not_hold_the_call(sshd: LoopbackSshd, tmp_path: Path,
-                                                     key_file: str) -> None:
+def test_a_background_command_does_not_hold_the_call(
+    sshd: LoopbackSshd, tmp_path: Path, key_file: str
+) -> None:
     r = remote(sshd, tmp_path, key_file)
     started = time.monotonic()
     assert r.run("sleep 3 </dev/null >/dev/null 2>&1 &").ok
     assert time.monotonic() - started < 2
 
 
-def test_a_timeout_is_one_line_naming_host_and_command(sshd: LoopbackSshd, tmp_path: Path,
-                                                       key_file: str) -> None:
+def test_a_timeout_is_one_line_naming_host_and_command(
+    sshd: LoopbackSshd, tmp_path: Path, key_file: str
+) -> None:
     r = remote(sshd, tmp_path, key_file)
     started = time.monotonic()
     with pytest.raises(RemoteTimeout) as e:
@@ -235,12 +248,14 @@ def test_a_timeout_is_one_line_naming_host_and_command(sshd: LoopbackSshd, tmp_p
     assert r.run("echo still usable").ok
 
 
-def test_an_unknown_host_key_is_refused_with_its_fingerprint(sshd: LoopbackSshd, tmp_path: Path,
-                                                             key_file: str) -> None:
+def test_an_unknown_host_key_is_refused_with_its_fingerprint(
+    sshd: LoopbackSshd, tmp_path: Path, key_file: str
+) -> None:
     empty = tmp_path / "empty_known_hosts"
     empty.write_text("")
-    r = SshRemote(HostSpec("127.0.0.1", "tester", sshd.port),
-                  SshOptions(key=key_file, known_hosts=str(empty)))
+    r = SshRemote(
+        HostSpec("127.0.0.1", "tester", sshd.port), SshOptions(key=key_file, known_hosts=str(empty))
+    )
     with pytest.raises(RemoteError) as e:
         r.run("true")
     msg = str(e.value)
@@ -254,19 +269,23 @@ def test_an_unknown_host_key_is_refused_with_its_fingerprint(sshd: LoopbackSshd,
 def test_a_changed_host_key_is_refused(sshd: LoopbackSshd, tmp_path: Path, key_file: str) -> None:
     other = paramiko.ECDSAKey.generate()
     known = sshd.known_hosts(tmp_path / "kh", key=other)
-    r = SshRemote(HostSpec("127.0.0.1", "tester", sshd.port),
-                  SshOptions(key=key_file, known_hosts=str(known)))
+    r = SshRemote(
+        HostSpec("127.0.0.1", "tester", sshd.port), SshOptions(key=key_file, known_hosts=str(known))
+    )
     with pytest.raises(RemoteError, match="host key CHANGED") as e:
         r.run("true")
     assert "ssh-keygen -R 127.0.0.1" in str(e.value)
 
 
-def test_no_strict_accepts_any_key_with_a_warning(sshd: LoopbackSshd, tmp_path: Path,
-                                                  key_file: str) -> None:
+def test_no_strict_accepts_any_key_with_a_warning(
+    sshd: LoopbackSshd, tmp_path: Path, key_file: str
+) -> None:
     empty = tmp_path / "empty_known_hosts"
     empty.write_text("")
-    r = SshRemote(HostSpec("127.0.0.1", "tester", sshd.port),
-                  SshOptions(key=key_file, known_hosts=str(empty), strict=False))
+    r = SshRemote(
+        HostSpec("127.0.0.1", "tester", sshd.port),
+        SshOptions(key=key_file, known_hosts=str(empty), strict=False),
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert r.run("echo ok").stdout == "ok\n"
@@ -277,8 +296,10 @@ def test_no_strict_accepts_any_key_with_a_warning(sshd: LoopbackSshd, tmp_path: 
 def test_a_refused_key_says_which_user_and_key(sshd: LoopbackSshd, tmp_path: Path) -> None:
     wrong = tmp_path / "wrong"
     paramiko.ECDSAKey.generate().write_private_key_file(str(wrong))
-    r = SshRemote(HostSpec("127.0.0.1", "tester", sshd.port),
-                  SshOptions(key=str(wrong), known_hosts=str(sshd.known_hosts(tmp_path / "k"))))
+    r = SshRemote(
+        HostSpec("127.0.0.1", "tester", sshd.port),
+        SshOptions(key=str(wrong), known_hosts=str(sshd.known_hosts(tmp_path / "k"))),
+    )
     with pytest.raises(RemoteError, match=f"login as tester refused \\(tried key {wrong}\\)"):
         r.run("true")
 

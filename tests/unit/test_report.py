@@ -214,29 +214,51 @@ def test_clock_offsets_get_a_lane_per_node(tmp_path: Path) -> None:
     ]
     with open(run / HISTORY_FILE, "a") as f:
         for i, (t, type_, name, value) in enumerate(clock_ops):
-            op = {"index": 100_000 + i, "time": t, "process": "nemesis", "type": type_,
-                  "f": name, "value": value}  # fmt: skip
+            op = {
+                "index": 100_000 + i,
+                "time": t,
+                "process": "nemesis",
+                "type": type_,
+                "f": name,
+                "value": value,
+            }
             f.write(json.dumps(op) + "\n")
     # the history file must stay time-ordered for the reader: sort it (and number it again:
     # indices follow the order of the file)
-    ops = sorted(map(json.loads, (run / HISTORY_FILE).read_text().splitlines()),
-                 key=lambda x: x["time"])  # fmt: skip
+    ops = sorted(
+        map(json.loads, (run / HISTORY_FILE).read_text().splitlines()), key=lambda x: x["time"]
+    )
     lines = [json.dumps({**op, "index": i}) for i, op in enumerate(ops)]
     (run / HISTORY_FILE).write_text("\n".join(lines) + "\n")
     d = _data(_report(run))["timeline"]
     clock_lanes = {i: lane["label"] for i, lane in enumerate(d["lanes"]) if lane["kind"] == "clock"}
     assert sorted(clock_lanes.values()) == ["clock n1", "clock n2"]
     steps = {(clock_lanes[c["lane"]], c["s"], c["offset"]) for c in d["clock"]}
-    assert steps == {("clock n1", s // 1000, 0.25), ("clock n2", s // 1000, -1.5),
-                     ("clock n1", (3 * s + 1000) // 1000, 0.0),
-                     ("clock n2", (3 * s + 1000) // 1000, 0.0)}  # fmt: skip
+    assert steps == {
+        ("clock n1", s // 1000, 0.25),
+        ("clock n2", s // 1000, -1.5),
+        ("clock n1", (3 * s + 1000) // 1000, 0.0),
+        ("clock n2", (3 * s + 1000) // 1000, 0.0),
+    }
 
 
 def test_an_operation_that_never_returned_stays_open_to_the_end(tmp_path: Path) -> None:
     run = cas_register_run(tmp_path / "r", ops=100, faults=0, duration_s=2)
     with open(run / HISTORY_FILE, "a") as f:  # a crash: the last invocation never completed
-        f.write(json.dumps({"index": 10_000, "time": 3 * 10**9, "process": 0, "type": "invoke",
-                            "f": "read", "value": None, "key": 0}) + "\n")  # fmt: skip
+        f.write(
+            json.dumps(
+                {
+                    "index": 10_000,
+                    "time": 3 * 10**9,
+                    "process": 0,
+                    "type": "invoke",
+                    "f": "read",
+                    "value": None,
+                    "key": 0,
+                }
+            )
+            + "\n"
+        )
     d = _data(_report(run))["timeline"]
     last = d["ops"]["x"].index(10_000)
     assert d["ops"]["e"][last] == -1 and d["outcomes"][d["ops"]["t"][last]] == "open"

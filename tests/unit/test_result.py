@@ -26,11 +26,15 @@ def test_a_run_where_nothing_applies_is_unknown() -> None:
 
 
 def test_the_report_says_n_a_and_lists_it_last() -> None:
-    results = {"valid": True, "checkers": {
-        "fencing": CheckResult("fencing", UNKNOWN, "Not applicable: no token.",
-                               applicable=False).to_dict(),
-        "mutex": CheckResult("mutex", True, "No overlap.").to_dict(),
-    }}  # fmt: skip
+    results = {
+        "valid": True,
+        "checkers": {
+            "fencing": CheckResult(
+                "fencing", UNKNOWN, "Not applicable: no token.", applicable=False
+            ).to_dict(),
+            "mutex": CheckResult("mutex", True, "No overlap.").to_dict(),
+        },
+    }
     verdicts = checker_verdicts(results)
     assert [(v.checker, v.word) for v in verdicts] == [("mutex", "valid"), ("fencing", "n/a")]
     assert headline(results) == "Valid: mutex: No overlap."

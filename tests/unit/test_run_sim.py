@@ -21,14 +21,36 @@ from harness.procutil import is_stopped
 
 pytestmark = pytest.mark.slow
 
-SHORT = ["--lease-ttl", "2", "--keepalive", "0.5", "--pause-at", "1.5", "--pause-for", "4",
-         "--time-limit", "7", "--recovery-time", "1", "--work-time", "0.1",
-         "--acquire-wait", "1", "--seed", "7"]
+SHORT = [
+    "--lease-ttl",
+    "2",
+    "--keepalive",
+    "0.5",
+    "--pause-at",
+    "1.5",
+    "--pause-for",
+    "4",
+    "--time-limit",
+    "7",
+    "--recovery-time",
+    "1",
+    "--work-time",
+    "0.1",
+    "--acquire-wait",
+    "1",
+    "--seed",
+    "7",
+]
 
 
 def harness(*args: str, out: Path, **kw: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args, "-o", str(out)],
-                          capture_output=True, text=True, timeout=120, **kw)  # type: ignore[call-overload]
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args, "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **kw,
+    )  # type: ignore[call-overload]
 
 
 def results(out: Path) -> dict:
@@ -52,8 +74,24 @@ def test_stale_write_is_accepted_without_fencing_and_the_run_is_invalid(tmp_path
 
 
 def test_an_injected_sim_bug_is_caught(tmp_path: Path) -> None:
-    args = ["--nemesis", "none", "--time-limit", "4", "--recovery-time", "0", "--lease-ttl", "2",
-            "--keepalive", "0.5", "--work-time", "0.3", "--acquire-wait", "1", "--seed", "3"]
+    args = [
+        "--nemesis",
+        "none",
+        "--time-limit",
+        "4",
+        "--recovery-time",
+        "0",
+        "--lease-ttl",
+        "2",
+        "--keepalive",
+        "0.5",
+        "--work-time",
+        "0.3",
+        "--acquire-wait",
+        "1",
+        "--seed",
+        "3",
+    ]
     good = harness("run", *args, out=tmp_path / "good")
     assert good.returncode == 0, good.stdout + good.stderr
     bad = harness("run", *args, "--sim-bug", "lock-ignores-lease", out=tmp_path / "bad")
@@ -98,14 +136,30 @@ def _fault_started(out: Path) -> bool:
 
 
 def _alive(pids: list[int]) -> list[int]:
-    return [p for p in pids if Path(f"/proc/{p}").exists()
-            and Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+    return [
+        p
+        for p in pids
+        if Path(f"/proc/{p}").exists()
+        and Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    ]
 
 
 def test_kill_9_mid_run_leaves_a_history_that_check_reads(tmp_path: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", *SHORT,
-                             "--time-limit", "30", "-o", str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            *SHORT,
+            "--time-limit",
+            "30",
+            "-o",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         _wait_for(lambda: _fault_started(tmp_path))
         kids = _children(proc.pid)
@@ -118,12 +172,17 @@ def test_kill_9_mid_run_leaves_a_history_that_check_reads(tmp_path: Path) -> Non
     try:
         _wait_for(lambda: not _alive(kids), timeout=10)
     except AssertionError:
-        left = {k: Path(f"/proc/{k}/cmdline").read_text().replace("\0", " ")[:80]
-                for k in _alive(kids)}
+        left = {
+            k: Path(f"/proc/{k}/cmdline").read_text().replace("\0", " ")[:80] for k in _alive(kids)
+        }
         raise AssertionError(f"processes outlived the harness: {left}") from None
     run_dir = (tmp_path / "latest").resolve()
-    r = subprocess.run([sys.executable, "-m", "harness.cli", "check", str(run_dir)],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "check", str(run_dir)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode in (0, 1, 2), r.stdout + r.stderr
     assert "Traceback" not in r.stderr
     assert (run_dir / "results.json").exists()
@@ -131,9 +190,24 @@ def test_kill_9_mid_run_leaves_a_history_that_check_reads(tmp_path: Path) -> Non
 
 
 def test_ctrl_c_mid_fault_heals_and_still_checks(tmp_path: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", *SHORT,
-                             "--pause-for", "20", "--time-limit", "30", "-o", str(tmp_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            *SHORT,
+            "--pause-for",
+            "20",
+            "--time-limit",
+            "30",
+            "-o",
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         _wait_for(lambda: _fault_started(tmp_path))
         kids = _children(proc.pid)

@@ -54,8 +54,17 @@ def get(server: tuple[str, int], path: str) -> tuple[int, str, bytes]:
         conn.close()
 
 
-@pytest.mark.parametrize("path", ["/etc/passwd", "/passwd", "/etc/", "/fifo",
-                                  "/../../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/etc/passwd",
+        "/passwd",
+        "/etc/",
+        "/fifo",
+        "/../../../../etc/passwd",
+        "/%2e%2e/%2e%2e/etc/passwd",
+    ],
+)
 def test_nothing_outside_the_results_folder_and_no_special_file_is_served(
     server: tuple[str, int], path: str
 ) -> None:

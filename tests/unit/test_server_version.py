@@ -27,12 +27,15 @@ def test_the_first_line_after_the_prefix() -> None:
     node = Node("3.9.3-1+deb13u1\n")
     assert server_version(node, ("dpkg-query", "-W"), "zookeeper ") == "zookeeper 3.9.3-1+deb13u1"
     assert node.ran == [["dpkg-query", "-W"]]
-    assert server_version(Node("etcd Version: 3.5.16\nGit SHA: Not provided\n"),
-                          ("etcd", "--version")) == "etcd Version: 3.5.16"
+    assert (
+        server_version(Node("etcd Version: 3.5.16\nGit SHA: Not provided\n"), ("etcd", "--version"))
+        == "etcd Version: 3.5.16"
+    )
 
 
 def test_unknown_when_there_is_nothing_to_say() -> None:
     assert server_version(Node("anything"), None) == "unknown"
     assert server_version(Node("\n"), ("consul", "version")) == "unknown"
     assert server_version(Node(error=ClusterError("n1 is down")), ("consul", "version")) == (
-        "unknown")
+        "unknown"
+    )

@@ -143,9 +143,16 @@ class FakeLockBackend:
 def lock_client(tmp_path: Path, backend: Any, resource: str) -> LockClient:
     ctx = WorkerContext(1, RunClock(), tmp_path / "events.jsonl")
     return LockClient(
-        ctx, lambda: backend, ResourceClient(resource, timeout=0.2), "l",
-        ttl=1.0, keepalive=10.0, work=0.0, wait=1.0, node="sim",
-    )  # fmt: skip
+        ctx,
+        lambda: backend,
+        ResourceClient(resource, timeout=0.2),
+        "l",
+        ttl=1.0,
+        keepalive=10.0,
+        work=0.0,
+        wait=1.0,
+        node="sim",
+    )
 
 
 @pytest.mark.parametrize(
@@ -220,6 +227,9 @@ class FakeRegister:
 )
 def test_register_errors_map_to_completions(error: Exception, expected: str) -> None:
     client = RegisterClient(WorkerContext(1, RunClock()), lambda: FakeRegister(error))
-    for inv in (Invocation("read", key="k"), Invocation("write", 1, "k"),
-                Invocation("cas", [1, 2], "k")):  # fmt: skip
+    for inv in (
+        Invocation("read", key="k"),
+        Invocation("write", 1, "k"),
+        Invocation("cas", [1, 2], "k"),
+    ):
         assert client.invoke(inv).type == expected

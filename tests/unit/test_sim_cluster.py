@@ -160,8 +160,10 @@ def test_unknown_bug_is_refused_before_starting() -> None:
         SimCluster(RunClock(), bugs=["typo"])
     r = subprocess.run(
         [sys.executable, "-m", "clusters.sim.server", "--clock-origin", "0", "--bug", "typo"],
-        capture_output=True, text=True, timeout=30,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert r.returncode == 2 and "unknown sim bug" in r.stderr
 
 

@@ -49,11 +49,26 @@ def _worker(
     try:
         for inv in script:
             value = inv.value if inv.f != "write" else f"{inv.value}-{process}"
-            out.put({"time": clock.now(), "process": process, "type": "invoke", "f": inv.f,
-                     "value": value})  # fmt: skip
+            out.put(
+                {
+                    "time": clock.now(),
+                    "process": process,
+                    "type": "invoke",
+                    "f": inv.f,
+                    "value": value,
+                }
+            )
             c = client.invoke(Invocation(inv.f, value, inv.key))
-            out.put({"time": clock.now(), "process": process, "type": c.type, "f": inv.f,
-                     "value": c.value, "error": c.error})  # fmt: skip
+            out.put(
+                {
+                    "time": clock.now(),
+                    "process": process,
+                    "type": c.type,
+                    "f": inv.f,
+                    "value": c.value,
+                    "error": c.error,
+                }
+            )
             if c.type == "info":
                 break
     finally:
@@ -140,17 +155,23 @@ def scenario(
 
 def factory(sim: SimCluster, resource: ResourceServer, work: float) -> SimLockClientFactory:
     return SimLockClientFactory(
-        sim.endpoints()["sim"], resource.address, "lock",
-        ttl=TTL, keepalive=KEEPALIVE, work=work, wait=10.0,
-    )  # fmt: skip
+        sim.endpoints()["sim"],
+        resource.address,
+        "lock",
+        ttl=TTL,
+        keepalive=KEEPALIVE,
+        work=work,
+        wait=10.0,
+    )
 
 
 def is_(process: int, f: str, type_: str) -> Callable[[dict[str, Any]], bool]:
     return lambda op: op["process"] == process and op["f"] == f and op["type"] == type_
 
 
-def run_paused_holder(tmp_path: Path, fencing: bool) -> tuple[History, list[dict[str, Any]],
-                                                               list[dict[str, Any]]]:  # fmt: skip
+def run_paused_holder(
+    tmp_path: Path, fencing: bool
+) -> tuple[History, list[dict[str, Any]], list[dict[str, Any]]]:
     """Holder 1 is frozen in its critical section past its lease; 2 takes over."""
     with scenario(tmp_path, fencing) as (sim, resource, workers):
         workers.start(1, factory(sim, resource, work=1.0), SCRIPT)

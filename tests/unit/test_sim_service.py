@@ -117,7 +117,7 @@ def test_after_a_pause_no_waiter_whose_lease_is_also_due_is_granted(tmp_path: Pa
 
         assert run(scenario()) == ["lease not found", "lease not found"]
     events = [e["event"] for e in read_jsonl(tmp_path / "ev.jsonl")]
-    assert "lock-granted" not in events[events.index("lease-expired"):]
+    assert "lock-granted" not in events[events.index("lease-expired") :]
 
 
 def test_release_by_a_non_holder_is_refused() -> None:

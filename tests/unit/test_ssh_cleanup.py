@@ -42,35 +42,57 @@ class DirtyHost(FakeRemote):
         self.rules = [OURS, THEIRS]
         self.procs = {4242: ["S", "etcd"], 777: ["T", "consul"]}
         self.offset = 40.0
-        self.clock_record: dict[str, object] | None = {"stopped": ["systemd-timesyncd"],
-                                                       "baseline_offset_s": 0.0}
+        self.clock_record: dict[str, object] | None = {
+            "stopped": ["systemd-timesyncd"],
+            "baseline_offset_s": 0.0,
+        }
         self.ntp = False
-        self.dirs = {"/var/lib/harness/etcd-1a2b3c":
-                     {"installed": ["etcd-server", "etcd-client", "adduser"], "how": "upload"},
-                     "/var/lib/harness/consul-4d5e6f": {"installing": ["consul"],
-                                                        "before": ["base-files"]},
-                     "/var/lib/harness/kept-7a8b9c": None}
-        self.packages = {"base-files", "etcd-server", "etcd-client", "adduser", "consul",
-                         "pipexec"}
+        self.dirs = {
+            "/var/lib/harness/etcd-1a2b3c": {
+                "installed": ["etcd-server", "etcd-client", "adduser"],
+                "how": "upload",
+            },
+            "/var/lib/harness/consul-4d5e6f": {"installing": ["consul"], "before": ["base-files"]},
+            "/var/lib/harness/kept-7a8b9c": None,
+        }
+        self.packages = {"base-files", "etcd-server", "etcd-client", "adduser", "consul", "pipexec"}
         self.policy = True
         self.on(r"^iptables ", respond=self._iptables)
-        self.on(r"^show\(\)", respond=lambda _: CommandResult(0, "".join(
-            f"{pid} {st} {comm}\n" for pid, (st, comm) in self.procs.items()), ""))
+        self.on(
+            r"^show\(\)",
+            respond=lambda _: CommandResult(
+                0, "".join(f"{pid} {st} {comm}\n" for pid, (st, comm) in self.procs.items()), ""
+            ),
+        )
         self.on(r"^kill -(\w+) (\d+)$", respond=self._kill)
         self.on(r"^pkill -f ", exit=1)
-        self.on(rf"^cat {RECORD}$", respond=lambda _: CommandResult(
-            0, json.dumps(self.clock_record), "") if self.clock_record is not None else NO)
+        self.on(
+            rf"^cat {RECORD}$",
+            respond=lambda _: (
+                CommandResult(0, json.dumps(self.clock_record), "")
+                if self.clock_record is not None
+                else NO
+            ),
+        )
         self.on(rf"^test -e {RECORD}$", respond=lambda _: OK if self.clock_record else NO)
         self.on(rf"^rm -f {RECORD}$", respond=self._forget_clock)
-        self.on(r"^date \+%s\.%N$", respond=lambda _: CommandResult(
-            0, f"{time.time() + self.offset:.9f}\n", ""))
+        self.on(
+            r"^date \+%s\.%N$",
+            respond=lambda _: CommandResult(0, f"{time.time() + self.offset:.9f}\n", ""),
+        )
         self.on(r"^n=\$\(date \+%s%N\)", respond=self._shift)
         self.on(r"^systemctl start ", respond=self._ntp)
-        self.on(r"^find /var/lib/harness ", respond=lambda _: CommandResult(
-            0, "".join(f"{d}\n" for d in self.dirs), ""))
+        self.on(
+            r"^find /var/lib/harness ",
+            respond=lambda _: CommandResult(0, "".join(f"{d}\n" for d in self.dirs), ""),
+        )
         self.on(r"^cat /var/lib/harness/[^/]+/packages\.json$", respond=self._install_record)
-        self.on(r"dpkg-query", respond=lambda _: CommandResult(
-            0, "".join(f"ii  {p}\n" for p in sorted(self.packages)), ""))
+        self.on(
+            r"dpkg-query",
+            respond=lambda _: CommandResult(
+                0, "".join(f"ii  {p}\n" for p in sorted(self.packages)), ""
+            ),
+        )
         self.on(r"purge -y", respond=self._purge)
         self.on(r"^rm -rf /var/lib/harness/", respond=self._rmdir)
         self.on(r"^rm -rf /var/cache/harness-debs-\*", respond=self._leftovers)
@@ -79,8 +101,9 @@ class DirtyHost(FakeRemote):
         op, *spec = shlex.split(text)[1:]
         if op == "-D":
             self.rules.remove(spec)
-        return CommandResult(0, "-P INPUT ACCEPT\n" + "".join(
-            "-A " + shlex.join(r) + "\n" for r in self.rules), "")
+        return CommandResult(
+            0, "-P INPUT ACCEPT\n" + "".join("-A " + shlex.join(r) + "\n" for r in self.rules), ""
+        )
 
     def _kill(self, text: str) -> CommandResult:
         sig, pid = text.split()[1][1:], int(text.split()[2])
@@ -133,7 +156,8 @@ def test_heal_clears_the_faults_and_leaves_the_servers_and_the_runs() -> None:
     assert len(host.dirs) == 3 and "consul" in host.packages and host.policy
     assert str(report) == (
         "root@h1:22: removed 1 harness-* firewall rule(s); resumed consul (pid 777); put the "
-        "clock back to +0.000 s from this machine's; started systemd-timesyncd")
+        "clock back to +0.000 s from this machine's; started systemd-timesyncd"
+    )
     assert host.ran(r"^kill -CONT 777$") and not host.ran(r"^kill -CONT 4242$")
 
 
@@ -150,9 +174,9 @@ def test_down_removes_every_run_and_purges_what_the_records_name() -> None:
     assert "removed /var/lib/harness/kept-7a8b9c" in str(report)
     assert str(report).endswith(f"removed the harness's {POLICY_RC}")
     order = host.commands()
-    assert (next(i for i, t in enumerate(order) if "purge" in t)
-            < next(i for i, t in enumerate(order) if t.startswith("rm -rf /var/lib/harness/"))), \
-        "the records are read before their directories go"
+    assert next(i for i, t in enumerate(order) if "purge" in t) < next(
+        i for i, t in enumerate(order) if t.startswith("rm -rf /var/lib/harness/")
+    ), "the records are read before their directories go"
 
 
 def test_a_clean_host_has_nothing_to_undo() -> None:
@@ -173,8 +197,9 @@ def test_each_step_is_tried_and_what_failed_is_one_line_each() -> None:
     assert host.procs == {}, "later steps still ran"
     assert set(host.dirs) == dirs, "the install records a retry needs were removed"
     assert len(report.problems) == 3 and all("\n" not in p for p in report.problems)
-    assert "could not undo the clock fault: root@h1:22: starting systemd-timesyncd failed" in \
-        str(report)
+    assert "could not undo the clock fault: root@h1:22: starting systemd-timesyncd failed" in str(
+        report
+    )
     assert "could not purge the packages the runs installed" in str(report)
     assert "run `harness clusters down --ssh` again once the purge can succeed" in str(report)
 
@@ -184,8 +209,7 @@ def test_a_server_that_survives_kill_is_reported(monkeypatch: pytest.MonkeyPatch
     host.on(r"^kill -KILL ", exit=0)  # "delivered", but it lives on
     monkeypatch.setattr(cleanup.time, "monotonic", iter(range(0, 1000, 20)).__next__)
     report = down_host(host)
-    assert "could not kill the harness servers: pid(s) 777, 4242 survived kill -9" in \
-        str(report)
+    assert "could not kill the harness servers: pid(s) 777, 4242 survived kill -9" in str(report)
 
 
 def test_unreachable_hosts_and_refused_sudo_are_reported_and_others_cleaned() -> None:
@@ -200,33 +224,43 @@ def test_unreachable_hosts_and_refused_sudo_are_reported_and_others_cleaned() ->
     reports = clean_hosts("heal", [HostSpec(h) for h in fakes], lambda s: fakes[s.host])
     assert [r.host for r in reports] == ["root@h1:22", "root@h2:22", "root@h3:22"]
     assert good.rules == [THEIRS] and reports[0].problems == []
-    assert str(reports[1]) == ("root@h2:22: could not reach the host: root@h2:22: cannot "
-                               "connect: Connection refused; check the host")
+    assert str(reports[1]) == (
+        "root@h2:22: could not reach the host: root@h2:22: cannot "
+        "connect: Connection refused; check the host"
+    )
     assert "run commands as root (sudo: a password is required)" in reports[2].problems[0]
     assert nosudo.rules == [OURS, THEIRS], "nothing tried without root"
     assert all(h.closed == 1 for h in fakes.values())
 
 
 def test_servers_are_listed_once_without_zombies() -> None:
-    host = FakeRemote().on(r"^show\(\)", stdout="12 S etcd\n12 S etcd\n13 Z consul\n"
-                                                "14 T java\ngarbage\n")
+    host = FakeRemote().on(
+        r"^show\(\)", stdout="12 S etcd\n12 S etcd\n13 Z consul\n14 T java\ngarbage\n"
+    )
     assert [(s.pid, s.paused) for s in servers(host)] == [(12, False), (14, True)]
     assert subprocess.run(["sh", "-n", "-c", SERVERS]).returncode == 0, "valid shell"
 
 
 # -- the command line -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["heal", "--nodes", "a,b"], "--nodes and --nodes-file name SSH hosts: add --ssh"),
-    (["down", "--ssh"], "No hosts given"),
-    (["heal", "--ssh", "--nodes", "a,b:x"], "Bad host 'b:x'"),
-    (["heal", "--ssh", "--nodes", "a,a"], "named twice"),
-    (["down", "--ssh", "--nodes", "a", "--ssh-key", "/nonexistent/k"],
-     "--ssh-key /nonexistent/k is not a file"),
-    (["down", "--ssh", "--nodes", "a", "--ssh-port", "0"], "--ssh-port: must be at least 1"),
-])
-def test_bad_input_is_one_line(argv: list[str], message: str,
-                               capsys: pytest.CaptureFixture[str]) -> None:
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["heal", "--nodes", "a,b"], "--nodes and --nodes-file name SSH hosts: add --ssh"),
+        (["down", "--ssh"], "No hosts given"),
+        (["heal", "--ssh", "--nodes", "a,b:x"], "Bad host 'b:x'"),
+        (["heal", "--ssh", "--nodes", "a,a"], "named twice"),
+        (
+            ["down", "--ssh", "--nodes", "a", "--ssh-key", "/nonexistent/k"],
+            "--ssh-key /nonexistent/k is not a file",
+        ),
+        (["down", "--ssh", "--nodes", "a", "--ssh-port", "0"], "--ssh-port: must be at least 1"),
+    ],
+)
+def test_bad_input_is_one_line(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     try:
         code = main(["clusters", *argv])
     except SystemExit as e:  # argparse's own checks (the option table's ranges)
@@ -236,9 +270,9 @@ def test_bad_input_is_one_line(argv: list[str], message: str,
     assert message in err and err.count("\n") == 1
 
 
-def test_the_command_cleans_only_the_hosts_named(monkeypatch: pytest.MonkeyPatch,
-                                                 tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_command_cleans_only_the_hosts_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from clusters.ssh import factory
 
     fakes = {"h1": DirtyHost("h1"), "h2": DirtyHost("h2"), "h3": DirtyHost("h3")}
@@ -251,8 +285,22 @@ def test_the_command_cleans_only_the_hosts_named(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(factory, "ssh_remotes", remotes)
     nodes = tmp_path / "nodes"
     nodes.write_text("# lab\nh2\n")
-    code = main(["clusters", "down", "--ssh", "--nodes", "h1", "--nodes-file", str(nodes),
-                 "--ssh-user", "ops", "--ssh-port", "2222", "--ssh-no-strict"])
+    code = main(
+        [
+            "clusters",
+            "down",
+            "--ssh",
+            "--nodes",
+            "h1",
+            "--nodes-file",
+            str(nodes),
+            "--ssh-user",
+            "ops",
+            "--ssh-port",
+            "2222",
+            "--ssh-no-strict",
+        ]
+    )
     assert code == 0
     assert made == [HostSpec("h1"), HostSpec("h2")]
     assert fakes["h3"].calls == [], "a host not named is never contacted"
@@ -260,9 +308,23 @@ def test_the_command_cleans_only_the_hosts_named(monkeypatch: pytest.MonkeyPatch
     assert [line.split(":")[0] for line in out] == ["root@h1", "root@h2"]
     fakes["h1"].on(r"^rm -rf /var/lib/harness/", exit=1, stderr="busy")
     fakes["h1"].dirs = {"/var/lib/harness/x": None}
-    assert main(["clusters", "down", "--ssh", "--nodes", "h1", "--ssh-user", "ops",
-                 "--ssh-port", "2222", "--ssh-no-strict"]) == 1
-
+    assert (
+        main(
+            [
+                "clusters",
+                "down",
+                "--ssh",
+                "--nodes",
+                "h1",
+                "--ssh-user",
+                "ops",
+                "--ssh-port",
+                "2222",
+                "--ssh-no-strict",
+            ]
+        )
+        == 1
+    )
 
 
 def test_a_clock_that_cannot_be_read_keeps_its_record_and_says_to_heal_again() -> None:

@@ -64,11 +64,17 @@ def deb_dir(tmp_path: Path) -> Path:
 
 
 def make(hosts: dict[str, SimHost], deb_dir: Path, **kw: object) -> SimEtcd:
-    installer = PackageInstaller(SshEtcdCluster.packages, SshEtcdCluster.services,
-                                 "upload", deb_dir)
-    c = SimEtcd([HostSpec(h, "root", 22) for h in hosts], run_id="r1",
-                remote=lambda s: hosts[s.host], installer=installer,
-                resolve=IPS.__getitem__, **kw)  # type: ignore[arg-type]
+    installer = PackageInstaller(
+        SshEtcdCluster.packages, SshEtcdCluster.services, "upload", deb_dir
+    )
+    c = SimEtcd(
+        [HostSpec(h, "root", 22) for h in hosts],
+        run_id="r1",
+        remote=lambda s: hosts[s.host],
+        installer=installer,
+        resolve=IPS.__getitem__,
+        **kw,
+    )  # type: ignore[arg-type]
     c.hosts = hosts
     return c
 
@@ -82,58 +88,88 @@ def started(hosts: dict[str, SimHost], deb_dir: Path, tmp_path: Path) -> SimEtcd
 
 # -- lifecycle ------------------------------------------------------------------------------
 
+
 def test_it_is_a_cluster_with_every_ability_the_nemeses_use(started: SimEtcd) -> None:
     for proto in (Cluster, Killable, Pausable, HasLeader, NodeControl):
         assert isinstance(started, proto)
     assert started.nodes() == ["n1", "n2", "n3"]
-    assert started.endpoints() == {"n1": "10.9.0.11:2379", "n2": "10.9.0.12:2379",
-                                   "n3": "10.9.0.13:2379"}
+    assert started.endpoints() == {
+        "n1": "10.9.0.11:2379",
+        "n2": "10.9.0.12:2379",
+        "n3": "10.9.0.13:2379",
+    }
     assert started.host("n2") == "root@h2:22" and started.ip("n3") == "10.9.0.13"
 
 
 def test_start_checks_installs_configures_and_launches_on_every_host(
-        started: SimEtcd, hosts: dict[str, SimHost], tmp_path: Path) -> None:
+    started: SimEtcd, hosts: dict[str, SimHost], tmp_path: Path
+) -> None:
     for h in hosts.values():
         text = h.commands()
-        first = {key: next(i for i, t in enumerate(text) if re.search(key, t))
-                 for key in ("^true$", "for t in", "dpkg -i", "mkdir -p /var/lib/harness/r1",
-                             "nohup setsid")}
+        first = {
+            key: next(i for i, t in enumerate(text) if re.search(key, t))
+            for key in (
+                "^true$",
+                "for t in",
+                "dpkg -i",
+                "mkdir -p /var/lib/harness/r1",
+                "nohup setsid",
+            )
+        }
         assert list(first.values()) == sorted(first.values()), f"order on {h.name}: {first}"
         assert {"etcd-server", "etcd-client"} <= h.installed
         assert h.running
     info = json.loads((tmp_path / "run" / "cluster.json").read_text())
     assert info["backend"] == "ssh" and info["directory"] == "/var/lib/harness/r1"
-    assert info["nodes"]["n1"] == {"host": "root@h1:22", "ip": "10.9.0.11",
-                                   "installed": ["adduser", "etcd-client", "etcd-server"],
-                                   "install": "upload"}
+    assert info["nodes"]["n1"] == {
+        "host": "root@h1:22",
+        "ip": "10.9.0.11",
+        "installed": ["adduser", "etcd-client", "etcd-server"],
+        "install": "upload",
+    }
     assert all(abs(v) < 1 for v in info["clock_offsets_s"].values())
 
 
 def test_the_flags_are_the_docker_target_s_but_for_the_data_directory(
-        started: SimEtcd, hosts: dict[str, SimHost]) -> None:
+    started: SimEtcd, hosts: dict[str, SimHost]
+) -> None:
     docker = EtcdCluster(run_id="r1", nodes=3)
     docker.layout("10.9.0.0/24")  # the Docker layout puts n1..n3 at .11-.13: same addresses
     for node in started.nodes():
         ours = started.server_command(node)
         theirs = docker.server_command(docker._node(node))
         i = theirs.index("--data-dir")
-        assert ours[:i + 1] == theirs[:i + 1] and ours[i + 2:] == theirs[i + 2:]
+        assert ours[: i + 1] == theirs[: i + 1] and ours[i + 2 :] == theirs[i + 2 :]
         assert ours[i + 1] == "/var/lib/harness/r1/data/etcd"
     launcher = hosts["h1"].files["/var/lib/harness/r1/start.sh"].decode()
     assert launcher.splitlines()[-1] == "exec " + shlex.join(started.server_command("n1"))
 
 
-@pytest.mark.parametrize(("rule", "answer", "message"), [
-    (r"^true$", {"exit": 1, "stderr": "sudo: a password is required"},
-     "cannot run commands as root .*NOPASSWD"),
-    (r"for t in", {"stdout": "iptables\nsetsid\n"}, "missing iptables, setsid"),
-    (r"ss -Hltn", {"stdout": "LISTEN 0 4096 127.0.0.1:2379 0.0.0.0:*\n"},
-     r"port\(s\) 2379 already in use"),
-    (r"^test -e /var/lib/harness/r1$", {"exit": 0}, "already exists"),
-])
+@pytest.mark.parametrize(
+    ("rule", "answer", "message"),
+    [
+        (
+            r"^true$",
+            {"exit": 1, "stderr": "sudo: a password is required"},
+            "cannot run commands as root .*NOPASSWD",
+        ),
+        (r"for t in", {"stdout": "iptables\nsetsid\n"}, "missing iptables, setsid"),
+        (
+            r"ss -Hltn",
+            {"stdout": "LISTEN 0 4096 127.0.0.1:2379 0.0.0.0:*\n"},
+            r"port\(s\) 2379 already in use",
+        ),
+        (r"^test -e /var/lib/harness/r1$", {"exit": 0}, "already exists"),
+    ],
+)
 def test_a_host_that_lacks_something_is_refused_before_anything_changes(
-        hosts: dict[str, SimHost], deb_dir: Path, tmp_path: Path, rule: str,
-        answer: dict[str, object], message: str) -> None:
+    hosts: dict[str, SimHost],
+    deb_dir: Path,
+    tmp_path: Path,
+    rule: str,
+    answer: dict[str, object],
+    message: str,
+) -> None:
     hosts["h2"].on(rule, **answer)  # type: ignore[arg-type]
     c = make(hosts, deb_dir)
     with pytest.raises(ClusterError, match=message) as e:
@@ -145,20 +181,26 @@ def test_a_host_that_lacks_something_is_refused_before_anything_changes(
 
 
 def test_a_server_that_exits_during_start_is_reported_with_its_log(
-        hosts: dict[str, SimHost], deb_dir: Path, tmp_path: Path) -> None:
+    hosts: dict[str, SimHost], deb_dir: Path, tmp_path: Path
+) -> None:
     hosts["h3"].on(r"^nohup setsid", exit=0)  # "starts", but never runs
     c = make(hosts, deb_dir)
-    with pytest.raises(ClusterError, match=r"server on n3 \(root@h3:22\) exited during start; "
-                                           "its log ends with: etcd: serving"):
+    with pytest.raises(
+        ClusterError,
+        match=r"server on n3 \(root@h3:22\) exited during start; "
+        "its log ends with: etcd: serving",
+    ):
         c.start(tmp_path)
     c.stop()
     assert all(h.installed == {"base-files", "iptables"} for h in hosts.values())
 
 
 def test_stop_undoes_everything_and_a_second_stop_does_nothing(
-        started: SimEtcd, hosts: dict[str, SimHost]) -> None:
-    hosts["h1"].rules.append(["INPUT", "-s", "10.9.0.12", "-m", "comment", "--comment",
-                              "harness-dead", "-j", "DROP"])
+    started: SimEtcd, hosts: dict[str, SimHost]
+) -> None:
+    hosts["h1"].rules.append(
+        ["INPUT", "-s", "10.9.0.12", "-m", "comment", "--comment", "harness-dead", "-j", "DROP"]
+    )
     hosts["h1"].rules.append(["INPUT", "-p", "tcp", "-j", "ACCEPT"])
     started.pause("n2")
     started.stop()
@@ -173,8 +215,9 @@ def test_stop_undoes_everything_and_a_second_stop_does_nothing(
     assert len(hosts["h1"].calls) == n
 
 
-def test_keep_packages_leaves_them_installed(hosts: dict[str, SimHost], deb_dir: Path,
-                                             tmp_path: Path) -> None:
+def test_keep_packages_leaves_them_installed(
+    hosts: dict[str, SimHost], deb_dir: Path, tmp_path: Path
+) -> None:
     c = make(hosts, deb_dir, keep_packages=True)
     c.start(tmp_path)
     c.stop()
@@ -182,8 +225,9 @@ def test_keep_packages_leaves_them_installed(hosts: dict[str, SimHost], deb_dir:
     assert not any(h.ran("purge") for h in hosts.values())
 
 
-def test_stop_tries_every_step_on_every_host_then_reports(started: SimEtcd,
-                                                          hosts: dict[str, SimHost]) -> None:
+def test_stop_tries_every_step_on_every_host_then_reports(
+    started: SimEtcd, hosts: dict[str, SimHost]
+) -> None:
     hosts["h2"].on(r"^rm -rf /var/lib/harness", exit=1, stderr="rm: Device or resource busy")
     with pytest.raises(ClusterError) as e:
         started.stop()
@@ -192,8 +236,9 @@ def test_stop_tries_every_step_on_every_host_then_reports(started: SimEtcd,
     assert all(not h.running for h in hosts.values())
 
 
-def test_logs_and_launchers_are_collected(started: SimEtcd, hosts: dict[str, SimHost],
-                                          tmp_path: Path) -> None:
+def test_logs_and_launchers_are_collected(
+    started: SimEtcd, hosts: dict[str, SimHost], tmp_path: Path
+) -> None:
     hosts["h1"].files["/var/lib/harness/r1/log/server.log"] = b"hello from n1\n"
     started.collect_logs(tmp_path / "nodes")
     assert (tmp_path / "nodes/n1/server.log").read_text() == "hello from n1\n"
@@ -203,6 +248,7 @@ def test_logs_and_launchers_are_collected(started: SimEtcd, hosts: dict[str, Sim
 
 
 # -- faults ---------------------------------------------------------------------------------
+
 
 def test_kill_restart_pause_resume(started: SimEtcd, hosts: dict[str, SimHost]) -> None:
     started.pause("n1")
@@ -220,8 +266,9 @@ def test_kill_restart_pause_resume(started: SimEtcd, hosts: dict[str, SimHost]) 
     assert started.version() == "etcd Version: 3.5.16"
 
 
-def test_exec_runs_as_root_and_unknown_nodes_are_named(started: SimEtcd,
-                                                       hosts: dict[str, SimHost]) -> None:
+def test_exec_runs_as_root_and_unknown_nodes_are_named(
+    started: SimEtcd, hosts: dict[str, SimHost]
+) -> None:
     hosts["h3"].on("^uname$", exit=0, stdout="Linux\n", stderr="warn\n")
     assert started.exec("n3", ["uname"]) == (0, "Linux\nwarn\n")
     assert hosts["h3"].calls[-1].sudo
@@ -250,21 +297,25 @@ def test_the_existing_nemeses_work_unchanged(started: SimEtcd, hosts: dict[str, 
 
 # -- wiring: make_ssh_cluster and the run's target ----------------------------------------------
 
-@pytest.mark.parametrize(("target", "hosts_", "opts", "message"), [
-    ("sim", ["a", "b", "c"], {}, "cannot run over SSH yet; choose from: etcd"),
-    ("etcd", ["a", "b"], {}, "odd number of hosts from 1 to 7, not 2"),
-    ("etcd", ["a", "b", "A"], {}, "named twice"),
-    ("etcd", ["a", "b", "c:x"], {}, "Bad host 'c:x'"),
-    ("etcd", ["a"], {"port": 0}, "--ssh-port 0"),
-    ("etcd", ["a"], {"key": "/nonexistent/id"}, "--ssh-key /nonexistent/id is not a file"),
-    ("etcd", ["a"], {"install": "snap"}, "Unknown --ssh-install 'snap'"),
-    ("etcd", ["a"], {"deb_dir": "/nonexistent"}, "--ssh-debs /nonexistent is not a directory"),
-    ("etcd", [], {}, "No hosts given"),
-    ("etcd", ["a"], {"known_hosts": "/nonexistent"}, "--ssh-known-hosts /nonexistent is not"),
-])
-def test_make_ssh_cluster_refuses_bad_input_in_one_line(target: str, hosts_: list[str],
-                                                        opts: dict[str, object],
-                                                        message: str) -> None:
+
+@pytest.mark.parametrize(
+    ("target", "hosts_", "opts", "message"),
+    [
+        ("sim", ["a", "b", "c"], {}, "cannot run over SSH yet; choose from: etcd"),
+        ("etcd", ["a", "b"], {}, "odd number of hosts from 1 to 7, not 2"),
+        ("etcd", ["a", "b", "A"], {}, "named twice"),
+        ("etcd", ["a", "b", "c:x"], {}, "Bad host 'c:x'"),
+        ("etcd", ["a"], {"port": 0}, "--ssh-port 0"),
+        ("etcd", ["a"], {"key": "/nonexistent/id"}, "--ssh-key /nonexistent/id is not a file"),
+        ("etcd", ["a"], {"install": "snap"}, "Unknown --ssh-install 'snap'"),
+        ("etcd", ["a"], {"deb_dir": "/nonexistent"}, "--ssh-debs /nonexistent is not a directory"),
+        ("etcd", [], {}, "No hosts given"),
+        ("etcd", ["a"], {"known_hosts": "/nonexistent"}, "--ssh-known-hosts /nonexistent is not"),
+    ],
+)
+def test_make_ssh_cluster_refuses_bad_input_in_one_line(
+    target: str, hosts_: list[str], opts: dict[str, object], message: str
+) -> None:
     with pytest.raises(ClusterError) as e:
         make_ssh_cluster(target, hosts_, SshClusterOptions(**opts))  # type: ignore[arg-type]
     assert message in str(e.value) and "\n" not in str(e.value)
@@ -273,8 +324,9 @@ def test_make_ssh_cluster_refuses_bad_input_in_one_line(target: str, hosts_: lis
 def test_make_ssh_cluster_builds_without_touching_any_host(tmp_path: Path) -> None:
     key = tmp_path / "id"
     key.write_text("not read until connecting")
-    c = make_ssh_cluster("etcd", ["root@a:2222", "b", "c"],
-                         SshClusterOptions(run_id="x1", user="ops", key=str(key)))
+    c = make_ssh_cluster(
+        "etcd", ["root@a:2222", "b", "c"], SshClusterOptions(run_id="x1", user="ops", key=str(key))
+    )
     assert isinstance(c, SshEtcdCluster)
     assert [c.host(n) for n in c.nodes()] == ["root@a:2222", "b", "c"]
     remote = c.remote("n2")  # made, not connected
@@ -301,8 +353,9 @@ def test_the_run_s_target_on_ssh_hosts() -> None:
         ssh_target(resolve_target("sim"), ["a"])
 
 
-def test_a_failed_install_is_undone_too(hosts: dict[str, SimHost], deb_dir: Path,
-                                        tmp_path: Path) -> None:
+def test_a_failed_install_is_undone_too(
+    hosts: dict[str, SimHost], deb_dir: Path, tmp_path: Path
+) -> None:
     def broken(_: str) -> CommandResult:
         hosts["h2"].installed.add("adduser")
         return CommandResult(1, "", "dpkg: error processing archive")

@@ -40,8 +40,10 @@ class ConsulHost(FakeRemote):
         self.on(r"^test -e ", exit=1)
         self.on(r"^command -v consul", exit=0)
         self.on(r"^nohup setsid", respond=self._start)
-        self.on(r"server\.pid", respond=lambda _: CommandResult(
-            0, "4242 S\n" if self.running else "", ""))
+        self.on(
+            r"server\.pid",
+            respond=lambda _: CommandResult(0, "4242 S\n" if self.running else "", ""),
+        )
         self.on(r"^date \+%s\.%N$", respond=lambda _: CommandResult(0, f"{time.time():.6f}\n", ""))
         self.on(r"^consul version$", stdout="Consul v1.8.7\nProtocol 2 spoken by default\n")
 
@@ -64,14 +66,19 @@ def hosts() -> dict[str, ConsulHost]:
 
 @pytest.fixture
 def started(hosts: dict[str, ConsulHost], tmp_path: Path) -> Probed:
-    c = Probed([HostSpec(h, "root", 22) for h in hosts], run_id="r1",
-               remote=lambda s: hosts[s.host], resolve=IPS.__getitem__)
+    c = Probed(
+        [HostSpec(h, "root", 22) for h in hosts],
+        run_id="r1",
+        remote=lambda s: hosts[s.host],
+        resolve=IPS.__getitem__,
+    )
     c.start(tmp_path / "run")
     return c
 
 
 def test_it_has_every_ability_the_nemeses_use_and_installs_nothing(
-        started: Probed, hosts: dict[str, ConsulHost], tmp_path: Path) -> None:
+    started: Probed, hosts: dict[str, ConsulHost], tmp_path: Path
+) -> None:
     for proto in (Cluster, Killable, Pausable, HasLeader, NodeControl):
         assert isinstance(started, proto)
     assert started.endpoints()["n2"] == "10.9.0.12:8500"
@@ -83,7 +90,8 @@ def test_it_has_every_ability_the_nemeses_use_and_installs_nothing(
 
 
 def test_the_configuration_is_the_docker_target_s_in_the_run_directory(
-        started: Probed, hosts: dict[str, ConsulHost]) -> None:
+    started: Probed, hosts: dict[str, ConsulHost]
+) -> None:
     docker = ConsulCluster(run_id="r1", nodes=3)
     docker.layout("10.9.0.0/24")  # n1..n3 at .11-.13: the hosts' addresses
     for node, (name, host) in zip(started.nodes(), hosts.items(), strict=True):
@@ -96,16 +104,25 @@ def test_the_configuration_is_the_docker_target_s_in_the_run_directory(
         assert ours["retry_join"] == [ip for h, ip in IPS.items() if h != name]
     launcher = hosts["h1"].files["/var/lib/harness/r1/start.sh"].decode()
     assert launcher.splitlines()[-1] == "exec " + shlex.join(
-        ["consul", "agent", "-config-file", CONF])
+        ["consul", "agent", "-config-file", CONF]
+    )
 
 
-def test_a_host_with_a_consul_port_taken_is_refused(hosts: dict[str, ConsulHost],
-                                                    tmp_path: Path) -> None:
+def test_a_host_with_a_consul_port_taken_is_refused(
+    hosts: dict[str, ConsulHost], tmp_path: Path
+) -> None:
     hosts["h3"].on(r"ss -Hltn", stdout="LISTEN 0 4096 *:8600 *:*\n")
-    c = Probed([HostSpec(h, "root", 22) for h in hosts], run_id="r1",
-               remote=lambda s: hosts[s.host], resolve=IPS.__getitem__)
-    with pytest.raises(ClusterError, match=r"root@h3:22: port\(s\) 8600 already in use "
-                                           r"\(another consul\?\)"):
+    c = Probed(
+        [HostSpec(h, "root", 22) for h in hosts],
+        run_id="r1",
+        remote=lambda s: hosts[s.host],
+        resolve=IPS.__getitem__,
+    )
+    with pytest.raises(
+        ClusterError,
+        match=r"root@h3:22: port\(s\) 8600 already in use "
+        r"\(another consul\?\)",
+    ):
         c.start(tmp_path)
     c.stop()
 
@@ -116,7 +133,10 @@ def test_make_ssh_cluster_and_the_run_s_target(tmp_path: Path) -> None:
     assert c.installer.commands == {"consul": "consul"}
     assert c.installer.packages == ["consul"] and c.installer.services == ["consul"]
     target = ssh_target(resolve_target("consul"), ["a", "b", "c"])
-    target.check_options(RunOptions(target="consul", workload="cas-register",
-                                    nemesis=["clock"], read_mode="consistent"))
+    target.check_options(
+        RunOptions(
+            target="consul", workload="cas-register", nemesis=["clock"], read_mode="consistent"
+        )
+    )
     with pytest.raises(OptionError, match="lease"):
         target.check_options(RunOptions(target="consul", workload="lock", lease_ttl=0.5))

@@ -22,8 +22,11 @@ Conf adduser (3.152 Debian:13.2/stable [all])
 
 
 def test_the_simulation_says_what_to_unpack_in_order() -> None:
-    assert parse_simulation(SIMULATION) == [("adduser", "3.152"), ("etcd-server", "3.5.16-4"),
-                                            ("libfoo", "1:2.0-1")]
+    assert parse_simulation(SIMULATION) == [
+        ("adduser", "3.152"),
+        ("etcd-server", "3.5.16-4"),
+        ("libfoo", "1:2.0-1"),
+    ]
 
 
 def test_deb_file_names_encode_the_epoch() -> None:
@@ -55,13 +58,20 @@ class FakeApt:
 
     def __call__(self, cmd: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
         self.calls.append(cmd)
-        verb = next(a for a in cmd[1:] if not a.startswith("-") and "=" not in a
-                    and not a.startswith("Dir") and not a.startswith("APT")
-                    and not a.startswith("Acquire") and not a.startswith("Debug"))
+        verb = next(
+            a
+            for a in cmd[1:]
+            if not a.startswith("-")
+            and "=" not in a
+            and not a.startswith("Dir")
+            and not a.startswith("APT")
+            and not a.startswith("Acquire")
+            and not a.startswith("Debug")
+        )
         if verb == self.fail:
             return subprocess.CompletedProcess(cmd, 100, "", "E: Unable to locate package x\n")
         if verb == "download":
-            for spec in cmd[cmd.index("download") + 1:]:
+            for spec in cmd[cmd.index("download") + 1 :]:
                 name, version = spec.split("=")
                 (kw["cwd"] / deb_name(name, version, "amd64")).write_bytes(b"deb")
         out = SIMULATION if verb == "install" else ""
@@ -69,19 +79,24 @@ class FakeApt:
 
 
 def test_fetch_updates_resolves_against_the_host_and_downloads_once(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     apt = FakeApt()
     monkeypatch.setattr(debs.subprocess, "run", apt)
     sb = AptSandbox(Platform("debian", "trixie", "amd64"), "http://m/debian", tmp_path)
     paths = sb.fetch(["etcd-server"], b"Package: base-files\nStatus: install ok installed\n")
-    assert [p.name for p in paths] == ["adduser_3.152_amd64.deb",
-                                       "etcd-server_3.5.16-4_amd64.deb",
-                                       "libfoo_1%3a2.0-1_amd64.deb"]
+    assert [p.name for p in paths] == [
+        "adduser_3.152_amd64.deb",
+        "etcd-server_3.5.16-4_amd64.deb",
+        "libfoo_1%3a2.0-1_amd64.deb",
+    ]
     assert "update" in apt.calls[0]
     assert any("-s" in c and "install" in c for c in apt.calls)
     sources = (tmp_path / "trixie-amd64" / "sources.list").read_text()
-    assert sources == ("deb [arch=amd64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"
-                       " http://m/debian trixie main\n")
+    assert sources == (
+        "deb [arch=amd64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"
+        " http://m/debian trixie main\n"
+    )
     apt.calls.clear()
     sb.fetch(["etcd-server"], b"")
     assert not any("update" in c for c in apt.calls), "fresh lists are reused"
@@ -99,7 +114,8 @@ def test_apt_failures_are_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_hosts_prepared_in_parallel_fetch_one_at_a_time(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import threading
     import time
 
@@ -124,8 +140,9 @@ def test_hosts_prepared_in_parallel_fetch_one_at_a_time(
     assert sum("update" in c for c in apt.calls) == 1
 
 
-def test_stale_or_damaged_lists_are_refreshed_once(tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stale_or_damaged_lists_are_refreshed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     apt = FakeApt()
     monkeypatch.setattr(debs.subprocess, "run", apt)
     sb = AptSandbox(Platform("debian", "trixie", "amd64"), "http://m/debian", tmp_path)
@@ -143,7 +160,8 @@ def test_stale_or_damaged_lists_are_refreshed_once(tmp_path: Path,
 
 
 def test_a_package_the_host_s_release_lacks_comes_from_its_suite_and_only_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     trixie = Platform("debian", "trixie", "amd64")
     assert suite_pins(trixie, ["consul", "etcd-server"]) == {"consul": "bullseye"}
     assert suite_pins(trixie, ["etcd-server"]) == {}
@@ -156,7 +174,8 @@ def test_a_package_the_host_s_release_lacks_comes_from_its_suite_and_only_it(
     assert [line.split()[-2] for line in sources] == ["trixie", "bullseye"]
     assert (sb.dir / "preferences").read_text() == (
         "Package: consul\nPin: release n=bullseye\nPin-Priority: 990\n\n"
-        "Package: *\nPin: release n=bullseye\nPin-Priority: -1\n")
+        "Package: *\nPin: release n=bullseye\nPin-Priority: -1\n"
+    )
     plain = AptSandbox(trixie, "http://m/debian", tmp_path)
     plain.prepare()
     assert (plain.dir / "preferences").read_text() == ""

@@ -18,10 +18,34 @@ LISTING = """-P INPUT ACCEPT
 def test_only_rules_tagged_by_the_harness_are_picked() -> None:
     rules = harness_rules(LISTING)
     assert rules == [
-        ["INPUT", "-s", "10.77.3.12/32", "-m", "comment", "--comment", "harness-ab12cd34",
-         "-j", "DROP"],
-        ["INPUT", "-s", "10.77.3.13/32", "-m", "statistic", "--mode", "random",
-         "--probability", "0.3", "-m", "comment", "--comment", "harness-ab12cd34", "-j", "DROP"],
+        [
+            "INPUT",
+            "-s",
+            "10.77.3.12/32",
+            "-m",
+            "comment",
+            "--comment",
+            "harness-ab12cd34",
+            "-j",
+            "DROP",
+        ],
+        [
+            "INPUT",
+            "-s",
+            "10.77.3.13/32",
+            "-m",
+            "statistic",
+            "--mode",
+            "random",
+            "--probability",
+            "0.3",
+            "-m",
+            "comment",
+            "--comment",
+            "harness-ab12cd34",
+            "-j",
+            "DROP",
+        ],
     ]
 
 

@@ -35,16 +35,26 @@ OK = CommandResult(0, "", "")
 class ClockHost(FakeRemote):
     """A host with its own clock offset, time services and strobe loop."""
 
-    def __init__(self, name: str, boot_id: str | None = None, machine_id: str | None = None,
-                 services: str = "systemd systemd-timesyncd\n") -> None:
+    def __init__(
+        self,
+        name: str,
+        boot_id: str | None = None,
+        machine_id: str | None = None,
+        services: str = "systemd systemd-timesyncd\n",
+    ) -> None:
         super().__init__(f"root@{name}:22")
         self.offset = 0.0
         self.strobing = False
         self.ntp_running = bool(services)
-        self.on(r"machine-id=", stdout=f"machine-id={machine_id or 'mid-' + name}\n"
-                                       f"boot-id={boot_id or 'boot-' + name}\n")
-        self.on(r"^date \+%s\.%N$", respond=lambda _: CommandResult(
-            0, f"{time.time() + self.offset:.9f}\n", ""))
+        self.on(
+            r"machine-id=",
+            stdout=f"machine-id={machine_id or 'mid-' + name}\n"
+            f"boot-id={boot_id or 'boot-' + name}\n",
+        )
+        self.on(
+            r"^date \+%s\.%N$",
+            respond=lambda _: CommandResult(0, f"{time.time() + self.offset:.9f}\n", ""),
+        )
         self.on(r"^n=\$\(date \+%s%N\)", respond=self._shift)
         self.on(r"systemctl is-active", stdout=services)
         self.on(r"^systemctl (stop|start) ", respond=self._ntp)
@@ -99,6 +109,7 @@ def changes(h: ClockHost) -> list[str]:
 
 # -- which clusters it takes, and refusals --------------------------------------------------
 
+
 def test_only_whole_hosts_take_host_clock_faults(three: dict[str, ClockHost]) -> None:
     c = cluster(**three)
     assert isinstance(c, HostNodes)
@@ -123,13 +134,17 @@ def test_only_whole_hosts_take_host_clock_faults(three: dict[str, ClockHost]) ->
         HostClock(Containers())  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("host", "ip", "reason"), [
-    (ClockHost("h2", boot_id=OURS.boot_id), None, "same boot_id: a container here"),
-    (ClockHost("h2", machine_id=OURS.machine_id), None, "this machine's /etc/machine-id"),
-    (ClockHost("h2"), "127.0.0.1", "address 127.0.0.1 belongs to this machine"),
-])
+@pytest.mark.parametrize(
+    ("host", "ip", "reason"),
+    [
+        (ClockHost("h2", boot_id=OURS.boot_id), None, "same boot_id: a container here"),
+        (ClockHost("h2", machine_id=OURS.machine_id), None, "this machine's /etc/machine-id"),
+        (ClockHost("h2"), "127.0.0.1", "address 127.0.0.1 belongs to this machine"),
+    ],
+)
 def test_a_node_that_is_this_machine_is_refused_before_anything_changes(
-        three: dict[str, ClockHost], host: ClockHost, ip: str | None, reason: str) -> None:
+    three: dict[str, ClockHost], host: ClockHost, ip: str | None, reason: str
+) -> None:
     three["h2"] = host
     c = cluster(**three)
     if ip is not None:
@@ -144,6 +159,7 @@ def test_a_node_that_is_this_machine_is_refused_before_anything_changes(
 
 
 # -- faults -------------------------------------------------------------------------------
+
 
 def test_a_bump_holds_ntp_moves_the_clock_and_records_offsets(three: dict[str, ClockHost]) -> None:
     nem = HostClock(cluster(**three), ours=OURS)
@@ -163,9 +179,11 @@ def test_the_exact_command_that_would_set_the_clock(three: dict[str, ClockHost])
     nem = HostClock(cluster(**three), ours=OURS)
     nem.invoke(Invocation("start-clock", {"target": "n1", "delta": 20}))
     shift = next(t for t in three["h1"].commands() if "date -s" in t)
-    assert shift == ('n=$(date +%s%N) && t=$((n + (20000000000))) && '
-                     'date -s "@$((t / 1000000000)).$(printf %09d $((t % 1000000000)))" '
-                     ">/dev/null")
+    assert shift == (
+        "n=$(date +%s%N) && t=$((n + (20000000000))) && "
+        'date -s "@$((t / 1000000000)).$(printf %09d $((t % 1000000000)))" '
+        ">/dev/null"
+    )
 
 
 def test_a_random_bump_is_between_5_and_60_seconds(three: dict[str, ClockHost]) -> None:
@@ -176,7 +194,8 @@ def test_a_random_bump_is_between_5_and_60_seconds(three: dict[str, ClockHost]) 
 
 
 def test_reset_returns_each_clock_to_its_baseline_then_teardown_restarts_ntp(
-        three: dict[str, ClockHost]) -> None:
+    three: dict[str, ClockHost],
+) -> None:
     three["h3"].offset = 0.25  # a host a little off before the run: stays a little off
     nem = HostClock(cluster(**three), ours=OURS)
     nem.invoke(Invocation("start-clock", {"target": "all", "delta": 45}))
@@ -192,8 +211,12 @@ def test_reset_returns_each_clock_to_its_baseline_then_teardown_restarts_ntp(
 
 def test_a_strobe_runs_in_the_background_and_reset_stops_it(three: dict[str, ClockHost]) -> None:
     nem = HostClock(cluster(**three), ours=OURS)
-    done = nem.invoke(Invocation("start-clock", {"target": "n1", "delta": 5, "mode": "strobe",
-                                                 "period": 0.5, "duration": 10}))
+    done = nem.invoke(
+        Invocation(
+            "start-clock",
+            {"target": "n1", "delta": 5, "mode": "strobe", "period": 0.5, "duration": 10},
+        )
+    )
     assert done.type == "ok" and done.value["flips"] == 10 and done.value["proof"] == {"n1": True}
     start = next(t for t in three["h1"].commands() if t.startswith("setsid nohup"))
     assert start.endswith(f" {STROBE_MARK} </dev/null >/dev/null 2>&1 &")
@@ -229,7 +252,8 @@ def test_nothing_touched_nothing_undone(three: dict[str, ClockHost]) -> None:
 
 
 def test_the_host_keeps_a_record_of_what_to_undo_until_it_is_undone(
-        three: dict[str, ClockHost]) -> None:
+    three: dict[str, ClockHost],
+) -> None:
     three["h2"].offset = 0.5
     nem = HostClock(cluster(**three), "all", ours=OURS)
     nem.invoke(Invocation("start-clock", {"target": "all", "delta": 10}))

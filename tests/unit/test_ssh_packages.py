@@ -23,16 +23,27 @@ from clusters.ssh.packages import (
 class DebianHost(FakeRemote):
     """A fake host whose dpkg database changes when packages are installed or purged."""
 
-    def __init__(self, installed: set[str], mirror: bool = False,
-                 own_policy: bool = False, systemd: bool = False,
-                 sources: tuple[str, ...] = ("etcd-server", "etcd-client")) -> None:
+    def __init__(
+        self,
+        installed: set[str],
+        mirror: bool = False,
+        own_policy: bool = False,
+        systemd: bool = False,
+        sources: tuple[str, ...] = ("etcd-server", "etcd-client"),
+    ) -> None:
         super().__init__("root@h1:22")
         self.installed = set(installed)
-        self.on("dpkg-query", respond=lambda _: CommandResult(
-            0, "".join(f"ii  {p}\n" for p in sorted(self.installed)), ""))
+        self.on(
+            "dpkg-query",
+            respond=lambda _: CommandResult(
+                0, "".join(f"ii  {p}\n" for p in sorted(self.installed)), ""
+            ),
+        )
         self.on(r"apt-get .* update", exit=0 if mirror else 100, stderr="Temporary failure\n")
-        self.on(r"^apt-cache policy", stdout="".join(
-            f"{p}:\n  Installed: (none)\n  Candidate: 1.0-1\n" for p in sources))
+        self.on(
+            r"^apt-cache policy",
+            stdout="".join(f"{p}:\n  Installed: (none)\n  Candidate: 1.0-1\n" for p in sources),
+        )
         self.on(r"apt-get .* install", respond=self._apt_install)
         self.on(r"dpkg -i", respond=self._dpkg_install)
         self.on(r"purge", respond=self._purge)
@@ -55,8 +66,11 @@ class DebianHost(FakeRemote):
 
 @pytest.fixture
 def deb_dir(tmp_path: Path) -> Path:
-    for name in ("adduser_3.152_all.deb", "etcd-server_3.5.16-4_amd64.deb",
-                 "etcd-client_3.5.16-4_amd64.deb"):
+    for name in (
+        "adduser_3.152_all.deb",
+        "etcd-server_3.5.16-4_amd64.deb",
+        "etcd-client_3.5.16-4_amd64.deb",
+    ):
         (tmp_path / name).write_bytes(b"!<arch>")
     return tmp_path
 
@@ -155,10 +169,13 @@ def test_a_failed_install_reports_what_it_left_so_it_can_be_purged(deb_dir: Path
 
 # -- packages the host's release lacks, commands already on the PATH --------------------------
 
+
 def test_policy_output_says_which_packages_have_a_candidate() -> None:
-    policy = ("etcd-server:\n  Installed: (none)\n  Candidate: 3.5.16-4\n  Version table:\n"
-              "consul:\n  Installed: (none)\n  Candidate: (none)\n"
-              "libc6:amd64:\n  Installed: 2.41\n  Candidate: 2.41\n")
+    policy = (
+        "etcd-server:\n  Installed: (none)\n  Candidate: 3.5.16-4\n  Version table:\n"
+        "consul:\n  Installed: (none)\n  Candidate: (none)\n"
+        "libc6:amd64:\n  Installed: 2.41\n  Candidate: 2.41\n"
+    )
     assert with_candidate(policy) == {"etcd-server", "libc6"}
 
 
@@ -174,8 +191,10 @@ def test_apt_mode_names_where_debian_has_a_package_its_sources_lack() -> None:
     host = DebianHost({"base-files"}, mirror=True)
     with pytest.raises(ClusterError) as e:
         PackageInstaller(["consul"], mode="apt").install(host)
-    assert str(e.value) == ("root@h1:22: its apt sources have no consul (Debian has consul "
-                            "only in bullseye); use --ssh-install upload (or --ssh-debs DIR)")
+    assert str(e.value) == (
+        "root@h1:22: its apt sources have no consul (Debian has consul "
+        "only in bullseye); use --ssh-install upload (or --ssh-debs DIR)"
+    )
 
 
 def test_a_command_on_the_path_counts_as_its_package() -> None:
@@ -216,10 +235,13 @@ def test_the_record_says_what_was_before_then_what_was_installed(deb_dir: Path) 
 
 def test_an_install_cut_short_is_purged_from_the_packages_before_it(deb_dir: Path) -> None:
     host = DebianHost({"base-files", "curl"})
-    host.on(rf"^cat {RECORD}$", stdout=json.dumps({"installing": ["etcd-server"],
-                                                   "before": ["base-files", "curl", "old"]}))
-    host.on("dpkg-query", stdout="ii  base-files\nii  curl\nii  adduser\niU  etcd-server\n"
-                                 "rc  old\n")
+    host.on(
+        rf"^cat {RECORD}$",
+        stdout=json.dumps({"installing": ["etcd-server"], "before": ["base-files", "curl", "old"]}),
+    )
+    host.on(
+        "dpkg-query", stdout="ii  base-files\nii  curl\nii  adduser\niU  etcd-server\nrc  old\n"
+    )
     assert to_purge(host, RECORD) == ["adduser", "etcd-server"]
     assert to_purge(DebianHost(set()).on("^cat ", exit=1), RECORD) == [], "no record"
     with pytest.raises(ClusterError, match="not an install record"):

@@ -42,8 +42,7 @@ def test_install_writes_an_executable_launcher_and_start_detaches_it() -> None:
     p.start()
     start = r.calls[-1]
     assert start.sudo
-    assert start.text == ("nohup setsid /var/lib/harness/r1/start.sh </dev/null >/dev/null "
-                          "2>&1 &")
+    assert start.text == ("nohup setsid /var/lib/harness/r1/start.sh </dev/null >/dev/null 2>&1 &")
 
 
 def test_state_comes_from_the_pidfile_checked_against_proc() -> None:
@@ -76,10 +75,10 @@ def test_the_state_script_works_in_sh_against_this_process(tmp_path: Path) -> No
     comm = Path(f"/proc/{os.getpid()}/comm").read_text().strip()
 
     class Local(FakeRemote):
-        def run(self, cmd: Command, *, timeout: float | None = None,
-                sudo: bool = False) -> CommandResult:
-            out = subprocess.run(["sh", "-c", command_text(cmd)], capture_output=True,
-                                 text=True)
+        def run(
+            self, cmd: Command, *, timeout: float | None = None, sudo: bool = False
+        ) -> CommandResult:
+            out = subprocess.run(["sh", "-c", command_text(cmd)], capture_output=True, text=True)
             return CommandResult(out.returncode, out.stdout, out.stderr)
 
     st = RemoteProcess(Local(), comm, lay, "me").state()

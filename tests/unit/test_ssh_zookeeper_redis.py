@@ -36,8 +36,7 @@ from harness.targets import resolve_target
 from nemesis.nodes import NodeControl
 
 IPS = {f"h{i}": f"10.9.0.{10 + i}" for i in range(1, 6)}
-ZK_DEBS = ("libzookeeper-java", "libslf4j-java", "default-jre-headless",
-           "openjdk-21-jre-headless")
+ZK_DEBS = ("libzookeeper-java", "libslf4j-java", "default-jre-headless", "openjdk-21-jre-headless")
 REDIS_DEBS = ("redis-server", "redis-tools", "libjemalloc2")
 ROOT = "/var/lib/harness/r1"
 
@@ -66,8 +65,14 @@ Sim = tuple[Any, dict[str, SimHost], Network]
 """A cluster, its simulated hosts by name, the network its probes ask."""
 
 
-def build(cls: type[SshCluster], n: int, debs: tuple[str, ...], tmp_path: Path,
-          monkeypatch: pytest.MonkeyPatch, **options: Any) -> Sim:
+def build(
+    cls: type[SshCluster],
+    n: int,
+    debs: tuple[str, ...],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    **options: Any,
+) -> Sim:
     """A ``cls`` cluster on ``n`` simulated hosts whose uploaded packages install ``debs``,
     with its probes answered by the returned ``Network``; not started."""
     hosts = {name: SimHost(name, debs) for name in list(IPS)[:n]}
@@ -78,14 +83,25 @@ def build(cls: type[SshCluster], n: int, debs: tuple[str, ...], tmp_path: Path,
     deb_dir.mkdir(exist_ok=True)
     (deb_dir / f"{debs[0]}_1_all.deb").write_bytes(b"!<arch>")
     installer = PackageInstaller(cls.packages, cls.services, "upload", deb_dir)
-    cluster = cls([HostSpec(h, "root", 22) for h in hosts], run_id="r1",
-                  remote=lambda s: hosts[s.host], installer=installer,
-                  resolve=IPS.__getitem__, **options)
+    cluster = cls(
+        [HostSpec(h, "root", 22) for h in hosts],
+        run_id="r1",
+        remote=lambda s: hosts[s.host],
+        installer=installer,
+        resolve=IPS.__getitem__,
+        **options,
+    )
     return cluster, hosts, net
 
 
-def start(cls: type[SshCluster], n: int, debs: tuple[str, ...], tmp_path: Path,
-          monkeypatch: pytest.MonkeyPatch, **options: Any) -> Sim:
+def start(
+    cls: type[SshCluster],
+    n: int,
+    debs: tuple[str, ...],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    **options: Any,
+) -> Sim:
     """``build``, then started."""
     sim = build(cls, n, debs, tmp_path, monkeypatch, **options)
     sim[0].start(tmp_path / "run")
@@ -105,22 +121,45 @@ def docker_files(cls: type[Any], n: int, **options: Any) -> list[dict[str, str]]
 
 # -- the configuration Docker nodes and SSH hosts share ---------------------------------------
 
+
 def test_zoo_cfg_and_redis_conf_are_the_docker_targets_configuration() -> None:
     assert zk_cluster.zoo_cfg({2: "10.0.0.2", 1: "10.0.0.1"}, "/d/zk").splitlines() == [
-        "tickTime=500", "initLimit=40", "syncLimit=20", "minSessionTimeout=1000",
-        "maxSessionTimeout=60000", "dataDir=/d/zk", "clientPort=2181",
-        "4lw.commands.whitelist=*", "quorumListenOnAllIPs=true", "admin.enableServer=false",
-        "server.1=10.0.0.1:2888:3888", "server.2=10.0.0.2:2888:3888"]
+        "tickTime=500",
+        "initLimit=40",
+        "syncLimit=20",
+        "minSessionTimeout=1000",
+        "maxSessionTimeout=60000",
+        "dataDir=/d/zk",
+        "clientPort=2181",
+        "4lw.commands.whitelist=*",
+        "quorumListenOnAllIPs=true",
+        "admin.enableServer=false",
+        "server.1=10.0.0.1:2888:3888",
+        "server.2=10.0.0.2:2888:3888",
+    ]
     assert redis_cluster.redis_conf("none", "/d").splitlines() == [
-        "port 6379", "bind 0.0.0.0", "protected-mode no", "daemonize no", 'logfile ""',
-        "dir /d", 'save ""', "appendonly no"]
+        "port 6379",
+        "bind 0.0.0.0",
+        "protected-mode no",
+        "daemonize no",
+        'logfile ""',
+        "dir /d",
+        'save ""',
+        "appendonly no",
+    ]
     assert redis_cluster.redis_conf("aof-always", "/d").endswith(
-        "appendonly yes\nappendfsync always\n")
-    assert zk_cluster.server_argv("/c/zoo.cfg", ["-Xa"])[:4] == ["java", "-Xmx256m",
-                                                                 "-XX:+UseSerialGC", "-Xa"]
+        "appendonly yes\nappendfsync always\n"
+    )
+    assert zk_cluster.server_argv("/c/zoo.cfg", ["-Xa"])[:4] == [
+        "java",
+        "-Xmx256m",
+        "-XX:+UseSerialGC",
+        "-Xa",
+    ]
 
 
 # -- ZooKeeper ----------------------------------------------------------------------------
+
 
 @pytest.fixture
 def zk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sim:
@@ -128,29 +167,38 @@ def zk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sim:
 
 
 def test_zookeeper_runs_the_docker_ensemble_s_configuration_with_data_under_the_run(
-        zk: Sim) -> None:
+    zk: Sim,
+) -> None:
     cluster, hosts, _ = zk
     for proto in (Cluster, Killable, Pausable, HasLeader, NodeControl):
         assert isinstance(cluster, proto)
-    for i, (host, docker) in enumerate(zip(hosts.values(), docker_files(ZookeeperCluster, 3),
-                                           strict=True), start=1):
+    for i, (host, docker) in enumerate(
+        zip(hosts.values(), docker_files(ZookeeperCluster, 3), strict=True), start=1
+    ):
         ours = host.files[f"{ROOT}/conf/zoo.cfg"].decode()
         theirs = docker[zk_cluster.CONF]
         assert ours == theirs.replace("dataDir=/data/zk", f"dataDir={ROOT}/data/zk")
         assert "server.3=10.9.0.13:2888:3888" in ours
         assert host.files[f"{ROOT}/data/zk/myid"] == f"{i}\n".encode()
         lines = launcher(host)
-        assert "export CLASSPATH=/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar" \
+        assert (
+            "export CLASSPATH=/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"
             in lines
+        )
         argv = shlex.split(lines[-1])
         assert argv[:4] == ["exec", "java", "-Xmx256m", "-XX:+UseSerialGC"]
         assert "-XX:-UsePerfData" in argv, "no perf-data file left in /tmp by a killed JVM"
-        assert argv[-2:] == ["org.apache.zookeeper.server.quorum.QuorumPeerMain",
-                             f"{ROOT}/conf/zoo.cfg"]
+        assert argv[-2:] == [
+            "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+            f"{ROOT}/conf/zoo.cfg",
+        ]
         assert not any("LD_PRELOAD" in line for line in lines)
         assert set(ZK_DEBS) <= host.installed
-    assert cluster.endpoints() == {"n1": "10.9.0.11:2181", "n2": "10.9.0.12:2181",
-                                   "n3": "10.9.0.13:2181"}
+    assert cluster.endpoints() == {
+        "n1": "10.9.0.11:2181",
+        "n2": "10.9.0.12:2181",
+        "n3": "10.9.0.13:2181",
+    }
 
 
 def test_zookeeper_packages_are_the_jar_and_a_headless_jre_started_by_nobody_else() -> None:
@@ -159,28 +207,27 @@ def test_zookeeper_packages_are_the_jar_and_a_headless_jre_started_by_nobody_els
     assert SshZookeeperCluster.ports == (2181, 2888, 3888)
 
 
-def test_zookeeper_probes_ask_srvr_on_the_hosts(
-        zk: Sim) -> None:
+def test_zookeeper_probes_ask_srvr_on_the_hosts(zk: Sim) -> None:
     cluster, hosts, net = zk
     assert cluster.is_ready() and cluster.leader() == "n1"
     assert cluster.view().mode("n2") == "follower"
-    assert {(ip, port, payload) for ip, port, payload in net.asked} == \
-        {(ip, 2181, b"srvr") for ip in list(IPS.values())[:3]}
+    assert {(ip, port, payload) for ip, port, payload in net.asked} == {
+        (ip, 2181, b"srvr") for ip in list(IPS.values())[:3]
+    }
     cluster.pause("n1")
     assert hosts["h1"].paused and cluster.leader() is None and not cluster.is_ready()
     assert not cluster.is_healthy("n1") and cluster.is_healthy("n3")
 
 
-def test_zookeeper_version_is_the_package_s(
-        zk: Sim) -> None:
+def test_zookeeper_version_is_the_package_s(zk: Sim) -> None:
     cluster, hosts, _ = zk
-    hosts["h1"].on(r"^dpkg-query -W -f '\$\{Version\}' libzookeeper-java$",
-                   stdout="3.9.3-1+deb13u1")
+    hosts["h1"].on(
+        r"^dpkg-query -W -f '\$\{Version\}' libzookeeper-java$", stdout="3.9.3-1+deb13u1"
+    )
     assert cluster.version() == "zookeeper 3.9.3-1+deb13u1"
 
 
-def test_zookeeper_stop_purges_what_it_installed(
-        zk: Sim) -> None:
+def test_zookeeper_stop_purges_what_it_installed(zk: Sim) -> None:
     cluster, hosts, _ = zk
     cluster.stop()
     for host in hosts.values():
@@ -189,7 +236,8 @@ def test_zookeeper_stop_purges_what_it_installed(
 
 
 def test_a_host_whose_election_port_is_taken_is_refused(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cluster, hosts, _ = build(SshZookeeperCluster, 3, ZK_DEBS, tmp_path, monkeypatch)
     hosts["h2"].on(r"ss -Hltn", stdout="LISTEN 0 50 *:3888 *:*\n")
     with pytest.raises(ClusterError, match=r"^root@h2:22: port\(s\) 3888 already in use"):
@@ -199,11 +247,14 @@ def test_a_host_whose_election_port_is_taken_is_refused(
 
 # -- Redis and Redlock ------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("persistence", ["none", "aof-everysec", "aof-always"])
 def test_redis_runs_the_docker_configuration_with_data_under_the_run(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, persistence: str) -> None:
-    cluster, hosts, _ = start(SshRedisCluster, 1, REDIS_DEBS, tmp_path, monkeypatch,
-                              persistence=persistence)
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, persistence: str
+) -> None:
+    cluster, hosts, _ = start(
+        SshRedisCluster, 1, REDIS_DEBS, tmp_path, monkeypatch, persistence=persistence
+    )
     host = hosts["h1"]
     theirs = docker_files(RedisCluster, 1, persistence=persistence)[0][redis_cluster.CONF]
     ours = host.files[f"{ROOT}/conf/redis.conf"].decode()
@@ -218,7 +269,8 @@ def test_redis_runs_the_docker_configuration_with_data_under_the_run(
 
 
 def test_redis_is_healthy_when_ping_answers_pong(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cluster, _, net = start(SshRedisCluster, 1, REDIS_DEBS, tmp_path, monkeypatch)
     assert cluster.is_healthy("n1") and net.asked[-1] == ("10.9.0.11", 6379, b"PING\r\n")
     net.loading.add("h1")
@@ -228,7 +280,8 @@ def test_redis_is_healthy_when_ping_answers_pong(
 
 
 def test_redlock_runs_independent_servers_with_the_same_configuration(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cluster, hosts, _ = start(SshRedlockCluster, 5, REDIS_DEBS, tmp_path, monkeypatch)
     confs = {h.files[f"{ROOT}/conf/redis.conf"] for h in hosts.values()}
     assert len(confs) == 1 and len(cluster.endpoints()) == 5
@@ -246,12 +299,16 @@ def test_redis_version_is_the_server_s(tmp_path: Path, monkeypatch: pytest.Monke
 
 # -- sizes, persistence and the run's wiring ------------------------------------------------
 
-@pytest.mark.parametrize(("target", "n", "message"), [
-    ("zookeeper", 2, "zookeeper needs an odd number of hosts from 1 to 7, not 2"),
-    ("zookeeper", 9, "zookeeper needs an odd number of hosts from 1 to 7, not 9"),
-    ("redis", 3, "redis runs one server, not 3; use --target redlock for several independent"),
-    ("redlock", 4, "redlock needs an odd number of hosts from 1 to 7, not 4"),
-])
+
+@pytest.mark.parametrize(
+    ("target", "n", "message"),
+    [
+        ("zookeeper", 2, "zookeeper needs an odd number of hosts from 1 to 7, not 2"),
+        ("zookeeper", 9, "zookeeper needs an odd number of hosts from 1 to 7, not 9"),
+        ("redis", 3, "redis runs one server, not 3; use --target redlock for several independent"),
+        ("redlock", 4, "redlock needs an odd number of hosts from 1 to 7, not 4"),
+    ],
+)
 def test_bad_sizes_are_refused_in_one_line(target: str, n: int, message: str) -> None:
     hosts = [f"h{i}" for i in range(1, n + 1)]
     with pytest.raises(ClusterError) as e:
@@ -259,23 +316,32 @@ def test_bad_sizes_are_refused_in_one_line(target: str, n: int, message: str) ->
     assert message in str(e.value) and "\n" not in str(e.value)
 
 
-@pytest.mark.parametrize(("target", "n", "cls"), [
-    ("zookeeper", 1, SshZookeeperCluster), ("zookeeper", 5, SshZookeeperCluster),
-    ("redis", 1, SshRedisCluster), ("redlock", 5, SshRedlockCluster),
-    ("redlock", 1, SshRedlockCluster),
-])
+@pytest.mark.parametrize(
+    ("target", "n", "cls"),
+    [
+        ("zookeeper", 1, SshZookeeperCluster),
+        ("zookeeper", 5, SshZookeeperCluster),
+        ("redis", 1, SshRedisCluster),
+        ("redlock", 5, SshRedlockCluster),
+        ("redlock", 1, SshRedlockCluster),
+    ],
+)
 def test_good_sizes_make_the_target_s_cluster(target: str, n: int, cls: type) -> None:
     cluster = make_ssh_cluster(target, [f"h{i}" for i in range(1, n + 1)])
     assert type(cluster) is cls and cluster.nodes() == [f"n{i}" for i in range(1, n + 1)]
 
 
-@pytest.mark.parametrize(("target", "persistence", "message"), [
-    ("etcd", "none", "Target etcd does not accept persistence='none'; choose from: none: it"),
-    ("zookeeper", "aof-always", "Target zookeeper does not accept persistence='aof-always'"),
-    ("redis", "fsync", "persistence='fsync'; choose from: none, aof-everysec, aof-always"),
-])
-def test_persistence_is_refused_where_docker_refuses_it(target: str, persistence: str,
-                                                       message: str) -> None:
+@pytest.mark.parametrize(
+    ("target", "persistence", "message"),
+    [
+        ("etcd", "none", "Target etcd does not accept persistence='none'; choose from: none: it"),
+        ("zookeeper", "aof-always", "Target zookeeper does not accept persistence='aof-always'"),
+        ("redis", "fsync", "persistence='fsync'; choose from: none, aof-everysec, aof-always"),
+    ],
+)
+def test_persistence_is_refused_where_docker_refuses_it(
+    target: str, persistence: str, message: str
+) -> None:
     with pytest.raises(ClusterError) as e:
         make_ssh_cluster(target, ["h1"], SshClusterOptions(persistence=persistence))
     assert message in str(e.value) and "\n" not in str(e.value)
@@ -290,11 +356,17 @@ def test_the_run_s_persistence_reaches_the_servers(target: str) -> None:
     assert isinstance(default, SshRedisCluster) and default.persistence == "none"
 
 
-@pytest.mark.parametrize(("target", "hosts", "port", "spread"), [
-    ("zookeeper", 3, 2181, True), ("redis", 1, 6379, True), ("redlock", 5, 6379, False),
-])
-def test_the_run_s_clients_connect_to_the_hosts(target: str, hosts: int, port: int,
-                                                spread: bool) -> None:
+@pytest.mark.parametrize(
+    ("target", "hosts", "port", "spread"),
+    [
+        ("zookeeper", 3, 2181, True),
+        ("redis", 1, 6379, True),
+        ("redlock", 5, 6379, False),
+    ],
+)
+def test_the_run_s_clients_connect_to_the_hosts(
+    target: str, hosts: int, port: int, spread: bool
+) -> None:
     ips = list(IPS.values())[:hosts]
     run = ssh_target(resolve_target(target), ips)
     opts = RunOptions(target=target, workload="lock")
@@ -302,7 +374,8 @@ def test_the_run_s_clients_connect_to_the_hosts(target: str, hosts: int, port: i
     cluster = run.make_cluster(opts, RunClock())
     factory = run.client_factory(opts, cluster, "127.0.0.1:9")
     connector = factory.connector  # type: ignore[attr-defined]
-    assert connector.endpoints == tuple((f"n{i}", f"{ip}:{port}")
-                                        for i, ip in enumerate(ips, start=1))
+    assert connector.endpoints == tuple(
+        (f"n{i}", f"{ip}:{port}") for i, ip in enumerate(ips, start=1)
+    )
     assert connector.spread is spread
     assert dict(connector.options)["prefix"] == f"harness-{run.name}-" + cluster.run_id[-6:]

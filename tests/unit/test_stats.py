@@ -8,14 +8,21 @@ from checkers.stats import check_stats, quantile, throughput
 
 
 def ops(process: int, f: str, spans: list[tuple[float, float, str]]) -> list:  # type: ignore[type-arg]
-    return [e for t0, t1, ty in spans
-            for e in ((t0, process, "invoke", f, None), (t1, process, ty, f, None))]  # fmt: skip
+    return [
+        e
+        for t0, t1, ty in spans
+        for e in ((t0, process, "invoke", f, None), (t1, process, ty, f, None))
+    ]
 
 
 def test_nearest_rank_quantiles() -> None:
     xs = list(range(1, 101))
     assert (quantile(xs, 0.5), quantile(xs, 0.9), quantile(xs, 0.99), quantile(xs, 1.0)) == (
-        50, 90, 99, 100)  # fmt: skip
+        50,
+        90,
+        99,
+        100,
+    )
     assert quantile([7], 0.5) == 7
 
 
@@ -23,9 +30,10 @@ def test_latency_per_f_and_outcome_with_info_and_open_ops() -> None:
     h = history(
         ops(1, "read", [(0.0, 0.1, "ok"), (1.0, 1.3, "ok"), (2.0, 2.2, "fail")]),
         ops(2, "write", [(0.0, 0.5, "ok")]),
-        (3.0, 2, "invoke", "write", None), (13.0, 2, "info", "write", None),  # a timeout
+        (3.0, 2, "invoke", "write", None),
+        (13.0, 2, "info", "write", None),  # a timeout
         (4.0, 3, "invoke", "write", None),  # a client that never returns
-    )  # fmt: skip
+    )
     lat = check_stats(h).details["latency"]
     assert lat["read"]["ok"] == {"count": 2, "p50": 0.1, "p90": 0.3, "p99": 0.3, "max": 0.3}
     assert lat["read"]["fail"]["count"] == 1 and lat["read"]["fail"]["max"] == 0.2
@@ -45,10 +53,19 @@ def test_throughput_per_second_bucket() -> None:
 
 def test_availability_inside_and_outside_each_fault_window() -> None:
     h = history(
-        ops(1, "read", [(0.0, 0.1, "ok"), (1.0, 1.1, "ok"), (5.0, 5.1, "fail"), (5.2, 5.3, "ok"),
-                        (9.0, 9.1, "ok")]),
+        ops(
+            1,
+            "read",
+            [
+                (0.0, 0.1, "ok"),
+                (1.0, 1.1, "ok"),
+                (5.0, 5.1, "fail"),
+                (5.2, 5.3, "ok"),
+                (9.0, 9.1, "ok"),
+            ],
+        ),
         fault("pause", 4.0, 6.0, {"nodes": ["n1"]}),
-    )  # fmt: skip
+    )
     r = check_stats(h)
     assert r.valid is True, r.summary
     (w,) = r.details["availability"]["windows"]
@@ -67,8 +84,9 @@ def test_a_fault_during_which_nothing_succeeded_proves_nothing() -> None:
     r = check_stats(h)
     assert r.valid == "unknown"
     assert "proves nothing about that fault" in r.summary
-    assert r.details["unproven_faults"] == [{"kind": "partition", "start": 4 * S,
-                                             "end": int(6.001 * S)}]  # fmt: skip
+    assert r.details["unproven_faults"] == [
+        {"kind": "partition", "start": 4 * S, "end": int(6.001 * S)}
+    ]
     accepted = check_stats(h, accept_unavailable=True)
     assert accepted.valid is True and "which the test accepts" in accepted.summary
 

@@ -22,8 +22,10 @@ def test_history_writer_appends_and_reads_back(tmp_path: Path) -> None:
 
 def test_a_truncated_last_line_is_skipped(tmp_path: Path) -> None:
     p = tmp_path / "h.jsonl"
-    p.write_text('{"index":0,"time":0,"process":0,"type":"invoke","f":"read","value":null}\n'
-                 '{"index":1,"time":5,"proc')
+    p.write_text(
+        '{"index":0,"time":0,"process":0,"type":"invoke","f":"read","value":null}\n'
+        '{"index":1,"time":5,"proc'
+    )
     assert len(read_history_jsonl(p)) == 1
 
 

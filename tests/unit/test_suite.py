@@ -64,8 +64,10 @@ def test_judging_needs_the_named_violation_not_just_the_verdict(tmp_path: Path) 
     invalid_other = {"valid": False, "checkers": {"mutex": {"valid": False, "stale_accepted": []}}}
     met, why = judge(run, invalid_other)
     assert not met and "not because" in why
-    invalid_stale = {"valid": False, "checkers": {"mutex": {"valid": False,
-                                                           "stale_accepted": [{"x": 1}]}}}
+    invalid_stale = {
+        "valid": False,
+        "checkers": {"mutex": {"valid": False, "stale_accepted": [{"x": 1}]}},
+    }
     assert judge(run, invalid_stale)[0]
     assert not judge(run, {"valid": True, "checkers": {}})[0]
 
@@ -77,26 +79,32 @@ def test_unknown_never_meets_a_valid_expectation(tmp_path: Path) -> None:
 
 
 def test_an_election_run_is_judged_by_its_election_result(tmp_path: Path) -> None:
-    text = ("[[run]]\nname='e'\nworkload='election'\nexpect='valid'\n"
-            "violation='stale-write-rejected'\n")
+    text = (
+        "[[run]]\nname='e'\nworkload='election'\nexpect='valid'\nviolation='stale-write-rejected'\n"
+    )
     run = load_suite(write(tmp_path, text)).runs[0]
-    fenced = {"valid": True, "checkers": {"election": {"valid": True,
-                                                       "stale_rejected": [{"x": 1}]}}}
+    fenced = {
+        "valid": True,
+        "checkers": {"election": {"valid": True, "stale_rejected": [{"x": 1}]}},
+    }
     assert judge(run, fenced)[0]
-    nobody_deposed = {"valid": True, "checkers": {"election": {"valid": True,
-                                                               "stale_rejected": []}}}
+    nobody_deposed = {
+        "valid": True,
+        "checkers": {"election": {"valid": True, "stale_rejected": []}},
+    }
     assert not judge(run, nobody_deposed)[0]
 
 
 def test_a_run_can_require_the_cause_it_is_classified_with(tmp_path: Path) -> None:
-    text = ("[[run]]\nname='h'\nworkload='lock'\nexpect='invalid'\n"
-            "violation='stale-write-accepted'\ncause='lease-expired-while-cut-off'\n")
+    text = (
+        "[[run]]\nname='h'\nworkload='lock'\nexpect='invalid'\n"
+        "violation='stale-write-accepted'\ncause='lease-expired-while-cut-off'\n"
+    )
     (run,) = load_suite(write(tmp_path, text)).runs
 
     def results(cause: str) -> dict:  # type: ignore[type-arg]
         stale = {"classification": {"cause": cause}}
-        return {"valid": False, "checkers": {"mutex": {"valid": False,
-                                                       "stale_accepted": [stale]}}}
+        return {"valid": False, "checkers": {"mutex": {"valid": False, "stale_accepted": [stale]}}}
 
     assert judge(run, results("lease-expired-while-cut-off"))[0]
     met, why = judge(run, results("service-bug"))

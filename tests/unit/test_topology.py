@@ -55,7 +55,8 @@ def test_bridge_node_sees_everyone_and_halves_do_not_see_each_other() -> None:
 
 def test_leader_topology_isolates_the_leader() -> None:
     assert grudge_for("leader", N5, random.Random(0), leader="n4")["n4"] == frozenset(
-        {"n1", "n2", "n3", "n5"})
+        {"n1", "n2", "n3", "n5"}
+    )
 
 
 @given(st.integers(min_value=4, max_value=9), st.sampled_from(TOPOLOGIES), st.integers())

@@ -15,14 +15,20 @@ NET = ipaddress.IPv4Network(vm.DEFAULT_SUBNET)
 
 
 def test_a_subnet_is_in_use_when_a_route_or_an_address_overlaps_it() -> None:
-    routes = [{"dst": "default", "dev": "eth0"},
-              {"dst": "10.77.1.0/24", "dev": "br-1"},
-              {"type": "local", "dst": "192.0.2.2", "dev": "eth0"}]
+    routes = [
+        {"dst": "default", "dev": "eth0"},
+        {"dst": "10.77.1.0/24", "dev": "br-1"},
+        {"type": "local", "dst": "192.0.2.2", "dev": "eth0"},
+    ]
     assert vm.overlapping_route(routes, NET) is None
-    assert vm.overlapping_route([*routes, {"dst": "10.213.0.0/16", "dev": "wg0"}], NET) == \
-        "10.213.0.0/16 dev wg0"
-    assert vm.overlapping_route([{"type": "local", "dst": "10.213.7.1", "dev": "x"}], NET) == \
-        "10.213.7.1 dev x"
+    assert (
+        vm.overlapping_route([*routes, {"dst": "10.213.0.0/16", "dev": "wg0"}], NET)
+        == "10.213.0.0/16 dev wg0"
+    )
+    assert (
+        vm.overlapping_route([{"type": "local", "dst": "10.213.7.1", "dev": "x"}], NET)
+        == "10.213.7.1 dev x"
+    )
 
 
 def test_the_accelerator_can_be_chosen_and_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -46,6 +52,7 @@ def test_the_image_is_keyed_by_its_recipe(monkeypatch: pytest.MonkeyPatch, tmp_p
 
 def test_guests_are_named_as_the_cli_takes_hosts(tmp_path: Path) -> None:
     guests = [vm.Guest(i, str(NET[10 + i]), "m", tmp_path / "c") for i in (1, 2)]
-    lab = vm.VmLab(image.VmImage(tmp_path), "tcg", "hvm-x", str(NET[1]), guests,
-                   tmp_path / "known_hosts")
+    lab = vm.VmLab(
+        image.VmImage(tmp_path), "tcg", "hvm-x", str(NET[1]), guests, tmp_path / "known_hosts"
+    )
     assert lab.hosts() == ["harness@10.213.7.11", "harness@10.213.7.12"]
