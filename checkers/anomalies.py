@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from harness.ops import Op
+from core.ops import Op
 
 KINDS: Final[dict[str, str]] = {
     "stale-read": "stale read",

@@ -37,7 +37,7 @@ from checkers.overlaps import analyse, both_believed_s
 from checkers.result import CheckResult, worst
 from checkers.windows import FaultWindow, fault_windows
 from checkers.words import plural
-from harness.history import History
+from core.history import History
 
 NAME = "election"
 

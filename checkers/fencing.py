@@ -42,8 +42,8 @@ from checkers.leases import LeaseFacts, lease_facts
 from checkers.result import UNKNOWN, CheckResult, Validity
 from checkers.windows import FaultWindow, fault_windows
 from checkers.words import article, listing, plural, secs
-from harness.history import History
-from harness.ops import Process
+from core.history import History
+from core.ops import Process
 
 NAME = "fencing"
 Source = Literal["service", "history"]

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from checkers.leases import LeaseFacts
-from harness.history import History, Pair
-from harness.ops import Process
+from core.history import History, Pair
+from core.ops import Process
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.ops import Process
+from core.ops import Process
 
 _NS = 1_000_000_000
 

@@ -43,7 +43,7 @@ from checkers.linear.search import SearchResult
 from checkers.linear.solve import Solved
 from checkers.linear.stale import name_partition, nonlinearizable
 from checkers.result import UNKNOWN, CheckResult
-from harness.history import History, MalformedHistory
+from core.history import History, MalformedHistory
 
 __all__ = ["DEFAULT_MAX_MEMORY", "MODELS", "ModelError", "check", "explain"]
 

@@ -46,7 +46,7 @@ from checkers.overlaps import Analysis, Group, StaleWrite, analyse
 from checkers.result import UNKNOWN, CheckResult, Validity
 from checkers.windows import FaultWindow, fault_windows
 from checkers.words import listing, plural, secs, span
-from harness.history import History
+from core.history import History
 
 NAME = "mutex"
 

@@ -41,8 +41,8 @@ from checkers.holdings import LOCK, Holding, Terms, holdings
 from checkers.leases import LeaseFacts, lease_facts
 from checkers.result import UNKNOWN, CheckResult, Validity
 from checkers.words import plural
-from harness.history import History, Pair
-from harness.ops import Op
+from core.history import History, Pair
+from core.ops import Op
 
 NAME: Final = "mutex-linearizability"
 MODEL: Final = "mutex"

@@ -50,7 +50,7 @@ from checkers.holdings import (
 from checkers.leases import LeaseFacts, lease_facts
 from checkers.windows import FaultWindow
 from checkers.words import seconds
-from harness.history import History
+from core.history import History
 
 _KIND_ORDER = {"lease-valid": 0, "lease-unknown": 1, "lease-expired": 2}
 

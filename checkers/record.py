@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.history import History
+from core.history import History
 
 
 @dataclass(frozen=True)

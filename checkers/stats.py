@@ -27,7 +27,7 @@ from typing import Any, Final
 from checkers.result import UNKNOWN, CheckResult, Validity
 from checkers.windows import KILL, FaultWindow, fault_windows
 from checkers.words import NS, listing, plural, seconds, secs
-from harness.history import History, Pair
+from core.history import History, Pair
 
 NAME: Final = "stats"
 QUANTILES: Final = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))

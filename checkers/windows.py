@@ -1,6 +1,6 @@
 """Fault windows: when each fault of a run was on, read from the nemesis operations.
 
-Faults are recorded as nemesis operations (``harness.ops``): ``start-X`` and ``stop-X``
+Faults are recorded as nemesis operations (``core.ops``): ``start-X`` and ``stop-X``
 with X one of ``client-pause`` (value ``{"processes": [...]}``: a SIGSTOP of client
 workers, the GC pause), ``pause`` (``{"nodes": [...]}``: server nodes frozen),
 ``partition`` (``{"grudge": {node: [nodes it drops]}}``), ``kill`` (``{"nodes": [...]}``;
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from checkers.words import listing, secs
-from harness.history import History, Pair
-from harness.ops import Process
+from core.history import History, Pair
+from core.ops import Process
 
 CLIENT_PAUSE: Final = "client-pause"
 NODE_PAUSE: Final = "pause"

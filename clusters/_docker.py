@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from clusters.base import ClusterError
+from core.cluster import ClusterError
 
 if TYPE_CHECKING:
     import docker

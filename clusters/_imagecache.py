@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clusters.base import ClusterError
+from core.cluster import ClusterError
 
 if TYPE_CHECKING:
     import docker

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 from typing import TYPE_CHECKING
 
-from clusters.base import ClusterError
+from core.cluster import ClusterError
 
 if TYPE_CHECKING:
     import docker

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from clusters._docker import LABEL, LABEL_IMAGE
 from clusters._imagedef import content_hash, image_tag
-from clusters.base import ClusterError
+from core.cluster import ClusterError
 
 if TYPE_CHECKING:
     import docker

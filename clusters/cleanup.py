@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
-    from clusters.base import ClusterError
+    from core.cluster import ClusterError
 
     parser = argparse.ArgumentParser(
         prog="python -m clusters.cleanup", description="Remove or heal what harness runs left."

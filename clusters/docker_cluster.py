@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from clusters import _docker
 from clusters._network import create_network, node_ip
 from clusters._probe import wait_until
-from clusters.base import ClusterError, server_version
+from core.cluster import ClusterError, server_version
 
 if TYPE_CHECKING:
     import docker

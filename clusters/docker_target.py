@@ -13,11 +13,11 @@ import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from clusters.base import Cluster
 from clusters.registry import TARGETS, ClusterOptions
-from harness.client import ClientFactory
-from harness.clock import RunClock
-from harness.options import OptionError, RunOptions
+from core.client import ClientFactory
+from core.clock import RunClock
+from core.cluster import Cluster
+from core.options import OptionError, RunOptions
 
 # (options, cluster, resource address or None) -> a picklable client factory
 ClientBuilder = Callable[[RunOptions, Cluster, "str | None"], ClientFactory]

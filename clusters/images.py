@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from clusters import _imagecache, _rootfs
 from clusters._docker import LABEL, LABEL_IMAGE, connect
 from clusters._imagedef import ImageDef, load_imagedef
-from clusters.base import ClusterError
+from core.cluster import ClusterError
 
 if TYPE_CHECKING:
     import docker

@@ -10,7 +10,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from clusters.base import Cluster, ClusterError
+from core.cluster import Cluster, ClusterError
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,10 +26,10 @@ from checkers.result import (
     overall,
     verdict_word,
 )
-from harness.errors import HarnessError
-from harness.formats import Budget, FormatError
-from harness.formats.jsonl import read_history_jsonl, truncation_note
-from harness.store import (
+from core.errors import HarnessError
+from core.formats import Budget, FormatError
+from core.formats.jsonl import read_history_jsonl, truncation_note
+from core.store import (
     EVENTS_FILE,
     HISTORY_FILE,
     RESOURCE_FILE,
@@ -48,7 +48,7 @@ per-second statistics (one bucket a second) as big as the number."""
 
 
 def load_record(run_dir: Path, budget: Budget | None = None) -> RunRecord:
-    """Read a run directory's records (strictly: ``harness.formats``); a missing side log
+    """Read a run directory's records (strictly: ``core.formats``); a missing side log
     is empty. HarnessError (one line) for a record that cannot be read; OutOfBudget when
     ``budget`` runs out while reading the history. The truncated last line a killed run
     leaves in its history is left out (``RunRecord.notes`` says so)."""

@@ -30,10 +30,10 @@ from rich.markup import escape
 
 from checkers import linearizability
 from checkers.result import UNKNOWN, exit_code, worst
+from core.errors import EXIT_BAD_INPUT, EXIT_CRASH, HarnessError
+from core.formats import Budget, FormatError, OutOfBudget, read_file
+from core.store import RESULTS_FILE, write_json
 from harness import analysis
-from harness.errors import EXIT_BAD_INPUT, EXIT_CRASH, HarnessError
-from harness.formats import Budget, FormatError, OutOfBudget, read_file
-from harness.store import RESULTS_FILE, write_json
 
 _WORDS = {True: "[green]valid[/]", False: "[red]invalid[/]", UNKNOWN: "[yellow]unknown[/]"}
 _OOM = "harness: out of memory while {} {}{}; try --memory-limit or fewer files\n"

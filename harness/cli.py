@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, NoReturn
 
 from rich.console import Console
 
-from harness.errors import EXIT_BAD_INPUT, EXIT_CRASH
-from harness.formats.budget import parse_seconds, parse_size
+from core.errors import EXIT_BAD_INPUT, EXIT_CRASH
+from core.formats.budget import parse_seconds, parse_size
 
 if TYPE_CHECKING:
-    from harness.options import Bound, RunOptions
+    from core.options import Bound, RunOptions
 
 EXIT_BAD_ARGS = EXIT_BAD_INPUT
 EXIT_UNKNOWN = 2  # Jepsen's unknown: also an interrupted run, and one stopped before a verdict
@@ -76,8 +76,8 @@ def _on_off(s: str) -> bool:
 
 def _number(field: str | Bound) -> Callable[[str], float | int]:
     """The argparse type of a number option: parsed, then checked against its range in
-    ``harness.options.NUMBERS`` (one-line error naming the option and the range)."""
-    from harness.options import NUMBERS, OptionError
+    ``core.options.NUMBERS`` (one-line error naming the option and the range)."""
+    from core.options import NUMBERS, OptionError
 
     bound = NUMBERS[field] if isinstance(field, str) else field
 
@@ -99,7 +99,7 @@ def _number(field: str | Bound) -> Callable[[str], float | int]:
 
 def _checked(check: Callable[[str], object]) -> Callable[[str], str]:
     """An argparse type from a check raising OptionError."""
-    from harness.options import OptionError
+    from core.options import OptionError
 
     def parse(text: str) -> str:
         try:
@@ -112,7 +112,7 @@ def _checked(check: Callable[[str], object]) -> Callable[[str], str]:
 
 
 def _faults(text: str) -> list[str]:
-    from harness.options import OptionError, parse_faults
+    from core.options import OptionError, parse_faults
 
     try:
         return parse_faults(text)  # as a suite's value: no silently dropped empty name
@@ -122,7 +122,7 @@ def _faults(text: str) -> list[str]:
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
     from clusters.registry import REDIS_PERSISTENCE
-    from harness.options import DEFAULT_OP_TIMEOUT, NEMESES, WORKLOADS, RunOptions, check_name
+    from core.options import DEFAULT_OP_TIMEOUT, NEMESES, WORKLOADS, RunOptions, check_name
     from harness.targets import TARGETS
     from nemesis.targets import targets_help
 
@@ -337,14 +337,14 @@ def _add_ssh_login_options(g: argparse._ArgumentGroup) -> None:
 
 def _nodes_and_hosts(args: argparse.Namespace) -> tuple[int | None, list[str]]:
     """``--nodes``: a size, or (with --ssh, and/or --nodes-file) the hosts."""
-    from clusters.base import ClusterError
     from clusters.remote.hosts import hosts_from
+    from core.cluster import ClusterError
 
     if not args.ssh and args.nodes_file is None:
         if args.nodes is None:
             return None, []
         if args.nodes.strip().lstrip("+-").isdigit():
-            from harness.options import OptionError, check_number
+            from core.options import OptionError, check_number
 
             try:
                 check_number("nodes", int(args.nodes))
@@ -359,7 +359,7 @@ def _nodes_and_hosts(args: argparse.Namespace) -> tuple[int | None, list[str]]:
 
 def _options_from(args: argparse.Namespace) -> RunOptions:
     """The run the command line asks for, through the same validation as a suite's runs."""
-    from harness.options import FOLLOW, RunOptions
+    from core.options import FOLLOW, RunOptions
     from harness.validate import check_run
 
     nodes, hosts = _nodes_and_hosts(args)
@@ -450,8 +450,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_check(args: argparse.Namespace, console: Console) -> int:
     from checkers.linear.models import MODELS
+    from core.formats.budget import default_memory_limit
     from harness.checkcmd import check_paths
-    from harness.formats.budget import default_memory_limit
 
     if args.model is not None and args.model not in MODELS:
         raise UsageError(f"unknown model {args.model!r}: --model takes one of {', '.join(MODELS)}")
@@ -528,9 +528,9 @@ def cmd_clusters(args: argparse.Namespace, console: Console) -> int:
     from harness.targets import clean_ssh_hosts, clusters_down, clusters_heal
 
     if args.ssh or args.nodes is not None or args.nodes_file is not None:
-        from clusters.base import ClusterError
         from clusters.remote.hosts import hosts_from
         from clusters.ssh.factory import SshClusterOptions, check_login_options
+        from core.cluster import ClusterError
 
         if not args.ssh:
             raise UsageError(
@@ -566,7 +566,7 @@ def cmd_suite(args: argparse.Namespace, console: Console) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from harness.options import Bound
+    from core.options import Bound
 
     p = _Parser(
         prog="harness",
@@ -722,7 +722,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # a crash: one line plus where the details are
         import traceback
 
-        from harness.errors import HarnessError
+        from core.errors import HarnessError
 
         if isinstance(e, HarnessError):
             print(f"harness: {e}", file=sys.stderr)

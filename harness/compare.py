@@ -21,7 +21,7 @@ from rich.text import Text
 
 from checkers.result import Validity, worst
 from checkers.windows import fault_windows
-from harness.errors import HarnessError
+from core.errors import HarnessError
 from harness.report._format import DASH, ms, pct, secs
 from harness.report._metrics import QUANTILES, OpStats, op_stats, pooled
 from harness.report._runs import RunInfo, find_run_dirs, load_run, verdict_word

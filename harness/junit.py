@@ -20,9 +20,9 @@ from datetime import datetime
 from pathlib import Path
 
 from checkers.result import Validity
+from core.store import HISTORY_FILE
 from harness.report._runs import RunInfo, find_run_dirs, load_run, verdict_word
 from harness.report._verdict import checker_verdicts, headline
-from harness.store import HISTORY_FILE
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,12 +23,9 @@ from typing import Any
 
 from rich.console import Console
 
-from harness import analysis
-from harness.clock import RunClock
-from harness.options import RunOptions
-from harness.progress import Progress
-from harness.runner import Runner
-from harness.store import (
+from core.clock import RunClock
+from core.options import RunOptions
+from core.store import (
     EVENTS_FILE,
     HISTORY_FILE,
     LOG_FILE,
@@ -38,9 +35,12 @@ from harness.store import (
     new_run_dir,
     write_json,
 )
+from harness import analysis
+from harness.plan import build_plan
+from harness.progress import Progress
+from harness.runner import Runner
 from harness.targets import resolve_target
 from nemesis.build import build_nemesis
-from workloads.plans import build_plan
 
 log = logging.getLogger("harness")
 

@@ -29,11 +29,11 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any
 
-from harness.client import ClientFactory, Completion, Invocation, WorkerContext
-from harness.clock import RunClock, ns
-from harness.gen import PENDING, Context, Generator, Request
-from harness.ops import NEMESIS, Op
-from harness.store import JsonlWriter
+from core.client import ClientFactory, Completion, Invocation, WorkerContext
+from core.clock import RunClock, ns
+from core.gen import PENDING, Context, Generator, Request
+from core.ops import NEMESIS, Op
+from core.store import JsonlWriter
 from harness.worker import Worker
 from nemesis.base import Nemesis
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from harness.errors import HarnessError
+from core.errors import HarnessError
 from harness.report._index import INDEX_FILE, render_index
 from harness.report._page import REPORT_FILE, write_report
 from harness.report._runs import is_run_dir

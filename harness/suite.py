@@ -40,9 +40,9 @@ from rich.console import Console
 from rich.table import Table
 
 from checkers.classify import CAUSES
-from harness.errors import HarnessError
-from harness.options import OptionError, RunOptions, check_name
-from harness.store import read_json, write_json
+from core.errors import HarnessError
+from core.options import OptionError, RunOptions, check_name
+from core.store import read_json, write_json
 from harness.validate import check_run
 
 EXPECTATIONS = ("valid", "invalid", "unknown")

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.console import Console
 
-from clusters.base import Cluster
-from harness.client import ClientFactory
-from harness.clock import RunClock
-from harness.errors import HarnessError
-from harness.options import RunOptions
+from core.client import ClientFactory
+from core.clock import RunClock
+from core.cluster import Cluster
+from core.errors import HarnessError
+from core.options import RunOptions
 
 if TYPE_CHECKING:
     from clusters.remote.hosts import HostSpec

@@ -12,8 +12,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from harness.errors import HarnessError
-from harness.options import OptionError, RunOptions
+from core.errors import HarnessError
+from core.options import OptionError, RunOptions
 from harness.targets import TARGETS, resolve_target
 from nemesis.targets import check_nemesis_target
 

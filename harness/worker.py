@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from harness.client import ClientFactory, Completion, Invocation, WorkerContext
-from harness.procutil import die_with_parent, signal_quietly
+from core.client import ClientFactory, Completion, Invocation, WorkerContext
+from core.procutil import die_with_parent, signal_quietly
 
 _CTX = mp.get_context("spawn")
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from harness.client import Completion, Invocation
-from harness.clock import RunClock
+from core.client import Completion, Invocation
+from core.clock import RunClock
 
 
 class RunView(Protocol):

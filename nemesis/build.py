@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from clusters.base import Cluster
-from harness import gen
-from harness.options import OptionError, RunOptions
+from core import gen
+from core.cluster import Cluster
+from core.options import OptionError, RunOptions
 from nemesis import client_pause
 from nemesis.base import Compose, Nemesis
 from nemesis.host_clock import clock_nemesis

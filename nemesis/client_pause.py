@@ -15,8 +15,8 @@ import signal
 import time
 from typing import Any
 
-from harness.client import Completion, Invocation
-from harness.procutil import is_stopped, signal_quietly
+from core.client import Completion, Invocation
+from core.procutil import is_stopped, signal_quietly
 from nemesis.base import RunView
 
 START = "start-client-pause"

@@ -17,9 +17,9 @@ import random
 import time
 from typing import Any
 
-from clusters.base import Cluster
 from clusters.docker_cluster import FAKETIME_FILE, FAKETIME_LIB
-from harness.client import Completion, Invocation
+from core.client import Completion, Invocation
+from core.cluster import Cluster
 from nemesis.base import RunView
 from nemesis.nodes import NodeControl, aim
 

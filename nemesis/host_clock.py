@@ -16,7 +16,7 @@ Safety, in this order:
   whole hosts (``HostNodes``: the SSH clusters) are accepted at all;
 - on the first change to a host it stops the host's time service (systemd-timesyncd,
   chrony, ntpd...), which would otherwise undo or fight the fault, and ``teardown`` starts
-  it again; until then ``/var/lib/harness/clock.json`` on the host says so (and what the
+  it again; until then ``/var/lib/core/clock.json`` on the host says so (and what the
   clock's offset was), for ``harness clusters heal --ssh`` after a harness that died;
 - the clocks' offsets to the control machine are measured before anything changes (the
   baseline), after every change (the op's value: each node's offset over time is in the
@@ -29,7 +29,6 @@ import random
 import shlex
 from typing import Any, Protocol, runtime_checkable
 
-from clusters.base import Cluster, ClusterError
 from clusters.remote.base import Command, Exec
 from clusters.remote.clock import (
     RECORD,
@@ -44,7 +43,8 @@ from clusters.remote.clock import (
     strobe_script,
 )
 from clusters.remote.identity import MachineIdentity, identity_of, local_identity, same_machine
-from harness.client import Completion, Invocation
+from core.client import Completion, Invocation
+from core.cluster import Cluster, ClusterError
 from nemesis.base import Nemesis, RunView
 from nemesis.clock import START, STOP, ClockSkew
 from nemesis.nodes import NodeControl, aim

@@ -15,8 +15,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from clusters.base import Cluster, Killable, Pausable
-from harness.client import Completion, Invocation
+from core.client import Completion, Invocation
+from core.cluster import Cluster, Killable, Pausable
 from nemesis.base import RunView
 from nemesis.nodes import aim
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from clusters.base import Cluster, HasLeader
+from core.cluster import Cluster, HasLeader
 from nemesis.base import RunView
 
 TARGETS = ("one", "leader", "holder", "minority", "majority", "all")

@@ -18,8 +18,8 @@ import random
 import secrets
 from typing import Any
 
-from clusters.base import Cluster
-from harness.client import Completion, Invocation
+from core.client import Completion, Invocation
+from core.cluster import Cluster
 from nemesis.base import RunView
 from nemesis.nodes import NodeControl, holder_node, leader_of
 from nemesis.topology import Grudge, grudge_for

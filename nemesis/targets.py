@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from clusters.base import Cluster
-from harness.options import HOLDING_WORKLOADS, OptionError, RunOptions
+from core.cluster import Cluster
+from core.options import HOLDING_WORKLOADS, OptionError, RunOptions
 from nemesis.nodes import TARGETS, node_names
 from nemesis.topology import TOPOLOGIES
 

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from checkers.linear import compiled  # noqa: E402
 from checkers.linearizability import check  # noqa: E402
-from harness.formats import read_history  # noqa: E402
+from core.formats import read_history  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "histories"
 FLOORS_MS = {"etcd total": 36.0, "porcupine/kv/c50-ok.txt": 80.0, "porcupine/kv/c50-bad.txt": 10.0}

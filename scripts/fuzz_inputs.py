@@ -49,8 +49,8 @@ from typing import Final
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from core.errors import HarnessError  # noqa: E402
 from harness.checkcmd import check_path  # noqa: E402
-from harness.errors import HarnessError  # noqa: E402
 
 SHARED: Final = ROOT.parent / "shared" / "histories"
 FINDINGS: Final = ("verdict-on-bad-input", "traceback", "hang", "long-message")

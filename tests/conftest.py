@@ -20,7 +20,7 @@ import pytest
 def _docker_unreachable_reason() -> str | None:
     """None when the engine answers a ping, else the one-line reason."""
     from clusters._docker import connect
-    from clusters.base import ClusterError
+    from core.cluster import ClusterError
 
     try:
         connect(timeout=10).close()

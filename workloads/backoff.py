@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
-from harness.client import Completion
+from core.client import Completion
 from workloads.errors import OpFailed, OpUnknown, Unreachable, completion_for
 
 BASE_S: Final = 0.05

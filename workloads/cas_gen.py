@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from harness.gen import PENDING, Context, Generator, Request
-from harness.gen.core import derive_seed, rng_below, rng_float
-from harness.ops import Op
+from core.gen import PENDING, Context, Generator, Request
+from core.gen.core import derive_seed, rng_below, rng_float
+from core.ops import Op
 
 
 @dataclass(frozen=True)

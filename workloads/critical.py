@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from harness.client import Completion
+from core.client import Completion
 from workloads.lease import Session
 from workloads.resource import ResourceClient
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from harness.gen import PENDING, Context, Generator, Request
-from harness.ops import Op
+from core.gen import PENDING, Context, Generator, Request
+from core.ops import Op
 
 # step -> (next step when ok, next step otherwise)
 Steps = Mapping[str, tuple[str, str]]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from harness.client import Completion, Invocation
+from core.client import Completion, Invocation
 from workloads.errors import OpUnknown
 from workloads.holder import LeaseHolderClient
 from workloads.lease import Lease, LeaseBackend

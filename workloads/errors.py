@@ -1,7 +1,7 @@
 """Outcome classes for workload clients: definite failure versus unknown outcome.
 
 Every driver error a workload client meets is turned into one of two exceptions, and each
-maps to one completion type (Jepsen's rule, see ``harness.ops``):
+maps to one completion type (Jepsen's rule, see ``core.ops``):
 
 - ``OpFailed``: the operation certainly did not take effect (the request was never sent,
   or the server answered with a refusal). Completes as ``fail``.
@@ -13,7 +13,7 @@ Target adapters raise subclasses of these; ``completion_for`` does the mapping i
 
 from __future__ import annotations
 
-from harness.client import Completion
+from core.client import Completion
 
 
 class OpFailed(Exception):

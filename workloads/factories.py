@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from clusters.base import Cluster
-from harness.client import Client, ClientFactory, WorkerContext
-from harness.options import OptionError, RunOptions
+from core.client import Client, ClientFactory, WorkerContext
+from core.cluster import Cluster
+from core.options import OptionError, RunOptions
 from workloads.holder import HolderClient
 from workloads.register import RegisterClient
 from workloads.resource import ResourceClient

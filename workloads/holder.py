@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from harness.client import Completion, Invocation, WorkerContext
+from core.client import Completion, Invocation, WorkerContext
 from workloads.backoff import Backoff
 from workloads.critical import fenced_write
 from workloads.errors import OpFailed, OpUnknown
@@ -37,7 +37,7 @@ LB = TypeVar("LB", bound=LeaseBackend)
 
 
 class HolderClient(Generic[B]):
-    """A ``harness.client.Client`` whose operations are take / ``write`` / give up."""
+    """A ``core.client.Client`` whose operations are take / ``write`` / give up."""
 
     take_f: ClassVar[str]
     give_f: ClassVar[str]

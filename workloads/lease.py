@@ -43,9 +43,9 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from harness.client import WorkerContext
-from harness.clock import ns
-from harness.store import JsonlWriter
+from core.client import WorkerContext
+from core.clock import ns
+from core.store import JsonlWriter
 from workloads.errors import OpFailed, OpUnknown
 
 Lease = Any

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from harness.client import Completion, Invocation, WorkerContext
+from core.client import Completion, Invocation, WorkerContext
 from workloads.backoff import Backoff
 from workloads.errors import OpUnknown
 
@@ -34,7 +34,7 @@ class RegisterBackend(Protocol):
 
 
 class RegisterClient:
-    """One worker's register client (``harness.client.Client``)."""
+    """One worker's register client (``core.client.Client``)."""
 
     def __init__(
         self,

@@ -18,7 +18,7 @@ Every write received is appended to ``--log`` (JSON Lines, flushed line by line)
     {"time": ARRIVAL_NS, "writer": PROCESS, "resource": NAME, "token": N | null,
      "value": V, "accepted": BOOL, "highest_before": N | null, "unfenced": BOOL}
 
-``time`` is the arrival time on the run clock (``--clock-origin``, see ``harness.clock``).
+``time`` is the arrival time on the run clock (``--clock-origin``, see ``core.clock``).
 
 Run: ``python -m workloads.resource --port 0 --clock-origin NS --log PATH --fencing on``.
 From Python: ``with ResourceServer(log, clock, fencing=True) as r: ResourceClient(r.address)``.
@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.clock import RunClock
-from harness.store import JsonlWriter, read_jsonl
+from core.clock import RunClock
+from core.store import JsonlWriter, read_jsonl
 from workloads.service import ServiceProcess
 from workloads.wire import RequestError, WireClient, add_server_arguments, serve_until_signalled
 

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from harness.procutil import die_with_parent
+from core.procutil import die_with_parent
 from workloads.errors import OpFailed, OpUnknown
 from workloads.wire import WireClient
 

@@ -36,7 +36,7 @@ MODULES: Final = (
     "checkers/linear/models/register.py",
 )
 """The compiled modules: the search's hot path, and the models of the reference histories."""
-TYPES_FROM: Final = ("checkers/linear/model.py", "harness/ops.py", "harness/history.py")
+TYPES_FROM: Final = ("checkers/linear/model.py", "core/ops.py", "core/history.py")
 """Plain modules whose types the compiled ones are built against."""
 DONE: Final = "complete"
 """The marker written last in a finished build's directory."""

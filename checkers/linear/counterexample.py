@@ -16,7 +16,7 @@ from typing import Any
 from checkers.linear.model import ANY, NOTHING, Call, Model
 from checkers.linear.prepare import INF, Entry, Problem
 from checkers.linear.search import Search, SearchResult
-from harness.ops import Op
+from core.ops import Op
 
 TAIL = 8  # ops of each partial linearization shown in full
 _SCALARS = frozenset({bool, int, float, str})

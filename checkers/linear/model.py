@@ -26,8 +26,8 @@ from collections.abc import Hashable
 from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
 from checkers.linear.partition import by_key as by_key  # models partition with it
-from harness.history import History
-from harness.ops import Op
+from core.history import History
+from core.ops import Op
 
 
 class ModelError(ValueError):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.history import History
-from harness.ops import NEMESIS, Op
+from core.history import History
+from core.ops import NEMESIS, Op
 
 
 def by_key(history: History) -> list[tuple[Any, History]]:

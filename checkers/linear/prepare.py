@@ -16,8 +16,8 @@ from operator import attrgetter
 from typing import Any, Final, NamedTuple
 
 from checkers.linear.model import Call, Model
-from harness.history import History, MalformedHistory
-from harness.ops import NEMESIS, Op
+from core.history import History, MalformedHistory
+from core.ops import NEMESIS, Op
 
 INF: Final = 1 << 62
 """The end of an operation that may take effect at any time after its invocation."""

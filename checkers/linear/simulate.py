@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.history import History
-from harness.ops import Op
+from core.history import History
+from core.ops import Op
 
 SIMULATED = ("register", "cas-register", "etcd", "kv", "mutex")
 

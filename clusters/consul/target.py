@@ -15,7 +15,7 @@ from clusters.consul.election import ConsulElection
 from clusters.consul.lock import ConsulLock
 from clusters.consul.register import READ_MODES, ConsulRegister
 from clusters.docker_target import DockerTarget
-from harness.options import RunOptions
+from core.options import RunOptions
 from workloads.election import ElectionClient
 from workloads.factories import check_lease_ttl, holder_clients, register_clients
 from workloads.lock import LockClient

@@ -15,7 +15,7 @@ from clusters.docker_target import DockerTarget
 from clusters.etcd.election import EtcdElection
 from clusters.etcd.lock import RecipeLock, ServiceLock
 from clusters.etcd.register import READ_MODES, EtcdRegister
-from harness.options import RunOptions
+from core.options import RunOptions
 from workloads.election import ElectionClient
 from workloads.factories import check_lease_ttl, holder_clients, register_clients
 from workloads.lock import LockClient

@@ -10,9 +10,9 @@ server's clock (the image's Redis uses libc malloc for that reason).
 from __future__ import annotations
 
 from clusters._probe import tcp_exchange
-from clusters.base import ClusterError
 from clusters.docker_cluster import DATA_DIR, DockerCluster, Node
 from clusters.registry import REDIS_PERSISTENCE, ClusterOptions
+from core.cluster import ClusterError
 
 PORT = 6379
 CONF = "/harness/redis.conf"

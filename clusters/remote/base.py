@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from clusters.base import ClusterError
+from core.cluster import ClusterError
 
 Command = str | Sequence[str]
 """An argv (each item quoted for the remote shell) or a shell string (run by ``sh -c``)."""

@@ -29,7 +29,7 @@ TIME_SERVICES = ("systemd-timesyncd", "chrony", "chronyd", "ntpsec", "ntp", "ntp
 """systemd units (Debian's names first) of the time services that would correct a fault."""
 TIME_DAEMONS = ("systemd-timesyn", "chronyd", "ntpd")
 """Their process names (as /proc/PID/comm truncates them), for hosts without systemd."""
-RECORD = "/var/lib/harness/clock.json"
+RECORD = "/var/lib/core/clock.json"
 """On a host whose clock a run changed: what to undo (``record_command``), until undone."""
 STROBE_MARK = "harness-host-clock-strobe"
 """The strobe loop's ``$0`` on a host, so it can be found and stopped."""

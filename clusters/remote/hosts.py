@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from clusters.base import ClusterError
+from core.cluster import ClusterError
 
 FORMAT = "write host, user@host, host:port or user@host:port ([v6addr]:port for IPv6)"
 _HOST = re.compile(r"[A-Za-z0-9_.:%-]+")

@@ -1,4 +1,4 @@
-"""``SimCluster``: the sim service as a ``clusters.base.Cluster`` of one node, ``"sim"``.
+"""``SimCluster``: the sim service as a ``core.cluster.Cluster`` of one node, ``"sim"``.
 
 The server is a local OS process (``python -m clusters.sim.server``), so the ``sim`` target
 runs anywhere, Docker or not. It is ``Pausable`` (SIGSTOP/SIGCONT of the server process) and
@@ -17,9 +17,9 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from clusters.base import ClusterError
 from clusters.sim.service import check_bugs
-from harness.clock import RunClock
+from core.clock import RunClock
+from core.cluster import ClusterError
 from workloads.service import ServiceProcess, ServiceStartError, stable_port
 
 NODE = "sim"

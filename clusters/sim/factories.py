@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from clusters.sim.client import SimClient
-from harness.client import WorkerContext
+from core.client import WorkerContext
 from workloads.election import ElectionClient
 from workloads.lock import LockClient
 from workloads.register import RegisterClient

@@ -37,8 +37,8 @@ from typing import Any
 
 from clusters.sim.service import BUGS, SimService, UnknownBug, check_bugs
 from clusters.sim.wal import WriteAheadLog
-from harness.clock import RunClock
-from harness.store import JsonlWriter
+from core.clock import RunClock
+from core.store import JsonlWriter
 from workloads.wire import RequestError, add_server_arguments, serve_until_signalled
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from clusters.sim.wal import WriteAheadLog
-from harness.store import JsonlWriter
+from core.store import JsonlWriter
 from workloads.wire import RequestError
 
 BUGS: Final[dict[str, str]] = {

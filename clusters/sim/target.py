@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from clusters.base import Cluster
 from clusters.sim.cluster import SimCluster
 from clusters.sim.factories import (
     SimElectionClientFactory,
     SimLockClientFactory,
     SimRegisterClientFactory,
 )
-from harness.client import ClientFactory
-from harness.clock import RunClock
-from harness.options import OptionError, RunOptions
+from core.client import ClientFactory
+from core.clock import RunClock
+from core.cluster import Cluster
+from core.options import OptionError, RunOptions
 
 
 class SimTarget:

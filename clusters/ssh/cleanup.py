@@ -31,13 +31,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from clusters.base import ClusterError
 from clusters.remote.base import STAGING, Exec, Remote, RemoteError, as_root, must, tail
 from clusters.remote.clock import RECORD, STROBE_PATTERN, correction, measure_offset, read_record
 from clusters.remote.hosts import HostSpec
 from clusters.ssh.firewall import harness_rules, remove_harness_rules
 from clusters.ssh.packages import DEB_STAGING, POLICY_MARK, POLICY_RC, purge, to_purge
 from clusters.ssh.process import ROOT, Layout, ProcessState
+from core.cluster import ClusterError
 
 ACTIONS = ("heal", "down")
 SERVERS = (

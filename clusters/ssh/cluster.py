@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from clusters._probe import wait_until
-from clusters.base import ClusterError, server_version
 from clusters.docker_cluster import RUN_ID
 from clusters.remote.base import Exec, Remote, RemoteError, as_root, must, put_text
 from clusters.remote.clock import measure_offset
@@ -40,6 +39,7 @@ from clusters.remote.hosts import HostSpec
 from clusters.ssh.firewall import remove_harness_rules
 from clusters.ssh.packages import Installed, InstallFailed, PackageInstaller
 from clusters.ssh.process import Layout, RemoteProcess
+from core.cluster import ClusterError, server_version
 
 log = logging.getLogger(__name__)
 

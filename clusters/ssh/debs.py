@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from clusters.base import ClusterError
+from core.cluster import ClusterError
 
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 REFRESH_S = 6 * 3600

@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clusters.base import Cluster, ClusterError
 from clusters.registry import TARGETS as DOCKER_TARGETS
 from clusters.remote.base import Remote
 from clusters.remote.hosts import HostSpec, hosts_from, parse_host
 from clusters.ssh.packages import INSTALL_MODES, PackageInstaller
+from core.cluster import Cluster, ClusterError
 
 SSH_TARGETS: dict[str, str] = {
     "etcd": "clusters.ssh.etcd:SshEtcdCluster",

@@ -37,9 +37,9 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clusters.base import ClusterError
 from clusters.remote.base import Remote, RemoteError, get_text, must, put_text, tail
 from clusters.ssh.debs import SUITE_OVERRIDES, AptSandbox, Platform, suite_pins
+from core.cluster import ClusterError
 
 log = logging.getLogger(__name__)
 

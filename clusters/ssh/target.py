@@ -15,12 +15,12 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from clusters.base import Cluster
 from clusters.remote.hosts import HostSpec
 from clusters.ssh.factory import SshClusterOptions, check_ssh_options, make_ssh_cluster
-from harness.client import ClientFactory
-from harness.clock import RunClock
-from harness.options import OptionError, RunOptions
+from core.client import ClientFactory
+from core.clock import RunClock
+from core.cluster import Cluster
+from core.options import OptionError, RunOptions
 
 
 class SshTarget:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from clusters import _rootfs
 from clusters._imagedef import content_hash
-from clusters.base import ClusterError
+from core.cluster import ClusterError
 
 USER = "harness"
 HOSTNAME = "harness-vm"

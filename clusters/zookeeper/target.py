@@ -14,7 +14,7 @@ from clusters.zookeeper.cluster import MAX_SESSION_MS, MIN_SESSION_MS
 from clusters.zookeeper.election import ZkElection
 from clusters.zookeeper.lock import ZkLock
 from clusters.zookeeper.register import READ_MODES, ZkRegister
-from harness.options import RunOptions
+from core.options import RunOptions
 from workloads.election import ElectionClient
 from workloads.factories import check_lease_ttl, holder_clients, register_clients
 from workloads.lock import LockClient

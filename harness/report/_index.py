@@ -11,12 +11,12 @@ import os
 from pathlib import Path
 
 from checkers.result import INTERRUPTED
+from core.store import HISTORY_FILE, RESULTS_FILE, TEST_FILE
 from harness.report._format import DASH
 from harness.report._html import esc, page, table, tag, word_badge
 from harness.report._page import REPORT_FILE
 from harness.report._runs import RunInfo, find_run_dirs, load_run
 from harness.report._verdict import first_sentence, headline
-from harness.store import HISTORY_FILE, RESULTS_FILE, TEST_FILE
 
 INDEX_FILE = "index.html"
 _FILES = (TEST_FILE, HISTORY_FILE, RESULTS_FILE, "resource.jsonl", "events.jsonl", "harness.log")

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.ops import NEMESIS, Process
+from core.ops import NEMESIS, Process
 
 _MAX_LABEL_PROCESSES = 4
 

@@ -19,8 +19,8 @@ from typing import Any
 
 from checkers.holdings import EITHER, Holding, end_at_loss, holdings, late_completions
 from checkers.leases import LeaseFacts, lease_facts
-from harness.history import History
-from harness.ops import Process
+from core.history import History
+from core.ops import Process
 
 TAKE = EITHER.take
 

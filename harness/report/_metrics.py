@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from checkers.windows import FaultWindow
-from harness.history import History
+from core.history import History
 
 QUANTILES = (0.5, 0.95, 0.99)
 

@@ -12,16 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from checkers.windows import fault_windows
-from harness.analysis import load_record
-from harness.history import MalformedHistory
-from harness.report._anomaly import annotate
-from harness.report._explain import explanations
-from harness.report._html import esc, page, tag
-from harness.report._metrics import op_stats
-from harness.report._runs import RunInfo, load_run
-from harness.report._sections import banner, configuration, numbers, one_line_config
-from harness.report._timeline import build_timeline
-from harness.store import (
+from core.history import MalformedHistory
+from core.store import (
     EVENTS_FILE,
     HISTORY_FILE,
     LOG_FILE,
@@ -29,6 +21,14 @@ from harness.store import (
     RESULTS_FILE,
     TEST_FILE,
 )
+from harness.analysis import load_record
+from harness.report._anomaly import annotate
+from harness.report._explain import explanations
+from harness.report._html import esc, page, tag
+from harness.report._metrics import op_stats
+from harness.report._runs import RunInfo, load_run
+from harness.report._sections import banner, configuration, numbers, one_line_config
+from harness.report._timeline import build_timeline
 
 REPORT_FILE = "report.html"
 _SCRIPTS = ("view.js", "timeline.js", "plots.js", "report.js")
@@ -55,7 +55,7 @@ _LEGEND = (  # (what the timeline shows, its colour, the feature it belongs to)
 def write_report(run_dir: Path) -> Path:
     """Write ``run_dir/report.html`` and return its path.
 
-    Raises ``harness.errors.HarnessError`` when ``run_dir`` has no history.
+    Raises ``core.errors.HarnessError`` when ``run_dir`` has no history.
     """
     run_dir = Path(run_dir)
     out = run_dir / REPORT_FILE

@@ -18,7 +18,7 @@ from typing import Any
 
 from checkers.result import INTERRUPTED, Validity
 from checkers.result import verdict_word as result_word
-from harness.store import HISTORY_FILE, RESULTS_FILE, TEST_FILE, read_json
+from core.store import HISTORY_FILE, RESULTS_FILE, TEST_FILE, read_json
 
 _STAMP = re.compile(r"(\d{8}T\d{6})")
 NOT_CHECKED = "not checked"

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.store import EVENTS_FILE, HISTORY_FILE, RESOURCE_FILE, TEST_FILE, write_json
+from core.store import EVENTS_FILE, HISTORY_FILE, RESOURCE_FILE, TEST_FILE, write_json
 
 _MS = 1_000_000
 _S = 1_000_000_000

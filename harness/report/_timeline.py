@@ -16,7 +16,7 @@ from typing import Any
 
 from checkers.record import RunRecord
 from checkers.windows import CLOCK, FaultWindow
-from harness.history import Pair
+from core.history import Pair
 from harness.report._lanes import Lanes
 from harness.report._locks import TAKE, held, is_stale, lease_spans, stale_write_keys
 

@@ -6,7 +6,7 @@
 2. ZooKeeper, a critical section of 20 s (longer than the 10 s op timeout) under a
    partition: reported the same way, for the same reason.
 
-Now the op timeout follows the pause and the work time (``harness.options``), and whatever
+Now the op timeout follows the pause and the work time (``core.options``), and whatever
 an abandoned worker does is recorded and used: neither run may blame the service.
 """
 

@@ -11,15 +11,15 @@ import pytest
 
 from clusters import _rootfs
 from clusters._imagedef import ImageDef
-from clusters.base import Cluster, ClusterError, HasLeader, Killable, Pausable
 from clusters.docker_cluster import DockerCluster, majority_vote
 from clusters.images import image_names
 from clusters.registry import TARGETS, ClusterOptions
+from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 
 
 def test_importing_the_registry_imports_no_docker() -> None:
     code = (
-        "import sys, clusters, clusters.registry, clusters.base; "
+        "import sys, clusters, clusters.registry, core.cluster; "
         "assert 'docker' not in sys.modules, 'docker imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -20,9 +20,9 @@ import requests
 from clusters import cleanup
 from clusters._docker import LABEL_RUN, connect
 from clusters._probe import wait_until
-from clusters.base import Cluster, ClusterError, HasLeader, Killable, Pausable
 from clusters.docker_cluster import DockerCluster
 from clusters.registry import TARGETS, ClusterOptions
+from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.procutil import process_state
+from core.procutil import process_state
 from harness.report import write_index
 
 pytestmark = [pytest.mark.slow]

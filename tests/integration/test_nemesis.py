@@ -22,7 +22,7 @@ from clusters._probe import wait_until
 from clusters.docker_cluster import DockerCluster
 from clusters.etcd.cluster import EtcdCluster
 from clusters.registry import TARGETS, ClusterOptions
-from harness.client import Invocation
+from core.client import Invocation
 from nemesis.clock import ClockSkew
 from nemesis.node_faults import NodeKill, NodePause
 from nemesis.partition import Partition

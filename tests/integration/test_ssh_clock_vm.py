@@ -47,7 +47,7 @@ from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
 from clusters.ssh.packages import installed_packages
 from clusters.vmhost.image import ensure_image
 from clusters.vmhost.vm import VmLab, vm_lab
-from harness.client import Invocation
+from core.client import Invocation
 from nemesis.clock import START, STOP
 from nemesis.host_clock import TOLERANCE_S, HostClock
 

@@ -31,13 +31,13 @@ import requests
 from sshlab import USER, Lab, leftovers, ssh_lab, whole_run
 
 from clusters._probe import wait_until
-from clusters.base import ClusterError
 from clusters.remote.base import RemoteError, RemoteTimeout, get_text, put_text
 from clusters.remote.hosts import HostSpec
 from clusters.remote.ssh import InsecureHostKeyWarning, SshOptions, SshRemote
 from clusters.ssh.etcd import SshEtcdCluster
 from clusters.ssh.factory import make_ssh_cluster
-from harness.client import Invocation
+from core.client import Invocation
+from core.cluster import ClusterError
 from nemesis.host_clock import HostClock, RefusedHost, clock_nemesis
 from nemesis.node_faults import NodeKill, NodePause
 from nemesis.partition import Partition
@@ -228,7 +228,7 @@ def test_stop_leaves_every_host_as_it_was(etcd: SshEtcdCluster, lab: Lab) -> Non
 def test_a_whole_run_over_ssh(lab: Lab, tmp_path: Path, faults: list[str]) -> None:
     import json
 
-    from harness.options import RunOptions
+    from core.options import RunOptions
 
     opts = RunOptions(
         target="etcd",
@@ -254,7 +254,7 @@ def test_a_whole_run_over_ssh(lab: Lab, tmp_path: Path, faults: list[str]) -> No
 def test_a_run_with_clock_faults_on_these_hosts_is_refused_and_cleaned_up(
     lab: Lab, tmp_path: Path
 ) -> None:
-    from harness.options import RunOptions
+    from core.options import RunOptions
 
     opts = RunOptions(
         target="etcd",

@@ -47,7 +47,7 @@ from sshlab import Lab, leftovers, ssh_lab, whole_run
 
 from clusters._probe import wait_until
 from clusters.remote.clock import RECORD
-from harness.options import RunOptions
+from core.options import RunOptions
 from harness.suite import SuiteRun, judge
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

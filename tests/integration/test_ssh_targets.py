@@ -38,7 +38,7 @@ from sshlab import Lab, assert_clean, ssh_lab, whole_run
 from clusters.ssh.factory import make_ssh_cluster
 from clusters.ssh.redis import SshRedisCluster, SshRedlockCluster
 from clusters.ssh.zookeeper import SshZookeeperCluster
-from harness.options import RunOptions
+from core.options import RunOptions
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

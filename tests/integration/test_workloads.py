@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from clusters._docker import LABEL, connect
-from harness.store import read_history_jsonl
+from core.store import read_history_jsonl
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

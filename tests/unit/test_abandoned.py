@@ -20,7 +20,7 @@ from test_mutex_records import history, lease_events, ns, write
 from checkers.classify import ABANDONED
 from checkers.holdings import LOCK, holdings, late_completions
 from checkers.mutex import check_mutex
-from harness.history import History
+from core.history import History
 
 
 def _consul_run() -> tuple[list[dict[str, Any]], History, list[dict[str, Any]]]:
@@ -177,7 +177,7 @@ def test_a_work_time_over_the_op_timeout_is_not_a_mutex_violation() -> None:
 def test_our_own_history_with_63_bit_lease_ids_reads(tmp_path: Any) -> None:
     """An etcd lease id (7408318254357351430, 63 bits) in an acquire's value, as a real run
     recorded it: the reader refused the harness's own history ("beyond 64 bits")."""
-    from harness.formats import read_file
+    from core.formats import read_file
 
     line = (
         '{"index":0,"time":9018000000,"process":0,"type":"invoke","f":"acquire",'

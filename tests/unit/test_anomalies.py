@@ -15,8 +15,8 @@ import pytest
 from checkers.anomalies import KEY, KINDS, MAX_SENTENCE, Anomaly, bounded, first_sentences
 from checkers.linear.stale import nonlinearizable
 from checkers.linearizability import check
-from harness.history import History
-from harness.store import read_history_jsonl
+from core.history import History
+from core.store import read_history_jsonl
 
 HISTORIES = Path(__file__).parent / "histories"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.client import Completion
+from core.client import Completion
 from workloads.backoff import CAP_S, Backoff
 from workloads.errors import OpFailed, OpUnknown, Unreachable
 from workloads.wire import NotSent

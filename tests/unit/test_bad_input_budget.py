@@ -11,9 +11,9 @@ import pytest
 from test_cli import run
 
 from checkers.linear.simulate import iter_simulated
+from core.formats.budget import Budget, OutOfBudget, parse_size
 from harness import checkcmd
 from harness.cli import EXIT_CRASH
-from harness.formats.budget import Budget, OutOfBudget, parse_size
 
 
 def no_memory(*args: object, **kwargs: object) -> object:
@@ -43,7 +43,7 @@ def test_the_time_limit_covers_reading(capsys: pytest.CaptureFixture[str], big: 
 def test_the_time_limit_covers_preparing(big: Path) -> None:
     """Out of time between the partitions' preparation steps: unknown, with the reason."""
     from checkers import linearizability
-    from harness.formats import read_history
+    from core.formats import read_history
 
     history, model = read_history(big)
     result = linearizability.check(history, model, 1e-9)

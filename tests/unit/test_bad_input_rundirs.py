@@ -143,7 +143,7 @@ def test_unreadable_records_are_one_line_even_as_root(
 ) -> None:
     """Issue 16: unreadable files gave PermissionError tracebacks (root reads anything: the
     refusal is made by a stand-in for os.open)."""
-    from harness.formats import files
+    from core.formats import files
 
     real_open = os.open
 

@@ -19,9 +19,9 @@ from test_mutex_records import (
 )
 
 from checkers.record import RunRecord
+from core.history import History
+from core.store import write_json
 from harness.analysis import check_run
-from harness.history import History
-from harness.store import write_json
 from workloads.checks import checkers_for_workload
 
 

@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_cli import run
 
+from core.errors import HarnessError
+from core.options import RunOptions
 from harness.cli import EXIT_BAD_ARGS, _options_from, build_parser
-from harness.errors import HarnessError
-from harness.options import RunOptions
 from harness.suite import SuiteError, load_suite
 from harness.validate import check_run
 
@@ -434,7 +434,7 @@ def test_a_copy_of_options_keeps_following_the_pause() -> None:
     longer pause it was then refused though nobody had asked for one."""
     import dataclasses
 
-    from harness.options import OptionError, RunOptions
+    from core.options import OptionError, RunOptions
 
     opts = RunOptions()
     assert not opts.op_timeout_given and opts.op_timeout == 19.3

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from harness.errors import HarnessError
+from core.errors import HarnessError
 from harness.report import compare, render_matrix_table, write_matrix_html
 from harness.report._synthetic import demo_runs, lock_run
 

@@ -25,7 +25,7 @@ import csv, json, sys
 from pathlib import Path
 from checkers.linear import compiled
 from checkers.linearizability import check
-from harness.formats import read_history
+from core.formats import read_history
 root = Path(sys.argv[1])
 print(json.dumps(compiled.active()))
 for r in csv.DictReader(open(root / "MANIFEST.tsv"), delimiter="\\t"):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.client import WorkerContext
-from harness.clock import RunClock
+from core.client import WorkerContext
+from core.clock import RunClock
 from workloads.factories import Connector
 
 

@@ -17,7 +17,7 @@ from test_mutex_records import (
 )
 
 from checkers.election import check_election
-from harness.history import History
+from core.history import History
 
 term = partial(holding, take="campaign", give="resign", name="e")
 

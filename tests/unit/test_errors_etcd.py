@@ -23,8 +23,8 @@ from clusters.etcd.errors import answer_error, grpc_error
 from clusters.etcd.gateway import EtcdConnection
 from clusters.etcd.lock import ServiceLock
 from clusters.etcd.register import EtcdRegister
-from harness.client import Invocation, WorkerContext
-from harness.clock import RunClock
+from core.client import Invocation, WorkerContext
+from core.clock import RunClock
 from workloads.errors import OpFailed, OpUnknown, Unreachable
 from workloads.factories import Connector, RegisterFactory
 from workloads.http_errors import request_error

@@ -14,11 +14,11 @@ import random
 import pytest
 from test_nemesis_faults import FakeCluster
 
-from harness import gen
-from harness.client import Completion, Invocation
-from harness.clock import RunClock
-from harness.ops import Op
-from harness.options import OptionError, RunOptions
+from core import gen
+from core.client import Completion, Invocation
+from core.clock import RunClock
+from core.ops import Op
+from core.options import OptionError, RunOptions
 from harness.runner import Runner, _Open
 from nemesis import nodes
 from nemesis.build import build_nemesis

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.formats import FormatError, detect_format, read_history
-from harness.formats.edn import EdnError, dumps, iter_elements, loads
-from harness.ops import Op
-from harness.store import HistoryWriter
+from core.formats import FormatError, detect_format, read_history
+from core.formats.edn import EdnError, dumps, iter_elements, loads
+from core.ops import Op
+from core.store import HistoryWriter
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "histories"
 needs_shared = pytest.mark.skipif(

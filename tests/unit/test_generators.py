@@ -1,4 +1,4 @@
-"""Unit tests for harness.gen: pure, seeded, composable generators and the simulator."""
+"""Unit tests for core.gen: pure, seeded, composable generators and the simulator."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.gen import (
+from core.gen import (
     EXHAUSTED,
     PENDING,
     Context,
@@ -52,8 +52,8 @@ from harness.gen import (
     time_limit,
     to_ns,
 )
-from harness.history import History
-from harness.ops import NEMESIS, Op
+from core.history import History
+from core.ops import NEMESIS, Op
 
 MS = 1_000_000
 S = 1_000_000_000

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.history import History, MalformedHistory
-from harness.ops import Op
+from core.history import History, MalformedHistory
+from core.ops import Op
 
 
 def h(*events: tuple) -> History:

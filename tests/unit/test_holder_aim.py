@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.clock import RunClock
+from core.clock import RunClock
 from nemesis.nodes import holder_node
 
 

@@ -17,9 +17,9 @@ from checkers.linear.plain import plain_check
 from checkers.linear.prepare import problems
 from checkers.linearizability import check, explain
 from checkers.result import UNKNOWN
-from harness.formats import read_history
-from harness.history import History
-from harness.ops import Op
+from core.formats import read_history
+from core.history import History
+from core.ops import Op
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "histories"
 MANIFEST = SHARED / "MANIFEST.tsv"

@@ -21,7 +21,7 @@ from checkers.linear.schedule import Budget, run_searches
 from checkers.linear.search import REDUCTIONS, Search
 from checkers.linear.simulate import SIMULATED, simulate
 from checkers.linearizability import check
-from harness.history import History
+from core.history import History
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -15,7 +15,7 @@ from test_mutex_records import (
 )
 
 from checkers.mutex import check_mutex
-from harness.history import History
+from core.history import History
 
 
 def paused_holder(fencing: bool) -> tuple[list[dict], History, list[dict]]:

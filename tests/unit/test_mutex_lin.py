@@ -18,8 +18,8 @@ from test_mutex_records import (
 )
 
 from checkers.mutex_lin import check_mutex_linearizable, with_lease_ends
-from harness.history import History
-from harness.ops import Op
+from core.history import History
+from core.ops import Op
 
 
 def paused(next_at: float) -> tuple:  # type: ignore[type-arg]

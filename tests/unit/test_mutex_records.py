@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from harness.history import History
+from core.history import History
 
 S = 1_000_000_000
 TTL = 10.0

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.client import Invocation
-from harness.options import OptionError, RunOptions
+from core.client import Invocation
+from core.options import OptionError, RunOptions
 from nemesis.build import build_nemesis
 from nemesis.clock import ClockSkew
 from nemesis.node_faults import NodeKill, NodePause

@@ -21,7 +21,7 @@ from checkers.linear.prepare import problems
 from checkers.linear.schedule import SKIPPED, Budget
 from checkers.linear.simulate import simulate
 from checkers.linearizability import check
-from harness.history import History
+from core.history import History
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -140,7 +140,7 @@ def test_a_big_history_is_checked_on_both_cores(tmp_path: Path) -> None:
     code = (
         "import json, sys\n"
         "from checkers.linearizability import check\n"
-        "from harness.formats import read_history\n"
+        "from core.formats import read_history\n"
         "h, m = read_history(sys.argv[1])\n"
         "for p in (True, False):\n"
         "    r = check(h, m, parallel=p)\n"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from clusters.base import ClusterError
 from clusters.remote.hosts import HostSpec, hosts_from, parse_host, read_nodes_file
+from core.cluster import ClusterError
 
 
 @pytest.mark.parametrize(

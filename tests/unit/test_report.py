@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from checkers.windows import fault_windows
-from harness.history import History
-from harness.ops import Op
+from core.history import History
+from core.ops import Op
+from core.store import HISTORY_FILE, RESULTS_FILE
 from harness.report import write_report
 from harness.report._metrics import op_stats, quantile
 from harness.report._synthetic import cas_register_run, demo_runs
-from harness.store import HISTORY_FILE, RESULTS_FILE
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.clock import RunClock
-from harness.store import JsonlWriter, read_jsonl
+from core.clock import RunClock
+from core.store import JsonlWriter, read_jsonl
 from workloads.resource import FencedStore, ResourceClient, ResourceServer
 from workloads.wire import NotSent, Rejected
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.procutil import is_stopped
+from core.procutil import is_stopped
 
 pytestmark = pytest.mark.slow
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clusters.base import ClusterError, server_version
+from core.cluster import ClusterError, server_version
 
 
 class Node:

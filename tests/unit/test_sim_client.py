@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from clusters.sim.client import LeaseNotFound, NoAnswer, NotSent, Rejected, SimClient
-from harness.client import Invocation, WorkerContext
-from harness.clock import RunClock
+from core.client import Invocation, WorkerContext
+from core.clock import RunClock
 from workloads.errors import OpFailed, OpUnknown, completion_for
 from workloads.lock import LockClient
 from workloads.register import RegisterClient

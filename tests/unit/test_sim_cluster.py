@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from clusters.base import Cluster, ClusterError, Killable, Pausable
 from clusters.sim.client import LeaseNotFound, NoAnswer, NotSent, Rejected, SimClient
 from clusters.sim.cluster import SimCluster
-from harness.clock import RunClock
-from harness.store import read_jsonl
+from core.clock import RunClock
+from core.cluster import Cluster, ClusterError, Killable, Pausable
+from core.store import read_jsonl
 from workloads.service import EPHEMERAL_RANGE
 
 

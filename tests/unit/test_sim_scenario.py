@@ -23,11 +23,11 @@ import pytest
 from checkers.mutex import check_mutex
 from clusters.sim.cluster import SimCluster
 from clusters.sim.factories import SimLockClientFactory
-from harness.client import ClientFactory, Invocation, WorkerContext
-from harness.clock import RunClock
-from harness.history import History
-from harness.ops import Op
-from harness.store import read_jsonl
+from core.client import ClientFactory, Invocation, WorkerContext
+from core.clock import RunClock
+from core.history import History
+from core.ops import Op
+from core.store import read_jsonl
 from workloads.resource import ResourceServer
 
 pytestmark = pytest.mark.slow

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import pytest
 
 from clusters.sim.service import SimService, UnknownBug
-from harness.store import JsonlWriter, read_jsonl
+from core.store import JsonlWriter, read_jsonl
 from workloads.wire import RequestError
 
 T = TypeVar("T")

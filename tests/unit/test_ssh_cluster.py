@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 from ssh_sim import SimHost
 
-from clusters.base import Cluster, ClusterError, HasLeader, Killable, Pausable
 from clusters.etcd.cluster import EtcdCluster
 from clusters.remote.base import CommandResult
 from clusters.remote.hosts import HostSpec
@@ -25,9 +24,10 @@ from clusters.ssh.etcd import SshEtcdCluster
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
 from clusters.ssh.packages import PackageInstaller
 from clusters.ssh.target import ssh_target
-from harness.client import Invocation
-from harness.clock import RunClock
-from harness.options import OptionError, RunOptions
+from core.client import Invocation
+from core.clock import RunClock
+from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
+from core.options import OptionError, RunOptions
 from harness.targets import resolve_target
 from nemesis.node_faults import NodeKill, NodePause
 from nemesis.nodes import NodeControl

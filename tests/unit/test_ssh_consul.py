@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from clusters.base import Cluster, ClusterError, HasLeader, Killable, Pausable
 from clusters.consul.cluster import ConsulCluster
 from clusters.remote.base import CommandResult
 from clusters.remote.fake import FakeRemote
@@ -23,7 +22,8 @@ from clusters.remote.hosts import HostSpec
 from clusters.ssh.consul import SshConsulCluster
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
 from clusters.ssh.target import ssh_target
-from harness.options import OptionError, RunOptions
+from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
+from core.options import OptionError, RunOptions
 from harness.targets import resolve_target
 from nemesis.nodes import NodeControl
 

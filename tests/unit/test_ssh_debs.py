@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from clusters.base import ClusterError
 from clusters.ssh import debs
 from clusters.ssh.debs import AptSandbox, Platform, deb_name, parse_simulation, suite_pins
+from core.cluster import ClusterError
 
 SIMULATION = """NOTE: This is only a simulation!
 Reading package lists...

@@ -17,14 +17,14 @@ import time
 
 import pytest
 
-from clusters.base import ClusterError
 from clusters.remote.base import CommandResult
 from clusters.remote.clock import RECORD
 from clusters.remote.fake import FakeRemote
 from clusters.remote.hosts import HostSpec
 from clusters.remote.identity import MachineIdentity
 from clusters.ssh.etcd import SshEtcdCluster
-from harness.client import Invocation
+from core.client import Invocation
+from core.cluster import ClusterError
 from nemesis.clock import ClockSkew
 from nemesis.host_clock import STROBE_MARK, HostClock, HostNodes, RefusedHost, clock_nemesis
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from clusters.base import ClusterError
 from clusters.remote.base import CommandResult
 from clusters.remote.fake import FakeRemote
 from clusters.ssh.packages import (
@@ -18,6 +17,7 @@ from clusters.ssh.packages import (
     to_purge,
     with_candidate,
 )
+from core.cluster import ClusterError
 
 
 class DebianHost(FakeRemote):

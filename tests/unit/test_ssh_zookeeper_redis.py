@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from ssh_sim import SimHost
 
-from clusters.base import Cluster, ClusterError, HasLeader, Killable, Pausable
 from clusters.redis import cluster as redis_cluster
 from clusters.redis.cluster import RedisCluster, RedlockCluster
 from clusters.remote.hosts import HostSpec
@@ -30,8 +29,9 @@ from clusters.ssh.target import ssh_target
 from clusters.ssh.zookeeper import SshZookeeperCluster
 from clusters.zookeeper import cluster as zk_cluster
 from clusters.zookeeper.cluster import ZookeeperCluster
-from harness.clock import RunClock
-from harness.options import RunOptions
+from core.clock import RunClock
+from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
+from core.options import RunOptions
 from harness.targets import resolve_target
 from nemesis.nodes import NodeControl
 

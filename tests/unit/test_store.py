@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.ops import Op
-from harness.store import HistoryWriter, new_run_dir, read_history_jsonl, read_jsonl
+from core.ops import Op
+from core.store import HistoryWriter, new_run_dir, read_history_jsonl, read_jsonl
 
 
 def test_history_writer_appends_and_reads_back(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from checkers.linear.models import get_model
 from checkers.linear.prepare import problems
 from checkers.linear.simulate import simulate
 from checkers.linearizability import check, explain
-from harness.history import History
+from core.history import History
 
 
 def verdict(history: History, model: str) -> unique.Verdict | None:

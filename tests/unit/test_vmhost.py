@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from clusters.base import ClusterError
 from clusters.vmhost import image, vm
+from core.cluster import ClusterError
 
 NET = ipaddress.IPv4Network(vm.DEFAULT_SUBNET)
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from checkers.linear.model import ANY, NOTHING, UNKNOWN, Call, Hint, by_key, unknown_op
-from harness.history import History
-from harness.ops import Op
+from core.history import History
+from core.ops import Op
 
 GET = ("get",)
 GET_ANY: Final = Hint(True, NOTHING, NOTHING)

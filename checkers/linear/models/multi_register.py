@@ -24,7 +24,7 @@ from checkers.linear.model import (
     result_value,
     unknown_op,
 )
-from harness.ops import Op
+from core.ops import Op
 
 Micro = tuple[str, Hashable, Hashable]
 

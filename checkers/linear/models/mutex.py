@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from checkers.linear.model import Call, Hint, by_key, outcome, unknown_op
-from harness.history import History
-from harness.ops import Op
+from core.history import History
+from core.ops import Op
 
 ALIASES: Final = {
     "acquire": "acquire",

@@ -26,8 +26,8 @@ from checkers.linear.model import (
     freeze,
     unknown_op,
 )
-from harness.history import History
-from harness.ops import Op
+from core.history import History
+from core.ops import Op
 
 READ = ("read",)
 READ_ANY: Final = Hint(True, NOTHING, NOTHING)

@@ -1,6 +1,6 @@
 """A deterministic, in-memory interpreter: plays a generator against fake clients.
 
-``simulate`` follows the runner contract of ``harness.gen.core`` exactly, with a simulated
+``simulate`` follows the runner contract of ``core.gen.core`` exactly, with a simulated
 clock instead of sleeping, so it is what unit tests use to check a schedule, and what proves
 replayability: the same generator, seed and fake clients give the identical op list.
 """
@@ -11,7 +11,7 @@ import heapq
 from collections.abc import Callable
 from typing import Any
 
-from harness.gen.core import (
+from core.gen.core import (
     PENDING,
     Context,
     GeneratorError,
@@ -25,7 +25,7 @@ from harness.gen.core import (
     seeded,
     to_ns,
 )
-from harness.ops import NEMESIS, Op, OpType
+from core.ops import NEMESIS, Op, OpType
 
 Latency = int | tuple[int, int] | Callable[[Op], int]
 Completer = Callable[[Op], "Op | str"]

@@ -13,8 +13,8 @@ import stat
 from pathlib import Path
 from typing import BinaryIO, Final
 
-from harness.formats.budget import Budget
-from harness.formats.errors import FormatError, format_error
+from core.formats.budget import Budget
+from core.formats.errors import FormatError, format_error
 
 __all__ = ["bad_utf8", "decode", "kind_of", "open_regular", "read_bytes", "read_rest", "read_text"]
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Final
 
-from harness.errors import HarnessError
+from core.errors import HarnessError
 
 WORKLOADS = ("lock", "cas-register", "election")
 HOLDING_WORKLOADS = ("lock", "election")

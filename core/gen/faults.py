@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.gen.core import (
+from core.gen.core import (
     EXHAUSTED,
     PENDING,
     Context,
@@ -22,7 +22,7 @@ from harness.gen.core import (
     rng_float,
     to_ns,
 )
-from harness.ops import NEMESIS, Op
+from core.ops import NEMESIS, Op
 
 OpSpec = tuple[str, Any, Any]  # (f, value, key)
 

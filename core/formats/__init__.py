@@ -25,12 +25,12 @@ import stat
 from pathlib import Path
 from typing import Final, NamedTuple
 
-from harness.formats.budget import Budget, OutOfBudget
-from harness.formats.errors import FormatError, format_error
-from harness.formats.fields import MAX_INT
-from harness.formats.files import decode, open_regular, read_rest
-from harness.formats.jsonl import read_history_jsonl, read_json, truncation_note
-from harness.history import History
+from core.formats.budget import Budget, OutOfBudget
+from core.formats.errors import FormatError, format_error
+from core.formats.fields import MAX_INT
+from core.formats.files import decode, open_regular, read_rest
+from core.formats.jsonl import read_history_jsonl, read_json, truncation_note
+from core.history import History
 
 __all__ = [
     "FORMATS",
@@ -129,10 +129,10 @@ def read_file(path: Path | str, budget: Budget | None = None, max_time: int = MA
                 return Read(history, default_model(path), fmt, notes)
             text = decode(path, read_rest(path, f, budget))
         if fmt == "porcupine-etcd":
-            from harness.formats.porcupine_etcd import read_etcd_log
+            from core.formats.porcupine_etcd import read_etcd_log
 
             return Read(read_etcd_log(path, text, budget), DEFAULT_MODELS[fmt], fmt)
-        from harness.formats.jepsen_edn import read_edn_history
+        from core.formats.jepsen_edn import read_edn_history
 
         history = read_edn_history(path, text, budget, kv=fmt == "porcupine-kv")
         return Read(history, DEFAULT_MODELS[fmt], fmt)

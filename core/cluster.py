@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from harness.errors import HarnessError
+from core.errors import HarnessError
 
 
 class ClusterError(HarnessError):

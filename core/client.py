@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from harness.clock import RunClock
+from core.clock import RunClock
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,12 +14,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from clusters.base import Cluster
-from harness import gen
-from harness.client import ClientFactory
-from harness.clock import RunClock
-from harness.options import RunOptions
-from harness.store import RESOURCE_FILE
+from core import gen
+from core.client import ClientFactory
+from core.clock import RunClock
+from core.cluster import Cluster
+from core.options import RunOptions
+from core.store import RESOURCE_FILE
 from harness.targets import Target
 from workloads.cas_gen import CasRegisterGen
 from workloads.cycles import election_cycle, lock_cycle

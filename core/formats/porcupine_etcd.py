@@ -13,14 +13,14 @@ import re
 from pathlib import Path
 from typing import Any, Final
 
-from harness.formats.budget import Budget
-from harness.formats.edn import MAX_DIGITS
-from harness.formats.errors import format_error
-from harness.formats.fields import make_op
-from harness.formats.files import read_text
-from harness.formats.jsonl import CHECK_EVERY
-from harness.history import History
-from harness.ops import OP_TYPES, Op
+from core.formats.budget import Budget
+from core.formats.edn import MAX_DIGITS
+from core.formats.errors import format_error
+from core.formats.fields import make_op
+from core.formats.files import read_text
+from core.formats.jsonl import CHECK_EVERY
+from core.history import History
+from core.ops import OP_TYPES, Op
 
 LINE: Final = re.compile(r"^INFO\s+jepsen\.util\s+-\s+(\d+)\s+:(\w+)\s+:([\w-]+)\s+(.*?)\s*$")
 _FIX = "expected lines like 'INFO  jepsen.util - 3\\t:ok\\t:cas\\t[1 2]'"

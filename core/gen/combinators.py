@@ -7,7 +7,7 @@ dict, a function, a list or None may stand wherever a generator is expected.
 Times are given in seconds and stored in integer nanoseconds. Combinators that need a start
 time (``time_limit``, ``sleep``) take it from the first ``op()`` or ``update()`` they see,
 whichever comes first, so that a discarded future request (see the runner contract in
-``harness.gen.core``) cannot postpone it indefinitely.
+``core.gen.core``) cannot postpone it indefinitely.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from harness.gen.core import (
+from core.gen.core import (
     EXHAUSTED,
     PENDING,
     Context,
@@ -40,7 +40,7 @@ from harness.gen.core import (
     rng_next,
     to_ns,
 )
-from harness.ops import NEMESIS, Op
+from core.ops import NEMESIS, Op
 
 Answer = tuple[Request | Pending | None, Any]
 

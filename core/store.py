@@ -21,11 +21,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from harness.formats import HISTORY_FILE as HISTORY_FILE  # the run's files are named here
-from harness.formats import jsonl as formats_jsonl
-from harness.formats.jsonl import JsonLines
-from harness.history import History
-from harness.ops import Op
+from core.formats import HISTORY_FILE as HISTORY_FILE  # the run's files are named here
+from core.formats import jsonl as formats_jsonl
+from core.formats.jsonl import JsonLines
+from core.history import History
+from core.ops import Op
 
 RESOURCE_FILE = "resource.jsonl"
 TEST_FILE = "test.json"
@@ -107,7 +107,7 @@ class HistoryWriter(JsonlWriter):
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Every JSON object of a JSON Lines file, read strictly (``harness.formats.jsonl``).
+    """Every JSON object of a JSON Lines file, read strictly (``core.formats.jsonl``).
 
     A last line cut short by a crash is skipped; anything else wrong raises a one-line
     ``FormatError`` (a ValueError) naming the file and line.

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from typing import Any, Final
 
-from harness.ops import OP_TYPES, Op
+from core.ops import OP_TYPES, Op
 
 __all__ = ["MAX_DEPTH", "MAX_INT", "FieldError", "check_value", "make_op"]
 

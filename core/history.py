@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.ops import NEMESIS, Op, Process
+from core.ops import NEMESIS, Op, Process
 
 
 class MalformedHistory(ValueError):

@@ -6,7 +6,7 @@ and ``:time`` are kept when present. Every key of an op map is a keyword; porcup
 logs hold only ``:process :type :f :key :value`` (anything else in one is garbage, not a
 field to skip). Index is the position in the file; time is the file's ``:time`` when ops
 have one (then every op must, a non-negative integer), else the position (Knossos files
-record only order). Fields are checked by ``harness.formats.fields.make_op``.
+record only order). Fields are checked by ``core.formats.fields.make_op``.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Final
 
-from harness.formats.budget import Budget
-from harness.formats.edn import EdnError, dumps, iter_elements
-from harness.formats.errors import format_error
-from harness.formats.fields import FieldError, make_op
-from harness.formats.files import read_text
-from harness.formats.jsonl import CHECK_EVERY
-from harness.history import History
-from harness.ops import Op
+from core.formats.budget import Budget
+from core.formats.edn import EdnError, dumps, iter_elements
+from core.formats.errors import format_error
+from core.formats.fields import FieldError, make_op
+from core.formats.files import read_text
+from core.formats.jsonl import CHECK_EVERY
+from core.history import History
+from core.ops import Op
 
 _FIX: Final = "expected one op map per form, like {:process 0, :type :invoke, :f :read, :value nil}"
 _KV_KEYS: Final = frozenset(("process", "type", "f", "key", "value"))

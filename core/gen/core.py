@@ -13,7 +13,7 @@ Neither call mutates anything. All randomness is an integer state carried inside
 generator values and advanced deterministically (splitmix64), never a global RNG, so the
 same seed and the same sequence of contexts always yield the same requests.
 
-Runner contract (``harness.gen.simulate`` implements exactly this, in memory):
+Runner contract (``core.gen.simulate`` implements exactly this, in memory):
 
 1. The runner calls ``op(ctx)`` with a ``Context`` describing *now*.
 2. On a ``Request`` it waits until ``request.time``. If an event (a completion) arrives
@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, TypeAlias, runtime_checkable
 
-from harness.ops import NEMESIS, Op
+from core.ops import NEMESIS, Op
 
 Thread: TypeAlias = int | str
 Process: TypeAlias = int | str
@@ -469,7 +469,7 @@ def as_gen(x: GenLike) -> Generator:
         _check_template(x)
         return Template(x["f"], x.get("value"), x.get("key"))
     if isinstance(x, (list, tuple)):
-        from harness.gen.combinators import concat
+        from core.gen.combinators import concat
 
         return concat(*x)
     if hasattr(x, "op") and hasattr(x, "update"):

@@ -1,7 +1,7 @@
 """Pure, seeded, composable operation generators (Jepsen's ``jepsen.generator`` design).
 
 A generator is an immutable value with ``op(ctx) -> (request | PENDING | None, successor)``
-and ``update(ctx, event) -> generator``; the runner contract is in ``harness.gen.core``.
+and ``update(ctx, event) -> generator``; the runner contract is in ``core.gen.core``.
 Plain values lift: a dict is an op template repeated forever, a function ``rng -> dict``
 makes a fresh op each time, a list runs its elements in order, None is exhausted.
 
@@ -11,7 +11,7 @@ Modules: ``core`` (Context, Request, PENDING, the protocol, lifting, seeding),
 deterministic in-memory interpreter).
 """
 
-from harness.gen.combinators import (
+from core.gen.combinators import (
     any_of,
     at,
     both,
@@ -37,7 +37,7 @@ from harness.gen.combinators import (
     then,
     time_limit,
 )
-from harness.gen.core import (
+from core.gen.core import (
     EXHAUSTED,
     PENDING,
     Context,
@@ -54,8 +54,8 @@ from harness.gen.core import (
     seeded,
     to_ns,
 )
-from harness.gen.faults import nemesis_schedule
-from harness.gen.simulate import simulate
+from core.gen.faults import nemesis_schedule
+from core.gen.simulate import simulate
 
 __all__ = [
     # model

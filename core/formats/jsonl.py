@@ -15,12 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
-from harness.formats.budget import Budget
-from harness.formats.errors import FormatError, format_error
-from harness.formats.fields import MAX_INT, FieldError, make_op
-from harness.formats.files import bad_utf8, open_regular, read_bytes
-from harness.history import History
-from harness.ops import Op
+from core.formats.budget import Budget
+from core.formats.errors import FormatError, format_error
+from core.formats.fields import MAX_INT, FieldError, make_op
+from core.formats.files import bad_utf8, open_regular, read_bytes
+from core.history import History
+from core.ops import Op
 
 __all__ = ["CHECK_EVERY", "JsonLines", "read_history_jsonl", "read_json", "truncation_note"]
 
