@@ -34,12 +34,18 @@ from checkers.fencing import (
 from checkers.holdings import ELECTION, service_grants
 from checkers.mutex import judge
 from checkers.overlaps import analyse, both_believed_s
+from checkers.record import RunRecord
 from checkers.result import CheckResult, worst
 from checkers.windows import FaultWindow, fault_windows
 from checkers.words import plural
 from core.history import History
 
 NAME = "election"
+
+
+def check_record(record: RunRecord) -> CheckResult:
+    """Election safety of an election run (see the module docstring)."""
+    return check_election(record.resource_log, record.history, record.events, record.service_events)
 
 
 def check_election(

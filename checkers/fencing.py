@@ -39,6 +39,7 @@ from checkers.holdings import (
     service_grants,
 )
 from checkers.leases import LeaseFacts, lease_facts
+from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
 from checkers.windows import FaultWindow, fault_windows
 from checkers.words import article, listing, plural, secs
@@ -163,6 +164,18 @@ def lower_accepted(writes: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         else:
             highest[w.get("resource")] = token if top is None else max(top, token)
     return out
+
+
+def check_record(record: RunRecord) -> CheckResult:
+    """Both fencing rules over a lock run; whether the resource enforced tokens is the
+    run's recorded ``fencing`` option."""
+    return check_fencing(
+        record.resource_log,
+        record.history,
+        record.events,
+        record.service_events,
+        enforced=record.options.get("fencing"),
+    )
 
 
 def check_fencing(

@@ -41,8 +41,9 @@ from checkers.anomalies import (
     lead_with,
     named,
 )
-from checkers.holdings import EITHER, ELECTION, Holding, Terms
+from checkers.holdings import EITHER, ELECTION, LOCK, Holding, Terms
 from checkers.overlaps import Analysis, Group, StaleWrite, analyse
+from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
 from checkers.windows import FaultWindow, fault_windows
 from checkers.words import listing, plural, secs, span
@@ -62,6 +63,13 @@ class Judgement:
     details: dict[str, Any]
     anomalies: list[Anomaly]
     """One per violation, in the same order, named (``checkers.anomalies``)."""
+
+
+def check_record(record: RunRecord) -> CheckResult:
+    """Mutual exclusion of a lock run's holders (see the module docstring)."""
+    return check_mutex(
+        record.resource_log, record.history, record.events, record.service_events, terms=LOCK
+    )
 
 
 def check_mutex(

@@ -39,6 +39,7 @@ from checkers import linearizability
 from checkers.anomalies import KEY
 from checkers.holdings import LOCK, Holding, Terms, holdings
 from checkers.leases import LeaseFacts, lease_facts
+from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
 from checkers.words import plural
 from core.history import History, Pair
@@ -46,8 +47,6 @@ from core.ops import Op
 
 NAME: Final = "mutex-linearizability"
 MODEL: Final = "mutex"
-LINEARIZABLE_LOCK_TARGETS: Final = frozenset({"etcd", "zookeeper", "consul", "sim"})
-"""Targets whose locks claim linearizability; others (Redis, Redlock) do not get this check."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +115,20 @@ def with_lease_ends(
     ops.sort(key=lambda x: (x[0], x[1]))
     out = History(op.with_(index=i) for i, (_, _, op) in enumerate(ops))
     return LeaseEnds(out, counts["service"], counts["keepalives"], counts["unplaced"])
+
+
+DEFAULT_TIME_LIMIT: Final = 60.0
+"""Seconds the search may spend when the check is given no limit."""
+
+
+def check_record(record: RunRecord) -> CheckResult:
+    """Lease-aware mutex linearizability of a lock run, within the check's time limit."""
+    return check_mutex_linearizable(
+        record.history,
+        record.events,
+        record.service_events,
+        record.time_limit(DEFAULT_TIME_LIMIT),
+    )
 
 
 def check_mutex_linearizable(

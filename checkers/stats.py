@@ -24,6 +24,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, Final
 
+from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
 from checkers.windows import KILL, FaultWindow, fault_windows
 from checkers.words import NS, listing, plural, seconds, secs
@@ -101,6 +102,14 @@ def availability(
         rows.append({**w.to_dict(), **_ratio([pairs[i] for i in hits])})
     outside = [p for i, p in enumerate(pairs) if p.completion is not None and i not in inside]
     return {"windows": rows, "outside": _ratio(outside)}
+
+
+def check_record(record: RunRecord) -> CheckResult:
+    """Latency, throughput and availability of a run; ``accept_unavailable`` is a
+    recorded option (``extra``)."""
+    return check_stats(
+        record.history, accept_unavailable=bool(record.extra.get("accept_unavailable"))
+    )
 
 
 def check_stats(

@@ -1,5 +1,5 @@
-"""workloads.checks: which checkers each workload gets, and the results.json they make
-from a run directory (through harness.analysis, as `harness check` runs them)."""
+"""Which checkers each workload gets (``workloads.registry``, through harness.analysis),
+and the results.json they make from a run directory (as `harness check` runs them)."""
 
 from __future__ import annotations
 
@@ -21,21 +21,22 @@ from test_mutex_records import (
 from checkers.record import RunRecord
 from core.history import History
 from core.store import write_json
-from harness.analysis import check_run
-from workloads.checks import checkers_for_workload
+from harness.analysis import check_run, checkers_for
 
 
-def names(workload: str, target: str = "sim") -> list[str]:
-    record = RunRecord(History([]), test={"options": {"workload": workload, "target": target}})
-    return [c(record).checker for c in checkers_for_workload(record)]
+def names(workload: str, linearizable_locks: bool = True) -> list[str]:
+    test = {"options": {"workload": workload}, "linearizable_locks": linearizable_locks}
+    record = RunRecord(History([]), test=test)
+    return [c(record).checker for c in checkers_for(record)]
 
 
 def test_each_workload_gets_its_checkers() -> None:
-    assert names("lock") == ["mutex", "fencing", "mutex-linearizability", "stats"]
-    assert names("lock", "etcd") == ["mutex", "fencing", "mutex-linearizability", "stats"]
-    assert names("lock", "redlock") == ["mutex", "fencing", "stats"]  # no linearizable claim
-    assert names("election") == ["election", "stats"]
-    assert names("cas-register") == ["linearizability", "stats"]
+    assert names("lock") == ["mutex", "fencing", "mutex-linearizability", "stats", "faults"]
+    no_claim = ["mutex", "fencing", "stats", "faults"]
+    assert names("lock", linearizable_locks=False) == no_claim
+    assert names("election") == ["election", "stats", "faults"]
+    assert names("cas-register") == ["linearizability", "stats", "faults"]
+    assert names("") == ["linearizability", "faults"]  # a run that names no workload
 
 
 def run_dir(tmp: Path, fencing: bool, extra: dict[str, Any] | None = None) -> Path:
