@@ -122,9 +122,10 @@ def _faults(text: str) -> list[str]:
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
     from clusters.registry import REDIS_PERSISTENCE
-    from core.options import DEFAULT_OP_TIMEOUT, NEMESES, WORKLOADS, RunOptions, check_name
+    from core.options import DEFAULT_OP_TIMEOUT, NEMESES, RunOptions, check_name
     from harness.targets import TARGETS
     from nemesis.targets import targets_help
+    from workloads.registry import WORKLOADS, workloads_help
 
     d = RunOptions()
     g = p.add_argument_group("what to run")
@@ -135,7 +136,12 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         help="sim (built in, no Docker), etcd, zookeeper, consul, redis, redlock "
         "(default: %(default)s)",
     )
-    g.add_argument("--workload", default=d.workload, choices=WORKLOADS, help="default: %(default)s")
+    g.add_argument(
+        "--workload",
+        default=d.workload,
+        choices=tuple(WORKLOADS),
+        help=f"{workloads_help()} (default: %(default)s)",
+    )
     g.add_argument(
         "--lock",
         default=None,
@@ -196,7 +202,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         type=_faults,
         default=None,
         help=f"comma-separated faults from {', '.join(NEMESES)} "
-        "(default: client-pause for locks and elections, none otherwise)",
+        "(default: the workload's, "
+        + ", ".join(f"{w.default_fault} for {w.name}" for w in WORKLOADS.values())
+        + ")",
     )
     f.add_argument(
         "--nemesis-interval",

@@ -40,6 +40,7 @@ from harness.plan import build_plan
 from harness.progress import Progress
 from harness.runner import Runner
 from harness.targets import resolve_target
+from harness.validate import decide
 from nemesis.build import build_nemesis
 from workloads.registry import get_workload
 from workloads.resource import ResourceServer
@@ -124,6 +125,7 @@ def _log_to(run_dir: Path) -> logging.Handler:
 
 def run_test(opts: RunOptions, console: Console) -> RunOutcome:
     """Run a test end to end and print its verdict; never leaves a fault behind."""
+    decide(opts)  # done already by check_run, unless the caller built ``opts`` itself
     seed = opts.seed if opts.seed is not None else random.randrange(2**31)
     opts.seed = seed
     target = resolve_target(opts.target)  # fails fast on an unknown target

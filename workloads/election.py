@@ -61,8 +61,7 @@ class ElectionClient(LeaseHolderClient[ElectionBackend]):
 
 WORKLOAD = Workload(
     name="election",
-    help="campaign, write as leader with the epoch, resign (leaders work while leading: "
-    "client-pause by default)",
+    help="campaign, write as leader with the epoch, resign, in --locks elections",
     generator=lambda opts, seed: election_cycle(opts.locks),
     needs_resource=True,
     holds=True,

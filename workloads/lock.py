@@ -56,8 +56,7 @@ class LockClient(LeaseHolderClient[LockBackend]):
 
 WORKLOAD = Workload(
     name="lock",
-    help="acquire, write with the token, release, on --locks locks (holders work while "
-    "holding: client-pause by default)",
+    help="acquire, write with the token, release, on --locks locks",
     generator=lambda opts, seed: lock_cycle(opts.locks),
     needs_resource=True,
     holds=True,

@@ -88,7 +88,7 @@ class RegisterClient:
 
 WORKLOAD = Workload(
     name="cas-register",
-    help="read, write and compare-and-set on --keys independent registers (no fault by default)",
+    help="read, write and compare-and-set on --keys independent registers",
     generator=lambda opts, seed: CasRegisterGen(keys=opts.keys, seed=seed),
     needs_resource=False,
     holds=False,
