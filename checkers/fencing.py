@@ -43,7 +43,6 @@ from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
 from checkers.windows import FaultWindow, fault_windows
 from checkers.words import article, listing, plural, secs
-from core.history import History
 from core.ops import Process
 
 NAME = "fencing"
@@ -167,32 +166,14 @@ def lower_accepted(writes: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def check_record(record: RunRecord) -> CheckResult:
-    """Both fencing rules over a lock run; whether the resource enforced tokens is the
-    run's recorded ``fencing`` option."""
-    return check_fencing(
-        record.resource_log,
-        record.history,
-        record.events,
-        record.service_events,
-        enforced=record.options.get("fencing"),
-    )
-
-
-def check_fencing(
-    resource_log: Iterable[dict[str, Any]],
-    history: History,
-    events: Iterable[dict[str, Any]] = (),
-    service_events: Iterable[dict[str, Any]] = (),
-    windows: Sequence[FaultWindow] | None = None,
-    enforced: bool | None = None,
-    terms: Terms = LOCK,
-) -> CheckResult:
-    """Judge both fencing rules; ``enforced`` is the run's ``fencing`` option (None:
-    unknown, taken as on)."""
-    windows = fault_windows(history) if windows is None else windows
-    service = list(service_events)
-    writes = list(resource_log)
-    leases = lease_facts(events, service)
+    """Judge both fencing rules over a lock run; whether the resource was told to enforce
+    tokens is the run's recorded ``fencing`` option (None: not recorded, taken as on)."""
+    history, terms = record.history, LOCK
+    enforced = record.options.get("fencing")
+    windows = fault_windows(history)
+    service = list(record.service_events)
+    writes = list(record.resource_log)
+    leases = lease_facts(record.events, service)
     held = [h for h in holdings(history, terms) if h.definite]
     sgrants = service_grants(service, terms)
     attach_grants(held, sgrants)

@@ -122,24 +122,10 @@ DEFAULT_TIME_LIMIT: Final = 60.0
 
 
 def check_record(record: RunRecord) -> CheckResult:
-    """Lease-aware mutex linearizability of a lock run, within the check's time limit."""
-    return check_mutex_linearizable(
-        record.history,
-        record.events,
-        record.service_events,
-        record.time_limit(DEFAULT_TIME_LIMIT),
-    )
-
-
-def check_mutex_linearizable(
-    history: History,
-    events: Iterable[dict[str, Any]] = (),
-    service_events: Iterable[dict[str, Any]] = (),
-    time_limit: float | None = 60.0,
-) -> CheckResult:
-    """Check the lease-aware acquire/release history against the mutex model."""
-    ends = with_lease_ends(history, events, service_events)
-    r = linearizability.check(ends.history, MODEL, time_limit)
+    """Check a lock run's lease-aware acquire/release history against the mutex model,
+    within the check's time limit."""
+    ends = with_lease_ends(record.history, record.events, record.service_events)
+    r = linearizability.check(ends.history, MODEL, record.time_limit(DEFAULT_TIME_LIMIT))
     placed = ends.by_service + ends.by_keepalives
     how = (
         f"with {plural(placed, 'lost or unreleased lease')} each counted as a release "
