@@ -1,6 +1,4 @@
-"""The election workload (``WORKLOAD``) and its client, for any target with leases and
-leader election; its runs are checked for election safety (``checkers.election``) and
-statistics.
+"""The election workload's client, for any target with leases and leader election.
 
 Operations: ``campaign`` (value: the candidate's value, default its process id, or a dict
 ``{"name": election, "value": v}``) blocks up to ``wait`` s until leader -> ok
@@ -14,13 +12,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from checkers import election, stats
 from core.client import Completion, Invocation
-from workloads.cycles import election_cycle
 from workloads.errors import OpUnknown
 from workloads.holder import LeaseHolderClient
 from workloads.lease import Lease, LeaseBackend
-from workloads.workload import Workload
 
 
 class ElectionBackend(LeaseBackend, Protocol):
@@ -57,14 +52,3 @@ class ElectionClient(LeaseHolderClient[ElectionBackend]):
         except OpUnknown as e:
             return Completion("fail", error=str(e), node=self.node)
         return Completion("ok", {"leader": leader, "epoch": epoch}, node=self.node)
-
-
-WORKLOAD = Workload(
-    name="election",
-    help="campaign, write as leader with the epoch, resign, in --locks elections",
-    generator=lambda opts, seed: election_cycle(opts.locks),
-    needs_resource=True,
-    holds=True,
-    default_fault="client-pause",
-    checkers=(election.check_record, stats.check_record),
-)

@@ -1,5 +1,4 @@
-"""The lock workload (``WORKLOAD``) and its client, for any target that offers leases and
-locks with tokens.
+"""The lock workload's client, for any target that offers leases and locks with tokens.
 
 Operations (``Invocation.f``):
 
@@ -13,23 +12,14 @@ Operations (``Invocation.f``):
 
 A target supplies a ``LockBackend`` (its driver, raising ``workloads.errors`` classes and
 ``workloads.lease.LeaseNotFound``) and a picklable factory that builds a ``LockClient``.
-
-Its runs are checked for mutual exclusion with the cause of every overlap and stale write
-(``checkers.mutex``), fencing-number monotonicity and enforcement (``checkers.fencing``),
-lease-aware owner-aware mutex linearizability when the run recorded that the target's
-locks claim it (``checkers.mutex_lin``), and statistics (``checkers.stats``).
 """
 
 from __future__ import annotations
 
-from operator import attrgetter
 from typing import Any, Protocol
 
-from checkers import fencing, mutex, mutex_lin, stats
-from workloads.cycles import lock_cycle
 from workloads.holder import LeaseHolderClient
 from workloads.lease import Lease, LeaseBackend
-from workloads.workload import When, Workload
 
 
 class LockBackend(LeaseBackend, Protocol):
@@ -52,19 +42,3 @@ class LockClient(LeaseHolderClient[LockBackend]):
 
     def _unclaim(self, name: str, lease: Lease) -> None:
         self.backend.release(name, lease)
-
-
-WORKLOAD = Workload(
-    name="lock",
-    help="acquire, write with the token, release, on --locks locks",
-    generator=lambda opts, seed: lock_cycle(opts.locks),
-    needs_resource=True,
-    holds=True,
-    default_fault="client-pause",
-    checkers=(
-        mutex.check_record,
-        fencing.check_record,
-        When(attrgetter("linearizable_locks"), mutex_lin.check_record),
-        stats.check_record,
-    ),
-)

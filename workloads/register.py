@@ -1,6 +1,4 @@
-"""The CAS-register workload (``WORKLOAD``) and its client, for any target with a
-linearizable register per key; its runs are checked for linearizability per key, against a
-register that starts empty (nil) and where a failed CAS did not happen, and statistics.
+"""The CAS-register workload's client, for any target with a linearizable register per key.
 
 Operations (``Invocation.f``, ``Invocation.key`` names the register): ``read`` -> ok with
 the value; ``write`` (value) -> ok; ``cas`` (value ``[old, new]``) -> ok, or fail when the
@@ -17,12 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from checkers import linearizability, stats
 from core.client import Completion, Invocation, WorkerContext
 from workloads.backoff import Backoff
-from workloads.cas_gen import CasRegisterGen
 from workloads.errors import OpUnknown
-from workloads.workload import Workload
 
 
 class RegisterBackend(Protocol):
@@ -84,14 +79,3 @@ class RegisterClient:
 
     def close(self) -> None:
         self.backend.close()
-
-
-WORKLOAD = Workload(
-    name="cas-register",
-    help="read, write and compare-and-set on --keys independent registers",
-    generator=lambda opts, seed: CasRegisterGen(keys=opts.keys, seed=seed),
-    needs_resource=False,
-    holds=False,
-    default_fault="none",
-    checkers=(linearizability.check_record, stats.check_record),
-)

@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Final
 
 from core.options import OptionError
-from workloads import election, lock, register
+from workloads import cas_register_workload, election_workload, lock_workload
 from workloads.workload import Workload
 
 WORKLOADS: Final[dict[str, Workload]] = {
-    "lock": lock.WORKLOAD,
-    "cas-register": register.WORKLOAD,
-    "election": election.WORKLOAD,
+    "lock": lock_workload.WORKLOAD,
+    "cas-register": cas_register_workload.WORKLOAD,
+    "election": election_workload.WORKLOAD,
 }
 
 

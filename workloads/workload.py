@@ -1,6 +1,8 @@
 """What a workload is: one frozen ``Workload`` value, written in its own module
-(``workloads/lock.py``, ``register.py``, ``election.py``) and listed once in
-``workloads.registry``.
+(``workloads/lock_workload.py``, ``cas_register_workload.py``, ``election_workload.py``)
+and listed once in ``workloads.registry``. Its client lives apart (``workloads/lock.py``,
+``register.py``, ``election.py``): worker processes import the client only, not the
+checkers and generators a workload names.
 
 A workload is target-independent: its operations (a client generator), whether it needs
 the protected resource, whether its clients hold something while they work (a lock, a
@@ -59,3 +61,12 @@ class Workload:
             for c in self.checkers
             if not isinstance(c, When) or c.applies(record)
         ]
+
+
+def holding(
+    name: str, help: str, generator: ClientGenerator, checkers: tuple[Checker | When, ...]
+) -> Workload:
+    """A workload whose clients hold something (a lock, a leadership), work while holding
+    it and write to the protected resource with its fencing number; its fault when none is
+    named is the classic scenario's, a client pause of the holder."""
+    return Workload(name, help, generator, True, True, "client-pause", checkers)
