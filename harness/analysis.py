@@ -68,8 +68,10 @@ def load_record(run_dir: Path, budget: Budget | None = None) -> RunRecord:
             return list(read_jsonl(p)) if os.path.lexists(p) else []
 
         if "linearizable_locks" not in test:
-            target = (test.get("options") or {}).get("target")
-            test = {**test, "linearizable_locks": target in LINEARIZABLE_LOCK_TARGETS}
+            options = test.get("options")
+            target = options.get("target") if isinstance(options, dict) else None
+            claims = isinstance(target, str) and target in LINEARIZABLE_LOCK_TARGETS
+            test = {**test, "linearizable_locks": claims}
         record = RunRecord(
             history, side(RESOURCE_FILE), side(EVENTS_FILE), test, side(SERVICE_EVENTS_FILE)
         )
@@ -85,7 +87,8 @@ def checkers_for(record: RunRecord) -> list[Checker]:
     client operations), plus the fault-effect checker."""
     from workloads.registry import WORKLOADS
 
-    workload = WORKLOADS.get(record.options.get("workload"))  # type: ignore[arg-type]
+    name = record.options.get("workload")
+    workload = WORKLOADS.get(name) if isinstance(name, str) else None
     checks = workload.checks(record) if workload else [linearizability.check_record]
     return [*checks, faults.check_record]
 

@@ -117,3 +117,22 @@ def test_accept_unavailable_is_read_from_the_options_extra(tmp_path: Path) -> No
     opts["options"]["extra"] = {"accept_unavailable": True}
     write_json(d / "test.json", opts)
     assert check_run(d)["checkers"]["stats"]["valid"] is True
+
+
+def test_the_recorded_linearizable_locks_decides_else_the_target_of_an_older_run(
+    tmp_path: Path,
+) -> None:
+    d = run_dir(tmp_path, fencing=True)
+    test = json.loads((d / "test.json").read_text())
+    for target, fact, expect in [
+        ("redlock", None, False),  # recorded before the fact was: the target's claim
+        ("sim", None, True),
+        ("redlock", True, True),  # the recorded fact, not the name
+        ("sim", False, False),
+    ]:
+        recorded = {**test, "options": {**test["options"], "target": target}}
+        if fact is not None:
+            recorded["linearizable_locks"] = fact
+        write_json(d / "test.json", recorded)
+        found = "mutex-linearizability" in check_run(d, write=False)["checkers"]
+        assert found is expect, (target, fact)
