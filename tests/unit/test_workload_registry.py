@@ -43,6 +43,14 @@ def test_every_workload_has_a_generator_checkers_and_a_help_line(name: str) -> N
     assert name in sim_target.CLIENTS  # the built-in target runs every workload
 
 
+@pytest.mark.parametrize("name", list(registry.WORKLOADS))
+def test_every_checker_of_a_workload_reads_a_run_record(name: str) -> None:
+    test = {"options": {"workload": name}, "linearizable_locks": True}
+    record = RunRecord(History([]), test=test)
+    results = [check(record) for check in registry.WORKLOADS[name].checks(record)]
+    assert results and all(isinstance(r, CheckResult) and r.checker for r in results)
+
+
 def test_checker_applies_only_where_its_fact_was_recorded() -> None:
     lock = registry.WORKLOADS["lock"]
     on = RunRecord(History([]), test={"linearizable_locks": True})
