@@ -1,7 +1,7 @@
 """The targets, one line each: what the run, the CLI, suites, images and SSH read.
 
 Each target's ``TargetSpec`` is written in its own subpackage (``clusters/<t>/spec.py``);
-adding a target is that subpackage plus one line here. Importing this module needs
+adding a target is that subpackage plus its line here (and its import). Importing this module needs
 neither Docker's SDK nor paramiko (clusters and clients are imported when used).
 """
 
@@ -15,8 +15,17 @@ from clusters.spec import TargetSpec
 from clusters.zookeeper.spec import SPEC as ZOOKEEPER
 from core.errors import HarnessError
 
-TARGETS: dict[str, TargetSpec] = {t.name: t for t in (SIM, ETCD, ZOOKEEPER, CONSUL, REDIS, REDLOCK)}
-"""Name -> spec, in the order help texts list them; the first is the default target."""
+SPECS: tuple[TargetSpec, ...] = (
+    SIM,
+    ETCD,
+    ZOOKEEPER,
+    CONSUL,
+    REDIS,
+    REDLOCK,
+)
+"""Every target, in the order help texts list them; the first is the default target."""
+
+TARGETS: dict[str, TargetSpec] = {t.name: t for t in SPECS}
 
 DEFAULT_TARGET = next(iter(TARGETS))
 

@@ -132,7 +132,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         "--target",
         default=DEFAULT_TARGET,
         choices=tuple(TARGETS),
-        help=_Deferred(lambda: f"{targets_described()} (default: %(default)s)"),
+        help=_Deferred(lambda: f"{targets_described()} (default: {DEFAULT_TARGET})"),
     )
     g.add_argument("--workload", default=d.workload, choices=WORKLOADS, help="default: %(default)s")
     g.add_argument(

@@ -21,7 +21,7 @@ def _cluster(opts: RunOptions, clock: RunClock) -> Cluster:
 
 SPEC = TargetSpec(
     name="sim",
-    description="the built-in service (one local process, no Docker); --sim-bug injects bugs",
+    description="the built-in service, one local process (no Docker), bugs to inject",
     default_nodes=1,
     workloads={"cas-register": CLIENTS, "election": CLIENTS},
     locks={"sim": CLIENTS},
