@@ -17,7 +17,7 @@ import pytest
 
 from clusters import registry, run_target
 from clusters.registry import TARGETS, UnknownTarget, resolve
-from clusters.spec import Lazy, TargetSpec
+from clusters.spec import Lazy, LeaseTtl, TargetSpec
 from core.options import OptionError, RunOptions
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -185,3 +185,32 @@ def test_no_code_names_a_target_outside_its_subpackage_and_the_registry() -> Non
 def test_the_grep_reads_constants_not_docstrings() -> None:
     planted = ast.parse('"""A docstring naming etcd."""\nTARGET = "redlock"\n')
     assert [n.value for n in _strings(planted)] == ["redlock"]
+
+
+@pytest.mark.parametrize("name", [n for n, t in TARGETS.items() if t.lease_ttl is not None])
+def test_a_lease_ttl_the_service_would_change_is_refused(name: str) -> None:
+    spec = TARGETS[name]
+    rule = spec.lease_ttl
+    assert rule is not None
+
+    def lock(ttl: float) -> RunOptions:
+        return RunOptions(target=name, workload="lock", lease_ttl=ttl, keepalive=ttl / 4)
+
+    spec.check_options(lock(rule.low))
+    with pytest.raises(OptionError, match=f"{name} grants lease TTLs from {rule.low:g} s"):
+        spec.check_options(lock(rule.low / 2))
+    if rule.high is not None:
+        spec.check_options(lock(rule.high))
+        with pytest.raises(OptionError, match="use --lease-ttl"):
+            spec.check_options(lock(rule.high + 1))
+    if rule.whole:
+        with pytest.raises(OptionError, match="in whole seconds"):
+            spec.check_options(lock(rule.low + 0.5))
+    spec.check_options(RunOptions(target=name, workload="cas-register", lease_ttl=0.1))
+
+
+def test_the_known_lease_rules() -> None:
+    rules = {n: t.lease_ttl for n, t in TARGETS.items() if t.lease_ttl is not None}
+    assert rules["etcd"] == LeaseTtl(2, whole=True)  # etcd raises shorter leases silently
+    assert rules["zookeeper"] == LeaseTtl(1.0, 60.0)  # minSessionTimeout, maxSessionTimeout
+    assert rules["consul"] == LeaseTtl(1.0, 86400.0)  # session_ttl_min, Consul's 24 h
