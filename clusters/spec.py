@@ -110,7 +110,9 @@ class TargetSpec:
     persistence: tuple[str, ...] = ()
     """Accepted ``persistence`` values; empty when the target has no such option."""
     read_modes: tuple[str, ...] = ()
+    """``--read-mode`` values of its cas-register (the first is its default)."""
     lease_ttl: LeaseTtl | None = None
+    """The lease TTLs its service grants as asked; None: any."""
     linearizable_locks: bool = False
     """Whether its locks claim linearizability (the mutex-linearizability check)."""
     deb_suites: Mapping[str, str] = field(default_factory=dict)
@@ -120,10 +122,12 @@ class TargetSpec:
     version: str | None = None
     """Its fixed version; None: asked of the running cluster (``version()``)."""
     clock_faults: bool = True
+    """False: clock faults only on SSH hosts (a Go server ignores libfaketime)."""
     faults: frozenset[str] = frozenset({"client-pause", "pause", "partition", "kill", "clock"})
     refused: Mapping[str, str] = field(default_factory=dict)
     """Faults the target refuses, with why (said in the one-line error)."""
     unsupported: str = UNSUPPORTED
+    """The refusal of a fault outside ``faults`` (``{target}``, ``{faults}``, ``{real}``)."""
 
     @property
     def workload_names(self) -> tuple[str, ...]:
