@@ -45,9 +45,6 @@ SERVICE_EVENTS_FILE = "sim/events.jsonl"  # the sim server's own lease and lock 
 MAX_RUN_NS = 7 * 24 * 3600 * 10**9
 """A run's history spans at most a week: a time beyond is corrupt, and would make the
 per-second statistics (one bucket a second) as big as the number."""
-LINEARIZABLE_LOCK_TARGETS = frozenset({"etcd", "zookeeper", "consul", "sim"})
-"""Targets whose locks claim linearizability, for a run directory whose test.json does not
-record ``linearizable_locks``."""
 
 
 def load_record(run_dir: Path, budget: Budget | None = None) -> RunRecord:
@@ -67,19 +64,28 @@ def load_record(run_dir: Path, budget: Budget | None = None) -> RunRecord:
             p = run_dir / name
             return list(read_jsonl(p)) if os.path.lexists(p) else []
 
-        if "linearizable_locks" not in test:
-            options = test.get("options")
-            target = options.get("target") if isinstance(options, dict) else None
-            claims = isinstance(target, str) and target in LINEARIZABLE_LOCK_TARGETS
-            test = {**test, "linearizable_locks": claims}
         record = RunRecord(
             history, side(RESOURCE_FILE), side(EVENTS_FILE), test, side(SERVICE_EVENTS_FILE)
         )
+        recorded_facts(record.test)
     except FormatError as e:
         raise HarnessError(str(e)) from None
     if cut is not None:
         record.notes.append(truncation_note(run_dir / HISTORY_FILE, cut))
     return record
+
+
+def recorded_facts(test: dict[str, Any]) -> None:
+    """Fill in the facts about a run that runs recorded before they were written to
+    test.json: ``linearizable_locks``, from its target's spec (False for a target the
+    registry no longer has)."""
+    if "linearizable_locks" not in test:
+        from clusters.registry import TARGETS
+
+        options = test.get("options")
+        name = options.get("target") if isinstance(options, dict) else None
+        spec = TARGETS.get(name) if isinstance(name, str) else None
+        test["linearizable_locks"] = spec is not None and spec.linearizable_locks
 
 
 def checkers_for(record: RunRecord) -> list[Checker]:

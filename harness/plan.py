@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from clusters.spec import TargetSpec
 from core import gen
 from core.client import ClientFactory
 from core.cluster import Cluster
 from core.options import RunOptions
-from harness.targets import Target
 from workloads.registry import get_workload
 
 
@@ -50,7 +50,7 @@ def _until(deadline_s: float, g: Any) -> Any:
 
 
 def build_plan(
-    opts: RunOptions, target: Target, cluster: Cluster, seed: int, resource: str | None
+    opts: RunOptions, target: TargetSpec, cluster: Cluster, seed: int, resource: str | None
 ) -> Plan:
     """The clients of the run's workload and their schedule; ``resource`` is the protected
     resource's address when the workload needs it (``Workload.needs_resource``)."""

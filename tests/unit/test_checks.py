@@ -21,22 +21,41 @@ from test_mutex_records import (
 from checkers.record import RunRecord
 from core.history import History
 from core.store import write_json
-from harness.analysis import check_run, checkers_for
+from harness.analysis import check_run, checkers_for, recorded_facts
 
 
-def names(workload: str, linearizable_locks: bool = True) -> list[str]:
-    test = {"options": {"workload": workload}, "linearizable_locks": linearizable_locks}
+def names(workload: str, target: str = "sim", **facts: Any) -> list[str]:
+    """The checkers of a run recorded with ``facts`` in test.json (none: a run recorded
+    before them, whose facts come from its target's spec)."""
+    test = {"options": {"workload": workload, "target": target}, **facts}
+    recorded_facts(test)
     record = RunRecord(History([]), test=test)
     return [c(record).checker for c in checkers_for(record)]
 
 
 def test_each_workload_gets_its_checkers() -> None:
-    assert names("lock") == ["mutex", "fencing", "mutex-linearizability", "stats", "faults"]
+    lin = ["mutex", "fencing", "mutex-linearizability", "stats", "faults"]
+    assert names("lock") == lin
+    assert names("lock", "etcd") == lin
     no_claim = ["mutex", "fencing", "stats", "faults"]
-    assert names("lock", linearizable_locks=False) == no_claim
+    assert names("lock", "redlock") == no_claim  # no linearizable claim
+    assert names("lock", "gone") == no_claim  # a target no longer known
     assert names("election") == ["election", "stats", "faults"]
     assert names("cas-register") == ["linearizability", "stats", "faults"]
     assert names("") == ["linearizability", "faults"]  # a run that names no workload
+
+
+def test_the_recorded_fact_decides_not_the_target_name() -> None:
+    lin = ["mutex", "fencing", "mutex-linearizability", "stats", "faults"]
+    assert names("lock", "redlock", linearizable_locks=True) == lin
+    no_claim = ["mutex", "fencing", "stats", "faults"]
+    assert names("lock", "etcd", linearizable_locks=False) == no_claim
+    assert names("lock", "anything", linearizable_locks=True) == lin
+
+
+def test_an_old_run_dir_gets_the_fact_from_the_registry(tmp_path: Path) -> None:
+    d = run_dir(tmp_path, fencing=True)  # its test.json predates linearizable_locks
+    assert "mutex-linearizability" in check_run(d)["checkers"]
 
 
 def run_dir(tmp: Path, fencing: bool, extra: dict[str, Any] | None = None) -> Path:
@@ -117,22 +136,3 @@ def test_accept_unavailable_is_read_from_the_options_extra(tmp_path: Path) -> No
     opts["options"]["extra"] = {"accept_unavailable": True}
     write_json(d / "test.json", opts)
     assert check_run(d)["checkers"]["stats"]["valid"] is True
-
-
-def test_the_recorded_linearizable_locks_decides_else_the_target_of_an_older_run(
-    tmp_path: Path,
-) -> None:
-    d = run_dir(tmp_path, fencing=True)
-    test = json.loads((d / "test.json").read_text())
-    for target, fact, expect in [
-        ("redlock", None, False),  # recorded before the fact was: the target's claim
-        ("sim", None, True),
-        ("redlock", True, True),  # the recorded fact, not the name
-        ("sim", False, False),
-    ]:
-        recorded = {**test, "options": {**test["options"], "target": target}}
-        if fact is not None:
-            recorded["linearizable_locks"] = fact
-        write_json(d / "test.json", recorded)
-        found = "mutex-linearizability" in check_run(d, write=False)["checkers"]
-        assert found is expect, (target, fact)

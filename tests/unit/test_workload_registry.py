@@ -18,7 +18,7 @@ from test_cli_options import assert_one_line_254
 from checkers import linearizability, stats
 from checkers.record import RunRecord
 from checkers.result import CheckResult
-from clusters.sim import target as sim_target
+from clusters.sim.spec import SPEC as SIM
 from core.errors import HarnessError
 from core.gen import simulate
 from core.history import History
@@ -40,7 +40,7 @@ def test_every_workload_has_a_generator_checkers_and_a_help_line(name: str) -> N
     assert w.checkers and all(callable(c) or isinstance(c, When) for c in w.checkers)
     ops = simulate(w.client_generator(RunOptions(workload=name), 1), 2, max_ops=6, nemesis=False)
     assert len([op for op in ops if op.type == "invoke"]) == 6
-    assert name in sim_target.CLIENTS  # the built-in target runs every workload
+    assert name in SIM.workload_names  # the built-in target runs every workload
 
 
 @pytest.mark.parametrize("name", list(registry.WORKLOADS))
@@ -132,7 +132,7 @@ def made_up(monkeypatch: pytest.MonkeyPatch) -> Workload:
     """MADE_UP registered, and the sim target's client backend for it (the one edit a new
     workload needs outside its module and its registry line)."""
     monkeypatch.setitem(registry.WORKLOADS, MADE_UP.name, MADE_UP)
-    monkeypatch.setitem(sim_target.CLIENTS, MADE_UP.name, sim_target.CLIENTS["cas-register"])
+    monkeypatch.setitem(SIM.workloads, MADE_UP.name, SIM.workloads["cas-register"])  # type: ignore[index]
     return MADE_UP
 
 
