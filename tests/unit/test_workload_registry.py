@@ -18,6 +18,7 @@ from test_cli_options import assert_one_line_254
 from checkers import linearizability, stats
 from checkers.record import RunRecord
 from checkers.result import CheckResult
+from clusters.registry import TARGETS
 from clusters.sim.spec import SPEC as SIM
 from core.errors import HarnessError
 from core.gen import simulate
@@ -41,6 +42,11 @@ def test_every_workload_has_a_generator_checkers_and_a_help_line(name: str) -> N
     ops = simulate(w.client_generator(RunOptions(workload=name), 1), 2, max_ops=6, nemesis=False)
     assert len([op for op in ops if op.type == "invoke"]) == 6
     assert name in SIM.workload_names  # the built-in target runs every workload
+
+
+def test_every_target_offers_registered_workloads_only() -> None:
+    for name, spec in TARGETS.items():
+        assert set(spec.workload_names) <= set(registry.WORKLOADS), name
 
 
 @pytest.mark.parametrize("name", list(registry.WORKLOADS))
