@@ -1,11 +1,17 @@
 """Fault windows: when each fault of a run was on, read from the nemesis operations.
 
-Faults are recorded as nemesis operations (``core.ops``): ``start-X`` and ``stop-X``
-with X one of ``client-pause`` (value ``{"processes": [...]}``: a SIGSTOP of client
-workers, the GC pause), ``pause`` (``{"nodes": [...]}``: server nodes frozen),
-``partition`` (``{"grudge": {node: [nodes it drops]}}``), ``kill`` (``{"nodes": [...]}``;
-the stop restarts them) and ``clock`` (``{"offsets": {node: seconds}}``). An operation
-named ``heal…`` ends every open fault.
+Faults are recorded as nemesis operations (``core.ops``): ``start-X`` and ``stop-X`` for a
+fault X, whatever it is; an operation named ``heal…`` ends every open fault. The run
+records in test.json what it knows of each fault it was asked for (``faults: {X: {"start",
+"stop", "describe"}}``, from the fault's own module): its operations and the words a
+window of it is described with, so a checker needs no edit for a new fault. Runs recorded
+before that (and bare histories) get the words of ``WORDS``, the faults of that time:
+``client-pause`` (value ``{"processes": [...]}``: a SIGSTOP of client workers, the GC
+pause), ``pause`` (``{"nodes": [...]}``: server nodes frozen), ``partition``
+(``{"grudge": {node: [nodes it drops]}}``), ``kill`` (``{"nodes": [...]}``; the stop
+restarts them) and ``clock`` (``{"offsets": {node: seconds}}``). The kinds the checkers
+interpret (a client pause lets a lease expire, a partition cuts a holder off, a kill may
+lose state, a clock jump shortens a lease) are the constants below.
 
 A window runs from the invocation of its ``start-X`` to the completion of the next
 ``stop-X``: outer bounds, since the fault took effect somewhere in the start operation and
@@ -17,10 +23,12 @@ take effect (``checkers.faults`` makes such a run unknown).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from checkers.record import RunRecord
 from checkers.words import listing, secs
 from core.history import History, Pair
 from core.ops import Process
@@ -30,6 +38,19 @@ NODE_PAUSE: Final = "pause"
 PARTITION: Final = "partition"
 KILL: Final = "kill"
 CLOCK: Final = "clock"
+
+WORDS: Final[dict[str, str]] = {
+    CLIENT_PAUSE: "client process {processes} paused (SIGSTOP, like a GC pause) {when}",
+    NODE_PAUSE: "node {nodes} paused {when}",
+    PARTITION: "a network partition involving {nodes} {when}",
+    KILL: "node {nodes} killed {when} (restarted at the stop)",
+    CLOCK: "clock of {jumps} {when}",
+}
+"""The words of the faults' windows for runs that did not record them (see above)."""
+OTHER_WORDS: Final = "fault {fault} {when}"
+WORDS_MAX: Final = 300
+"""Recorded words longer than this are not used (a run directory is input)."""
+_PLACEHOLDER: Final = re.compile(r"\{(\w+)\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +64,8 @@ class FaultWindow:
     processes: tuple[Process, ...] = ()
     nodes: tuple[str, ...] = ()
     offsets: tuple[tuple[str, float], ...] = ()
+    words: str = ""
+    """How the run said to describe a window of this fault (empty: ``WORDS``)."""
 
     def overlaps(self, lo: int, hi: int) -> bool:
         """Whether the fault was (possibly) on at some time in ``[lo, hi]``."""
@@ -57,23 +80,19 @@ class FaultWindow:
         return process in self.processes
 
     def describe(self) -> str:
-        """Plain words: ``process 2 paused (SIGSTOP) from 12.531 s to 26.546 s``."""
+        """Plain words: ``client process 2 paused (SIGSTOP, like a GC pause) from 12.531 s
+        to 26.546 s``, from the recorded words of the fault (``words``), else ``WORDS``."""
         until = "the end of the run" if self.end is None else secs(self.end)
-        when = f"from {secs(self.start)} to {until}"
-        if self.kind == CLIENT_PAUSE:
-            who = listing(self.processes) or "a client"
-            return f"client process {who} paused (SIGSTOP, like a GC pause) {when}"
         nodes = listing(self.nodes) or "some node"
-        if self.kind == NODE_PAUSE:
-            return f"node {nodes} paused {when}"
-        if self.kind == PARTITION:
-            return f"a network partition involving {nodes} {when}"
-        if self.kind == KILL:
-            return f"node {nodes} killed {when} (restarted at the stop)"
-        if self.kind == CLOCK:
-            jumps = listing(f"{n} by {o:+g} s" for n, o in self.offsets) or nodes
-            return f"clock of {jumps} {when}"
-        return f"fault {self.kind} {when}"
+        fields = {
+            "fault": self.kind,
+            "when": f"from {secs(self.start)} to {until}",
+            "processes": listing(self.processes) or "a client",
+            "nodes": nodes,
+            "jumps": listing(f"{n} by {o:+g} s" for n, o in self.offsets) or nodes,
+        }
+        words = self.words or WORDS.get(self.kind, OTHER_WORDS)
+        return _PLACEHOLDER.sub(lambda m: fields.get(m[1], m[0]), words)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -91,26 +110,62 @@ class FaultWindow:
         return d
 
 
-def fault_windows(history: History) -> list[FaultWindow]:
-    """Every fault window of a history, ordered by start."""
+def fault_windows(history: History, faults: Mapping[str, Any] | None = None) -> list[FaultWindow]:
+    """Every fault window of a history, ordered by start; ``faults``: what the run
+    recorded of its faults (test.json's ``faults``), if anything."""
+    facts = FaultFacts(faults)
     open_: dict[str, Pair] = {}
     out: list[FaultWindow] = []
+
+    def window(kind: str, pair: Pair, end: int | None) -> FaultWindow:
+        return _window(kind, pair, end, facts.words.get(kind, ""))
+
     for pair in history.nemesis_ops().pairs():
         f = pair.invoke.f
         done = pair.end if pair.end is not None else pair.invoke.time
-        if f.startswith("start-"):
-            kind = f.removeprefix("start-")
+        if (kind := facts.started_by(f)) is not None:
             if kind in open_:  # started again without a stop: the first lasted until now
-                out.append(_window(kind, open_.pop(kind), pair.invoke.time))
+                out.append(window(kind, open_.pop(kind), pair.invoke.time))
             open_[kind] = pair
-        elif f.startswith("stop-") and f.removeprefix("stop-") in open_:
-            kind = f.removeprefix("stop-")
-            out.append(_window(kind, open_.pop(kind), done))
+        elif (kind := facts.stopped_by(f)) is not None and kind in open_:
+            out.append(window(kind, open_.pop(kind), done))
         elif f.startswith("heal"):
-            out += [_window(kind, p, done) for kind, p in open_.items()]
+            out += [window(kind, p, done) for kind, p in open_.items()]
             open_.clear()
-    out += [_window(kind, p, None) for kind, p in open_.items()]
+    out += [window(kind, p, None) for kind, p in open_.items()]
     return sorted(out, key=lambda w: w.start)
+
+
+def record_windows(record: RunRecord) -> list[FaultWindow]:
+    """The fault windows of a run, described in the words it recorded."""
+    return fault_windows(record.history, record.test.get("faults"))
+
+
+class FaultFacts:
+    """What test.json says of the run's faults (``faults``), as far as it is well formed:
+    which operation starts and stops which fault, and the words of its windows."""
+
+    def __init__(self, faults: Mapping[str, Any] | None) -> None:
+        self.starts: dict[str, str] = {}
+        self.stops: dict[str, str] = {}
+        self.words: dict[str, str] = {}
+        for name, fact in (faults or {}).items() if isinstance(faults, Mapping) else ():
+            if not isinstance(fact, Mapping):
+                continue
+            for key, into in (("start", self.starts), ("stop", self.stops)):
+                if isinstance(fact.get(key), str):
+                    into[fact[key]] = str(name)
+            words = fact.get("describe")
+            if isinstance(words, str) and 0 < len(words) <= WORDS_MAX:
+                self.words[str(name)] = words
+
+    def started_by(self, f: str) -> str | None:
+        """The fault the operation ``f`` starts (``start-X`` starts X), if any."""
+        return self.starts.get(f) or (f.removeprefix("start-") if f.startswith("start-") else None)
+
+    def stopped_by(self, f: str) -> str | None:
+        """The fault the operation ``f`` stops (``stop-X`` stops X), if any."""
+        return self.stops.get(f) or (f.removeprefix("stop-") if f.startswith("stop-") else None)
 
 
 def of_kind(windows: Iterable[FaultWindow], *kinds: str) -> list[FaultWindow]:
@@ -135,11 +190,18 @@ def first_overlapping(
     return None
 
 
-def _window(kind: str, pair: Pair, end: int | None) -> FaultWindow:
+def _window(kind: str, pair: Pair, end: int | None, words: str) -> FaultWindow:
     value = _details(pair)
     processes = tuple(value.get("processes") or ()) if isinstance(value, dict) else ()
     return FaultWindow(
-        kind, pair.invoke.time, end, pair.type == "ok", processes, _nodes(value), _offsets(value)
+        kind,
+        pair.invoke.time,
+        end,
+        pair.type == "ok",
+        processes,
+        _nodes(value),
+        _offsets(value),
+        words,
     )
 
 

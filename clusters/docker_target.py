@@ -12,8 +12,10 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 from clusters.registry import TARGETS, ClusterOptions
+from core.abilities import SERVER_ABILITIES, Ability
 from core.client import ClientFactory
 from core.clock import RunClock
 from core.cluster import Cluster
@@ -26,6 +28,8 @@ GO_CLOCK = (
     "{target} is a Go program that reads the clock without libc, so libfaketime cannot move "
     "its clock inside a container; clock faults on {target} need real hosts (--ssh)"
 )
+NO_GO_CLOCK: Final = {Ability.CLOCK: GO_CLOCK}
+"""What a Go server lacks in a container, and why."""
 
 
 @dataclass(frozen=True)
@@ -37,10 +41,11 @@ class DockerTarget:
     lock_clients: Mapping[str, ClientBuilder] = field(default_factory=dict)
     default_lock: str | None = None
     read_modes: tuple[str, ...] = ()
-    clock_faults: bool = True
-    faults: frozenset[str] = frozenset({"client-pause", "pause", "partition", "kill", "clock"})
-    refused: Mapping[str, str] = field(default_factory=dict)
-    """Faults the target refuses, with why (said in the one-line error)."""
+    abilities: frozenset[Ability] = SERVER_ABILITIES
+    """What faults may do to its cluster (``core.abilities``)."""
+    lacks: Mapping[Ability, str] = field(default_factory=dict)
+    """Why it lacks an ability (a line with ``{target}`` and ``{fault}``), said when a
+    fault needing it is refused."""
 
     @property
     def workloads(self) -> tuple[str, ...]:
@@ -64,17 +69,6 @@ class DockerTarget:
             modes = ", ".join(self.read_modes) or "none: it has one way to read"
             raise OptionError(
                 f"{self.name} has no read mode {opts.read_mode!r}; choose from {modes}"
-            )
-        faults = {n for n in opts.nemesis if n != "none"}
-        if "clock" in faults and not self.clock_faults:
-            raise OptionError(GO_CLOCK.format(target=self.name))
-        refused = sorted(faults & set(self.refused))
-        if refused:
-            raise OptionError(f"no {refused[0]} faults on {self.name}: {self.refused[refused[0]]}")
-        unknown = faults - self.faults
-        if unknown:
-            raise OptionError(
-                f"{self.name} does not support the {', '.join(sorted(unknown))} fault"
             )
 
     def make_cluster(self, opts: RunOptions, clock: RunClock) -> Cluster:

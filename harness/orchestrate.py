@@ -40,7 +40,9 @@ from harness.plan import build_plan
 from harness.progress import Progress
 from harness.runner import Runner
 from harness.targets import resolve_target
+from harness.validate import check_target
 from nemesis.build import build_nemesis
+from nemesis.registry import facts_of
 
 log = logging.getLogger("harness")
 
@@ -143,7 +145,7 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
                 deb_dir=opts.ssh_debs,
             ),
         )
-    target.check_options(opts)
+    check_target(target, opts)
     run_dir = new_run_dir(Path(opts.out_dir), opts.test_name())
     handler = _log_to(run_dir)
     _quiet_resource_tracker()
@@ -151,6 +153,7 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
     test: dict[str, Any] = {
         "name": opts.test_name(),
         "options": opts.to_dict(),
+        "faults": facts_of(opts.faults()),
         "seed": seed,
         "versions": {"harness": HARNESS_VERSION, "python": platform.python_version()},
         "clock_origin_ns": clock.origin,

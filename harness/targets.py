@@ -9,11 +9,12 @@ Targets are imported lazily, so ``sim`` works on a machine without Docker.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.console import Console
 
+from core.abilities import Ability
 from core.client import ClientFactory
 from core.clock import RunClock
 from core.cluster import Cluster
@@ -40,6 +41,16 @@ class Target(Protocol):
 
     name: str
     workloads: tuple[str, ...]
+
+    @property
+    def abilities(self) -> frozenset[Ability]:
+        """What faults may do to its cluster (``core.abilities``)."""
+        ...
+
+    @property
+    def lacks(self) -> Mapping[Ability, str]:
+        """Why it lacks an ability, said when a fault needing it is refused."""
+        ...
 
     def check_options(self, opts: RunOptions) -> None:
         """Raise OptionError for options this target cannot honour."""

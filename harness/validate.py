@@ -3,8 +3,10 @@ line and suite files alike.
 
 ``RunOptions.validate`` checks what the options say on their own (ranges, names, the
 schedule, the op timeout); this adds what needs the registries: the target exists and can
-honour the workload, lock, read mode, persistence and faults; sim bugs are known ones;
-``--nemesis-target`` is a value each fault takes. Errors are one line (``HarnessError``).
+honour the workload, lock, read mode and persistence; the faults are registered ones
+(``nemesis.registry``) that the target has the abilities for (``core.abilities``); sim
+bugs are known ones; ``--nemesis-target`` is a value each fault takes. Errors are one line
+(``HarnessError``).
 """
 
 from __future__ import annotations
@@ -12,19 +14,22 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from core.abilities import check_abilities
 from core.errors import HarnessError
 from core.options import OptionError, RunOptions
-from harness.targets import TARGETS, resolve_target
+from harness.targets import TARGETS, Target, resolve_target
+from nemesis.registry import needs_of, parse_nemesis
 from nemesis.targets import check_nemesis_target
 
 
 def check_run(opts: RunOptions) -> None:
     """Raise a one-line HarnessError for anything ``opts`` cannot run as asked."""
     opts.validate()
+    parse_nemesis(opts.nemesis)
     check_nemesis_target(opts)
     target = resolve_target(opts.target)
     if not opts.ssh:  # an SSH run wraps the target and checks itself when it starts
-        target.check_options(opts)
+        check_target(target, opts)
     _check_sim_bugs(opts)
     if opts.read_mode is not None and not getattr(target, "read_modes", ()):
         raise OptionError(f"{opts.target} has no read modes: leave out --read-mode")
@@ -35,6 +40,13 @@ def check_run(opts: RunOptions) -> None:
         if spec is None:
             raise OptionError(f"{opts.target} has no persistence option: leave out --persistence")
         spec.check_persistence(opts.persistence)
+
+
+def check_target(target: Target, opts: RunOptions) -> None:
+    """OptionError (one line) for options ``target`` cannot honour, faults it has not the
+    abilities for included (with the target's reason)."""
+    target.check_options(opts)
+    check_abilities(target, needs_of(opts.faults()))
 
 
 def _check_sim_bugs(opts: RunOptions) -> None:

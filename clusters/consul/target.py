@@ -14,7 +14,8 @@ from clusters.consul.cluster import SESSION_TTL_MIN
 from clusters.consul.election import ConsulElection
 from clusters.consul.lock import ConsulLock
 from clusters.consul.register import READ_MODES, ConsulRegister
-from clusters.docker_target import DockerTarget
+from clusters.docker_target import NO_GO_CLOCK, DockerTarget
+from core.abilities import SERVER_ABILITIES, Ability
 from core.options import RunOptions
 from workloads.election import ElectionClient
 from workloads.factories import check_lease_ttl, holder_clients, register_clients
@@ -41,5 +42,6 @@ TARGET = ConsulTarget(
     lock_clients={"session": holder_clients(LockClient, ConsulLock)},
     default_lock="session",
     read_modes=READ_MODES,
-    clock_faults=False,
+    abilities=SERVER_ABILITIES - {Ability.CLOCK},
+    lacks=NO_GO_CLOCK,
 )

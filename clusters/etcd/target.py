@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusters.docker_target import DockerTarget
+from clusters.docker_target import NO_GO_CLOCK, DockerTarget
 from clusters.etcd.election import EtcdElection
 from clusters.etcd.lock import RecipeLock, ServiceLock
 from clusters.etcd.register import READ_MODES, EtcdRegister
+from core.abilities import SERVER_ABILITIES, Ability
 from core.options import RunOptions
 from workloads.election import ElectionClient
 from workloads.factories import check_lease_ttl, holder_clients, register_clients
@@ -44,5 +45,6 @@ TARGET = EtcdTarget(
     },
     default_lock="lease-lock",
     read_modes=READ_MODES,
-    clock_faults=False,
+    abilities=SERVER_ABILITIES - {Ability.CLOCK},
+    lacks=NO_GO_CLOCK,
 )

@@ -12,18 +12,21 @@ from __future__ import annotations
 from clusters.docker_target import DockerTarget
 from clusters.redis.lock import RedlockLock, SetNxLock
 from clusters.redis.register import RedisRegister
+from core.abilities import SERVER_ABILITIES, Ability
 from workloads.factories import holder_clients, register_clients
 from workloads.ttl_lock import TtlLockClient
 
+NO_NETWORK = SERVER_ABILITIES - {Ability.NETWORK}
 NO_PARTITION = {
-    "partition": "its servers never talk to each other and the clients reach every server, "
-    "so a partition between servers would change nothing; use pause, kill, clock or "
-    "client-pause",
+    Ability.NETWORK: "no {fault} faults on {target}: its servers never talk to each other "
+    "and the clients reach every server, so a partition between servers would change "
+    "nothing; use pause, kill, clock or client-pause",
 }
 
 TARGET = DockerTarget(
     name="redis",
-    refused=NO_PARTITION,
+    abilities=NO_NETWORK,
+    lacks=NO_PARTITION,
     workload_clients={"cas-register": register_clients(RedisRegister)},
     lock_clients={"set-nx": holder_clients(TtlLockClient, SetNxLock, driver_ttl=True)},
     default_lock="set-nx",
@@ -31,7 +34,8 @@ TARGET = DockerTarget(
 
 REDLOCK = DockerTarget(
     name="redlock",
-    refused=NO_PARTITION,
+    abilities=NO_NETWORK,
+    lacks=NO_PARTITION,
     workload_clients={},
     lock_clients={
         "redlock": holder_clients(TtlLockClient, RedlockLock, spread=False, driver_ttl=True),

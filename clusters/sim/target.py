@@ -8,10 +8,16 @@ from clusters.sim.factories import (
     SimLockClientFactory,
     SimRegisterClientFactory,
 )
+from core.abilities import Ability
 from core.client import ClientFactory
 from core.clock import RunClock
 from core.cluster import Cluster
 from core.options import OptionError, RunOptions
+
+ONE_NODE = (
+    "the sim target has one node on loopback: {fault} faults need a real cluster "
+    "(--target etcd, zookeeper, consul, redis, redlock)"
+)
 
 
 class SimTarget:
@@ -20,14 +26,10 @@ class SimTarget:
     name = "sim"
     workloads = ("lock", "cas-register", "election")
     lock_impls = ("sim",)
+    abilities = frozenset({Ability.KILL, Ability.PAUSE})
+    lacks = dict.fromkeys((Ability.NETWORK, Ability.LOSE_PACKETS, Ability.CLOCK), ONE_NODE)
 
     def check_options(self, opts: RunOptions) -> None:
-        faults = {n for n in opts.nemesis if n != "none"} - {"client-pause", "pause", "kill"}
-        if faults:
-            raise OptionError(
-                f"the sim target has one node on loopback: {', '.join(sorted(faults))} "
-                "faults need a real cluster (--target etcd, zookeeper, consul, redis, redlock)"
-            )
         if opts.lock not in (None, "sim"):
             raise OptionError(
                 f"the sim target has one lock implementation, 'sim', not {opts.lock!r}"

@@ -17,6 +17,7 @@ from typing import Any
 
 from clusters.remote.hosts import HostSpec
 from clusters.ssh.factory import SshClusterOptions, check_ssh_options, make_ssh_cluster
+from core.abilities import Ability
 from core.client import ClientFactory
 from core.clock import RunClock
 from core.cluster import Cluster
@@ -34,9 +35,15 @@ class SshTarget:
         self.options = options
         self.name: str = inner.name
         self.workloads: tuple[str, ...] = inner.workloads
+        # The hosts' own clocks move (``nemesis.host_clock``): Go servers' too.
+        self.abilities: frozenset[Ability] = inner.abilities | {Ability.CLOCK}
+        self.lacks: dict[Ability, str] = {
+            a: why for a, why in inner.lacks.items() if a not in self.abilities
+        }
 
     def check_options(self, opts: RunOptions) -> None:
-        """The inner target's checks, with clock faults allowed and the size fixed."""
+        """The inner target's checks, with the size fixed (clock faults are allowed:
+        ``abilities``)."""
         if opts.nodes is not None and opts.nodes != len(self.hosts):
             raise OptionError(
                 f"--nodes {opts.nodes} but {len(self.hosts)} hosts were named: "
@@ -47,14 +54,7 @@ class SshTarget:
                 "--image chooses a Docker image; over SSH the hosts' packages "
                 "are used: leave it out"
             )
-        inner = self.inner
-        if (
-            dataclasses.is_dataclass(inner)
-            and not isinstance(inner, type)
-            and hasattr(inner, "clock_faults")
-        ):
-            inner = dataclasses.replace(inner, clock_faults=True)
-        inner.check_options(opts)
+        self.inner.check_options(opts)
 
     def make_cluster(self, opts: RunOptions, clock: RunClock) -> Cluster:
         """The cluster on the hosts, under a fresh run id (one directory per run), with

@@ -29,6 +29,7 @@ from core.clock import RunClock
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 from core.options import OptionError, RunOptions
 from harness.targets import resolve_target
+from harness.validate import check_target
 from nemesis.node_faults import NodeKill, NodePause
 from nemesis.nodes import NodeControl
 from nemesis.partition import Partition
@@ -338,8 +339,8 @@ def test_the_run_s_target_on_ssh_hosts() -> None:
     target = ssh_target(inner, ["a", "b", "c"], SshClusterOptions())
     clock = RunOptions(target="etcd", workload="cas-register", nemesis=["clock"])
     with pytest.raises(OptionError, match="need real hosts"):
-        inner.check_options(clock)  # in Docker, etcd refuses clock faults...
-    target.check_options(clock)  # ...on hosts it takes them
+        check_target(inner, clock)  # in Docker, etcd refuses clock faults...
+    check_target(target, clock)  # ...on hosts it takes them
     with pytest.raises(OptionError, match="3 hosts were named"):
         target.check_options(RunOptions(target="etcd", workload="cas-register", nodes=5))
     with pytest.raises(OptionError, match="--image"):
