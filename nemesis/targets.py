@@ -18,9 +18,8 @@ from typing import Final
 
 from core.cluster import Cluster
 from core.options import HOLDING_WORKLOADS, OptionError, RunOptions
-from nemesis.nodes import TARGETS, node_names
+from nemesis.nodes import node_names
 from nemesis.registry import FAULTS, spec_of
-from nemesis.topology import TOPOLOGIES
 
 NODE_NAME: Final = re.compile(r"n[1-9][0-9]*")
 MAX_NODES: Final = 99
@@ -105,7 +104,7 @@ def check_nodes(opts: RunOptions, cluster: Cluster) -> None:
     """Node names in ``--nemesis-target`` must be nodes of the cluster."""
     for fault in opts.faults():
         spec = target_of(fault, opts)
-        if spec is None or spec in TARGETS or spec in TOPOLOGIES:
+        if spec is None or spec in spec_of(fault).targets:
             continue
         unknown = [n for n in node_names(spec) if n not in cluster.nodes()]
         if unknown:
