@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from core.abilities import Ability
 from core.cluster import Cluster
@@ -22,6 +22,7 @@ from nemesis.base import Nemesis
 Builder = Callable[[Cluster, str, int, RunOptions], Nemesis]
 """(cluster, what the fault aims at, seed, options) -> the nemesis; TypeError when the
 cluster cannot take the fault (said as an option error)."""
+Make = Callable[[Cluster, str, int], Nemesis]
 StartValue = Callable[[str, RunOptions], "dict[str, Any] | None"]
 """(what the fault aims at, options) -> the start op's value (None: no value)."""
 
@@ -31,24 +32,44 @@ def aim_value(target: str, opts: RunOptions) -> dict[str, Any] | None:
     return {"target": target}
 
 
+def simple(make: Make) -> Builder:
+    """The builder of a nemesis made of the cluster, what it aims at and the seed alone."""
+    return lambda cluster, target, seed, opts: make(cluster, target, seed)
+
+
+@dataclass(frozen=True, slots=True)
+class Aim:
+    """What ``--nemesis-target`` may aim a fault at: ``targets`` (``default`` when none is
+    given) and, with ``node_names``, node names too (``n2``, ``n1,n3``)."""
+
+    targets: tuple[str, ...] = ()
+    default: str | None = None
+    node_names: bool = False
+
+    def takes(self) -> str:
+        """The values it takes, in words."""
+        return ", ".join(self.targets) + (", node names (n2 or n1,n3)" if self.node_names else "")
+
+
+NO_AIM: Final = Aim()
+"""A fault that takes no target."""
+
+
 @dataclass(frozen=True, slots=True)
 class FaultSpec:
-    """One fault. ``targets``: the values ``--nemesis-target`` takes for it (``default``
-    when none is given; ``node_names``: node names too, ``n2`` or ``n1,n3``);
-    ``describe``: the words of one of its windows, with ``{when}`` (from ... to ...) and
-    any of ``{processes}``, ``{nodes}``, ``{jumps}`` (clock offsets) and ``{fault}``
-    (``checkers.windows``); ``built_by``: another fault whose nemesis also handles this
-    one's operations when both are asked for (loss rides on partition's iptables)."""
+    """One fault. ``describe``: the words of one of its windows, with ``{when}`` (from
+    ... to ...) and any of ``{processes}``, ``{nodes}``, ``{jumps}`` (clock offsets) and
+    ``{fault}`` (``checkers.windows``); ``built_by``: another fault whose nemesis also
+    handles this one's operations when both are asked for (loss rides on partition's
+    iptables)."""
 
     name: str
     help: str
     build: Builder
     describe: str
     needs: frozenset[Ability] = frozenset()
+    aim: Aim = NO_AIM
     start_value: StartValue = aim_value
-    targets: tuple[str, ...] = ()
-    default: str | None = None
-    node_names: bool = False
     built_by: str | None = None
 
     @property
@@ -64,7 +85,3 @@ class FaultSpec:
     def facts(self) -> dict[str, str]:
         """What test.json records of the fault for the checkers (``checkers.windows``)."""
         return {"start": self.start, "stop": self.stop, "describe": self.describe}
-
-    def takes(self) -> str:
-        """The ``--nemesis-target`` values it takes, in words."""
-        return ", ".join(self.targets) + (", node names (n2 or n1,n3)" if self.node_names else "")

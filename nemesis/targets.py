@@ -29,7 +29,9 @@ NEEDS_HOLDERS: Final = frozenset({"holder"})
 def targets_help() -> str:
     """The values of ``--nemesis-target`` per fault, for ``--help``."""
     return "; ".join(
-        f"{f.name}: {f.takes()} (default {f.default})" if f.targets else f"{f.name}: no target"
+        f"{f.name}: {f.aim.takes()} (default {f.aim.default})"
+        if f.aim.targets
+        else f"{f.name}: no target"
         for f in FAULTS.values()
     )
 
@@ -61,7 +63,7 @@ def target_of(fault: str, opts: RunOptions) -> str | None:
     """What ``fault`` aims at in this run: its value in ``--nemesis-target``, else the
     fault's default (None: it takes no target)."""
     parsed = parse_targets(opts.nemesis_target)
-    return parsed.get(fault, parsed.get(None, spec_of(fault).default))
+    return parsed.get(fault, parsed.get(None, spec_of(fault).aim.default))
 
 
 def check_nemesis_target(opts: RunOptions) -> None:
@@ -78,7 +80,7 @@ def check_nemesis_target(opts: RunOptions) -> None:
         spec = parsed.get(fault, parsed.get(None))
         if spec is None:
             continue
-        aimed = spec_of(fault)
+        aimed = spec_of(fault).aim
         if spec not in aimed.targets and not (aimed.node_names and _named_nodes(spec, opts)):
             raise OptionError(
                 f"--nemesis-target {spec!r} is not a target of the {fault} "
@@ -104,7 +106,7 @@ def check_nodes(opts: RunOptions, cluster: Cluster) -> None:
     """Node names in ``--nemesis-target`` must be nodes of the cluster."""
     for fault in opts.faults():
         spec = target_of(fault, opts)
-        if spec is None or spec in spec_of(fault).targets:
+        if spec is None or spec in spec_of(fault).aim.targets:
             continue
         unknown = [n for n in node_names(spec) if n not in cluster.nodes()]
         if unknown:

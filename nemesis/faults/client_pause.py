@@ -8,7 +8,7 @@ from core.cluster import Cluster
 from core.options import RunOptions
 from nemesis.base import Nemesis
 from nemesis.client_pause import ClientPause
-from nemesis.spec import FaultSpec
+from nemesis.spec import Aim, FaultSpec
 
 
 def _build(cluster: Cluster, target: str, seed: int, opts: RunOptions) -> Nemesis:
@@ -21,6 +21,5 @@ FAULT = FaultSpec(
     help="freeze a client process (SIGSTOP, like a GC pause): at --pause-at for --pause-for",
     build=_build,
     describe=WORDS[CLIENT_PAUSE],
-    targets=("holder", "all"),
-    default="holder",
+    aim=Aim(("holder", "all"), "holder"),
 )

@@ -10,7 +10,7 @@ from core.abilities import Ability
 from core.cluster import Cluster
 from core.options import RunOptions
 from nemesis.base import Nemesis
-from nemesis.nodes import TARGETS
+from nemesis.nodes import AT_NODES
 from nemesis.spec import FaultSpec
 
 
@@ -34,7 +34,5 @@ FAULT = FaultSpec(
     describe=WORDS[CLOCK],
     needs=frozenset({Ability.CLOCK}),
     start_value=_jump,
-    targets=TARGETS,
-    default="one",
-    node_names=True,
+    aim=AT_NODES,
 )

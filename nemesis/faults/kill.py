@@ -4,25 +4,15 @@ from __future__ import annotations
 
 from checkers.windows import KILL, WORDS
 from core.abilities import Ability
-from core.cluster import Cluster
-from core.options import RunOptions
-from nemesis.base import Nemesis
 from nemesis.node_faults import NodeKill
-from nemesis.nodes import TARGETS
-from nemesis.spec import FaultSpec
-
-
-def _build(cluster: Cluster, target: str, seed: int, opts: RunOptions) -> Nemesis:
-    return NodeKill(cluster, target, seed)
-
+from nemesis.nodes import AT_NODES
+from nemesis.spec import FaultSpec, simple
 
 FAULT = FaultSpec(
     name=KILL,
     help="kill server processes (kill -9) and restart them at the stop",
-    build=_build,
+    build=simple(NodeKill),
     describe=WORDS[KILL],
     needs=frozenset({Ability.KILL}),
-    targets=TARGETS,
-    default="one",
-    node_names=True,
+    aim=AT_NODES,
 )

@@ -8,7 +8,6 @@ from typing import Any
 from core.abilities import Ability
 from core.options import RunOptions
 from nemesis.faults.partition import FAULT as PARTITION
-from nemesis.faults.partition import build_partition
 from nemesis.spec import FaultSpec
 
 
@@ -19,7 +18,7 @@ def _no_value(target: str, opts: RunOptions) -> dict[str, Any] | None:
 FAULT = FaultSpec(
     name="loss",
     help="drop a share of the packets between servers (iptables)",
-    build=build_partition,
+    build=PARTITION.build,
     describe="packet loss between the nodes {when}",
     needs=frozenset({Ability.LOSE_PACKETS}),
     start_value=_no_value,

@@ -6,17 +6,10 @@ from typing import Any
 
 from checkers.windows import PARTITION, WORDS
 from core.abilities import Ability
-from core.cluster import Cluster
 from core.options import RunOptions
-from nemesis.base import Nemesis
 from nemesis.partition import Partition
-from nemesis.spec import FaultSpec
+from nemesis.spec import Aim, FaultSpec, simple
 from nemesis.topology import TOPOLOGIES
-
-
-def build_partition(cluster: Cluster, target: str, seed: int, opts: RunOptions) -> Nemesis:
-    """The iptables nemesis, which handles packet loss too (``nemesis.faults.loss``)."""
-    return Partition(cluster, target, seed)
 
 
 def _topology(target: str, opts: RunOptions) -> dict[str, Any]:
@@ -26,11 +19,9 @@ def _topology(target: str, opts: RunOptions) -> dict[str, Any]:
 FAULT = FaultSpec(
     name=PARTITION,
     help="cut the network between servers (iptables), by a topology",
-    build=build_partition,
+    build=simple(Partition),  # loss rides on it too (``nemesis.faults.loss``)
     describe=WORDS[PARTITION],
     needs=frozenset({Ability.NETWORK}),
     start_value=_topology,
-    targets=TOPOLOGIES,
-    default="one",
-    node_names=True,
+    aim=Aim(TOPOLOGIES, "one", node_names=True),
 )

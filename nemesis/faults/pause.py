@@ -4,25 +4,15 @@ from __future__ import annotations
 
 from checkers.windows import NODE_PAUSE, WORDS
 from core.abilities import Ability
-from core.cluster import Cluster
-from core.options import RunOptions
-from nemesis.base import Nemesis
 from nemesis.node_faults import NodePause
-from nemesis.nodes import TARGETS
-from nemesis.spec import FaultSpec
-
-
-def _build(cluster: Cluster, target: str, seed: int, opts: RunOptions) -> Nemesis:
-    return NodePause(cluster, target, seed)
-
+from nemesis.nodes import AT_NODES
+from nemesis.spec import FaultSpec, simple
 
 FAULT = FaultSpec(
     name=NODE_PAUSE,
     help="freeze server processes (SIGSTOP) and thaw them",
-    build=_build,
+    build=simple(NodePause),
     describe=WORDS[NODE_PAUSE],
     needs=frozenset({Ability.PAUSE}),
-    targets=TARGETS,
-    default="one",
-    node_names=True,
+    aim=AT_NODES,
 )

@@ -33,7 +33,7 @@ from nemesis import registry
 from nemesis.base import RunView
 from nemesis.build import build_nemesis
 from nemesis.registry import FAULTS, facts_of, spec_of
-from nemesis.spec import FaultSpec
+from nemesis.spec import Aim, FaultSpec
 from nemesis.targets import target_of
 
 
@@ -44,10 +44,10 @@ def test_every_fault_is_complete(name: str) -> None:
     assert (spec.start, spec.stop) == (f"start-{name}", f"stop-{name}")
     assert spec.help and "\n" not in spec.help and len(spec.help) < 100
     assert "{when}" in spec.describe
-    if spec.targets:
-        assert spec.default in spec.targets
+    if spec.aim.targets:
+        assert spec.aim.default in spec.aim.targets
     else:
-        assert spec.default is None and not spec.node_names
+        assert spec.aim.default is None and not spec.aim.node_names
     assert spec.needs <= set(Ability)
 
 
@@ -98,8 +98,8 @@ def test_help_lists_every_fault_with_its_help_line_and_targets(
     text = " ".join(out.split())
     for spec in FAULTS.values():
         assert f"{spec.name}: {spec.help}" in text, spec.name
-        if spec.targets:
-            assert f"{spec.name}: {spec.takes()} (default {spec.default})" in text
+        if spec.aim.targets:
+            assert f"{spec.name}: {spec.aim.takes()} (default {spec.aim.default})" in text
 
 
 class _Target:
@@ -173,8 +173,7 @@ FLOOD = FaultSpec(
     help="a made-up fault",
     build=lambda cluster, target, seed, opts: Flood(cluster.nodes()[0]),
     describe="a flood of nothing at {nodes} {when}",
-    targets=("anywhere",),
-    default="anywhere",
+    aim=Aim(("anywhere",), "anywhere"),
 )
 
 
