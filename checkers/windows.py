@@ -9,9 +9,13 @@ before that (and bare histories) get the words of ``WORDS``, the faults of that 
 ``client-pause`` (value ``{"processes": [...]}``: a SIGSTOP of client workers, the GC
 pause), ``pause`` (``{"nodes": [...]}``: server nodes frozen), ``partition``
 (``{"grudge": {node: [nodes it drops]}}``), ``kill`` (``{"nodes": [...]}``; the stop
-restarts them) and ``clock`` (``{"offsets": {node: seconds}}``). The kinds the checkers
-interpret (a client pause lets a lease expire, a partition cuts a holder off, a kill may
-lose state, a clock jump shortens a lease) are the constants below.
+restarts them) and ``clock`` (``{"offsets": {node: seconds}}``).
+
+What a fault does, as far as the checkers explain violations by it, is its ``effects``
+(``EFFECTS``: it freezes a client, cuts servers off, crashes a server, moves a clock),
+recorded with its words; older runs get those of ``KIND_EFFECTS``. A new fault with one
+of these effects is explained with no edit here; a new kind of effect is an edit of the
+checkers that interpret it (``checkers.classify``, ``checkers.stats``).
 
 A window runs from the invocation of its ``start-X`` to the completion of the next
 ``stop-X``: outer bounds, since the fault took effect somewhere in the start operation and
@@ -48,6 +52,24 @@ WORDS: Final[dict[str, str]] = {
 }
 """The words of the faults' windows for runs that did not record them (see above)."""
 OTHER_WORDS: Final = "fault {fault} {when}"
+
+FREEZES_CLIENT: Final = "freezes-client"
+"""A client process is frozen: its lease may run out while it cannot renew it."""
+CUTS_OFF: Final = "cuts-off"
+"""Servers stop answering (paused, partitioned): a holder may be cut off from the service."""
+CRASHES: Final = "crashes"
+"""A server is killed and restarted: what it had not made durable is lost."""
+MOVES_CLOCK: Final = "moves-clock"
+"""A server's clock jumps: what is measured on it (a lease) may end early."""
+EFFECTS: Final = frozenset({FREEZES_CLIENT, CUTS_OFF, CRASHES, MOVES_CLOCK})
+KIND_EFFECTS: Final[dict[str, frozenset[str]]] = {
+    CLIENT_PAUSE: frozenset({FREEZES_CLIENT}),
+    NODE_PAUSE: frozenset({CUTS_OFF}),
+    PARTITION: frozenset({CUTS_OFF}),
+    KILL: frozenset({CRASHES}),
+    CLOCK: frozenset({MOVES_CLOCK}),
+}
+"""The effects of the faults' windows for runs that did not record them."""
 WORDS_MAX: Final = 300
 """Recorded words longer than this are not used (a run directory is input)."""
 _PLACEHOLDER: Final = re.compile(r"\{(\w+)\}")
@@ -66,6 +88,8 @@ class FaultWindow:
     offsets: tuple[tuple[str, float], ...] = ()
     words: str = ""
     """How the run said to describe a window of this fault (empty: ``WORDS``)."""
+    effects: frozenset[str] = frozenset()
+    """What the fault does, as the checkers interpret it (``EFFECTS``)."""
 
     def overlaps(self, lo: int, hi: int) -> bool:
         """Whether the fault was (possibly) on at some time in ``[lo, hi]``."""
@@ -118,7 +142,7 @@ def fault_windows(history: History, faults: Mapping[str, Any] | None = None) -> 
     out: list[FaultWindow] = []
 
     def window(kind: str, pair: Pair, end: int | None) -> FaultWindow:
-        return _window(kind, pair, end, facts.words.get(kind, ""))
+        return _window(kind, pair, end, facts.words.get(kind, ""), facts.effects_of(kind))
 
     for pair in history.nemesis_ops().pairs():
         f = pair.invoke.f
@@ -149,6 +173,7 @@ class FaultFacts:
         self.starts: dict[str, str] = {}
         self.stops: dict[str, str] = {}
         self.words: dict[str, str] = {}
+        self.effects: dict[str, frozenset[str]] = {}
         for name, fact in (faults or {}).items() if isinstance(faults, Mapping) else ():
             if not isinstance(fact, Mapping):
                 continue
@@ -158,6 +183,11 @@ class FaultFacts:
             words = fact.get("describe")
             if isinstance(words, str) and 0 < len(words) <= WORDS_MAX:
                 self.words[str(name)] = words
+            effects = fact.get("effects")
+            if isinstance(effects, list):
+                self.effects[str(name)] = EFFECTS.intersection(
+                    e for e in effects if isinstance(e, str)
+                )
 
     def started_by(self, f: str) -> str | None:
         """The fault the operation ``f`` starts (``start-X`` starts X), if any."""
@@ -167,30 +197,36 @@ class FaultFacts:
         """The fault the operation ``f`` stops (``stop-X`` stops X), if any."""
         return self.stops.get(f) or (f.removeprefix("stop-") if f.startswith("stop-") else None)
 
+    def effects_of(self, kind: str) -> frozenset[str]:
+        """What the fault ``kind`` does: as recorded, else as the checkers know it."""
+        return self.effects.get(kind, KIND_EFFECTS.get(kind, frozenset()))
 
-def of_kind(windows: Iterable[FaultWindow], *kinds: str) -> list[FaultWindow]:
-    """The windows of the given kinds that took effect."""
-    return [w for w in windows if w.kind in kinds and w.ok]
+
+def with_effect(windows: Iterable[FaultWindow], effect: str) -> list[FaultWindow]:
+    """The windows of faults with ``effect`` that took effect."""
+    return [w for w in windows if effect in w.effects and w.ok]
 
 
 def first_overlapping(
     windows: Sequence[FaultWindow],
     lo: int,
     hi: int,
-    kinds: Sequence[str],
+    effect: str,
     process: Process | None = None,
 ) -> FaultWindow | None:
-    """The first window of ``kinds`` on during ``[lo, hi]`` (affecting ``process``, for
-    client pauses, when given)."""
-    for w in of_kind(windows, *kinds):
-        if w.kind == CLIENT_PAUSE and process is not None and not w.affects_process(process):
+    """The first window with ``effect`` on during ``[lo, hi]`` (affecting ``process``, for
+    frozen clients, when given)."""
+    for w in with_effect(windows, effect):
+        if effect == FREEZES_CLIENT and process is not None and not w.affects_process(process):
             continue
         if w.overlaps(lo, hi):
             return w
     return None
 
 
-def _window(kind: str, pair: Pair, end: int | None, words: str) -> FaultWindow:
+def _window(
+    kind: str, pair: Pair, end: int | None, words: str, effects: frozenset[str]
+) -> FaultWindow:
     value = _details(pair)
     processes = tuple(value.get("processes") or ()) if isinstance(value, dict) else ()
     return FaultWindow(
@@ -202,6 +238,7 @@ def _window(kind: str, pair: Pair, end: int | None, words: str) -> FaultWindow:
         _nodes(value),
         _offsets(value),
         words,
+        effects,
     )
 
 

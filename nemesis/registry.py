@@ -9,7 +9,7 @@ this table. ``none`` is not a fault: it is the value that asks for none.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Final
+from typing import Any, Final
 
 from core.abilities import Ability
 from core.options import OptionError, parse_faults
@@ -54,7 +54,7 @@ def needs_of(faults: Iterable[str]) -> dict[str, frozenset[Ability]]:
     return {f: spec_of(f).needs for f in faults}
 
 
-def facts_of(faults: Iterable[str]) -> dict[str, dict[str, str]]:
+def facts_of(faults: Iterable[str]) -> dict[str, dict[str, Any]]:
     """What test.json records of the run's faults, for the checkers (``checkers.windows``)."""
     return {f: spec_of(f).facts() for f in faults}
 

@@ -4,8 +4,8 @@ Everything the run, the command line and the checkers need to know of a fault is
 its operations (``start-<name>``/``stop-<name>``, the naming the checkers read windows
 by), how to build its nemesis, the value its start op carries, what ``--nemesis-target``
 may aim it at, the abilities it needs of the target (``core.abilities``), its help line,
-and the words a fault window of it is described with (recorded in test.json, so a
-checker describes a fault it has never heard of).
+and the words a fault window of it is described with (and what it does as the checkers
+see it (both recorded in test.json, so a checker explains a fault it has never heard of).
 """
 
 from __future__ import annotations
@@ -59,7 +59,9 @@ NO_AIM: Final = Aim()
 class FaultSpec:
     """One fault. ``describe``: the words of one of its windows, with ``{when}`` (from
     ... to ...) and any of ``{processes}``, ``{nodes}``, ``{jumps}`` (clock offsets) and
-    ``{fault}`` (``checkers.windows``); ``built_by``: another fault whose nemesis also
+    ``{fault}``, and ``effects`` what the checkers may explain a violation by (from
+    ``checkers.windows.EFFECTS``: it freezes a client, cuts servers off, crashes a server,
+    moves a clock); ``built_by``: another fault whose nemesis also
     handles this one's operations when both are asked for (loss rides on partition's
     iptables)."""
 
@@ -68,6 +70,7 @@ class FaultSpec:
     build: Builder
     describe: str
     needs: frozenset[Ability] = frozenset()
+    effects: frozenset[str] = frozenset()
     aim: Aim = NO_AIM
     start_value: StartValue = aim_value
     built_by: str | None = None
@@ -82,6 +85,11 @@ class FaultSpec:
         """The operation that stops it (and heals what it did)."""
         return f"stop-{self.name}"
 
-    def facts(self) -> dict[str, str]:
+    def facts(self) -> dict[str, Any]:
         """What test.json records of the fault for the checkers (``checkers.windows``)."""
-        return {"start": self.start, "stop": self.stop, "describe": self.describe}
+        return {
+            "start": self.start,
+            "stop": self.stop,
+            "describe": self.describe,
+            "effects": sorted(self.effects),
+        }

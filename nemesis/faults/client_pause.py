@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from checkers.windows import CLIENT_PAUSE, WORDS
+from checkers.windows import CLIENT_PAUSE, FREEZES_CLIENT, WORDS
 from core.cluster import Cluster
 from core.options import RunOptions
 from nemesis.base import Nemesis
@@ -18,8 +18,9 @@ def _build(cluster: Cluster, target: str, seed: int, opts: RunOptions) -> Nemesi
 
 FAULT = FaultSpec(
     name=CLIENT_PAUSE,
-    help="freeze a client process (SIGSTOP, like a GC pause): at --pause-at for --pause-for",
+    help="freeze a client process (SIGSTOP, like a GC pause), at --pause-at for --pause-for",
     build=_build,
     describe=WORDS[CLIENT_PAUSE],
+    effects=frozenset({FREEZES_CLIENT}),
     aim=Aim(("holder", "all"), "holder"),
 )

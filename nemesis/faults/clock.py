@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checkers.windows import CLOCK, WORDS
+from checkers.windows import CLOCK, MOVES_CLOCK, WORDS
 from core.abilities import Ability
 from core.cluster import Cluster
 from core.options import RunOptions
@@ -32,6 +32,7 @@ FAULT = FaultSpec(
     help="move servers' clocks (libfaketime; the hosts' own clocks with --ssh)",
     build=_build,
     describe=WORDS[CLOCK],
+    effects=frozenset({MOVES_CLOCK}),
     needs=frozenset({Ability.CLOCK}),
     start_value=_jump,
     aim=AT_NODES,

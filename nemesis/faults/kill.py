@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checkers.windows import KILL, WORDS
+from checkers.windows import CRASHES, KILL, WORDS
 from core.abilities import Ability
 from nemesis.node_faults import NodeKill
 from nemesis.nodes import AT_NODES
@@ -13,6 +13,7 @@ FAULT = FaultSpec(
     help="kill server processes (kill -9) and restart them at the stop",
     build=simple(NodeKill),
     describe=WORDS[KILL],
+    effects=frozenset({CRASHES}),
     needs=frozenset({Ability.KILL}),
     aim=AT_NODES,
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checkers.windows import PARTITION, WORDS
+from checkers.windows import CUTS_OFF, PARTITION, WORDS
 from core.abilities import Ability
 from core.options import RunOptions
 from nemesis.partition import Partition
@@ -21,6 +21,7 @@ FAULT = FaultSpec(
     help="cut the network between servers (iptables), by a topology",
     build=simple(Partition),  # loss rides on it too (``nemesis.faults.loss``)
     describe=WORDS[PARTITION],
+    effects=frozenset({CUTS_OFF}),
     needs=frozenset({Ability.NETWORK}),
     start_value=_topology,
     aim=Aim(TOPOLOGIES, "one", node_names=True),

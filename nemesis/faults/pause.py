@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checkers.windows import NODE_PAUSE, WORDS
+from checkers.windows import CUTS_OFF, NODE_PAUSE, WORDS
 from core.abilities import Ability
 from nemesis.node_faults import NodePause
 from nemesis.nodes import AT_NODES
@@ -13,6 +13,7 @@ FAULT = FaultSpec(
     help="freeze server processes (SIGSTOP) and thaw them",
     build=simple(NodePause),
     describe=WORDS[NODE_PAUSE],
+    effects=frozenset({CUTS_OFF}),
     needs=frozenset({Ability.PAUSE}),
     aim=AT_NODES,
 )

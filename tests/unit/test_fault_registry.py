@@ -16,12 +16,20 @@ from typing import Any
 import pytest
 from test_cli import run
 from test_cli_options import assert_one_line_254
-from test_mutex_records import fault, history
+from test_mutex_records import S, fault, history
 from test_nemesis_faults import FakeCluster
 
 from checkers.faults import check_faults
 from checkers.record import RunRecord
-from checkers.windows import WORDS, fault_windows, record_windows
+from checkers.windows import (
+    CUTS_OFF,
+    EFFECTS,
+    KIND_EFFECTS,
+    WORDS,
+    fault_windows,
+    first_overlapping,
+    record_windows,
+)
 from clusters.docker_target import DockerTarget
 from core import gen
 from core.abilities import Ability, check_abilities
@@ -64,10 +72,13 @@ def test_every_fault_builds_a_nemesis_that_handles_its_operations(name: str) -> 
     assert [o.f for o in healed if o.type == "invoke"] == [spec.stop]
 
 
-def test_the_windows_words_of_the_faults_checkers_knew_are_unchanged() -> None:
-    """Runs recorded before test.json had ``faults`` read the same words."""
+def test_the_words_and_effects_of_the_faults_checkers_knew_are_unchanged() -> None:
+    """Runs recorded before test.json had ``faults`` read the same words and effects."""
     for kind, words in WORDS.items():
         assert FAULTS[kind].describe == words
+        assert FAULTS[kind].effects == KIND_EFFECTS[kind]
+    assert set(KIND_EFFECTS) == set(WORDS)
+    assert all(spec.effects <= EFFECTS for spec in FAULTS.values())
 
 
 @pytest.mark.parametrize("argv", [["--nemesis", "flood"], ["--nemesis", "kill,flood"]])
@@ -173,6 +184,7 @@ FLOOD = FaultSpec(
     help="a made-up fault",
     build=lambda cluster, target, seed, opts: Flood(cluster.nodes()[0]),
     describe="a flood of nothing at {nodes} {when}",
+    effects=frozenset({CUTS_OFF}),
     aim=Aim(("anywhere",), "anywhere"),
 )
 
@@ -192,24 +204,34 @@ def test_a_made_up_fault_gets_windows_words_and_proof_from_what_the_run_recorded
             "start": "start-flood",
             "stop": "stop-flood",
             "describe": "a flood of nothing at {nodes} {when}",
+            "effects": ["cuts-off"],
         }
     }
     record = RunRecord(history(fault("flood", 1.0, 3.0, {"nodes": ["n1"]})), test=test)
     (w,) = record_windows(record)
     assert (w.kind, w.nodes, w.ok) == ("flood", ("n1",), True)
     assert w.describe() == "a flood of nothing at n1 from 1.000 s to 3.001 s"
+    assert first_overlapping([w], 0, 2 * S, CUTS_OFF) is w  # explains a holder cut off
     assert check_faults(record).valid is True
-    (bare,) = fault_windows(record.history)  # a bare history: the generic words
+    (bare,) = fault_windows(record.history)  # a bare history: the generic words, no effect
     assert bare.describe() == "fault flood from 1.000 s to 3.001 s"
+    assert bare.effects == frozenset()
 
 
 @pytest.mark.parametrize(
     "faults",
-    [5, [], {"flood": 5}, {"flood": {"describe": 5}}, {"flood": {"describe": "x" * 301}}],
+    [
+        5,
+        [],
+        {"flood": 5},
+        {"flood": {"describe": 5, "effects": "cuts-off"}},
+        {"flood": {"describe": "x" * 301, "effects": [5, "melts", ["cuts-off"]]}},
+    ],
 )
 def test_odd_recorded_faults_fall_back_to_the_generic_words(faults: Any) -> None:
     (w,) = fault_windows(history(fault("flood", 1.0, 3.0)), faults)
     assert w.describe() == "fault flood from 1.000 s to 3.001 s"
+    assert w.effects == frozenset()
 
 
 def test_recorded_words_fill_only_known_placeholders() -> None:
