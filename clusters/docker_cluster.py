@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     import docker
     from docker.models.containers import Container
 
-    from clusters.registry import ClusterOptions
+    from clusters.spec import ClusterOptions
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +128,7 @@ class DockerCluster:
 
     @classmethod
     def from_options(cls: type[C], options: ClusterOptions) -> C:
-        """The cluster for the registry's options (see ``clusters.registry``)."""
+        """The cluster for the registry's options (see ``clusters.spec``)."""
         return cls(
             run_id=options.run_id,
             nodes=options.nodes,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Set
 from enum import StrEnum
-from typing import Final, Protocol
+from typing import Final
 
 from core.options import OptionError
 
@@ -38,29 +38,23 @@ UNSUPPORTED: Final = "{target} does not support the {fault} fault"
 """The refusal of a fault needing an ability the target gives no reason for lacking."""
 
 
-class Able(Protocol):
-    """A target as the ability check sees it."""
-
-    name: str
-
-    @property
-    def abilities(self) -> frozenset[Ability]: ...
-
-    @property
-    def lacks(self) -> Mapping[Ability, str]:
-        """Why the target lacks an ability: a line with ``{target}`` and ``{fault}``."""
-        ...
-
-
-def check_abilities(target: Able, needs: Mapping[str, Set[Ability]]) -> None:
-    """OptionError (one line) unless ``target`` has every ability each fault needs
-    (``needs``: fault -> its abilities). Faults refused for the same reason are named
-    together: ``loss, partition faults need a real cluster``."""
+def check_abilities(
+    target: str,
+    has: Set[Ability],
+    lacks: Mapping[Ability, str],
+    needs: Mapping[str, Set[Ability]],
+    **words: str,
+) -> None:
+    """OptionError (one line) unless ``target``, which ``has`` these abilities, has every
+    one each fault needs (``needs``: fault -> its abilities); the refusal is the target's
+    reason for the first it ``lacks`` (formatted with ``{target}``, ``{fault}`` and
+    ``words``). Faults refused for the same reason are named together: ``loss, partition
+    faults need a real cluster``."""
     by_reason: dict[str, list[str]] = {}
     for fault in sorted(needs):
-        missing = sorted(needs[fault] - target.abilities)
+        missing = sorted(needs[fault] - has)
         if missing:
-            reason = target.lacks.get(missing[0], UNSUPPORTED)
+            reason = lacks.get(missing[0], UNSUPPORTED)
             by_reason.setdefault(reason, []).append(fault)
     for reason, faults in by_reason.items():
-        raise OptionError(reason.format(target=target.name, fault=", ".join(faults)))
+        raise OptionError(reason.format(target=target, fault=", ".join(faults), **words))

@@ -1,6 +1,7 @@
 """Run options: everything a run can be told, with its defaults, recorded in test.json.
 
-The defaults reproduce the classic scenario of the domain on the built-in ``sim`` target:
+The defaults reproduce the classic scenario of the domain on the default target (the
+built-in ``sim``, first in ``clusters.registry``):
 a lock with lease TTL 10 s and keepalive every 3 s, its holder paused at 12 s for 14 s,
 fencing on at the protected resource.
 
@@ -130,7 +131,9 @@ class RunOptions:
     left at its default follows the pause and the work (``op_timeout_given`` says whether
     it was asked for)."""
 
-    target: str = "sim"
+    target: str = ""
+    """The target's name (``clusters.registry``); empty: the registry's default, filled in
+    when the run is checked (``harness.validate.check_run``) or started."""
     workload: str = "lock"
     lock: str | None = None
     nemesis: list[str] = field(default_factory=list)

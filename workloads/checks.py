@@ -21,7 +21,7 @@ from checkers.election import check_election
 from checkers.fencing import check_fencing
 from checkers.holdings import LOCK
 from checkers.mutex import check_mutex
-from checkers.mutex_lin import LINEARIZABLE_LOCK_TARGETS, check_mutex_linearizable
+from checkers.mutex_lin import check_mutex_linearizable
 from checkers.record import RunRecord
 from checkers.result import CheckResult
 from checkers.stats import check_stats
@@ -93,7 +93,7 @@ def checkers_for_workload(record: RunRecord, time_limit: float | None = None) ->
     workload = record.options.get("workload")
     if workload == "lock":
         checks: list[Checker] = [_mutex, _fencing]
-        if record.options.get("target") in LINEARIZABLE_LOCK_TARGETS:
+        if record.test.get("linearizable_locks"):
             checks.append(_mutex_linearizable(time_limit if time_limit is not None else 60.0))
         return [*checks, _stats]
     if workload == "election":

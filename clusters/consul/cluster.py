@@ -14,12 +14,11 @@ from __future__ import annotations
 import json
 
 from clusters._probe import http_json
+from clusters.consul.spec import SESSION_TTL_MIN
 from clusters.docker_cluster import DockerCluster, Node, majority_vote
 
 HTTP_PORT = 8500
 SERVER_PORT = 8300
-SESSION_TTL_MIN = 1.0
-"""Seconds: the shortest session TTL the servers accept."""
 CONF = "/harness/consul.json"
 
 

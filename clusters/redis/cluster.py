@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from clusters._probe import tcp_exchange
 from clusters.docker_cluster import DATA_DIR, DockerCluster, Node
-from clusters.registry import REDIS_PERSISTENCE, ClusterOptions
+from clusters.redis.spec import PERSISTENCE as REDIS_PERSISTENCE
+from clusters.spec import ClusterOptions
 from core.cluster import ClusterError
 
 PORT = 6379

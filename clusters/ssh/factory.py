@@ -9,26 +9,18 @@ neither paramiko nor a host.
 
 from __future__ import annotations
 
-import importlib
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from clusters.registry import TARGETS as DOCKER_TARGETS
+from clusters.registry import TARGETS, ssh_targets
 from clusters.remote.base import Remote
 from clusters.remote.hosts import HostSpec, hosts_from, parse_host
+from clusters.spec import Lazy
 from clusters.ssh.packages import INSTALL_MODES, PackageInstaller
 from core.cluster import Cluster, ClusterError
-
-SSH_TARGETS: dict[str, str] = {
-    "etcd": "clusters.ssh.etcd:SshEtcdCluster",
-    "consul": "clusters.ssh.consul:SshConsulCluster",
-    "zookeeper": "clusters.ssh.zookeeper:SshZookeeperCluster",
-    "redis": "clusters.ssh.redis:SshRedisCluster",
-    "redlock": "clusters.ssh.redis:SshRedlockCluster",
-}
-"""Targets that can run on SSH hosts -> "module:class" of their ``SshCluster``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +82,10 @@ def check_ssh_options(
 ) -> list[HostSpec]:
     """The hosts, parsed, when ``target``, ``hosts`` and ``options`` make sense (nothing is
     contacted); ClusterError with one line saying what to fix otherwise."""
-    if target not in SSH_TARGETS:
+    spec = TARGETS.get(target)
+    if spec is None or spec.ssh is None:
         raise ClusterError(
-            f"Target {target!r} cannot run over SSH yet; choose from: {', '.join(SSH_TARGETS)}"
+            f"Target {target!r} cannot run over SSH yet; choose from: {', '.join(ssh_targets())}"
         )
     if options.install not in INSTALL_MODES:
         raise ClusterError(
@@ -101,12 +94,10 @@ def check_ssh_options(
     check_login_options(options)
     if options.deb_dir is not None and not Path(options.deb_dir).is_dir():
         raise ClusterError(f"--ssh-debs {options.deb_dir} is not a directory of .deb files")
-    DOCKER_TARGETS[target].check_persistence(options.persistence)  # the same choices
+    spec.check_persistence(options.persistence)  # the same choices as in Docker
     specs = [h if isinstance(h, HostSpec) else parse_host(h) for h in hosts]
     specs = hosts_from([str(s) for s in specs])  # none, or a host named twice: one line
-    module, _, name = SSH_TARGETS[target].partition(":")
-    cls = getattr(importlib.import_module(module), name)
-    cls.check_size_of(len(specs))
+    _ssh_cluster(target).check_size_of(len(specs))
     return specs
 
 
@@ -117,8 +108,7 @@ def make_ssh_cluster(
     ClusterError (one line) for bad input, before any host is contacted."""
     opts = options or SshClusterOptions()
     specs = check_ssh_options(target, hosts, opts)
-    module, _, name = SSH_TARGETS[target].partition(":")
-    cls = getattr(importlib.import_module(module), name)
+    cls = _ssh_cluster(target)
     deb_dir = Path(opts.deb_dir) if opts.deb_dir else None
     installer = PackageInstaller(
         cls.packages, cls.services, opts.install, deb_dir, commands=cls.commands
@@ -133,3 +123,8 @@ def make_ssh_cluster(
         **extra,
     )
     return cluster
+
+
+def _ssh_cluster(target: str) -> Any:
+    """The ``SshCluster`` class of a target that runs over SSH (``TargetSpec.ssh``)."""
+    return Lazy(str(TARGETS[target].ssh)).load()

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from clusters._probe import tcp_exchange
 from clusters.docker_cluster import DockerCluster, Node
+from clusters.zookeeper.spec import MAX_SESSION_MS, MIN_SESSION_MS
 
 CLIENT_PORT = 2181
 QUORUM_PORT = 2888
@@ -29,8 +30,6 @@ CONF = "/harness/zoo.cfg"
 DATA = "/data/zk"
 HEAP = "-Xmx256m"
 TICK_MS = 500
-MIN_SESSION_MS = 1000
-MAX_SESSION_MS = 60000
 
 
 def zoo_cfg(servers: Mapping[int, str], data_dir: str) -> str:

@@ -21,7 +21,8 @@ import requests
 from clusters._probe import wait_until
 from clusters.docker_cluster import DockerCluster
 from clusters.etcd.cluster import EtcdCluster
-from clusters.registry import TARGETS, ClusterOptions
+from clusters.registry import TARGETS
+from clusters.spec import ClusterOptions
 from core.client import Invocation
 from nemesis.clock import ClockSkew
 from nemesis.node_faults import NodeKill, NodePause

@@ -18,21 +18,21 @@ from typing import Any
 import pytest
 from ssh_sim import SimHost
 
+from clusters import run_target
 from clusters.redis import cluster as redis_cluster
 from clusters.redis.cluster import RedisCluster, RedlockCluster
+from clusters.registry import resolve
 from clusters.remote.hosts import HostSpec
 from clusters.ssh.cluster import SshCluster
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
 from clusters.ssh.packages import PackageInstaller
 from clusters.ssh.redis import SshRedisCluster, SshRedlockCluster
-from clusters.ssh.target import ssh_target
 from clusters.ssh.zookeeper import SshZookeeperCluster
 from clusters.zookeeper import cluster as zk_cluster
 from clusters.zookeeper.cluster import ZookeeperCluster
 from core.clock import RunClock
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 from core.options import RunOptions
-from harness.targets import resolve_target
 from nemesis.nodes import NodeControl
 
 IPS = {f"h{i}": f"10.9.0.{10 + i}" for i in range(1, 6)}
@@ -349,10 +349,12 @@ def test_persistence_is_refused_where_docker_refuses_it(
 
 @pytest.mark.parametrize("target", ["redis", "redlock"])
 def test_the_run_s_persistence_reaches_the_servers(target: str) -> None:
-    run = ssh_target(resolve_target(target), ["10.9.0.11"])
-    cluster = run.make_cluster(RunOptions(target=target, persistence="aof-everysec"), RunClock())
+    spec, hosts = resolve(target), {"ssh": True, "ssh_hosts": ["10.9.0.11"]}
+    cluster = run_target.make_cluster(
+        spec, RunOptions(target=target, persistence="aof-everysec", **hosts), RunClock()
+    )
     assert isinstance(cluster, SshRedisCluster) and cluster.persistence == "aof-everysec"
-    default = run.make_cluster(RunOptions(target=target), RunClock())
+    default = run_target.make_cluster(spec, RunOptions(target=target, **hosts), RunClock())
     assert isinstance(default, SshRedisCluster) and default.persistence == "none"
 
 
@@ -368,10 +370,10 @@ def test_the_run_s_clients_connect_to_the_hosts(
     target: str, hosts: int, port: int, spread: bool
 ) -> None:
     ips = list(IPS.values())[:hosts]
-    run = ssh_target(resolve_target(target), ips)
-    opts = RunOptions(target=target, workload="lock")
-    run.check_options(opts)
-    cluster = run.make_cluster(opts, RunClock())
+    run = resolve(target)
+    opts = RunOptions(target=target, workload="lock", ssh=True, ssh_hosts=ips)
+    run_target.check_options(run, opts)
+    cluster = run_target.make_cluster(run, opts, RunClock())
     factory = run.client_factory(opts, cluster, "127.0.0.1:9")
     connector = factory.connector  # type: ignore[attr-defined]
     assert connector.endpoints == tuple(
