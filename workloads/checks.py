@@ -25,6 +25,7 @@ from checkers.mutex_lin import check_mutex_linearizable
 from checkers.record import RunRecord
 from checkers.result import CheckResult
 from checkers.stats import check_stats
+from checkers.windows import record_windows
 
 Checker = Callable[[RunRecord], CheckResult]
 CAS_MODEL = "register"
@@ -32,7 +33,12 @@ CAS_MODEL = "register"
 
 def _mutex(record: RunRecord) -> CheckResult:
     return check_mutex(
-        record.resource_log, record.history, record.events, record.service_events, terms=LOCK
+        record.resource_log,
+        record.history,
+        record.events,
+        record.service_events,
+        record_windows(record),
+        terms=LOCK,
     )
 
 
@@ -42,17 +48,26 @@ def _fencing(record: RunRecord) -> CheckResult:
         record.history,
         record.events,
         record.service_events,
+        record_windows(record),
         enforced=record.options.get("fencing"),
     )
 
 
 def _election(record: RunRecord) -> CheckResult:
-    return check_election(record.resource_log, record.history, record.events, record.service_events)
+    return check_election(
+        record.resource_log,
+        record.history,
+        record.events,
+        record.service_events,
+        record_windows(record),
+    )
 
 
 def _stats(record: RunRecord) -> CheckResult:
     return check_stats(
-        record.history, accept_unavailable=bool(record.extra.get("accept_unavailable"))
+        record.history,
+        record_windows(record),
+        accept_unavailable=bool(record.extra.get("accept_unavailable")),
     )
 
 
