@@ -35,7 +35,7 @@ from checkers.mutex import judge
 from checkers.overlaps import analyse, both_believed_s
 from checkers.record import RunRecord
 from checkers.result import CheckResult, worst
-from checkers.windows import fault_windows
+from checkers.windows import record_windows
 from checkers.words import plural
 
 NAME = "election"
@@ -44,7 +44,7 @@ NAME = "election"
 def check_record(record: RunRecord) -> CheckResult:
     """Judge the election safety of an election run; see the module docstring."""
     history = record.history
-    windows = fault_windows(history)
+    windows = record_windows(record)
     service = list(record.service_events)
     found = analyse(record.resource_log, history, record.events, service, windows, ELECTION)
     index = Invocations(history)

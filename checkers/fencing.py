@@ -41,7 +41,7 @@ from checkers.holdings import (
 from checkers.leases import LeaseFacts, lease_facts
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
-from checkers.windows import FaultWindow, fault_windows
+from checkers.windows import FaultWindow, record_windows
 from checkers.words import article, listing, plural, secs
 from core.ops import Process
 
@@ -170,7 +170,7 @@ def check_record(record: RunRecord) -> CheckResult:
     tokens is the run's recorded ``fencing`` option (None: not recorded, taken as on)."""
     history, terms = record.history, LOCK
     enforced = record.options.get("fencing")
-    windows = fault_windows(history)
+    windows = record_windows(record)
     service = list(record.service_events)
     writes = list(record.resource_log)
     leases = lease_facts(record.events, service)

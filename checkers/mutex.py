@@ -44,7 +44,7 @@ from checkers.holdings import ELECTION, LOCK, Holding, Terms
 from checkers.overlaps import Analysis, Group, StaleWrite, analyse
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
-from checkers.windows import fault_windows
+from checkers.windows import record_windows
 from checkers.words import listing, plural, secs, span
 
 NAME = "mutex"
@@ -71,7 +71,7 @@ def check_record(record: RunRecord) -> CheckResult:
         history,
         record.events,
         record.service_events,
-        fault_windows(history),
+        record_windows(record),
         LOCK,
     )
     j = judge(found, Invocations(history))

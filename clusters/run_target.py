@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
+from collections.abc import Mapping, Set
 
 from clusters.registry import TARGETS
 from clusters.spec import TargetSpec
 from clusters.ssh.factory import SshClusterOptions, check_ssh_options, make_ssh_cluster
+from core.abilities import Ability, check_abilities
 from core.clock import RunClock
 from core.cluster import Cluster
 from core.options import OptionError, RunOptions
@@ -36,8 +38,16 @@ def check_options(spec: TargetSpec, opts: RunOptions) -> None:
                 "--image chooses a Docker image; over SSH the hosts' packages "
                 "are used: leave it out"
             )
-    real = tuple(name for name, t in TARGETS.items() if t.local is None)
-    spec.check_options(opts, real)
+    spec.check_options(opts)
+
+
+def check_faults(spec: TargetSpec, opts: RunOptions, needs: Mapping[str, Set[Ability]]) -> None:
+    """OptionError (one line, the target's reason) unless the target has every ability
+    the run's faults need (``needs``: fault -> abilities, from the faults' registry). On
+    SSH hosts every target can move a clock: the hosts' own, which Go servers read too."""
+    has = spec.abilities | ({Ability.CLOCK} if opts.ssh else set())
+    real = ", ".join(name for name, t in TARGETS.items() if t.local is None)
+    check_abilities(spec.name, has, spec.lacks, needs, real=real)
 
 
 def make_cluster(spec: TargetSpec, opts: RunOptions, clock: RunClock) -> Cluster:

@@ -2,9 +2,10 @@
 
 A target's spec says what it is (name, description, default size, image, versions), how a
 run gets its cluster (in Docker, as a local process, or on SSH hosts), the clients of each
-workload and lock implementation, what it accepts (read modes, persistence, lease TTLs,
-faults) and whether its locks claim linearizability (recorded in test.json, read by the
-checkers). Each ``clusters/<target>/spec.py`` writes one; nothing else names a target.
+workload and lock implementation, what it accepts (read modes, persistence, lease TTLs),
+what faults may do to its cluster (``abilities``, ``core.abilities``) and whether its
+locks claim linearizability (recorded in test.json, read by the checkers). Each
+``clusters/<target>/spec.py`` writes one; nothing else names a target.
 
 Everything heavy is lazy: clusters and clients are ``module:attribute`` references
 imported when a run uses them, so importing the registry (and listing targets) needs
@@ -17,8 +18,9 @@ import importlib
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
+from core.abilities import SERVER_ABILITIES, Ability
 from core.client import ClientFactory
 from core.clock import RunClock
 from core.cluster import Cluster, ClusterError
@@ -31,9 +33,8 @@ GO_CLOCK = (
     "{target} is a Go program that reads the clock without libc, so libfaketime cannot move "
     "its clock inside a container; clock faults on {target} need real hosts (--ssh)"
 )
-UNSUPPORTED = "{target} does not support the {faults} fault"
-"""The refusal of a fault outside ``TargetSpec.faults`` (``{real}``: the targets with a
-real cluster, for a target that has none)."""
+NO_GO_CLOCK: Final = {Ability.CLOCK: GO_CLOCK}
+"""What a Go server lacks in a container, and why."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,13 +122,12 @@ class TargetSpec:
     """Bugs ``--sim-bug`` can inject into it."""
     version: str | None = None
     """Its fixed version; None: asked of the running cluster (``version()``)."""
-    clock_faults: bool = True
-    """False: clock faults only on SSH hosts (a Go server ignores libfaketime)."""
-    faults: frozenset[str] = frozenset({"client-pause", "pause", "partition", "kill", "clock"})
-    refused: Mapping[str, str] = field(default_factory=dict)
-    """Faults the target refuses, with why (said in the one-line error)."""
-    unsupported: str = UNSUPPORTED
-    """The refusal of a fault outside ``faults`` (``{target}``, ``{faults}``, ``{real}``)."""
+    abilities: frozenset[Ability] = SERVER_ABILITIES
+    """What faults may do to its cluster in Docker (``core.abilities``; on SSH hosts every
+    target can move a clock: ``clusters.run_target``)."""
+    lacks: Mapping[Ability, str] = field(default_factory=dict)
+    """Why it lacks an ability, said when a fault needing it is refused (a line with
+    ``{target}``, ``{fault}`` and ``{real}``, the targets with a real cluster)."""
 
     @property
     def workload_names(self) -> tuple[str, ...]:
@@ -136,10 +136,9 @@ class TargetSpec:
             names.add("lock")
         return tuple(sorted(names))
 
-    def check_options(self, opts: RunOptions, real: tuple[str, ...] = ()) -> None:
+    def check_options(self, opts: RunOptions) -> None:
         """OptionError (one line) for options this target cannot honour (on SSH hosts
-        too: see ``clusters.run_target``); ``real`` names the targets with a real cluster,
-        for the refusal of a fault this one lacks."""
+        too: see ``clusters.run_target``; its faults: ``clusters.run_target.check_faults``)."""
         if opts.workload not in self.workload_names:
             raise OptionError(
                 f"{self.name} has no {opts.workload} workload; choose from "
@@ -160,28 +159,11 @@ class TargetSpec:
         if opts.persistence is not None and not self.persistence:
             raise OptionError(f"{self.name} has no persistence option: leave out --persistence")
         self.check_persistence(opts.persistence)
-        self._check_faults(opts, real)
         if self.lease_ttl is not None:
             from workloads.factories import check_lease_ttl
 
             rule = self.lease_ttl
             check_lease_ttl(opts, self.name, rule.low, rule.high, whole=rule.whole)
-
-    def _check_faults(self, opts: RunOptions, real: tuple[str, ...]) -> None:
-        faults = {n for n in opts.nemesis if n != "none"}
-        # On SSH hosts clock faults set the hosts' real clocks, which Go servers read too.
-        if "clock" in faults and not self.clock_faults and not opts.ssh:
-            raise OptionError(GO_CLOCK.format(target=self.name))
-        refused = sorted(faults & set(self.refused))
-        if refused:
-            raise OptionError(f"no {refused[0]} faults on {self.name}: {self.refused[refused[0]]}")
-        unknown = faults - self.faults
-        if unknown:
-            raise OptionError(
-                self.unsupported.format(
-                    target=self.name, faults=", ".join(sorted(unknown)), real=", ".join(real)
-                )
-            )
 
     def check_persistence(self, persistence: str | None) -> None:
         """ClusterError (one line) unless ``persistence`` is None or one this target takes

@@ -17,13 +17,11 @@ whose clients hold something, see ``needed_op_timeout``; test.json says why).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Final
 
 from core.errors import HarnessError
-
-NEMESES = ("none", "client-pause", "pause", "partition", "loss", "kill", "clock")
 
 DEFAULT_OP_TIMEOUT: Final = 10.0
 FOLLOW: Final = 0.0
@@ -343,14 +341,20 @@ def _check_kind(name: str, value: Any) -> None:
         raise OptionError(f"{name} must be {declared.replace(' | None', '')}, not {value!r:.60}")
 
 
-def parse_faults(value: Any) -> list[str]:
-    """The ``--nemesis`` list: names from ``NEMESES``, at least one, no repeats."""
+def parse_faults(value: Any, names: Sequence[str] = ()) -> list[str]:
+    """The ``--nemesis`` list: at least one name, no repeats, ``none`` alone. The fault
+    names are the application's (``nemesis.registry``): given as ``names``, each must be
+    one of them; else only the syntax is checked here."""
     if isinstance(value, str):
         value = [x.strip() for x in value.split(",")] if value.strip() else []
     if not isinstance(value, list) or not value:
-        raise OptionError(f"--nemesis needs at least one of {', '.join(NEMESES)}")
-    for n in value:
-        _one_of("--nemesis", n, NEMESES, "(several separated by commas)")
+        some = f"at least one of {', '.join(names)}" if names else "at least one fault, or none"
+        raise OptionError(f"--nemesis needs {some}")
+    strange = next((n for n in value if not isinstance(n, str)), None)
+    if strange is not None:
+        raise OptionError(f"--nemesis takes fault names, not {strange!r:.60}")
+    for n in value if names else ():
+        _one_of("--nemesis", n, tuple(names), "(several separated by commas)")
     if len(set(value)) != len(value):
         raise OptionError(f"--nemesis names a fault twice: {','.join(value)}")
     if "none" in value and len(value) > 1:

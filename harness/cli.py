@@ -112,18 +112,20 @@ def _checked(check: Callable[[str], object]) -> Callable[[str], str]:
 
 
 def _faults(text: str) -> list[str]:
-    from core.options import OptionError, parse_faults
+    from core.options import OptionError
+    from nemesis.registry import parse_nemesis
 
     try:
-        return parse_faults(text)  # as a suite's value: no silently dropped empty name
+        return parse_nemesis(text)  # as a suite's value: no silently dropped empty name
     except OptionError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
     from clusters.registry import DEFAULT_TARGET, TARGETS
-    from core.options import DEFAULT_OP_TIMEOUT, NEMESES, RunOptions, check_name
+    from core.options import DEFAULT_OP_TIMEOUT, RunOptions, check_name
     from harness.validate import targets_described
+    from nemesis.registry import help_lines
     from nemesis.targets import targets_help
     from workloads.registry import WORKLOADS, workloads_help
 
@@ -200,8 +202,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         "--nemesis",
         type=_faults,
         default=None,
-        help=f"comma-separated faults from {', '.join(NEMESES)} "
-        "(default: the workload's, "
+        help=f"comma-separated faults, or none: {help_lines()} (default: the workload's, "
         + ", ".join(f"{w.default_fault} for {w.name}" for w in WORKLOADS.values())
         + ")",
     )

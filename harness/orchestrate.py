@@ -41,8 +41,9 @@ from harness import analysis
 from harness.plan import build_plan
 from harness.progress import Progress
 from harness.runner import Runner
-from harness.validate import decide
+from harness.validate import check_target, decide
 from nemesis.build import build_nemesis
+from nemesis.registry import facts_of
 from workloads.registry import get_workload
 from workloads.resource import ResourceServer
 
@@ -131,7 +132,7 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
     opts.seed = seed
     target = resolve(opts.target)  # fails fast on an unknown target
     opts.target = target.name
-    run_target.check_options(target, opts)  # --ssh: the cluster on the hosts (docs/ssh.md)
+    check_target(target, opts)  # --ssh: the cluster on the hosts (docs/ssh.md)
     run_dir = new_run_dir(Path(opts.out_dir), opts.test_name())
     handler = _log_to(run_dir)
     _quiet_resource_tracker()
@@ -139,6 +140,7 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
     test: dict[str, Any] = {
         "name": opts.test_name(),
         "options": opts.to_dict(),
+        "faults": facts_of(opts.faults()),
         "seed": seed,
         "linearizable_locks": target.linearizable_locks,
         "versions": {"harness": HARNESS_VERSION, "python": platform.python_version()},

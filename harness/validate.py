@@ -6,9 +6,10 @@ from its registry entry (``workloads.registry``): the fault of a run that names 
 the op timeout that follows the work of a holding workload. ``RunOptions.validate`` checks
 what the options say on their own (ranges, names, the schedule, the op timeout); this adds
 what needs the registries: the workload and the target exist and the target can honour the
-workload, lock, read mode, persistence and faults (on SSH hosts too, none contacted); bugs
-to inject are the target's; ``--nemesis-target`` is a value each fault takes. Errors are
-one line (``HarnessError``).
+workload, lock, read mode and persistence (on SSH hosts too, none contacted); the faults
+are registered ones (``nemesis.registry``) the target has the abilities for
+(``core.abilities``); bugs to inject are the target's; ``--nemesis-target`` is a value
+each fault takes. Errors are one line (``HarnessError``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from clusters import run_target
 from clusters.registry import TARGETS, resolve
 from clusters.spec import TargetSpec
 from core.options import OptionError, RunOptions
+from nemesis.registry import needs_of, parse_nemesis
 from nemesis.targets import check_nemesis_target
 from workloads.registry import get_workload
 
@@ -40,12 +42,20 @@ def check_run(opts: RunOptions) -> TargetSpec:
     HarnessError for anything ``opts`` cannot run as asked (the workload's defaults
     decided first)."""
     check_options(opts)
+    parse_nemesis(opts.nemesis)
     check_nemesis_target(opts)
     target = resolve(opts.target)
     opts.target = target.name
-    run_target.check_options(target, opts)
+    check_target(target, opts)
     _check_bugs(target, opts)
     return target
+
+
+def check_target(target: TargetSpec, opts: RunOptions) -> None:
+    """OptionError (one line) for options ``target`` cannot honour, a fault it has not
+    the abilities for included (with the target's reason)."""
+    run_target.check_options(target, opts)
+    run_target.check_faults(target, opts, needs_of(opts.faults()))
 
 
 def _check_bugs(target: TargetSpec, opts: RunOptions) -> None:

@@ -11,7 +11,8 @@ image installs the same package the same way (``clusters/consul/Dockerfile``).
 
 from __future__ import annotations
 
-from clusters.spec import LeaseTtl, TargetSpec, docker
+from clusters.spec import NO_GO_CLOCK, LeaseTtl, TargetSpec, docker
+from core.abilities import SERVER_ABILITIES, Ability
 
 SESSION_TTL_MIN = 1.0
 """Seconds: the shortest session TTL the servers accept (their configuration too)."""
@@ -33,5 +34,6 @@ SPEC = TargetSpec(
     lease_ttl=LeaseTtl(SESSION_TTL_MIN, SESSION_TTL_MAX),
     linearizable_locks=True,
     deb_suites={"consul": "bullseye"},
-    clock_faults=False,
+    abilities=SERVER_ABILITIES - {Ability.CLOCK},
+    lacks=NO_GO_CLOCK,
 )

@@ -10,7 +10,8 @@ Docker.
 
 from __future__ import annotations
 
-from clusters.spec import LeaseTtl, TargetSpec, docker
+from clusters.spec import NO_GO_CLOCK, LeaseTtl, TargetSpec, docker
+from core.abilities import SERVER_ABILITIES, Ability
 
 MIN_TTL = 2
 """Seconds: the shortest lease etcd grants as asked."""
@@ -30,5 +31,6 @@ SPEC = TargetSpec(
     read_modes=READ_MODES,
     lease_ttl=LeaseTtl(MIN_TTL, whole=True),
     linearizable_locks=True,
-    clock_faults=False,
+    abilities=SERVER_ABILITIES - {Ability.CLOCK},
+    lacks=NO_GO_CLOCK,
 )

@@ -9,13 +9,15 @@ are refused: they cut links between servers, and these servers have none.
 from __future__ import annotations
 
 from clusters.spec import TargetSpec, docker
+from core.abilities import SERVER_ABILITIES, Ability
 
 PERSISTENCE = ("none", "aof-everysec", "aof-always")
 CLIENTS = "clusters.redis.clients"
+NO_NETWORK = SERVER_ABILITIES - {Ability.NETWORK}
 NO_PARTITION = {
-    "partition": "its servers never talk to each other and the clients reach every server, "
-    "so a partition between servers would change nothing; use pause, kill, clock or "
-    "client-pause",
+    Ability.NETWORK: "no {fault} faults on {target}: its servers never talk to each other "
+    "and the clients reach every server, so a partition between servers would change "
+    "nothing; use pause, kill, clock or client-pause",
 }
 
 REDIS = TargetSpec(
@@ -29,7 +31,8 @@ REDIS = TargetSpec(
     ssh="clusters.ssh.redis:SshRedisCluster",
     image="redis",
     persistence=PERSISTENCE,
-    refused=NO_PARTITION,
+    abilities=NO_NETWORK,
+    lacks=NO_PARTITION,
 )
 
 REDLOCK = TargetSpec(
@@ -42,5 +45,6 @@ REDLOCK = TargetSpec(
     ssh="clusters.ssh.redis:SshRedlockCluster",
     image="redis",
     persistence=PERSISTENCE,
-    refused=NO_PARTITION,
+    abilities=NO_NETWORK,
+    lacks=NO_PARTITION,
 )

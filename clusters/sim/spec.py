@@ -6,11 +6,16 @@ from __future__ import annotations
 
 from clusters.sim.service import BUGS
 from clusters.spec import TargetSpec
+from core.abilities import Ability
 from core.clock import RunClock
 from core.cluster import Cluster
 from core.options import RunOptions
 
 CLIENTS = "clusters.sim.clients"
+ONE_NODE = (
+    "the {target} target has one node on loopback: {fault} faults need a real cluster "
+    "(--target {real})"
+)
 
 
 def _cluster(opts: RunOptions, clock: RunClock) -> Cluster:
@@ -30,7 +35,6 @@ SPEC = TargetSpec(
     linearizable_locks=True,
     bugs=tuple(BUGS),
     version="built-in",
-    faults=frozenset({"client-pause", "pause", "kill"}),
-    unsupported="the {target} target has one node on loopback: {faults} faults need a real "
-    "cluster (--target {real})",
+    abilities=frozenset({Ability.KILL, Ability.PAUSE}),
+    lacks=dict.fromkeys((Ability.NETWORK, Ability.LOSE_PACKETS, Ability.CLOCK), ONE_NODE),
 )

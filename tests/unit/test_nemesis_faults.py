@@ -141,13 +141,16 @@ def test_a_partition_of_one_node_cuts_nothing_and_fails() -> None:
 @pytest.mark.parametrize("target", ["redis", "redlock"])
 def test_redis_targets_refuse_partitions_with_the_reason(target: str) -> None:
     from clusters.registry import resolve
+    from harness.validate import check_target
 
     with pytest.raises(OptionError, match="servers never talk to each other"):
-        resolve(target).check_options(
-            RunOptions(target=target, workload="lock", nemesis=["pause", "partition"])
+        check_target(
+            resolve(target),
+            RunOptions(target=target, workload="lock", nemesis=["pause", "partition"]),
         )
-    resolve(target).check_options(
-        RunOptions(target=target, workload="lock", nemesis=["pause", "kill", "clock"])
+    check_target(
+        resolve(target),
+        RunOptions(target=target, workload="lock", nemesis=["pause", "kill", "clock"]),
     )
 
 

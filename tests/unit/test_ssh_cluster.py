@@ -29,6 +29,7 @@ from core.client import Invocation
 from core.clock import RunClock
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 from core.options import OptionError, RunOptions
+from harness.validate import check_target
 from nemesis.node_faults import NodeKill, NodePause
 from nemesis.nodes import NodeControl
 from nemesis.partition import Partition
@@ -338,9 +339,9 @@ def test_the_run_s_target_on_ssh_hosts() -> None:
     hosts = {"ssh": True, "ssh_hosts": ["a", "b", "c"]}
     clock = RunOptions(target="etcd", workload="cas-register", nemesis=["clock"])
     with pytest.raises(OptionError, match="need real hosts"):
-        run_target.check_options(etcd, clock)  # in Docker, etcd refuses clock faults...
+        check_target(etcd, clock)  # in Docker, etcd refuses clock faults...
     clock_on_hosts = RunOptions(target="etcd", workload="cas-register", nemesis=["clock"], **hosts)
-    run_target.check_options(etcd, clock_on_hosts)  # ...on hosts it takes them
+    check_target(etcd, clock_on_hosts)  # ...on hosts it takes them
     with pytest.raises(OptionError, match="3 hosts were named"):
         run_target.check_options(
             etcd, RunOptions(target="etcd", workload="cas-register", nodes=5, **hosts)

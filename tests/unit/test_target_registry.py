@@ -15,10 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from clusters import registry, run_target
+from clusters import registry
 from clusters.registry import TARGETS, UnknownTarget, resolve
 from clusters.spec import Lazy, LeaseTtl, TargetSpec
 from core.options import OptionError, RunOptions
+from harness.validate import check_target
+from nemesis.registry import FAULTS
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("core", "checkers", "workloads", "clusters", "nemesis", "harness")
@@ -85,9 +87,9 @@ def test_the_cli_help_lists_every_target_with_its_description(
 def test_a_target_without_a_fault_names_the_targets_that_have_real_clusters() -> None:
     local = next(t for t in TARGETS.values() if t.local is not None)
     real = [n for n, t in TARGETS.items() if t.local is None]
-    missing = sorted({"partition", "loss", "clock"} - local.faults)[0]
+    missing = next(f for f in FAULTS.values() if not f.needs <= local.abilities).name
     with pytest.raises(OptionError) as e:
-        run_target.check_options(local, RunOptions(target=local.name, nemesis=[missing]))
+        check_target(local, RunOptions(target=local.name, nemesis=[missing]))
     assert f"(--target {', '.join(real)})" in str(e.value)
 
 

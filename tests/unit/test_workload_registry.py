@@ -23,10 +23,11 @@ from clusters.sim.spec import SPEC as SIM
 from core.errors import HarnessError
 from core.gen import simulate
 from core.history import History
-from core.options import NEMESES, RunOptions
+from core.options import RunOptions
 from harness.cli import _add_run_options, _options_from
 from harness.orchestrate import run_test
 from harness.suite import SuiteError, load_suite
+from nemesis.registry import nemesis_names
 from workloads import registry
 from workloads.cas_gen import CasRegisterGen
 from workloads.workload import When, Workload
@@ -37,7 +38,7 @@ def test_every_workload_has_a_generator_checkers_and_a_help_line(name: str) -> N
     w = registry.WORKLOADS[name]
     assert w.name == name
     assert w.help and "\n" not in w.help and len(w.help) <= 100
-    assert w.default_fault in NEMESES
+    assert w.default_fault in nemesis_names()
     assert w.checkers and all(callable(c) or isinstance(c, When) for c in w.checkers)
     ops = simulate(w.client_generator(RunOptions(workload=name), 1), 2, max_ops=6, nemesis=False)
     assert len([op for op in ops if op.type == "invoke"]) == 6
