@@ -93,6 +93,17 @@ class Prune(Lazy):
         d[1] = no
         return found
 
+    def _reaches(self, g: int, lin: int, sid: int, need: int) -> bool:
+        """R5's test for entry ``g``, which requires the state ``need`` (not ``sid``):
+        whether some other unlinearized entry invoked before ``g`` returned produces it,
+        or may lead to it (an ``ANY`` producer, ``need`` not proved unreachable)."""
+        others = (self.callable[g] & ~lin) ^ (1 << g)
+        if others & self.producers.get(need, 0):
+            return True
+        if not others & self.any_mask:
+            return False
+        return bool(self._reach.get((sid, need))) or not self._unreachable(sid, need, others)
+
     def _culprit(self, x: int, lin: int, sid: int) -> int:
         """The entry to blame in the deepest configuration (its entries ``lin``, its
         state ``sid``): the forced one ``x``, unless R5 cut the configuration because the
@@ -100,14 +111,8 @@ class Prune(Lazy):
         rem = self.req_mask & ~lin
         if not rem:
             return x
-        gbit = rem & -rem
-        g = gbit.bit_length() - 1
+        g = (rem & -rem).bit_length() - 1
         need = self.need_sid[g]
-        if need == sid:
-            return x
-        others = (self.callable[g] & ~lin) ^ gbit
-        if others & self.producers.get(need, 0):
-            return x
-        if others & self.any_mask and not self._unreachable(sid, need, others):
+        if need == sid or self._reaches(g, lin, sid, need):
             return x
         return g

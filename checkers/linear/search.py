@@ -106,242 +106,223 @@ class Search(Prune):
 
     def run(self) -> Generator[int, int, SearchResult]:
         """Search; yields the step count after each quota and is resumed with the next
-        quota (``send``). Returns the result. Prime it with ``next()`` first."""
+        quota (``send``). Returns the result. Prime it with ``next()`` first.
+
+        Each step enters a configuration (``_enter``: R3), expands it unless the memo
+        dominates it (``_expand``: R5, then a frame on the stack) and moves to the next
+        child of the deepest frame that has one (``_advance``: R4, R2, R6)."""
         quota = yield 0
         n_certain = self.n_certain
-        callable_ = self.callable
-        trans = self.trans
-        ro_mask = self.ro_mask
-        unc_mask = self.unc_mask
-        lower_same = self.lower_same
-        need_sid = self.need_sid
-        producers = self.producers
-        req_mask = self.req_mask
-        any_mask = self.any_mask
-        observe_mask = self.observe_mask
-        observed = self._observed
-        useful = self.useful
-        unreachable = self._unreachable
-        slow_step = self._step
-        memo = self.memo
-        cmask = (1 << n_certain) - 1
-        configs = 0
-        stack: list[list[Any]] = []
-        self.stack = stack
         lean = len(self.index) > bits.LEAN
+        cmask = (1 << n_certain) - 1
+        memo = self.memo
         # The current path as a linked list (entries, rest), ``entries`` a bitset of the
         # entries linearized at once (R3's, or one child): O(1) to extend, to cut back
         # and to keep a copy of; turned into lists only for the result.
         path: Any = None
-        paths: list[tuple[Any, int, int]] = []  # (path, its state, its entries)
-        path_sids: list[int] = []
-        ro_at = self.ro_at
-        ro_free = self.ro_free
-        reach = self._reach
+        self._paths = []
+        self._path_sids = []
+        self._best_x = -1
         lin = 0
         sid = self.init_sid
         steps = 0
         limit = quota
-        best_x = -1
-        max_paths = self.MAX_PATHS
-        # Lazy mode: the certain entries below ``ready`` have their candidate masks and
-        # everything those contain is compiled; ``pending`` while R5 may need to look
-        # past the compiled ones. (Eager mode: all are ready.)
-        ready = self._ready
-        pending = self._r5 and self._compiled < n_certain if self.lazy else False
         while True:
-            # Enter (lin, sid): R3 closure, then memo, then R5.
-            ro_here = ro_at.get(sid, 0)  # read-only entries legal here by their hints
-            while True:
-                x = (lin ^ (lin + 1)).bit_length() - 1  # its lowest zero bit
-                if x >= ready:
-                    if x >= n_certain:
-                        self.steps = steps
-                        return SearchResult(
-                            True, steps=steps, model_steps=self.model_steps, configs=configs
-                        )
-                    ready = self._extend(x)
-                    ro_mask, ro_free, req_mask, any_mask = (
-                        self.ro_mask,
-                        self.ro_free,
-                        self.req_mask,
-                        self.any_mask,
-                    )
-                    ro_here = ro_at.get(sid, 0)
-                cand = callable_[x] & ~lin
-                ro = cand & ro_here
-                free = cand & ro_free
-                while free:
-                    low = free & -free
-                    free ^= low
-                    y = low.bit_length() - 1
-                    t = trans[y].get(sid)
-                    if t is None:
-                        t = slow_step(y, sid)
-                    if t >= 0:
-                        ro |= low
-                if not ro:
-                    break
-                lin |= ro
-                path = ((x, ro >> x), path)  # every entry of ro is x or above
-            fresh = True
-            if memo:  # (nothing is recorded before the first backtrack)
-                lc = lin & cmask
-                if lean:  # keys and records without the bits of the entries below x
-                    lst = memo.get((x, lc >> x, sid))
-                    u = lin >> n_certain
-                else:
-                    lst = memo.get((lc, sid))
-                    u = lin ^ lc
-                if lst is not None:
-                    for v in lst:
-                        if v | u == u:
-                            fresh = False  # dominated by a configuration that failed
-                            break
-            if fresh:
-                if x > best_x:
-                    best_x = x
-                    paths = [(path, sid, lin)]
-                    path_sids = [sid]
-                elif x == best_x and len(paths) < max_paths and sid not in path_sids:
-                    paths.append((path, sid, lin))
-                    path_sids.append(sid)
-                # R5 on the next entry that requires a state.
-                rem = req_mask & ~lin
-                if pending and not rem:
-                    while not rem and self._compiled < n_certain:
-                        ready = self._extend(self._compiled)
-                        req_mask = self.req_mask
-                        rem = req_mask & ~lin
-                    ro_mask, ro_free, any_mask = self.ro_mask, self.ro_free, self.any_mask
-                    pending = self._compiled < n_certain
-                gbit = rem & -rem
-                need = need_sid[gbit.bit_length() - 1] if rem else sid
-                if need == sid:
-                    stack.append(
-                        [(lin & cmask) >> x, sid, x, 0, path, lin >> n_certain, None]
-                        if lean
-                        else [lin, sid, x, 0, path, cand & ~ro_mask, cand]
-                    )
-                else:
-                    g = gbit.bit_length() - 1
-                    if g >= ready:
-                        ready = self._extend(g)
-                        ro_mask, ro_free, req_mask, any_mask = (
-                            self.ro_mask,
-                            self.ro_free,
-                            self.req_mask,
-                            self.any_mask,
-                        )
-                        pending = pending and self._compiled < n_certain
-                    others = (callable_[g] & ~lin) ^ gbit
-                    if others & producers.get(need, 0) or (
-                        others & any_mask
-                        and (reach.get((sid, need)) or not unreachable(sid, need, others))
-                    ):
-                        stack.append(
-                            [(lin & cmask) >> x, sid, x, 0, path, lin >> n_certain, None]
-                            if lean
-                            else [lin, sid, x, 0, path, cand & ~ro_mask, cand]
-                        )
-                    else:
-                        configs += 1
-                        lc = lin & cmask
-                        key: tuple[int, ...]
-                        if lean:
-                            key = (x, lc >> x, sid)
-                            rec = lin >> n_certain
-                        else:
-                            key = (lc, sid)
-                            rec = lin ^ lc
-                        lst = memo.get(key)
-                        if lst is None:
-                            memo[key] = [rec]
-                        else:
-                            lst.append(rec)
-            # Advance to the next child of the deepest frame that has one.
-            while stack:
-                fr = stack[-1]
-                sid0 = fr[1]
-                orig = fr[6]
-                if orig is None:
-                    # A lean frame keeps its entries as the certain ones above x and the
-                    # uncertain ones (all below x are in): its candidates are recomputed,
-                    # and those below fr[3] have been tried.
-                    x0 = fr[2]
-                    lin0 = ((1 << x0) - 1) | (fr[0] << x0) | (fr[5] << n_certain)
-                    orig = callable_[x0] & ~lin0
-                    cand = (orig & ~ro_mask) >> fr[3] << fr[3]
-                else:
-                    lin0 = fr[0]
-                    cand = fr[5]
-                t = -1
-                while cand:
-                    low = cand & -cand
-                    cand ^= low
-                    y = low.bit_length() - 1
-                    ls = lower_same[y]
-                    if ls and orig >> ls[0] & ls[1]:
-                        continue  # R4
-                    t = trans[y].get(sid0)
-                    if t is None:
-                        t = slow_step(y, sid0)
-                    if t >= 0 and (t != sid0 or not unc_mask & low):  # R2
-                        if not observe_mask & low:
-                            break
-                        others = orig ^ low  # R6
-                        d = useful.get(t)
-                        if d is not None:
-                            if others & d[0]:
-                                break
-                            if not others & ~d[1]:
-                                t = -1
-                                continue
-                        if observed(t, others):
-                            break
-                    t = -1
-                if t < 0:
-                    stack.pop()
-                    configs += 1
-                    if lean:
-                        key = (fr[2], fr[0], sid0)
-                        rec = fr[5]
-                    else:
-                        lc = lin0 & cmask
-                        key = (lc, sid0)
-                        rec = lin0 ^ lc
-                    lst = memo.get(key)
-                    if lst is None:
-                        memo[key] = [rec]
-                    else:
-                        lst.append(rec)
+            x, lin, path, cand = self._enter(lin, sid, path)
+            if x >= n_certain:
+                self.steps = steps
+                return SearchResult(
+                    True, steps=steps, model_steps=self.model_steps, configs=self.configs
+                )
+            if not memo or not self._dominated(lin, sid, x, lean, cmask):
+                self._expand(lin, sid, x, path, cand, lean, cmask)
+            y, lin, sid, parent = self._advance(lean, cmask)
+            if y < 0:
+                self.steps = steps
+                return self._refuted(steps)
+            path = (y, parent)
+            steps += 1
+            if steps >= limit:
+                self.steps = steps
+                quota = yield steps
+                limit = steps + quota
+
+    def _enter(self, lin: int, sid: int, path: Any) -> tuple[int, int, Any, int]:
+        """Enter ``(lin, sid)``: R3's closure (the legal read-only candidates linearized
+        at once, again while that adds some). Returns the forced entry (``n_certain`` or
+        more when every certain entry is in), the entries, the path and the candidates.
+        Lazy mode: compiles up to the forced entry first."""
+        callable_ = self.callable
+        trans = self.trans
+        ro_at = self.ro_at
+        ro_free = self.ro_free
+        ro_here = ro_at.get(sid, 0)  # read-only entries legal here by their hints
+        while True:
+            x = (lin ^ (lin + 1)).bit_length() - 1  # its lowest zero bit
+            if x >= self._ready:
+                if x >= self.n_certain:
+                    return x, lin, path, 0
+                self._extend(x)
+                ro_free = self.ro_free
+                ro_here = ro_at.get(sid, 0)
+            cand = callable_[x] & ~lin
+            ro = cand & ro_here
+            free = cand & ro_free
+            while free:
+                low = free & -free
+                free ^= low
+                y = low.bit_length() - 1
+                t = trans[y].get(sid)
+                if t is None:
+                    t = self._step(y, sid)
+                if t >= 0:
+                    ro |= low
+            if not ro:
+                return x, lin, path, cand
+            lin |= ro
+            path = ((x, ro >> x), path)  # every entry of ro is x or above
+
+    def _key(self, lin: int, sid: int, x: int, lean: bool, cmask: int) -> tuple[int, ...]:
+        """The memo's key of a configuration: its certain part and state (lean mode:
+        without the bits below its forced entry ``x``, and with ``x``)."""
+        if lean:
+            return (x, (lin & cmask) >> x, sid)
+        return (lin & cmask, sid)
+
+    def _dominated(self, lin: int, sid: int, x: int, lean: bool, cmask: int) -> bool:
+        """Whether the memo holds a failed configuration with the same key whose
+        uncertain part is contained in this one's (then this one fails too)."""
+        lst = self.memo.get(self._key(lin, sid, x, lean, cmask))
+        if lst is None:
+            return False
+        u = lin >> self.n_certain if lean else lin & ~cmask
+        return any(v | u == u for v in lst)
+
+    def _remember(self, key: tuple[int, ...], rec: int) -> None:
+        """Record a configuration whose exploration is over as failed: its key and its
+        uncertain part (lean mode: shifted down to the uncertain entries)."""
+        self.configs += 1
+        lst = self.memo.get(key)
+        if lst is None:
+            self.memo[key] = [rec]
+        else:
+            lst.append(rec)
+
+    def _expand(
+        self, lin: int, sid: int, x: int, path: Any, cand: int, lean: bool, cmask: int
+    ) -> None:
+        """A configuration not dominated: kept among the deepest paths, then pushed as a
+        frame unless R5 cuts it (then recorded as failed)."""
+        if x > self._best_x:
+            self._best_x = x
+            self._paths = [(path, sid, lin)]
+            self._path_sids = [sid]
+        elif x == self._best_x and len(self._paths) < self.MAX_PATHS and sid not in self._path_sids:
+            self._paths.append((path, sid, lin))
+            self._path_sids.append(sid)
+        if not self._r5_cuts(lin, sid):
+            n_certain = self.n_certain
+            self.stack.append(
+                [(lin & cmask) >> x, sid, x, 0, path, lin >> n_certain, None]
+                if lean
+                else [lin, sid, x, 0, path, cand & ~self.ro_mask, cand]
+            )
+        elif lean:
+            self._remember(self._key(lin, sid, x, lean, cmask), lin >> self.n_certain)
+        else:
+            self._remember(self._key(lin, sid, x, lean, cmask), lin & ~cmask)
+
+    def _r5_cuts(self, lin: int, sid: int) -> bool:
+        """R5 on the next entry that requires a state: whether it cannot get it. Lazy
+        mode: compiles as far as needed to find that entry, and up to it."""
+        rem = self.req_mask & ~lin
+        if not rem and self._compiled < self.n_certain and self._r5:  # lazy mode
+            while not rem and self._compiled < self.n_certain:
+                self._extend(self._compiled)
+                rem = self.req_mask & ~lin
+        if not rem:
+            return False
+        gbit = rem & -rem
+        g = gbit.bit_length() - 1
+        need = self.need_sid[g]
+        if need == sid:
+            return False
+        if g >= self._ready:
+            self._extend(g)
+        return not self._reaches(g, lin, sid, need)
+
+    def _advance(self, lean: bool, cmask: int) -> tuple[int, int, int, Any]:
+        """The next child of the deepest frame that has one: ``(y, entries, state,
+        parent path)``; frames without one are popped and recorded as failed. ``y`` is -1
+        when the stack is empty (the search failed)."""
+        stack = self.stack
+        n_certain = self.n_certain
+        callable_ = self.callable
+        trans = self.trans
+        lower_same = self.lower_same
+        unc_mask = self.unc_mask
+        observe_mask = self.observe_mask
+        useful = self.useful
+        while stack:
+            fr = stack[-1]
+            sid0 = fr[1]
+            orig = fr[6]
+            if orig is None:
+                # A lean frame keeps its entries as the certain ones above x and the
+                # uncertain ones (all below x are in): its candidates are recomputed,
+                # and those below fr[3] have been tried.
+                x0 = fr[2]
+                lin0 = ((1 << x0) - 1) | (fr[0] << x0) | (fr[5] << n_certain)
+                orig = callable_[x0] & ~lin0
+                cand = (orig & ~self.ro_mask) >> fr[3] << fr[3]
+            else:
+                lin0 = fr[0]
+                cand = fr[5]
+            while cand:
+                low = cand & -cand
+                cand ^= low
+                y = low.bit_length() - 1
+                ls = lower_same[y]
+                if ls and orig >> ls[0] & ls[1]:
+                    continue  # R4
+                t = trans[y].get(sid0)
+                if t is None:
+                    t = self._step(y, sid0)
+                if t < 0 or (t == sid0 and unc_mask & low):  # R2
                     continue
-                path = (y, fr[4])
-                lin = lin0 | low
-                sid = t
+                if observe_mask & low:  # R6
+                    others = orig ^ low
+                    d = useful.get(t)
+                    if d is None or not others & d[0]:
+                        if d is not None and not others & ~d[1]:
+                            continue
+                        if not self._observed(t, others):
+                            continue
                 if lean:
                     fr[3] = y + 1
                 else:
                     fr[5] = cand
-                break
+                return y, lin0 | low, t, fr[4]
+            stack.pop()
+            if lean:
+                self._remember((fr[2], fr[0], sid0), fr[5])
             else:
-                self.steps = steps
-                return SearchResult(
-                    False,
-                    steps=steps,
-                    model_steps=self.model_steps,
-                    configs=configs,
-                    failed=self._culprit(
-                        best_x, paths[0][2] if paths else 0, paths[0][1] if paths else self.init_sid
-                    ),
-                    paths=[(unlink(p), self.states[s]) for p, s, _ in paths],
-                )
-            steps += 1
-            if steps >= limit:
-                self.steps = steps
-                self.configs = configs
-                quota = yield steps
-                limit = steps + quota
+                self._remember((lin0 & cmask, sid0), lin0 & ~cmask)
+        return -1, 0, 0, None
+
+    def _refuted(self, steps: int) -> SearchResult:
+        """The result when every configuration failed: the deepest paths, and the entry
+        to blame at the first of them."""
+        paths = self._paths
+        first_lin, first_sid = (paths[0][2], paths[0][1]) if paths else (0, self.init_sid)
+        return SearchResult(
+            False,
+            steps=steps,
+            model_steps=self.model_steps,
+            configs=self.configs,
+            failed=self._culprit(self._best_x, first_lin, first_sid),
+            paths=[(unlink(p), self.states[s]) for p, s, _ in paths],
+        )
 
     def memory(self) -> int:
         """Estimated bytes held by the memo and the stack (bitsets: three per frame, one

@@ -34,6 +34,7 @@ class Tables:
     # Slots: a search is made per partition and per check, and most partitions are
     # small, so its set-up cost counts.
     __slots__ = (
+        "_best_x",
         "_blind_to",
         "_by_start",
         "_class_of",
@@ -42,6 +43,8 @@ class Tables:
         "_hint_of",
         "_invoked",
         "_invoked_mask",
+        "_path_sids",
+        "_paths",
         "_r1",
         "_r3",
         "_r4",
@@ -136,6 +139,10 @@ class Tables:
     stack: list[list[Any]]
     lazy: bool
     observe_mask: int
+    _paths: list[tuple[Any, int, int]]
+    """The deepest configurations reached (at most ``MAX_PATHS``): path, state, entries."""
+    _path_sids: list[int]
+    _best_x: int
 
     def __init__(self, problem: Problem, model: Model) -> None:
         self.problem = problem
