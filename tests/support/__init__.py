@@ -1,0 +1,5 @@
+"""Support code for the tests, benchmarks and fuzzers, kept out of the product packages:
+``synthetic`` (run directories built in memory, checked by the real checkers) and
+``chromium`` (headless Chromium over the DevTools protocol, for the report's browser tests
+and benchmark). Importable as ``tests.support`` from the repository's root: pytest puts it
+on the path (``pythonpath`` in pyproject.toml), the scripts put it there themselves."""
