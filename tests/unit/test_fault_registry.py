@@ -256,7 +256,9 @@ def test_a_made_up_fault_runs_end_to_end_on_the_sim_target(
         for line in (latest / "history.jsonl").read_text().splitlines()
         if '"start-flood"' in line
     ]
-    assert [op["value"] for op in starts if op["type"] == "invoke"] == [{"target": "anywhere"}]
+    values = [op["value"] for op in starts if op["type"] == "invoke"]
+    # One start or two: how many fit in 4 s depends on when the workers were up.
+    assert values and all(v == {"target": "anywhere"} for v in values), values
     checkers = json.loads((latest / "results.json").read_text())["checkers"]
     assert checkers["faults"]["valid"] is True, checkers["faults"]
     assert "flood" in checkers["stats"]["summary"]
