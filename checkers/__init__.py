@@ -1,7 +1,8 @@
 """Checkers: pure functions from a run's records to a result. No Docker, no network.
 
 ``checkers.result`` holds the result type and its composition rule
-(invalid > unknown > valid); ``checkers.record`` the records a checker reads.
+(invalid > unknown > valid); ``checkers.record`` the records a checker reads and the one
+signature of every checker (``Checker``): each module's ``check_record(record)``.
 
 Checkers: ``mutex`` (mutual exclusion), ``fencing`` (numbers that only go up),
 ``election`` (one leader per epoch), ``mutex_lin`` (lease-aware mutex linearizability),

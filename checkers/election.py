@@ -20,7 +20,6 @@ lowered, two leaders, deposed leader's write accepted) plus ``epoch_anomalies`` 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from typing import Any
 
 from checkers.anomalies import KEY, Invocations, lead_with
@@ -34,25 +33,20 @@ from checkers.fencing import (
 from checkers.holdings import ELECTION, service_grants
 from checkers.mutex import judge
 from checkers.overlaps import analyse, both_believed_s
+from checkers.record import RunRecord
 from checkers.result import CheckResult, worst
-from checkers.windows import FaultWindow, fault_windows
+from checkers.windows import record_windows
 from checkers.words import plural
-from core.history import History
 
 NAME = "election"
 
 
-def check_election(
-    resource_log: Iterable[dict[str, Any]],
-    history: History,
-    events: Iterable[dict[str, Any]] = (),
-    service_events: Iterable[dict[str, Any]] = (),
-    windows: Sequence[FaultWindow] | None = None,
-) -> CheckResult:
-    """Judge election safety; see the module docstring."""
-    windows = fault_windows(history) if windows is None else windows
-    service = list(service_events)
-    found = analyse(resource_log, history, events, service, windows, ELECTION)
+def check_record(record: RunRecord) -> CheckResult:
+    """Judge the election safety of an election run; see the module docstring."""
+    history = record.history
+    windows = record_windows(record)
+    service = list(record.service_events)
+    found = analyse(record.resource_log, history, record.events, service, windows, ELECTION)
     index = Invocations(history)
     j = judge(found, index)
     grants = number_grants(found.held, service_grants(service, ELECTION), found.leases)

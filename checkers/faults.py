@@ -24,7 +24,8 @@ def requested_faults(record: RunRecord) -> list[str]:
     return [str(n) for n in asked if n != "none"] if isinstance(asked, list) else []
 
 
-def check_faults(record: RunRecord) -> CheckResult:
+def check_record(record: RunRecord) -> CheckResult:
+    """Unknown when a fault could not be shown to take effect or never started."""
     starts = 0
     facts = FaultFacts(record.test.get("faults"))
     proven: set[str] = set()

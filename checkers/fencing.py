@@ -39,10 +39,10 @@ from checkers.holdings import (
     service_grants,
 )
 from checkers.leases import LeaseFacts, lease_facts
+from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
-from checkers.windows import FaultWindow, fault_windows
+from checkers.windows import FaultWindow, record_windows
 from checkers.words import article, listing, plural, secs
-from core.history import History
 from core.ops import Process
 
 NAME = "fencing"
@@ -165,21 +165,15 @@ def lower_accepted(writes: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def check_fencing(
-    resource_log: Iterable[dict[str, Any]],
-    history: History,
-    events: Iterable[dict[str, Any]] = (),
-    service_events: Iterable[dict[str, Any]] = (),
-    windows: Sequence[FaultWindow] | None = None,
-    enforced: bool | None = None,
-    terms: Terms = LOCK,
-) -> CheckResult:
-    """Judge both fencing rules; ``enforced`` is the run's ``fencing`` option (None:
-    unknown, taken as on)."""
-    windows = fault_windows(history) if windows is None else windows
-    service = list(service_events)
-    writes = list(resource_log)
-    leases = lease_facts(events, service)
+def check_record(record: RunRecord) -> CheckResult:
+    """Judge both fencing rules over a lock run; whether the resource was told to enforce
+    tokens is the run's recorded ``fencing`` option (None: not recorded, taken as on)."""
+    history, terms = record.history, LOCK
+    enforced = record.options.get("fencing")
+    windows = record_windows(record)
+    service = list(record.service_events)
+    writes = list(record.resource_log)
+    leases = lease_facts(record.events, service)
     held = [h for h in holdings(history, terms) if h.definite]
     sgrants = service_grants(service, terms)
     attach_grants(held, sgrants)

@@ -83,7 +83,7 @@ EITHER: Final = Terms(
     "lock-granted",
     "lock",
 )
-"""Lock words, but reading election operations too (the mutex checker's default)."""
+"""Lock words, but reading election operations too (the report's lock lanes)."""
 
 
 @dataclass(slots=True)

@@ -42,14 +42,20 @@ from checkers.linear.schedule import SKIPPED, Budget
 from checkers.linear.search import SearchResult
 from checkers.linear.solve import Solved
 from checkers.linear.stale import name_partition, nonlinearizable
+from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult
 from core.history import History, MalformedHistory
 
-__all__ = ["DEFAULT_MAX_MEMORY", "MODELS", "ModelError", "check", "explain"]
+__all__ = ["DEFAULT_MAX_MEMORY", "MODELS", "ModelError", "check", "check_record", "explain"]
 
 CHECKER: Final = "linearizability"
 DEFAULT_MAX_MEMORY: Final = 1 << 30
 """Bytes of memoized configurations allowed across active searches (estimated)."""
+DEFAULT_MODEL: Final = "register"
+"""The model of a run whose options name none: a register that starts empty (nil) and
+where a failed compare-and-set did not happen."""
+DEFAULT_TIME_LIMIT: Final = 300.0
+"""Seconds a run's check may search when it is given no limit."""
 
 
 def check(
@@ -80,6 +86,13 @@ def check(
     finally:
         if paused:
             gc.enable()
+
+
+def check_record(record: RunRecord) -> CheckResult:
+    """The run's client operations against the model its options name (``extra.model``;
+    a register that starts empty by default), within the check's time limit."""
+    model = record.extra.get("model", DEFAULT_MODEL)
+    return check(record.history.client_ops(), model, record.time_limit(DEFAULT_TIME_LIMIT))
 
 
 def _check(

@@ -28,7 +28,6 @@ The summary has one paragraph per stale holder ("process 2 believed it held lock
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,13 +41,13 @@ from checkers.anomalies import (
     lead_with,
     named,
 )
-from checkers.holdings import EITHER, ELECTION, Holding, Terms
+from checkers.holdings import ELECTION, LOCK, Holding, Terms
 from checkers.mutex_words import expiry_of, group_paragraph, write_paragraph
 from checkers.overlaps import Analysis, Group, StaleWrite, analyse
+from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
-from checkers.windows import FaultWindow, fault_windows
+from checkers.windows import record_windows
 from checkers.words import plural, secs
-from core.history import History
 
 NAME = "mutex"
 
@@ -66,23 +65,16 @@ class Judgement:
     """One per violation, in the same order, named (``checkers.anomalies``)."""
 
 
-def check_mutex(
-    resource_log: Iterable[dict[str, Any]],
-    history: History,
-    events: Iterable[dict[str, Any]] = (),
-    service_events: Iterable[dict[str, Any]] = (),
-    windows: Sequence[FaultWindow] | None = None,
-    terms: Terms = EITHER,
-) -> CheckResult:
-    """Judge mutual exclusion; see the module docstring. ``windows`` default to the fault
-    windows of ``history``'s nemesis operations."""
+def check_record(record: RunRecord) -> CheckResult:
+    """Judge the mutual exclusion of a lock run; see the module docstring."""
+    history = record.history
     found = analyse(
-        resource_log,
+        record.resource_log,
         history,
-        events,
-        service_events,
-        fault_windows(history) if windows is None else windows,
-        terms,
+        record.events,
+        record.service_events,
+        record_windows(record),
+        LOCK,
     )
     j = judge(found, Invocations(history))
     return CheckResult(NAME, j.valid, lead_with(j.anomalies, [j.head, *j.paragraphs]), j.details)

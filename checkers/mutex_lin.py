@@ -40,6 +40,7 @@ from checkers import linearizability
 from checkers.anomalies import KEY
 from checkers.holdings import LOCK, Holding, Terms, holdings
 from checkers.leases import LeaseFacts, lease_facts
+from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
 from checkers.words import plural
 from core.history import History, Pair
@@ -117,15 +118,15 @@ def with_lease_ends(
     return LeaseEnds(out, counts["service"], counts["keepalives"], counts["unplaced"])
 
 
-def check_mutex_linearizable(
-    history: History,
-    events: Iterable[dict[str, Any]] = (),
-    service_events: Iterable[dict[str, Any]] = (),
-    time_limit: float | None = 60.0,
-) -> CheckResult:
-    """Check the lease-aware acquire/release history against the mutex model."""
-    ends = with_lease_ends(history, events, service_events)
-    r = linearizability.check(ends.history, MODEL, time_limit)
+DEFAULT_TIME_LIMIT: Final = 60.0
+"""Seconds the search may spend when the check is given no limit."""
+
+
+def check_record(record: RunRecord) -> CheckResult:
+    """Check a lock run's lease-aware acquire/release history against the mutex model,
+    within the check's time limit."""
+    ends = with_lease_ends(record.history, record.events, record.service_events)
+    r = linearizability.check(ends.history, MODEL, record.time_limit(DEFAULT_TIME_LIMIT))
     placed = ends.by_service + ends.by_keepalives
     how = (
         f"with {plural(placed, 'lost or unreleased lease')} each counted as a release "

@@ -1,11 +1,27 @@
-"""What the checkers of a run read: its history and the side logs, as plain data."""
+"""What the checkers of a run read: its history and the side logs, as plain data.
+
+Every checker has one signature, ``check_record(record: RunRecord) -> CheckResult``
+(``Checker``): what it needs beyond the records comes from them too, the options the run
+recorded (test.json) and the check-time settings (``Limits``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from checkers.result import CheckResult
 from core.history import History
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Check-time settings, not recorded by the run: ``time_limit`` is the seconds a
+    search may spend (``harness check --time-limit``, or what the budget has left); None:
+    each checker's own default."""
+
+    time_limit: float | None = None
 
 
 @dataclass(frozen=True)
@@ -14,7 +30,7 @@ class RunRecord:
     events (lease grants, keepalive acknowledgements, losses), test.json, and the
     service's own events when it keeps a log (the sim server's exact lease grants,
     renewals, expiries and lock grants: ``run_dir/sim/events.jsonl``); ``notes``
-    say what reading them left out."""
+    say what reading them left out; ``limits`` the check-time settings."""
 
     history: History
     resource_log: list[dict[str, Any]] = field(default_factory=list)
@@ -23,6 +39,7 @@ class RunRecord:
     service_events: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """What reading the records left out, said with the results (a truncated last line)."""
+    limits: Limits = field(default_factory=Limits)
 
     @property
     def options(self) -> dict[str, Any]:
@@ -34,3 +51,17 @@ class RunRecord:
         """The free-form options (``--extra``-style settings such as ``accept_unavailable``)."""
         extra = self.options.get("extra") or {}
         return extra if isinstance(extra, dict) else {}
+
+    @property
+    def linearizable_locks(self) -> bool:
+        """Whether the run's target claims its locks are linearizable (a fact test.json
+        records: ``linearizable_locks``)."""
+        return bool(self.test.get("linearizable_locks"))
+
+    def time_limit(self, default: float | None) -> float | None:
+        """The seconds a search may spend: the check-time limit, else ``default``."""
+        return default if self.limits.time_limit is None else self.limits.time_limit
+
+
+Checker = Callable[[RunRecord], CheckResult]
+"""The one signature of every checker: a run's records in, a result out."""

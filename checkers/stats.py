@@ -24,10 +24,11 @@ import math
 from collections.abc import Sequence
 from typing import Any, Final
 
+from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
-from checkers.windows import CRASHES, FaultWindow, fault_windows
+from checkers.windows import CRASHES, FaultWindow, record_windows
 from checkers.words import NS, listing, plural, seconds, secs
-from core.history import History, Pair
+from core.history import Pair
 
 NAME: Final = "stats"
 QUANTILES: Final = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))
@@ -103,11 +104,12 @@ def availability(
     return {"windows": rows, "outside": _ratio(outside)}
 
 
-def check_stats(
-    history: History, windows: Sequence[FaultWindow] | None = None, accept_unavailable: bool = False
-) -> CheckResult:
-    """Latency, throughput and availability; unknown when a fault proved nothing."""
-    windows = [w for w in (fault_windows(history) if windows is None else windows) if w.ok]
+def check_record(record: RunRecord) -> CheckResult:
+    """Latency, throughput and availability of a run; unknown when a fault proved nothing
+    (unless the run's options say ``accept_unavailable``, in ``extra``)."""
+    history = record.history
+    accept_unavailable = bool(record.extra.get("accept_unavailable"))
+    windows = [w for w in record_windows(record) if w.ok]
     pairs = history.client_ops().pairs()
     run_end = history[-1].time if len(history) else 0
     avail = availability(pairs, windows, run_end)

@@ -7,9 +7,11 @@ fencing on at the protected resource.
 
 This module is the one place for every default and every range: the command line and
 suite files build their ``RunOptions`` through it, so the same options give the same run.
-Defaults that depend on other options are decided here too: the fault of a workload when
-none is named (``default_faults``), and the operation timeout when none is given (it
-follows the pause and the work, see ``needed_op_timeout``; test.json says why).
+Defaults that depend on the workload are decided by ``RunOptions.decide`` from the facts
+of its registry entry, which the application layer passes in (``harness.validate.decide``,
+for the command line and suite files alike): the fault when none is named, and the
+operation timeout when none is given (it follows the pause and the work of a workload
+whose clients hold something, see ``needed_op_timeout``; test.json says why).
 """
 
 from __future__ import annotations
@@ -20,10 +22,6 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Final
 
 from core.errors import HarnessError
-
-WORKLOADS = ("lock", "cas-register", "election")
-HOLDING_WORKLOADS = ("lock", "election")
-"""Workloads whose clients hold something (a lock, leadership) and work while holding it."""
 
 DEFAULT_OP_TIMEOUT: Final = 10.0
 FOLLOW: Final = 0.0
@@ -118,18 +116,13 @@ def check_name(value: str, what: str = "--name") -> str:
     return value
 
 
-def default_faults(workload: str) -> list[str]:
-    """The fault of a workload when none is named: a client pause of the holder for locks
-    and elections (the classic scenario), none for registers."""
-    return ["client-pause"] if workload in HOLDING_WORKLOADS else ["none"]
-
-
 @dataclass
 class RunOptions:
-    """The configuration of one run. Build it with ``RunOptions(...)`` and call
-    ``validate()``. ``nemesis=[]`` means the workload's default fault; an ``op_timeout``
-    left at its default follows the pause and the work (``op_timeout_given`` says whether
-    it was asked for)."""
+    """The configuration of one run. Build it with ``RunOptions(...)``, then
+    ``decide(...)`` and ``validate(...)`` with its workload's facts (what
+    ``harness.validate.check_run`` does). ``nemesis=[]`` means the workload's default
+    fault; an ``op_timeout`` left at its default follows the pause and the work
+    (``op_timeout_given`` says whether it was asked for)."""
 
     target: str = ""
     """The target's name (``clusters.registry``); empty: the registry's default, filled in
@@ -183,16 +176,24 @@ class RunOptions:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if not self.nemesis:
-            self.nemesis = default_faults(self.workload)
         if not self.op_timeout_reason:  # built afresh, not copied from decided options
             self.op_timeout_given = self.op_timeout != FOLLOW
-        self._follow_op_timeout()
+            if self.op_timeout_given:
+                self.op_timeout_reason = "given"
+
+    def decide(self, default_fault: str, holds: bool) -> None:
+        """Decide the defaults that depend on the workload from its facts: its fault when
+        none is named, and the op timeout when it follows (``holds``: its clients hold
+        something and work while holding it)."""
+        if not self.nemesis:
+            self.nemesis = [default_fault]
+        self._follow_op_timeout(holds)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> RunOptions:
-        """Options from a suite file's table: every raw number checked first, the fields
-        the options decide refused, the whole validated."""
+        """Options from a suite file's table: every raw number and kind checked, the
+        fields the options decide refused; the whole is validated with its workload's facts
+        by the caller (``harness.validate.check_run``)."""
         for name, value in values.items():
             if name in DERIVED:
                 raise OptionError(f"{name} is decided by the options, not set: give op_timeout")
@@ -203,9 +204,7 @@ class RunOptions:
             values["nemesis"] = parse_faults(values["nemesis"])
         if values.get("name") is not None:
             check_name(values["name"])
-        opts = cls(**values)
-        opts.validate()
-        return opts
+        return cls(**values)
 
     def test_name(self) -> str:
         if self.name:
@@ -224,11 +223,12 @@ class RunOptions:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    def needed_op_timeout(self) -> tuple[float, str]:
+    def needed_op_timeout(self, holds: bool) -> tuple[float, str]:
         """The longest a client op may legitimately take, and why: a critical section's
-        work (plus the client pause that freezes it in the middle), or an acquire's wait.
-        An op timeout shorter than that abandons healthy workers and tests nothing."""
-        if self.workload not in HOLDING_WORKLOADS:  # reads, writes and cas: no work, no wait
+        work (plus the client pause that freezes it in the middle), or an acquire's wait,
+        when the workload's clients hold something (``holds``). An op timeout shorter than
+        that abandons healthy workers and tests nothing."""
+        if not holds:  # reads, writes and cas: no work, no wait
             return 0.0, "no work time or acquire wait (a register's ops)"
         work = self.work_time
         why = f"work time {self.work_time:g} s"
@@ -240,11 +240,11 @@ class RunOptions:
             return self.acquire_wait, f"acquire wait {self.acquire_wait:g} s"
         return work, why
 
-    def _follow_op_timeout(self) -> None:
+    def _follow_op_timeout(self, holds: bool) -> None:
         if self.op_timeout_given:
             self.op_timeout_reason = "given"
             return
-        need, why = self.needed_op_timeout()
+        need, why = self.needed_op_timeout(holds)
         if need + OP_TIMEOUT_MARGIN > DEFAULT_OP_TIMEOUT:
             self.op_timeout = round(need + OP_TIMEOUT_MARGIN, 3)
             self.op_timeout_reason = (
@@ -255,18 +255,18 @@ class RunOptions:
             self.op_timeout = DEFAULT_OP_TIMEOUT
             self.op_timeout_reason = f"not given: the default ({why} fits in it)"
 
-    def validate(self) -> None:
+    def validate(self, holds: bool) -> None:
         """Every option in its range and consistent with the others (one-line
-        OptionError); decides the op timeout again if it follows the others."""
+        OptionError), given whether the workload's clients hold something (``holds``);
+        decides the op timeout again if it follows the others."""
         for name in NUMBERS:
             _check_kind(name, getattr(self, name))
             check_number(name, getattr(self, name))
-        _one_of("--workload", self.workload, WORKLOADS)
         parse_faults(self.nemesis)
         if self.name is not None:
             check_name(self.name)
-        self._follow_op_timeout()
-        need, why = self.needed_op_timeout()
+        self._follow_op_timeout(holds)
+        need, why = self.needed_op_timeout(holds)
         if self.op_timeout_given and self.op_timeout <= need:
             raise OptionError(
                 f"--op-timeout {self.op_timeout:g} is not longer than the {why} an op may "

@@ -2,22 +2,23 @@
 
 The same code serves the end of ``harness run`` and ``harness check RUN_DIR``, so a run
 cut short by a crash is checked exactly as a finished one. Checkers are pure functions of
-the ``RunRecord``; which ones run is decided by the workload recorded in ``test.json``.
+the ``RunRecord`` (``check_record``); which ones run is decided by the workload recorded
+in ``test.json`` (``workloads.registry``), and the fault-effect checker runs on every run.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from checkers import faults, linearizability
 from checkers.anomalies import KEY, other
-from checkers.faults import check_faults
-from checkers.record import RunRecord
+from checkers.record import Checker, Limits, RunRecord
 from checkers.result import (
     INTERRUPTED,
     UNKNOWN,
@@ -40,7 +41,6 @@ from core.store import (
     write_json,
 )
 
-Checker = Callable[[RunRecord], CheckResult]
 SERVICE_EVENTS_FILE = "sim/events.jsonl"  # the sim server's own lease and lock log
 MAX_RUN_NS = 7 * 24 * 3600 * 10**9
 """A run's history spans at most a week: a time beyond is corrupt, and would make the
@@ -88,11 +88,15 @@ def recorded_facts(test: dict[str, Any]) -> None:
         test["linearizable_locks"] = spec is not None and spec.linearizable_locks
 
 
-def checkers_for(record: RunRecord, time_limit: float | None = None) -> list[Checker]:
-    """The checkers of the run's workload, plus the fault-effect checker."""
-    from workloads.checks import checkers_for_workload
+def checkers_for(record: RunRecord) -> list[Checker]:
+    """The checkers of the run's workload (a run that names none: linearizability of its
+    client operations), plus the fault-effect checker."""
+    from workloads.registry import WORKLOADS
 
-    return [*checkers_for_workload(record, time_limit), check_faults]
+    name = record.options.get("workload")
+    workload = WORKLOADS.get(name) if isinstance(name, str) else None
+    checks = workload.checks(record) if workload else [linearizability.check_record]
+    return [*checks, faults.check_record]
 
 
 def check_run(
@@ -107,15 +111,16 @@ def check_run(
     record = load_record(run_dir, budget)
     if budget is not None:
         time_limit = budget.time_left()
+    record = replace(record, limits=Limits(time_limit))
     results: list[CheckResult] = []
-    for checker in checkers_for(record, time_limit):
+    for checker in checkers_for(record):
         started = time.perf_counter()
         try:
             r = checker(record)
         except MemoryError:
             raise  # out of memory is exit 255 with its line built beforehand, not a verdict
         except Exception as e:  # a checker crash is not a verdict
-            name = getattr(checker, "__name__", "checker")
+            name = _name_of(checker)
             r = CheckResult(name, "unknown", f"the checker crashed: {type(e).__name__}: {e}")
         results.append(r)
         r.details.setdefault("check_ms", round((time.perf_counter() - started) * 1000, 3))
@@ -144,6 +149,12 @@ def check_run(
     if write:
         write_json(run_dir / RESULTS_FILE, out)
     return out
+
+
+def _name_of(checker: Checker) -> str:
+    """A checker's name for a crash: its module's (every ``check_record`` is named alike)."""
+    name = getattr(checker, "__name__", "checker")
+    return checker.__module__.rpartition(".")[2] if name == "check_record" else name
 
 
 def interruption(test: dict[str, Any]) -> dict[str, Any] | None:

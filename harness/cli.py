@@ -123,10 +123,11 @@ def _faults(text: str) -> list[str]:
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
     from clusters.registry import DEFAULT_TARGET, TARGETS
-    from core.options import DEFAULT_OP_TIMEOUT, WORKLOADS, RunOptions, check_name
+    from core.options import DEFAULT_OP_TIMEOUT, RunOptions, check_name
     from harness.validate import targets_described
     from nemesis.registry import help_lines
     from nemesis.targets import targets_help
+    from workloads.registry import WORKLOADS, workloads_help
 
     d = RunOptions()
     g = p.add_argument_group("what to run")
@@ -136,7 +137,12 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         choices=tuple(TARGETS),
         help=_Deferred(lambda: f"{targets_described()} (default: {DEFAULT_TARGET})"),
     )
-    g.add_argument("--workload", default=d.workload, choices=WORKLOADS, help="default: %(default)s")
+    g.add_argument(
+        "--workload",
+        default=d.workload,
+        choices=tuple(WORKLOADS),
+        help=f"{workloads_help()} (default: %(default)s)",
+    )
     g.add_argument(
         "--lock",
         default=None,
@@ -196,8 +202,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         "--nemesis",
         type=_faults,
         default=None,
-        help=f"comma-separated faults, or none: {help_lines()} "
-        "(default: client-pause for locks and elections, none otherwise)",
+        help=f"comma-separated faults, or none: {help_lines()} (default: the workload's, "
+        + ", ".join(f"{w.default_fault} for {w.name}" for w in WORKLOADS.values())
+        + ")",
     )
     f.add_argument(
         "--nemesis-interval",

@@ -41,9 +41,11 @@ from harness import analysis
 from harness.plan import build_plan
 from harness.progress import Progress
 from harness.runner import Runner
-from harness.validate import check_target
+from harness.validate import check_target, decide
 from nemesis.build import build_nemesis
 from nemesis.registry import facts_of
+from workloads.registry import get_workload
+from workloads.resource import ResourceServer
 
 log = logging.getLogger("harness")
 
@@ -125,6 +127,7 @@ def _log_to(run_dir: Path) -> logging.Handler:
 
 def run_test(opts: RunOptions, console: Console) -> RunOutcome:
     """Run a test end to end and print its verdict; never leaves a fault behind."""
+    decide(opts)  # done already by check_run, unless the caller built ``opts`` itself
     seed = opts.seed if opts.seed is not None else random.randrange(2**31)
     opts.seed = seed
     target = resolve(opts.target)  # fails fast on an unknown target
@@ -160,7 +163,8 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
             test["nodes"] = cluster.nodes()
             write_json(run_dir / TEST_FILE, test)
 
-            plan = build_plan(opts, target, cluster, clock, run_dir, seed, stack)
+            resource = _start_resource(opts, run_dir, clock, stack)
+            plan = build_plan(opts, target, cluster, seed, resource)
             workload_start = clock.seconds()
             nemesis, nemesis_gen, final_gen = build_nemesis(opts, cluster, seed, workload_start)
             test["workload_start_ns"] = clock.now()
@@ -201,6 +205,18 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
     logging.getLogger().removeHandler(handler)
     handler.close()
     return RunOutcome(run_dir, results["valid"], analysis.exit_code_of(results))
+
+
+def _start_resource(
+    opts: RunOptions, run_dir: Path, clock: RunClock, stack: ExitStack
+) -> str | None:
+    """Start the protected resource when the run's workload needs it (stopped by
+    ``stack``); its address, else None."""
+    if not get_workload(opts.workload).needs_resource:
+        return None
+    server = ResourceServer(run_dir / RESOURCE_FILE, clock, fencing=opts.fencing)
+    stack.enter_context(server)
+    return server.address
 
 
 def _quietly(what: str, fn: Any, *args: Any) -> None:

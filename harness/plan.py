@@ -1,31 +1,24 @@
 """From run options to what the runner drives: the client factory and the generator.
 
-A workload is target-independent: its operations (``cycles``, ``cas_gen``), whether it
-needs the protected resource, and its checkers (``workloads.checks``). The target supplies
-only the clients. The schedule is: client operations for ``time_limit + recovery_time``,
-and on the nemesis thread the fault schedule for ``time_limit``, then the final heal, so
-clients keep running for ``recovery_time`` on a healed cluster (as Jepsen does).
+A workload is target-independent (``workloads.registry``): its operations, whether it
+needs the protected resource, and its checkers. The target supplies only the clients; the
+run starts the protected resource and passes its address here. The schedule is: client
+operations for ``time_limit + recovery_time``, and on the nemesis thread the fault schedule
+for ``time_limit``, then the final heal, so clients keep running for ``recovery_time`` on a
+healed cluster (as Jepsen does).
 """
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from clusters.spec import TargetSpec
 from core import gen
 from core.client import ClientFactory
-from core.clock import RunClock
 from core.cluster import Cluster
 from core.options import RunOptions
-from core.store import RESOURCE_FILE
-from workloads.cas_gen import CasRegisterGen
-from workloads.cycles import election_cycle, lock_cycle
-from workloads.resource import ResourceServer
-
-RESOURCE_WORKLOADS = frozenset({"lock", "election"})
+from workloads.registry import get_workload
 
 
 @dataclass(frozen=True)
@@ -56,33 +49,11 @@ def _until(deadline_s: float, g: Any) -> Any:
     return replace(gen.time_limit(0, g), deadline=gen.to_ns(deadline_s))
 
 
-def client_generator(opts: RunOptions, seed: int) -> Any:
-    if opts.workload == "lock":
-        g: Any = lock_cycle(opts.locks)
-    elif opts.workload == "election":
-        g = election_cycle(opts.locks)
-    else:
-        g = CasRegisterGen(keys=opts.keys, seed=seed)
-    if opts.rate:
-        g = gen.rate(opts.rate, g)
-    return g
-
-
 def build_plan(
-    opts: RunOptions,
-    target: TargetSpec,
-    cluster: Cluster,
-    clock: RunClock,
-    run_dir: Path,
-    seed: int,
-    stack: ExitStack,
+    opts: RunOptions, target: TargetSpec, cluster: Cluster, seed: int, resource: str | None
 ) -> Plan:
-    """Start the protected resource when the workload needs it (stopped by ``stack``)
-    and build the clients and their schedule."""
-    resource: str | None = None
-    if opts.workload in RESOURCE_WORKLOADS:
-        server = ResourceServer(run_dir / RESOURCE_FILE, clock, fencing=opts.fencing)
-        stack.enter_context(server)
-        resource = server.address
+    """The clients of the run's workload and their schedule; ``resource`` is the protected
+    resource's address when the workload needs it (``Workload.needs_resource``)."""
     client = target.client_factory(opts, cluster, resource)
-    return Plan(client, client_generator(opts, seed), opts.time_limit, opts.recovery_time, seed)
+    generator = get_workload(opts.workload).client_generator(opts, seed)
+    return Plan(client, generator, opts.time_limit, opts.recovery_time, seed)

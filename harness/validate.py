@@ -1,10 +1,13 @@
 """Every check of a run's options before anything starts, in one place for the command
 line and suite files alike.
 
-``RunOptions.validate`` checks what the options say on their own (ranges, names, the
-schedule, the op timeout); this adds what needs the registries: the target exists and can
-honour the workload, lock, read mode and persistence (on SSH hosts too, none contacted);
-the faults are registered ones (``nemesis.registry``) the target has the abilities for
+``decide`` is the one place where the defaults that depend on the workload are decided
+from its registry entry (``workloads.registry``): the fault of a run that names none and
+the op timeout that follows the work of a holding workload. ``RunOptions.validate`` checks
+what the options say on their own (ranges, names, the schedule, the op timeout); this adds
+what needs the registries: the workload and the target exist and the target can honour the
+workload, lock, read mode and persistence (on SSH hosts too, none contacted); the faults
+are registered ones (``nemesis.registry``) the target has the abilities for
 (``core.abilities``); bugs to inject are the target's; ``--nemesis-target`` is a value
 each fault takes. Errors are one line (``HarnessError``).
 """
@@ -17,12 +20,28 @@ from clusters.spec import TargetSpec
 from core.options import OptionError, RunOptions
 from nemesis.registry import needs_of, parse_nemesis
 from nemesis.targets import check_nemesis_target
+from workloads.registry import get_workload
+
+
+def decide(opts: RunOptions) -> None:
+    """Decide the defaults of ``opts`` that depend on its workload (a one-line
+    OptionError for an unknown workload)."""
+    workload = get_workload(opts.workload)
+    opts.decide(workload.default_fault, workload.holds)
+
+
+def check_options(opts: RunOptions) -> None:
+    """The options on their own: the workload's defaults decided, then
+    ``RunOptions.validate`` with its facts (one-line OptionError)."""
+    decide(opts)
+    opts.validate(get_workload(opts.workload).holds)
 
 
 def check_run(opts: RunOptions) -> TargetSpec:
     """The run's target (its name filled in when left to the default), or a one-line
-    HarnessError for anything ``opts`` cannot run as asked."""
-    opts.validate()
+    HarnessError for anything ``opts`` cannot run as asked (the workload's defaults
+    decided first)."""
+    check_options(opts)
     parse_nemesis(opts.nemesis)
     check_nemesis_target(opts)
     target = resolve(opts.target)

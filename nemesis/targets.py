@@ -17,9 +17,10 @@ import re
 from typing import Final
 
 from core.cluster import Cluster
-from core.options import HOLDING_WORKLOADS, OptionError, RunOptions
+from core.options import OptionError, RunOptions
 from nemesis.nodes import node_names
 from nemesis.registry import FAULTS, spec_of
+from workloads.registry import get_workload
 
 NODE_NAME: Final = re.compile(r"n[1-9][0-9]*")
 MAX_NODES: Final = 99
@@ -87,7 +88,7 @@ def check_nemesis_target(opts: RunOptions) -> None:
                 f"fault: it takes {aimed.takes() or 'no target'} (one value for every "
                 "fault, or fault=value pairs separated by ;)"
             )
-        if spec in NEEDS_HOLDERS and opts.workload not in HOLDING_WORKLOADS:
+        if spec in NEEDS_HOLDERS and not get_workload(opts.workload).holds:
             raise OptionError(
                 f"--nemesis-target {spec} needs lock holders or leaders: use "
                 "--workload lock or election, or another target"

@@ -1,6 +1,10 @@
-"""The ``sim`` target's clients and cluster: the built-in service, no Docker needed."""
+"""The ``sim`` target's clients and cluster: the built-in service, no Docker needed.
+
+One client builder per workload (``clusters/sim/spec.py`` maps the workloads to them)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from clusters.sim.cluster import NODE, SimCluster
 from clusters.sim.factories import (
@@ -8,6 +12,7 @@ from clusters.sim.factories import (
     SimLockClientFactory,
     SimRegisterClientFactory,
 )
+from clusters.spec import ClientBuilder
 from core.client import ClientFactory
 from core.clock import RunClock
 from core.cluster import Cluster
@@ -19,19 +24,28 @@ def make_cluster(opts: RunOptions, clock: RunClock) -> SimCluster:
     return SimCluster(clock, bugs=opts.sim_bugs, seed=opts.seed)
 
 
-def client_factory(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
-    """The clients of ``opts.workload`` on the sim service."""
-    address = cluster.endpoints()[NODE]
-    if opts.workload == "cas-register":
-        return SimRegisterClientFactory(address, timeout=opts.op_timeout)
-    assert resource is not None, "lock and election workloads need the resource"
-    kwargs = dict(
-        ttl=opts.lease_ttl,
-        keepalive=opts.keepalive,
-        work=opts.work_time,
-        wait=opts.acquire_wait,
-        timeout=min(opts.op_timeout, 5.0),
-    )
-    if opts.workload == "election":
-        return SimElectionClientFactory(address, resource, **kwargs)  # type: ignore[arg-type]
-    return SimLockClientFactory(address, resource, **kwargs)  # type: ignore[arg-type]
+def register_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
+    """CAS-register clients on the sim service."""
+    return SimRegisterClientFactory(cluster.endpoints()[NODE], timeout=opts.op_timeout)
+
+
+def _holder_clients(factory: Any) -> ClientBuilder:
+    """Lock or election clients: a lease kept alive, work, a fenced write to the resource."""
+
+    def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
+        assert resource is not None, f"the {opts.workload} workload needs the resource"
+        return factory(
+            cluster.endpoints()[NODE],
+            resource,
+            ttl=opts.lease_ttl,
+            keepalive=opts.keepalive,
+            work=opts.work_time,
+            wait=opts.acquire_wait,
+            timeout=min(opts.op_timeout, 5.0),
+        )
+
+    return build
+
+
+LOCK = _holder_clients(SimLockClientFactory)
+ELECTION = _holder_clients(SimElectionClientFactory)

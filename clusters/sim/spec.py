@@ -11,7 +11,7 @@ from core.clock import RunClock
 from core.cluster import Cluster
 from core.options import RunOptions
 
-CLIENTS = "clusters.sim.clients:client_factory"
+CLIENTS = "clusters.sim.clients"
 ONE_NODE = (
     "the {target} target has one node on loopback: {fault} faults need a real cluster "
     "(--target {real})"
@@ -28,8 +28,8 @@ SPEC = TargetSpec(
     name="sim",
     description="the built-in service, one local process (no Docker), bugs to inject",
     default_nodes=1,
-    workloads={"cas-register": CLIENTS, "election": CLIENTS},
-    locks={"sim": CLIENTS},
+    workloads={"cas-register": f"{CLIENTS}:register_clients", "election": f"{CLIENTS}:ELECTION"},
+    locks={"sim": f"{CLIENTS}:LOCK"},
     default_lock="sim",
     local=_cluster,
     linearizable_locks=True,

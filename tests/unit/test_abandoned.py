@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_mutex_records import history, lease_events, ns, write
+from test_mutex_records import history, lease_events, ns, run_record, write
 
+from checkers import mutex
 from checkers.classify import ABANDONED
 from checkers.holdings import LOCK, holdings, late_completions
-from checkers.mutex import check_mutex
 from core.history import History
 
 
@@ -73,7 +73,7 @@ def _late_and_closed(close: bool) -> list[dict[str, Any]]:
 
 def test_the_close_of_an_abandoned_holder_ends_its_holding() -> None:
     log, h, events = _consul_run()
-    r = check_mutex(log, h, events + _late_and_closed(close=True))
+    r = mutex.check_record(run_record(log, h, events + _late_and_closed(close=True)))
     assert r.valid is True, r.summary
     assert not r.details["overlaps"]
 
@@ -82,7 +82,7 @@ def test_without_the_close_an_abandoned_holder_is_not_blamed_on_the_service() ->
     """Before the runner recorded it: the overlap remains, with a renewal acknowledged
     at 26 s, but the holder had been abandoned: unknown, not a service bug."""
     log, h, events = _consul_run()
-    r = check_mutex(log, h, events)
+    r = mutex.check_record(run_record(log, h, events))
     assert r.valid == "unknown", r.summary
     (g,) = r.details["overlap_groups"]
     assert g["classification"]["cause"] == ABANDONED
@@ -133,7 +133,7 @@ def test_a_work_time_over_the_op_timeout_is_not_a_mutex_violation() -> None:
     partition): process 2's write times out at 23.78 s, returns ok at 33.765 s, its worker
     is stopped and closes its session at 33.766 s; process 5 is granted the lock at
     33.922 s. Neither checker may call that two holders at once."""
-    from checkers.mutex_lin import check_mutex_linearizable
+    from checkers import mutex_lin
 
     h = history(
         (13.41, 2, "invoke", "acquire", None),
@@ -169,8 +169,8 @@ def test_a_work_time_over_the_op_timeout_is_not_a_mutex_violation() -> None:
         },
     ]
     log = [write(33.76, 2, 11, 11, True)]
-    assert check_mutex(log, h, events).valid is True
-    r = check_mutex_linearizable(h, events)
+    assert mutex.check_record(run_record(log, h, events)).valid is True
+    r = mutex_lin.check_record(run_record([], h, events))
     assert r.valid is True, r.summary
 
 
@@ -220,7 +220,7 @@ def test_a_cut_off_follower_answering_renewals_is_not_the_service() -> None:
         e["local"] = True
     events += lease_events(3, 70, [36.1, 37.1, 38.1, 39.1, 40.1], ttl=3.0)
     log = [write(37.069, 1, 313, None, True), write(40.19, 3, 324, 313, True)]
-    r = check_mutex(log, h, events)
+    r = mutex.check_record(run_record(log, h, events))
     text = r.summary
     assert "by its own account" not in text and "reused or lowered" not in text, text
     (g,) = r.details["overlap_groups"]
@@ -233,6 +233,6 @@ def test_a_stale_write_of_an_abandoned_holder_is_unknown_not_invalid() -> None:
     grant: accepted, but all that explains it is the harness's abandoning the holder."""
     log, h, events = _consul_run()
     log[0] = write(26.1, 0, 39, 39, True)
-    r = check_mutex(log, h, events)
+    r = mutex.check_record(run_record(log, h, events))
     assert r.valid == "unknown", r.summary
     assert r.details["stale_accepted"] and not r.details["violations"]

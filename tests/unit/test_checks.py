@@ -1,5 +1,5 @@
-"""workloads.checks: which checkers each workload gets, and the results.json they make
-from a run directory (through harness.analysis, as `harness check` runs them)."""
+"""Which checkers each workload gets (``workloads.registry``, through harness.analysis),
+and the results.json they make from a run directory (as `harness check` runs them)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,7 @@ from test_mutex_records import (
 from checkers.record import RunRecord
 from core.history import History
 from core.store import write_json
-from harness.analysis import check_run, recorded_facts
-from workloads.checks import checkers_for_workload
+from harness.analysis import check_run, checkers_for, recorded_facts
 
 
 def names(workload: str, target: str = "sim", **facts: Any) -> list[str]:
@@ -31,22 +30,26 @@ def names(workload: str, target: str = "sim", **facts: Any) -> list[str]:
     test = {"options": {"workload": workload, "target": target}, **facts}
     recorded_facts(test)
     record = RunRecord(History([]), test=test)
-    return [c(record).checker for c in checkers_for_workload(record)]
+    return [c(record).checker for c in checkers_for(record)]
 
 
 def test_each_workload_gets_its_checkers() -> None:
-    assert names("lock") == ["mutex", "fencing", "mutex-linearizability", "stats"]
-    assert names("lock", "etcd") == ["mutex", "fencing", "mutex-linearizability", "stats"]
-    assert names("lock", "redlock") == ["mutex", "fencing", "stats"]  # no linearizable claim
-    assert names("lock", "gone") == ["mutex", "fencing", "stats"]  # a target no longer known
-    assert names("election") == ["election", "stats"]
-    assert names("cas-register") == ["linearizability", "stats"]
+    lin = ["mutex", "fencing", "mutex-linearizability", "stats", "faults"]
+    assert names("lock") == lin
+    assert names("lock", "etcd") == lin
+    no_claim = ["mutex", "fencing", "stats", "faults"]
+    assert names("lock", "redlock") == no_claim  # no linearizable claim
+    assert names("lock", "gone") == no_claim  # a target no longer known
+    assert names("election") == ["election", "stats", "faults"]
+    assert names("cas-register") == ["linearizability", "stats", "faults"]
+    assert names("") == ["linearizability", "faults"]  # a run that names no workload
 
 
 def test_the_recorded_fact_decides_not_the_target_name() -> None:
-    lin = ["mutex", "fencing", "mutex-linearizability", "stats"]
+    lin = ["mutex", "fencing", "mutex-linearizability", "stats", "faults"]
     assert names("lock", "redlock", linearizable_locks=True) == lin
-    assert names("lock", "etcd", linearizable_locks=False) == ["mutex", "fencing", "stats"]
+    no_claim = ["mutex", "fencing", "stats", "faults"]
+    assert names("lock", "etcd", linearizable_locks=False) == no_claim
     assert names("lock", "anything", linearizable_locks=True) == lin
 
 

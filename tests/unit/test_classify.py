@@ -9,10 +9,12 @@ from test_mutex_records import (
     history,
     holding,
     lease_events,
+    run_record,
     service_lease,
     write,
 )
 
+from checkers import mutex
 from checkers.classify import (
     CAUSES,
     CLOCK_JUMP,
@@ -29,7 +31,6 @@ from checkers.classify import (
 )
 from checkers.holdings import Holding
 from checkers.leases import lease_facts
-from checkers.mutex import check_mutex
 from checkers.windows import FaultWindow, fault_windows
 
 HOLDER = Holding(process=1, invoked=0, start=int(0.1 * S), number=1, lease=11, name="lock")
@@ -169,7 +170,9 @@ def two_holders(*faults: list, release_first: float | None = None):  # type: ign
 
 
 def test_redlock_clock_jump_end_to_end() -> None:
-    r = check_mutex(*two_holders(fault("clock", 5.5, 7.0, {"offsets": {"n1": 20}})))
+    r = mutex.check_record(
+        run_record(*two_holders(fault("clock", 5.5, 7.0, {"offsets": {"n1": 20}})))
+    )
     assert r.valid is False
     (g,) = r.details["overlap_groups"]
     assert (g["kind"], g["classification"]["cause"]) == ("lease-valid", CLOCK_JUMP)
@@ -177,7 +180,7 @@ def test_redlock_clock_jump_end_to_end() -> None:
 
 
 def test_redis_restart_end_to_end() -> None:
-    r = check_mutex(*two_holders(fault("kill", 5.5, 5.8, {"nodes": ["n1"]})))
+    r = mutex.check_record(run_record(*two_holders(fault("kill", 5.5, 5.8, {"nodes": ["n1"]}))))
     assert r.valid is False
     (g,) = r.details["overlap_groups"]
     assert g["classification"]["cause"] == CRASH

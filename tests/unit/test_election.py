@@ -11,12 +11,13 @@ from test_mutex_records import (
     history,
     holding,
     lease_events,
+    run_record,
     service_grant,
     service_lease,
     write,
 )
 
-from checkers.election import check_election
+from checkers import election
 from core.history import History
 
 term = partial(holding, take="campaign", give="resign", name="e")
@@ -30,7 +31,7 @@ def test_orderly_leaders_are_valid() -> None:
     h = history(term(1, 0.0, 0.1, 1, 11, release=1.0), term(2, 0.5, 1.02, 2, 22, release=2.0))
     log = [elect_write(0.5, 1, 1, None, True), elect_write(1.5, 2, 2, 1, True)]
     events = lease_events(1, 11, [0.05], lock="e") + lease_events(2, 22, [0.6], lock="e")
-    r = check_election(log, h, events)
+    r = election.check_record(run_record(log, h, events))
     assert r.valid is True, r.summary
     assert r.checker == "election" and r.details["epoch_anomalies"] == []
     assert "2 leaderships" in r.summary and "one leader per epoch" in r.summary
@@ -52,7 +53,7 @@ def deposed_leader(epoch2: int, accepted: bool) -> tuple[list[dict], History, li
 
 
 def test_deposed_leader_rejected_by_fencing_is_valid_and_measured() -> None:
-    r = check_election(*deposed_leader(epoch2=2, accepted=False))
+    r = election.check_record(run_record(*deposed_leader(epoch2=2, accepted=False)))
     assert r.valid is True, r.summary
     assert r.details["two_leaders_s"] == {"e": 0.9}  # 2 led 11.1..12.0 while 1 believed it led
     (g,) = r.details["overlap_groups"]
@@ -63,7 +64,7 @@ def test_deposed_leader_rejected_by_fencing_is_valid_and_measured() -> None:
 
 
 def test_deposed_leaders_write_accepted_is_invalid() -> None:
-    r = check_election(*deposed_leader(epoch2=2, accepted=True))
+    r = election.check_record(run_record(*deposed_leader(epoch2=2, accepted=True)))
     assert r.valid is False
     assert r.details["stale_accepted"][0]["write"]["writer"] == 1
     assert any("overwrote a newer leader's data" in v for v in r.details["violations"])
@@ -72,7 +73,7 @@ def test_deposed_leaders_write_accepted_is_invalid() -> None:
 def test_two_leaders_with_one_epoch_is_a_service_bug() -> None:
     """epoch-reuse: the new leader gets epoch 1 again, so the deposed leader's write with
     epoch 1 passes the resource's check."""
-    r = check_election(*deposed_leader(epoch2=1, accepted=True))
+    r = election.check_record(run_record(*deposed_leader(epoch2=1, accepted=True)))
     assert r.valid is False
     (a,) = r.details["epoch_anomalies"]
     assert (a["kind"], a["classification"]["cause"]) == ("reused", "service-bug")
@@ -92,7 +93,7 @@ def test_epochs_from_the_services_log() -> None:
         service_grant(0.05, 11, 3, name="e", election=True),
         service_grant(1.01, 22, 2, name="e", election=True),
     )
-    r = check_election([], h, [], service)
+    r = election.check_record(run_record([], h, [], service))
     assert r.valid is False
     (a,) = r.details["epoch_anomalies"]
     assert (a["kind"], a["source"]) == ("lowered", "service")
@@ -102,7 +103,7 @@ def test_epochs_from_the_services_log() -> None:
 def test_a_leader_elected_over_a_live_lease_is_two_leaders_at_once() -> None:
     h = history(term(1, 0.0, 0.1, 1, 11), term(2, 0.5, 2.0, 2, 22, release=3.0))
     events = lease_events(1, 11, [0.05, 1.5], lock="e") + lease_events(2, 22, [0.6], lock="e")
-    r = check_election([], h, events)
+    r = election.check_record(run_record([], h, events))
     assert r.valid is False
     (g,) = r.details["overlap_groups"]
     assert g["kind"] == "lease-valid" and g["classification"]["cause"] == "service-bug"
@@ -111,6 +112,6 @@ def test_a_leader_elected_over_a_live_lease_is_two_leaders_at_once() -> None:
 
 def test_a_campaign_that_never_returns_is_no_leadership() -> None:
     h = history((0.0, 1, "invoke", "campaign", {"name": "e"}), term(2, 0.1, 0.2, 1, 22))
-    r = check_election([], h, lease_events(2, 22, [0.15], lock="e"))
+    r = election.check_record(run_record([], h, lease_events(2, 22, [0.15], lock="e")))
     assert r.valid is True and r.details["holdings"] == 1
     assert r.details["overlaps"] == []

@@ -19,7 +19,7 @@ from test_cli_options import assert_one_line_254
 from test_mutex_records import S, fault, history
 from test_nemesis_faults import FakeCluster
 
-from checkers.faults import check_faults
+from checkers import faults
 from checkers.record import RunRecord
 from checkers.windows import (
     CUTS_OFF,
@@ -207,7 +207,7 @@ def test_a_made_up_fault_gets_windows_words_and_proof_from_what_the_run_recorded
     assert (w.kind, w.nodes, w.ok) == ("flood", ("n1",), True)
     assert w.describe() == "a flood of nothing at n1 from 1.000 s to 3.001 s"
     assert first_overlapping([w], 0, 2 * S, CUTS_OFF) is w  # explains a holder cut off
-    assert check_faults(record).valid is True
+    assert faults.check_record(record).valid is True
     (bare,) = fault_windows(record.history)  # a bare history: the generic words, no effect
     assert bare.describe() == "fault flood from 1.000 s to 3.001 s"
     assert bare.effects == frozenset()

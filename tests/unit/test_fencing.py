@@ -8,18 +8,20 @@ from test_mutex_records import (
     fault,
     history,
     holding,
+    run_record,
     service_grant,
     service_lease,
     write,
 )
 
-from checkers.fencing import check_fencing, lower_accepted
+from checkers import fencing
+from checkers.fencing import lower_accepted
 
 
 def test_increasing_tokens_and_a_fenced_resource_are_valid() -> None:
     h = history(holding(1, 0.0, 0.1, 1, 11, release=0.5), holding(2, 0.2, 0.6, 2, 22))
     log = [write(0.3, 1, 1, None, True), write(0.7, 2, 2, 1, True), write(0.8, 1, 1, 2, False)]
-    r = check_fencing(log, h, enforced=True)
+    r = fencing.check_record(run_record(log, h, fencing=True))
     assert r.valid is True, r.summary
     assert r.details["anomalies"] == [] and r.details["grants"] == 2
     assert "every token was higher" in r.summary
@@ -27,7 +29,7 @@ def test_increasing_tokens_and_a_fenced_resource_are_valid() -> None:
 
 def test_a_reused_token_is_a_service_bug() -> None:
     h = history(holding(1, 0.0, 0.1, 1, 11, release=0.5), holding(2, 0.2, 0.6, 1, 22))
-    r = check_fencing([], h)
+    r = fencing.check_record(run_record([], h))
     assert r.valid is False
     (a,) = r.details["anomalies"]
     assert (a["kind"], a["source"], a["earlier"]["process"], a["later"]["process"]) == (
@@ -45,7 +47,7 @@ def test_a_reused_token_is_a_service_bug() -> None:
 
 def test_a_lower_token_after_a_completed_grant_is_caught() -> None:
     h = history(holding(1, 0.0, 0.1, 5, 11, release=0.5), holding(2, 0.6, 0.7, 3, 22))
-    (a,) = check_fencing([], h).details["anomalies"]
+    (a,) = fencing.check_record(run_record([], h)).details["anomalies"]
     assert a["kind"] == "lowered" and a["earlier"]["number"] == 5
 
 
@@ -53,13 +55,13 @@ def test_concurrent_grants_may_complete_out_of_order() -> None:
     """1's grant (token 1) reaches it after 2's (token 2): not an anomaly, since 1's grant
     had not completed when 2 asked."""
     h = history(holding(1, 0.0, 5.0, 1, 11), holding(2, 0.1, 0.2, 2, 22))
-    assert check_fencing([], h).valid is True
+    assert fencing.check_record(run_record([], h)).valid is True
 
 
 def test_the_same_lease_may_get_its_token_again() -> None:
     """A re-entrant acquire returns the same token to the same lease."""
     h = history(holding(1, 0.0, 0.1, 1, 11, release=0.2), holding(1, 0.3, 0.4, 1, 11))
-    assert check_fencing([], h).details["anomalies"] == []
+    assert fencing.check_record(run_record([], h)).details["anomalies"] == []
 
 
 def test_the_services_log_is_checked_in_its_own_order() -> None:
@@ -72,7 +74,7 @@ def test_the_services_log_is_checked_in_its_own_order() -> None:
         service_grant(0.55, 22, 2),
         service_grant(0.9, 33, 2),
     )
-    r = check_fencing([], h, service_events=service)
+    r = fencing.check_record(run_record([], h, service_events=service))
     (a,) = r.details["anomalies"]
     assert (a["kind"], a["source"]) == ("reused", "service")
     assert r.details["service_grants"] == 3
@@ -85,7 +87,7 @@ def test_a_counter_reset_by_a_crash_is_classified_as_such() -> None:
         fault("kill", 1.0, 1.5, {"nodes": ["sim"]}),
         holding(2, 2.0, 2.1, 1, 22),
     )
-    r = check_fencing([], h)
+    r = fencing.check_record(run_record([], h))
     (a,) = r.details["anomalies"]
     assert a["kind"] == "lowered" and a["classification"]["cause"] == "crash-lost-state"
     assert "a node lost the lock state in a crash" in r.summary
@@ -94,10 +96,10 @@ def test_a_counter_reset_by_a_crash_is_classified_as_such() -> None:
 def test_the_resource_must_not_accept_a_lower_token_when_fencing_is_on() -> None:
     h = history(holding(1, 0.0, 0.1, 1, 11, release=0.5), holding(2, 0.6, 0.7, 2, 22))
     log = [write(0.8, 2, 2, 1, True), write(0.9, 1, 1, 2, True)]
-    on = check_fencing(log, h, enforced=True)
+    on = fencing.check_record(run_record(log, h, fencing=True))
     assert on.valid is False
     assert "the protected resource accepted a token lower" in on.summary
-    off = check_fencing(log, h, enforced=False)
+    off = fencing.check_record(run_record(log, h, fencing=False))
     assert off.valid is True and "fencing was off" in off.summary
     assert off.details["resource"]["lower_accepted"][0]["highest_accepted"] == 2
 
@@ -115,7 +117,7 @@ def test_lower_accepted_is_per_resource_and_ignores_rejections() -> None:
 
 def test_a_lock_without_tokens_cannot_be_fenced() -> None:
     h = history(holding(1, 0.0, 0.1, None, 11, release=0.5))
-    r = check_fencing([write(0.2, 1, None, None, True)], h)
+    r = fencing.check_record(run_record([write(0.2, 1, None, None, True)], h))
     assert r.valid == "unknown" and "cannot be fenced" in r.summary
     assert r.details["resource"]["unfenced_writes"] == 1
     assert not r.applicable and r.to_dict()["applicable"] is False
@@ -123,7 +125,7 @@ def test_a_lock_without_tokens_cannot_be_fenced() -> None:
 
 def test_a_lock_with_tokens_is_judged() -> None:
     h = history(holding(1, 0.0, 0.1, 7, 11, release=0.5))
-    r = check_fencing([write(0.2, 1, 7, None, True)], h)
+    r = fencing.check_record(run_record([write(0.2, 1, 7, None, True)], h))
     assert r.valid is True and r.applicable and "applicable" not in r.to_dict()
 
 
@@ -135,12 +137,12 @@ def test_info_and_failed_acquires_grant_nothing() -> None:
         (0.2, 2, "fail", "acquire", None),
         holding(3, 6.0, 6.1, 1, 33),
     )
-    r = check_fencing([], h)
+    r = fencing.check_record(run_record([], h))
     assert r.valid is True and r.details["grants"] == 1
     assert r.details["anomalies"] == []
 
 
 def test_reuse_is_caught_without_lease_ids_too() -> None:
     h = history(holding(1, 0.0, 0.1, 1, None, release=0.5), holding(2, 0.6, 0.7, 1, None))
-    (a,) = check_fencing([], h).details["anomalies"]
+    (a,) = fencing.check_record(run_record([], h)).details["anomalies"]
     assert a["kind"] == "reused"

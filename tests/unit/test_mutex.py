@@ -9,12 +9,13 @@ from test_mutex_records import (
     history,
     holding,
     lease_events,
+    run_record,
     service_grant,
     service_lease,
     write,
 )
 
-from checkers.mutex import check_mutex
+from checkers import election, mutex
 from core.history import History
 
 
@@ -43,7 +44,7 @@ def paused_holder(fencing: bool) -> tuple[list[dict], History, list[dict]]:
 
 
 def test_stale_write_rejected_is_valid_and_measured() -> None:
-    r = check_mutex(*paused_holder(fencing=True))
+    r = mutex.check_record(run_record(*paused_holder(fencing=True)))
     assert r.valid is True, r.summary
     assert len(r.details["stale_rejected"]) == 1 and not r.details["stale_accepted"]
     assert "fencing stopped" in r.details["stale_rejected"][0]["explanation"]
@@ -57,7 +58,7 @@ def test_stale_write_rejected_is_valid_and_measured() -> None:
 
 
 def test_stale_write_accepted_is_invalid_with_a_plain_explanation() -> None:
-    r = check_mutex(*paused_holder(fencing=False))
+    r = mutex.check_record(run_record(*paused_holder(fencing=False)))
     assert r.valid is False
     (s,) = r.details["stale_accepted"]
     assert s["write"]["writer"] == 1 and s["lease_expiry"] == 22 * S
@@ -83,7 +84,7 @@ def test_service_granting_over_a_live_lease_is_an_overlap_violation() -> None:
         (3.3, 2, "ok", "release", None),
     )
     events = lease_events(1, 11, [0.05, 1.5]) + lease_events(2, 22, [0.6])
-    r = check_mutex([], h, events)
+    r = mutex.check_record(run_record([], h, events))
     assert r.valid is False
     (o,) = r.details["overlaps"]
     assert o["kind"] == "lease-valid"
@@ -109,7 +110,7 @@ def test_handover_after_release_is_clean() -> None:
     )
     log = [write(1.1, 1, 1, None, True), write(1.6, 2, 2, 1, True)]
     events = lease_events(1, 11, [0.05]) + lease_events(2, 22, [0.6])
-    r = check_mutex(log, h, events)
+    r = mutex.check_record(run_record(log, h, events))
     assert r.valid is True, r.summary
     assert r.details["overlaps"] == [] and r.details["handovers"] == []
 
@@ -125,7 +126,7 @@ def test_info_acquire_is_a_possible_holder_only() -> None:
         (6.1, 1, "info", "write", None),  # unknown outcome: the resource log decides
     )
     log = [write(6.05, 1, 1, None, True)]
-    r = check_mutex(log, h, lease_events(1, 11, [0.05, 3.0]))
+    r = mutex.check_record(run_record(log, h, lease_events(1, 11, [0.05, 3.0])))
     assert r.valid is True, r.summary
     assert r.details["holdings"] == 1 and r.details["overlaps"] == []
 
@@ -144,7 +145,7 @@ def test_client_that_never_returns() -> None:
     )
     log = [write(13.2, 2, 2, None, True), write(14.0, 1, 1, 2, False)]
     events = lease_events(1, 11, [0.05, 3.0]) + lease_events(2, 22, [0.9, 3.9, 6.9, 9.9, 12.9])
-    r = check_mutex(log, h, events)
+    r = mutex.check_record(run_record(log, h, events))
     assert r.valid is True, r.summary
     (o,) = r.details["overlaps"]
     assert o["kind"] == "lease-expired" and o["first"]["ended_by"] == "open"
@@ -166,7 +167,9 @@ def test_unfenced_stale_write_is_judged_from_the_history() -> None:
         (12.0, 1, "ok", "write", None),
     )
     log = [write(11.55, 2, None, None, True), write(11.9, 1, None, None, True)]
-    r = check_mutex(log, h, lease_events(1, 11, [0.05]) + lease_events(2, 22, [1.0]))
+    r = mutex.check_record(
+        run_record(log, h, lease_events(1, 11, [0.05]) + lease_events(2, 22, [1.0]))
+    )
     assert r.valid is False
     (s,) = r.details["stale_accepted"]
     assert s["kind"] == "unfenced" and s["write"]["writer"] == 1
@@ -179,14 +182,14 @@ def test_overlap_without_lease_events_is_unknown() -> None:
         (0.2, 2, "invoke", "acquire", None),
         (0.3, 2, "ok", "acquire", {"token": 2}),
     )
-    r = check_mutex([], h, [])
+    r = mutex.check_record(run_record([], h, []))
     assert r.valid == "unknown"
     assert r.details["overlaps"][0]["kind"] == "lease-unknown"
 
 
 def test_nothing_held_proves_nothing() -> None:
     h = history((0.0, 1, "invoke", "acquire", None), (5.0, 1, "fail", "acquire", None))
-    assert check_mutex([], h, []).valid == "unknown"
+    assert mutex.check_record(run_record([], h, [])).valid == "unknown"
 
 
 def test_election_ops_count_as_holdings() -> None:
@@ -196,8 +199,11 @@ def test_election_ops_count_as_holdings() -> None:
         (0.2, 1, "invoke", "resign", None),
         (0.3, 1, "ok", "resign", None),
     )
-    r = check_mutex([write(0.15, 1, 3, None, True)], h, lease_events(1, 11, [0.05]))
+    r = election.check_record(
+        run_record([write(0.15, 1, 3, None, True)], h, lease_events(1, 11, [0.05]))
+    )
     assert r.valid is True and r.details["holdings"] == 1
+    assert mutex.check_record(run_record([], h)).details["holdings"] == 0  # a lock's only
 
 
 def test_holders_of_different_locks_do_not_overlap() -> None:
@@ -208,7 +214,7 @@ def test_holders_of_different_locks_do_not_overlap() -> None:
         (0.3, 2, "ok", "acquire", {"token": 2, "lease": 22, "name": "b"}),
     )
     events = lease_events(1, 11, [0.05]) + lease_events(2, 22, [0.25])
-    r = check_mutex([], h, events)
+    r = mutex.check_record(run_record([], h, events))
     assert r.valid is True and r.details["overlaps"] == []
 
 
@@ -244,7 +250,7 @@ def stale_holder_and_successors(fencing: bool) -> tuple[list[dict], History, lis
 
 
 def test_overlaps_of_one_stale_holder_are_one_entry_with_durations() -> None:
-    r = check_mutex(*stale_holder_and_successors(fencing=True))
+    r = mutex.check_record(run_record(*stale_holder_and_successors(fencing=True)))
     assert r.valid is True, r.summary
     assert len(r.details["overlaps"]) == 3  # every pair is still listed, with its duration
     assert all(o["kind"] == "lease-expired" for o in r.details["overlaps"])
@@ -266,7 +272,7 @@ def test_overlaps_of_one_stale_holder_are_one_entry_with_durations() -> None:
 
 
 def test_unfenced_stale_holder_paragraph_names_cause_fix_and_numbers() -> None:
-    r = check_mutex(*stale_holder_and_successors(fencing=False))
+    r = mutex.check_record(run_record(*stale_holder_and_successors(fencing=False)))
     assert r.valid is False
     (text,) = r.details["violations"]
     assert text.startswith("Process 1 believed it held lock (token 1) from 0.100 s")
@@ -284,7 +290,7 @@ def test_the_services_own_log_gives_exact_grants_and_expiry() -> None:
         service_grant(0.05, 11, 1),
         service_grant(11.01, 22, 2),
     )
-    r = check_mutex(log, h, events, service)
+    r = mutex.check_record(run_record(log, h, events, service))
     assert r.valid is True, r.summary
     (ho,) = r.details["handovers"]
     assert (ho["lease_expiry"], ho["lease_expiry_source"]) == (11 * S, "service")
@@ -298,7 +304,7 @@ def test_a_service_that_expires_a_lease_early_is_caught_by_the_clients_acks() ->
     0.999 s with a TTL of 10 s: by its own acknowledgement the lease was valid to 10.999 s."""
     log, h, events = stale_holder_and_successors(fencing=True)
     service = by_time(service_lease(11, 0.04, [1.0], expired=10.95), service_grant(10.96, 22, 2))
-    r = check_mutex(log, h, events, service)
+    r = mutex.check_record(run_record(log, h, events, service))
     assert r.valid is False
     (g,) = r.details["overlap_groups"]
     assert g["kind"] == "lease-valid"
@@ -316,7 +322,7 @@ def test_service_log_shows_a_grant_over_a_live_lease() -> None:
         service_grant(0.05, 11, 1),
         service_grant(5.0, 22, 2, forced=True),
     )
-    r = check_mutex([], h, events, service)
+    r = mutex.check_record(run_record([], h, events, service))
     assert r.valid is False
     (g,) = r.details["overlap_groups"]
     assert g["kind"] == "lease-valid" and g["classification"]["cause"] == "service-bug"
@@ -334,7 +340,7 @@ def test_an_equal_token_from_a_superseded_holder_is_stale_and_blames_the_token()
     )
     log = [write(11.5, 2, 1, None, True), write(20.0, 1, 1, 1, True)]
     events = lease_events(1, 11, [0.05, 1.0]) + lease_events(2, 22, [0.6])
-    r = check_mutex(log, h, events)
+    r = mutex.check_record(run_record(log, h, events))
     assert r.valid is False
     (s,) = r.details["stale_accepted"]
     assert s["kind"] == "superseded"
@@ -353,7 +359,9 @@ def test_a_write_that_never_returned_still_counts_at_the_resource() -> None:
         holding(1, 0.0, 0.1, 1, 11), (0.2, 1, "invoke", "write", "v1"), holding(2, 0.5, 11.1, 2, 22)
     )
     log = [write(11.2, 2, 2, None, True), write(15.0, 1, 1, 2, False)]
-    r = check_mutex(log, h, lease_events(1, 11, [0.05, 1.0]) + lease_events(2, 22, [0.6]))
+    r = mutex.check_record(
+        run_record(log, h, lease_events(1, 11, [0.05, 1.0]) + lease_events(2, 22, [0.6]))
+    )
     assert r.valid is True, r.summary
     (g,) = r.details["overlap_groups"]
     assert g["holding"]["ended_by"] == "open" and g["writes_after_takeover"][0]["writer"] == 1

@@ -13,11 +13,13 @@ from test_mutex_records import (
     history,
     holding,
     lease_events,
+    run_record,
     service_grant,
     service_lease,
 )
 
-from checkers.mutex_lin import check_mutex_linearizable, with_lease_ends
+from checkers import mutex_lin
+from checkers.mutex_lin import with_lease_ends
 from core.history import History
 from core.ops import Op
 
@@ -42,20 +44,24 @@ def paused(next_at: float) -> tuple:  # type: ignore[type-arg]
 
 def test_clean_handovers_are_linearizable() -> None:
     h = history(holding(1, 0.0, 0.1, 1, 11, release=0.5), holding(2, 0.2, 0.6, 2, 22, release=1))
-    r = check_mutex_linearizable(h, lease_events(1, 11, [0.05]) + lease_events(2, 22, [0.25]))
+    r = mutex_lin.check_record(
+        run_record([], h, lease_events(1, 11, [0.05]) + lease_events(2, 22, [0.25]))
+    )
     assert r.valid is True, r.summary
     assert r.checker == "mutex-linearizability" and r.details["lease_ends"] == 0
 
 
 def test_a_paused_holders_expired_lease_is_a_release_not_a_violation() -> None:
-    r = check_mutex_linearizable(*paused(next_at=13.1))
+    r = mutex_lin.check_record(run_record([], *paused(next_at=13.1)))
     assert r.valid is True, r.summary
     assert r.details["lease_ends_by_keepalives"] == 1
     assert "counted as a release" in r.summary
 
 
 def test_a_grant_before_the_lease_could_have_ended_is_not_linearizable() -> None:
-    r = check_mutex_linearizable(*paused(next_at=12.0))  # lease valid until >= 12.999 s
+    r = mutex_lin.check_record(
+        run_record([], *paused(next_at=12.0))
+    )  # lease valid until >= 12.999 s
     assert r.valid is False
     assert "Not linearizable as an owner-aware mutex" in r.summary
     assert r.details["violations"] == [r.summary] and "counterexample" in r.details
@@ -69,7 +75,7 @@ def test_the_services_log_places_the_lease_end_exactly() -> None:
         service_grant(0.05, 11, 1),
         service_grant(10.6, 22, 2),
     )
-    r = check_mutex_linearizable(h, events, expired)
+    r = mutex_lin.check_record(run_record([], h, events, expired))
     assert r.valid is True, r.summary
     assert r.details["lease_ends_by_service"] == 1
     alive = by_time(
@@ -78,7 +84,9 @@ def test_the_services_log_places_the_lease_end_exactly() -> None:
         service_grant(0.05, 11, 1),
         service_grant(10.6, 22, 2, forced=True),
     )
-    assert check_mutex_linearizable(h, events, alive).valid is False  # lock-ignores-lease
+    assert (
+        mutex_lin.check_record(run_record([], h, events, alive)).valid is False
+    )  # lock-ignores-lease
 
 
 def test_a_release_after_the_expiry_that_still_says_ok_is_folded_in() -> None:
@@ -92,12 +100,12 @@ def test_a_release_after_the_expiry_that_still_says_ok_is_folded_in() -> None:
         if op.type == "ok" and op.f == "release" and op.process == "1 (lease 11)"
     ]
     assert end.value["lease_end"] and end.time == 13 * S  # the lease's latest end, not 20 s
-    assert check_mutex_linearizable(h, events).valid is True
+    assert mutex_lin.check_record(run_record([], h, events)).valid is True
 
 
 def test_without_any_lease_record_an_overlap_is_unknown_not_invalid() -> None:
     h = history(holding(1, 0.0, 0.1, 1, 11), holding(2, 0.5, 13.1, 2, 22))
-    r = check_mutex_linearizable(h, [])
+    r = mutex_lin.check_record(run_record([], h, []))
     assert r.valid == "unknown" and r.details["unplaced"] == 2
     assert "without any lease record" in r.summary
 
@@ -111,7 +119,7 @@ def test_info_acquires_and_clients_that_never_return() -> None:
         holding(4, 0.6, 0.7, 3, 44, release=1.0),
     )
     events = lease_events(1, 11, [0.05]) + lease_events(4, 44, [0.65])
-    assert check_mutex_linearizable(h, events).valid is True
+    assert mutex_lin.check_record(run_record([], h, events)).valid is True
 
 
 def test_several_locks_are_checked_apart() -> None:
@@ -119,7 +127,7 @@ def test_several_locks_are_checked_apart() -> None:
     events = lease_events(1, 11, [0.05], lock="a") + lease_events(2, 22, [0.05], lock="b")
     ends = with_lease_ends(h, events)
     assert {op.key for op in ends.history} == {"a", "b"}
-    r = check_mutex_linearizable(h, events)
+    r = mutex_lin.check_record(run_record([], h, events))
     assert r.valid is True and r.details["partitions"] == 2
 
 
@@ -177,11 +185,13 @@ def test_a_holder_killed_with_its_server_retries_without_a_malformed_history() -
     ]
     assert holding[2].time == 9555199992  # its deadline: not the failed release's invocation
     assert [op.type for op in ends.history if op.process == 3] == ["invoke"]  # still open
-    r = check_mutex_linearizable(h, events, service)
+    r = mutex_lin.check_record(run_record([], h, events, service))
     assert r.valid is True, r.summary
     # the same grant to 4 before 3's lease ran out is a violation
     early = _jsonl(KILLED_WHILE_HOLDING)
     early[-1]["time"] = 9_000_000_000
     early[-2]["time"] = 8_990_000_000
-    r = check_mutex_linearizable(History(Op.from_dict(d) for d in early), events, service)
+    r = mutex_lin.check_record(
+        run_record([], History(Op.from_dict(d) for d in early), events, service)
+    )
     assert r.valid is False, r.summary

@@ -10,12 +10,32 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from checkers.record import RunRecord
 from core.history import History
 
 S = 1_000_000_000
 TTL = 10.0
 
 Event = tuple[float, Any, str, str, Any]  # (time s, process, type, f, value)
+
+
+def run_record(
+    resource_log: Iterable[dict[str, Any]],
+    history: History,
+    events: Iterable[dict[str, Any]] = (),
+    service_events: Iterable[dict[str, Any]] = (),
+    *,
+    fencing: bool | None = None,
+    accept_unavailable: bool = False,
+) -> RunRecord:
+    """The records a checker reads (``check_record``), with the options it reads:
+    ``fencing`` (None: not recorded) and ``accept_unavailable``."""
+    options: dict[str, Any] = {"extra": {"accept_unavailable": True}} if accept_unavailable else {}
+    if fencing is not None:
+        options["fencing"] = fencing
+    return RunRecord(
+        history, list(resource_log), list(events), {"options": options}, list(service_events)
+    )
 
 
 def ns(t: float) -> int:

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_mutex_records import run_record
 
-from checkers.mutex import check_mutex
+from checkers import mutex
 from clusters.sim.cluster import SimCluster
 from clusters.sim.factories import SimLockClientFactory
 from core.client import ClientFactory, Invocation, WorkerContext
@@ -212,7 +213,7 @@ def test_frozen_holder_writes_after_its_lease_expired(tmp_path: Path, fencing: b
     lost = [e for e in events if e["event"] == "lease-lost" and e["process"] == 1]
     assert len(lost) == 1 and lost[0]["time"] > completion(history, 2, "write").time
 
-    result = check_mutex(log, history, events)
+    result = mutex.check_record(run_record(log, history, events))
     assert result.valid is fencing, result.summary
     d = result.details
     assert len(d["stale_rejected" if fencing else "stale_accepted"]) == 1
@@ -234,7 +235,7 @@ def test_lock_ignoring_the_lease_gives_two_holders(tmp_path: Path, bug: bool) ->
         history = workers.join()
         log = resource.records()
     events = list(read_jsonl(tmp_path / "events.jsonl"))
-    result = check_mutex(log, history, events)
+    result = mutex.check_record(run_record(log, history, events))
     kinds = [o["kind"] for o in result.details["overlaps"]]
     if bug:
         assert result.valid is False

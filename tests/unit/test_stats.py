@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from test_mutex_records import S, fault, history
+from test_mutex_records import S, fault, history, run_record
 
-from checkers.stats import check_stats, quantile, throughput
+from checkers import stats
+from checkers.stats import quantile, throughput
 
 
 def ops(process: int, f: str, spans: list[tuple[float, float, str]]) -> list:  # type: ignore[type-arg]
@@ -34,7 +35,7 @@ def test_latency_per_f_and_outcome_with_info_and_open_ops() -> None:
         (13.0, 2, "info", "write", None),  # a timeout
         (4.0, 3, "invoke", "write", None),  # a client that never returns
     )
-    lat = check_stats(h).details["latency"]
+    lat = stats.check_record(run_record([], h)).details["latency"]
     assert lat["read"]["ok"] == {"count": 2, "p50": 0.1, "p90": 0.3, "p99": 0.3, "max": 0.3}
     assert lat["read"]["fail"]["count"] == 1 and lat["read"]["fail"]["max"] == 0.2
     assert lat["write"]["info"]["p50"] == 10.0
@@ -66,7 +67,7 @@ def test_availability_inside_and_outside_each_fault_window() -> None:
         ),
         fault("pause", 4.0, 6.0, {"nodes": ["n1"]}),
     )
-    r = check_stats(h)
+    r = stats.check_record(run_record([], h))
     assert r.valid is True, r.summary
     (w,) = r.details["availability"]["windows"]
     assert (w["kind"], w["ok_ops"], w["completed_ops"], w["availability"]) == ("pause", 1, 2, 0.5)
@@ -81,13 +82,13 @@ def test_a_fault_during_which_nothing_succeeded_proves_nothing() -> None:
         ops(2, "read", [(9.0, 9.1, "ok")]),
         fault("partition", 4.0, 6.0, {"grudge": {"n1": ["n2"]}}),
     )
-    r = check_stats(h)
+    r = stats.check_record(run_record([], h))
     assert r.valid == "unknown"
     assert "proves nothing about that fault" in r.summary
     assert r.details["unproven_faults"] == [
         {"kind": "partition", "start": 4 * S, "end": int(6.001 * S)}
     ]
-    accepted = check_stats(h, accept_unavailable=True)
+    accepted = stats.check_record(run_record([], h, accept_unavailable=True))
     assert accepted.valid is True and "which the test accepts" in accepted.summary
 
 
@@ -97,13 +98,13 @@ def test_a_failed_fault_is_not_a_window() -> None:
         (4.0, "nemesis", "invoke", "start-kill", {"nodes": ["n1"]}),
         (4.1, "nemesis", "fail", "start-kill", None),
     )
-    r = check_stats(h)
+    r = stats.check_record(run_record([], h))
     assert r.valid is True and r.details["availability"]["windows"] == []
 
 
 def test_no_completed_operation_proves_nothing() -> None:
     h = history((0.0, 1, "invoke", "acquire", None))
-    r = check_stats(h)
+    r = stats.check_record(run_record([], h))
     assert r.valid == "unknown" and "proves nothing" in r.summary
     assert r.details["throughput"] == []
 
@@ -114,9 +115,11 @@ def test_a_crash_is_proven_by_the_restarted_service_answering() -> None:
     down = ops(1, "read", [(0.0, 0.1, "ok"), (4.1, 4.2, "fail"), (5.0, 5.1, "fail")])
     back = ops(2, "read", [(6.5, 6.6, "ok")])
     h = history(down, back, fault("kill", 4.0, 6.0, {"nodes": ["sim"]}))
-    r = check_stats(h)
+    r = stats.check_record(run_record([], h))
     assert r.valid is True and r.details["unproven_faults"] == [], r.summary
     never_back = history(down, fault("kill", 4.0, 6.0, {"nodes": ["sim"]}))
-    assert check_stats(never_back).valid == "unknown"
+    assert stats.check_record(run_record([], never_back)).valid == "unknown"
     paused = history(down, back, fault("pause", 4.0, 6.0, {"nodes": ["sim"]}))
-    assert check_stats(paused).valid == "unknown"  # only a crash is proven afterwards
+    assert (
+        stats.check_record(run_record([], paused)).valid == "unknown"
+    )  # only a crash is proven afterwards

@@ -1,0 +1,21 @@
+"""The CAS-register workload: read, write and compare-and-set on independent keys
+with unique written values (``workloads.cas_gen``) through ``workloads.register``'s client
+and a target's backend; its runs are checked for linearizability per key, against a
+register that starts empty (nil) and where a failed CAS did not happen, and statistics.
+"""
+
+from __future__ import annotations
+
+from checkers import linearizability, stats
+from workloads.cas_gen import CasRegisterGen
+from workloads.workload import Workload
+
+WORKLOAD = Workload(
+    name="cas-register",
+    help="read, write and compare-and-set on --keys independent registers",
+    generator=lambda opts, seed: CasRegisterGen(keys=opts.keys, seed=seed),
+    needs_resource=False,
+    holds=False,
+    default_fault="none",
+    checkers=(linearizability.check_record, stats.check_record),
+)

@@ -1,0 +1,28 @@
+"""The lock workload: clients loop acquire -> write with the token -> release
+(``workloads.cycles``) through ``workloads.lock``'s client and a target's backend.
+
+Its runs are checked for mutual exclusion with the cause of every overlap and stale write
+(``checkers.mutex``), fencing-number monotonicity and enforcement (``checkers.fencing``),
+lease-aware owner-aware mutex linearizability when the run recorded that the target's
+locks claim it (``checkers.mutex_lin``), and statistics (``checkers.stats``).
+"""
+
+from __future__ import annotations
+
+from operator import attrgetter
+
+from checkers import fencing, mutex, mutex_lin, stats
+from workloads.cycles import lock_cycle
+from workloads.workload import When, holding
+
+WORKLOAD = holding(
+    "lock",
+    "acquire, write with the token, release, on --locks locks",
+    lambda opts, seed: lock_cycle(opts.locks),
+    (
+        mutex.check_record,
+        fencing.check_record,
+        When(attrgetter("linearizable_locks"), mutex_lin.check_record),
+        stats.check_record,
+    ),
+)

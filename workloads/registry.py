@@ -1,0 +1,31 @@
+"""The workloads, one line each: the CLI's choices and help, the options' defaults that
+depend on the workload, the plan and the checks all read this table."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from core.options import OptionError
+from workloads import cas_register_workload, election_workload, lock_workload
+from workloads.workload import Workload
+
+WORKLOADS: Final[dict[str, Workload]] = {
+    "lock": lock_workload.WORKLOAD,
+    "cas-register": cas_register_workload.WORKLOAD,
+    "election": election_workload.WORKLOAD,
+}
+
+
+def get_workload(name: str) -> Workload:
+    """The workload named ``name``, else a one-line OptionError listing them."""
+    found = WORKLOADS.get(name)
+    if found is None:
+        raise OptionError(
+            f"unknown workload {name!r} for --workload: choose from {', '.join(WORKLOADS)}"
+        )
+    return found
+
+
+def workloads_help() -> str:
+    """Each workload with its help line, for ``--workload``'s help."""
+    return "; ".join(f"{w.name}: {w.help}" for w in WORKLOADS.values())

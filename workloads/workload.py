@@ -1,0 +1,72 @@
+"""What a workload is: one frozen ``Workload`` value, written in its own module
+(``workloads/lock_workload.py``, ``cas_register_workload.py``, ``election_workload.py``)
+and listed once in ``workloads.registry``. Its client lives apart (``workloads/lock.py``,
+``register.py``, ``election.py``): worker processes import the client only, not the
+checkers and generators a workload names.
+
+A workload is target-independent: its operations (a client generator), whether it needs
+the protected resource, whether its clients hold something while they work (a lock, a
+leadership: the op timeout follows that work, and ``holder`` faults aim at the holder),
+the fault a run of it gets when none is named, and its checkers. A target supplies only
+the clients (its backend of the workload's client).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from checkers.record import Checker, RunRecord
+from core import gen
+from core.options import RunOptions
+
+ClientGenerator = Callable[[RunOptions, int], Any]
+"""(options, seed) -> the clients' generator (``core.gen``), before any ``--rate``."""
+
+
+@dataclass(frozen=True, slots=True)
+class When:
+    """A checker that runs only on the runs a recorded fact selects (``applies``)."""
+
+    applies: Callable[[RunRecord], bool]
+    checker: Checker
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """One workload: see the module docstring."""
+
+    name: str
+    help: str
+    """One line for ``--workload``'s help."""
+    generator: ClientGenerator
+    needs_resource: bool
+    """Whether its clients write to the protected resource (started by the run)."""
+    holds: bool
+    """Whether its clients hold something and work while holding it."""
+    default_fault: str
+    """The fault of a run that names none (``none`` for no fault)."""
+    checkers: tuple[Checker | When, ...]
+
+    def client_generator(self, opts: RunOptions, seed: int) -> Any:
+        """The clients' operations, at ``opts.rate`` when it is set."""
+        g = self.generator(opts, seed)
+        return gen.rate(opts.rate, g) if opts.rate else g
+
+    def checks(self, record: RunRecord) -> list[Checker]:
+        """The checkers of one of its runs: those whose recorded fact applies."""
+        return [
+            c.checker if isinstance(c, When) else c
+            for c in self.checkers
+            if not isinstance(c, When) or c.applies(record)
+        ]
+
+
+def holding(
+    name: str, help: str, generator: ClientGenerator, checkers: tuple[Checker | When, ...]
+) -> Workload:
+    """A workload whose clients hold something (a lock, a leadership), work while holding
+    it and write to the protected resource with its fencing number; its fault when none is
+    named is the classic scenario's, a client pause of the holder."""
+    return Workload(name, help, generator, True, True, "client-pause", checkers)
