@@ -17,7 +17,8 @@ from test_cli import run
 
 from core.errors import HarnessError
 from core.options import RunOptions
-from harness.cli import EXIT_BAD_ARGS, _options_from, build_parser
+from harness.cli import EXIT_BAD_ARGS, build_parser
+from harness.commands.run import options_from
 from harness.suite import SuiteError, load_suite
 from harness.validate import check_options, check_run, decide
 
@@ -205,7 +206,7 @@ def test_an_explicit_op_timeout_shorter_than_an_op_is_refused(
 
 def _cli(*argv: str) -> RunOptions:
     args: argparse.Namespace = build_parser().parse_args(["run", *argv])
-    return _options_from(args)
+    return options_from(args)
 
 
 def test_accept_unavailable_on_the_command_line() -> None:

@@ -24,7 +24,7 @@ from core.errors import HarnessError
 from core.gen import simulate
 from core.history import History
 from core.options import RunOptions
-from harness.cli import _add_run_options, _options_from
+from harness.commands.run import add_run_options, options_from
 from harness.orchestrate import run_test
 from harness.suite import SuiteError, load_suite
 from nemesis.registry import nemesis_names
@@ -95,8 +95,8 @@ def test_the_workload_help_lists_the_registry(capsys: pytest.CaptureFixture[str]
 
 def _cli(*argv: str) -> RunOptions:
     p = argparse.ArgumentParser()
-    _add_run_options(p)
-    return _options_from(p.parse_args(list(argv)))
+    add_run_options(p)
+    return options_from(p.parse_args(list(argv)))
 
 
 def _suite(tmp_path: Path, table: str) -> RunOptions:

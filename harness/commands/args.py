@@ -1,0 +1,174 @@
+"""What every command of ``harness`` shares: its exit codes, the parser class whose
+errors are one line, the types that check an option's value, the SSH login options."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+from core.errors import EXIT_BAD_INPUT
+
+if TYPE_CHECKING:
+    from core.options import Bound
+
+EXIT_BAD_ARGS = EXIT_BAD_INPUT
+EXIT_UNKNOWN = 2  # Jepsen's unknown: also an interrupted run, and one stopped before a verdict
+
+
+class UsageError(Exception):
+    """Bad arguments or input: printed as one line, exit 254."""
+
+
+class Parser(argparse.ArgumentParser):
+    commands: Mapping[str, argparse.ArgumentParser] | None = None
+    """On the top parser: command -> its parser, to name it in errors."""
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:  # name the command whose options these are not (argparse names none)
+            command = (self.commands or {}).get(getattr(ns, "command", None) or "", self)
+            command.error(f"unrecognized arguments: {' '.join(extras)}")
+        return ns
+
+    def error(self, message: str) -> NoReturn:
+        """One line: what is wrong and where the options are listed (not the usage)."""
+        sys.stderr.write(f"harness: error: {message} (see `{self.prog} --help`)\n")
+        raise SystemExit(EXIT_BAD_ARGS)
+
+
+class Deferred(str):
+    """Help text computed only when help is printed (it imports the target registry)."""
+
+    fn: Callable[[], str]
+
+    def __new__(cls, fn: Callable[[], str]) -> Deferred:
+        text = super().__new__(cls, "(computed when shown)")
+        text.fn = fn
+        return text
+
+    def __mod__(self, params: object) -> str:
+        return self.fn().replace("%", "%%") % params
+
+
+def on_off(s: str) -> bool:
+    v = s.strip().lower()
+    if v in ("on", "true", "yes", "1"):
+        return True
+    if v in ("off", "false", "no", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected on or off, not {s!r}")
+
+
+def number(field: str | Bound) -> Callable[[str], float | int]:
+    """The argparse type of a number option: parsed, then checked against its range in
+    ``core.options.NUMBERS`` (one-line error naming the option and the range)."""
+    from core.options import NUMBERS, OptionError
+
+    bound = NUMBERS[field] if isinstance(field, str) else field
+
+    def parse(text: str) -> float | int:
+        try:
+            value: float | int = int(text) if bound.integer else float(text)
+        except ValueError:
+            kind = "an integer" if bound.integer else "a number"
+            raise argparse.ArgumentTypeError(f"expected {kind}, not {text!r}") from None
+        try:
+            bound.check(value)
+        except OptionError as e:  # argparse names the option already
+            raise argparse.ArgumentTypeError(str(e).removeprefix(f"{bound.flag} ")) from None
+        return value
+
+    parse.__name__ = bound.flag  # argparse names the type in some errors
+    return parse
+
+
+def checked(check: Callable[[str], object]) -> Callable[[str], str]:
+    """An argparse type from a check raising OptionError."""
+    from core.options import OptionError
+
+    def parse(text: str) -> str:
+        try:
+            check(text)
+        except OptionError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+        return text
+
+    return parse
+
+
+def faults(text: str) -> list[str]:
+    from core.options import OptionError
+    from nemesis.registry import parse_nemesis
+
+    try:
+        return parse_nemesis(text)  # as a suite's value: no silently dropped empty name
+    except OptionError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def parsed(parse: Callable[[str], object]) -> Callable[[str], object]:
+    """An argparse type from a parser that raises ValueError with its reason."""
+
+    def convert(text: str) -> object:
+        try:
+            return parse(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    convert.__name__ = parse.__name__
+    return convert
+
+
+def add_ssh_login_options(g: argparse._ArgumentGroup) -> None:
+    """Which hosts, and how to log in to them: shared by ``run`` and ``clusters``."""
+    g.add_argument("--nodes-file", default=None, help="hosts, one [user@]host[:port] a line")
+    g.add_argument("--ssh-user", default=None, help="login name (default: yours)")
+    g.add_argument("--ssh-key", default=None, help="private key (default: agent, ~/.ssh/id_*)")
+    g.add_argument(
+        "--ssh-port", type=number("ssh_port"), default=22, help="1-65535 (default: %(default)s)"
+    )
+    g.add_argument(
+        "--ssh-no-strict", action="store_true", help="accept unknown host keys (lab machines only)"
+    )
+    g.add_argument(
+        "--ssh-known-hosts",
+        default=None,
+        help="check host keys against this file (default: ~/.ssh/known_hosts)",
+    )
+
+
+def writable_dir(path: str, flag: str = "--out-dir") -> Path:
+    """``path`` as a folder this process can write into (created if missing), else a
+    one-line UsageError: not a file, not /proc, not read-only."""
+    import tempfile
+
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        raise UsageError(
+            f"{flag} {path}: cannot write there ({e.strerror or e}); name a folder you can write"
+        ) from None
+    return folder
+
+
+def writable_file(path: str, flag: str) -> Path:
+    """``path`` as a file this process can write (created empty if missing), else a
+    one-line UsageError: not a folder, not in a missing or read-only folder."""
+    file = Path(path)
+    try:
+        with file.open("a"):
+            pass
+    except OSError as e:
+        raise UsageError(
+            f"{flag} {path}: cannot write there ({e.strerror or e}); name a "
+            "file in a folder you can write"
+        ) from None
+    return file

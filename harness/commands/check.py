@@ -1,0 +1,77 @@
+"""``harness check``: run directories or history files checked."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+
+from core.formats.budget import parse_seconds, parse_size
+from harness.commands.args import (
+    UsageError,
+    parsed,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+def cmd_check(args: argparse.Namespace, console: Console) -> int:
+    from checkers.linear.models import MODELS
+    from core.formats.budget import default_memory_limit
+    from harness.checkcmd import check_paths
+
+    if args.model is not None and args.model not in MODELS:
+        raise UsageError(f"unknown model {args.model!r}: --model takes one of {', '.join(MODELS)}")
+    memory = args.memory_limit if args.memory_limit is not None else default_memory_limit()
+    return check_paths(
+        args.paths,
+        model=args.model,
+        time_limit=args.time_limit,
+        as_json=args.json,
+        console=console,
+        memory_limit=memory,
+        out=args.out,
+    )
+
+
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the command's parser to ``sub`` (``harness.cli.build_parser``)."""
+    c = sub.add_parser(
+        "check",
+        help="check a run directory or history files",
+        description="Check run directories (all their checkers) or history "
+        "files (JSONL, Jepsen EDN, porcupine etcd log, porcupine kv) "
+        "for linearizability.",
+    )
+    c.add_argument("paths", nargs="+", metavar="PATH")
+    c.add_argument(
+        "--model",
+        default=None,
+        help="register, cas-register, etcd, kv, mutex, multi-register "
+        "(default: implied by the format)",
+    )
+    c.add_argument(
+        "--time-limit",
+        type=parsed(parse_seconds),
+        default=None,
+        help="seconds per path, reading included (default: none); out of it, "
+        "the verdict is unknown",
+    )
+    c.add_argument(
+        "--memory-limit",
+        type=parsed(parse_size),
+        default=None,
+        help="memory per path, e.g. 2G (default: half the memory available at "
+        "start); out of it, the verdict is unknown",
+    )
+    c.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="write run directories' results.json under DIR (default: into each "
+        "run directory, where it can be written)",
+    )
+    c.add_argument("--json", action="store_true", help="one JSON object per file per line")
+    c.set_defaults(fn=cmd_check)

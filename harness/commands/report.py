@@ -1,0 +1,28 @@
+"""``harness report``: a run's report (re)written."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+
+if TYPE_CHECKING:
+    pass
+
+
+def cmd_report(args: argparse.Namespace, console: Console) -> int:
+    from harness.analysis import report_run
+    from harness.report import write_report
+
+    code = report_run(args.run_dir, console)
+    console.print(f"report: {write_report(Path(args.run_dir))}")
+    return code
+
+
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the command's parser to ``sub`` (``harness.cli.build_parser``)."""
+    rp = sub.add_parser("report", help="(re)write a run's report")
+    rp.add_argument("run_dir")
+    rp.set_defaults(fn=cmd_report)

@@ -1,0 +1,323 @@
+"""``harness run``: its options, and the run they ask for."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+
+from harness.commands.args import (
+    Deferred,
+    UsageError,
+    add_ssh_login_options,
+    checked,
+    faults,
+    number,
+    on_off,
+    writable_dir,
+)
+
+if TYPE_CHECKING:
+    from core.options import RunOptions
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    from clusters.registry import DEFAULT_TARGET, TARGETS
+    from core.options import DEFAULT_OP_TIMEOUT, RunOptions, check_name
+    from harness.validate import targets_described
+    from nemesis.registry import help_lines
+    from nemesis.targets import targets_help
+    from workloads.registry import WORKLOADS, workloads_help
+
+    d = RunOptions()
+    g = p.add_argument_group("what to run")
+    g.add_argument(
+        "--target",
+        default=DEFAULT_TARGET,
+        choices=tuple(TARGETS),
+        help=Deferred(lambda: f"{targets_described()} (default: {DEFAULT_TARGET})"),
+    )
+    g.add_argument(
+        "--workload",
+        default=d.workload,
+        choices=tuple(WORKLOADS),
+        help=f"{workloads_help()} (default: %(default)s)",
+    )
+    g.add_argument(
+        "--lock",
+        default=None,
+        help=Deferred(lambda: _lazy_help("lock implementation of the target")),
+    )
+    g.add_argument(
+        "--concurrency",
+        type=number("concurrency"),
+        default=d.concurrency,
+        help="client processes, 1-1000 (default: %(default)s)",
+    )
+    g.add_argument(
+        "--rate", type=number("rate"), default=None, help="operations per second, all clients"
+    )
+    g.add_argument(
+        "--time-limit",
+        type=number("time_limit"),
+        default=d.time_limit,
+        help="seconds of operations before the final heal (default: %(default)s)",
+    )
+    g.add_argument(
+        "--recovery-time",
+        type=number("recovery_time"),
+        default=d.recovery_time,
+        help="seconds of operations on the healed cluster at the end",
+    )
+    g.add_argument(
+        "--op-timeout",
+        type=number("op_timeout"),
+        default=None,
+        help="seconds before an open operation is recorded as info (default: "
+        f"{DEFAULT_OP_TIMEOUT:g}, or longer when the client pause plus the "
+        "work time or the acquire wait need it; test.json says why). A value "
+        "shorter than they need is refused",
+    )
+    g.add_argument(
+        "--seed",
+        type=number("seed"),
+        default=None,
+        help="seed of the schedule, 0 or more (replayable)",
+    )
+    g.add_argument("--out-dir", "-o", default=d.out_dir, help="results folder (writable)")
+    g.add_argument(
+        "--name",
+        type=checked(check_name),
+        default=None,
+        help="test name, one folder name (default: from the options)",
+    )
+    g.add_argument(
+        "--accept-unavailable",
+        action="store_true",
+        help="a fault window without any successful op is accepted (valid, said "
+        "out loud) instead of making the run unknown",
+    )
+    f = p.add_argument_group("faults")
+    f.add_argument(
+        "--nemesis",
+        type=faults,
+        default=None,
+        help=f"comma-separated faults, or none: {help_lines()} (default: the workload's, "
+        + ", ".join(f"{w.default_fault} for {w.name}" for w in WORKLOADS.values())
+        + ")",
+    )
+    f.add_argument(
+        "--nemesis-interval",
+        type=number("nemesis_interval"),
+        default=d.nemesis_interval,
+        help="seconds between fault starts and stops; the first fault starts after "
+        "one interval or a fifth of the time limit, whichever is sooner, and "
+        "each fault must start and stop inside the time limit",
+    )
+    f.add_argument(
+        "--nemesis-target",
+        default=None,
+        help=f"what each fault aims at: {targets_help()}. holder: the server the "
+        "current lock holder (or leader) talks to (for client-pause: that "
+        "client). One value for every fault, or one per fault: "
+        "client-pause=holder;partition=leader",
+    )
+    f.add_argument(
+        "--pause-at",
+        type=number("pause_at"),
+        default=d.pause_at,
+        help="client-pause: seconds into the run (default: %(default)s; "
+        "set --pause-at 0 for the periodic schedule)",
+    )
+    f.add_argument(
+        "--pause-for",
+        type=number("pause_for"),
+        default=d.pause_for,
+        help="client-pause: seconds the holder stays frozen (default: %(default)s)",
+    )
+    lk = p.add_argument_group("locks and leases")
+    lk.add_argument("--lease-ttl", type=number("lease_ttl"), default=d.lease_ttl, help="seconds")
+    lk.add_argument(
+        "--keepalive",
+        type=number("keepalive"),
+        default=d.keepalive,
+        help="seconds between keepalives",
+    )
+    lk.add_argument(
+        "--work-time",
+        type=number("work_time"),
+        default=d.work_time,
+        help="seconds of work in each critical section",
+    )
+    lk.add_argument(
+        "--acquire-wait",
+        type=number("acquire_wait"),
+        default=d.acquire_wait,
+        help="seconds an acquire waits before it fails",
+    )
+    lk.add_argument(
+        "--fencing",
+        type=on_off,
+        default=d.fencing,
+        help="on: the protected resource rejects lower tokens; off: accepts all",
+    )
+    lk.add_argument(
+        "--locks", type=number("locks"), default=d.locks, help="number of locks, 1-1000"
+    )
+    cas = p.add_argument_group("CAS register")
+    cas.add_argument("--keys", type=number("keys"), default=d.keys, help="independent keys")
+    cas.add_argument(
+        "--read-mode", default=None, help=Deferred(lambda: _lazy_help("how the register reads"))
+    )
+    t = p.add_argument_group("targets")
+    t.add_argument(
+        "--nodes",
+        default=None,
+        help="cluster size, 1-99; with --ssh, the hosts: host1,user@host2:2222,...",
+    )
+    t.add_argument("--image", default=None, help="use this Docker image for the nodes")
+    t.add_argument(
+        "--persistence",
+        default=None,
+        choices=tuple(dict.fromkeys(p for t in TARGETS.values() for p in t.persistence)),
+        help=" and ".join(name for name, t in TARGETS.items() if t.persistence) + " only",
+    )
+    t.add_argument(
+        "--sim-bug",
+        action="append",
+        default=[],
+        dest="sim_bugs",
+        help=Deferred(
+            lambda: "sim: inject a known bug, one of " + ", ".join(_sim_bugs()) + "; repeatable"
+        ),
+    )
+    sh = p.add_argument_group("real hosts over SSH (docs/ssh.md)")
+    sh.add_argument(
+        "--ssh",
+        action="store_true",
+        help="install and run the target on the hosts named by --nodes/--nodes-file",
+    )
+    add_ssh_login_options(sh)
+    sh.add_argument(
+        "--ssh-install",
+        default="auto",
+        choices=("auto", "apt", "upload", "present"),
+        help="how the target's packages get onto the hosts (default: %(default)s)",
+    )
+    sh.add_argument(
+        "--ssh-keep-packages",
+        action="store_true",
+        help="leave the installed packages on the hosts at the end",
+    )
+    sh.add_argument(
+        "--ssh-debs",
+        default=None,
+        help="upload the .debs of this directory instead of downloading them",
+    )
+
+
+def _lazy_help(what: str) -> str:
+    from harness.validate import targets_help
+
+    return f"{what}; per target: {targets_help()}"
+
+
+def _sim_bugs() -> tuple[str, ...]:
+    from harness.validate import sim_bugs
+
+    return sim_bugs()
+
+
+def _nodes_and_hosts(args: argparse.Namespace) -> tuple[int | None, list[str]]:
+    """``--nodes``: a size, or (with --ssh, and/or --nodes-file) the hosts."""
+    from clusters.remote.hosts import hosts_from
+    from core.cluster import ClusterError
+
+    if not args.ssh and args.nodes_file is None:
+        if args.nodes is None:
+            return None, []
+        if args.nodes.strip().lstrip("+-").isdigit():
+            from core.options import OptionError, check_number
+
+            try:
+                check_number("nodes", int(args.nodes))
+            except OptionError as e:
+                raise UsageError(str(e)) from None
+            return int(args.nodes), []
+    try:  # host names (validate() refuses them without --ssh)
+        return None, [str(h) for h in hosts_from(args.nodes, args.nodes_file)]
+    except ClusterError as e:
+        raise UsageError(str(e)) from None
+
+
+def options_from(args: argparse.Namespace) -> RunOptions:
+    """The run the command line asks for, through the same validation as a suite's runs."""
+    from core.options import FOLLOW, RunOptions
+    from harness.validate import check_run
+
+    nodes, hosts = _nodes_and_hosts(args)
+    opts = RunOptions(
+        target=args.target,
+        workload=args.workload,
+        lock=args.lock,
+        nemesis=args.nemesis or [],
+        nemesis_interval=args.nemesis_interval,
+        nemesis_target=args.nemesis_target,
+        concurrency=args.concurrency,
+        rate=args.rate,
+        time_limit=args.time_limit,
+        recovery_time=args.recovery_time,
+        op_timeout=args.op_timeout if args.op_timeout is not None else FOLLOW,
+        seed=args.seed,
+        out_dir=args.out_dir,
+        name=args.name,
+        lease_ttl=args.lease_ttl,
+        keepalive=args.keepalive,
+        work_time=args.work_time,
+        acquire_wait=args.acquire_wait,
+        fencing=args.fencing,
+        locks=args.locks,
+        pause_at=args.pause_at if args.pause_at else None,
+        pause_for=args.pause_for,
+        keys=args.keys,
+        read_mode=args.read_mode,
+        nodes=nodes,
+        image=args.image,
+        persistence=args.persistence,
+        sim_bugs=args.sim_bugs,
+        ssh=args.ssh,
+        ssh_hosts=hosts,
+        ssh_user=args.ssh_user,
+        ssh_key=args.ssh_key,
+        ssh_port=args.ssh_port,
+        ssh_strict=not args.ssh_no_strict,
+        ssh_known_hosts=args.ssh_known_hosts,
+        ssh_install=args.ssh_install,
+        ssh_keep_packages=args.ssh_keep_packages,
+        ssh_debs=args.ssh_debs,
+        extra={"accept_unavailable": True} if args.accept_unavailable else {},
+    )
+    check_run(opts)
+    return opts
+
+
+def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    from harness.orchestrate import run_test
+
+    opts = options_from(args)
+    writable_dir(opts.out_dir)
+    return run_test(opts, console).exit_code
+
+
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the command's parser to ``sub`` (``harness.cli.build_parser``)."""
+    r = sub.add_parser(
+        "run",
+        help="run a test and check it",
+        description="Run a workload against a target under faults, record the "
+        "history, check it. Defaults: the sim target's lock under a "
+        "client pause longer than the lease, fencing on.",
+    )
+    add_run_options(r)
+    r.set_defaults(fn=cmd_run)

@@ -1,0 +1,45 @@
+"""``harness serve``: the results browsed over HTTP, an index of every run."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+
+from harness.commands.args import (
+    UsageError,
+    number,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+def cmd_serve(args: argparse.Namespace, console: Console) -> int:
+    from harness.report import serve, write_index
+
+    root = Path(args.results)
+    if not root.is_dir():
+        raise UsageError(f"{root} is not a directory: pass the results folder (default results/)")
+    console.print(f"index: {write_index(root)}")
+    console.print(f"serving {root} on http://{args.host}:{args.port}/ (Ctrl-C stops)")
+    serve(root, host=args.host, port=args.port)
+    return 0
+
+
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the command's parser to ``sub`` (``harness.cli.build_parser``)."""
+    from core.options import Bound
+
+    sv = sub.add_parser("serve", help="browse the results: an index of every run")
+    sv.add_argument("results", nargs="?", default="results", help="results folder")
+    sv.add_argument("--host", default="127.0.0.1", help="address to bind (loopback default)")
+    sv.add_argument(
+        "--port",
+        type=number(Bound("--port", 0, 65535, integer=True, unit="port numbers")),
+        default=8080,
+        help="0-65535, 0 picks a free one (default: %(default)s)",
+    )
+    sv.set_defaults(fn=cmd_serve)
