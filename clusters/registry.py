@@ -59,13 +59,15 @@ class TargetSpec:
             )
 
 
-def lazy(module: str, name: str) -> Factory:
-    """A factory calling ``module.name.from_options`` (or ``module.name``), imported on use."""
+def in_docker(module: str, name: str = "SERVER") -> Factory:
+    """The factory of the Docker cluster of the ``ServerSpec`` ``module.name`` (a target's
+    ``server.py``); nothing is imported before it is called."""
 
     def factory(options: ClusterOptions) -> Cluster:
-        obj = getattr(importlib.import_module(module), name)
-        build = getattr(obj, "from_options", obj)
-        cluster: Cluster = build(options)
+        server = getattr(importlib.import_module(module), name)
+        cluster: Cluster = importlib.import_module("clusters.docker_cluster").docker_cluster(
+            server, options
+        )
         return cluster
 
     return factory
@@ -78,28 +80,28 @@ TARGETS: dict[str, TargetSpec] = {
         "etcd",
         "etcd 3.5 (Debian trixie), Raft; locks via leases, CAS via txn",
         3,
-        lazy("clusters.etcd.cluster", "EtcdCluster"),
+        in_docker("clusters.etcd.server"),
         image="etcd",
     ),
     "zookeeper": TargetSpec(
         "zookeeper",
         "ZooKeeper 3.9 ensemble (Debian trixie), ZAB; locks via ephemeral nodes",
         3,
-        lazy("clusters.zookeeper.cluster", "ZookeeperCluster"),
+        in_docker("clusters.zookeeper.server"),
         image="zookeeper",
     ),
     "consul": TargetSpec(
         "consul",
         "Consul 1.8.7 servers (Debian bullseye), Raft; locks via sessions",
         3,
-        lazy("clusters.consul.cluster", "ConsulCluster"),
+        in_docker("clusters.consul.server"),
         image="consul",
     ),
     "redis": TargetSpec(
         "redis",
         "one Redis 8.0 primary (built with libc malloc); SET NX PX locks",
         1,
-        lazy("clusters.redis.cluster", "RedisCluster"),
+        in_docker("clusters.redis.server", "REDIS"),
         image="redis",
         persistence=REDIS_PERSISTENCE,
     ),
@@ -107,7 +109,7 @@ TARGETS: dict[str, TargetSpec] = {
         "redlock",
         "five independent Redis 8.0 servers for the Redlock algorithm",
         5,
-        lazy("clusters.redis.cluster", "RedlockCluster"),
+        in_docker("clusters.redis.server", "REDLOCK"),
         image="redis",
         persistence=REDIS_PERSISTENCE,
     ),

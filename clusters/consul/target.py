@@ -3,17 +3,17 @@
 Lock implementation (``--lock``): ``session`` (KV acquire with a TTL session,
 ``clusters.consul.lock``). Read modes (``--read-mode``, cas-register): ``default``
 (default), ``consistent`` and ``stale``. Session TTLs from 1 s (the servers' configured
-minimum, ``clusters.consul.cluster``) to 24 h. Consul is a Go program: no clock faults.
+minimum, ``clusters.consul.server``) to 24 h. Consul is a Go program: no clock faults.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusters.consul.cluster import SESSION_TTL_MIN
 from clusters.consul.election import ConsulElection
 from clusters.consul.lock import ConsulLock
 from clusters.consul.register import READ_MODES, ConsulRegister
+from clusters.consul.server import SESSION_TTL_MIN
 from clusters.docker_target import DockerTarget
 from core.options import RunOptions
 from workloads.election import ElectionClient

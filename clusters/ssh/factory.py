@@ -18,17 +18,18 @@ from pathlib import Path
 from clusters.registry import TARGETS as DOCKER_TARGETS
 from clusters.remote.base import Remote
 from clusters.remote.hosts import HostSpec, hosts_from, parse_host
+from clusters.server import ServerSpec
 from clusters.ssh.packages import INSTALL_MODES, PackageInstaller
 from core.cluster import Cluster, ClusterError
 
 SSH_TARGETS: dict[str, str] = {
-    "etcd": "clusters.ssh.etcd:SshEtcdCluster",
-    "consul": "clusters.ssh.consul:SshConsulCluster",
-    "zookeeper": "clusters.ssh.zookeeper:SshZookeeperCluster",
-    "redis": "clusters.ssh.redis:SshRedisCluster",
-    "redlock": "clusters.ssh.redis:SshRedlockCluster",
+    "etcd": "clusters.etcd.server:SERVER",
+    "consul": "clusters.consul.server:SERVER",
+    "zookeeper": "clusters.zookeeper.server:SERVER",
+    "redis": "clusters.redis.server:REDIS",
+    "redlock": "clusters.redis.server:REDLOCK",
 }
-"""Targets that can run on SSH hosts -> "module:class" of their ``SshCluster``."""
+"""Targets that can run on SSH hosts -> "module:name" of their ``ServerSpec``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,10 +105,15 @@ def check_ssh_options(
     DOCKER_TARGETS[target].check_persistence(options.persistence)  # the same choices
     specs = [h if isinstance(h, HostSpec) else parse_host(h) for h in hosts]
     specs = hosts_from([str(s) for s in specs])  # none, or a host named twice: one line
-    module, _, name = SSH_TARGETS[target].partition(":")
-    cls = getattr(importlib.import_module(module), name)
-    cls.check_size_of(len(specs))
+    server_spec(target).check_size(len(specs), "hosts")
     return specs
+
+
+def server_spec(target: str) -> ServerSpec:
+    """The ``ServerSpec`` of ``target`` (one of ``SSH_TARGETS``), imported now."""
+    module, _, name = SSH_TARGETS[target].partition(":")
+    server: ServerSpec = getattr(importlib.import_module(module), name)
+    return server
 
 
 def make_ssh_cluster(
@@ -117,19 +123,18 @@ def make_ssh_cluster(
     ClusterError (one line) for bad input, before any host is contacted."""
     opts = options or SshClusterOptions()
     specs = check_ssh_options(target, hosts, opts)
-    module, _, name = SSH_TARGETS[target].partition(":")
-    cls = getattr(importlib.import_module(module), name)
+    from clusters.ssh.cluster import ssh_cluster
+
+    server = server_spec(target).with_persistence(opts.persistence)
     deb_dir = Path(opts.deb_dir) if opts.deb_dir else None
     installer = PackageInstaller(
-        cls.packages, cls.services, opts.install, deb_dir, commands=cls.commands
+        server.packages, server.services, opts.install, deb_dir, commands=server.commands
     )
-    extra = {} if opts.persistence is None else {"persistence": opts.persistence}
-    cluster: Cluster = cls(
+    return ssh_cluster(
+        server,
         specs,
         run_id=opts.run_id,
         remote=ssh_remotes(opts),
         installer=installer,
         keep_packages=opts.keep_packages,
-        **extra,
     )
-    return cluster

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from clusters.docker_target import DockerTarget
-from clusters.zookeeper.cluster import MAX_SESSION_MS, MIN_SESSION_MS
 from clusters.zookeeper.election import ZkElection
 from clusters.zookeeper.lock import ZkLock
 from clusters.zookeeper.register import READ_MODES, ZkRegister
+from clusters.zookeeper.server import MAX_SESSION_MS, MIN_SESSION_MS
 from core.options import RunOptions
 from workloads.election import ElectionClient
 from workloads.factories import check_lease_ttl, holder_clients, register_clients
