@@ -3,7 +3,7 @@
 The SSH test hosts of ``test_ssh_etcd.py`` are containers: they share this machine's
 kernel clock, so the harness refuses to set it there. A qemu guest runs a kernel and a
 clock of its own, so here the host clock nemesis runs for real, against one disposable VM
-(``clusters/vmhost``: Debian with systemd, sshd and systemd-timesyncd, on a private bridge
+(``tests/support/vmhost``: Debian with systemd, sshd and systemd-timesyncd, on a private bridge
 with no way out; KVM where it works, else TCG). Shown, with measurements logged at INFO
 (``-o log_cli=true --log-cli-level=INFO``):
 
@@ -45,11 +45,11 @@ from clusters.remote.identity import READ_IDS, identity_of, local_identity, same
 from clusters.ssh.cluster import LeadingSshCluster
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
 from clusters.ssh.packages import installed_packages
-from clusters.vmhost.image import ensure_image
-from clusters.vmhost.vm import VmLab, vm_lab
 from core.client import Invocation
 from nemesis.clock import START, STOP
 from nemesis.host_clock import TOLERANCE_S, HostClock
+from tests.support.vmhost.image import ensure_image
+from tests.support.vmhost.vm import VmLab, vm_lab
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow]
 

@@ -18,7 +18,6 @@ import pytest
 from clusters.consul.server import SERVER
 from clusters.docker_cluster import DockerCluster
 from clusters.remote.base import CommandResult
-from clusters.remote.fake import FakeRemote
 from clusters.remote.hosts import HostSpec
 from clusters.ssh.cluster import LeadingSshCluster
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
@@ -27,6 +26,7 @@ from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 from core.options import OptionError, RunOptions
 from harness.targets import resolve_target
 from nemesis.nodes import NodeControl
+from tests.support.fake import FakeRemote
 
 IPS = {"h1": "10.9.0.11", "h2": "10.9.0.12", "h3": "10.9.0.13"}
 CONF = "/var/lib/harness/r1/conf/consul.json"

@@ -20,7 +20,6 @@ import pytest
 from clusters.etcd.server import SERVER
 from clusters.remote.base import CommandResult
 from clusters.remote.clock import RECORD
-from clusters.remote.fake import FakeRemote
 from clusters.remote.hosts import HostSpec
 from clusters.remote.identity import MachineIdentity
 from clusters.ssh.cluster import LeadingSshCluster
@@ -28,6 +27,7 @@ from core.client import Invocation
 from core.cluster import ClusterError
 from nemesis.clock import ClockSkew
 from nemesis.host_clock import STROBE_MARK, HostClock, HostNodes, RefusedHost, clock_nemesis
+from tests.support.fake import FakeRemote
 
 OURS = MachineIdentity("our-machine-id", "our-boot-id")
 OK = CommandResult(0, "", "")

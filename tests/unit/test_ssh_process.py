@@ -7,9 +7,9 @@ import subprocess
 from pathlib import Path
 
 from clusters.remote.base import Command, CommandResult, command_text
-from clusters.remote.fake import FakeRemote
 from clusters.server import Launch
 from clusters.ssh.process import Layout, RemoteProcess
+from tests.support.fake import FakeRemote
 
 
 def proc(remote: FakeRemote) -> RemoteProcess:
