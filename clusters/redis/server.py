@@ -88,9 +88,12 @@ class RedisServer(ServerSpec):
     persistence: str = "none"
     """One of ``REDIS_PERSISTENCE``: what a killed server's keys become."""
 
+    single: bool = True
+    """One primary (``redis``); False: any odd number of servers from 1 to 7 (``redlock``)."""
+
     def check_size(self, n: int, unit: str = "nodes") -> None:
-        """``redis`` is a single primary; ``redlock`` any odd number from 1 to 7."""
-        if self.name == "redis":
+        """A single primary: exactly one server; else an odd number (a Redlock majority)."""
+        if self.single:
             check_one_server(n)
         else:
             check_odd(self.name, n, unit)
@@ -112,4 +115,4 @@ class RedisServer(ServerSpec):
 
 
 REDIS = RedisServer()
-REDLOCK = RedisServer(name="redlock", default_nodes=5)
+REDLOCK = RedisServer(name="redlock", default_nodes=5, single=False)
