@@ -43,14 +43,13 @@ from typing import Any, Final, Literal
 from checkers.holdings import Holding
 from checkers.leases import LeaseFacts
 from checkers.windows import (
-    CLIENT_PAUSE,
-    CLOCK,
-    KILL,
-    NODE_PAUSE,
-    PARTITION,
+    CRASHES,
+    CUTS_OFF,
+    FREEZES_CLIENT,
+    MOVES_CLOCK,
     FaultWindow,
     first_overlapping,
-    of_kind,
+    with_effect,
 )
 from checkers.words import NS, article, secs
 
@@ -208,7 +207,7 @@ def classify_takeover(
     ack = facts.last_ack_before(at) if facts is not None else None
     quiet = ack[1] if ack is not None else began  # the holder's last sign of life
     clock = _clock_jump(windows, began, at)
-    crash = first_overlapping(windows, began, at, (KILL,))
+    crash = first_overlapping(windows, began, at, CRASHES)
     if kind == "lease-valid":
         assert facts is not None
         if clock is not None:
@@ -221,8 +220,8 @@ def classify_takeover(
     # A pause or partition explains the expiry only if it began before the lease ran out.
     expiry = facts.best_expiry(before=at)[0] if facts is not None else None
     until = at if expiry is None else max(quiet, min(at, expiry))
-    paused = first_overlapping(windows, quiet, until, (CLIENT_PAUSE,), earlier.process)
-    cut_off = first_overlapping(windows, quiet, until, (NODE_PAUSE, PARTITION))
+    paused = first_overlapping(windows, quiet, until, FREEZES_CLIENT, earlier.process)
+    cut_off = first_overlapping(windows, quiet, until, CUTS_OFF)
     expired = _expired_words(facts, at)
     trouble = facts.first_trouble(quiet, at) if facts is not None else None
     saw = f"; {trouble[1]} at {secs(trouble[0])}" if trouble is not None else ""
@@ -266,7 +265,7 @@ def classify_number(
 ) -> Classification:
     """Why a grant at ``later`` reused or lowered the fencing ``number`` of a grant at
     ``earlier``: a crash that reset the service's counter, else a service bug."""
-    crash = first_overlapping(windows, earlier, later, (KILL,))
+    crash = first_overlapping(windows, earlier, later, CRASHES)
     if crash is not None:
         c = _crash(crash)
         return Classification.of(CRASH, f"{c.evidence}; its {number} counter started over", crash)
@@ -321,7 +320,7 @@ def _not_higher(numbers: tuple[int | None, int | None]) -> bool:
 
 
 def _clock_jump(windows: Sequence[FaultWindow], lo: int, hi: int) -> FaultWindow | None:
-    return next((w for w in of_kind(windows, CLOCK) if w.changes_within(lo, hi)), None)
+    return next((w for w in with_effect(windows, MOVES_CLOCK) if w.changes_within(lo, hi)), None)
 
 
 def _clock(w: FaultWindow) -> Classification:

@@ -5,7 +5,8 @@ could not be shown to take effect. Any such failure makes this checker ``unknown
 so the run: never ``valid`` for the wrong reason. So does a fault that was asked for
 (``options.nemesis`` in test.json) and never started with its proof: a run under
 ``--nemesis kill`` that never killed anything tested nothing about kills. A fault ``X``
-is started by the op ``start-X`` (the naming of every nemesis).
+is started by the op test.json names for it (``faults``), else ``start-X`` (the naming of
+every nemesis).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult
+from checkers.windows import FaultFacts
 
 
 def requested_faults(record: RunRecord) -> list[str]:
@@ -24,6 +26,7 @@ def requested_faults(record: RunRecord) -> list[str]:
 
 def check_faults(record: RunRecord) -> CheckResult:
     starts = 0
+    facts = FaultFacts(record.test.get("faults"))
     proven: set[str] = set()
     failed: list[dict[str, Any]] = []
     for pair in record.history.nemesis_ops().pairs():
@@ -31,10 +34,11 @@ def check_faults(record: RunRecord) -> CheckResult:
         if c is None:
             failed.append({"f": pair.invoke.f, "time": pair.invoke.time, "error": "no completion"})
             continue
-        if c.f.startswith("start-"):
+        fault = facts.started_by(c.f)
+        if fault is not None:
             starts += 1
             if c.type == "ok":
-                proven.add(c.f.removeprefix("start-"))
+                proven.add(fault)
         if c.type != "ok":
             failed.append({"f": c.f, "time": c.time, "error": c.error})
     if failed:

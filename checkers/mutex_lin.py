@@ -1,8 +1,9 @@
 """Owner-aware mutex linearizability of the clients' acquire/release history, lease-aware.
 
-For targets that claim linearizable locks (etcd, ZooKeeper, Consul, sim), the clients'
-``acquire``/``release`` operations are checked by ``checkers.linearizability`` against the
-``mutex`` model: one holder at a time, only the holder releases.
+For runs whose target claims linearizable locks (test.json's ``linearizable_locks``, from
+the target's ``TargetSpec``), the clients' ``acquire``/``release`` operations are checked
+by ``checkers.linearizability`` against the ``mutex`` model: one holder at a time, only
+the holder releases.
 
 A lease is part of the lock's contract, and the plain model does not know it. A holder
 frozen past its TTL loses the lock *by design*: the service frees it at the lease's expiry,
@@ -46,8 +47,6 @@ from core.ops import Op
 
 NAME: Final = "mutex-linearizability"
 MODEL: Final = "mutex"
-LINEARIZABLE_LOCK_TARGETS: Final = frozenset({"etcd", "zookeeper", "consul", "sim"})
-"""Targets whose locks claim linearizability; others (Redis, Redlock) do not get this check."""
 
 
 @dataclass(frozen=True, slots=True)

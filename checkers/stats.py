@@ -14,7 +14,7 @@ pass it vacuously. Such a run is ``unknown`` unless the user accepts it (test op
 ``extra.accept_unavailable``: true), which makes it valid with the fact said out loud. A
 crash is the exception: a service whose every node serving the clients was killed (the
 one-node sim) cannot answer until the restart, and what a crash tests is what the restarted
-service still knows, so a ``kill`` window is proven by an operation that succeeded after
+service still knows, so a crash window (``kill``) is proven by an operation that succeeded after
 the window ended. A run where no client operation completed at all is ``unknown`` too.
 """
 
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from checkers.result import UNKNOWN, CheckResult, Validity
-from checkers.windows import KILL, FaultWindow, fault_windows
+from checkers.windows import CRASHES, FaultWindow, fault_windows
 from checkers.words import NS, listing, plural, seconds, secs
 from core.history import History, Pair
 
@@ -111,7 +111,11 @@ def check_stats(
     pairs = history.client_ops().pairs()
     run_end = history[-1].time if len(history) else 0
     avail = availability(pairs, windows, run_end)
-    silent = [r for r in avail["windows"] if r["ok_ops"] == 0 and not _served_after(r, pairs)]
+    silent = [
+        r
+        for r, w in zip(avail["windows"], windows, strict=True)
+        if r["ok_ops"] == 0 and not _served_after(w, pairs)
+    ]
     completed = sum(1 for p in pairs if p.completion is not None)
     ok = sum(1 for p in pairs if p.type == "ok")
     parts = [f"{plural(completed, 'client operation')} completed, {ok} ok"]
@@ -155,11 +159,11 @@ def check_stats(
     )
 
 
-def _served_after(window: dict[str, Any], pairs: Sequence[Pair]) -> bool:
+def _served_after(window: FaultWindow, pairs: Sequence[Pair]) -> bool:
     """Whether ``window`` is a crash after which the restarted service answered."""
-    end = window["end"]
+    end = window.end
     return (
-        window["kind"] == KILL
+        CRASHES in window.effects
         and end is not None
         and any(p.type == "ok" and p.invoke.time > end for p in pairs)
     )

@@ -1,11 +1,21 @@
 """Fault windows: when each fault of a run was on, read from the nemesis operations.
 
-Faults are recorded as nemesis operations (``core.ops``): ``start-X`` and ``stop-X``
-with X one of ``client-pause`` (value ``{"processes": [...]}``: a SIGSTOP of client
-workers, the GC pause), ``pause`` (``{"nodes": [...]}``: server nodes frozen),
-``partition`` (``{"grudge": {node: [nodes it drops]}}``), ``kill`` (``{"nodes": [...]}``;
-the stop restarts them) and ``clock`` (``{"offsets": {node: seconds}}``). An operation
-named ``heal…`` ends every open fault.
+Faults are recorded as nemesis operations (``core.ops``): ``start-X`` and ``stop-X`` for a
+fault X, whatever it is; an operation named ``heal…`` ends every open fault. The run
+records in test.json what it knows of each fault it was asked for (``faults: {X: {"start",
+"stop", "describe"}}``, from the fault's own module): its operations and the words a
+window of it is described with, so a checker needs no edit for a new fault. Runs recorded
+before that (and bare histories) get the words of ``WORDS``, the faults of that time:
+``client-pause`` (value ``{"processes": [...]}``: a SIGSTOP of client workers, the GC
+pause), ``pause`` (``{"nodes": [...]}``: server nodes frozen), ``partition``
+(``{"grudge": {node: [nodes it drops]}}``), ``kill`` (``{"nodes": [...]}``; the stop
+restarts them) and ``clock`` (``{"offsets": {node: seconds}}``).
+
+What a fault does, as far as the checkers explain violations by it, is its ``effects``
+(``EFFECTS``: it freezes a client, cuts servers off, crashes a server, moves a clock),
+recorded with its words; older runs get those of ``KIND_EFFECTS``. A new fault with one
+of these effects is explained with no edit here; a new kind of effect is an edit of the
+checkers that interpret it (``checkers.classify``, ``checkers.stats``).
 
 A window runs from the invocation of its ``start-X`` to the completion of the next
 ``stop-X``: outer bounds, since the fault took effect somewhere in the start operation and
@@ -17,10 +27,12 @@ take effect (``checkers.faults`` makes such a run unknown).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from checkers.record import RunRecord
 from checkers.words import listing, secs
 from core.history import History, Pair
 from core.ops import Process
@@ -30,6 +42,37 @@ NODE_PAUSE: Final = "pause"
 PARTITION: Final = "partition"
 KILL: Final = "kill"
 CLOCK: Final = "clock"
+
+WORDS: Final[dict[str, str]] = {
+    CLIENT_PAUSE: "client process {processes} paused (SIGSTOP, like a GC pause) {when}",
+    NODE_PAUSE: "node {nodes} paused {when}",
+    PARTITION: "a network partition involving {nodes} {when}",
+    KILL: "node {nodes} killed {when} (restarted at the stop)",
+    CLOCK: "clock of {jumps} {when}",
+}
+"""The words of the faults' windows for runs that did not record them (see above)."""
+OTHER_WORDS: Final = "fault {fault} {when}"
+
+FREEZES_CLIENT: Final = "freezes-client"
+"""A client process is frozen: its lease may run out while it cannot renew it."""
+CUTS_OFF: Final = "cuts-off"
+"""Servers stop answering (paused, partitioned): a holder may be cut off from the service."""
+CRASHES: Final = "crashes"
+"""A server is killed and restarted: what it had not made durable is lost."""
+MOVES_CLOCK: Final = "moves-clock"
+"""A server's clock jumps: what is measured on it (a lease) may end early."""
+EFFECTS: Final = frozenset({FREEZES_CLIENT, CUTS_OFF, CRASHES, MOVES_CLOCK})
+KIND_EFFECTS: Final[dict[str, frozenset[str]]] = {
+    CLIENT_PAUSE: frozenset({FREEZES_CLIENT}),
+    NODE_PAUSE: frozenset({CUTS_OFF}),
+    PARTITION: frozenset({CUTS_OFF}),
+    KILL: frozenset({CRASHES}),
+    CLOCK: frozenset({MOVES_CLOCK}),
+}
+"""The effects of the faults' windows for runs that did not record them."""
+WORDS_MAX: Final = 300
+"""Recorded words longer than this are not used (a run directory is input)."""
+_PLACEHOLDER: Final = re.compile(r"\{(\w+)\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +86,10 @@ class FaultWindow:
     processes: tuple[Process, ...] = ()
     nodes: tuple[str, ...] = ()
     offsets: tuple[tuple[str, float], ...] = ()
+    words: str = ""
+    """How the run said to describe a window of this fault (empty: ``WORDS``)."""
+    effects: frozenset[str] = frozenset()
+    """What the fault does, as the checkers interpret it (``EFFECTS``)."""
 
     def overlaps(self, lo: int, hi: int) -> bool:
         """Whether the fault was (possibly) on at some time in ``[lo, hi]``."""
@@ -57,23 +104,19 @@ class FaultWindow:
         return process in self.processes
 
     def describe(self) -> str:
-        """Plain words: ``process 2 paused (SIGSTOP) from 12.531 s to 26.546 s``."""
+        """Plain words: ``client process 2 paused (SIGSTOP, like a GC pause) from 12.531 s
+        to 26.546 s``, from the recorded words of the fault (``words``), else ``WORDS``."""
         until = "the end of the run" if self.end is None else secs(self.end)
-        when = f"from {secs(self.start)} to {until}"
-        if self.kind == CLIENT_PAUSE:
-            who = listing(self.processes) or "a client"
-            return f"client process {who} paused (SIGSTOP, like a GC pause) {when}"
         nodes = listing(self.nodes) or "some node"
-        if self.kind == NODE_PAUSE:
-            return f"node {nodes} paused {when}"
-        if self.kind == PARTITION:
-            return f"a network partition involving {nodes} {when}"
-        if self.kind == KILL:
-            return f"node {nodes} killed {when} (restarted at the stop)"
-        if self.kind == CLOCK:
-            jumps = listing(f"{n} by {o:+g} s" for n, o in self.offsets) or nodes
-            return f"clock of {jumps} {when}"
-        return f"fault {self.kind} {when}"
+        fields = {
+            "fault": self.kind,
+            "when": f"from {secs(self.start)} to {until}",
+            "processes": listing(self.processes) or "a client",
+            "nodes": nodes,
+            "jumps": listing(f"{n} by {o:+g} s" for n, o in self.offsets) or nodes,
+        }
+        words = self.words or WORDS.get(self.kind, OTHER_WORDS)
+        return _PLACEHOLDER.sub(lambda m: fields.get(m[1], m[0]), words)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -91,55 +134,111 @@ class FaultWindow:
         return d
 
 
-def fault_windows(history: History) -> list[FaultWindow]:
-    """Every fault window of a history, ordered by start."""
+def fault_windows(history: History, faults: Mapping[str, Any] | None = None) -> list[FaultWindow]:
+    """Every fault window of a history, ordered by start; ``faults``: what the run
+    recorded of its faults (test.json's ``faults``), if anything."""
+    facts = FaultFacts(faults)
     open_: dict[str, Pair] = {}
     out: list[FaultWindow] = []
+
+    def window(kind: str, pair: Pair, end: int | None) -> FaultWindow:
+        return _window(kind, pair, end, facts.words.get(kind, ""), facts.effects_of(kind))
+
     for pair in history.nemesis_ops().pairs():
         f = pair.invoke.f
         done = pair.end if pair.end is not None else pair.invoke.time
-        if f.startswith("start-"):
-            kind = f.removeprefix("start-")
+        if (kind := facts.started_by(f)) is not None:
             if kind in open_:  # started again without a stop: the first lasted until now
-                out.append(_window(kind, open_.pop(kind), pair.invoke.time))
+                out.append(window(kind, open_.pop(kind), pair.invoke.time))
             open_[kind] = pair
-        elif f.startswith("stop-") and f.removeprefix("stop-") in open_:
-            kind = f.removeprefix("stop-")
-            out.append(_window(kind, open_.pop(kind), done))
+        elif (kind := facts.stopped_by(f)) is not None and kind in open_:
+            out.append(window(kind, open_.pop(kind), done))
         elif f.startswith("heal"):
-            out += [_window(kind, p, done) for kind, p in open_.items()]
+            out += [window(kind, p, done) for kind, p in open_.items()]
             open_.clear()
-    out += [_window(kind, p, None) for kind, p in open_.items()]
+    out += [window(kind, p, None) for kind, p in open_.items()]
     return sorted(out, key=lambda w: w.start)
 
 
-def of_kind(windows: Iterable[FaultWindow], *kinds: str) -> list[FaultWindow]:
-    """The windows of the given kinds that took effect."""
-    return [w for w in windows if w.kind in kinds and w.ok]
+def record_windows(record: RunRecord) -> list[FaultWindow]:
+    """The fault windows of a run, described in the words it recorded."""
+    return fault_windows(record.history, record.test.get("faults"))
+
+
+class FaultFacts:
+    """What test.json says of the run's faults (``faults``), as far as it is well formed:
+    which operation starts and stops which fault, and the words of its windows."""
+
+    def __init__(self, faults: Mapping[str, Any] | None) -> None:
+        self.starts: dict[str, str] = {}
+        self.stops: dict[str, str] = {}
+        self.words: dict[str, str] = {}
+        self.effects: dict[str, frozenset[str]] = {}
+        for name, fact in (faults or {}).items() if isinstance(faults, Mapping) else ():
+            if not isinstance(fact, Mapping):
+                continue
+            for key, into in (("start", self.starts), ("stop", self.stops)):
+                if isinstance(fact.get(key), str):
+                    into[fact[key]] = str(name)
+            words = fact.get("describe")
+            if isinstance(words, str) and 0 < len(words) <= WORDS_MAX:
+                self.words[str(name)] = words
+            effects = fact.get("effects")
+            if isinstance(effects, list):
+                self.effects[str(name)] = EFFECTS.intersection(
+                    e for e in effects if isinstance(e, str)
+                )
+
+    def started_by(self, f: str) -> str | None:
+        """The fault the operation ``f`` starts (``start-X`` starts X), if any."""
+        return self.starts.get(f) or (f.removeprefix("start-") if f.startswith("start-") else None)
+
+    def stopped_by(self, f: str) -> str | None:
+        """The fault the operation ``f`` stops (``stop-X`` stops X), if any."""
+        return self.stops.get(f) or (f.removeprefix("stop-") if f.startswith("stop-") else None)
+
+    def effects_of(self, kind: str) -> frozenset[str]:
+        """What the fault ``kind`` does: as recorded, else as the checkers know it."""
+        return self.effects.get(kind, KIND_EFFECTS.get(kind, frozenset()))
+
+
+def with_effect(windows: Iterable[FaultWindow], effect: str) -> list[FaultWindow]:
+    """The windows of faults with ``effect`` that took effect."""
+    return [w for w in windows if effect in w.effects and w.ok]
 
 
 def first_overlapping(
     windows: Sequence[FaultWindow],
     lo: int,
     hi: int,
-    kinds: Sequence[str],
+    effect: str,
     process: Process | None = None,
 ) -> FaultWindow | None:
-    """The first window of ``kinds`` on during ``[lo, hi]`` (affecting ``process``, for
-    client pauses, when given)."""
-    for w in of_kind(windows, *kinds):
-        if w.kind == CLIENT_PAUSE and process is not None and not w.affects_process(process):
+    """The first window with ``effect`` on during ``[lo, hi]`` (affecting ``process``, for
+    frozen clients, when given)."""
+    for w in with_effect(windows, effect):
+        if effect == FREEZES_CLIENT and process is not None and not w.affects_process(process):
             continue
         if w.overlaps(lo, hi):
             return w
     return None
 
 
-def _window(kind: str, pair: Pair, end: int | None) -> FaultWindow:
+def _window(
+    kind: str, pair: Pair, end: int | None, words: str, effects: frozenset[str]
+) -> FaultWindow:
     value = _details(pair)
     processes = tuple(value.get("processes") or ()) if isinstance(value, dict) else ()
     return FaultWindow(
-        kind, pair.invoke.time, end, pair.type == "ok", processes, _nodes(value), _offsets(value)
+        kind,
+        pair.invoke.time,
+        end,
+        pair.type == "ok",
+        processes,
+        _nodes(value),
+        _offsets(value),
+        words,
+        effects,
     )
 
 

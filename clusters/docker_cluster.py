@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import docker
     from docker.models.containers import Container
 
-    from clusters.registry import ClusterOptions
+    from clusters.spec import ClusterOptions
 
 log = logging.getLogger(__name__)
 

@@ -25,13 +25,14 @@ from typing import TYPE_CHECKING, NamedTuple
 from clusters import _imagecache, _rootfs
 from clusters._docker import LABEL, LABEL_IMAGE, connect
 from clusters._imagedef import ImageDef, load_imagedef
+from clusters.registry import TARGETS, images
 from core.cluster import ClusterError
 
 if TYPE_CHECKING:
     import docker
 
-IMAGES = ("etcd", "zookeeper", "consul", "redis")
-"""Every image definition; ``base`` underlies them all."""
+IMAGES = images()
+"""Every image definition the targets run (``TargetSpec.image``); ``base`` underlies them all."""
 
 Progress = Callable[[str], None]
 
@@ -54,8 +55,6 @@ def image_names(targets: list[str]) -> list[str]:
 
     An empty list means every image. Unknown names raise ClusterError listing the known ones.
     """
-    from clusters.registry import TARGETS
-
     if not targets:
         return list(IMAGES)
     out: list[str] = []

@@ -1,6 +1,7 @@
 """Run options: everything a run can be told, with its defaults, recorded in test.json.
 
-The defaults reproduce the classic scenario of the domain on the built-in ``sim`` target:
+The defaults reproduce the classic scenario of the domain on the default target (the
+built-in ``sim``, first in ``clusters.registry``):
 a lock with lease TTL 10 s and keepalive every 3 s, its holder paused at 12 s for 14 s,
 fencing on at the protected resource.
 
@@ -14,7 +15,7 @@ follows the pause and the work, see ``needed_op_timeout``; test.json says why).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Final
 
@@ -23,7 +24,6 @@ from core.errors import HarnessError
 WORKLOADS = ("lock", "cas-register", "election")
 HOLDING_WORKLOADS = ("lock", "election")
 """Workloads whose clients hold something (a lock, leadership) and work while holding it."""
-NEMESES = ("none", "client-pause", "pause", "partition", "loss", "kill", "clock")
 
 DEFAULT_OP_TIMEOUT: Final = 10.0
 FOLLOW: Final = 0.0
@@ -131,7 +131,9 @@ class RunOptions:
     left at its default follows the pause and the work (``op_timeout_given`` says whether
     it was asked for)."""
 
-    target: str = "sim"
+    target: str = ""
+    """The target's name (``clusters.registry``); empty: the registry's default, filled in
+    when the run is checked (``harness.validate.check_run``) or started."""
     workload: str = "lock"
     lock: str | None = None
     nemesis: list[str] = field(default_factory=list)
@@ -339,14 +341,20 @@ def _check_kind(name: str, value: Any) -> None:
         raise OptionError(f"{name} must be {declared.replace(' | None', '')}, not {value!r:.60}")
 
 
-def parse_faults(value: Any) -> list[str]:
-    """The ``--nemesis`` list: names from ``NEMESES``, at least one, no repeats."""
+def parse_faults(value: Any, names: Sequence[str] = ()) -> list[str]:
+    """The ``--nemesis`` list: at least one name, no repeats, ``none`` alone. The fault
+    names are the application's (``nemesis.registry``): given as ``names``, each must be
+    one of them; else only the syntax is checked here."""
     if isinstance(value, str):
         value = [x.strip() for x in value.split(",")] if value.strip() else []
     if not isinstance(value, list) or not value:
-        raise OptionError(f"--nemesis needs at least one of {', '.join(NEMESES)}")
-    for n in value:
-        _one_of("--nemesis", n, NEMESES, "(several separated by commas)")
+        some = f"at least one of {', '.join(names)}" if names else "at least one fault, or none"
+        raise OptionError(f"--nemesis needs {some}")
+    strange = next((n for n in value if not isinstance(n, str)), None)
+    if strange is not None:
+        raise OptionError(f"--nemesis takes fault names, not {strange!r:.60}")
+    for n in value if names else ():
+        _one_of("--nemesis", n, tuple(names), "(several separated by commas)")
     if len(set(value)) != len(value):
         raise OptionError(f"--nemesis names a fault twice: {','.join(value)}")
     if "none" in value and len(value) > 1:

@@ -67,11 +67,25 @@ def load_record(run_dir: Path, budget: Budget | None = None) -> RunRecord:
         record = RunRecord(
             history, side(RESOURCE_FILE), side(EVENTS_FILE), test, side(SERVICE_EVENTS_FILE)
         )
+        recorded_facts(record.test)
     except FormatError as e:
         raise HarnessError(str(e)) from None
     if cut is not None:
         record.notes.append(truncation_note(run_dir / HISTORY_FILE, cut))
     return record
+
+
+def recorded_facts(test: dict[str, Any]) -> None:
+    """Fill in the facts about a run that runs recorded before they were written to
+    test.json: ``linearizable_locks``, from its target's spec (False for a target the
+    registry no longer has)."""
+    if "linearizable_locks" not in test:
+        from clusters.registry import TARGETS
+
+        options = test.get("options")
+        name = options.get("target") if isinstance(options, dict) else None
+        spec = TARGETS.get(name) if isinstance(name, str) else None
+        test["linearizable_locks"] = spec is not None and spec.linearizable_locks
 
 
 def checkers_for(record: RunRecord, time_limit: float | None = None) -> list[Checker]:

@@ -112,28 +112,29 @@ def _checked(check: Callable[[str], object]) -> Callable[[str], str]:
 
 
 def _faults(text: str) -> list[str]:
-    from core.options import OptionError, parse_faults
+    from core.options import OptionError
+    from nemesis.registry import parse_nemesis
 
     try:
-        return parse_faults(text)  # as a suite's value: no silently dropped empty name
+        return parse_nemesis(text)  # as a suite's value: no silently dropped empty name
     except OptionError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
-    from clusters.registry import REDIS_PERSISTENCE
-    from core.options import DEFAULT_OP_TIMEOUT, NEMESES, WORKLOADS, RunOptions, check_name
-    from harness.targets import TARGETS
+    from clusters.registry import DEFAULT_TARGET, TARGETS
+    from core.options import DEFAULT_OP_TIMEOUT, WORKLOADS, RunOptions, check_name
+    from harness.validate import targets_described
+    from nemesis.registry import help_lines
     from nemesis.targets import targets_help
 
     d = RunOptions()
     g = p.add_argument_group("what to run")
     g.add_argument(
         "--target",
-        default=d.target,
+        default=DEFAULT_TARGET,
         choices=tuple(TARGETS),
-        help="sim (built in, no Docker), etcd, zookeeper, consul, redis, redlock "
-        "(default: %(default)s)",
+        help=_Deferred(lambda: f"{targets_described()} (default: {DEFAULT_TARGET})"),
     )
     g.add_argument("--workload", default=d.workload, choices=WORKLOADS, help="default: %(default)s")
     g.add_argument(
@@ -195,7 +196,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         "--nemesis",
         type=_faults,
         default=None,
-        help=f"comma-separated faults from {', '.join(NEMESES)} "
+        help=f"comma-separated faults, or none: {help_lines()} "
         "(default: client-pause for locks and elections, none otherwise)",
     )
     f.add_argument(
@@ -269,7 +270,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     )
     t.add_argument("--image", default=None, help="use this Docker image for the nodes")
     t.add_argument(
-        "--persistence", default=None, choices=REDIS_PERSISTENCE, help="redis and redlock only"
+        "--persistence",
+        default=None,
+        choices=tuple(dict.fromkeys(p for t in TARGETS.values() for p in t.persistence)),
+        help=" and ".join(name for name, t in TARGETS.items() if t.persistence) + " only",
     )
     t.add_argument(
         "--sim-bug",
@@ -519,13 +523,13 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_images(args: argparse.Namespace, console: Console) -> int:
-    from harness.targets import build_images
+    from harness.maintenance import build_images
 
     return build_images(args.targets, console)
 
 
 def cmd_clusters(args: argparse.Namespace, console: Console) -> int:
-    from harness.targets import clean_ssh_hosts, clusters_down, clusters_heal
+    from harness.maintenance import clean_ssh_hosts, clusters_down, clusters_heal
 
     if args.ssh or args.nodes is not None or args.nodes_file is not None:
         from clusters.remote.hosts import hosts_from

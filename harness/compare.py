@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from checkers.result import Validity, worst
-from checkers.windows import fault_windows
+from checkers.windows import record_windows
 from core.errors import HarnessError
 from harness.report._format import DASH, ms, pct, secs
 from harness.report._metrics import QUANTILES, OpStats, op_stats, pooled
@@ -199,8 +199,8 @@ def run_metrics(run_dir: Path) -> RunMetrics:
     check_test_json(run_dir)
     run = load_run(run_dir)
     try:
-        history = load_record(run_dir).history
-        stats = op_stats(history, fault_windows(history))
+        record = load_record(run_dir)
+        stats = op_stats(record.history, record_windows(record))
     except (HarnessError, ValueError):  # no or malformed history: the verdict still counts
         stats = OpStats()
     checkers = run.checkers

@@ -23,6 +23,8 @@ from typing import Any
 
 from rich.console import Console
 
+from clusters import run_target
+from clusters.registry import resolve
 from core.clock import RunClock
 from core.options import RunOptions
 from core.store import (
@@ -39,8 +41,9 @@ from harness import analysis
 from harness.plan import build_plan
 from harness.progress import Progress
 from harness.runner import Runner
-from harness.targets import resolve_target
+from harness.validate import check_target
 from nemesis.build import build_nemesis
+from nemesis.registry import facts_of
 
 log = logging.getLogger("harness")
 
@@ -124,26 +127,9 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
     """Run a test end to end and print its verdict; never leaves a fault behind."""
     seed = opts.seed if opts.seed is not None else random.randrange(2**31)
     opts.seed = seed
-    target = resolve_target(opts.target)  # fails fast on an unknown target
-    if opts.ssh:  # the same target, its cluster on real hosts (docs/ssh.md)
-        from clusters.ssh.factory import SshClusterOptions
-        from clusters.ssh.target import ssh_target
-
-        target = ssh_target(
-            target,
-            opts.ssh_hosts,
-            SshClusterOptions(
-                user=opts.ssh_user,
-                port=opts.ssh_port,
-                key=opts.ssh_key,
-                strict=opts.ssh_strict,
-                known_hosts=opts.ssh_known_hosts,
-                install=opts.ssh_install,
-                keep_packages=opts.ssh_keep_packages,
-                deb_dir=opts.ssh_debs,
-            ),
-        )
-    target.check_options(opts)
+    target = resolve(opts.target)  # fails fast on an unknown target
+    opts.target = target.name
+    check_target(target, opts)  # --ssh: the cluster on the hosts (docs/ssh.md)
     run_dir = new_run_dir(Path(opts.out_dir), opts.test_name())
     handler = _log_to(run_dir)
     _quiet_resource_tracker()
@@ -151,7 +137,9 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
     test: dict[str, Any] = {
         "name": opts.test_name(),
         "options": opts.to_dict(),
+        "faults": facts_of(opts.faults()),
         "seed": seed,
+        "linearizable_locks": target.linearizable_locks,
         "versions": {"harness": HARNESS_VERSION, "python": platform.python_version()},
         "clock_origin_ns": clock.origin,
         "argv": sys.argv,
@@ -163,7 +151,7 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
     try:
         with _signals_as_interrupt(clock), ExitStack() as stack:
             stack.callback(_finish_teardown, console)
-            cluster = target.make_cluster(opts, clock)
+            cluster = run_target.make_cluster(target, opts, clock)
             stack.callback(_quietly, "stop the cluster", cluster.stop)
             stack.callback(_quietly, "collect node logs", cluster.collect_logs, run_dir / "nodes")
             console.print(f"starting {opts.target} ...")

@@ -14,13 +14,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from clusters.spec import TargetSpec
 from core import gen
 from core.client import ClientFactory
 from core.clock import RunClock
 from core.cluster import Cluster
 from core.options import RunOptions
 from core.store import RESOURCE_FILE
-from harness.targets import Target
 from workloads.cas_gen import CasRegisterGen
 from workloads.cycles import election_cycle, lock_cycle
 from workloads.resource import ResourceServer
@@ -70,7 +70,7 @@ def client_generator(opts: RunOptions, seed: int) -> Any:
 
 def build_plan(
     opts: RunOptions,
-    target: Target,
+    target: TargetSpec,
     cluster: Cluster,
     clock: RunClock,
     run_dir: Path,

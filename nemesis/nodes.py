@@ -13,12 +13,15 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Final, Protocol, runtime_checkable
 
 from core.cluster import Cluster, HasLeader
 from nemesis.base import RunView
+from nemesis.spec import Aim
 
 TARGETS = ("one", "leader", "holder", "minority", "majority", "all")
+AT_NODES: Final = Aim(TARGETS, "one", node_names=True)
+"""The aim of a fault of server nodes (``pick_nodes``)."""
 HOLDER_WAIT_S = 5.0
 """How long a fault aimed at the holder waits for one (between two holdings) before it
 fails: lock cycles are short, and a fault that hits another node would be a lie."""

@@ -1,10 +1,10 @@
 """What each fault may aim at: the values of ``--nemesis-target`` per fault.
 
-One table (``FAULT_TARGETS``): the values a fault takes, its default, and whether it also
-takes node names (``n2``, ``n1,n3``). ``--help`` lists it, validation refuses anything
-else before a run starts (a fault aimed somewhere else than asked would be a lie), and
-node names are checked against the cluster's nodes once it exists. Light to import: the
-command line reads it for every ``--help``.
+Each fault's ``FaultSpec`` (``nemesis.registry``) says the values it takes, its default,
+and whether it also takes node names (``n2``, ``n1,n3``). ``--help`` lists them,
+validation refuses anything else before a run starts (a fault aimed somewhere else than
+asked would be a lie), and node names are checked against the cluster's nodes once it
+exists. Light to import: the command line reads it for every ``--help``.
 
 ``--nemesis-target`` is one value for every fault asked for (``holder``), or one per
 fault, separated by semicolons (``client-pause=holder;partition=leader``); a fault not
@@ -18,18 +18,9 @@ from typing import Final
 
 from core.cluster import Cluster
 from core.options import HOLDING_WORKLOADS, OptionError, RunOptions
-from nemesis.nodes import TARGETS, node_names
-from nemesis.topology import TOPOLOGIES
+from nemesis.nodes import node_names
+from nemesis.registry import FAULTS, spec_of
 
-# fault -> (the --nemesis-target values it takes, its default, whether node names too)
-FAULT_TARGETS: Final[dict[str, tuple[tuple[str, ...], str | None, bool]]] = {
-    "client-pause": (("holder", "all"), "holder", False),
-    "pause": (TARGETS, "one", True),
-    "kill": (TARGETS, "one", True),
-    "clock": (TARGETS, "one", True),
-    "partition": (TOPOLOGIES, "one", True),
-    "loss": ((), None, False),
-}
 NODE_NAME: Final = re.compile(r"n[1-9][0-9]*")
 MAX_NODES: Final = 99
 NEEDS_HOLDERS: Final = frozenset({"holder"})
@@ -37,14 +28,12 @@ NEEDS_HOLDERS: Final = frozenset({"holder"})
 
 def targets_help() -> str:
     """The values of ``--nemesis-target`` per fault, for ``--help``."""
-    parts = []
-    for fault, (values, default, names) in FAULT_TARGETS.items():
-        if not values:
-            parts.append(f"{fault}: none (all links)")
-            continue
-        listed = ", ".join(values) + (", node names (n2 or n1,n3)" if names else "")
-        parts.append(f"{fault}: {listed} (default {default})")
-    return "; ".join(parts)
+    return "; ".join(
+        f"{f.name}: {f.aim.takes()} (default {f.aim.default})"
+        if f.aim.targets
+        else f"{f.name}: no target"
+        for f in FAULTS.values()
+    )
 
 
 def parse_targets(spec: str | None) -> dict[str | None, str]:
@@ -60,10 +49,9 @@ def parse_targets(spec: str | None) -> dict[str | None, str]:
                 f"--nemesis-target {spec!r}: an empty target; give one value, "
                 "or fault=value pairs separated by ;"
             )
-        if key is not None and key not in FAULT_TARGETS:
+        if key is not None and key not in FAULTS:
             raise OptionError(
-                f"--nemesis-target {spec!r}: {key!r} is not a fault; faults are "
-                f"{', '.join(FAULT_TARGETS)}"
+                f"--nemesis-target {spec!r}: {key!r} is not a fault; faults are {', '.join(FAULTS)}"
             )
         if key in parsed:
             raise OptionError(f"--nemesis-target {spec!r} aims {key or 'every fault'} twice")
@@ -75,7 +63,7 @@ def target_of(fault: str, opts: RunOptions) -> str | None:
     """What ``fault`` aims at in this run: its value in ``--nemesis-target``, else the
     fault's default (None: it takes no target)."""
     parsed = parse_targets(opts.nemesis_target)
-    return parsed.get(fault, parsed.get(None, FAULT_TARGETS[fault][1]))
+    return parsed.get(fault, parsed.get(None, spec_of(fault).aim.default))
 
 
 def check_nemesis_target(opts: RunOptions) -> None:
@@ -92,12 +80,11 @@ def check_nemesis_target(opts: RunOptions) -> None:
         spec = parsed.get(fault, parsed.get(None))
         if spec is None:
             continue
-        values, _, names = FAULT_TARGETS[fault]
-        if spec not in values and not (names and _named_nodes(spec, opts)):
-            takes = ", ".join(values) + (", node names (n2 or n1,n3)" if names else "")
+        aimed = spec_of(fault).aim
+        if spec not in aimed.targets and not (aimed.node_names and _named_nodes(spec, opts)):
             raise OptionError(
                 f"--nemesis-target {spec!r} is not a target of the {fault} "
-                f"fault: it takes {takes or 'no target'} (one value for every "
+                f"fault: it takes {aimed.takes() or 'no target'} (one value for every "
                 "fault, or fault=value pairs separated by ;)"
             )
         if spec in NEEDS_HOLDERS and opts.workload not in HOLDING_WORKLOADS:
@@ -119,7 +106,7 @@ def check_nodes(opts: RunOptions, cluster: Cluster) -> None:
     """Node names in ``--nemesis-target`` must be nodes of the cluster."""
     for fault in opts.faults():
         spec = target_of(fault, opts)
-        if spec is None or spec in TARGETS or spec in TOPOLOGIES:
+        if spec is None or spec in spec_of(fault).aim.targets:
             continue
         unknown = [n for n in node_names(spec) if n not in cluster.nodes()]
         if unknown:

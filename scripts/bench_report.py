@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.analysis import check_run
 from harness.report import write_report
-from harness.report._chromium import chromium_path, load_page
-from harness.report._synthetic import cas_register_run
+from tests.support.chromium import chromium_path, load_page
+from tests.support.synthetic import cas_register_run
 
 FLOOR_S = 3.0
 REDRAW = """(() => {

@@ -4,7 +4,7 @@
 Seeds: a small history of each format built in (JSONL, Knossos EDN, porcupine etcd log
 and kv), histories from ``scripts/gen_history.py`` (register and kv), the reference
 histories in ``../shared/histories`` when they are there, synthetic run directories
-(``harness.report._synthetic``: a cas-register run and a lock run) and any run directory
+(``tests.support.synthetic``: a cas-register run and a lock run) and any run directory
 given with ``--run-dir`` (say one of ``harness run --target sim --time-limit 5``).
 
 Each input is one seed with one mutation: bad bytes, random bytes inside an op, garbage
@@ -466,7 +466,7 @@ def built_in_seeds(where: Path) -> list[Seed]:
 
 def generated_seeds(where: Path) -> list[Seed]:
     """Histories of ``scripts/gen_history.py`` (register and kv) and synthetic runs."""
-    from harness.report._synthetic import cas_register_run, lock_run
+    from tests.support.synthetic import cas_register_run, lock_run
 
     seeds = []
     for model in ("register", "kv"):

@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from core.gen import PENDING, Context, Generator, Request
-from core.gen.core import derive_seed, rng_below, rng_float
+from core.gen.rng import derive_seed, rng_below, rng_float
 from core.ops import Op
 
 

@@ -21,10 +21,11 @@ from checkers.election import check_election
 from checkers.fencing import check_fencing
 from checkers.holdings import LOCK
 from checkers.mutex import check_mutex
-from checkers.mutex_lin import LINEARIZABLE_LOCK_TARGETS, check_mutex_linearizable
+from checkers.mutex_lin import check_mutex_linearizable
 from checkers.record import RunRecord
 from checkers.result import CheckResult
 from checkers.stats import check_stats
+from checkers.windows import record_windows
 
 Checker = Callable[[RunRecord], CheckResult]
 CAS_MODEL = "register"
@@ -32,7 +33,12 @@ CAS_MODEL = "register"
 
 def _mutex(record: RunRecord) -> CheckResult:
     return check_mutex(
-        record.resource_log, record.history, record.events, record.service_events, terms=LOCK
+        record.resource_log,
+        record.history,
+        record.events,
+        record.service_events,
+        record_windows(record),
+        terms=LOCK,
     )
 
 
@@ -42,17 +48,26 @@ def _fencing(record: RunRecord) -> CheckResult:
         record.history,
         record.events,
         record.service_events,
+        record_windows(record),
         enforced=record.options.get("fencing"),
     )
 
 
 def _election(record: RunRecord) -> CheckResult:
-    return check_election(record.resource_log, record.history, record.events, record.service_events)
+    return check_election(
+        record.resource_log,
+        record.history,
+        record.events,
+        record.service_events,
+        record_windows(record),
+    )
 
 
 def _stats(record: RunRecord) -> CheckResult:
     return check_stats(
-        record.history, accept_unavailable=bool(record.extra.get("accept_unavailable"))
+        record.history,
+        record_windows(record),
+        accept_unavailable=bool(record.extra.get("accept_unavailable")),
     )
 
 
@@ -78,7 +93,7 @@ def checkers_for_workload(record: RunRecord, time_limit: float | None = None) ->
     workload = record.options.get("workload")
     if workload == "lock":
         checks: list[Checker] = [_mutex, _fencing]
-        if record.options.get("target") in LINEARIZABLE_LOCK_TARGETS:
+        if record.test.get("linearizable_locks"):
             checks.append(_mutex_linearizable(time_limit if time_limit is not None else 60.0))
         return [*checks, _stats]
     if workload == "election":

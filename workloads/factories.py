@@ -14,7 +14,7 @@ rest inside the worker, the same way for every target:
 - ``RegisterFactory`` builds a ``workloads.register.RegisterClient``.
 
 ``holder_clients`` and ``register_clients`` make the ``ClientBuilder``s a target's table
-lists (``clusters.docker_target``): from the run's options and cluster to a factory.
+lists (``clusters.spec.TargetSpec``): from the run's options and cluster to a factory.
 Every driver takes ``(addresses, timeout=, prefix=)`` plus its own options.
 """
 

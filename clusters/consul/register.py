@@ -15,9 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from clusters.consul.api import ConsulConnection, decode, encode
+from clusters.consul.spec import READ_MODES
 from workloads.errors import OpFailed
-
-READ_MODES = ("default", "consistent", "stale")
 
 
 class ConsulRegister(ConsulConnection):

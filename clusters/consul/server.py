@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from clusters._probe import http_json
+from clusters.consul.spec import SESSION_TTL_MIN
 from clusters.server import Launch, Peer, Place, ServerSpec, majority_vote
 
 HTTP_PORT = 8500
@@ -29,8 +30,6 @@ SERVER_PORT = 8300
 SERF_LAN_PORT = 8301
 SERF_WAN_PORT = 8302
 DNS_PORT = 8600
-SESSION_TTL_MIN = 1.0
-"""Seconds: the shortest session TTL the servers accept."""
 
 
 def leader_address(ip: str) -> str | None:

@@ -13,9 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from clusters.etcd.gateway import EtcdConnection, b64, decode, encode
+from clusters.etcd.spec import READ_MODES
 from workloads.errors import OpFailed
-
-READ_MODES = ("linearizable", "serializable")
 
 
 class EtcdRegister(EtcdConnection):

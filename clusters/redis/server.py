@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from clusters._probe import tcp_exchange
-from clusters.registry import REDIS_PERSISTENCE
+from clusters.redis.spec import PERSISTENCE as REDIS_PERSISTENCE
 from clusters.server import Launch, Peer, Place, ServerSpec, check_odd
 from core.cluster import ClusterError
 

@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from clusters.registry import deb_suites
 from core.cluster import ClusterError
 
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
@@ -40,12 +41,9 @@ REFRESH_S = 6 * 3600
 """Package lists younger than this are reused without ``apt-get update``."""
 _INST = re.compile(r"^Inst (\S+) (?:\[[^]]*\] )?\((\S+) ")
 
-SUITE_OVERRIDES: dict[str, str] = {"consul": "bullseye"}
-"""Packages that current Debian releases lack -> the older suite to take them from.
-
-Consul left Debian after bullseye (its licence changed upstream). Bullseye's consul 1.8.7
-is a static Go binary, so it runs on bookworm and trixie hosts too; our Docker image
-installs the same package the same way (``clusters/consul/Dockerfile``)."""
+SUITE_OVERRIDES: dict[str, str] = deb_suites()
+"""Packages that current Debian releases lack -> the older suite to take them from (each
+target's ``TargetSpec.deb_suites``: consul from bullseye, see ``clusters.consul.spec``)."""
 
 
 @dataclass(frozen=True, slots=True)

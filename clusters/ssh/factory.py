@@ -9,27 +9,18 @@ neither paramiko nor a host.
 
 from __future__ import annotations
 
-import importlib
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clusters.registry import TARGETS as DOCKER_TARGETS
+from clusters.registry import TARGETS, ssh_targets
 from clusters.remote.base import Remote
 from clusters.remote.hosts import HostSpec, hosts_from, parse_host
 from clusters.server import ServerSpec
+from clusters.spec import Lazy
 from clusters.ssh.packages import INSTALL_MODES, PackageInstaller
 from core.cluster import Cluster, ClusterError
-
-SSH_TARGETS: dict[str, str] = {
-    "etcd": "clusters.etcd.server:SERVER",
-    "consul": "clusters.consul.server:SERVER",
-    "zookeeper": "clusters.zookeeper.server:SERVER",
-    "redis": "clusters.redis.server:REDIS",
-    "redlock": "clusters.redis.server:REDLOCK",
-}
-"""Targets that can run on SSH hosts -> "module:name" of their ``ServerSpec``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,9 +82,10 @@ def check_ssh_options(
 ) -> list[HostSpec]:
     """The hosts, parsed, when ``target``, ``hosts`` and ``options`` make sense (nothing is
     contacted); ClusterError with one line saying what to fix otherwise."""
-    if target not in SSH_TARGETS:
+    spec = TARGETS.get(target)
+    if spec is None or spec.ssh is None:
         raise ClusterError(
-            f"Target {target!r} cannot run over SSH yet; choose from: {', '.join(SSH_TARGETS)}"
+            f"Target {target!r} cannot run over SSH yet; choose from: {', '.join(ssh_targets())}"
         )
     if options.install not in INSTALL_MODES:
         raise ClusterError(
@@ -102,7 +94,7 @@ def check_ssh_options(
     check_login_options(options)
     if options.deb_dir is not None and not Path(options.deb_dir).is_dir():
         raise ClusterError(f"--ssh-debs {options.deb_dir} is not a directory of .deb files")
-    DOCKER_TARGETS[target].check_persistence(options.persistence)  # the same choices
+    spec.check_persistence(options.persistence)  # the same choices as in Docker
     specs = [h if isinstance(h, HostSpec) else parse_host(h) for h in hosts]
     specs = hosts_from([str(s) for s in specs])  # none, or a host named twice: one line
     server_spec(target).check_size(len(specs), "hosts")
@@ -110,9 +102,8 @@ def check_ssh_options(
 
 
 def server_spec(target: str) -> ServerSpec:
-    """The ``ServerSpec`` of ``target`` (one of ``SSH_TARGETS``), imported now."""
-    module, _, name = SSH_TARGETS[target].partition(":")
-    server: ServerSpec = getattr(importlib.import_module(module), name)
+    """The ``ServerSpec`` of a target that runs over SSH (``TargetSpec.ssh``), imported now."""
+    server: ServerSpec = Lazy(str(TARGETS[target].ssh)).load()
     return server
 
 

@@ -20,9 +20,8 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from clusters.zookeeper.errors import classified
 from clusters.zookeeper.session import LongSession
+from clusters.zookeeper.spec import READ_MODES
 from workloads.errors import OpFailed
-
-READ_MODES = ("plain", "sync")
 
 
 class ZkRegister(LongSession):

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from clusters._probe import tcp_exchange
 from clusters.server import Launch, Peer, Place, ServerSpec
+from clusters.zookeeper.spec import MAX_SESSION_MS, MIN_SESSION_MS
 
 CLIENT_PORT = 2181
 QUORUM_PORT = 2888
@@ -36,8 +37,6 @@ ELECTION_PORT = 3888
 """Servers elect a leader here."""
 HEAP = "-Xmx256m"
 TICK_MS = 500
-MIN_SESSION_MS = 1000
-MAX_SESSION_MS = 60000
 SERVING = ("leader", "follower", "standalone")
 """The modes of a server that serves."""
 HOST_CLASSPATH = "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"

@@ -11,17 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from core.gen.core import (
-    EXHAUSTED,
-    PENDING,
-    Context,
-    GeneratorError,
-    Pending,
-    Request,
-    _check_template,
-    rng_float,
-    to_ns,
-)
+from core.gen.context import PENDING, Context, GeneratorError, Pending, Request, to_ns
+from core.gen.lift import EXHAUSTED, check_template
+from core.gen.rng import rng_float
 from core.ops import NEMESIS, Op
 
 OpSpec = tuple[str, Any, Any]  # (f, value, key)
@@ -102,7 +94,7 @@ class NemesisSchedule:
 
 
 def _spec(d: Mapping[str, Any]) -> OpSpec:
-    _check_template(d)
+    check_template(d)
     return (d["f"], d.get("value"), d.get("key"))
 
 

@@ -1,6 +1,6 @@
 """A deterministic, in-memory interpreter: plays a generator against fake clients.
 
-``simulate`` follows the runner contract of ``core.gen.core`` exactly, with a simulated
+``simulate`` follows the runner contract of ``core.gen.context`` exactly, with a simulated
 clock instead of sleeping, so it is what unit tests use to check a schedule, and what proves
 replayability: the same generator, seed and fake clients give the identical op list.
 """
@@ -11,20 +11,18 @@ import heapq
 from collections.abc import Callable
 from typing import Any
 
-from core.gen.core import (
+from core.gen.context import (
     PENDING,
     Context,
     GeneratorError,
-    GenLike,
     Request,
     Thread,
     check_request,
-    derive_seed,
     is_client,
-    rng_below,
-    seeded,
     to_ns,
 )
+from core.gen.lift import GenLike, seeded
+from core.gen.rng import derive_seed, rng_below
 from core.ops import NEMESIS, Op, OpType
 
 Latency = int | tuple[int, int] | Callable[[Op], int]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from checkers.windows import fault_windows
+from checkers.windows import record_windows
 from core.history import MalformedHistory
 from core.store import (
     EVENTS_FILE,
@@ -69,7 +69,7 @@ def render_report(run_dir: Path) -> str:
     record = load_record(run_dir)
     data: dict[str, Any] = {"timeline": None}
     try:
-        windows = fault_windows(record.history)
+        windows = record_windows(record)
         timeline, lanes = build_timeline(record, run.results, windows)
         annotate(run.results, timeline, lanes)
         data["timeline"] = timeline

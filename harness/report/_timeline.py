@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from checkers.record import RunRecord
-from checkers.windows import CLOCK, FaultWindow
+from checkers.windows import MOVES_CLOCK, FaultWindow
 from core.history import Pair
 from harness.report._lanes import Lanes
 from harness.report._locks import TAKE, held, is_stale, lease_spans, stale_write_keys
@@ -210,7 +210,7 @@ def _clock(windows: Sequence[FaultWindow], lanes: Lanes) -> list[dict[str, Any]]
     lane_of: dict[str, int] = {}
     out = []
     for w in windows:
-        if w.kind != CLOCK or not w.ok:
+        if MOVES_CLOCK not in w.effects or not w.ok:
             continue
         for node, offset in w.offsets:
             if node not in lane_of:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.report._chromium import chromium_path
+from tests.support.chromium import chromium_path
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "results" / "screenshots"
 

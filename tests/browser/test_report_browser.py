@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.report import compare, write_index, write_matrix_html, write_report
-from harness.report._chromium import PageLoad, load_page
-from harness.report._synthetic import cas_register_run, demo_runs
+from tests.support.chromium import PageLoad, load_page
+from tests.support.synthetic import cas_register_run, demo_runs
 
 pytestmark = pytest.mark.browser
 

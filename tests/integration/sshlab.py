@@ -129,20 +129,21 @@ def ssh_lab(run: str, tmp: Path, hosts: int = 3, subnet: str | None = None) -> I
 def whole_run(lab: Lab, opts: Any, hosts: int | None = None) -> Any:
     """``harness run`` of ``opts`` (``RunOptions``) over SSH on the lab's first ``hosts``
     hosts (all by default), wired as ``--ssh`` wires it; its ``RunOutcome``."""
-    import pytest
+    import dataclasses
+
     from rich.console import Console
 
-    from clusters.ssh.target import ssh_target
     from harness import orchestrate
-    from harness.targets import resolve_target
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(
-            orchestrate,
-            "resolve_target",
-            lambda name: ssh_target(resolve_target(name), lab.hosts(hosts), lab.options("unused")),
-        )
-        return orchestrate.run_test(opts, Console(quiet=True))
+    on_lab = dataclasses.replace(
+        opts,
+        ssh=True,
+        ssh_hosts=lab.hosts(hosts),
+        ssh_key=str(lab.key),
+        ssh_known_hosts=str(lab.known_hosts),
+        ssh_install="upload",
+    )
+    return orchestrate.run_test(on_lab, Console(quiet=True))
 
 
 def leftovers(lab: Lab, i: int, process: str) -> list[str]:

@@ -13,8 +13,9 @@ from clusters import _rootfs
 from clusters._imagedef import ImageDef
 from clusters.docker_cluster import DockerCluster
 from clusters.images import image_names
-from clusters.registry import TARGETS, ClusterOptions
+from clusters.registry import TARGETS
 from clusters.server import majority_vote
+from clusters.spec import ClusterOptions
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 
 

@@ -21,12 +21,16 @@ from test_mutex_records import (
 from checkers.record import RunRecord
 from core.history import History
 from core.store import write_json
-from harness.analysis import check_run
+from harness.analysis import check_run, recorded_facts
 from workloads.checks import checkers_for_workload
 
 
-def names(workload: str, target: str = "sim") -> list[str]:
-    record = RunRecord(History([]), test={"options": {"workload": workload, "target": target}})
+def names(workload: str, target: str = "sim", **facts: Any) -> list[str]:
+    """The checkers of a run recorded with ``facts`` in test.json (none: a run recorded
+    before them, whose facts come from its target's spec)."""
+    test = {"options": {"workload": workload, "target": target}, **facts}
+    recorded_facts(test)
+    record = RunRecord(History([]), test=test)
     return [c(record).checker for c in checkers_for_workload(record)]
 
 
@@ -34,8 +38,21 @@ def test_each_workload_gets_its_checkers() -> None:
     assert names("lock") == ["mutex", "fencing", "mutex-linearizability", "stats"]
     assert names("lock", "etcd") == ["mutex", "fencing", "mutex-linearizability", "stats"]
     assert names("lock", "redlock") == ["mutex", "fencing", "stats"]  # no linearizable claim
+    assert names("lock", "gone") == ["mutex", "fencing", "stats"]  # a target no longer known
     assert names("election") == ["election", "stats"]
     assert names("cas-register") == ["linearizability", "stats"]
+
+
+def test_the_recorded_fact_decides_not_the_target_name() -> None:
+    lin = ["mutex", "fencing", "mutex-linearizability", "stats"]
+    assert names("lock", "redlock", linearizable_locks=True) == lin
+    assert names("lock", "etcd", linearizable_locks=False) == ["mutex", "fencing", "stats"]
+    assert names("lock", "anything", linearizable_locks=True) == lin
+
+
+def test_an_old_run_dir_gets_the_fact_from_the_registry(tmp_path: Path) -> None:
+    d = run_dir(tmp_path, fencing=True)  # its test.json predates linearizable_locks
+    assert "mutex-linearizability" in check_run(d)["checkers"]
 
 
 def run_dir(tmp: Path, fencing: bool, extra: dict[str, Any] | None = None) -> Path:

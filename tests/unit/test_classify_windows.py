@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from test_mutex_records import S, fault, history
 
-from checkers.windows import CLIENT_PAUSE, KILL, fault_windows, first_overlapping
+from checkers.windows import CRASHES, FREEZES_CLIENT, fault_windows, first_overlapping
 
 
 def test_each_fault_kind_gives_a_window_with_its_details() -> None:
@@ -55,12 +55,12 @@ def test_a_failed_start_is_marked_and_a_stray_stop_is_ignored() -> None:
     )
     (w,) = fault_windows(h)
     assert w.ok is False and w.end == 2.1 * S
-    assert first_overlapping([w], 0, 10 * S, (CLIENT_PAUSE,)) is None  # no effect, no cause
+    assert first_overlapping([w], 0, 10 * S, FREEZES_CLIENT) is None  # no effect, no cause
 
 
 def test_client_pauses_only_count_for_their_processes() -> None:
     ws = fault_windows(history(fault("client-pause", 1.0, 3.0, {"processes": [2]})))
-    assert first_overlapping(ws, 0, 5 * S, (CLIENT_PAUSE,), process=1) is None
-    assert first_overlapping(ws, 0, 5 * S, (CLIENT_PAUSE,), process=2) is ws[0]
-    assert first_overlapping(ws, 4 * S, 5 * S, (CLIENT_PAUSE,), process=2) is None
-    assert first_overlapping(ws, 0, 5 * S, (KILL,)) is None
+    assert first_overlapping(ws, 0, 5 * S, FREEZES_CLIENT, process=1) is None
+    assert first_overlapping(ws, 0, 5 * S, FREEZES_CLIENT, process=2) is ws[0]
+    assert first_overlapping(ws, 4 * S, 5 * S, FREEZES_CLIENT, process=2) is None
+    assert first_overlapping(ws, 0, 5 * S, CRASHES) is None

@@ -9,7 +9,7 @@ from rich.console import Console
 
 from core.errors import HarnessError
 from harness.report import compare, render_matrix_table, write_matrix_html
-from harness.report._synthetic import demo_runs, lock_run
+from tests.support.synthetic import demo_runs, lock_run
 
 
 @pytest.fixture(scope="module")

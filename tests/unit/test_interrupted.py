@@ -13,7 +13,7 @@ from core.store import TEST_FILE, read_json, write_json
 from harness.analysis import check_run, exit_code_of, verdict_line
 from harness.report import write_index
 from harness.report._page import render_report
-from harness.report._synthetic import cas_register_run
+from tests.support.synthetic import cas_register_run
 
 
 def interrupted(run_dir: Path, status: str = "interrupted", **stop: Any) -> Path:

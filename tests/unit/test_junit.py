@@ -10,7 +10,7 @@ import pytest
 
 from harness.junit import Case
 from harness.report import write_junit
-from harness.report._synthetic import cas_register_run, demo_runs
+from tests.support.synthetic import cas_register_run, demo_runs
 
 
 @pytest.fixture(scope="module")

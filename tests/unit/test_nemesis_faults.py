@@ -140,14 +140,17 @@ def test_a_partition_of_one_node_cuts_nothing_and_fails() -> None:
 
 @pytest.mark.parametrize("target", ["redis", "redlock"])
 def test_redis_targets_refuse_partitions_with_the_reason(target: str) -> None:
-    from harness.targets import resolve_target
+    from clusters.registry import resolve
+    from harness.validate import check_target
 
     with pytest.raises(OptionError, match="servers never talk to each other"):
-        resolve_target(target).check_options(
-            RunOptions(target=target, workload="lock", nemesis=["pause", "partition"])
+        check_target(
+            resolve(target),
+            RunOptions(target=target, workload="lock", nemesis=["pause", "partition"]),
         )
-    resolve_target(target).check_options(
-        RunOptions(target=target, workload="lock", nemesis=["pause", "kill", "clock"])
+    check_target(
+        resolve(target),
+        RunOptions(target=target, workload="lock", nemesis=["pause", "kill", "clock"]),
     )
 
 

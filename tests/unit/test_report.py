@@ -15,7 +15,7 @@ from core.ops import Op
 from core.store import HISTORY_FILE, RESULTS_FILE
 from harness.report import write_report
 from harness.report._metrics import op_stats, quantile
-from harness.report._synthetic import cas_register_run, demo_runs
+from tests.support.synthetic import cas_register_run, demo_runs
 
 
 @pytest.fixture(scope="module")

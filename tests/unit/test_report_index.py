@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from harness.report import write_index
-from harness.report._synthetic import demo_runs, lock_run
 from harness.serve import make_server
+from tests.support.synthetic import demo_runs, lock_run
 
 
 @pytest.fixture(scope="module")

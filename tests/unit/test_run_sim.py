@@ -63,6 +63,10 @@ def test_stale_write_is_rejected_with_fencing_and_the_run_is_valid(tmp_path: Pat
     mutex = results(tmp_path)["checkers"]["mutex"]
     assert mutex["stale_rejected"], "the paused holder's late write should reach the resource"
     assert not mutex["stale_accepted"]
+    test = json.loads((tmp_path / "latest" / "test.json").read_text())
+    assert test["linearizable_locks"] is True  # the target's fact, recorded at the start
+    assert test["options"]["target"] == "sim"  # the default target, named
+    assert "mutex-linearizability" in results(tmp_path)["checkers"]
 
 
 def test_stale_write_is_accepted_without_fencing_and_the_run_is_invalid(tmp_path: Path) -> None:

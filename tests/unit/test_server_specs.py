@@ -15,10 +15,11 @@ import pytest
 
 from clusters._backend import LeadingMixin, ServerCluster
 from clusters.docker_cluster import DockerCluster
-from clusters.registry import TARGETS, ClusterOptions
+from clusters.registry import TARGETS, ssh_targets
 from clusters.server import Launch, Peer, Place, ServerSpec
+from clusters.spec import ClusterOptions
 from clusters.ssh.cluster import SshCluster
-from clusters.ssh.factory import SSH_TARGETS, make_ssh_cluster, server_spec
+from clusters.ssh.factory import make_ssh_cluster, server_spec
 from core.cluster import ClusterError, HasLeader, Killable, Pausable
 
 DOCKER = [name for name, spec in TARGETS.items() if spec.image is not None]
@@ -39,7 +40,7 @@ def test_each_docker_target_runs_its_own_spec(name: str) -> None:
     assert server.default_nodes == TARGETS[name].default_nodes
 
 
-@pytest.mark.parametrize("name", sorted(SSH_TARGETS))
+@pytest.mark.parametrize("name", sorted(ssh_targets()))
 def test_ssh_and_docker_run_the_same_spec(name: str) -> None:
     hosts = [f"h{i}" for i in range(1, docker_spec(name).default_nodes + 1)]
     cluster = make_ssh_cluster(name, hosts)
@@ -50,7 +51,7 @@ def test_ssh_and_docker_run_the_same_spec(name: str) -> None:
         assert isinstance(backend, HasLeader) == cluster.server.has_leader
 
 
-@pytest.mark.parametrize("name", sorted(SSH_TARGETS))
+@pytest.mark.parametrize("name", sorted(ssh_targets()))
 @pytest.mark.parametrize("image", [True, False])
 def test_a_spec_writes_only_where_the_backend_says(name: str, image: bool) -> None:
     server = docker_spec(name)

@@ -20,19 +20,20 @@ from pathlib import Path
 import pytest
 from ssh_sim import SimHost
 
+from clusters import run_target
 from clusters.docker_cluster import DockerCluster
 from clusters.etcd.server import SERVER, EtcdServer
+from clusters.registry import resolve
 from clusters.remote.base import CommandResult
 from clusters.remote.hosts import HostSpec
 from clusters.ssh.cluster import LeadingSshCluster, SshCluster, ssh_cluster
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
 from clusters.ssh.packages import PackageInstaller
-from clusters.ssh.target import ssh_target
 from core.client import Invocation
 from core.clock import RunClock
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 from core.options import OptionError, RunOptions
-from harness.targets import resolve_target
+from harness.validate import check_target
 from nemesis.node_faults import NodeKill, NodePause
 from nemesis.nodes import NodeControl
 from nemesis.partition import Partition
@@ -340,23 +341,31 @@ def test_make_ssh_cluster_builds_without_touching_any_host(tmp_path: Path) -> No
 
 
 def test_the_run_s_target_on_ssh_hosts() -> None:
-    inner = resolve_target("etcd")
-    target = ssh_target(inner, ["a", "b", "c"], SshClusterOptions())
+    etcd = resolve("etcd")
+    hosts = {"ssh": True, "ssh_hosts": ["a", "b", "c"]}
     clock = RunOptions(target="etcd", workload="cas-register", nemesis=["clock"])
     with pytest.raises(OptionError, match="need real hosts"):
-        inner.check_options(clock)  # in Docker, etcd refuses clock faults...
-    target.check_options(clock)  # ...on hosts it takes them
+        check_target(etcd, clock)  # in Docker, etcd refuses clock faults...
+    clock_on_hosts = RunOptions(target="etcd", workload="cas-register", nemesis=["clock"], **hosts)
+    check_target(etcd, clock_on_hosts)  # ...on hosts it takes them
     with pytest.raises(OptionError, match="3 hosts were named"):
-        target.check_options(RunOptions(target="etcd", workload="cas-register", nodes=5))
+        run_target.check_options(
+            etcd, RunOptions(target="etcd", workload="cas-register", nodes=5, **hosts)
+        )
     with pytest.raises(OptionError, match="--image"):
-        target.check_options(RunOptions(target="etcd", workload="cas-register", image="x"))
+        run_target.check_options(
+            etcd, RunOptions(target="etcd", workload="cas-register", image="x", **hosts)
+        )
     with pytest.raises(OptionError, match="no lock implementation 'nope'"):
-        target.check_options(RunOptions(target="etcd", workload="lock", lock="nope"))
-    cluster = target.make_cluster(RunOptions(target="etcd"), RunClock())
+        run_target.check_options(
+            etcd, RunOptions(target="etcd", workload="lock", lock="nope", **hosts)
+        )
+    cluster = run_target.make_cluster(etcd, RunOptions(target="etcd", **hosts), RunClock())
     assert isinstance(cluster, LeadingSshCluster) and cluster.run_id.startswith("etcd-")
-    assert target.workloads == inner.workloads
     with pytest.raises(ClusterError, match="cannot run over SSH"):
-        ssh_target(resolve_target("sim"), ["a"])
+        run_target.check_options(
+            resolve("sim"), RunOptions(target="sim", ssh=True, ssh_hosts=["a"])
+        )
 
 
 def test_a_failed_install_is_undone_too(

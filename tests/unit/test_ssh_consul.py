@@ -15,16 +15,16 @@ from pathlib import Path
 
 import pytest
 
+from clusters import run_target
 from clusters.consul.server import SERVER
 from clusters.docker_cluster import DockerCluster
+from clusters.registry import resolve
 from clusters.remote.base import CommandResult
 from clusters.remote.hosts import HostSpec
 from clusters.ssh.cluster import LeadingSshCluster
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
-from clusters.ssh.target import ssh_target
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 from core.options import OptionError, RunOptions
-from harness.targets import resolve_target
 from nemesis.nodes import NodeControl
 from tests.support.fake import FakeRemote
 
@@ -135,11 +135,19 @@ def test_make_ssh_cluster_and_the_run_s_target(tmp_path: Path) -> None:
     assert isinstance(c, LeadingSshCluster) and c.server == SERVER
     assert c.installer.commands == {"consul": "consul"}
     assert c.installer.packages == ["consul"] and c.installer.services == ["consul"]
-    target = ssh_target(resolve_target("consul"), ["a", "b", "c"])
-    target.check_options(
+    consul = resolve("consul")
+    hosts = {"ssh": True, "ssh_hosts": ["a", "b", "c"]}
+    run_target.check_options(
+        consul,
         RunOptions(
-            target="consul", workload="cas-register", nemesis=["clock"], read_mode="consistent"
-        )
+            target="consul",
+            workload="cas-register",
+            nemesis=["clock"],
+            read_mode="consistent",
+            **hosts,
+        ),
     )
     with pytest.raises(OptionError, match="lease"):
-        target.check_options(RunOptions(target="consul", workload="lock", lease_ttl=0.5))
+        run_target.check_options(
+            consul, RunOptions(target="consul", workload="lock", lease_ttl=0.5, **hosts)
+        )

@@ -18,21 +18,21 @@ from typing import Any
 import pytest
 from ssh_sim import SimHost
 
+from clusters import run_target
 from clusters.docker_cluster import DockerCluster
 from clusters.redis import server as redis_server
 from clusters.redis.server import REDIS, REDLOCK, RedisServer
+from clusters.registry import resolve
 from clusters.remote.hosts import HostSpec
 from clusters.server import ServerSpec
 from clusters.ssh.cluster import LeadingSshCluster, SshCluster, ssh_cluster
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
 from clusters.ssh.packages import PackageInstaller
-from clusters.ssh.target import ssh_target
 from clusters.zookeeper import server as zk_server
 from clusters.zookeeper.server import SERVER as ZOOKEEPER
 from core.clock import RunClock
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 from core.options import RunOptions
-from harness.targets import resolve_target
 from nemesis.nodes import NodeControl
 
 IPS = {f"h{i}": f"10.9.0.{10 + i}" for i in range(1, 6)}
@@ -351,11 +351,13 @@ def test_persistence_is_refused_where_docker_refuses_it(
 
 @pytest.mark.parametrize("target", ["redis", "redlock"])
 def test_the_run_s_persistence_reaches_the_servers(target: str) -> None:
-    run = ssh_target(resolve_target(target), ["10.9.0.11"])
-    cluster = run.make_cluster(RunOptions(target=target, persistence="aof-everysec"), RunClock())
+    spec, hosts = resolve(target), {"ssh": True, "ssh_hosts": ["10.9.0.11"]}
+    cluster = run_target.make_cluster(
+        spec, RunOptions(target=target, persistence="aof-everysec", **hosts), RunClock()
+    )
     assert isinstance(cluster, SshCluster) and isinstance(cluster.server, RedisServer)
     assert cluster.server.persistence == "aof-everysec"
-    default = run.make_cluster(RunOptions(target=target), RunClock())
+    default = run_target.make_cluster(spec, RunOptions(target=target, **hosts), RunClock())
     assert isinstance(default, SshCluster) and isinstance(default.server, RedisServer)
     assert default.server.persistence == "none"
 
@@ -372,10 +374,10 @@ def test_the_run_s_clients_connect_to_the_hosts(
     target: str, hosts: int, port: int, spread: bool
 ) -> None:
     ips = list(IPS.values())[:hosts]
-    run = ssh_target(resolve_target(target), ips)
-    opts = RunOptions(target=target, workload="lock")
-    run.check_options(opts)
-    cluster = run.make_cluster(opts, RunClock())
+    run = resolve(target)
+    opts = RunOptions(target=target, workload="lock", ssh=True, ssh_hosts=ips)
+    run_target.check_options(run, opts)
+    cluster = run_target.make_cluster(run, opts, RunClock())
     factory = run.client_factory(opts, cluster, "127.0.0.1:9")
     connector = factory.connector  # type: ignore[attr-defined]
     assert connector.endpoints == tuple(

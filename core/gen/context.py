@@ -1,4 +1,4 @@
-"""The generator model: contexts, requests, the ``Generator`` protocol and lifting of plain values.
+"""The generator model: contexts, requests, PENDING and the ``Generator`` protocol.
 
 A generator is an immutable value that answers two questions (Jepsen's "new" generator
 design, ``jepsen.generator``):
@@ -40,9 +40,7 @@ process is the logical id of whoever runs on a thread right now.
 
 from __future__ import annotations
 
-import random
-import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, TypeAlias, runtime_checkable
 
@@ -62,75 +60,6 @@ class GeneratorError(Exception):
 def to_ns(seconds: float) -> int:
     """Seconds to integer nanoseconds (the unit of every time in this package)."""
     return round(seconds * NS_PER_S)
-
-
-# --------------------------------------------------------------------------------------
-# Randomness: splitmix64 on a plain int, so the state is part of immutable values.
-
-_MASK: Final = (1 << 64) - 1
-_GAMMA: Final = 0x9E3779B97F4A7C15
-
-
-def _mix64(z: int) -> int:
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-    return z ^ (z >> 31)
-
-
-def rng_next(state: int) -> tuple[int, int]:
-    """One splitmix64 step: ``(random 64-bit value, next state)``."""
-    state = (state + _GAMMA) & _MASK
-    return _mix64(state), state
-
-
-def rng_float(state: int) -> tuple[float, int]:
-    """A uniform float in [0, 1) and the next state."""
-    x, state = rng_next(state)
-    return (x >> 11) * (1.0 / (1 << 53)), state
-
-
-def rng_below(state: int, n: int) -> tuple[int, int]:
-    """A uniform int in [0, n) and the next state (negligible modulo bias for small n)."""
-    x, state = rng_next(state)
-    return x % n, state
-
-
-class SplitMixRandom(random.Random):
-    """The ``random.Random`` API on a splitmix64 state: cheap to create (one per op of a
-    function generator, where seeding a Mersenne Twister would cost more than the op)."""
-
-    def __init__(self, seed: int = 0) -> None:
-        self._state = seed & _MASK
-        self.gauss_next = None
-
-    def seed(self, a: Any = None, version: int = 2) -> None:
-        self._state = (a if isinstance(a, int) else zlib.crc32(repr(a).encode())) & _MASK
-        self.gauss_next = None
-
-    def random(self) -> float:
-        x, self._state = rng_next(self._state)
-        return (x >> 11) * (1.0 / (1 << 53))
-
-    def getrandbits(self, k: int) -> int:
-        if k < 0:
-            raise ValueError("number of bits must be non-negative")
-        out, bits = 0, 0
-        while bits < k:
-            x, self._state = rng_next(self._state)
-            out |= x << bits
-            bits += 64
-        return out & ((1 << k) - 1)
-
-    def getstate(self) -> Any:
-        return self._state
-
-    def setstate(self, state: Any) -> None:
-        self._state = state
-
-
-def derive_seed(seed: int, salt: int) -> int:
-    """An independent seed for the ``salt``-th child of a generator seeded with ``seed``."""
-    return _mix64((seed ^ _mix64((salt + 1) * _GAMMA & _MASK)) & _MASK)
 
 
 # --------------------------------------------------------------------------------------
@@ -341,148 +270,5 @@ def check_request(ctx: Context, req: Request) -> None:
         )
 
 
-# --------------------------------------------------------------------------------------
-# Leaves and lifting
-
-
-@dataclass(frozen=True, slots=True)
-class Exhausted:
-    """The empty generator (what ``None`` lifts to)."""
-
-    def op(self, ctx: Context) -> tuple[Request | Pending | None, Generator]:
-        return None, self
-
-    def update(self, ctx: Context, event: Op) -> Generator:
-        return self
-
-    def reseed(self, seed: int) -> Generator:
-        return self
-
-
-EXHAUSTED: Final = Exhausted()
-
-_TEMPLATE_KEYS: Final = frozenset({"f", "value", "key"})
-
-
-def _check_template(d: Mapping[str, Any]) -> None:
-    if "f" not in d:
-        raise GeneratorError(f"op template {dict(d)!r} has no 'f': write {{'f': 'read', ...}}")
-    extra = set(d) - _TEMPLATE_KEYS
-    if extra:
-        raise GeneratorError(
-            f"op template {dict(d)!r} has unknown keys {sorted(extra)}: a template has only "
-            "'f', 'value' and 'key'; choose processes with on_processes()/clients()/nemesis() "
-            "and times with at()/delay()/stagger()"
-        )
-
-
-def _pick(ctx: Context, state: int) -> tuple[Thread | None, int]:
-    """A seeded choice among ``ctx.free_targets`` (None when none is free)."""
-    targets = ctx.free_targets
-    n = len(targets)
-    if n == 0:
-        return None, state
-    if n == 1:
-        return targets[0], state
-    i, state = rng_below(state, n)
-    return targets[i], state
-
-
-@dataclass(frozen=True, slots=True)
-class Template:
-    """An op template (a lifted dict): the same operation, forever, each time to a free
-    client thread chosen at random (seeded). In a scope without client threads (inside
-    ``nemesis()``) it goes to the nemesis thread. PENDING while no target is free."""
-
-    f: str
-    value: Any = None
-    key: Any = None
-    state: int = 0
-
-    def op(self, ctx: Context) -> tuple[Request | Pending | None, Generator]:
-        targets = ctx.free_targets
-        n = len(targets)
-        if n == 0:
-            return PENDING, self
-        x, state = rng_next(self.state)
-        thread = targets[x % n]
-        req = Request(ctx.thread_process[thread], self.f, self.value, self.key, ctx.time)
-        return req, Template(self.f, self.value, self.key, state)
-
-    def update(self, ctx: Context, event: Op) -> Generator:
-        return self
-
-    def reseed(self, seed: int) -> Generator:
-        return Template(self.f, self.value, self.key, seed & _MASK)
-
-
-OpFunction: TypeAlias = Callable[[random.Random], "Mapping[str, Any] | None"]
-
-
-@dataclass(frozen=True, slots=True)
-class FnGen:
-    """A lifted function ``fn(rng) -> dict | None``: called for every op with a
-    ``random.Random`` (a ``SplitMixRandom``) seeded from this generator's state; its dict is
-    emitted to a free target as ``Template`` does, and ``None`` ends the generator. ``fn``
-    must be deterministic given ``rng`` (no global random, no clock) or replay breaks."""
-
-    fn: OpFunction
-    state: int = 0
-
-    def op(self, ctx: Context) -> tuple[Request | Pending | None, Generator]:
-        if not ctx.free_targets:
-            return PENDING, self
-        x, state = rng_next(self.state)
-        d = self.fn(SplitMixRandom(x))
-        if d is None:
-            return None, EXHAUSTED
-        if "f" not in d or len(d) > 3:
-            _check_template(d)
-        thread, state = _pick(ctx, state)
-        assert thread is not None
-        req = Request(ctx.thread_process[thread], d["f"], d.get("value"), d.get("key"), ctx.time)
-        return req, FnGen(self.fn, state)
-
-    def update(self, ctx: Context, event: Op) -> Generator:
-        return self
-
-    def reseed(self, seed: int) -> Generator:
-        return FnGen(self.fn, seed & _MASK)
-
-
-GenLike: TypeAlias = "Generator | Mapping[str, Any] | OpFunction | Sequence[GenLike] | None"
-
-
-def as_gen(x: GenLike) -> Generator:
-    """Lift a plain value to a generator.
-
-    - a ``Generator``: itself;
-    - ``None``: exhausted;
-    - a dict ``{"f": ..., "value": ..., "key": ...}``: that op forever (``Template``);
-      wrap it in ``once()`` or ``limit()`` for fewer;
-    - a function ``rng -> dict | None``: a fresh op per call (``FnGen``);
-    - a list or tuple: its elements one after another (``concat``).
-    """
-    if x is None:
-        return EXHAUSTED
-    if isinstance(x, Mapping):
-        _check_template(x)
-        return Template(x["f"], x.get("value"), x.get("key"))
-    if isinstance(x, (list, tuple)):
-        from core.gen.combinators import concat
-
-        return concat(*x)
-    if hasattr(x, "op") and hasattr(x, "update"):
-        return x
-    if callable(x):
-        return FnGen(x)
-    raise GeneratorError(
-        f"cannot make a generator from {x!r} ({type(x).__name__}): use a dict op template, "
-        "a function rng -> dict, a list of generators, None, or a Generator"
-    )
-
-
-def seeded(seed: int, x: GenLike) -> Generator:
-    """``x`` with all its randomness derived from ``seed``: the same seed and the same
-    contexts replay the same requests. Apply it once at the top of a test's generator."""
-    return reseed(as_gen(x), seed & _MASK)
+Answer: TypeAlias = tuple[Request | Pending | None, Any]
+"""What ``op()`` returns: a request, PENDING or None, and the successor."""

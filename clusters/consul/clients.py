@@ -1,0 +1,18 @@
+"""The Consul target's clients, one builder per workload and lock implementation.
+
+Lock implementation (``--lock``): ``session`` (KV acquire with a TTL session,
+``clusters.consul.lock``). ``clusters.consul.spec`` lists them.
+"""
+
+from __future__ import annotations
+
+from clusters.consul.election import ConsulElection
+from clusters.consul.lock import ConsulLock
+from clusters.consul.register import ConsulRegister
+from workloads.election import ElectionClient
+from workloads.factories import holder_clients, register_clients
+from workloads.lock import LockClient
+
+REGISTER = register_clients(ConsulRegister)
+ELECTION = holder_clients(ElectionClient, ConsulElection, "election")
+SESSION_LOCK = holder_clients(LockClient, ConsulLock)

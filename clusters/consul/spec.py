@@ -1,0 +1,39 @@
+"""The Consul target: Consul 1.8.7 servers in Docker or on SSH hosts.
+
+Lock implementation (``--lock``): ``session`` (KV acquire with a TTL session). Read modes
+(``--read-mode``, cas-register): ``default`` (default), ``consistent`` and ``stale``.
+Session TTLs from 1 s (the servers' configured minimum, ``SESSION_TTL_MIN``) to 24 h.
+Consul is a Go program: no clock faults in Docker. Consul left Debian after bullseye (its
+licence changed upstream): on SSH hosts its package comes from bullseye; bullseye's consul
+1.8.7 is a static Go binary, so it runs on bookworm and trixie hosts too, and our Docker
+image installs the same package the same way (``clusters/consul/Dockerfile``).
+"""
+
+from __future__ import annotations
+
+from clusters.spec import NO_GO_CLOCK, LeaseTtl, TargetSpec, docker
+from core.abilities import SERVER_ABILITIES, Ability
+
+SESSION_TTL_MIN = 1.0
+"""Seconds: the shortest session TTL the servers accept (their configuration too)."""
+SESSION_TTL_MAX = 86400.0
+READ_MODES = ("default", "consistent", "stale")
+CLIENTS = "clusters.consul.clients"
+
+SPEC = TargetSpec(
+    name="consul",
+    description="Consul 1.8.7 servers (Debian bullseye), Raft; locks via sessions",
+    default_nodes=3,
+    workloads={"cas-register": f"{CLIENTS}:REGISTER", "election": f"{CLIENTS}:ELECTION"},
+    locks={"session": f"{CLIENTS}:SESSION_LOCK"},
+    default_lock="session",
+    docker=docker("clusters.consul.server:SERVER"),
+    ssh="clusters.consul.server:SERVER",
+    image="consul",
+    read_modes=READ_MODES,
+    lease_ttl=LeaseTtl(SESSION_TTL_MIN, SESSION_TTL_MAX),
+    linearizable_locks=True,
+    deb_suites={"consul": "bullseye"},
+    abilities=SERVER_ABILITIES - {Ability.CLOCK},
+    lacks=NO_GO_CLOCK,
+)

@@ -1,0 +1,19 @@
+"""The etcd target's clients, one builder per workload and lock implementation.
+
+Lock implementations (``--lock``): ``lease-lock`` (etcd's lock service) and ``recipe``
+(the client-side recipe), see ``clusters.etcd.lock``. ``clusters.etcd.spec`` lists them.
+"""
+
+from __future__ import annotations
+
+from clusters.etcd.election import EtcdElection
+from clusters.etcd.lock import RecipeLock, ServiceLock
+from clusters.etcd.register import EtcdRegister
+from workloads.election import ElectionClient
+from workloads.factories import holder_clients, register_clients
+from workloads.lock import LockClient
+
+REGISTER = register_clients(EtcdRegister)
+ELECTION = holder_clients(ElectionClient, EtcdElection, "election")
+LEASE_LOCK = holder_clients(LockClient, ServiceLock)
+RECIPE_LOCK = holder_clients(LockClient, RecipeLock)

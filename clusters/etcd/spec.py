@@ -1,0 +1,36 @@
+"""The etcd target: etcd 3.5 in Docker or on SSH hosts.
+
+Lock implementations (``--lock``): ``lease-lock`` (default: etcd's lock service) and
+``recipe`` (the client-side recipe). Read modes (``--read-mode``, cas-register):
+``linearizable`` (default) and ``serializable``. Lease TTLs are whole seconds on etcd, and
+at least 2 (etcd silently raises shorter ones to its minimum, which would make the recorded
+TTL a lie), so other values are refused up front. etcd is a Go program: no clock faults in
+Docker.
+"""
+
+from __future__ import annotations
+
+from clusters.spec import NO_GO_CLOCK, LeaseTtl, TargetSpec, docker
+from core.abilities import SERVER_ABILITIES, Ability
+
+MIN_TTL = 2
+"""Seconds: the shortest lease etcd grants as asked."""
+READ_MODES = ("linearizable", "serializable")
+CLIENTS = "clusters.etcd.clients"
+
+SPEC = TargetSpec(
+    name="etcd",
+    description="etcd 3.5 (Debian trixie), Raft; locks via leases, CAS via txn",
+    default_nodes=3,
+    workloads={"cas-register": f"{CLIENTS}:REGISTER", "election": f"{CLIENTS}:ELECTION"},
+    locks={"lease-lock": f"{CLIENTS}:LEASE_LOCK", "recipe": f"{CLIENTS}:RECIPE_LOCK"},
+    default_lock="lease-lock",
+    docker=docker("clusters.etcd.server:SERVER"),
+    ssh="clusters.etcd.server:SERVER",
+    image="etcd",
+    read_modes=READ_MODES,
+    lease_ttl=LeaseTtl(MIN_TTL, whole=True),
+    linearizable_locks=True,
+    abilities=SERVER_ABILITIES - {Ability.CLOCK},
+    lacks=NO_GO_CLOCK,
+)

@@ -1,0 +1,50 @@
+"""The ``redis`` and ``redlock`` targets, in Docker or on SSH hosts.
+
+``redis`` (one primary): lock implementation ``set-nx`` and the cas-register workload.
+``redlock`` (five independent servers): lock implementation ``redlock``. Their locks claim
+no linearizability. Both servers run under libfaketime, so clock faults apply. Partitions
+are refused: they cut links between servers, and these servers have none.
+"""
+
+from __future__ import annotations
+
+from clusters.spec import TargetSpec, docker
+from core.abilities import SERVER_ABILITIES, Ability
+
+PERSISTENCE = ("none", "aof-everysec", "aof-always")
+CLIENTS = "clusters.redis.clients"
+NO_NETWORK = SERVER_ABILITIES - {Ability.NETWORK}
+NO_PARTITION = {
+    Ability.NETWORK: "no {fault} faults on {target}: its servers never talk to each other "
+    "and the clients reach every server, so a partition between servers would change "
+    "nothing; use pause, kill, clock or client-pause",
+}
+
+REDIS = TargetSpec(
+    name="redis",
+    description="one Redis 8.0 primary (built with libc malloc); SET NX PX locks",
+    default_nodes=1,
+    workloads={"cas-register": f"{CLIENTS}:REGISTER"},
+    locks={"set-nx": f"{CLIENTS}:SET_NX_LOCK"},
+    default_lock="set-nx",
+    docker=docker("clusters.redis.server:REDIS"),
+    ssh="clusters.redis.server:REDIS",
+    image="redis",
+    persistence=PERSISTENCE,
+    abilities=NO_NETWORK,
+    lacks=NO_PARTITION,
+)
+
+REDLOCK = TargetSpec(
+    name="redlock",
+    description="five independent Redis 8.0 servers for the Redlock algorithm",
+    default_nodes=5,
+    locks={"redlock": f"{CLIENTS}:REDLOCK_LOCK"},
+    default_lock="redlock",
+    docker=docker("clusters.redis.server:REDLOCK"),
+    ssh="clusters.redis.server:REDLOCK",
+    image="redis",
+    persistence=PERSISTENCE,
+    abilities=NO_NETWORK,
+    lacks=NO_PARTITION,
+)

@@ -1,0 +1,76 @@
+"""A run's target: its spec's checks and cluster, in Docker, as a local process or on the
+SSH hosts of ``--ssh``.
+
+Over SSH the workloads, clients, option checks and versions stay the target's own; only
+the cluster is built on the hosts (``clusters.ssh.factory``). Two checks change there:
+``--nodes`` is the host list's length, so a different size is refused, and clock faults
+are allowed for every target, since they set the hosts' real clocks (``nemesis.host_clock``),
+which Go servers read too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from collections.abc import Mapping, Set
+
+from clusters.registry import TARGETS
+from clusters.spec import TargetSpec
+from clusters.ssh.factory import SshClusterOptions, check_ssh_options, make_ssh_cluster
+from core.abilities import Ability, check_abilities
+from core.clock import RunClock
+from core.cluster import Cluster
+from core.options import OptionError, RunOptions
+
+
+def check_options(spec: TargetSpec, opts: RunOptions) -> None:
+    """A one-line OptionError or ClusterError for options ``spec`` cannot honour, before
+    anything starts (no host is contacted)."""
+    if opts.ssh:
+        check_ssh_options(spec.name, opts.ssh_hosts, ssh_cluster_options(opts))
+        if opts.nodes is not None and opts.nodes != len(opts.ssh_hosts):
+            raise OptionError(
+                f"--nodes {opts.nodes} but {len(opts.ssh_hosts)} hosts were named: "
+                "over SSH the cluster has one node per host"
+            )
+        if opts.image is not None:
+            raise OptionError(
+                "--image chooses a Docker image; over SSH the hosts' packages "
+                "are used: leave it out"
+            )
+    spec.check_options(opts)
+
+
+def check_faults(spec: TargetSpec, opts: RunOptions, needs: Mapping[str, Set[Ability]]) -> None:
+    """OptionError (one line, the target's reason) unless the target has every ability
+    the run's faults need (``needs``: fault -> abilities, from the faults' registry). On
+    SSH hosts every target can move a clock: the hosts' own, which Go servers read too."""
+    has = spec.abilities | ({Ability.CLOCK} if opts.ssh else set())
+    real = ", ".join(name for name, t in TARGETS.items() if t.local is None)
+    check_abilities(spec.name, has, spec.lacks, needs, real=real)
+
+
+def make_cluster(spec: TargetSpec, opts: RunOptions, clock: RunClock) -> Cluster:
+    """The run's cluster, not started: on the hosts with ``opts.ssh`` (under a fresh run
+    id: one directory per run), else the spec's own."""
+    if not opts.ssh:
+        return spec.make_cluster(opts, clock)
+    run_id = f"{spec.name}-{secrets.token_hex(3)}"
+    return make_ssh_cluster(spec.name, opts.ssh_hosts, ssh_cluster_options(opts, run_id))
+
+
+def ssh_cluster_options(opts: RunOptions, run_id: str | None = None) -> SshClusterOptions:
+    """The SSH options of a run (``--ssh-*``, ``--persistence``); a fresh run id unless
+    ``run_id`` is given."""
+    options = SshClusterOptions(
+        user=opts.ssh_user,
+        port=opts.ssh_port,
+        key=opts.ssh_key,
+        strict=opts.ssh_strict,
+        known_hosts=opts.ssh_known_hosts,
+        install=opts.ssh_install,
+        keep_packages=opts.ssh_keep_packages,
+        deb_dir=opts.ssh_debs,
+        persistence=opts.persistence,
+    )
+    return options if run_id is None else dataclasses.replace(options, run_id=run_id)

@@ -1,0 +1,40 @@
+"""The ``sim`` target: the built-in service (leases, a fencing lock, CAS registers and
+elections) in one local server process, no Docker needed. One node on loopback: client
+pauses, server pauses and kills only; ``--sim-bug`` injects known bugs."""
+
+from __future__ import annotations
+
+from clusters.sim.service import BUGS
+from clusters.spec import TargetSpec
+from core.abilities import Ability
+from core.clock import RunClock
+from core.cluster import Cluster
+from core.options import RunOptions
+
+CLIENTS = "clusters.sim.clients:client_factory"
+ONE_NODE = (
+    "the {target} target has one node on loopback: {fault} faults need a real cluster "
+    "(--target {real})"
+)
+
+
+def _cluster(opts: RunOptions, clock: RunClock) -> Cluster:
+    from clusters.sim.clients import make_cluster
+
+    return make_cluster(opts, clock)
+
+
+SPEC = TargetSpec(
+    name="sim",
+    description="the built-in service, one local process (no Docker), bugs to inject",
+    default_nodes=1,
+    workloads={"cas-register": CLIENTS, "election": CLIENTS},
+    locks={"sim": CLIENTS},
+    default_lock="sim",
+    local=_cluster,
+    linearizable_locks=True,
+    bugs=tuple(BUGS),
+    version="built-in",
+    abilities=frozenset({Ability.KILL, Ability.PAUSE}),
+    lacks=dict.fromkeys((Ability.NETWORK, Ability.LOSE_PACKETS, Ability.CLOCK), ONE_NODE),
+)

@@ -1,0 +1,221 @@
+"""``TargetSpec``: everything about one target, one value; ``clusters.registry`` lists them.
+
+A target's spec says what it is (name, description, default size, image, versions), how a
+run gets its cluster (in Docker, as a local process, or on SSH hosts), the clients of each
+workload and lock implementation, what it accepts (read modes, persistence, lease TTLs),
+what faults may do to its cluster (``abilities``, ``core.abilities``) and whether its
+locks claim linearizability (recorded in test.json, read by the checkers). Each
+``clusters/<target>/spec.py`` writes one; nothing else names a target.
+
+Everything heavy is lazy: clusters and clients are ``module:attribute`` references
+imported when a run uses them, so importing the registry (and listing targets) needs
+neither the Docker SDK nor paramiko, and ``sim`` runs without Docker.
+"""
+
+from __future__ import annotations
+
+import importlib
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from core.abilities import SERVER_ABILITIES, Ability
+from core.client import ClientFactory
+from core.clock import RunClock
+from core.cluster import Cluster, ClusterError
+from core.options import OptionError, RunOptions
+
+ClientBuilder = Callable[[RunOptions, Cluster, "str | None"], ClientFactory]
+"""(options, cluster, resource address or None) -> a picklable client factory."""
+
+GO_CLOCK = (
+    "{target} is a Go program that reads the clock without libc, so libfaketime cannot move "
+    "its clock inside a container; clock faults on {target} need real hosts (--ssh)"
+)
+NO_GO_CLOCK: Final = {Ability.CLOCK: GO_CLOCK}
+"""What a Go server lacks in a container, and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Lazy:
+    """A ``module:attribute`` reference, imported when first used."""
+
+    path: str
+
+    def load(self) -> Any:
+        module, _, attr = self.path.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterOptions:
+    """What a run may choose about its Docker cluster; None means the target's default."""
+
+    run_id: str
+    nodes: int | None = None
+    image: str | None = None
+    """A custom image tag to use instead of building ours (see clusters/README.md)."""
+    persistence: str | None = None
+    """One of the target's ``TargetSpec.persistence`` values."""
+    faketime: bool | None = None
+    """Preload libfaketime into the server (default on for redis, redlock and zookeeper)."""
+
+
+DockerFactory = Callable[[ClusterOptions], Cluster]
+LocalFactory = Callable[[RunOptions, RunClock], Cluster]
+
+
+def docker(path: str) -> DockerFactory:
+    """The factory of the Docker cluster of the ``ServerSpec`` at ``module:NAME`` (a
+    target's ``server.py``), imported on use."""
+    ref = Lazy(path)
+
+    def factory(options: ClusterOptions) -> Cluster:
+        backend = importlib.import_module("clusters.docker_cluster")
+        cluster: Cluster = backend.docker_cluster(ref.load(), options)
+        return cluster
+
+    return factory
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseTtl:
+    """The lease TTLs (``--lease-ttl``) a target's service grants as asked: from ``low``
+    to ``high`` seconds, in whole seconds when ``whole``."""
+
+    low: float
+    high: float | None = None
+    whole: bool = False
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """One target. ``workloads`` and ``locks`` map names to ``module:attribute`` of a
+    ``ClientBuilder``; the lock workload is offered when ``locks`` is not empty."""
+
+    name: str
+    description: str
+    default_nodes: int
+    workloads: Mapping[str, str] = field(default_factory=dict)
+    locks: Mapping[str, str] = field(default_factory=dict)
+    default_lock: str | None = None
+    docker: DockerFactory | None = None
+    """How to build its cluster in Docker (``docker("module:NAME")`` of its ``ServerSpec``)."""
+    local: LocalFactory | None = None
+    """How to build its cluster as a local process (the sim), when it has no Docker one."""
+    ssh: str | None = None
+    """``module:NAME`` of the ``ServerSpec`` the SSH backend runs on hosts; None: no SSH."""
+    image: str | None = None
+    """The image definition it runs (``clusters/<image>/``); None for a target without one."""
+    persistence: tuple[str, ...] = ()
+    """Accepted ``persistence`` values; empty when the target has no such option."""
+    read_modes: tuple[str, ...] = ()
+    """``--read-mode`` values of its cas-register (the first is its default)."""
+    lease_ttl: LeaseTtl | None = None
+    """The lease TTLs its service grants as asked; None: any."""
+    linearizable_locks: bool = False
+    """Whether its locks claim linearizability (the mutex-linearizability check)."""
+    deb_suites: Mapping[str, str] = field(default_factory=dict)
+    """Packages current Debian releases lack -> the older suite to take them from (SSH)."""
+    bugs: tuple[str, ...] = ()
+    """Bugs ``--sim-bug`` can inject into it."""
+    version: str | None = None
+    """Its fixed version; None: asked of the running cluster (``version()``)."""
+    abilities: frozenset[Ability] = SERVER_ABILITIES
+    """What faults may do to its cluster in Docker (``core.abilities``; on SSH hosts every
+    target can move a clock: ``clusters.run_target``)."""
+    lacks: Mapping[Ability, str] = field(default_factory=dict)
+    """Why it lacks an ability, said when a fault needing it is refused (a line with
+    ``{target}``, ``{fault}`` and ``{real}``, the targets with a real cluster)."""
+
+    @property
+    def workload_names(self) -> tuple[str, ...]:
+        names = set(self.workloads)
+        if self.locks:
+            names.add("lock")
+        return tuple(sorted(names))
+
+    def check_options(self, opts: RunOptions) -> None:
+        """OptionError (one line) for options this target cannot honour (on SSH hosts
+        too: see ``clusters.run_target``; its faults: ``clusters.run_target.check_faults``)."""
+        if opts.workload not in self.workload_names:
+            raise OptionError(
+                f"{self.name} has no {opts.workload} workload; choose from "
+                f"{', '.join(self.workload_names)}"
+            )
+        if opts.workload == "lock" and opts.lock is not None and opts.lock not in self.locks:
+            raise OptionError(
+                f"{self.name} has no lock implementation {opts.lock!r}; choose "
+                f"from {', '.join(self.locks)}"
+            )
+        if opts.read_mode is not None and opts.read_mode not in self.read_modes:
+            if not self.read_modes:
+                raise OptionError(f"{self.name} has no read modes: leave out --read-mode")
+            raise OptionError(
+                f"{self.name} has no read mode {opts.read_mode!r}; choose from "
+                f"{', '.join(self.read_modes)}"
+            )
+        if opts.persistence is not None and not self.persistence:
+            raise OptionError(f"{self.name} has no persistence option: leave out --persistence")
+        self.check_persistence(opts.persistence)
+        if self.lease_ttl is not None:
+            from workloads.factories import check_lease_ttl
+
+            rule = self.lease_ttl
+            check_lease_ttl(opts, self.name, rule.low, rule.high, whole=rule.whole)
+
+    def check_persistence(self, persistence: str | None) -> None:
+        """ClusterError (one line) unless ``persistence`` is None or one this target takes
+        (in Docker and over SSH alike)."""
+        if persistence is not None and persistence not in self.persistence:
+            choices = ", ".join(self.persistence) or "none: it has no persistence option"
+            raise ClusterError(
+                f"Target {self.name} does not accept persistence="
+                f"{persistence!r}; choose from: {choices}"
+            )
+
+    def build(self, options: ClusterOptions) -> Cluster:
+        """The (not yet started) Docker cluster for ``options``; ClusterError for a bad
+        option or a target without one."""
+        if self.docker is None:
+            raise ClusterError(f"Target {self.name} has no Docker cluster")
+        self.check_persistence(options.persistence)
+        return self.docker(options)
+
+    def make_cluster(self, opts: RunOptions, clock: RunClock) -> Cluster:
+        """The run's cluster, not started, in Docker (or as a local process); on SSH
+        hosts see ``clusters.run_target``."""
+        if self.local is not None:
+            return self.local(opts, clock)
+        return self.build(
+            ClusterOptions(
+                run_id=secrets.token_hex(3),
+                nodes=opts.nodes,
+                image=opts.image,
+                persistence=opts.persistence,
+            )
+        )
+
+    def versions(self, cluster: Cluster) -> dict[str, str]:
+        """What test.json records of the target's version."""
+        if self.version is not None:
+            return {self.name: self.version}
+        version = getattr(cluster, "version", None)
+        return {self.name: str(version() if callable(version) else "unknown")}
+
+    def client_builder(self, opts: RunOptions) -> ClientBuilder:
+        """The client builder of ``opts.workload`` (and of its lock implementation)."""
+        if opts.workload == "lock" and self.locks:
+            impl = opts.lock or self.default_lock or next(iter(self.locks))
+            builder: ClientBuilder = Lazy(self.locks[impl]).load()
+        else:
+            builder = Lazy(self.workloads[opts.workload]).load()
+        return builder
+
+    def client_factory(
+        self, opts: RunOptions, cluster: Cluster, resource: str | None
+    ) -> ClientFactory:
+        """The clients of ``opts.workload``; ``resource`` is the protected resource's
+        address for lock and election workloads."""
+        return self.client_builder(opts)(opts, cluster, resource)

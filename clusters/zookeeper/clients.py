@@ -1,0 +1,18 @@
+"""The ZooKeeper target's clients, one builder per workload and lock implementation.
+
+Lock implementation (``--lock``): ``recipe`` (``kazoo``'s lock on a session per holding,
+``clusters.zookeeper.lock``). ``clusters.zookeeper.spec`` lists them.
+"""
+
+from __future__ import annotations
+
+from clusters.zookeeper.election import ZkElection
+from clusters.zookeeper.lock import ZkLock
+from clusters.zookeeper.register import ZkRegister
+from workloads.election import ElectionClient
+from workloads.factories import holder_clients, register_clients
+from workloads.lock import LockClient
+
+REGISTER = register_clients(ZkRegister)
+ELECTION = holder_clients(ElectionClient, ZkElection, "election")
+RECIPE_LOCK = holder_clients(LockClient, ZkLock)

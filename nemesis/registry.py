@@ -1,0 +1,64 @@
+"""The faults: one line per fault, each a ``FaultSpec`` written in its own module.
+
+The command line's choices and help, the validation of ``--nemesis`` and
+``--nemesis-target``, the nemesis a run builds (``nemesis.build``), what the target must
+be able to do (``core.abilities``) and what test.json records for the checkers all read
+this table. ``none`` is not a fault: it is the value that asks for none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from core.abilities import Ability
+from core.options import OptionError, parse_faults
+from nemesis.faults import client_pause, clock, kill, loss, partition, pause
+from nemesis.spec import FaultSpec
+
+FAULTS: Final[Mapping[str, FaultSpec]] = {
+    f.name: f
+    for f in (
+        client_pause.FAULT,
+        pause.FAULT,
+        partition.FAULT,
+        loss.FAULT,
+        kill.FAULT,
+        clock.FAULT,
+    )
+}
+NONE: Final = "none"
+
+
+def nemesis_names() -> tuple[str, ...]:
+    """What ``--nemesis`` takes: ``none`` and every fault."""
+    return (NONE, *FAULTS)
+
+
+def parse_nemesis(value: object) -> list[str]:
+    """``--nemesis`` (a comma list or a suite's list) as fault names, each registered."""
+    return parse_faults(value, nemesis_names())
+
+
+def spec_of(name: str) -> FaultSpec:
+    """The fault ``name``; OptionError (one line listing the faults) if there is none."""
+    spec = FAULTS.get(name)
+    if spec is None:
+        parse_nemesis([name])  # says which names there are
+        raise OptionError(f"{name!r} is not a fault")  # only "none" gets here
+    return spec
+
+
+def needs_of(faults: Iterable[str]) -> dict[str, frozenset[Ability]]:
+    """What each fault needs of the target, for ``core.abilities.check_abilities``."""
+    return {f: spec_of(f).needs for f in faults}
+
+
+def facts_of(faults: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """What test.json records of the run's faults, for the checkers (``checkers.windows``)."""
+    return {f: spec_of(f).facts() for f in faults}
+
+
+def help_lines() -> str:
+    """Every fault with its help line, for ``--help``."""
+    return "; ".join(f"{f.name}: {f.help}" for f in FAULTS.values())

@@ -1,0 +1,95 @@
+"""A fault as one value: ``FaultSpec``, written in its own module ``nemesis/faults/<name>.py``.
+
+Everything the run, the command line and the checkers need to know of a fault is here:
+its operations (``start-<name>``/``stop-<name>``, the naming the checkers read windows
+by), how to build its nemesis, the value its start op carries, what ``--nemesis-target``
+may aim it at, the abilities it needs of the target (``core.abilities``), its help line,
+and the words a fault window of it is described with (and what it does as the checkers
+see it (both recorded in test.json, so a checker explains a fault it has never heard of).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from core.abilities import Ability
+from core.cluster import Cluster
+from core.options import RunOptions
+from nemesis.base import Nemesis
+
+Builder = Callable[[Cluster, str, int, RunOptions], Nemesis]
+"""(cluster, what the fault aims at, seed, options) -> the nemesis; TypeError when the
+cluster cannot take the fault (said as an option error)."""
+Make = Callable[[Cluster, str, int], Nemesis]
+StartValue = Callable[[str, RunOptions], "dict[str, Any] | None"]
+"""(what the fault aims at, options) -> the start op's value (None: no value)."""
+
+
+def aim_value(target: str, opts: RunOptions) -> dict[str, Any] | None:
+    """The usual start value: ``{"target": what the fault aims at}``."""
+    return {"target": target}
+
+
+def simple(make: Make) -> Builder:
+    """The builder of a nemesis made of the cluster, what it aims at and the seed alone."""
+    return lambda cluster, target, seed, opts: make(cluster, target, seed)
+
+
+@dataclass(frozen=True, slots=True)
+class Aim:
+    """What ``--nemesis-target`` may aim a fault at: ``targets`` (``default`` when none is
+    given) and, with ``node_names``, node names too (``n2``, ``n1,n3``)."""
+
+    targets: tuple[str, ...] = ()
+    default: str | None = None
+    node_names: bool = False
+
+    def takes(self) -> str:
+        """The values it takes, in words."""
+        return ", ".join(self.targets) + (", node names (n2 or n1,n3)" if self.node_names else "")
+
+
+NO_AIM: Final = Aim()
+"""A fault that takes no target."""
+
+
+@dataclass(frozen=True, slots=True)
+class FaultSpec:
+    """One fault. ``describe``: the words of one of its windows, with ``{when}`` (from
+    ... to ...) and any of ``{processes}``, ``{nodes}``, ``{jumps}`` (clock offsets) and
+    ``{fault}``, and ``effects`` what the checkers may explain a violation by (from
+    ``checkers.windows.EFFECTS``: it freezes a client, cuts servers off, crashes a server,
+    moves a clock); ``built_by``: another fault whose nemesis also
+    handles this one's operations when both are asked for (loss rides on partition's
+    iptables)."""
+
+    name: str
+    help: str
+    build: Builder
+    describe: str
+    needs: frozenset[Ability] = frozenset()
+    effects: frozenset[str] = frozenset()
+    aim: Aim = NO_AIM
+    start_value: StartValue = aim_value
+    built_by: str | None = None
+
+    @property
+    def start(self) -> str:
+        """The operation that starts the fault."""
+        return f"start-{self.name}"
+
+    @property
+    def stop(self) -> str:
+        """The operation that stops it (and heals what it did)."""
+        return f"stop-{self.name}"
+
+    def facts(self) -> dict[str, Any]:
+        """What test.json records of the fault for the checkers (``checkers.windows``)."""
+        return {
+            "start": self.start,
+            "stop": self.stop,
+            "describe": self.describe,
+            "effects": sorted(self.effects),
+        }

@@ -1,0 +1,219 @@
+"""clusters.registry: one TargetSpec per target, everything else reads it.
+
+Every registered target is complete (a description, a cluster builder, clients for each
+workload it lists); an unknown name is one line listing the registered ones; listing the
+targets needs neither Docker's SDK nor paramiko; and no code outside a target's own
+subpackage and the registry names it.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from clusters import registry
+from clusters.registry import TARGETS, UnknownTarget, resolve
+from clusters.server import ServerSpec
+from clusters.spec import Lazy, LeaseTtl, TargetSpec
+from core.options import OptionError, RunOptions
+from harness.validate import check_target
+from nemesis.registry import FAULTS
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("core", "checkers", "workloads", "clusters", "nemesis", "harness")
+
+
+@pytest.mark.parametrize("name", list(TARGETS))
+def test_every_target_is_complete(name: str) -> None:
+    spec = TARGETS[name]
+    assert spec.name == name and spec.description and spec.default_nodes >= 1
+    assert (spec.docker is None) != (spec.local is None), "one cluster builder: Docker or local"
+    assert spec.workload_names, "at least one workload"
+    for workload in spec.workload_names:
+        opts = RunOptions(target=name, workload=workload)
+        spec.check_options(opts)
+        assert callable(spec.client_builder(opts)), workload
+    for lock in spec.locks:
+        assert callable(Lazy(spec.locks[lock]).load()), lock
+    assert spec.default_lock is None or spec.default_lock in spec.locks
+    if spec.ssh is not None:
+        assert isinstance(Lazy(spec.ssh).load(), ServerSpec), "ssh names a ServerSpec"
+    assert (spec.image is None) == (spec.docker is None), "a Docker target has an image"
+
+
+def test_images_ssh_and_packages_come_from_the_specs() -> None:
+    from clusters.images import IMAGES
+    from clusters.ssh.debs import SUITE_OVERRIDES
+
+    assert set(IMAGES) == {t.image for t in TARGETS.values() if t.image}
+    assert set(registry.ssh_targets()) == {n for n, t in TARGETS.items() if t.ssh}
+    assert {p: s for t in TARGETS.values() for p, s in t.deb_suites.items()} == SUITE_OVERRIDES
+    assert registry.DEFAULT_TARGET in TARGETS
+    assert resolve("").name == registry.DEFAULT_TARGET
+
+
+def test_an_unknown_target_is_one_line_listing_the_registered_ones() -> None:
+    with pytest.raises(UnknownTarget) as e:
+        resolve("postgres")
+    assert "\n" not in str(e.value) and "unknown target 'postgres'" in str(e.value)
+    assert all(name in str(e.value) for name in TARGETS)
+
+
+def test_the_cli_refuses_an_unknown_target_with_254(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["run", "--target", "postgres"])
+    assert e.value.code == 254
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and all(f"'{name}'" in err for name in TARGETS)
+
+
+def test_the_cli_help_lists_every_target_with_its_description(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from harness.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for name, spec in TARGETS.items():
+        assert f"{name}: {' '.join(spec.description.split())}" in out
+
+
+def test_a_target_without_a_fault_names_the_targets_that_have_real_clusters() -> None:
+    local = next(t for t in TARGETS.values() if t.local is not None)
+    real = [n for n, t in TARGETS.items() if t.local is None]
+    missing = next(f for f in FAULTS.values() if not f.needs <= local.abilities).name
+    with pytest.raises(OptionError) as e:
+        check_target(local, RunOptions(target=local.name, nemesis=[missing]))
+    assert f"(--target {', '.join(real)})" in str(e.value)
+
+
+def test_listing_targets_needs_neither_docker_nor_paramiko() -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['docker'] = None\n"
+        "sys.modules['paramiko'] = None\n"
+        "from clusters.registry import TARGETS, DEFAULT_TARGET\n"
+        "from harness.validate import check_run, targets_described\n"
+        "from core.options import RunOptions\n"
+        "assert targets_described()\n"
+        "spec = check_run(RunOptions())\n"
+        "assert spec.name == DEFAULT_TARGET and spec.local is not None\n"
+        "assert spec.client_builder(RunOptions(target=spec.name))\n"
+        "print(len(TARGETS))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(len(TARGETS))
+
+
+# -- no target's name outside its subpackage and the registry ----------------------------------
+
+EXEMPT: dict[str, set[str]] = {
+    # "etcd" as a linearizability model (etcd's register, failed CAS may have happened) and
+    # porcupine's etcd log format, not the target.
+    "core/formats/__init__.py": {"etcd"},
+    "checkers/linear/models/__init__.py": {"etcd"},
+    "checkers/linear/models/register.py": {"etcd"},
+    "checkers/linear/simulate.py": {"etcd"},
+    "checkers/linear/stale.py": {"etcd"},
+    # The SSH twins of the targets' clusters, which issue 17 folds into the targets
+    # (transport-free servers, one SSH backend): each names its own target.
+    "clusters/ssh/etcd.py": {"etcd"},
+    "clusters/ssh/consul.py": {"consul"},
+    "clusters/ssh/zookeeper.py": {"zookeeper"},
+    "clusters/ssh/redis.py": {"redis", "redlock"},
+    # Test support that writes a sim run's records (moving under tests/support/).
+    "harness/report/_synthetic.py": {"sim"},
+}
+
+
+def _owners() -> dict[str, str]:
+    """Target name -> the subpackage of clusters/ whose spec module defines it."""
+    owners: dict[str, str] = {}
+    for path in sorted((ROOT / "clusters").glob("*/spec.py")):
+        module = __import__(f"clusters.{path.parent.name}.spec", fromlist=["_"])
+        for value in vars(module).values():
+            if isinstance(value, TargetSpec):
+                owners[value.name] = path.parent.name
+    return owners
+
+
+def _strings(tree: ast.AST) -> list[ast.Constant]:
+    """The string constants of ``tree`` that are not docstrings."""
+    docs = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+    }
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+    ]
+
+
+def test_every_target_is_owned_by_one_subpackage() -> None:
+    assert set(_owners()) == set(TARGETS)
+
+
+def test_no_code_names_a_target_outside_its_subpackage_and_the_registry() -> None:
+    owners = _owners()
+    found = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if ".cache" in path.parts or rel == "clusters/registry.py":
+                continue
+            for node in _strings(ast.parse(path.read_text(encoding="utf-8"), rel)):
+                name = node.value
+                if name not in owners or name in EXEMPT.get(rel, set()):
+                    continue
+                if rel.startswith(f"clusters/{owners[name]}/"):
+                    continue
+                found.append(f"{rel}:{node.lineno}: {name!r}")
+    assert found == [], "target names outside their subpackage: " + "; ".join(found)
+
+
+def test_the_grep_reads_constants_not_docstrings() -> None:
+    planted = ast.parse('"""A docstring naming etcd."""\nTARGET = "redlock"\n')
+    assert [n.value for n in _strings(planted)] == ["redlock"]
+
+
+@pytest.mark.parametrize("name", [n for n, t in TARGETS.items() if t.lease_ttl is not None])
+def test_a_lease_ttl_the_service_would_change_is_refused(name: str) -> None:
+    spec = TARGETS[name]
+    rule = spec.lease_ttl
+    assert rule is not None
+
+    def lock(ttl: float) -> RunOptions:
+        return RunOptions(target=name, workload="lock", lease_ttl=ttl, keepalive=ttl / 4)
+
+    spec.check_options(lock(rule.low))
+    with pytest.raises(OptionError, match=f"{name} grants lease TTLs from {rule.low:g} s"):
+        spec.check_options(lock(rule.low / 2))
+    if rule.high is not None:
+        spec.check_options(lock(rule.high))
+        with pytest.raises(OptionError, match="use --lease-ttl"):
+            spec.check_options(lock(rule.high + 1))
+    if rule.whole:
+        with pytest.raises(OptionError, match="in whole seconds"):
+            spec.check_options(lock(rule.low + 0.5))
+    spec.check_options(RunOptions(target=name, workload="cas-register", lease_ttl=0.1))
+
+
+def test_the_known_lease_rules() -> None:
+    rules = {n: t.lease_ttl for n, t in TARGETS.items() if t.lease_ttl is not None}
+    assert rules["etcd"] == LeaseTtl(2, whole=True)  # etcd raises shorter leases silently
+    assert rules["zookeeper"] == LeaseTtl(1.0, 60.0)  # minSessionTimeout, maxSessionTimeout
+    assert rules["consul"] == LeaseTtl(1.0, 86400.0)  # session_ttl_min, Consul's 24 h
