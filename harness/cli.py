@@ -9,25 +9,34 @@ do, never a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
+from types import ModuleType
+from typing import Final
 
 from rich.console import Console
 
 from core.errors import EXIT_CRASH
-from harness.commands import check, clusters, compare, images, report, run, serve, suite
 from harness.commands.args import EXIT_BAD_ARGS, EXIT_UNKNOWN, Parser, UsageError
 
 _OUT_OF_MEMORY = b"harness: out of memory; try --memory-limit or fewer files\n"
 
 
-COMMANDS = (run, check, report, serve, compare, suite, images, clusters)
+COMMANDS: Final = ("run", "check", "report", "serve", "compare", "suite", "images", "clusters")
 """The commands, one module each (``harness.commands``), in the order of ``--help``."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of ``harness`` and of every command."""
+def command(name: str) -> ModuleType:
+    """The module of command ``name`` (imported on first use)."""
+    return importlib.import_module(f"harness.commands.{name}")
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``harness`` and of every command, or of command ``only`` alone: a
+    command's parser may read the registries (``run``'s choices), which ``harness check``
+    of one history file should not pay for."""
     p = Parser(
         prog="harness",
         description="Jepsen-style tests of coordination services: locks, CAS registers and "
@@ -37,14 +46,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     p.commands = sub.choices
-    for command in COMMANDS:
-        command.add(sub)
+    for name in COMMANDS:
+        if only is None or name == only:
+            command(name).add(sub)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     console = Console(stderr=False)
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    first = argv[0] if argv else None
+    parser = build_parser(first if first in COMMANDS else None)
     args = parser.parse_args(argv)
     if not getattr(args, "fn", None):
         parser.print_help()
