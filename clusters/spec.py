@@ -116,6 +116,9 @@ class TargetSpec:
     """The lease TTLs its service grants as asked; None: any."""
     linearizable_locks: bool = False
     """Whether its locks claim linearizability (the mutex-linearizability check)."""
+    service_log: str | None = None
+    """Where its service's own event log (lease expiries, lock grants) lands, relative
+    to the run directory; None: its service keeps none the checkers read."""
     deb_suites: Mapping[str, str] = field(default_factory=dict)
     """Packages current Debian releases lack -> the older suite to take them from (SSH)."""
     bugs: tuple[str, ...] = ()

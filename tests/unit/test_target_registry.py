@@ -42,6 +42,8 @@ def test_every_target_is_complete(name: str) -> None:
     if spec.ssh is not None:
         assert hasattr(Lazy(spec.ssh).load(), "check_size_of")
     assert (spec.image is None) == (spec.docker is None), "a Docker target has an image"
+    log = spec.service_log
+    assert log is None or not (Path(log).is_absolute() or ".." in Path(log).parts), log
 
 
 def test_images_ssh_and_packages_come_from_the_specs() -> None:
