@@ -63,8 +63,9 @@ def image_tag(name: str, digest: str) -> str:
 
 
 def load_imagedef(name: str) -> ImageDef:
-    """The definition in ``clusters/<name>/image.py`` (attribute ``IMAGE``)."""
-    module = importlib.import_module(f"clusters.{name}.image")
+    """The definition in ``clusters/<name>/image.py`` (attribute ``IMAGE``), or in the
+    module ``name`` when it is dotted (the tests' own images, ``tests.support``)."""
+    module = importlib.import_module(name if "." in name else f"clusters.{name}.image")
     defn = module.IMAGE
     assert isinstance(defn, ImageDef)
     return defn

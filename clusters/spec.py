@@ -67,13 +67,13 @@ LocalFactory = Callable[[RunOptions, RunClock], Cluster]
 
 
 def docker(path: str) -> DockerFactory:
-    """The factory of a Docker cluster class ``module:Class`` (its ``from_options``),
-    imported on use."""
+    """The factory of the Docker cluster of the ``ServerSpec`` at ``module:NAME`` (a
+    target's ``server.py``), imported on use."""
     ref = Lazy(path)
 
     def factory(options: ClusterOptions) -> Cluster:
-        obj = ref.load()
-        cluster: Cluster = getattr(obj, "from_options", obj)(options)
+        backend = importlib.import_module("clusters.docker_cluster")
+        cluster: Cluster = backend.docker_cluster(ref.load(), options)
         return cluster
 
     return factory
@@ -109,11 +109,11 @@ class TargetSpec:
     locks: Mapping[str, str] = field(default_factory=dict)
     default_lock: str | None = None
     docker: DockerFactory | None = None
-    """How to build its cluster in Docker (``docker("module:Class")``)."""
+    """How to build its cluster in Docker (``docker("module:NAME")`` of its ``ServerSpec``)."""
     local: LocalFactory | None = None
     """How to build its cluster as a local process (the sim), when it has no Docker one."""
     ssh: str | None = None
-    """``module:Class`` of its cluster on SSH hosts (an ``SshCluster``); None: no SSH."""
+    """``module:NAME`` of the ``ServerSpec`` the SSH backend runs on hosts; None: no SSH."""
     image: str | None = None
     """The image definition it runs (``clusters/<image>/``); None for a target without one."""
     persistence: tuple[str, ...] = ()

@@ -83,7 +83,8 @@ def bench_target(name: str, run_dir: Path, settle: float) -> Sample:
         with ThreadPoolExecutor(max_workers=len(containers)) as pool:
             samples = list(pool.map(lambda c: c.stats(stream=False), containers))
         rss = [
-            cluster.exec(n, ["ps", "-o", "rss=", "-C", cluster.process])[1] for n in cluster.nodes()
+            cluster.exec(n, ["ps", "-o", "rss=", "-C", cluster.server.process])[1]
+            for n in cluster.nodes()
         ]
         rss_mib = [sum(int(x) for x in out.split()) / 1024 for out in rss]
         return Sample(healthy, sorted(mib(s) for s in samples), sorted(rss_mib))

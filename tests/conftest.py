@@ -2,7 +2,7 @@
 
 Tests marked ``docker`` need a reachable Docker engine: they are skipped without one,
 unless ``HARNESS_REQUIRE_DOCKER=1`` (CI sets it after starting dockerd), where they fail.
-Tests marked ``vm`` boot virtual machines (root and qemu: ``clusters/vmhost``) and take
+Tests marked ``vm`` boot virtual machines (root and qemu: ``tests/support/vmhost``) and take
 minutes: they run only with ``HARNESS_REQUIRE_VM=1``, and then fail when this machine
 cannot boot VMs; otherwise they are skipped, saying why.
 """
@@ -33,7 +33,7 @@ def _docker_unreachable_reason() -> str | None:
 def _vm_unavailable_reason() -> str | None:
     """None when VM tests are asked for (they take minutes) and guests can boot here, else
     the one-line reason."""
-    from clusters.vmhost.vm import unavailable
+    from tests.support.vmhost.vm import unavailable
 
     reason = unavailable()
     if reason is None and os.environ.get("HARNESS_REQUIRE_VM") != "1":

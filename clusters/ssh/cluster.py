@@ -13,11 +13,12 @@ directory and purges the packages it installed (unless ``keep_packages``). It is
 call twice or after a failed start, and it tries every step on every host before
 reporting what it could not undo.
 
-A target subclasses ``SshCluster`` and fills in the hooks, like a ``DockerCluster``: its
-packages, process name, ports, configuration files, server command and health probe (see
-``clusters/ssh/etcd.py``). It implements ``Cluster``, ``Killable``, ``Pausable`` and the
-nemeses' ``NodeControl`` (``exec``, ``ip``), plus ``host`` for the host clock nemesis. It
-only ever drives a ``Remote``: SSH in a run, a fake in unit tests.
+What runs there is a target's ``ServerSpec`` (``clusters/<target>/server.py``): its
+packages, process name, ports, files, argv and probes, with its configuration under the
+run's ``conf/`` and its data under ``data/``. The cluster implements ``Cluster``,
+``Killable``, ``Pausable`` and the nemeses' ``NodeControl`` (``exec``, ``ip``), plus ``host``
+for the host clock nemesis, and ``HasLeader`` for a spec with a leader (``ssh_cluster``
+picks the class). It only ever drives a ``Remote``: SSH in a run, a fake in unit tests.
 """
 
 from __future__ import annotations
@@ -25,21 +26,20 @@ from __future__ import annotations
 import json
 import logging
 import socket
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
-from clusters._probe import wait_until
-from clusters.docker_cluster import RUN_ID
+from clusters._backend import RUN_ID, LeadingMixin, ServerCluster
 from clusters.remote.base import Exec, Remote, RemoteError, as_root, must, put_text
 from clusters.remote.clock import measure_offset
 from clusters.remote.hosts import HostSpec
+from clusters.server import Launch, Peer, Place, ServerSpec
 from clusters.ssh.firewall import remove_harness_rules
 from clusters.ssh.packages import Installed, InstallFailed, PackageInstaller
 from clusters.ssh.process import Layout, RemoteProcess
-from core.cluster import ClusterError, server_version
+from core.cluster import ClusterError
 
 log = logging.getLogger(__name__)
 
@@ -50,29 +50,12 @@ TOOLS = ("sh", "bash", "setsid", "nohup", "timeout", "iptables", "dpkg", "date",
 """Commands every host needs: the launcher, the faults' iptables and probes, packages."""
 
 
-class SshCluster:
-    """Common lifecycle of an SSH target (see the module docstring)."""
-
-    name: str = "?"
-    process: ClassVar[str]
-    """The server's process name (``/proc/PID/comm``)."""
-    port: ClassVar[int]
-    """The client port endpoints() reports."""
-    ports: ClassVar[tuple[int, ...]] = ()
-    """Every port the server listens on: must be free on the host before it starts."""
-    packages: ClassVar[tuple[str, ...]] = ()
-    """Debian packages that provide the server."""
-    services: ClassVar[tuple[str, ...]] = ()
-    """The packages' own systemd units, kept from starting (they would take the ports)."""
-    commands: ClassVar[dict[str, str]] = {}
-    """Package -> command: the command on a host's PATH counts as the package installed."""
-    start_timeout: ClassVar[float] = 60.0
-    version_argv: ClassVar[tuple[str, ...] | None] = None
-    """The command whose first line of output names the server's version (on n1)."""
-    version_prefix: ClassVar[str] = ""
+class SshCluster(ServerCluster):
+    """A ``ServerSpec``'s servers on SSH hosts (see the module docstring)."""
 
     def __init__(
         self,
+        server: ServerSpec,
         hosts: list[HostSpec],
         *,
         run_id: str,
@@ -86,13 +69,16 @@ class SshCluster:
                 f"Run id {run_id!r} cannot name a directory; use 1-40 letters, "
                 "digits, '_', '.' or '-'"
             )
-        self.check_size_of(len(hosts))
+        server.check_size(len(hosts), "hosts")
+        self.server = server
+        self.name = server.name
         self.run_id = run_id
         self.size = len(hosts)
         self.layout = Layout.for_run(run_id)
+        self.place = Place(self.layout.conf, self.layout.data, image=False, run_id=run_id)
         self.keep_packages = keep_packages
         self.installer = installer or PackageInstaller(
-            self.packages, self.services, commands=self.commands
+            server.packages, server.services, commands=server.commands
         )
         self._make_remote = remote
         self._resolve = resolve or resolve_ipv4
@@ -104,33 +90,10 @@ class SshCluster:
         self._touched: set[str] = set()
         """Nodes on which start() may have changed something (what stop() undoes)."""
 
-    # -- hooks for targets ------------------------------------------------------------
-
-    @classmethod
-    def check_size_of(cls, n: int) -> None:
-        """Raise ClusterError when ``n`` hosts make no sense (default: odd, 1 to 7)."""
-        if n < 1 or n > 7 or n % 2 == 0:
-            raise ClusterError(f"{cls.name} needs an odd number of hosts from 1 to 7, not {n}")
-
-    def node_files(self, node: str) -> dict[str, str]:
-        """Configuration files to write on ``node``'s host (absolute path -> content)."""
-        return {}
-
-    def server_command(self, node: str) -> list[str]:
-        """The server's argv on ``node``."""
-        raise NotImplementedError
-
-    def server_env(self, node: str) -> dict[str, str]:
-        """Extra environment of the server on ``node``."""
-        return {}
-
-    def is_healthy(self, node: str) -> bool:
-        """Whether ``node``'s server answers its probe from the control machine now."""
-        raise NotImplementedError
-
-    def is_ready(self) -> bool:
-        """Whether the whole cluster serves (default: every node healthy)."""
-        return all(self.is_healthy(n) for n in self._hosts)
+    def launch(self, node: str) -> Launch:
+        """What the spec runs on ``node``, with the hosts' addresses."""
+        peers = [Peer(n, i, self.ip(n)) for i, n in enumerate(self.nodes(), start=1)]
+        return self.server.launch(peers[self.nodes().index(node)], peers, self.place)
 
     # -- Cluster ----------------------------------------------------------------------
 
@@ -140,7 +103,7 @@ class SshCluster:
 
     def endpoints(self) -> dict[str, str]:
         """Node name -> "ip:port" of its client port."""
-        return {n: f"{self.ip(n)}:{self.port}" for n in self._hosts}
+        return {n: f"{self.ip(n)}:{self.server.port}" for n in self._hosts}
 
     def start(self, run_dir: Path) -> None:
         """Prepare every host, start the servers, return once the cluster serves."""
@@ -150,8 +113,8 @@ class SshCluster:
         self._each(self._install)
         self._each(self._configure)
         _write_cluster_file(run_dir, self)
-        self._each(lambda n: self._proc(n).start())
-        self._wait_ready()
+        self._each(self._launch)
+        self.wait_ready()
 
     def collect_logs(self, dest: Path) -> None:
         """Copy each node's server log and configuration to ``dest/<node>/``."""
@@ -160,7 +123,7 @@ class SshCluster:
             out.mkdir(parents=True, exist_ok=True)
             (out / "host.txt").write_text(f"{self._hosts[node]}\n")
             paths = {self.layout.log: out / "server.log", self.layout.launcher: out / "start.sh"}
-            for path in self.node_files(node) if node in self._ips else {}:
+            for path in self.launch(node).files if node in self._ips else {}:
                 paths[path] = out / "conf" / Path(path).name
             for remote_path, local in paths.items():
                 try:
@@ -186,43 +149,7 @@ class SshCluster:
                 f"{self.name} over SSH: could not undo everything: " + "; ".join(problems)
             )
 
-    # -- Killable and Pausable ----------------------------------------------------------
-
-    def kill(self, node: str) -> None:
-        """kill -9 the server on ``node`` and wait until it is gone."""
-        self._proc(node).signal("KILL")
-        if not wait_until(lambda: not self.is_running(node), 10, 0.1):
-            raise ClusterError(
-                f"{self.process} on {node} ({self.host(node)}) survived kill -9 for 10 s"
-            )
-
-    def restart(self, node: str) -> None:
-        """Start the server on ``node`` again (a no-op while it runs); does not wait."""
-        if not self.is_running(node):
-            self._proc(node).start()
-
-    def pause(self, node: str) -> None:
-        """SIGSTOP the server process on ``node`` (the host and its network stay up)."""
-        self._proc(node).signal("STOP")
-
-    def resume(self, node: str) -> None:
-        """SIGCONT the server process on ``node``."""
-        self._proc(node).signal("CONT")
-
-    def is_paused(self, node: str) -> bool:
-        """Whether the server on ``node`` is stopped (state T in /proc)."""
-        st = self._proc(node).state()
-        return st is not None and st.paused
-
-    def is_running(self, node: str) -> bool:
-        """Whether a (possibly paused) server process exists on ``node``."""
-        return self._proc(node).state() is not None
-
     # -- for nemeses and tests ----------------------------------------------------------
-
-    def version(self) -> str:
-        """The server's version as the package says it (``version_argv`` on n1)."""
-        return server_version(self, self.version_argv, self.version_prefix)
 
     def exec(self, node: str, cmd: list[str] | str) -> tuple[int, str]:
         """Run ``cmd`` (argv, or a string for ``sh -c``) on ``node``'s host as root; exit
@@ -246,16 +173,21 @@ class SshCluster:
         """The remote control of ``node``'s host."""
         return self._remote(node)
 
-    def wait_healthy(self, node: str, timeout: float = 60.0) -> None:
-        """Wait until ``node`` answers its probe; ClusterError with its log tail otherwise."""
-        if not wait_until(lambda: self.is_healthy(node), timeout, 0.2):
-            raise ClusterError(
-                f"{self.name} node {node} ({self.host(node)}) not healthy after "
-                f"{timeout:.0f}s; its log ends with: {self.log_tail(node)}"
-            )
+    def where(self, node: str) -> str:
+        return f"{node} ({self.host(node)})"
 
     def log_tail(self, node: str, lines: int = 15) -> str:
         return self._proc(node).log_tail(lines)
+
+    def _signal(self, node: str, sig: str) -> None:
+        self._proc(node).signal(sig)
+
+    def _launch(self, node: str) -> None:
+        self._proc(node).start()
+
+    def _states(self, node: str) -> list[str]:
+        st = self._proc(node).state()
+        return [] if st is None else [st.state]
 
     def clock_offsets(self) -> dict[str, float | None]:
         """Each node's clock minus the control machine's, in seconds (None: no answer)."""
@@ -285,7 +217,7 @@ class SshCluster:
         if node not in self._procs:
             self._procs[node] = RemoteProcess(
                 self._remote(node),
-                self.process,
+                self.server.process,
                 self.layout,
                 f"{self.name} {node} on {self.host(node)}",
             )
@@ -337,8 +269,8 @@ class SshCluster:
             )
 
     def _busy_ports(self, remote: Remote) -> list[int]:
-        """Which of ``ports`` something already listens on (``ss``; none known without it)."""
-        if not self.ports:
+        """Which of the spec's ports something listens on (``ss``; none known without it)."""
+        if not self.server.ports:
             return []
         out = remote.run("command -v ss >/dev/null 2>&1 && ss -Hltn || true", timeout=30).stdout
         listening = set()
@@ -346,7 +278,7 @@ class SshCluster:
             words = line.split()
             if len(words) >= 4 and words[3].rsplit(":", 1)[-1].isdigit():
                 listening.add(int(words[3].rsplit(":", 1)[-1]))
-        return sorted(p for p in self.ports if p in listening)
+        return sorted(p for p in self.server.ports if p in listening)
 
     def _install(self, node: str) -> None:
         try:
@@ -365,9 +297,10 @@ class SshCluster:
             f"creating {lay.root}",
             sudo=True,
         )
-        for path, text in self.node_files(node).items():
+        launch = self.launch(node)
+        for path, text in launch.files.items():
             put_text(remote, path, text)
-        self._proc(node).install(self.server_command(node), self.server_env(node))
+        self._proc(node).install(launch)
 
     def _undo(self, node: str) -> list[str]:
         """Undo start() on one host; what could not be undone."""
@@ -406,27 +339,15 @@ class SshCluster:
         proc.signal("CONT")  # a paused server still dies of SIGKILL; thaw it anyway
         self.kill(node)
 
-    def _wait_ready(self) -> None:
-        deadline = time.monotonic() + self.start_timeout
-        next_liveness = time.monotonic() + 1.0
-        while not self.is_ready():
-            now = time.monotonic()
-            if now >= next_liveness:
-                next_liveness = now + 1.0
-                for node in self._hosts:
-                    if not self.is_running(node):
-                        raise ClusterError(
-                            f"{self.name} server on {node} ({self.host(node)}) exited during "
-                            f"start; its log ends with: {self.log_tail(node)}"
-                        )
-            if now >= deadline:
-                lagging = [n for n in self._hosts if not self.is_healthy(n)] or list(self._hosts)
-                tails = "; ".join(f"{n}: {self.log_tail(n)}" for n in lagging)
-                raise ClusterError(
-                    f"{self.name} cluster not healthy after "
-                    f"{self.start_timeout:.0f}s; logs end with: {tails}"
-                )
-            time.sleep(0.2)
+
+class LeadingSshCluster(LeadingMixin, SshCluster):
+    """An ``SshCluster`` whose spec has a leader; also HasLeader."""
+
+
+def ssh_cluster(server: ServerSpec, hosts: list[HostSpec], **options: Any) -> SshCluster:
+    """The (not started) cluster of ``server`` on ``hosts`` (``SshCluster``'s options)."""
+    cls = LeadingSshCluster if server.has_leader else SshCluster
+    return cls(server, hosts, **options)
 
 
 def resolve_ipv4(host: str) -> str:

@@ -13,11 +13,11 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from clusters.registry import TARGETS, ssh_targets
 from clusters.remote.base import Remote
 from clusters.remote.hosts import HostSpec, hosts_from, parse_host
+from clusters.server import ServerSpec
 from clusters.spec import Lazy
 from clusters.ssh.packages import INSTALL_MODES, PackageInstaller
 from core.cluster import Cluster, ClusterError
@@ -97,8 +97,14 @@ def check_ssh_options(
     spec.check_persistence(options.persistence)  # the same choices as in Docker
     specs = [h if isinstance(h, HostSpec) else parse_host(h) for h in hosts]
     specs = hosts_from([str(s) for s in specs])  # none, or a host named twice: one line
-    _ssh_cluster(target).check_size_of(len(specs))
+    server_spec(target).check_size(len(specs), "hosts")
     return specs
+
+
+def server_spec(target: str) -> ServerSpec:
+    """The ``ServerSpec`` of a target that runs over SSH (``TargetSpec.ssh``), imported now."""
+    server: ServerSpec = Lazy(str(TARGETS[target].ssh)).load()
+    return server
 
 
 def make_ssh_cluster(
@@ -108,23 +114,18 @@ def make_ssh_cluster(
     ClusterError (one line) for bad input, before any host is contacted."""
     opts = options or SshClusterOptions()
     specs = check_ssh_options(target, hosts, opts)
-    cls = _ssh_cluster(target)
+    from clusters.ssh.cluster import ssh_cluster
+
+    server = server_spec(target).with_persistence(opts.persistence)
     deb_dir = Path(opts.deb_dir) if opts.deb_dir else None
     installer = PackageInstaller(
-        cls.packages, cls.services, opts.install, deb_dir, commands=cls.commands
+        server.packages, server.services, opts.install, deb_dir, commands=server.commands
     )
-    extra = {} if opts.persistence is None else {"persistence": opts.persistence}
-    cluster: Cluster = cls(
+    return ssh_cluster(
+        server,
         specs,
         run_id=opts.run_id,
         remote=ssh_remotes(opts),
         installer=installer,
         keep_packages=opts.keep_packages,
-        **extra,
     )
-    return cluster
-
-
-def _ssh_cluster(target: str) -> Any:
-    """The ``SshCluster`` class of a target that runs over SSH (``TargetSpec.ssh``)."""
-    return Lazy(str(TARGETS[target].ssh)).load()

@@ -13,10 +13,10 @@ server's process name (after a kill -9 the pid may be reused).
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from clusters.remote.base import Remote, must, put_text
+from clusters.server import Launch
 
 ROOT = "/var/lib/harness"
 """Each run's directory on a host is ``ROOT/<run id>``."""
@@ -85,8 +85,9 @@ class RemoteProcess:
         self.label = label
         """How the launcher's header names the node (``etcd on n1``)."""
 
-    def launcher(self, argv: list[str], env: Mapping[str, str] | None = None) -> str:
-        """The script that starts the server: log, pidfile, then ``exec`` of ``argv``."""
+    def launcher(self, launch: Launch) -> str:
+        """The script that starts the server: log, pidfile, the launch's prelude and
+        environment, then ``exec`` of its argv."""
         lay = self.layout
         lines = [
             "#!/bin/sh",
@@ -95,15 +96,16 @@ class RemoteProcess:
             f"exec >>{lay.log} 2>&1 </dev/null",
             f'echo "=== harness: starting {self.process} at $(date -u +%FT%TZ)"',
             f"cd {lay.data}",
-            *(f"export {k}={shlex.quote(v)}" for k, v in (env or {}).items()),
+            *launch.prelude,
+            *(f"export {k}={shlex.quote(v)}" for k, v in launch.env.items()),
             f"echo $$ > {lay.pidfile}",
-            "exec " + shlex.join(argv),
+            "exec " + shlex.join(launch.argv),
         ]
         return "\n".join(lines) + "\n"
 
-    def install(self, argv: list[str], env: Mapping[str, str] | None = None) -> None:
-        """Write the launcher for ``argv`` onto the host."""
-        put_text(self.remote, self.layout.launcher, self.launcher(argv, env), 0o755)
+    def install(self, launch: Launch) -> None:
+        """Write the launcher of ``launch`` onto the host."""
+        put_text(self.remote, self.layout.launcher, self.launcher(launch), 0o755)
 
     def start(self) -> None:
         """Start the launcher in the background (a new session); does not wait."""

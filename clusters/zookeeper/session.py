@@ -2,7 +2,7 @@
 
 A ZooKeeper lock or leadership is an ephemeral node, alive exactly as long as the session
 that created it, so the session is the lease: ``grant_lease(ttl)`` opens a new session
-whose timeout is the TTL (the ensemble accepts 1-60 s, see ``clusters.zookeeper.cluster``)
+whose timeout is the TTL (the ensemble accepts 1-60 s, see ``clusters.zookeeper.server``)
 and returns its id, ``revoke`` closes it (the server deletes its ephemeral nodes at once).
 Two threads keep it alive, both frozen by a SIGSTOP of the worker: ``kazoo``'s connection
 thread pings the server on its own schedule (every third of the timeout or so), and the

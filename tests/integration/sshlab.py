@@ -30,11 +30,14 @@ from clusters._network import create_network, node_ip
 from clusters._probe import tcp_exchange, wait_until
 from clusters.images import ensure_image
 from clusters.remote.base import Remote, get_text
-from clusters.remote.docker_remote import DockerRemote
 from clusters.remote.hosts import HostSpec
 from clusters.remote.ssh import SshOptions, SshRemote
 from clusters.ssh.factory import SshClusterOptions
 from clusters.ssh.packages import installed_packages
+from tests.support.docker_remote import DockerRemote
+
+SSHHOST = "tests.support.sshhost.image"
+"""The stand-in hosts' image definition (``load_imagedef`` takes a module's name)."""
 
 log = logging.getLogger(__name__)
 USER = "harness"
@@ -81,7 +84,7 @@ def sshd_up(remote: DockerRemote, ip: str) -> bool:
 def ssh_lab(run: str, tmp: Path, hosts: int = 3, subnet: str | None = None) -> Iterator[Lab]:
     """``hosts`` sshhost containers labelled ``run`` (see the module docstring)."""
     client = _docker.connect()
-    image = ensure_image("sshhost", log.info, client=client)
+    image = ensure_image(SSHHOST, log.info, client=client)
     key = tmp / "id_ed25519"
     subprocess.run(
         ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", run, "-f", str(key)], check=True

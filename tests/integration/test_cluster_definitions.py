@@ -11,9 +11,10 @@ import pytest
 
 from clusters import _rootfs
 from clusters._imagedef import ImageDef
-from clusters.docker_cluster import DockerCluster, majority_vote
+from clusters.docker_cluster import DockerCluster
 from clusters.images import image_names
 from clusters.registry import TARGETS
+from clusters.server import majority_vote
 from clusters.spec import ClusterOptions
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 
@@ -72,11 +73,11 @@ def test_launcher_preloads_faketime_only_when_asked() -> None:
     with_ft = TARGETS["redis"].build(ClusterOptions(run_id="r1"))
     without = TARGETS["etcd"].build(ClusterOptions(run_id="r1"))
     assert isinstance(with_ft, DockerCluster) and isinstance(without, DockerCluster)
-    script = with_ft.launcher(with_ft.layout("10.77.9.0/24")[0])
+    script = with_ft.launcher(with_ft.layout("10.77.9.0/24")[0].name)
     assert "export LD_PRELOAD=" in script and "FAKETIME_DONT_FAKE_MONOTONIC=1" in script
     assert script.rstrip().endswith("exec redis-server /harness/redis.conf")
     nodes = without.layout("10.77.9.0/24")
-    script = without.launcher(nodes[1])
+    script = without.launcher(nodes[1].name)
     assert "LD_PRELOAD" not in script
     assert "--name n2" in script and "n3=http://10.77.9.13:2380" in script
     assert without.endpoints()["n1"] == "10.77.9.11:2379"
@@ -86,7 +87,7 @@ def test_redis_persistence_sets_the_append_only_file() -> None:
     def conf(persistence: str) -> str:
         c = TARGETS["redis"].build(ClusterOptions(run_id="r1", persistence=persistence))
         assert isinstance(c, DockerCluster)
-        return "\n".join(c.node_files(c.layout("10.77.9.0/24")[0]).values())
+        return "\n".join(c.launch(c.layout("10.77.9.0/24")[0].name).files.values())
 
     assert "appendonly no" in conf("none")
     assert "appendfsync everysec" in conf("aof-everysec")

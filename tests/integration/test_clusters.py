@@ -267,15 +267,19 @@ def test_a_missing_custom_image_is_one_clear_error(tmp_path: Path) -> None:
 
 
 def test_a_server_that_dies_at_start_is_one_error_with_its_log(tmp_path: Path) -> None:
-    from clusters.docker_cluster import Node
-    from clusters.etcd.cluster import EtcdCluster
+    from collections.abc import Sequence
+    from dataclasses import dataclass
 
-    class BrokenEtcd(EtcdCluster):
-        def server_command(self, node: Node) -> list[str]:
-            return ["etcd", "--no-such-flag"]
+    from clusters.etcd.server import EtcdServer
+    from clusters.server import Launch, Peer, Place
+
+    @dataclass(frozen=True)
+    class BrokenEtcd(EtcdServer):
+        def launch(self, node: Peer, peers: Sequence[Peer], place: Place) -> Launch:
+            return Launch(("etcd", "--no-such-flag"))
 
     run_id = f"t{uuid.uuid4().hex[:8]}"
-    c = BrokenEtcd(run_id=run_id, nodes=1)
+    c = DockerCluster(BrokenEtcd(), run_id=run_id, nodes=1)
     try:
         with pytest.raises(ClusterError, match=r"n1 exited during start; its log ends with: .*"):
             c.start(tmp_path)

@@ -19,8 +19,7 @@ import pytest
 import requests
 
 from clusters._probe import wait_until
-from clusters.docker_cluster import DockerCluster
-from clusters.etcd.cluster import EtcdCluster
+from clusters.docker_cluster import DockerCluster, LeadingDockerCluster
 from clusters.registry import TARGETS
 from clusters.spec import ClusterOptions
 from core.client import Invocation
@@ -39,9 +38,9 @@ def start(name: str, tmp: Path, **kw: object) -> DockerCluster:
 
 
 @pytest.fixture
-def etcd(tmp_path: Path) -> Iterator[EtcdCluster]:
+def etcd(tmp_path: Path) -> Iterator[LeadingDockerCluster]:
     c = start("etcd", tmp_path)
-    assert isinstance(c, EtcdCluster)
+    assert isinstance(c, LeadingDockerCluster)
     try:
         yield c
     finally:
@@ -74,7 +73,7 @@ def etcd_read(c: DockerCluster, node: str, key: str, serializable: bool = False)
         return False
 
 
-def test_a_paused_etcd_leader_is_replaced(etcd: EtcdCluster) -> None:
+def test_a_paused_etcd_leader_is_replaced(etcd: LeadingDockerCluster) -> None:
     old = etcd.leader()
     assert old is not None
     nem = NodePause(etcd, "leader")
@@ -88,7 +87,9 @@ def test_a_paused_etcd_leader_is_replaced(etcd: EtcdCluster) -> None:
     assert not any(etcd.is_paused(n) for n in etcd.nodes())
 
 
-def test_an_isolated_leader_is_replaced_and_a_minority_cannot_read(etcd: EtcdCluster) -> None:
+def test_an_isolated_leader_is_replaced_and_a_minority_cannot_read(
+    etcd: LeadingDockerCluster,
+) -> None:
     key = f"k-{uuid.uuid4().hex[:6]}"
     requests.post(
         f"http://{etcd.endpoints()['n1']}/v3/kv/put",

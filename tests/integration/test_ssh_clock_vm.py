@@ -3,7 +3,7 @@
 The SSH test hosts of ``test_ssh_etcd.py`` are containers: they share this machine's
 kernel clock, so the harness refuses to set it there. A qemu guest runs a kernel and a
 clock of its own, so here the host clock nemesis runs for real, against one disposable VM
-(``clusters/vmhost``: Debian with systemd, sshd and systemd-timesyncd, on a private bridge
+(``tests/support/vmhost``: Debian with systemd, sshd and systemd-timesyncd, on a private bridge
 with no way out; KVM where it works, else TCG). Shown, with measurements logged at INFO
 (``-o log_cli=true --log-cli-level=INFO``):
 
@@ -42,14 +42,14 @@ from sshlab import host_leftovers
 from clusters.remote.base import Command, Exec, Remote, get_text
 from clusters.remote.clock import STROBE_PATTERN
 from clusters.remote.identity import READ_IDS, identity_of, local_identity, same_machine
-from clusters.ssh.etcd import SshEtcdCluster
+from clusters.ssh.cluster import LeadingSshCluster
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
 from clusters.ssh.packages import installed_packages
-from clusters.vmhost.image import ensure_image
-from clusters.vmhost.vm import VmLab, vm_lab
 from core.client import Invocation
 from nemesis.clock import START, STOP
 from nemesis.host_clock import TOLERANCE_S, HostClock
+from tests.support.vmhost.image import ensure_image
+from tests.support.vmhost.vm import VmLab, vm_lab
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow]
 
@@ -102,7 +102,7 @@ def b64(s: str) -> str:
     return base64.b64encode(s.encode()).decode()
 
 
-def etcd_log_offset(etcd: SshEtcdCluster) -> float:
+def etcd_log_offset(etcd: LeadingSshCluster) -> float:
     """What etcd's own clock reads minus ours, seconds, from its log: a compaction is
     requested (at a fresh revision, so its log line is unique) and the ``ts`` etcd logged
     for it is compared with the midpoint of the request (etcd logs milliseconds)."""
@@ -201,7 +201,7 @@ def test_the_guest_is_another_machine_and_our_refusals_still_hold(
 
 
 @pytest.fixture(scope="module")
-def etcd(lab: VmLab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshEtcdCluster]:
+def etcd(lab: VmLab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LeadingSshCluster]:
     c = make_ssh_cluster(
         "etcd",
         lab.hosts(),
@@ -212,7 +212,7 @@ def etcd(lab: VmLab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshEt
             install="upload",
         ),
     )
-    assert isinstance(c, SshEtcdCluster)
+    assert isinstance(c, LeadingSshCluster)
     try:
         started = time.monotonic()
         c.start(tmp_path_factory.mktemp("run-etcd"))
@@ -223,7 +223,7 @@ def etcd(lab: VmLab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshEt
 
 
 def test_a_bump_and_a_strobe_move_the_guest_and_etcd_but_not_us(
-    etcd: SshEtcdCluster, guest: Remote, baseline: float
+    etcd: LeadingSshCluster, guest: Remote, baseline: float
 ) -> None:
     ours = OurClock()
     etcd_base = etcd_log_offset(etcd)
@@ -317,7 +317,7 @@ def clock_leftovers(guest: Remote, packages: set[str]) -> list[str]:
 
 
 def test_stop_leaves_the_guest_clean(
-    etcd: SshEtcdCluster, guest: Remote, baseline: float, packages: set[str]
+    etcd: LeadingSshCluster, guest: Remote, baseline: float, packages: set[str]
 ) -> None:
     etcd.stop()
     assert clock_leftovers(guest, packages) == []

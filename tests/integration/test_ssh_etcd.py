@@ -34,7 +34,7 @@ from clusters._probe import wait_until
 from clusters.remote.base import RemoteError, RemoteTimeout, get_text, put_text
 from clusters.remote.hosts import HostSpec
 from clusters.remote.ssh import InsecureHostKeyWarning, SshOptions, SshRemote
-from clusters.ssh.etcd import SshEtcdCluster
+from clusters.ssh.cluster import LeadingSshCluster
 from clusters.ssh.factory import make_ssh_cluster
 from core.client import Invocation
 from core.cluster import ClusterError
@@ -131,9 +131,9 @@ def etcd_read(address: str, key: str, serializable: bool = False) -> str | None:
 
 
 @pytest.fixture(scope="module")
-def etcd(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshEtcdCluster]:
+def etcd(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LeadingSshCluster]:
     c = make_ssh_cluster("etcd", lab.hosts(), lab.options(f"{RUN}-etcd"))
-    assert isinstance(c, SshEtcdCluster)
+    assert isinstance(c, LeadingSshCluster)
     try:
         c.start(tmp_path_factory.mktemp("run-etcd"))
         yield c
@@ -141,7 +141,7 @@ def etcd(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshEtcd
         c.stop()
 
 
-def test_a_write_then_a_read_through_the_json_gateway(etcd: SshEtcdCluster) -> None:
+def test_a_write_then_a_read_through_the_json_gateway(etcd: LeadingSshCluster) -> None:
     ends = etcd.endpoints()
     requests.post(
         f"http://{ends['n1']}/v3/kv/put",
@@ -153,7 +153,7 @@ def test_a_write_then_a_read_through_the_json_gateway(etcd: SshEtcdCluster) -> N
     assert etcd.version().startswith("etcd Version: 3.5")
 
 
-def test_an_isolated_leader_is_replaced(etcd: SshEtcdCluster) -> None:
+def test_an_isolated_leader_is_replaced(etcd: LeadingSshCluster) -> None:
     old = etcd.leader()
     assert old is not None
     nem = Partition(etcd, "leader")
@@ -170,7 +170,7 @@ def test_an_isolated_leader_is_replaced(etcd: SshEtcdCluster) -> None:
     assert wait_until(lambda: etcd_read(etcd.endpoints()[old], "greeting") is not None, 30, 0.5)
 
 
-def test_a_paused_leader_is_replaced(etcd: SshEtcdCluster) -> None:
+def test_a_paused_leader_is_replaced(etcd: LeadingSshCluster) -> None:
     assert wait_until(lambda: etcd.leader() is not None, 30, 0.5)
     old = etcd.leader()
     nem = NodePause(etcd, "leader")
@@ -183,7 +183,7 @@ def test_a_paused_leader_is_replaced(etcd: SshEtcdCluster) -> None:
     assert not any(etcd.is_paused(n) for n in etcd.nodes())
 
 
-def test_a_killed_member_comes_back(etcd: SshEtcdCluster) -> None:
+def test_a_killed_member_comes_back(etcd: LeadingSshCluster) -> None:
     nem = NodeKill(etcd, "n2")
     try:
         done = nem.invoke(Invocation("start-kill", {"target": "n2"}))
@@ -195,7 +195,7 @@ def test_a_killed_member_comes_back(etcd: SshEtcdCluster) -> None:
     assert etcd_read(etcd.endpoints()["n2"], "greeting") == "hello over ssh"
 
 
-def test_clock_faults_are_refused_on_hosts_that_share_our_kernel(etcd: SshEtcdCluster) -> None:
+def test_clock_faults_are_refused_on_hosts_that_share_our_kernel(etcd: LeadingSshCluster) -> None:
     # The containers share this machine's kernel, hence its clock: the nemesis must refuse
     # them before it changes anything (no time service stopped, no date -s).
     before = [r.run("ls /tmp").stdout for r in (etcd.remote(n) for n in etcd.nodes())]
@@ -207,14 +207,14 @@ def test_clock_faults_are_refused_on_hosts_that_share_our_kernel(etcd: SshEtcdCl
     assert before == after
 
 
-def test_logs_are_collected(etcd: SshEtcdCluster, tmp_path: Path) -> None:
+def test_logs_are_collected(etcd: LeadingSshCluster, tmp_path: Path) -> None:
     etcd.collect_logs(tmp_path)
     for n in etcd.nodes():
         assert "=== harness: starting etcd" in (tmp_path / n / "server.log").read_text()
         assert (tmp_path / n / "start.sh").read_text().startswith("#!/bin/sh")
 
 
-def test_stop_leaves_every_host_as_it_was(etcd: SshEtcdCluster, lab: Lab) -> None:
+def test_stop_leaves_every_host_as_it_was(etcd: LeadingSshCluster, lab: Lab) -> None:
     etcd.stop()
     etcd.stop()  # twice is fine
     for i in range(len(lab.docker)):

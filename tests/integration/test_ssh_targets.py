@@ -35,9 +35,10 @@ from typing import Any
 import pytest
 from sshlab import Lab, assert_clean, ssh_lab, whole_run
 
+from clusters.redis.server import REDIS, REDLOCK
+from clusters.ssh.cluster import SshCluster
 from clusters.ssh.factory import make_ssh_cluster
-from clusters.ssh.redis import SshRedisCluster, SshRedlockCluster
-from clusters.ssh.zookeeper import SshZookeeperCluster
+from clusters.zookeeper.server import SERVER as ZOOKEEPER
 from core.options import RunOptions
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -49,9 +50,9 @@ SUBNET = "10.88.32.0/24"
 HOSTS = {"zookeeper": 3, "redis": 1, "redlock": 5}
 """How many of the lab's hosts each target runs on."""
 PROCESS = {
-    "zookeeper": SshZookeeperCluster.process,
-    "redis": SshRedisCluster.process,
-    "redlock": SshRedlockCluster.process,
+    "zookeeper": ZOOKEEPER.process,
+    "redis": REDIS.process,
+    "redlock": REDLOCK.process,
 }
 SHORT = {"nemesis_interval": 5, "time_limit": 15, "recovery_time": 3, "concurrency": 3, "seed": 1}
 """Every run here: three clients, 15 s, a fault every 5 s."""
@@ -95,7 +96,7 @@ def test_a_redis_server_killed_without_persistence_restarts_empty(lab: Lab, tmp_
     import redis as redis_py
 
     c = make_ssh_cluster("redis", lab.hosts(1), lab.options(f"{RUN}-redis", persistence="none"))
-    assert isinstance(c, SshRedisCluster)
+    assert isinstance(c, SshCluster) and c.server.name == "redis"
     try:
         c.start(tmp_path)
         assert c.version().startswith("Redis server v=8.0")

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable
 
 from clusters.remote.base import CommandResult
-from clusters.remote.fake import FakeRemote
+from tests.support.fake import FakeRemote
 
 ETCD_DEBS = ("etcd-server", "etcd-client", "adduser")
 """What etcd's .debs install (the default of ``SimHost``)."""

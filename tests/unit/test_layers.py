@@ -6,6 +6,7 @@ a circle (lazy imports inside functions count: a cycle deferred to run time is s
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -143,3 +144,26 @@ def test_a_cycle_and_an_upward_import_are_seen(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(__import__(__name__, fromlist=["GRAPH"]), "GRAPH", graph)
     assert ["core.history", "core.ops"] in _cycles()
     assert _layer("harness.cli") > _layer("core.ops")
+
+
+def test_architecture_md_draws_these_layers() -> None:
+    """ARCHITECTURE.md's drawing lists the packages top floor first, as LAYERS orders them."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    drawing = text.split("```")[1]
+    drawn = [line.split("/")[0] for line in drawing.strip().splitlines()]
+    assert drawn == sorted(LAYERS, key=LAYERS.__getitem__, reverse=True)
+
+
+def test_architecture_md_names_files_that_exist() -> None:
+    """Every path ARCHITECTURE.md names (in backquotes, with a slash, no placeholder) is
+    there: at the root, or inside one of the packages."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    named = {
+        p.rstrip("/")
+        for p in re.findall(r"`([\w./-]+/[\w./-]*)`", text)
+        if "<" not in p and not p.startswith(("results", "."))
+    }
+    bases = [ROOT, *(ROOT / package for package in LAYERS), ROOT / "checkers" / "linear"]
+    missing = sorted(p for p in named if not any((base / p).exists() for base in bases))
+    assert len(named) > 20
+    assert missing == []

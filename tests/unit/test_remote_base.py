@@ -22,7 +22,7 @@ from clusters.remote.base import (
     signal_name,
     tail,
 )
-from clusters.remote.fake import FakeRemote
+from tests.support.fake import FakeRemote
 
 
 def test_an_argv_is_quoted_and_a_string_is_taken_as_it_is() -> None:

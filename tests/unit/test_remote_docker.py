@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from clusters.remote.base import Remote, RemoteError, RemoteTimeout
-from clusters.remote.docker_remote import DockerRemote
+from tests.support.docker_remote import DockerRemote
 
 
 class ExecResult(NamedTuple):

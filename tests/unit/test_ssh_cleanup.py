@@ -21,12 +21,12 @@ import pytest
 
 from clusters.remote.base import CommandResult, RemoteError
 from clusters.remote.clock import RECORD
-from clusters.remote.fake import FakeRemote
 from clusters.remote.hosts import HostSpec
 from clusters.ssh import cleanup
 from clusters.ssh.cleanup import SERVERS, clean_hosts, down_host, heal_host, servers
 from clusters.ssh.packages import POLICY_RC
 from harness.cli import EXIT_BAD_ARGS, main
+from tests.support.fake import FakeRemote
 
 OK = CommandResult(0, "", "")
 NO = CommandResult(1, "", "")

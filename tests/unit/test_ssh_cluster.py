@@ -1,4 +1,5 @@
-"""SshEtcdCluster on simulated Debian hosts: lifecycle, refusals, faults, undo, wiring.
+"""The SSH backend running etcd's ServerSpec on simulated Debian hosts: lifecycle,
+refusals, faults, undo, wiring.
 
 ``SimHost`` (``ssh_sim``) is a ``FakeRemote`` that keeps a host's state (installed
 packages, the server process, iptables rules) and answers the cluster's commands from it,
@@ -12,17 +13,20 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from ssh_sim import SimHost
 
 from clusters import run_target
-from clusters.etcd.cluster import EtcdCluster
+from clusters.docker_cluster import DockerCluster
+from clusters.etcd.server import SERVER, EtcdServer
 from clusters.registry import resolve
 from clusters.remote.base import CommandResult
 from clusters.remote.hosts import HostSpec
-from clusters.ssh.etcd import SshEtcdCluster
+from clusters.ssh.cluster import LeadingSshCluster, SshCluster, ssh_cluster
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
 from clusters.ssh.packages import PackageInstaller
 from core.client import Invocation
@@ -37,17 +41,21 @@ from nemesis.partition import Partition
 IPS = {"h1": "10.9.0.11", "h2": "10.9.0.12", "h3": "10.9.0.13"}
 
 
-class SimEtcd(SshEtcdCluster):
-    """The real cluster with its HTTP probes answered from the simulated hosts."""
+@dataclass(frozen=True)
+class SimEtcdServer(EtcdServer):
+    """etcd's spec with its HTTP probes answered from the simulated hosts (by address)."""
 
-    hosts: dict[str, SimHost]
+    hosts: Mapping[str, SimHost] = field(default_factory=dict)
 
-    def is_healthy(self, node: str) -> bool:
-        host = self.hosts[self.host(node).split("@")[1].split(":")[0]]
+    def healthy(self, ip: str) -> bool:
+        host = self.hosts[ip]
         return host.running and not host.paused and not any(r for r in host.rules)
 
-    def leader(self) -> str | None:
-        return "n1" if self.is_healthy("n1") else "n2"
+    def leader(self, ips: Mapping[str, str]) -> str | None:
+        return "n1" if self.healthy(ips["n1"]) else "n2"
+
+
+SimEtcd = SshCluster
 
 
 @pytest.fixture
@@ -65,19 +73,17 @@ def deb_dir(tmp_path: Path) -> Path:
 
 
 def make(hosts: dict[str, SimHost], deb_dir: Path, **kw: object) -> SimEtcd:
-    installer = PackageInstaller(
-        SshEtcdCluster.packages, SshEtcdCluster.services, "upload", deb_dir
-    )
-    c = SimEtcd(
+    installer = PackageInstaller(SERVER.packages, SERVER.services, "upload", deb_dir)
+    server = SimEtcdServer(hosts={IPS[name]: h for name, h in hosts.items()})
+    return ssh_cluster(
+        server,
         [HostSpec(h, "root", 22) for h in hosts],
         run_id="r1",
         remote=lambda s: hosts[s.host],
         installer=installer,
         resolve=IPS.__getitem__,
         **kw,
-    )  # type: ignore[arg-type]
-    c.hosts = hosts
-    return c
+    )
 
 
 @pytest.fixture
@@ -134,16 +140,16 @@ def test_start_checks_installs_configures_and_launches_on_every_host(
 def test_the_flags_are_the_docker_target_s_but_for_the_data_directory(
     started: SimEtcd, hosts: dict[str, SimHost]
 ) -> None:
-    docker = EtcdCluster(run_id="r1", nodes=3)
+    docker = DockerCluster(SERVER, run_id="r1", nodes=3)
     docker.layout("10.9.0.0/24")  # the Docker layout puts n1..n3 at .11-.13: same addresses
     for node in started.nodes():
-        ours = started.server_command(node)
-        theirs = docker.server_command(docker._node(node))
+        ours = list(started.launch(node).argv)
+        theirs = list(docker.launch(node).argv)
         i = theirs.index("--data-dir")
         assert ours[: i + 1] == theirs[: i + 1] and ours[i + 2 :] == theirs[i + 2 :]
         assert ours[i + 1] == "/var/lib/harness/r1/data/etcd"
     launcher = hosts["h1"].files["/var/lib/harness/r1/start.sh"].decode()
-    assert launcher.splitlines()[-1] == "exec " + shlex.join(started.server_command("n1"))
+    assert launcher.splitlines()[-1] == "exec " + shlex.join(started.launch("n1").argv)
 
 
 @pytest.mark.parametrize(
@@ -328,7 +334,7 @@ def test_make_ssh_cluster_builds_without_touching_any_host(tmp_path: Path) -> No
     c = make_ssh_cluster(
         "etcd", ["root@a:2222", "b", "c"], SshClusterOptions(run_id="x1", user="ops", key=str(key))
     )
-    assert isinstance(c, SshEtcdCluster)
+    assert isinstance(c, LeadingSshCluster) and c.server == SERVER
     assert [c.host(n) for n in c.nodes()] == ["root@a:2222", "b", "c"]
     remote = c.remote("n2")  # made, not connected
     assert remote.host == "ops@b:22"
@@ -355,7 +361,7 @@ def test_the_run_s_target_on_ssh_hosts() -> None:
             etcd, RunOptions(target="etcd", workload="lock", lock="nope", **hosts)
         )
     cluster = run_target.make_cluster(etcd, RunOptions(target="etcd", **hosts), RunClock())
-    assert isinstance(cluster, SshEtcdCluster) and cluster.run_id.startswith("etcd-")
+    assert isinstance(cluster, LeadingSshCluster) and cluster.run_id.startswith("etcd-")
     with pytest.raises(ClusterError, match="cannot run over SSH"):
         run_target.check_options(
             resolve("sim"), RunOptions(target="sim", ssh=True, ssh_hosts=["a"])

@@ -1,5 +1,5 @@
-"""SshConsulCluster on fake hosts: the Docker target's configuration under the run's
-directory, its ports, a consul already on the PATH, and the wiring into a run.
+"""Consul's ServerSpec on fake hosts (the SSH backend): the Docker target's configuration
+under the run's directory, its ports, a consul already on the PATH, and the wiring into a run.
 
 The hosts are ``FakeRemote``s that answer just what starting a cluster asks (consul is on
 their PATH, so nothing is installed); the cluster's HTTP probes are stubbed. The same code
@@ -16,16 +16,17 @@ from pathlib import Path
 import pytest
 
 from clusters import run_target
-from clusters.consul.cluster import ConsulCluster
+from clusters.consul.server import SERVER
+from clusters.docker_cluster import DockerCluster
 from clusters.registry import resolve
 from clusters.remote.base import CommandResult
-from clusters.remote.fake import FakeRemote
 from clusters.remote.hosts import HostSpec
-from clusters.ssh.consul import SshConsulCluster
+from clusters.ssh.cluster import LeadingSshCluster
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 from core.options import OptionError, RunOptions
 from nemesis.nodes import NodeControl
+from tests.support.fake import FakeRemote
 
 IPS = {"h1": "10.9.0.11", "h2": "10.9.0.12", "h3": "10.9.0.13"}
 CONF = "/var/lib/harness/r1/conf/consul.json"
@@ -52,7 +53,7 @@ class ConsulHost(FakeRemote):
         return CommandResult(0, "", "")
 
 
-class Probed(SshConsulCluster):
+class Probed(LeadingSshCluster):
     """The real cluster, its HTTP probes answered without any network."""
 
     def is_ready(self) -> bool:
@@ -67,6 +68,7 @@ def hosts() -> dict[str, ConsulHost]:
 @pytest.fixture
 def started(hosts: dict[str, ConsulHost], tmp_path: Path) -> Probed:
     c = Probed(
+        SERVER,
         [HostSpec(h, "root", 22) for h in hosts],
         run_id="r1",
         remote=lambda s: hosts[s.host],
@@ -92,11 +94,11 @@ def test_it_has_every_ability_the_nemeses_use_and_installs_nothing(
 def test_the_configuration_is_the_docker_target_s_in_the_run_directory(
     started: Probed, hosts: dict[str, ConsulHost]
 ) -> None:
-    docker = ConsulCluster(run_id="r1", nodes=3)
+    docker = DockerCluster(SERVER, run_id="r1", nodes=3)
     docker.layout("10.9.0.0/24")  # n1..n3 at .11-.13: the hosts' addresses
     for node, (name, host) in zip(started.nodes(), hosts.items(), strict=True):
         ours = json.loads(host.files[CONF])
-        theirs = json.loads(docker.node_files(docker._node(node))["/harness/consul.json"])
+        theirs = json.loads(docker.launch(node).files["/harness/consul.json"])
         assert ours.pop("data_dir") == "/var/lib/harness/r1/data/consul"
         theirs.pop("data_dir")
         assert ours == theirs
@@ -113,6 +115,7 @@ def test_a_host_with_a_consul_port_taken_is_refused(
 ) -> None:
     hosts["h3"].on(r"ss -Hltn", stdout="LISTEN 0 4096 *:8600 *:*\n")
     c = Probed(
+        SERVER,
         [HostSpec(h, "root", 22) for h in hosts],
         run_id="r1",
         remote=lambda s: hosts[s.host],
@@ -129,7 +132,7 @@ def test_a_host_with_a_consul_port_taken_is_refused(
 
 def test_make_ssh_cluster_and_the_run_s_target(tmp_path: Path) -> None:
     c = make_ssh_cluster("consul", ["a", "b", "c"], SshClusterOptions(run_id="x1"))
-    assert isinstance(c, SshConsulCluster)
+    assert isinstance(c, LeadingSshCluster) and c.server == SERVER
     assert c.installer.commands == {"consul": "consul"}
     assert c.installer.packages == ["consul"] and c.installer.services == ["consul"]
     consul = resolve("consul")

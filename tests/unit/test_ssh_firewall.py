@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from clusters.remote.fake import FakeRemote
 from clusters.ssh.firewall import harness_rules, remove_harness_rules
+from tests.support.fake import FakeRemote
 
 LISTING = """-P INPUT ACCEPT
 -P FORWARD ACCEPT

@@ -4,7 +4,7 @@ strobes, resets to the baseline, and the commands that would run on a real host.
 Each ``ClockHost`` is a ``FakeRemote`` with a clock offset that the shift commands move
 (parsed from the very script that would run there), so the nemesis's measurements and
 proofs are exercised end to end while no clock is ever set: nothing is executed. The
-cluster is the real ``SshEtcdCluster`` (never started) over those fakes; its addresses are
+cluster is the real SSH cluster of etcd (never started) over those fakes; its addresses are
 in TEST-NET-3 (203.0.113.0/24), which only a local bind test ever looks at.
 """
 
@@ -17,16 +17,17 @@ import time
 
 import pytest
 
+from clusters.etcd.server import SERVER
 from clusters.remote.base import CommandResult
 from clusters.remote.clock import RECORD
-from clusters.remote.fake import FakeRemote
 from clusters.remote.hosts import HostSpec
 from clusters.remote.identity import MachineIdentity
-from clusters.ssh.etcd import SshEtcdCluster
+from clusters.ssh.cluster import LeadingSshCluster
 from core.client import Invocation
 from core.cluster import ClusterError
 from nemesis.clock import ClockSkew
 from nemesis.host_clock import STROBE_MARK, HostClock, HostNodes, RefusedHost, clock_nemesis
+from tests.support.fake import FakeRemote
 
 OURS = MachineIdentity("our-machine-id", "our-boot-id")
 OK = CommandResult(0, "", "")
@@ -81,7 +82,7 @@ class ClockHost(FakeRemote):
         return OK
 
 
-class Hosts(SshEtcdCluster):
+class Hosts(LeadingSshCluster):
     """The SSH cluster, never started, with no HTTP probe (no traffic leaves the test)."""
 
     def leader(self) -> str | None:
@@ -94,7 +95,9 @@ class Hosts(SshEtcdCluster):
 def cluster(**hosts: ClockHost) -> Hosts:
     specs = [HostSpec(name, "root", 22) for name in hosts]
     ips = {name: f"203.0.113.{i}" for i, name in enumerate(hosts, start=1)}
-    return Hosts(specs, run_id="c1", remote=lambda s: hosts[s.host], resolve=ips.__getitem__)
+    return Hosts(
+        SERVER, specs, run_id="c1", remote=lambda s: hosts[s.host], resolve=ips.__getitem__
+    )
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from clusters.remote.base import CommandResult
-from clusters.remote.fake import FakeRemote
 from clusters.ssh.packages import (
     POLICY_RC,
     Installed,
@@ -18,6 +17,7 @@ from clusters.ssh.packages import (
     with_candidate,
 )
 from core.cluster import ClusterError
+from tests.support.fake import FakeRemote
 
 
 class DebianHost(FakeRemote):

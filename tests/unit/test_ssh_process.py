@@ -7,8 +7,9 @@ import subprocess
 from pathlib import Path
 
 from clusters.remote.base import Command, CommandResult, command_text
-from clusters.remote.fake import FakeRemote
+from clusters.server import Launch
 from clusters.ssh.process import Layout, RemoteProcess
+from tests.support.fake import FakeRemote
 
 
 def proc(remote: FakeRemote) -> RemoteProcess:
@@ -23,7 +24,7 @@ def test_layout_is_under_one_run_directory() -> None:
 
 
 def test_launcher_logs_writes_its_pid_then_execs_the_server(tmp_path: Path) -> None:
-    script = proc(FakeRemote()).launcher(["etcd", "--name", "n 1"], {"GOMAXPROCS": "2"})
+    script = proc(FakeRemote()).launcher(Launch(("etcd", "--name", "n 1"), env={"GOMAXPROCS": "2"}))
     lines = script.splitlines()
     assert lines[0] == "#!/bin/sh"
     assert "exec >>/var/lib/harness/r1/log/server.log 2>&1 </dev/null" in lines
@@ -37,7 +38,7 @@ def test_launcher_logs_writes_its_pid_then_execs_the_server(tmp_path: Path) -> N
 def test_install_writes_an_executable_launcher_and_start_detaches_it() -> None:
     r = FakeRemote()
     p = proc(r)
-    p.install(["etcd"])
+    p.install(Launch(("etcd",)))
     assert r.modes["/var/lib/harness/r1/start.sh"] == 0o755
     p.start()
     start = r.calls[-1]

@@ -19,17 +19,17 @@ import pytest
 from ssh_sim import SimHost
 
 from clusters import run_target
-from clusters.redis import cluster as redis_cluster
-from clusters.redis.cluster import RedisCluster, RedlockCluster
+from clusters.docker_cluster import DockerCluster
+from clusters.redis import server as redis_server
+from clusters.redis.server import REDIS, REDLOCK, RedisServer
 from clusters.registry import resolve
 from clusters.remote.hosts import HostSpec
-from clusters.ssh.cluster import SshCluster
+from clusters.server import ServerSpec
+from clusters.ssh.cluster import LeadingSshCluster, SshCluster, ssh_cluster
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
 from clusters.ssh.packages import PackageInstaller
-from clusters.ssh.redis import SshRedisCluster, SshRedlockCluster
-from clusters.ssh.zookeeper import SshZookeeperCluster
-from clusters.zookeeper import cluster as zk_cluster
-from clusters.zookeeper.cluster import ZookeeperCluster
+from clusters.zookeeper import server as zk_server
+from clusters.zookeeper.server import SERVER as ZOOKEEPER
 from core.clock import RunClock
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 from core.options import RunOptions
@@ -66,24 +66,25 @@ Sim = tuple[Any, dict[str, SimHost], Network]
 
 
 def build(
-    cls: type[SshCluster],
+    server: ServerSpec,
     n: int,
     debs: tuple[str, ...],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     **options: Any,
 ) -> Sim:
-    """A ``cls`` cluster on ``n`` simulated hosts whose uploaded packages install ``debs``,
-    with its probes answered by the returned ``Network``; not started."""
+    """The SSH cluster of ``server`` on ``n`` simulated hosts whose uploaded packages
+    install ``debs``, with its probes answered by the returned ``Network``; not started."""
     hosts = {name: SimHost(name, debs) for name in list(IPS)[:n]}
     net = Network(hosts)
-    monkeypatch.setattr(zk_cluster, "tcp_exchange", net.exchange)
-    monkeypatch.setattr(redis_cluster, "tcp_exchange", net.exchange)
+    monkeypatch.setattr(zk_server, "tcp_exchange", net.exchange)
+    monkeypatch.setattr(redis_server, "tcp_exchange", net.exchange)
     deb_dir = tmp_path / "debs"
     deb_dir.mkdir(exist_ok=True)
     (deb_dir / f"{debs[0]}_1_all.deb").write_bytes(b"!<arch>")
-    installer = PackageInstaller(cls.packages, cls.services, "upload", deb_dir)
-    cluster = cls(
+    installer = PackageInstaller(server.packages, server.services, "upload", deb_dir)
+    cluster = ssh_cluster(
+        server.with_persistence(options.pop("persistence", None)),
         [HostSpec(h, "root", 22) for h in hosts],
         run_id="r1",
         remote=lambda s: hosts[s.host],
@@ -95,7 +96,7 @@ def build(
 
 
 def start(
-    cls: type[SshCluster],
+    server: ServerSpec,
     n: int,
     debs: tuple[str, ...],
     tmp_path: Path,
@@ -103,7 +104,7 @@ def start(
     **options: Any,
 ) -> Sim:
     """``build``, then started."""
-    sim = build(cls, n, debs, tmp_path, monkeypatch, **options)
+    sim = build(server, n, debs, tmp_path, monkeypatch, **options)
     sim[0].start(tmp_path / "run")
     return sim
 
@@ -112,18 +113,18 @@ def launcher(host: SimHost) -> list[str]:
     return host.files[f"{ROOT}/start.sh"].decode().splitlines()
 
 
-def docker_files(cls: type[Any], n: int, **options: Any) -> list[dict[str, str]]:
+def docker_files(server: ServerSpec, n: int) -> list[dict[str, str]]:
     """The Docker target's files for each of ``n`` nodes at the same addresses (the
     Docker layout puts n1..nN at .11, .12...: the simulated hosts' addresses)."""
-    docker = cls(run_id="r1", nodes=n, **options)
-    return [docker.node_files(node) for node in docker.layout("10.9.0.0/24")]
+    docker = DockerCluster(server, run_id="r1", nodes=n)
+    return [dict(docker.launch(peer.name).files) for peer in docker.layout("10.9.0.0/24")]
 
 
 # -- the configuration Docker nodes and SSH hosts share ---------------------------------------
 
 
 def test_zoo_cfg_and_redis_conf_are_the_docker_targets_configuration() -> None:
-    assert zk_cluster.zoo_cfg({2: "10.0.0.2", 1: "10.0.0.1"}, "/d/zk").splitlines() == [
+    assert zk_server.zoo_cfg({2: "10.0.0.2", 1: "10.0.0.1"}, "/d/zk").splitlines() == [
         "tickTime=500",
         "initLimit=40",
         "syncLimit=20",
@@ -137,7 +138,7 @@ def test_zoo_cfg_and_redis_conf_are_the_docker_targets_configuration() -> None:
         "server.1=10.0.0.1:2888:3888",
         "server.2=10.0.0.2:2888:3888",
     ]
-    assert redis_cluster.redis_conf("none", "/d").splitlines() == [
+    assert redis_server.redis_conf("none", "/d").splitlines() == [
         "port 6379",
         "bind 0.0.0.0",
         "protected-mode no",
@@ -147,15 +148,15 @@ def test_zoo_cfg_and_redis_conf_are_the_docker_targets_configuration() -> None:
         'save ""',
         "appendonly no",
     ]
-    assert redis_cluster.redis_conf("aof-always", "/d").endswith(
+    assert redis_server.redis_conf("aof-always", "/d").endswith(
         "appendonly yes\nappendfsync always\n"
     )
-    assert zk_cluster.server_argv("/c/zoo.cfg", ["-Xa"])[:4] == [
+    assert zk_server.server_argv("/c/zoo.cfg", ["-Xa"])[:4] == (
         "java",
         "-Xmx256m",
         "-XX:+UseSerialGC",
         "-Xa",
-    ]
+    )
 
 
 # -- ZooKeeper ----------------------------------------------------------------------------
@@ -163,7 +164,7 @@ def test_zoo_cfg_and_redis_conf_are_the_docker_targets_configuration() -> None:
 
 @pytest.fixture
 def zk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sim:
-    return start(SshZookeeperCluster, 3, ZK_DEBS, tmp_path, monkeypatch)
+    return start(ZOOKEEPER, 3, ZK_DEBS, tmp_path, monkeypatch)
 
 
 def test_zookeeper_runs_the_docker_ensemble_s_configuration_with_data_under_the_run(
@@ -173,10 +174,10 @@ def test_zookeeper_runs_the_docker_ensemble_s_configuration_with_data_under_the_
     for proto in (Cluster, Killable, Pausable, HasLeader, NodeControl):
         assert isinstance(cluster, proto)
     for i, (host, docker) in enumerate(
-        zip(hosts.values(), docker_files(ZookeeperCluster, 3), strict=True), start=1
+        zip(hosts.values(), docker_files(ZOOKEEPER, 3), strict=True), start=1
     ):
         ours = host.files[f"{ROOT}/conf/zoo.cfg"].decode()
-        theirs = docker[zk_cluster.CONF]
+        theirs = docker["/harness/zoo.cfg"]
         assert ours == theirs.replace("dataDir=/data/zk", f"dataDir={ROOT}/data/zk")
         assert "server.3=10.9.0.13:2888:3888" in ours
         assert host.files[f"{ROOT}/data/zk/myid"] == f"{i}\n".encode()
@@ -202,15 +203,15 @@ def test_zookeeper_runs_the_docker_ensemble_s_configuration_with_data_under_the_
 
 
 def test_zookeeper_packages_are_the_jar_and_a_headless_jre_started_by_nobody_else() -> None:
-    assert SshZookeeperCluster.packages == ("libzookeeper-java", "default-jre-headless")
-    assert SshZookeeperCluster.services == ()  # neither package has a service
-    assert SshZookeeperCluster.ports == (2181, 2888, 3888)
+    assert ZOOKEEPER.packages == ("libzookeeper-java", "default-jre-headless")
+    assert ZOOKEEPER.services == ()  # neither package has a service
+    assert ZOOKEEPER.ports == (2181, 2888, 3888)
 
 
 def test_zookeeper_probes_ask_srvr_on_the_hosts(zk: Sim) -> None:
     cluster, hosts, net = zk
     assert cluster.is_ready() and cluster.leader() == "n1"
-    assert cluster.view().mode("n2") == "follower"
+    assert zk_server.mode(cluster.ip("n2")) == "follower"
     assert {(ip, port, payload) for ip, port, payload in net.asked} == {
         (ip, 2181, b"srvr") for ip in list(IPS.values())[:3]
     }
@@ -238,7 +239,7 @@ def test_zookeeper_stop_purges_what_it_installed(zk: Sim) -> None:
 def test_a_host_whose_election_port_is_taken_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cluster, hosts, _ = build(SshZookeeperCluster, 3, ZK_DEBS, tmp_path, monkeypatch)
+    cluster, hosts, _ = build(ZOOKEEPER, 3, ZK_DEBS, tmp_path, monkeypatch)
     hosts["h2"].on(r"ss -Hltn", stdout="LISTEN 0 50 *:3888 *:*\n")
     with pytest.raises(ClusterError, match=r"^root@h2:22: port\(s\) 3888 already in use"):
         cluster.start(tmp_path)
@@ -252,11 +253,9 @@ def test_a_host_whose_election_port_is_taken_is_refused(
 def test_redis_runs_the_docker_configuration_with_data_under_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, persistence: str
 ) -> None:
-    cluster, hosts, _ = start(
-        SshRedisCluster, 1, REDIS_DEBS, tmp_path, monkeypatch, persistence=persistence
-    )
+    cluster, hosts, _ = start(REDIS, 1, REDIS_DEBS, tmp_path, monkeypatch, persistence=persistence)
     host = hosts["h1"]
-    theirs = docker_files(RedisCluster, 1, persistence=persistence)[0][redis_cluster.CONF]
+    theirs = docker_files(REDIS.with_persistence(persistence), 1)[0]["/harness/redis.conf"]
     ours = host.files[f"{ROOT}/conf/redis.conf"].decode()
     assert ours == theirs.replace("dir /data\n", f"dir {ROOT}/data\n")
     assert 'save ""' in ours, "no snapshot: a killed server without persistence loses all"
@@ -271,7 +270,7 @@ def test_redis_runs_the_docker_configuration_with_data_under_the_run(
 def test_redis_is_healthy_when_ping_answers_pong(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cluster, _, net = start(SshRedisCluster, 1, REDIS_DEBS, tmp_path, monkeypatch)
+    cluster, _, net = start(REDIS, 1, REDIS_DEBS, tmp_path, monkeypatch)
     assert cluster.is_healthy("n1") and net.asked[-1] == ("10.9.0.11", 6379, b"PING\r\n")
     net.loading.add("h1")
     assert not cluster.is_healthy("n1"), "-LOADING: still replaying its append-only file"
@@ -282,17 +281,17 @@ def test_redis_is_healthy_when_ping_answers_pong(
 def test_redlock_runs_independent_servers_with_the_same_configuration(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cluster, hosts, _ = start(SshRedlockCluster, 5, REDIS_DEBS, tmp_path, monkeypatch)
+    cluster, hosts, _ = start(REDLOCK, 5, REDIS_DEBS, tmp_path, monkeypatch)
     confs = {h.files[f"{ROOT}/conf/redis.conf"] for h in hosts.values()}
     assert len(confs) == 1 and len(cluster.endpoints()) == 5
-    theirs = docker_files(RedlockCluster, 5)[4][redis_cluster.CONF]
+    theirs = docker_files(REDLOCK, 5)[4]["/harness/redis.conf"]
     assert confs.pop().decode() == theirs.replace("dir /data\n", f"dir {ROOT}/data\n")
     cluster.stop()
     assert all(h.installed == {"base-files", "iptables"} for h in hosts.values())
 
 
 def test_redis_version_is_the_server_s(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cluster, hosts, _ = start(SshRedisCluster, 1, REDIS_DEBS, tmp_path, monkeypatch)
+    cluster, hosts, _ = start(REDIS, 1, REDIS_DEBS, tmp_path, monkeypatch)
     hosts["h1"].on(r"^redis-server --version$", stdout="Redis server v=8.0.2 sha=00000000:0\n")
     assert cluster.version() == "Redis server v=8.0.2 sha=00000000:0"
 
@@ -317,18 +316,21 @@ def test_bad_sizes_are_refused_in_one_line(target: str, n: int, message: str) ->
 
 
 @pytest.mark.parametrize(
-    ("target", "n", "cls"),
+    ("target", "n", "server", "cls"),
     [
-        ("zookeeper", 1, SshZookeeperCluster),
-        ("zookeeper", 5, SshZookeeperCluster),
-        ("redis", 1, SshRedisCluster),
-        ("redlock", 5, SshRedlockCluster),
-        ("redlock", 1, SshRedlockCluster),
+        ("zookeeper", 1, ZOOKEEPER, LeadingSshCluster),
+        ("zookeeper", 5, ZOOKEEPER, LeadingSshCluster),
+        ("redis", 1, REDIS, SshCluster),
+        ("redlock", 5, REDLOCK, SshCluster),
+        ("redlock", 1, REDLOCK, SshCluster),
     ],
 )
-def test_good_sizes_make_the_target_s_cluster(target: str, n: int, cls: type) -> None:
+def test_good_sizes_make_the_target_s_cluster(
+    target: str, n: int, server: ServerSpec, cls: type
+) -> None:
     cluster = make_ssh_cluster(target, [f"h{i}" for i in range(1, n + 1)])
-    assert type(cluster) is cls and cluster.nodes() == [f"n{i}" for i in range(1, n + 1)]
+    assert type(cluster) is cls and isinstance(cluster, SshCluster)
+    assert cluster.server == server and cluster.nodes() == [f"n{i}" for i in range(1, n + 1)]
 
 
 @pytest.mark.parametrize(
@@ -353,9 +355,11 @@ def test_the_run_s_persistence_reaches_the_servers(target: str) -> None:
     cluster = run_target.make_cluster(
         spec, RunOptions(target=target, persistence="aof-everysec", **hosts), RunClock()
     )
-    assert isinstance(cluster, SshRedisCluster) and cluster.persistence == "aof-everysec"
+    assert isinstance(cluster, SshCluster) and isinstance(cluster.server, RedisServer)
+    assert cluster.server.persistence == "aof-everysec"
     default = run_target.make_cluster(spec, RunOptions(target=target, **hosts), RunClock())
-    assert isinstance(default, SshRedisCluster) and default.persistence == "none"
+    assert isinstance(default, SshCluster) and isinstance(default.server, RedisServer)
+    assert default.server.persistence == "none"
 
 
 @pytest.mark.parametrize(

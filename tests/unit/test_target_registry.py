@@ -17,6 +17,7 @@ import pytest
 
 from clusters import registry
 from clusters.registry import TARGETS, UnknownTarget, resolve
+from clusters.server import ServerSpec
 from clusters.spec import Lazy, LeaseTtl, TargetSpec
 from core.options import OptionError, RunOptions
 from harness.validate import check_target
@@ -38,7 +39,7 @@ def test_every_target_is_complete(name: str) -> None:
         assert callable(Lazy(spec.locks[lock]).load()), lock
     assert spec.default_lock is None or spec.default_lock in spec.locks
     if spec.ssh is not None:
-        assert hasattr(Lazy(spec.ssh).load(), "check_size_of")
+        assert isinstance(Lazy(spec.ssh).load(), ServerSpec), "ssh names a ServerSpec"
     assert (spec.image is None) == (spec.docker is None), "a Docker target has an image"
     log = spec.service_log
     assert log is None or not (Path(log).is_absolute() or ".." in Path(log).parts), log

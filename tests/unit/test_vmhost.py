@@ -1,4 +1,4 @@
-"""clusters/vmhost without booting anything: subnet checks, the accelerator choice, the
+"""tests/support/vmhost without booting anything: subnet checks, the accelerator choice, the
 image's cache key."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from clusters.vmhost import image, vm
 from core.cluster import ClusterError
+from tests.support.vmhost import image, vm
 
 NET = ipaddress.IPv4Network(vm.DEFAULT_SUBNET)
 

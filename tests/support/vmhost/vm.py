@@ -44,8 +44,8 @@ from typing import TYPE_CHECKING, Any
 from clusters._probe import tcp_exchange, wait_until
 from clusters._rootfs import run_tool
 from clusters.remote.base import tail
-from clusters.vmhost.image import HOSTNAME, USER, VmImage
 from core.cluster import ClusterError
+from tests.support.vmhost.image import HOSTNAME, USER, VmImage
 
 if TYPE_CHECKING:
     from clusters.remote.ssh import SshRemote

@@ -184,7 +184,7 @@ def _build(out: Path, debs: Path, progress: Progress) -> None:
     )
 
 
-if __name__ == "__main__":  # python -m clusters.vmhost.image: build it ahead of the tests
+if __name__ == "__main__":  # python -m tests.support.vmhost.image: build it ahead of the tests
     built, fresh = ensure_image(print)
     print(f"{'built' if fresh else 'cached'}: {built.directory}")
     sys.exit(0)

@@ -1,0 +1,144 @@
+"""How a target runs its server, said once and without a transport: the ``ServerSpec``.
+
+A target's ``server.py`` (``clusters/etcd/server.py`` is the shortest) subclasses
+``ServerSpec``: the server's process name and ports, the packages or image that provide it,
+and, per node given its peers and its ``Place`` (where a backend keeps configuration and
+data), what to launch (``Launch``: argv, files, environment). Probes take addresses: whether
+a server is healthy, whether the whole cluster serves, which node leads. The Docker backend
+(``clusters.docker_cluster``) and the SSH backend (``clusters.ssh.cluster``) drive any spec;
+neither knows a target by name.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from core.cluster import ClusterError
+
+
+@dataclass(frozen=True, slots=True)
+class Peer:
+    """One node as its server sees it: name (n1, n2...), 1-based index, address."""
+
+    name: str
+    index: int
+    ip: str
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a backend keeps a node's files, and where the server's binaries come from."""
+
+    conf: str
+    """The configuration directory."""
+    data: str
+    """The data directory (the launcher's working directory)."""
+    image: bool
+    """True in our Docker image; False on a host with the Debian packages ``packages``."""
+    run_id: str = ""
+    """The run's id, for what a cluster must be named by (etcd's cluster token)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """What a backend writes and runs to start the server on one node."""
+
+    argv: tuple[str, ...]
+    files: Mapping[str, str] = field(default_factory=dict)
+    """Absolute path -> content, written before the server first starts."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    prelude: tuple[str, ...] = ()
+    """Shell lines the launcher runs before the server (say, a file on a fresh tmpfs)."""
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """A target's server, transport-free (see the module docstring).
+
+    Subclasses set the fields' defaults and override ``launch`` and ``healthy`` (plus
+    ``ready``, ``leader``, ``check_size``, ``with_persistence`` when needed). A spec with a
+    leader sets ``has_leader``: its clusters then implement ``HasLeader``.
+    """
+
+    name: str = "?"
+    process: str = "?"
+    """The server's process name (``pkill -x``, ``/proc/PID/comm``)."""
+    port: int = 0
+    """The client port endpoints() reports."""
+    ports: tuple[int, ...] = ()
+    """Every port the server listens on (must be free on a host)."""
+    image: str = ""
+    """The Docker image definition it runs (``clusters/<image>/``)."""
+    packages: tuple[str, ...] = ()
+    """Debian packages that provide it on a host."""
+    services: tuple[str, ...] = ()
+    """The packages' own systemd units, kept from starting (they would take the ports)."""
+    commands: Mapping[str, str] = field(default_factory=dict)
+    """Package -> command: the command on a host's PATH counts as the package installed."""
+    default_nodes: int = 3
+    faketime_default: bool = False
+    """Preload libfaketime in Docker unless told otherwise (hosts move their own clocks)."""
+    start_timeout: float = 60.0
+    """Seconds from launching the servers to ready before a start gives up."""
+    host_start_timeout: float | None = None
+    """The same on hosts, when it differs."""
+    version_argv: tuple[str, ...] | None = None
+    """The command whose first line of output names the server's version."""
+    host_version_argv: tuple[str, ...] | None = None
+    """The same on hosts, when it differs."""
+    version_prefix: str = ""
+    has_leader: bool = False
+
+    def check_size(self, n: int, unit: str = "nodes") -> None:
+        """Raise ClusterError when ``n`` nodes make no sense (default: odd, 1 to 7)."""
+        check_odd(self.name, n, unit)
+
+    def with_persistence(self, persistence: str | None) -> ServerSpec:
+        """This server with ``persistence`` (None: its default); a spec without such an
+        option ignores None (the registry refuses any other value first)."""
+        return self
+
+    def launch(self, node: Peer, peers: Sequence[Peer], place: Place) -> Launch:
+        """What to run on ``node`` of a cluster of ``peers`` (``node`` among them)."""
+        raise NotImplementedError
+
+    def healthy(self, ip: str) -> bool:
+        """Whether the server at ``ip`` answers its probe now."""
+        raise NotImplementedError
+
+    def ready(self, ips: Mapping[str, str]) -> bool:
+        """Whether the cluster of ``ips`` (node -> address) serves (default: all healthy)."""
+        return all(self.healthy(ip) for ip in ips.values())
+
+    def leader(self, ips: Mapping[str, str]) -> str | None:
+        """The node that leads now, else None (only with ``has_leader``)."""
+        return None
+
+    def timeout(self, place: Place) -> float:
+        """The start timeout at ``place``."""
+        if not place.image and self.host_start_timeout is not None:
+            return self.host_start_timeout
+        return self.start_timeout
+
+    def version_command(self, place: Place) -> tuple[str, ...] | None:
+        """The version query at ``place``."""
+        if not place.image and self.host_version_argv is not None:
+            return self.host_version_argv
+        return self.version_argv
+
+
+def check_odd(name: str, n: int, unit: str = "nodes") -> None:
+    """ClusterError unless ``n`` is odd, from 1 to 7."""
+    if n < 1 or n > 7 or n % 2 == 0:
+        raise ClusterError(f"{name} needs an odd number of {unit} from 1 to 7, not {n}")
+
+
+def majority_vote(claims: Iterable[str | None], size: int) -> str | None:
+    """The claim (say, a leader) made by more than half of ``size`` nodes, else None."""
+    counts = Counter(c for c in claims if c)
+    for claim, count in counts.items():
+        if count > size // 2:
+            return claim
+    return None

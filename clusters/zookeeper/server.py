@@ -1,0 +1,161 @@
+"""How ZooKeeper runs: an ensemble of servers n1..nN with myid = index, on a 256 MB heap.
+
+Four-letter words are all allowed so ``srvr`` tells each server's mode (leader, follower,
+or not serving); that is both the health probe and the leader query. The JVM follows
+libfaketime (preloaded by default; the monotonic clock stays real).
+
+Timing: a tick of 500 ms instead of the default 2 s, with init and sync limits scaled so
+their wall-clock values stay the defaults' (20 s and 10 s). The tick is the granularity
+of session expiry (the leader expires sessions in tick-sized buckets) and half the
+default minimum session timeout, so lock workloads can run with lease TTLs (session
+timeouts) of a second or two and see the session die when the TTL says; the session
+timeouts a client may ask for are 1 s to 60 s.
+
+On hosts: Debian's ``libzookeeper-java`` (the server's jar and the libraries its manifest
+names, ``libslf4j-java`` among them, whose ``slf4j-simple`` binding makes the server log)
+and ``default-jre-headless``. Not the ``zookeeper`` package: it only adds scripts and
+example configuration, and it depends on ``default-jre``, which brings GTK and X11 (about
+650 MB) onto a server; our Docker image avoids that too (with an empty ``default-jre``).
+Nor ``zookeeperd``, whose service would take the ports. These packages start no service.
+The JVM runs without libfaketime there, since clock faults over SSH set the host's clock.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from clusters._probe import tcp_exchange
+from clusters.server import Launch, Peer, Place, ServerSpec
+from clusters.zookeeper.spec import MAX_SESSION_MS, MIN_SESSION_MS
+
+CLIENT_PORT = 2181
+QUORUM_PORT = 2888
+"""Followers connect to the leader here."""
+ELECTION_PORT = 3888
+"""Servers elect a leader here."""
+HEAP = "-Xmx256m"
+TICK_MS = 500
+SERVING = ("leader", "follower", "standalone")
+"""The modes of a server that serves."""
+HOST_CLASSPATH = "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"
+"""Debian's server jar (its manifest lists its libraries) and the log binding."""
+HOST_JVM_OPTIONS = ("-XX:-UsePerfData",)
+"""No /tmp/hsperfdata_root/PID file: a killed JVM would leave it on the host."""
+
+
+def zoo_cfg(servers: Mapping[int, str], data_dir: str) -> str:
+    """zoo.cfg of an ensemble of ``servers`` (myid -> address) keeping its data in
+    ``data_dir``: short ticks (see the module docstring), all 4lw commands, no admin
+    server."""
+    lines = [
+        f"tickTime={TICK_MS}",
+        f"initLimit={20_000 // TICK_MS}",
+        f"syncLimit={10_000 // TICK_MS}",
+        f"minSessionTimeout={MIN_SESSION_MS}",
+        f"maxSessionTimeout={MAX_SESSION_MS}",
+        f"dataDir={data_dir}",
+        f"clientPort={CLIENT_PORT}",
+        "4lw.commands.whitelist=*",
+        "quorumListenOnAllIPs=true",
+        "admin.enableServer=false",
+        *(
+            f"server.{myid}={ip}:{QUORUM_PORT}:{ELECTION_PORT}"
+            for myid, ip in sorted(servers.items())
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def server_argv(conf: str, jvm: Sequence[str] = ()) -> tuple[str, ...]:
+    """The JVM (with the options ``jvm`` added) running QuorumPeerMain on the zoo.cfg at
+    ``conf``, timestamps in its log lines (the CLASSPATH comes from the environment)."""
+    return (
+        "java",
+        HEAP,
+        "-XX:+UseSerialGC",
+        *jvm,
+        "-Dorg.slf4j.simpleLogger.showDateTime=true",
+        "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd'T'HH:mm:ss.SSSZ",
+        "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+        conf,
+    )
+
+
+def mode(ip: str) -> str | None:
+    """What ``srvr`` says the server at ``ip`` is (leader, follower, standalone), else None."""
+    reply = tcp_exchange(ip, CLIENT_PORT, b"srvr")
+    found = re.search(rb"^Mode: (\w+)", reply or b"", re.M)
+    return found.group(1).decode() if found else None
+
+
+@dataclass(frozen=True)
+class ZookeeperServer(ServerSpec):
+    """ZooKeeper 3.9 servers n1..nN, myid = index."""
+
+    name: str = "zookeeper"
+    process: str = "java"
+    port: int = CLIENT_PORT
+    ports: tuple[int, ...] = (CLIENT_PORT, QUORUM_PORT, ELECTION_PORT)
+    image: str = "zookeeper"
+    packages: tuple[str, ...] = ("libzookeeper-java", "default-jre-headless")
+    faketime_default: bool = True
+    start_timeout: float = 60.0
+    version_argv: tuple[str, ...] | None = ("dpkg-query", "-W", "-f", "${Version}", "zookeeper")
+    host_version_argv: tuple[str, ...] | None = (
+        "dpkg-query",
+        "-W",
+        "-f",
+        "${Version}",
+        "libzookeeper-java",
+    )
+    version_prefix: str = "zookeeper "
+    has_leader: bool = True
+
+    def launch(self, node: Peer, peers: Sequence[Peer], place: Place) -> Launch:
+        """zoo.cfg of the ensemble in ``conf``, myid in ZooKeeper's dataDir (``data/zk``).
+
+        In our image the dataDir is a tmpfs mounted when the node starts, so the launcher
+        writes myid and takes Debian's CLASSPATH from the image's ``environment`` file; on a
+        host myid is a file, the CLASSPATH Debian's jars, and the JVM keeps no perf-data
+        file (a killed JVM would leave it in the host's /tmp).
+        """
+        data = f"{place.data}/zk"
+        conf = f"{place.conf}/zoo.cfg"
+        cfg = zoo_cfg({p.index: p.ip for p in peers}, data)
+        if place.image:
+            return Launch(
+                server_argv(conf),
+                files={conf: cfg},
+                prelude=(
+                    f"mkdir -p {data} && echo {node.index} > {data}/myid",
+                    ". /etc/zookeeper/conf/environment",
+                    "export CLASSPATH",
+                ),
+            )
+        return Launch(
+            server_argv(conf, HOST_JVM_OPTIONS),
+            files={conf: cfg, f"{data}/myid": f"{node.index}\n"},
+            env={"CLASSPATH": HOST_CLASSPATH},
+        )
+
+    def healthy(self, ip: str) -> bool:
+        """The server is serving: a leader, follower or standalone."""
+        return mode(ip) in SERVING
+
+    def ready(self, ips: Mapping[str, str]) -> bool:
+        """Every server serves and the ensemble has its leader."""
+        modes = [mode(ip) for ip in ips.values()]
+        serving = all(m in SERVING for m in modes)
+        return serving and (len(ips) == 1 or modes.count("leader") == 1)
+
+    def leader(self, ips: Mapping[str, str]) -> str | None:
+        """The one server that says it leads while a majority serve, else None."""
+        modes = {n: mode(ip) for n, ip in ips.items()}
+        leaders = [n for n, m in modes.items() if m in ("leader", "standalone")]
+        serving = sum(m in SERVING for m in modes.values())
+        return leaders[0] if len(leaders) == 1 and serving > len(ips) // 2 else None
+
+
+SERVER = ZookeeperServer()
