@@ -89,6 +89,14 @@ class LeaseTtl:
     whole: bool = False
 
 
+def _lock_workload() -> str:
+    """The name of the lock workload, the one a target backs with its ``locks`` (imported
+    when asked: the registry of targets is listed without the workloads' checkers)."""
+    from workloads.lock_workload import WORKLOAD
+
+    return WORKLOAD.name
+
+
 @dataclass(frozen=True)
 class TargetSpec:
     """One target. ``workloads`` and ``locks`` map names to ``module:attribute`` of a
@@ -116,6 +124,9 @@ class TargetSpec:
     """The lease TTLs its service grants as asked; None: any."""
     linearizable_locks: bool = False
     """Whether its locks claim linearizability (the mutex-linearizability check)."""
+    service_log: str | None = None
+    """Where its service's own event log (lease expiries, lock grants) lands, relative
+    to the run directory; None: its service keeps none the checkers read."""
     deb_suites: Mapping[str, str] = field(default_factory=dict)
     """Packages current Debian releases lack -> the older suite to take them from (SSH)."""
     bugs: tuple[str, ...] = ()
@@ -133,7 +144,7 @@ class TargetSpec:
     def workload_names(self) -> tuple[str, ...]:
         names = set(self.workloads)
         if self.locks:
-            names.add("lock")
+            names.add(_lock_workload())
         return tuple(sorted(names))
 
     def check_options(self, opts: RunOptions) -> None:
@@ -144,7 +155,11 @@ class TargetSpec:
                 f"{self.name} has no {opts.workload} workload; choose from "
                 f"{', '.join(self.workload_names)}"
             )
-        if opts.workload == "lock" and opts.lock is not None and opts.lock not in self.locks:
+        if (
+            opts.workload == _lock_workload()
+            and opts.lock is not None
+            and opts.lock not in self.locks
+        ):
             raise OptionError(
                 f"{self.name} has no lock implementation {opts.lock!r}; choose "
                 f"from {', '.join(self.locks)}"
@@ -206,7 +221,7 @@ class TargetSpec:
 
     def client_builder(self, opts: RunOptions) -> ClientBuilder:
         """The client builder of ``opts.workload`` (and of its lock implementation)."""
-        if opts.workload == "lock" and self.locks:
+        if opts.workload == _lock_workload() and self.locks:
             impl = opts.lock or self.default_lock or next(iter(self.locks))
             builder: ClientBuilder = Lazy(self.locks[impl]).load()
         else:

@@ -41,7 +41,6 @@ from core.store import (
     write_json,
 )
 
-SERVICE_EVENTS_FILE = "sim/events.jsonl"  # the sim server's own lease and lock log
 MAX_RUN_NS = 7 * 24 * 3600 * 10**9
 """A run's history spans at most a week: a time beyond is corrupt, and would make the
 per-second statistics (one bucket a second) as big as the number."""
@@ -64,10 +63,10 @@ def load_record(run_dir: Path, budget: Budget | None = None) -> RunRecord:
             p = run_dir / name
             return list(read_jsonl(p)) if os.path.lexists(p) else []
 
-        record = RunRecord(
-            history, side(RESOURCE_FILE), side(EVENTS_FILE), test, side(SERVICE_EVENTS_FILE)
-        )
-        recorded_facts(record.test)
+        recorded_facts(test)
+        log = service_log(test)
+        service = side(log) if log is not None else []
+        record = RunRecord(history, side(RESOURCE_FILE), side(EVENTS_FILE), test, service)
     except FormatError as e:
         raise HarnessError(str(e)) from None
     if cut is not None:
@@ -77,15 +76,31 @@ def load_record(run_dir: Path, budget: Budget | None = None) -> RunRecord:
 
 def recorded_facts(test: dict[str, Any]) -> None:
     """Fill in the facts about a run that runs recorded before they were written to
-    test.json: ``linearizable_locks``, from its target's spec (False for a target the
-    registry no longer has)."""
-    if "linearizable_locks" not in test:
-        from clusters.registry import TARGETS
+    test.json, from its target's spec: ``linearizable_locks`` (False for a target the
+    registry no longer has) and ``service_log`` (None for it)."""
+    if "linearizable_locks" in test and "service_log" in test:
+        return
+    from clusters.registry import TARGETS
 
-        options = test.get("options")
-        name = options.get("target") if isinstance(options, dict) else None
-        spec = TARGETS.get(name) if isinstance(name, str) else None
-        test["linearizable_locks"] = spec is not None and spec.linearizable_locks
+    options = test.get("options")
+    name = options.get("target") if isinstance(options, dict) else None
+    spec = TARGETS.get(name) if isinstance(name, str) else None
+    test.setdefault("linearizable_locks", spec is not None and spec.linearizable_locks)
+    test.setdefault("service_log", spec.service_log if spec is not None else None)
+
+
+def service_log(test: dict[str, Any]) -> str | None:
+    """Where the run's service wrote its own event log, relative to the run directory
+    (test.json's ``service_log``, or its target's spec for an older run); None: none.
+    HarnessError (one line) for a recorded path outside the run directory."""
+    facts = dict(test)
+    recorded_facts(facts)
+    log = facts["service_log"]
+    if log is None:
+        return None
+    if not isinstance(log, str) or Path(log).is_absolute() or ".." in Path(log).parts:
+        raise HarnessError(f"{TEST_FILE}: service_log {log!r} is not a path in the run directory")
+    return log
 
 
 def checkers_for(record: RunRecord) -> list[Checker]:

@@ -34,6 +34,7 @@ from core.errors import EXIT_BAD_INPUT, EXIT_CRASH, HarnessError
 from core.formats import Budget, FormatError, OutOfBudget, read_file
 from core.store import RESULTS_FILE, write_json
 from harness import analysis
+from workloads.registry import workload_models
 
 _WORDS = {True: "[green]valid[/]", False: "[red]invalid[/]", UNKNOWN: "[yellow]unknown[/]"}
 _OOM = "harness: out of memory while {} {}{}; try --memory-limit or fewer files\n"
@@ -42,7 +43,7 @@ _OOM = "harness: out of memory while {} {}{}; try --memory-limit or fewer files\
 def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes]) -> dict[str, Any]:
     """A history file's outcome: read within ``budget``, checked with what is left of it."""
     try:
-        read = read_file(path, budget)
+        read = read_file(path, budget, workload_models=workload_models())
     except FormatError as e:
         raise HarnessError(str(e)) from None
     history = read.history

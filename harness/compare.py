@@ -25,6 +25,7 @@ from core.errors import HarnessError
 from harness.report._format import DASH, ms, pct, secs
 from harness.report._metrics import QUANTILES, OpStats, op_stats, pooled
 from harness.report._runs import RunInfo, find_run_dirs, load_run, verdict_word
+from workloads.registry import WORKLOADS
 
 _STYLE = {"valid": "green", "invalid": "bold red", "unknown": "yellow", "not checked": "dim"}
 
@@ -184,10 +185,13 @@ def _check_fields(
 
 
 def row_label(run: RunInfo) -> str:
-    """``target (lock) · workload``, plus ``fencing off`` for a lock or an election run
-    without fencing: the one setting that decides whether a stale holder does harm."""
+    """``target (lock) · workload``, plus ``fencing off`` for a run of a workload with
+    fencing (``Workload.options``) run without it: the one setting that decides whether a
+    stale holder does harm."""
     label = f"{run.target_label} · {run.workload}"
-    if run.workload in ("lock", "election") and run.options.get("fencing") is False:
+    workload = WORKLOADS.get(run.workload)
+    fenced = workload is not None and "fencing" in workload.options
+    if fenced and run.options.get("fencing") is False:
         label += " · fencing off"
     return label
 

@@ -143,6 +143,7 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
         "faults": facts_of(opts.faults()),
         "seed": seed,
         "linearizable_locks": target.linearizable_locks,
+        "service_log": target.service_log,
         "versions": {"harness": HARNESS_VERSION, "python": platform.python_version()},
         "clock_origin_ns": clock.origin,
         "argv": sys.argv,

@@ -39,6 +39,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from checkers import election, mutex
 from checkers.classify import CAUSES
 from core.errors import HarnessError
 from core.options import OptionError, RunOptions, check_name
@@ -59,7 +60,7 @@ def _checker(results: dict[str, Any], name: str) -> dict[str, Any]:
 
 def _holdings(results: dict[str, Any]) -> dict[str, Any]:
     """The mutual-exclusion result of a lock run, or the election result of an election."""
-    return _checker(results, "mutex") or _checker(results, "election")
+    return _checker(results, mutex.NAME) or _checker(results, election.NAME)
 
 
 def _invalid(name: str) -> Callable[[dict[str, Any]], bool]:
@@ -94,7 +95,7 @@ VIOLATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {
     "fencing-violation": ("the service granted a token that did not increase", _invalid("fencing")),
     "election-violation": (
         "two leaders in one epoch, or epochs that did not increase",
-        _invalid("election"),
+        _invalid(election.NAME),
     ),
 }
 

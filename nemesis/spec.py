@@ -74,6 +74,8 @@ class FaultSpec:
     aim: Aim = NO_AIM
     start_value: StartValue = aim_value
     built_by: str | None = None
+    options: tuple[str, ...] = ()
+    """The run options that shape it (``RunOptions`` fields), shown with it in reports."""
 
     @property
     def start(self) -> str:

@@ -18,4 +18,6 @@ WORKLOAD = Workload(
     holds=False,
     default_fault="none",
     checkers=(linearizability.check_record, stats.check_record),
+    options=("keys", "read_mode"),
+    model="register",
 )

@@ -14,4 +14,5 @@ WORKLOAD = holding(
     "campaign, write as leader with the epoch, resign, in --locks elections",
     lambda opts, seed: election_cycle(opts.locks),
     (election.check_record, stats.check_record),
+    options=("lease_ttl", "keepalive", "work_time", "fencing"),
 )

@@ -200,7 +200,10 @@ def check_lease_ttl(
     """Refuse (``OptionError``) a ``--lease-ttl`` the target's service would not grant as
     asked: below ``low``, above ``high``, or fractional when it counts in ``whole``
     seconds. Silently granting another TTL would make the recorded one a lie."""
-    if opts.workload not in ("lock", "election"):
+    from workloads.registry import WORKLOADS
+
+    workload = WORKLOADS.get(opts.workload)
+    if workload is None or "lease_ttl" not in workload.options:
         return
     ttl = opts.lease_ttl
     fits = ttl >= low and (high is None or ttl <= high) and (not whole or ttl == int(ttl))

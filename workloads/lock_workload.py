@@ -25,4 +25,6 @@ WORKLOAD = holding(
         When(attrgetter("linearizable_locks"), mutex_lin.check_record),
         stats.check_record,
     ),
+    options=("lease_ttl", "keepalive", "work_time", "acquire_wait", "fencing", "locks"),
+    model="mutex",
 )

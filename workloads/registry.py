@@ -15,6 +15,17 @@ WORKLOADS: Final[dict[str, Workload]] = {
     "election": election_workload.WORKLOAD,
 }
 
+OLD_NAMES: Final = {"register": "cas-register"}
+"""Names workloads had in older runs' test.json -> their names now."""
+
+
+def workload_models() -> dict[str, str]:
+    """Each workload name (old ones too) -> the linearizability model of its histories,
+    for ``harness check`` of a history file whose test.json names only its workload."""
+    models = {w.name: w.model for w in WORKLOADS.values() if w.model is not None}
+    models.update({old: models[new] for old, new in OLD_NAMES.items() if new in models})
+    return models
+
 
 def get_workload(name: str) -> Workload:
     """The workload named ``name``, else a one-line OptionError listing them."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from checkers.record import Checker, RunRecord
+from checkers.windows import CLIENT_PAUSE
 from core import gen
 from core.options import RunOptions
 
@@ -48,6 +49,12 @@ class Workload:
     default_fault: str
     """The fault of a run that names none (``none`` for no fault)."""
     checkers: tuple[Checker | When, ...]
+    options: tuple[str, ...] = ()
+    """The run options that shape its runs (``RunOptions`` fields), shown with it in
+    reports; ``fencing`` among them: a run without fencing is told apart in comparisons."""
+    model: str | None = None
+    """The linearizability model of its histories (``harness check`` of a history file
+    whose test.json names the workload); None: they are not checked as one."""
 
     def client_generator(self, opts: RunOptions, seed: int) -> Any:
         """The clients' operations, at ``opts.rate`` when it is set."""
@@ -64,9 +71,14 @@ class Workload:
 
 
 def holding(
-    name: str, help: str, generator: ClientGenerator, checkers: tuple[Checker | When, ...]
+    name: str,
+    help: str,
+    generator: ClientGenerator,
+    checkers: tuple[Checker | When, ...],
+    options: tuple[str, ...],
+    model: str | None = None,
 ) -> Workload:
     """A workload whose clients hold something (a lock, a leadership), work while holding
     it and write to the protected resource with its fencing number; its fault when none is
     named is the classic scenario's, a client pause of the holder."""
-    return Workload(name, help, generator, True, True, "client-pause", checkers)
+    return Workload(name, help, generator, True, True, CLIENT_PAUSE, checkers, options, model)

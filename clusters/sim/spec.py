@@ -33,6 +33,7 @@ SPEC = TargetSpec(
     default_lock="sim",
     local=_cluster,
     linearizable_locks=True,
+    service_log="sim/events.jsonl",
     bugs=tuple(BUGS),
     version="built-in",
     abilities=frozenset({Ability.KILL, Ability.PAUSE}),

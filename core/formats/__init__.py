@@ -22,6 +22,7 @@ import gc
 import os
 import re
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final, NamedTuple
 
@@ -49,8 +50,6 @@ HISTORY_FILE: Final = "history.jsonl"
 
 FORMATS: Final = ("jsonl", "edn", "porcupine-etcd", "porcupine-kv")
 DEFAULT_MODELS: Final = {"edn": "cas-register", "porcupine-etcd": "etcd", "porcupine-kv": "kv"}
-# Our workloads and the model that checks their histories (a test.json may also name one).
-WORKLOAD_MODELS: Final = {"cas-register": "register", "register": "register", "lock": "mutex"}
 _BY_SUFFIX: Final = {".jsonl": "jsonl", ".json": "jsonl", ".edn": "edn", ".log": "porcupine-etcd"}
 _SNIFF_BYTES: Final = 4096
 _KV_FS: Final = re.compile(r":f\s+:(?:get|put|append)\b")
@@ -100,21 +99,29 @@ def _sniff(path: Path, head_bytes: bytes) -> str:
     )
 
 
-def read_history(path: Path | str) -> tuple[History, str]:
+def read_history(
+    path: Path | str, workload_models: Mapping[str, str] | None = None
+) -> tuple[History, str]:
     """The history in a file (or run directory) and the default model name for it.
 
     The model is ``""`` when the format does not imply one (a JSONL history without a
-    test.json naming its workload or model).
+    test.json naming its model, or a workload ``workload_models`` gives the model of).
     """
-    read = read_file(path)
+    read = read_file(path, workload_models=workload_models)
     return read.history, read.model
 
 
-def read_file(path: Path | str, budget: Budget | None = None, max_time: int = MAX_INT) -> Read:
+def read_file(
+    path: Path | str,
+    budget: Budget | None = None,
+    max_time: int = MAX_INT,
+    workload_models: Mapping[str, str] | None = None,
+) -> Read:
     """The history in a file (or run directory), read within ``budget`` (OutOfBudget when
     it runs out), with the model its format implies and what to say about it. Times
-    above ``max_time`` (ns) are errors. Raises FormatError (one line) for anything that
-    is not a history of a known format."""
+    above ``max_time`` (ns) are errors; ``workload_models`` maps the workload a JSONL
+    history's test.json names to its model (the workloads' registry knows them). Raises
+    FormatError (one line) for anything that is not a history of a known format."""
     path = history_file(Path(path))
     paused = gc.isenabled()
     gc.disable()  # reading makes many long-lived objects and no cycles
@@ -126,7 +133,7 @@ def read_file(path: Path | str, budget: Budget | None = None, max_time: int = MA
             if fmt == "jsonl":
                 history, cut = read_history_jsonl(path, budget, max_time, f)
                 notes = () if cut is None else (truncation_note(path, cut),)
-                return Read(history, default_model(path), fmt, notes)
+                return Read(history, default_model(path, workload_models or {}), fmt, notes)
             text = decode(path, read_rest(path, f, budget))
         if fmt == "porcupine-etcd":
             from core.formats.porcupine_etcd import read_etcd_log
@@ -141,9 +148,10 @@ def read_file(path: Path | str, budget: Budget | None = None, max_time: int = MA
             gc.enable()
 
 
-def default_model(path: Path) -> str:
+def default_model(path: Path, workload_models: Mapping[str, str]) -> str:
     """The model for a JSONL history: ``model`` (top level or under ``options``) in the
-    test.json beside it, else the model of its ``workload``; ``""`` if neither says."""
+    test.json beside it, else the model ``workload_models`` gives its ``workload``; ``""``
+    if neither says."""
     test = path.parent / "test.json"
     if not test.is_file():
         return ""
@@ -155,8 +163,8 @@ def default_model(path: Path) -> str:
             if isinstance(section.get("model"), str):
                 return str(section["model"])
             workload = section.get("workload")
-            if isinstance(workload, str) and workload in WORKLOAD_MODELS:
-                return WORKLOAD_MODELS[workload]
+            if isinstance(workload, str) and workload in workload_models:
+                return workload_models[workload]
     return ""
 
 

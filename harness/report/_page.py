@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from checkers.windows import record_windows
+from core.errors import HarnessError
 from core.history import MalformedHistory
 from core.store import (
     EVENTS_FILE,
@@ -21,7 +22,7 @@ from core.store import (
     RESULTS_FILE,
     TEST_FILE,
 )
-from harness.analysis import load_record
+from harness.analysis import load_record, service_log
 from harness.report._anomaly import annotate
 from harness.report._explain import explanations
 from harness.report._html import esc, page, tag
@@ -145,8 +146,16 @@ def _files(run: RunInfo) -> str:
         RESOURCE_FILE,
         EVENTS_FILE,
         LOG_FILE,
-        "sim/events.jsonl",
+        _service_log(run),
         "nodes",
     )
-    present = [n for n in names if (run.path / n).exists()]
+    present = [n for n in names if n is not None and (run.path / n).exists()]
     return tag("p", " · ".join(tag("a", esc(n), href=n) for n in present) or "none")
+
+
+def _service_log(run: RunInfo) -> str | None:
+    """The run's service log, if it names one the page may link to."""
+    try:
+        return service_log(run.test)
+    except HarnessError:
+        return None

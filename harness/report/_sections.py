@@ -15,15 +15,9 @@ from harness.report._html import definitions, esc, tag, word_badge
 from harness.report._metrics import QUANTILES, OpStats
 from harness.report._runs import INTERRUPTED, RunInfo
 from harness.report._verdict import CheckerVerdict, checker_verdicts, first_sentence, headline
+from nemesis.registry import FAULTS
+from workloads.registry import WORKLOADS
 
-_FAULT_OPTIONS = {
-    "client-pause": ("pause_at", "pause_for"),
-}
-_WORKLOAD_OPTIONS = {
-    "lock": ("lease_ttl", "keepalive", "work_time", "acquire_wait", "fencing", "locks"),
-    "election": ("lease_ttl", "keepalive", "work_time", "fencing"),
-    "cas-register": ("keys", "read_mode"),
-}
 _WORDS = {True: "PASS", False: "FAIL"}
 
 
@@ -88,6 +82,18 @@ def one_line_config(run: RunInfo) -> str:
     return " · ".join(parts)
 
 
+def _fault_options(name: str) -> tuple[str, ...]:
+    """The options that shape a fault (none for one the registry lacks)."""
+    fault = FAULTS.get(name)
+    return fault.options if fault is not None else ()
+
+
+def _workload_options(name: str) -> tuple[str, ...]:
+    """The options that shape a workload's runs (none for one the registry lacks)."""
+    workload = WORKLOADS.get(name)
+    return workload.options if workload is not None else ()
+
+
 def configuration(run: RunInfo) -> str:
     """Target, versions, workload, faults and their parameters, seed, the command."""
     o = run.options
@@ -98,11 +104,10 @@ def configuration(run: RunInfo) -> str:
             esc(", ".join(f"{k} {v}" for k, v in (run.test.get("versions") or {}).items()) or DASH),
         ),
         ("nodes", esc(", ".join(map(str, run.test.get("nodes") or ())) or DASH)),
-        ("workload", esc(run.workload) + _params(o, _WORKLOAD_OPTIONS.get(run.workload, ()))),
+        ("workload", esc(run.workload) + _params(o, _workload_options(run.workload))),
         (
             "faults",
-            esc(run.fault_label)
-            + "".join(_params(o, _FAULT_OPTIONS.get(f, ())) for f in run.faults),
+            esc(run.fault_label) + "".join(_params(o, _fault_options(f)) for f in run.faults),
         ),
         ("seed", esc(run.seed)),
         (

@@ -23,4 +23,5 @@ FAULT = FaultSpec(
     describe=WORDS[CLIENT_PAUSE],
     effects=frozenset({FREEZES_CLIENT}),
     aim=Aim(("holder", "all"), "holder"),
+    options=("pause_at", "pause_for"),
 )

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_mutex_records import (
     by_time,
     fault,
@@ -19,9 +20,10 @@ from test_mutex_records import (
 )
 
 from checkers.record import RunRecord
+from core.errors import HarnessError
 from core.history import History
 from core.store import write_json
-from harness.analysis import check_run, checkers_for, recorded_facts
+from harness.analysis import check_run, checkers_for, recorded_facts, service_log
 
 
 def names(workload: str, target: str = "sim", **facts: Any) -> list[str]:
@@ -56,6 +58,31 @@ def test_the_recorded_fact_decides_not_the_target_name() -> None:
 def test_an_old_run_dir_gets_the_fact_from_the_registry(tmp_path: Path) -> None:
     d = run_dir(tmp_path, fencing=True)  # its test.json predates linearizable_locks
     assert "mutex-linearizability" in check_run(d)["checkers"]
+
+
+def test_the_service_log_is_read_where_test_json_says(tmp_path: Path) -> None:
+    d = run_dir(tmp_path, fencing=True)
+    test = json.loads((d / "test.json").read_text())
+    (d / "sim").rename(d / "service")
+    write_json(d / "test.json", {**test, "service_log": "service/events.jsonl"})
+    ho = check_run(d)["checkers"]["mutex"]["handovers"][0]
+    assert ho["lease_expiry_source"] == "service"
+    write_json(d / "test.json", {**test, "service_log": None})  # a target that keeps none
+    ho = check_run(d)["checkers"]["mutex"]["handovers"][0]
+    assert ho["lease_expiry_source"] != "service"
+
+
+def test_an_old_run_dir_gets_its_service_log_from_the_registry() -> None:
+    assert service_log({"options": {"target": "sim"}}) == "sim/events.jsonl"
+    assert service_log({"options": {"target": "gone"}}) is None
+    assert service_log({"service_log": "x/y.jsonl", "options": {"target": "sim"}}) == "x/y.jsonl"
+
+
+@pytest.mark.parametrize("bad", ["/etc/passwd", "../elsewhere.jsonl", 42])
+def test_a_service_log_outside_the_run_dir_is_one_line(bad: Any) -> None:
+    with pytest.raises(HarnessError) as e:
+        service_log({"service_log": bad})
+    assert "\n" not in str(e.value) and "service_log" in str(e.value)
 
 
 def run_dir(tmp: Path, fencing: bool, extra: dict[str, Any] | None = None) -> Path:

@@ -10,6 +10,7 @@ schedule, its windows, their words and the faults checker's proof with no other 
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,7 @@ def test_every_fault_is_complete(name: str) -> None:
     else:
         assert spec.aim.default is None and not spec.aim.node_names
     assert spec.needs <= set(Ability)
+    assert set(spec.options) <= {f.name for f in fields(RunOptions)}, "options it reports"
 
 
 @pytest.mark.parametrize("name", list(FAULTS))

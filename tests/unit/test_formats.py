@@ -11,6 +11,7 @@ from core.formats import FormatError, detect_format, read_history
 from core.formats.edn import EdnError, dumps, iter_elements, loads
 from core.ops import Op
 from core.store import HistoryWriter
+from workloads.registry import workload_models
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "histories"
 needs_shared = pytest.mark.skipif(
@@ -159,8 +160,9 @@ def test_jsonl_and_run_directory(tmp_path: Path) -> None:
     w.close()
     (run / "test.json").write_text(json.dumps({"workload": "lock"}))
     assert detect_format(run) == "jsonl"
-    h, model = read_history(run)
+    h, model = read_history(run, workload_models())
     assert model == "mutex"
+    assert read_history(run)[1] == ""  # core knows no workload: the registry's table says
     assert [op.time for op in h] == [10, 20]
     (run / "test.json").write_text(json.dumps({"options": {"model": "kv"}}))
     assert read_history(run / "history.jsonl")[1] == "kv"

@@ -65,6 +65,7 @@ def test_stale_write_is_rejected_with_fencing_and_the_run_is_valid(tmp_path: Pat
     assert not mutex["stale_accepted"]
     test = json.loads((tmp_path / "latest" / "test.json").read_text())
     assert test["linearizable_locks"] is True  # the target's fact, recorded at the start
+    assert (tmp_path / "latest" / test["service_log"]).is_file()  # where its service logged
     assert test["options"]["target"] == "sim"  # the default target, named
     assert "mutex-linearizability" in results(tmp_path)["checkers"]
 

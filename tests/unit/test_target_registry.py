@@ -22,9 +22,7 @@ from clusters.spec import Lazy, LeaseTtl, TargetSpec
 from core.options import OptionError, RunOptions
 from harness.validate import check_target
 from nemesis.registry import FAULTS
-
-ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("core", "checkers", "workloads", "clusters", "nemesis", "harness")
+from tests.support.names import ROOT, product_strings, strings
 
 
 @pytest.mark.parametrize("name", list(TARGETS))
@@ -43,6 +41,8 @@ def test_every_target_is_complete(name: str) -> None:
     if spec.ssh is not None:
         assert isinstance(Lazy(spec.ssh).load(), ServerSpec), "ssh names a ServerSpec"
     assert (spec.image is None) == (spec.docker is None), "a Docker target has an image"
+    log = spec.service_log
+    assert log is None or not (Path(log).is_absolute() or ".." in Path(log).parts), log
 
 
 def test_images_ssh_and_packages_come_from_the_specs() -> None:
@@ -147,22 +147,6 @@ def _owners() -> dict[str, str]:
     return owners
 
 
-def _strings(tree: ast.AST) -> list[ast.Constant]:
-    """The string constants of ``tree`` that are not docstrings."""
-    docs = {
-        id(node.body[0].value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-        and node.body
-        and isinstance(node.body[0], ast.Expr)
-    }
-    return [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
-    ]
-
-
 def test_every_target_is_owned_by_one_subpackage() -> None:
     assert set(_owners()) == set(TARGETS)
 
@@ -170,24 +154,19 @@ def test_every_target_is_owned_by_one_subpackage() -> None:
 def test_no_code_names_a_target_outside_its_subpackage_and_the_registry() -> None:
     owners = _owners()
     found = []
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            rel = path.relative_to(ROOT).as_posix()
-            if ".cache" in path.parts or rel == "clusters/registry.py":
-                continue
-            for node in _strings(ast.parse(path.read_text(encoding="utf-8"), rel)):
-                name = node.value
-                if name not in owners or name in EXEMPT.get(rel, set()):
-                    continue
-                if rel.startswith(f"clusters/{owners[name]}/"):
-                    continue
-                found.append(f"{rel}:{node.lineno}: {name!r}")
+    for rel, node in product_strings():
+        name = node.value
+        if rel == "clusters/registry.py" or name not in owners or name in EXEMPT.get(rel, set()):
+            continue
+        if rel.startswith(f"clusters/{owners[name]}/"):
+            continue
+        found.append(f"{rel}:{node.lineno}: {name!r}")
     assert found == [], "target names outside their subpackage: " + "; ".join(found)
 
 
 def test_the_grep_reads_constants_not_docstrings() -> None:
     planted = ast.parse('"""A docstring naming etcd."""\nTARGET = "redlock"\n')
-    assert [n.value for n in _strings(planted)] == ["redlock"]
+    assert [n.value for n in strings(planted)] == ["redlock"]
 
 
 @pytest.mark.parametrize("name", [n for n, t in TARGETS.items() if t.lease_ttl is not None])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from test_cli import run
 from test_cli_options import assert_one_line_254
 
 from checkers import linearizability, stats
+from checkers.linear.models import MODELS
 from checkers.record import RunRecord
 from checkers.result import CheckResult
 from clusters.registry import TARGETS
@@ -23,6 +24,7 @@ from clusters.sim.spec import SPEC as SIM
 from core.errors import HarnessError
 from core.gen import simulate
 from core.history import History
+from core.ops import Op
 from core.options import RunOptions
 from harness.commands.run import add_run_options, options_from
 from harness.orchestrate import run_test
@@ -43,6 +45,24 @@ def test_every_workload_has_a_generator_checkers_and_a_help_line(name: str) -> N
     ops = simulate(w.client_generator(RunOptions(workload=name), 1), 2, max_ops=6, nemesis=False)
     assert len([op for op in ops if op.type == "invoke"]) == 6
     assert name in SIM.workload_names  # the built-in target runs every workload
+    assert set(w.options) <= {f.name for f in fields(RunOptions)}, "options it reports"
+    assert w.model is None or w.model in MODELS
+
+
+def test_a_history_named_by_its_workload_gets_the_workloads_model() -> None:
+    models = registry.workload_models()
+    assert models == {"lock": "mutex", "cas-register": "register", "register": "register"}
+    assert set(registry.OLD_NAMES.values()) <= set(registry.WORKLOADS)
+
+
+def test_harness_check_of_a_history_file_takes_its_workloads_model(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    ops = [Op(0, 10, 0, "invoke", "acquire", key="l"), Op(1, 20, 0, "ok", "acquire", key="l")]
+    (tmp_path / "h.jsonl").write_text("".join(op.to_json() + "\n" for op in ops))
+    (tmp_path / "test.json").write_text(json.dumps({"workload": "lock"}))
+    code, out, _ = run(capsys, "check", "--json", str(tmp_path / "h.jsonl"))
+    assert code == 0 and json.loads(out.splitlines()[0])["model"] == "mutex"
 
 
 def test_every_target_offers_registered_workloads_only() -> None:
