@@ -125,14 +125,6 @@ EXEMPT: dict[str, set[str]] = {
     "checkers/linear/models/register.py": {"etcd"},
     "checkers/linear/simulate.py": {"etcd"},
     "checkers/linear/stale.py": {"etcd"},
-    # The SSH twins of the targets' clusters, which issue 17 folds into the targets
-    # (transport-free servers, one SSH backend): each names its own target.
-    "clusters/ssh/etcd.py": {"etcd"},
-    "clusters/ssh/consul.py": {"consul"},
-    "clusters/ssh/zookeeper.py": {"zookeeper"},
-    "clusters/ssh/redis.py": {"redis", "redlock"},
-    # Test support that writes a sim run's records (moving under tests/support/).
-    "harness/report/_synthetic.py": {"sim"},
 }
 
 
@@ -162,6 +154,12 @@ def test_no_code_names_a_target_outside_its_subpackage_and_the_registry() -> Non
             continue
         found.append(f"{rel}:{node.lineno}: {name!r}")
     assert found == [], "target names outside their subpackage: " + "; ".join(found)
+
+
+def test_every_exemption_is_still_needed() -> None:
+    used = {(rel, node.value) for rel, node in product_strings()}
+    stale = [(f, n) for f, names in EXEMPT.items() for n in names if (f, n) not in used]
+    assert stale == [], f"exemptions no longer needed: {stale}"
 
 
 def test_the_grep_reads_constants_not_docstrings() -> None:
