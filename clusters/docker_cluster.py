@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import docker
     from docker.models.containers import Container
 
-    from clusters.spec import ClusterOptions
+    from clusters.server import ClusterOptions
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ class DockerCluster(ServerCluster):
             ) from None
 
     def _start(self, client: docker.DockerClient, run_dir: Path) -> None:
-        from clusters.images import ensure_image
+        from clusters.image_build import ensure_image
 
         image = self.image or ensure_image(self.server.image, log.info, client=client)
         if self.image:

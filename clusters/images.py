@@ -1,11 +1,7 @@
-"""Images for the Docker targets, built locally from Debian's packages on first use.
-
-``ensure_image(name)`` returns the tag of an image, reusing it when the engine has it,
-else loading it from the archive cache (``clusters._imagecache``), else building it: the
-base image by debootstrap (``clusters._rootfs``), the others from their definition in
-``clusters/<name>/`` (``clusters._imagedef``). ``build_images`` does it for a list of targets
-and backs ``harness images build``; ``python -m clusters.images build --all`` is the same
-from a shell (CI's ``.ci/docker-setup.sh`` uses it).
+"""Which images the Docker targets need (``TargetSpec.image``), built by
+``clusters.image_build``: ``build_images`` makes sure those of a list of targets exist and
+backs ``harness images build``; ``python -m clusters.images build --all`` is the same from a
+shell (CI's ``.ci/docker-setup.sh`` uses it).
 
 A custom image (``--image``) skips all this; see ``clusters/README.md`` for what it needs.
 """
@@ -13,41 +9,15 @@ A custom image (``--image``) skips all this; see ``clusters/README.md`` for what
 from __future__ import annotations
 
 import argparse
-import fcntl
-import io
 import sys
-import tarfile
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, NamedTuple
 
-from clusters import _imagecache, _rootfs
-from clusters._docker import LABEL, LABEL_IMAGE, connect
-from clusters._imagedef import ImageDef, load_imagedef
+from clusters._docker import connect
+from clusters.image_build import ImageResult, Progress, ensure, image_tag, quiet
 from clusters.registry import TARGETS, images
 from core.cluster import ClusterError
 
-if TYPE_CHECKING:
-    import docker
-
 IMAGES = images()
 """Every image definition the targets run (``TargetSpec.image``); ``base`` underlies them all."""
-
-Progress = Callable[[str], None]
-
-
-class ImageResult(NamedTuple):
-    """What ``build_images`` did for one image: ``how`` is present, cached or built."""
-
-    name: str
-    tag: str
-    how: str
-    seconds: float
-
-
-def _quiet(_: str) -> None:
-    pass
 
 
 def image_names(targets: list[str]) -> list[str]:
@@ -71,25 +41,8 @@ def image_names(targets: list[str]) -> list[str]:
     return out
 
 
-def image_tag(name: str) -> str:
-    """The tag ``name`` has for the current definitions (whether built or not)."""
-    base = _rootfs.base_tag()
-    return base if name == "base" else load_imagedef(name).tag(base)
-
-
-def ensure_image(
-    name: str,
-    progress: Progress = _quiet,
-    *,
-    use_cache: bool = True,
-    client: docker.DockerClient | None = None,
-) -> str:
-    """The tag of image ``name``, loaded or built first when the engine lacks it."""
-    return _ensure(client or connect(), name, progress, use_cache).tag
-
-
 def build_images(
-    targets: list[str], progress: Progress = _quiet, *, use_cache: bool = True
+    targets: list[str], progress: Progress = quiet, *, use_cache: bool = True
 ) -> list[ImageResult]:
     """Make sure the images of ``targets`` (all when empty) exist; report what each took.
 
@@ -97,104 +50,7 @@ def build_images(
     ``use_cache=False`` ignores (but still refreshes) the archive cache.
     """
     client = connect()
-    return [_ensure(client, name, progress, use_cache) for name in image_names(targets)]
-
-
-def _ensure(
-    client: docker.DockerClient, name: str, progress: Progress, use_cache: bool
-) -> ImageResult:
-    started = time.monotonic()
-    tag = image_tag(name)
-    if _exists(client, tag):  # the common case: no need to wait for another build
-        return ImageResult(name, tag, "present", time.monotonic() - started)
-    with _build_lock():
-        tag, how = _make(client, name, progress, use_cache)
-    return ImageResult(name, tag, how, time.monotonic() - started)
-
-
-def _make(
-    client: docker.DockerClient, name: str, progress: Progress, use_cache: bool
-) -> tuple[str, str]:
-    """Tag of ``name`` and how it came to exist: present, cached (loaded) or built."""
-    tag = image_tag(name)
-    if _exists(client, tag):
-        return tag, "present"
-    if use_cache and _imagecache.load(client, tag):
-        progress(f"{name}: loaded {tag} from {_imagecache.cache_dir()}")
-        return tag, "cached"
-    if name == "base":
-        _rootfs.build_base(client, tag, _imagecache.cache_dir(), progress)
-    else:
-        base, _ = _make(client, "base", progress, use_cache)
-        _build(client, load_imagedef(name), tag, base, progress)
-        # A multi-stage build (redis) leaves its build stage behind, untagged: hundreds of
-        # MB of compilers. Only our own (labelled) dangling images are removed.
-        client.images.prune(filters={"dangling": True, "label": f"{LABEL}=1"})
-    saved = _imagecache.save(client, tag)
-    if saved is not None:
-        progress(f"{name}: saved {saved}")
-    return tag, "built"
-
-
-def _exists(client: docker.DockerClient, tag: str) -> bool:
-    from docker.errors import ImageNotFound
-
-    try:
-        client.images.get(tag)
-    except ImageNotFound:
-        return False
-    return True
-
-
-def _build(
-    client: docker.DockerClient, defn: ImageDef, tag: str, base: str, progress: Progress
-) -> None:
-    """``docker build`` the definition's context on top of ``base``."""
-    context = io.BytesIO()
-    with tarfile.open(fileobj=context, mode="w") as tar:
-        for fname, data in defn.context_files().items():
-            info = tarfile.TarInfo(fname)
-            info.size = len(data)
-            info.mode = 0o644
-            tar.addfile(info, io.BytesIO(data))
-    context.seek(0)
-    progress(f"{defn.name}: building {tag}")
-    tail: list[str] = []
-    stream = client.api.build(
-        fileobj=context,
-        custom_context=True,
-        tag=tag,
-        rm=True,
-        forcerm=True,
-        pull=False,
-        decode=True,
-        buildargs={"BASE": base},
-        labels={LABEL: "1", LABEL_IMAGE: defn.name},
-    )
-    for chunk in stream:
-        if "error" in chunk:
-            detail = " | ".join(line for line in tail[-8:] if line)
-            raise ClusterError(
-                f"Building image {defn.name} failed: {chunk['error'].strip()}"
-                f" (last output: {detail})"
-            )
-        for line in str(chunk.get("stream", "")).splitlines():
-            tail = [*tail[-20:], line.strip()]
-            if line.startswith("Step "):
-                progress(f"{defn.name}: {line.strip()}")
-
-
-@contextmanager
-def _build_lock() -> Iterator[None]:
-    """One build at a time across processes (two test sessions, CI and a shell)."""
-    path = _imagecache.cache_dir() / ".lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    return [ensure(client, name, progress, use_cache) for name in image_names(targets)]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -142,3 +142,17 @@ def majority_vote(claims: Iterable[str | None], size: int) -> str | None:
         if count > size // 2:
             return claim
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterOptions:
+    """What a run may choose about its Docker cluster; None means the target's default."""
+
+    run_id: str
+    nodes: int | None = None
+    image: str | None = None
+    """A custom image tag to use instead of building ours (see clusters/README.md)."""
+    persistence: str | None = None
+    """One of the target's ``TargetSpec.persistence`` values."""
+    faketime: bool | None = None
+    """Preload libfaketime into the server (default on for redis, redlock and zookeeper)."""

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from clusters.server import ClusterOptions
 from core.abilities import SERVER_ABILITIES, Ability
 from core.client import ClientFactory
 from core.clock import RunClock
@@ -46,20 +47,6 @@ class Lazy:
     def load(self) -> Any:
         module, _, attr = self.path.partition(":")
         return getattr(importlib.import_module(module), attr)
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterOptions:
-    """What a run may choose about its Docker cluster; None means the target's default."""
-
-    run_id: str
-    nodes: int | None = None
-    image: str | None = None
-    """A custom image tag to use instead of building ours (see clusters/README.md)."""
-    persistence: str | None = None
-    """One of the target's ``TargetSpec.persistence`` values."""
-    faketime: bool | None = None
-    """Preload libfaketime into the server (default on for redis, redlock and zookeeper)."""
 
 
 DockerFactory = Callable[[ClusterOptions], Cluster]

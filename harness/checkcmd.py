@@ -34,16 +34,23 @@ from core.errors import EXIT_BAD_INPUT, EXIT_CRASH, HarnessError
 from core.formats import Budget, FormatError, OutOfBudget, read_file
 from core.store import RESULTS_FILE, write_json
 from harness import analysis
-from workloads.registry import workload_models
 
 _WORDS = {True: "[green]valid[/]", False: "[red]invalid[/]", UNKNOWN: "[yellow]unknown[/]"}
 _OOM = "harness: out of memory while {} {}{}; try --memory-limit or fewer files\n"
 
 
+def _model_of(workload: str) -> str | None:
+    """The model of ``workload``'s histories, from the workload registry (imported only for
+    a history whose test.json names its workload: checking a file should not load them)."""
+    from workloads.registry import workload_models
+
+    return workload_models().get(workload)
+
+
 def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes]) -> dict[str, Any]:
     """A history file's outcome: read within ``budget``, checked with what is left of it."""
     try:
-        read = read_file(path, budget, workload_models=workload_models())
+        read = read_file(path, budget, model_of=_model_of)
     except FormatError as e:
         raise HarnessError(str(e)) from None
     history = read.history

@@ -22,7 +22,7 @@ import gc
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final, NamedTuple
 
@@ -49,6 +49,10 @@ __all__ = [
 HISTORY_FILE: Final = "history.jsonl"
 
 FORMATS: Final = ("jsonl", "edn", "porcupine-etcd", "porcupine-kv")
+ModelOf = Callable[[str], "str | None"]
+"""The linearizability model of a workload's histories (None: it has none), asked only when
+a history's test.json names its workload: the workloads know, the formats do not."""
+
 DEFAULT_MODELS: Final = {"edn": "cas-register", "porcupine-etcd": "etcd", "porcupine-kv": "kv"}
 _BY_SUFFIX: Final = {".jsonl": "jsonl", ".json": "jsonl", ".edn": "edn", ".log": "porcupine-etcd"}
 _SNIFF_BYTES: Final = 4096
@@ -99,15 +103,13 @@ def _sniff(path: Path, head_bytes: bytes) -> str:
     )
 
 
-def read_history(
-    path: Path | str, workload_models: Mapping[str, str] | None = None
-) -> tuple[History, str]:
+def read_history(path: Path | str, model_of: ModelOf | None = None) -> tuple[History, str]:
     """The history in a file (or run directory) and the default model name for it.
 
     The model is ``""`` when the format does not imply one (a JSONL history without a
-    test.json naming its model, or a workload ``workload_models`` gives the model of).
+    test.json naming its model, or a workload ``model_of`` gives the model of).
     """
-    read = read_file(path, workload_models=workload_models)
+    read = read_file(path, model_of=model_of)
     return read.history, read.model
 
 
@@ -115,11 +117,11 @@ def read_file(
     path: Path | str,
     budget: Budget | None = None,
     max_time: int = MAX_INT,
-    workload_models: Mapping[str, str] | None = None,
+    model_of: ModelOf | None = None,
 ) -> Read:
     """The history in a file (or run directory), read within ``budget`` (OutOfBudget when
     it runs out), with the model its format implies and what to say about it. Times
-    above ``max_time`` (ns) are errors; ``workload_models`` maps the workload a JSONL
+    above ``max_time`` (ns) are errors; ``model_of`` maps the workload a JSONL
     history's test.json names to its model (the workloads' registry knows them). Raises
     FormatError (one line) for anything that is not a history of a known format."""
     path = history_file(Path(path))
@@ -133,7 +135,7 @@ def read_file(
             if fmt == "jsonl":
                 history, cut = read_history_jsonl(path, budget, max_time, f)
                 notes = () if cut is None else (truncation_note(path, cut),)
-                return Read(history, default_model(path, workload_models or {}), fmt, notes)
+                return Read(history, default_model(path, model_of), fmt, notes)
             text = decode(path, read_rest(path, f, budget))
         if fmt == "porcupine-etcd":
             from core.formats.porcupine_etcd import read_etcd_log
@@ -148,9 +150,9 @@ def read_file(
             gc.enable()
 
 
-def default_model(path: Path, workload_models: Mapping[str, str]) -> str:
+def default_model(path: Path, model_of: ModelOf | None = None) -> str:
     """The model for a JSONL history: ``model`` (top level or under ``options``) in the
-    test.json beside it, else the model ``workload_models`` gives its ``workload``; ``""``
+    test.json beside it, else the model ``model_of`` gives its ``workload``; ``""``
     if neither says."""
     test = path.parent / "test.json"
     if not test.is_file():
@@ -163,8 +165,9 @@ def default_model(path: Path, workload_models: Mapping[str, str]) -> str:
             if isinstance(section.get("model"), str):
                 return str(section["model"])
             workload = section.get("workload")
-            if isinstance(workload, str) and workload in workload_models:
-                return workload_models[workload]
+            model = model_of(workload) if model_of and isinstance(workload, str) else None
+            if model:
+                return model
     return ""
 
 

@@ -28,7 +28,7 @@ from typing import Any
 from clusters import _docker, cleanup
 from clusters._network import create_network, node_ip
 from clusters._probe import tcp_exchange, wait_until
-from clusters.images import ensure_image
+from clusters.image_build import ensure_image
 from clusters.remote.base import Remote, get_text
 from clusters.remote.hosts import HostSpec
 from clusters.remote.ssh import SshOptions, SshRemote

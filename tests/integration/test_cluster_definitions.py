@@ -14,8 +14,7 @@ from clusters._imagedef import ImageDef
 from clusters.docker_cluster import DockerCluster
 from clusters.images import image_names
 from clusters.registry import TARGETS
-from clusters.server import majority_vote
-from clusters.spec import ClusterOptions
+from clusters.server import ClusterOptions, majority_vote
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 
 

@@ -22,7 +22,7 @@ from clusters._docker import LABEL_RUN, connect
 from clusters._probe import wait_until
 from clusters.docker_cluster import DockerCluster
 from clusters.registry import TARGETS
-from clusters.spec import ClusterOptions
+from clusters.server import ClusterOptions
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

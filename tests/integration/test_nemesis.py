@@ -21,7 +21,7 @@ import requests
 from clusters._probe import wait_until
 from clusters.docker_cluster import DockerCluster, LeadingDockerCluster
 from clusters.registry import TARGETS
-from clusters.spec import ClusterOptions
+from clusters.server import ClusterOptions
 from core.client import Invocation
 from nemesis.clock import ClockSkew
 from nemesis.node_faults import NodeKill, NodePause

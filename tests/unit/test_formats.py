@@ -160,7 +160,7 @@ def test_jsonl_and_run_directory(tmp_path: Path) -> None:
     w.close()
     (run / "test.json").write_text(json.dumps({"workload": "lock"}))
     assert detect_format(run) == "jsonl"
-    h, model = read_history(run, workload_models())
+    h, model = read_history(run, workload_models().get)
     assert model == "mutex"
     assert read_history(run)[1] == ""  # core knows no workload: the registry's table says
     assert [op.time for op in h] == [10, 20]

@@ -54,6 +54,17 @@ def _resolve(name: str) -> str | None:
     return None
 
 
+def _loads_by_name(node: ast.AST) -> bool:
+    """``importlib.import_module("a.module")``: an import all the same. (A registry's
+    ``"module:attribute"`` references are declarations it resolves on use, not counted.)"""
+    if not isinstance(node, ast.Call) or not node.args:
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    first = node.args[0]
+    return name == "import_module" and isinstance(first, ast.Constant) and bool(first.value)
+
+
 def _imports(module: str, path: Path) -> Iterator[str]:
     """The project modules ``module`` imports, anywhere in its code."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
@@ -70,6 +81,9 @@ def _imports(module: str, path: Path) -> Iterator[str]:
             names = [
                 f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names
             ]
+        elif _loads_by_name(node):
+            assert isinstance(node, ast.Call) and isinstance(node.args[0], ast.Constant)
+            names = [str(node.args[0].value)]
         else:
             continue
         for name in names:
@@ -167,3 +181,10 @@ def test_architecture_md_names_files_that_exist() -> None:
     missing = sorted(p for p in named if not any((base / p).exists() for base in bases))
     assert len(named) > 20
     assert missing == []
+
+
+def test_a_module_imported_by_name_counts() -> None:
+    """``importlib.import_module("m")`` is an import; a registry's ``"m:attr"`` is not."""
+    calls = ast.parse('importlib.import_module("clusters.docker_cluster")\nx = "core.ops:Op"')
+    assert [_loads_by_name(n) for n in ast.walk(calls) if isinstance(n, ast.Call)] == [True]
+    assert "clusters.docker_cluster" in GRAPH["clusters.spec"]

@@ -16,8 +16,7 @@ import pytest
 from clusters._backend import LeadingMixin, ServerCluster
 from clusters.docker_cluster import DockerCluster
 from clusters.registry import TARGETS, ssh_targets
-from clusters.server import Launch, Peer, Place, ServerSpec
-from clusters.spec import ClusterOptions
+from clusters.server import ClusterOptions, Launch, Peer, Place, ServerSpec
 from clusters.ssh.cluster import SshCluster
 from clusters.ssh.factory import make_ssh_cluster, server_spec
 from core.cluster import ClusterError, HasLeader, Killable, Pausable
