@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Final
 
 from core.errors import HarnessError
@@ -116,20 +116,22 @@ def check_name(value: str, what: str = "--name") -> str:
     return value
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunOptions:
-    """The configuration of one run. Build it with ``RunOptions(...)``, then
-    ``decide(...)`` and ``validate(...)`` with its workload's facts (what
-    ``harness.validate.check_run`` does). ``nemesis=[]`` means the workload's default
-    fault; an ``op_timeout`` left at its default follows the pause and the work
-    (``op_timeout_given`` says whether it was asked for)."""
+    """The configuration of one run, a value: build it with ``RunOptions(...)`` or
+    ``from_mapping``, then ``decide(...)`` (which returns the decided options) and
+    ``validate(...)`` with its workload's facts (what ``harness.validate.check_run``
+    does); a change is a new value (``dataclasses.replace``). ``nemesis=()`` means the
+    workload's default fault; an ``op_timeout`` left at its default follows the pause and
+    the work (``op_timeout_given`` says whether it was asked for). Lists given for the
+    tuple fields are kept as tuples; ``to_dict`` gives them back as lists (test.json)."""
 
     target: str = ""
     """The target's name (``clusters.registry``); empty: the registry's default, filled in
     when the run is checked (``harness.validate.check_run``) or started."""
     workload: str = "lock"
     lock: str | None = None
-    nemesis: list[str] = field(default_factory=list)
+    nemesis: tuple[str, ...] = ()
     nemesis_interval: float = 10.0
     nemesis_target: str | None = None
     """None: each fault's own default; else one value for every fault or ``fault=value``
@@ -161,10 +163,10 @@ class RunOptions:
     nodes: int | None = None
     image: str | None = None
     persistence: str | None = None
-    sim_bugs: list[str] = field(default_factory=list)
+    sim_bugs: tuple[str, ...] = ()
     # Real hosts over SSH (docs/ssh.md): with ssh, the cluster runs on ssh_hosts.
     ssh: bool = False
-    ssh_hosts: list[str] = field(default_factory=list)
+    ssh_hosts: tuple[str, ...] = ()
     ssh_user: str | None = None
     ssh_key: str | None = None
     ssh_port: int = 22
@@ -176,18 +178,22 @@ class RunOptions:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        for name in _TUPLES:
+            value = getattr(self, name)
+            if isinstance(value, list):
+                object.__setattr__(self, name, tuple(value))
         if not self.op_timeout_reason:  # built afresh, not copied from decided options
-            self.op_timeout_given = self.op_timeout != FOLLOW
-            if self.op_timeout_given:
-                self.op_timeout_reason = "given"
+            given = self.op_timeout != FOLLOW
+            object.__setattr__(self, "op_timeout_given", given)
+            if given:
+                object.__setattr__(self, "op_timeout_reason", "given")
 
-    def decide(self, default_fault: str, holds: bool) -> None:
-        """Decide the defaults that depend on the workload from its facts: its fault when
-        none is named, and the op timeout when it follows (``holds``: its clients hold
-        something and work while holding it)."""
-        if not self.nemesis:
-            self.nemesis = [default_fault]
-        self._follow_op_timeout(holds)
+    def decide(self, default_fault: str, holds: bool) -> RunOptions:
+        """These options with the defaults that depend on the workload decided from its
+        facts: its fault when none is named, and the op timeout when it follows
+        (``holds``: its clients hold something and work while holding it)."""
+        opts = self if self.nemesis else replace(self, nemesis=(default_fault,))
+        return opts._follow_op_timeout(holds)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> RunOptions:
@@ -221,7 +227,8 @@ class RunOptions:
         return [n for n in self.nemesis if n != "none"]
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The options as test.json records them (the tuple fields as lists)."""
+        return {k: list(v) if k in _TUPLES else v for k, v in asdict(self).items()}
 
     def needed_op_timeout(self, holds: bool) -> tuple[float, str]:
         """The longest a client op may legitimately take, and why: a critical section's
@@ -240,32 +247,33 @@ class RunOptions:
             return self.acquire_wait, f"acquire wait {self.acquire_wait:g} s"
         return work, why
 
-    def _follow_op_timeout(self, holds: bool) -> None:
+    def _follow_op_timeout(self, holds: bool) -> RunOptions:
+        """These options with the op timeout decided: given, or following the work."""
         if self.op_timeout_given:
-            self.op_timeout_reason = "given"
-            return
+            return replace(self, op_timeout_reason="given")
         need, why = self.needed_op_timeout(holds)
         if need + OP_TIMEOUT_MARGIN > DEFAULT_OP_TIMEOUT:
-            self.op_timeout = round(need + OP_TIMEOUT_MARGIN, 3)
-            self.op_timeout_reason = (
-                f"not given: {why} + {OP_TIMEOUT_MARGIN:g} s margin, "
-                "so that no healthy op times out"
+            return replace(
+                self,
+                op_timeout=round(need + OP_TIMEOUT_MARGIN, 3),
+                op_timeout_reason=f"not given: {why} + {OP_TIMEOUT_MARGIN:g} s margin, "
+                "so that no healthy op times out",
             )
-        else:
-            self.op_timeout = DEFAULT_OP_TIMEOUT
-            self.op_timeout_reason = f"not given: the default ({why} fits in it)"
+        return replace(
+            self,
+            op_timeout=DEFAULT_OP_TIMEOUT,
+            op_timeout_reason=f"not given: the default ({why} fits in it)",
+        )
 
     def validate(self, holds: bool) -> None:
         """Every option in its range and consistent with the others (one-line
-        OptionError), given whether the workload's clients hold something (``holds``);
-        decides the op timeout again if it follows the others."""
+        OptionError), given whether the workload's clients hold something (``holds``)."""
         for name in NUMBERS:
             _check_kind(name, getattr(self, name))
             check_number(name, getattr(self, name))
         parse_faults(self.nemesis)
         if self.name is not None:
             check_name(self.name)
-        self._follow_op_timeout(holds)
         need, why = self.needed_op_timeout(holds)
         if self.op_timeout_given and self.op_timeout <= need:
             raise OptionError(
@@ -320,6 +328,10 @@ class RunOptions:
         return min(self.nemesis_interval, self.time_limit / 5)
 
 
+_TUPLES: Final = frozenset(f.name for f in fields(RunOptions) if str(f.type).startswith("tuple"))
+"""The fields held as tuples (JSON lists in test.json and suite files)."""
+
+
 def _check_kind(name: str, value: Any) -> None:
     """A suite value of the type its field declares (``str``, ``bool``, ``list[str]``,
     ``dict``; numbers are ``NUMBERS``'), None only where the field is optional."""
@@ -332,6 +344,8 @@ def _check_kind(name: str, value: Any) -> None:
         return
     if name in NUMBERS or name == "nemesis":
         return  # checked apart
+    if name in _TUPLES:
+        declared = "list[str]"  # as a suite file and test.json give it
     kinds: list[tuple[str, type]] = [("bool", bool), ("list", list), ("dict", dict), ("str", str)]
     kind = next((k for word, k in kinds if declared.startswith(word)), None)
     ok = kind is None or isinstance(value, kind)
@@ -341,13 +355,13 @@ def _check_kind(name: str, value: Any) -> None:
         raise OptionError(f"{name} must be {declared.replace(' | None', '')}, not {value!r:.60}")
 
 
-def parse_faults(value: Any, names: Sequence[str] = ()) -> list[str]:
+def parse_faults(value: Any, names: Sequence[str] = ()) -> tuple[str, ...]:
     """The ``--nemesis`` list: at least one name, no repeats, ``none`` alone. The fault
     names are the application's (``nemesis.registry``): given as ``names``, each must be
     one of them; else only the syntax is checked here."""
     if isinstance(value, str):
         value = [x.strip() for x in value.split(",")] if value.strip() else []
-    if not isinstance(value, list) or not value:
+    if not isinstance(value, list | tuple) or not value:
         some = f"at least one of {', '.join(names)}" if names else "at least one fault, or none"
         raise OptionError(f"--nemesis needs {some}")
     strange = next((n for n in value if not isinstance(n, str)), None)
@@ -359,7 +373,7 @@ def parse_faults(value: Any, names: Sequence[str] = ()) -> list[str]:
         raise OptionError(f"--nemesis names a fault twice: {','.join(value)}")
     if "none" in value and len(value) > 1:
         raise OptionError("--nemesis none cannot be combined with faults")
-    return list(value)
+    return tuple(value)
 
 
 def _one_of(flag: str, value: Any, choices: tuple[str, ...], hint: str = "") -> None:

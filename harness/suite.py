@@ -32,7 +32,7 @@ import fnmatch
 import time
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -225,8 +225,7 @@ def load_suite(path: Path) -> Suite:
             )
         merged.setdefault("name", f"{name}-{run_name}")
         try:
-            opts = RunOptions.from_mapping(merged)
-            check_run(opts)
+            opts, _ = check_run(RunOptions.from_mapping(merged))
         except (HarnessError, TypeError) as e:  # TypeError: a value of the wrong kind
             raise SuiteError(f"{path}: run {run_name!r}: {e}") from None
         suite.runs.append(SuiteRun(run_name, opts, expect, violation, cause))
@@ -295,11 +294,10 @@ def run_suite(
     outcomes: list[Outcome] = []
     for r in runs:
         console.rule(f"{suite.name}: {r.name} (expect {r.expect})")
-        r.options.out_dir = str(base)
         started = time.monotonic()
         o = Outcome(r)
         try:
-            res = run_test(r.options, console)
+            res = run_test(replace(r.options, out_dir=str(base)), console)
             o.run_dir = str(res.run_dir)
             results = read_json(res.run_dir / "results.json")
             o.valid = results.get("valid")

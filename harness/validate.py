@@ -14,6 +14,8 @@ each fault takes. Errors are one line (``HarnessError``).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from clusters import run_target
 from clusters.registry import TARGETS, resolve
 from clusters.spec import TargetSpec
@@ -23,32 +25,34 @@ from nemesis.targets import check_nemesis_target
 from workloads.registry import get_workload
 
 
-def decide(opts: RunOptions) -> None:
-    """Decide the defaults of ``opts`` that depend on its workload (a one-line
+def decide(opts: RunOptions) -> RunOptions:
+    """``opts`` with the defaults that depend on its workload decided (a one-line
     OptionError for an unknown workload)."""
     workload = get_workload(opts.workload)
-    opts.decide(workload.default_fault, workload.holds)
+    return opts.decide(workload.default_fault, workload.holds)
 
 
-def check_options(opts: RunOptions) -> None:
+def check_options(opts: RunOptions) -> RunOptions:
     """The options on their own: the workload's defaults decided, then
-    ``RunOptions.validate`` with its facts (one-line OptionError)."""
-    decide(opts)
+    ``RunOptions.validate`` with its facts (one-line OptionError); returns the decided
+    options."""
+    opts = decide(opts)
     opts.validate(get_workload(opts.workload).holds)
+    return opts
 
 
-def check_run(opts: RunOptions) -> TargetSpec:
-    """The run's target (its name filled in when left to the default), or a one-line
-    HarnessError for anything ``opts`` cannot run as asked (the workload's defaults
-    decided first)."""
-    check_options(opts)
+def check_run(opts: RunOptions) -> tuple[RunOptions, TargetSpec]:
+    """The options to run (the workload's defaults decided, the target's name filled in
+    when left to the default) and their target, or a one-line HarnessError for anything
+    ``opts`` cannot run as asked."""
+    opts = check_options(opts)
     parse_nemesis(opts.nemesis)
     check_nemesis_target(opts)
     target = resolve(opts.target)
-    opts.target = target.name
+    opts = replace(opts, target=target.name)
     check_target(target, opts)
     _check_bugs(target, opts)
-    return target
+    return opts, target
 
 
 def check_target(target: TargetSpec, opts: RunOptions) -> None:

@@ -35,7 +35,7 @@ def nemesis_names() -> tuple[str, ...]:
     return (NONE, *FAULTS)
 
 
-def parse_nemesis(value: object) -> list[str]:
+def parse_nemesis(value: object) -> tuple[str, ...]:
     """``--nemesis`` (a comma list or a suite's list) as fault names, each registered."""
     return parse_faults(value, nemesis_names())
 

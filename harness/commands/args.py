@@ -101,7 +101,7 @@ def checked(check: Callable[[str], object]) -> Callable[[str], str]:
     return parse
 
 
-def faults(text: str) -> list[str]:
+def faults(text: str) -> tuple[str, ...]:
     from core.options import OptionError
     from nemesis.registry import parse_nemesis
 

@@ -261,7 +261,7 @@ def options_from(args: argparse.Namespace) -> RunOptions:
         target=args.target,
         workload=args.workload,
         lock=args.lock,
-        nemesis=args.nemesis or [],
+        nemesis=args.nemesis or (),
         nemesis_interval=args.nemesis_interval,
         nemesis_target=args.nemesis_target,
         concurrency=args.concurrency,
@@ -287,7 +287,7 @@ def options_from(args: argparse.Namespace) -> RunOptions:
         persistence=args.persistence,
         sim_bugs=args.sim_bugs,
         ssh=args.ssh,
-        ssh_hosts=hosts,
+        ssh_hosts=tuple(hosts),
         ssh_user=args.ssh_user,
         ssh_key=args.ssh_key,
         ssh_port=args.ssh_port,
@@ -298,8 +298,7 @@ def options_from(args: argparse.Namespace) -> RunOptions:
         ssh_debs=args.ssh_debs,
         extra={"accept_unavailable": True} if args.accept_unavailable else {},
     )
-    check_run(opts)
-    return opts
+    return check_run(opts)[0]
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:

@@ -103,7 +103,7 @@ def test_listing_targets_needs_neither_docker_nor_paramiko() -> None:
         "from harness.validate import check_run, targets_described\n"
         "from core.options import RunOptions\n"
         "assert targets_described()\n"
-        "spec = check_run(RunOptions())\n"
+        "_, spec = check_run(RunOptions())\n"
         "assert spec.name == DEFAULT_TARGET and spec.local is not None\n"
         "assert spec.client_builder(RunOptions(target=spec.name))\n"
         "print(len(TARGETS))\n"
