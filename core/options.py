@@ -328,6 +328,8 @@ class RunOptions:
         return min(self.nemesis_interval, self.time_limit / 5)
 
 
+FIELDS: Final = frozenset(f.name for f in fields(RunOptions))
+"""The options' names: a suite's keys and the command line's argparse dests."""
 _TUPLES: Final = frozenset(f.name for f in fields(RunOptions) if str(f.type).startswith("tuple"))
 """The fields held as tuples (JSON lists in test.json and suite files)."""
 

@@ -32,7 +32,7 @@ import fnmatch
 import time
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ from rich.table import Table
 from checkers import election, mutex
 from checkers.classify import CAUSES
 from core.errors import HarnessError
-from core.options import OptionError, RunOptions, check_name
+from core.options import FIELDS, OptionError, RunOptions, check_name
 from core.store import read_json, write_json
 from harness.validate import check_run
 
@@ -157,9 +157,6 @@ class Suite:
     runs: list[SuiteRun] = field(default_factory=list)
 
 
-_FIELDS = {f.name for f in fields(RunOptions)}
-
-
 def load_suite(path: Path) -> Suite:
     """Parse and validate a suite file; every problem is one line naming the run."""
     if path.is_dir():
@@ -216,7 +213,7 @@ def load_suite(path: Path) -> Suite:
                 f"choose from {', '.join(VIOLATIONS)}"
             )
         merged = {**defaults, **entry}
-        unknown = sorted(set(merged) - _FIELDS)
+        unknown = sorted(set(merged) - FIELDS)
         if unknown:
             raise SuiteError(
                 f"{path}: run {run_name!r}: unknown option(s) {', '.join(unknown)}"

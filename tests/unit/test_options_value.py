@@ -31,3 +31,26 @@ def test_test_json_keeps_its_keys_and_json_types() -> None:
     assert recorded["nemesis"] == ["kill"] and recorded["sim_bugs"] == ["b"]
     assert recorded["ssh_hosts"] == ["h1"] and recorded["extra"] == {}
     assert list(recorded) == [f.name for f in dataclasses.fields(RunOptions)]
+
+
+def _run_dests() -> set[str]:
+    import argparse
+
+    from harness.cli import build_parser
+
+    parser = build_parser("run")
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {a.dest for a in sub.choices["run"]._actions if a.option_strings} - {"help"}
+
+
+def test_every_option_is_a_flag_of_run_under_its_own_name() -> None:
+    """The command line builds the options from its argparse dests: a new option without a
+    flag, or a flag whose dest is not an option, is caught here (the few the command line
+    translates itself are listed)."""
+    from core.options import DERIVED, FIELDS
+
+    translated = {"ssh_hosts", "extra"}  # from --nodes/--nodes-file, --accept-unavailable
+    cli_only = {"nodes_file", "accept_unavailable"}
+    dests = _run_dests()
+    assert FIELDS - set(DERIVED) - translated <= dests
+    assert dests - cli_only <= FIELDS
