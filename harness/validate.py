@@ -20,24 +20,27 @@ from clusters import run_target
 from clusters.registry import TARGETS, resolve
 from clusters.spec import TargetSpec
 from core.options import OptionError, RunOptions
-from nemesis.registry import needs_of, parse_nemesis
+from nemesis.registry import needs_of, parse_nemesis, rules_of
 from nemesis.targets import check_nemesis_target
 from workloads.registry import get_workload
 
 
 def decide(opts: RunOptions) -> RunOptions:
-    """``opts`` with the defaults that depend on its workload decided (a one-line
-    OptionError for an unknown workload)."""
+    """``opts`` with the defaults that depend on its workload and faults decided from
+    their registry entries: the workload (the registry's default when none is named), its
+    fault when none is named, the op timeout when it follows (a one-line OptionError for
+    an unknown workload)."""
     workload = get_workload(opts.workload)
-    return opts.decide(workload.default_fault, workload.holds)
+    named = replace(opts, workload=workload.name, nemesis=opts.nemesis or (workload.default_fault,))
+    return named.follow_op_timeout(workload.holds, rules_of(named))
 
 
 def check_options(opts: RunOptions) -> RunOptions:
     """The options on their own: the workload's defaults decided, then
-    ``RunOptions.validate`` with its facts (one-line OptionError); returns the decided
-    options."""
+    ``RunOptions.validate`` with its facts and its faults' rules (one-line OptionError);
+    returns the decided options."""
     opts = decide(opts)
-    opts.validate(get_workload(opts.workload).holds)
+    opts.validate(get_workload(opts.workload).holds, rules_of(opts))
     return opts
 
 

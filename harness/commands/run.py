@@ -28,7 +28,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     from harness.validate import targets_described
     from nemesis.registry import help_lines
     from nemesis.targets import targets_help
-    from workloads.registry import WORKLOADS, workloads_help
+    from workloads.registry import DEFAULT_WORKLOAD, WORKLOADS, workloads_help
 
     d = RunOptions()
     g = p.add_argument_group("what to run")
@@ -40,7 +40,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--workload",
-        default=d.workload,
+        default=DEFAULT_WORKLOAD,
         choices=tuple(WORKLOADS),
         help=f"{workloads_help()} (default: %(default)s)",
     )

@@ -54,3 +54,49 @@ def test_every_option_is_a_flag_of_run_under_its_own_name() -> None:
     dests = _run_dests()
     assert FIELDS - set(DERIVED) - translated <= dests
     assert dests - cli_only <= FIELDS
+
+
+def test_the_default_workload_is_the_registry_s_first() -> None:
+    from workloads.registry import DEFAULT_WORKLOAD, WORKLOADS
+
+    assert next(iter(WORKLOADS)) == DEFAULT_WORKLOAD
+    assert RunOptions().workload == ""
+    assert decide(RunOptions()).workload == DEFAULT_WORKLOAD
+    assert decide(RunOptions()).nemesis == (WORKLOADS[DEFAULT_WORKLOAD].default_fault,)
+
+
+def test_a_fault_at_its_own_time_must_end_inside_the_run() -> None:
+    """A fault with a time of its own (``FaultSpec.timing``) is not in the periodic
+    schedule and is refused when it would end after the time limit."""
+    from core.options import OptionError
+    from harness.validate import check_options
+    from nemesis.registry import FAULTS, rules_of
+
+    own = 0
+    for name, spec in FAULTS.items():
+        opts = RunOptions(nemesis=[name], time_limit=60)
+        timing = spec.timing(opts)
+        assert (name in rules_of(opts).periodic) == (timing is None), name
+        if timing is None:
+            continue
+        own += 1
+        at, lasts = timing
+        with pytest.raises(OptionError, match="does not end inside --time-limit"):
+            check_options(dataclasses.replace(opts, time_limit=at + lasts - 1))
+    assert own, "no fault keeps a time of its own: this test tests nothing"
+
+
+def test_a_fault_freezing_a_holder_lengthens_the_followed_op_timeout() -> None:
+    from core.options import OP_TIMEOUT_MARGIN
+    from nemesis.registry import FAULTS
+    from workloads.registry import WORKLOADS
+
+    holds = next(w.name for w in WORKLOADS.values() if w.holds)
+    holding = RunOptions(workload=holds, work_time=1.0, acquire_wait=0.5, time_limit=600)
+    for name, spec in FAULTS.items():
+        frozen = spec.freezes(dataclasses.replace(holding, nemesis=(name,)))
+        decided = decide(dataclasses.replace(holding, nemesis=(name,)))
+        extra = 0.0 if frozen is None else frozen[0]
+        assert decided.op_timeout == max(10.0, 1.0 + extra + OP_TIMEOUT_MARGIN), name
+        if frozen is not None:
+            assert decided.op_timeout_reason.startswith(f"not given: {frozen[1]} + "), name
