@@ -7,18 +7,20 @@ fencing on at the protected resource.
 
 This module is the one place for every default and every range: the command line and
 suite files build their ``RunOptions`` through it, so the same options give the same run.
-Defaults that depend on the workload are decided by ``RunOptions.decide`` from the facts
-of its registry entry, which the application layer passes in (``harness.validate.decide``,
-for the command line and suite files alike): the fault when none is named, and the
-operation timeout when none is given (it follows the pause and the work of a workload
-whose clients hold something, see ``needed_op_timeout``; test.json says why).
+The defaults that depend on the workload and its faults are decided by the application
+layer from their registry entries (``harness.validate.decide``, for the command line and
+suite files alike): the workload when none is named, its fault when none is named, and
+the operation timeout when none is given (it follows the work of a workload whose clients
+hold something and what the faults asked for freeze of it, see ``needed_op_timeout``;
+test.json says why). This module names no workload and no fault: what a fault does to
+the rules comes in as ``FaultRules``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Final
 
 from core.errors import HarnessError
@@ -116,20 +118,38 @@ def check_name(value: str, what: str = "--name") -> str:
     return value
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
+class FaultRules:
+    """What the faults asked for do to the options' rules, from their registry entries
+    (``nemesis.registry.rules_of``): ``freeze`` seconds one may freeze a holder in the
+    middle of its work (``freeze_why`` in words, empty: none does), the faults that take
+    turns every ``nemesis_interval`` (``periodic``), and each fault's own check of the
+    options (``checks``: an OptionError when it cannot be scheduled)."""
+
+    freeze: float = 0.0
+    freeze_why: str = ""
+    periodic: tuple[str, ...] = ()
+    checks: tuple[Callable[[RunOptions], None], ...] = ()
+
+
+@dataclass(frozen=True)
 class RunOptions:
-    """The configuration of one run. Build it with ``RunOptions(...)``, then
-    ``decide(...)`` and ``validate(...)`` with its workload's facts (what
-    ``harness.validate.check_run`` does). ``nemesis=[]`` means the workload's default
-    fault; an ``op_timeout`` left at its default follows the pause and the work
-    (``op_timeout_given`` says whether it was asked for)."""
+    """The configuration of one run, a value: build it with ``RunOptions(...)`` or
+    ``from_mapping``, then ``decide(...)`` (which returns the decided options) and
+    ``validate(...)`` with its workload's facts (what ``harness.validate.check_run``
+    does); a change is a new value (``dataclasses.replace``). ``nemesis=()`` means the
+    workload's default fault; an ``op_timeout`` left at its default follows the pause and
+    the work (``op_timeout_given`` says whether it was asked for). Lists given for the
+    tuple fields are kept as tuples; ``to_dict`` gives them back as lists (test.json)."""
 
     target: str = ""
     """The target's name (``clusters.registry``); empty: the registry's default, filled in
     when the run is checked (``harness.validate.check_run``) or started."""
-    workload: str = "lock"
+    workload: str = ""
+    """The workload's name (``workloads.registry``); empty: the registry's default, filled
+    in when the run is checked or started (``harness.validate.decide``)."""
     lock: str | None = None
-    nemesis: list[str] = field(default_factory=list)
+    nemesis: tuple[str, ...] = ()
     nemesis_interval: float = 10.0
     nemesis_target: str | None = None
     """None: each fault's own default; else one value for every fault or ``fault=value``
@@ -161,10 +181,10 @@ class RunOptions:
     nodes: int | None = None
     image: str | None = None
     persistence: str | None = None
-    sim_bugs: list[str] = field(default_factory=list)
+    sim_bugs: tuple[str, ...] = ()
     # Real hosts over SSH (docs/ssh.md): with ssh, the cluster runs on ssh_hosts.
     ssh: bool = False
-    ssh_hosts: list[str] = field(default_factory=list)
+    ssh_hosts: tuple[str, ...] = ()
     ssh_user: str | None = None
     ssh_key: str | None = None
     ssh_port: int = 22
@@ -176,18 +196,15 @@ class RunOptions:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        for name in _TUPLES:
+            value = getattr(self, name)
+            if isinstance(value, list):
+                object.__setattr__(self, name, tuple(value))
         if not self.op_timeout_reason:  # built afresh, not copied from decided options
-            self.op_timeout_given = self.op_timeout != FOLLOW
-            if self.op_timeout_given:
-                self.op_timeout_reason = "given"
-
-    def decide(self, default_fault: str, holds: bool) -> None:
-        """Decide the defaults that depend on the workload from its facts: its fault when
-        none is named, and the op timeout when it follows (``holds``: its clients hold
-        something and work while holding it)."""
-        if not self.nemesis:
-            self.nemesis = [default_fault]
-        self._follow_op_timeout(holds)
+            given = self.op_timeout != FOLLOW
+            object.__setattr__(self, "op_timeout_given", given)
+            if given:
+                object.__setattr__(self, "op_timeout_reason", "given")
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> RunOptions:
@@ -221,52 +238,55 @@ class RunOptions:
         return [n for n in self.nemesis if n != "none"]
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The options as test.json records them (the tuple fields as lists)."""
+        return {k: list(v) if k in _TUPLES else v for k, v in asdict(self).items()}
 
-    def needed_op_timeout(self, holds: bool) -> tuple[float, str]:
+    def needed_op_timeout(self, holds: bool, rules: FaultRules) -> tuple[float, str]:
         """The longest a client op may legitimately take, and why: a critical section's
-        work (plus the client pause that freezes it in the middle), or an acquire's wait,
-        when the workload's clients hold something (``holds``). An op timeout shorter than
-        that abandons healthy workers and tests nothing."""
+        work (plus what a fault freezes of it in the middle, ``rules``), or an acquire's
+        wait, when the workload's clients hold something (``holds``). An op timeout
+        shorter than that abandons healthy workers and tests nothing."""
         if not holds:  # reads, writes and cas: no work, no wait
             return 0.0, "no work time or acquire wait (a register's ops)"
         work = self.work_time
         why = f"work time {self.work_time:g} s"
-        if "client-pause" in self.nemesis:
-            pause = self.pause_for if self.pause_at is not None else self.nemesis_interval
-            work += pause
-            why = f"client pause {pause:g} s + {why}"
+        if rules.freeze_why:
+            work += rules.freeze
+            why = f"{rules.freeze_why} + {why}"
         if self.acquire_wait > work:
             return self.acquire_wait, f"acquire wait {self.acquire_wait:g} s"
         return work, why
 
-    def _follow_op_timeout(self, holds: bool) -> None:
+    def follow_op_timeout(self, holds: bool, rules: FaultRules) -> RunOptions:
+        """These options with the op timeout decided: given, or following the work
+        (``needed_op_timeout``)."""
         if self.op_timeout_given:
-            self.op_timeout_reason = "given"
-            return
-        need, why = self.needed_op_timeout(holds)
+            return replace(self, op_timeout_reason="given")
+        need, why = self.needed_op_timeout(holds, rules)
         if need + OP_TIMEOUT_MARGIN > DEFAULT_OP_TIMEOUT:
-            self.op_timeout = round(need + OP_TIMEOUT_MARGIN, 3)
-            self.op_timeout_reason = (
-                f"not given: {why} + {OP_TIMEOUT_MARGIN:g} s margin, "
-                "so that no healthy op times out"
+            return replace(
+                self,
+                op_timeout=round(need + OP_TIMEOUT_MARGIN, 3),
+                op_timeout_reason=f"not given: {why} + {OP_TIMEOUT_MARGIN:g} s margin, "
+                "so that no healthy op times out",
             )
-        else:
-            self.op_timeout = DEFAULT_OP_TIMEOUT
-            self.op_timeout_reason = f"not given: the default ({why} fits in it)"
+        return replace(
+            self,
+            op_timeout=DEFAULT_OP_TIMEOUT,
+            op_timeout_reason=f"not given: the default ({why} fits in it)",
+        )
 
-    def validate(self, holds: bool) -> None:
+    def validate(self, holds: bool, rules: FaultRules) -> None:
         """Every option in its range and consistent with the others (one-line
-        OptionError), given whether the workload's clients hold something (``holds``);
-        decides the op timeout again if it follows the others."""
+        OptionError), given whether the workload's clients hold something (``holds``) and
+        what the faults asked for do to the rules (``rules``)."""
         for name in NUMBERS:
             _check_kind(name, getattr(self, name))
             check_number(name, getattr(self, name))
         parse_faults(self.nemesis)
         if self.name is not None:
             check_name(self.name)
-        self._follow_op_timeout(holds)
-        need, why = self.needed_op_timeout(holds)
+        need, why = self.needed_op_timeout(holds, rules)
         if self.op_timeout_given and self.op_timeout <= need:
             raise OptionError(
                 f"--op-timeout {self.op_timeout:g} is not longer than the {why} an op may "
@@ -278,7 +298,7 @@ class RunOptions:
                 f"--keepalive {self.keepalive} is not shorter than --lease-ttl {self.lease_ttl}:"
                 " the lease would expire between keepalives; use a shorter keepalive"
             )
-        self._validate_schedule()
+        self._validate_schedule(rules)
         if self.ssh and not self.ssh_hosts:
             raise OptionError("--ssh needs hosts: --nodes host1,host2,host3 or --nodes-file F")
         if self.ssh_hosts and not self.ssh:
@@ -287,17 +307,12 @@ class RunOptions:
                 "--nodes is the number of Docker nodes"
             )
 
-    def _validate_schedule(self) -> None:
-        """Every fault asked for must start and stop inside the time limit."""
-        if "client-pause" in self.nemesis and self.pause_at is not None:
-            end = self.pause_at + self.pause_for
-            if end > self.time_limit:
-                raise OptionError(
-                    f"the client pause (--pause-at {self.pause_at:g} + --pause-for "
-                    f"{self.pause_for:g} = {end:g} s) does not end inside --time-limit "
-                    f"{self.time_limit:g}: raise --time-limit to {end:g} or pause earlier"
-                )
-        periodic = len(self.periodic_faults())
+    def _validate_schedule(self, rules: FaultRules) -> None:
+        """Every fault asked for must start and stop inside the time limit: those at
+        their own time by their own checks, those taking turns here."""
+        for check in rules.checks:
+            check(self)
+        periodic = len(rules.periodic)
         if periodic:
             k = (2 * periodic - 1) / periodic  # the last fault stops k intervals after the first
             if self.first_fault_at() + self.nemesis_interval * k > self.time_limit:
@@ -308,16 +323,17 @@ class RunOptions:
                     f"--time-limit {1.25 * self.nemesis_interval * k:.3g} or more"
                 )
 
-    def periodic_faults(self) -> list[str]:
-        """The faults that take turns every ``nemesis_interval`` (a client pause with
-        ``pause_at`` has its own time)."""
-        return [n for n in self.faults() if not (n == "client-pause" and self.pause_at is not None)]
-
     def first_fault_at(self) -> float:
         """Seconds after the workload starts at which the periodic schedule's first fault
         starts: one interval, but no later than a fifth of the time limit, so that it falls
         well inside the run."""
         return min(self.nemesis_interval, self.time_limit / 5)
+
+
+FIELDS: Final = frozenset(f.name for f in fields(RunOptions))
+"""The options' names: a suite's keys and the command line's argparse dests."""
+_TUPLES: Final = frozenset(f.name for f in fields(RunOptions) if str(f.type).startswith("tuple"))
+"""The fields held as tuples (JSON lists in test.json and suite files)."""
 
 
 def _check_kind(name: str, value: Any) -> None:
@@ -332,6 +348,8 @@ def _check_kind(name: str, value: Any) -> None:
         return
     if name in NUMBERS or name == "nemesis":
         return  # checked apart
+    if name in _TUPLES:
+        declared = "list[str]"  # as a suite file and test.json give it
     kinds: list[tuple[str, type]] = [("bool", bool), ("list", list), ("dict", dict), ("str", str)]
     kind = next((k for word, k in kinds if declared.startswith(word)), None)
     ok = kind is None or isinstance(value, kind)
@@ -341,13 +359,13 @@ def _check_kind(name: str, value: Any) -> None:
         raise OptionError(f"{name} must be {declared.replace(' | None', '')}, not {value!r:.60}")
 
 
-def parse_faults(value: Any, names: Sequence[str] = ()) -> list[str]:
+def parse_faults(value: Any, names: Sequence[str] = ()) -> tuple[str, ...]:
     """The ``--nemesis`` list: at least one name, no repeats, ``none`` alone. The fault
     names are the application's (``nemesis.registry``): given as ``names``, each must be
     one of them; else only the syntax is checked here."""
     if isinstance(value, str):
         value = [x.strip() for x in value.split(",")] if value.strip() else []
-    if not isinstance(value, list) or not value:
+    if not isinstance(value, list | tuple) or not value:
         some = f"at least one of {', '.join(names)}" if names else "at least one fault, or none"
         raise OptionError(f"--nemesis needs {some}")
     strange = next((n for n in value if not isinstance(n, str)), None)
@@ -359,7 +377,7 @@ def parse_faults(value: Any, names: Sequence[str] = ()) -> list[str]:
         raise OptionError(f"--nemesis names a fault twice: {','.join(value)}")
     if "none" in value and len(value) > 1:
         raise OptionError("--nemesis none cannot be combined with faults")
-    return list(value)
+    return tuple(value)
 
 
 def _one_of(flag: str, value: Any, choices: tuple[str, ...], hint: str = "") -> None:

@@ -16,7 +16,7 @@ import signal
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -127,11 +127,10 @@ def _log_to(run_dir: Path) -> logging.Handler:
 
 def run_test(opts: RunOptions, console: Console) -> RunOutcome:
     """Run a test end to end and print its verdict; never leaves a fault behind."""
-    decide(opts)  # done already by check_run, unless the caller built ``opts`` itself
+    opts = decide(opts)  # done already by check_run, unless the caller built ``opts`` itself
     seed = opts.seed if opts.seed is not None else random.randrange(2**31)
-    opts.seed = seed
     target = resolve(opts.target)  # fails fast on an unknown target
-    opts.target = target.name
+    opts = replace(opts, seed=seed, target=target.name)
     check_target(target, opts)  # --ssh: the cluster on the hosts (docs/ssh.md)
     run_dir = new_run_dir(Path(opts.out_dir), opts.test_name())
     handler = _log_to(run_dir)

@@ -32,7 +32,7 @@ import fnmatch
 import time
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ from rich.table import Table
 from checkers import election, mutex
 from checkers.classify import CAUSES
 from core.errors import HarnessError
-from core.options import OptionError, RunOptions, check_name
+from core.options import FIELDS, OptionError, RunOptions, check_name
 from core.store import read_json, write_json
 from harness.validate import check_run
 
@@ -157,9 +157,6 @@ class Suite:
     runs: list[SuiteRun] = field(default_factory=list)
 
 
-_FIELDS = {f.name for f in fields(RunOptions)}
-
-
 def load_suite(path: Path) -> Suite:
     """Parse and validate a suite file; every problem is one line naming the run."""
     if path.is_dir():
@@ -216,7 +213,7 @@ def load_suite(path: Path) -> Suite:
                 f"choose from {', '.join(VIOLATIONS)}"
             )
         merged = {**defaults, **entry}
-        unknown = sorted(set(merged) - _FIELDS)
+        unknown = sorted(set(merged) - FIELDS)
         if unknown:
             raise SuiteError(
                 f"{path}: run {run_name!r}: unknown option(s) {', '.join(unknown)}"
@@ -225,8 +222,7 @@ def load_suite(path: Path) -> Suite:
             )
         merged.setdefault("name", f"{name}-{run_name}")
         try:
-            opts = RunOptions.from_mapping(merged)
-            check_run(opts)
+            opts, _ = check_run(RunOptions.from_mapping(merged))
         except (HarnessError, TypeError) as e:  # TypeError: a value of the wrong kind
             raise SuiteError(f"{path}: run {run_name!r}: {e}") from None
         suite.runs.append(SuiteRun(run_name, opts, expect, violation, cause))
@@ -295,11 +291,10 @@ def run_suite(
     outcomes: list[Outcome] = []
     for r in runs:
         console.rule(f"{suite.name}: {r.name} (expect {r.expect})")
-        r.options.out_dir = str(base)
         started = time.monotonic()
         o = Outcome(r)
         try:
-            res = run_test(r.options, console)
+            res = run_test(replace(r.options, out_dir=str(base)), console)
             o.run_dir = str(res.run_dir)
             results = read_json(res.run_dir / "results.json")
             o.valid = results.get("valid")

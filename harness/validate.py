@@ -14,41 +14,48 @@ each fault takes. Errors are one line (``HarnessError``).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from clusters import run_target
 from clusters.registry import TARGETS, resolve
 from clusters.spec import TargetSpec
 from core.options import OptionError, RunOptions
-from nemesis.registry import needs_of, parse_nemesis
+from nemesis.registry import needs_of, parse_nemesis, rules_of
 from nemesis.targets import check_nemesis_target
 from workloads.registry import get_workload
 
 
-def decide(opts: RunOptions) -> None:
-    """Decide the defaults of ``opts`` that depend on its workload (a one-line
-    OptionError for an unknown workload)."""
+def decide(opts: RunOptions) -> RunOptions:
+    """``opts`` with the defaults that depend on its workload and faults decided from
+    their registry entries: the workload (the registry's default when none is named), its
+    fault when none is named, the op timeout when it follows (a one-line OptionError for
+    an unknown workload)."""
     workload = get_workload(opts.workload)
-    opts.decide(workload.default_fault, workload.holds)
+    named = replace(opts, workload=workload.name, nemesis=opts.nemesis or (workload.default_fault,))
+    return named.follow_op_timeout(workload.holds, rules_of(named))
 
 
-def check_options(opts: RunOptions) -> None:
+def check_options(opts: RunOptions) -> RunOptions:
     """The options on their own: the workload's defaults decided, then
-    ``RunOptions.validate`` with its facts (one-line OptionError)."""
-    decide(opts)
-    opts.validate(get_workload(opts.workload).holds)
+    ``RunOptions.validate`` with its facts and its faults' rules (one-line OptionError);
+    returns the decided options."""
+    opts = decide(opts)
+    opts.validate(get_workload(opts.workload).holds, rules_of(opts))
+    return opts
 
 
-def check_run(opts: RunOptions) -> TargetSpec:
-    """The run's target (its name filled in when left to the default), or a one-line
-    HarnessError for anything ``opts`` cannot run as asked (the workload's defaults
-    decided first)."""
-    check_options(opts)
+def check_run(opts: RunOptions) -> tuple[RunOptions, TargetSpec]:
+    """The options to run (the workload's defaults decided, the target's name filled in
+    when left to the default) and their target, or a one-line HarnessError for anything
+    ``opts`` cannot run as asked."""
+    opts = check_options(opts)
     parse_nemesis(opts.nemesis)
     check_nemesis_target(opts)
     target = resolve(opts.target)
-    opts.target = target.name
+    opts = replace(opts, target=target.name)
     check_target(target, opts)
     _check_bugs(target, opts)
-    return target
+    return opts, target
 
 
 def check_target(target: TargetSpec, opts: RunOptions) -> None:

@@ -17,7 +17,7 @@ from core import gen
 from core.cluster import Cluster
 from core.options import OptionError, RunOptions
 from nemesis.base import Compose, Nemesis
-from nemesis.registry import spec_of
+from nemesis.registry import rules_of, spec_of
 from nemesis.spec import FaultSpec
 from nemesis.targets import check_nemesis_target, check_nodes, target_of
 
@@ -42,7 +42,7 @@ def build_nemesis(
     parts: list[Nemesis] = []
     schedules: list[Any] = []
     finals: list[Any] = []
-    periodic = opts.periodic_faults()
+    periodic = rules_of(opts).periodic
     for i, name in enumerate(faults):
         spec = spec_of(name)
         target = target_of(name, opts) or ""
@@ -53,14 +53,10 @@ def build_nemesis(
         if value is not None:
             start_op["value"] = value
         stop_op = {"f": spec.stop}
-        if name not in periodic:  # a client pause at --pause-at, for --pause-for
-            assert opts.pause_at is not None
-            schedules.append(
-                [
-                    gen.at(start + opts.pause_at, start_op),
-                    gen.at(start + opts.pause_at + opts.pause_for, stop_op),
-                ]
-            )
+        timing = spec.timing(opts)
+        if timing is not None:  # at a time of its own (a client pause at --pause-at)
+            at, lasts = timing
+            schedules.append([gen.at(start + at, start_op), gen.at(start + at + lasts, stop_op)])
         else:
             # Faults take turns: the i-th starts i/n of an interval later than the first,
             # which starts well inside the run (``RunOptions.first_fault_at``).

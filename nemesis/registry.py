@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from core.abilities import Ability
-from core.options import OptionError, parse_faults
+from core.options import FaultRules, OptionError, RunOptions, parse_faults
 from nemesis.faults import client_pause, clock, kill, loss, partition, pause
 from nemesis.spec import FaultSpec
 
@@ -35,7 +35,7 @@ def nemesis_names() -> tuple[str, ...]:
     return (NONE, *FAULTS)
 
 
-def parse_nemesis(value: object) -> list[str]:
+def parse_nemesis(value: object) -> tuple[str, ...]:
     """``--nemesis`` (a comma list or a suite's list) as fault names, each registered."""
     return parse_faults(value, nemesis_names())
 
@@ -47,6 +47,17 @@ def spec_of(name: str) -> FaultSpec:
         parse_nemesis([name])  # says which names there are
         raise OptionError(f"{name!r} is not a fault")  # only "none" gets here
     return spec
+
+
+def rules_of(opts: RunOptions) -> FaultRules:
+    """What the faults ``opts`` asks for do to its rules (``core.options.FaultRules``):
+    the longest freeze of a holder's work, the faults taking turns (a name not registered
+    among them: it is refused later, by ``parse_nemesis``), each fault's own check."""
+    specs = [FAULTS[n] for n in opts.faults() if n in FAULTS]
+    freezes = [f for f in (s.freezes(opts) for s in specs) if f is not None]
+    freeze, why = max(freezes, default=(0.0, ""))
+    periodic = tuple(n for n in opts.faults() if n not in FAULTS or FAULTS[n].timing(opts) is None)
+    return FaultRules(freeze, why, periodic, tuple(s.check for s in specs))
 
 
 def needs_of(faults: Iterable[str]) -> dict[str, frozenset[Ability]]:

@@ -32,6 +32,31 @@ def aim_value(target: str, opts: RunOptions) -> dict[str, Any] | None:
     return {"target": target}
 
 
+Timing = Callable[[RunOptions], "tuple[float, float] | None"]
+"""options -> (seconds into the workload at which the fault starts, seconds it lasts) when
+it keeps a time of its own; None: it takes turns with the others every
+``--nemesis-interval`` (``nemesis.build``)."""
+Freeze = Callable[[RunOptions], "tuple[float, str] | None"]
+"""options -> the seconds the fault may freeze a client in the middle of its work, and
+those words for the op timeout's reason (``core.options.FaultRules``); None: it freezes none."""
+Check = Callable[[RunOptions], None]
+"""options -> None, or an OptionError (one line) when they cannot schedule the fault."""
+
+
+def takes_turns(opts: RunOptions) -> tuple[float, float] | None:
+    """The usual timing: the fault takes turns with the others."""
+    return None
+
+
+def freezes_nothing(opts: RunOptions) -> tuple[float, str] | None:
+    """The usual fault freezes no client in the middle of its work."""
+    return None
+
+
+def no_check(opts: RunOptions) -> None:
+    """The usual fault has no rule of its own on the options."""
+
+
 def simple(make: Make) -> Builder:
     """The builder of a nemesis made of the cluster, what it aims at and the seed alone."""
     return lambda cluster, target, seed, opts: make(cluster, target, seed)
@@ -76,6 +101,9 @@ class FaultSpec:
     built_by: str | None = None
     options: tuple[str, ...] = ()
     """The run options that shape it (``RunOptions`` fields), shown with it in reports."""
+    timing: Timing = takes_turns
+    freezes: Freeze = freezes_nothing
+    check: Check = no_check
 
     @property
     def start(self) -> str:

@@ -15,6 +15,9 @@ WORKLOADS: Final[dict[str, Workload]] = {
     "election": election_workload.WORKLOAD,
 }
 
+DEFAULT_WORKLOAD: Final = next(iter(WORKLOADS))
+"""The workload of a run that names none: the first of the table."""
+
 OLD_NAMES: Final = {"register": "cas-register"}
 """Names workloads had in older runs' test.json -> their names now."""
 
@@ -28,8 +31,9 @@ def workload_models() -> dict[str, str]:
 
 
 def get_workload(name: str) -> Workload:
-    """The workload named ``name``, else a one-line OptionError listing them."""
-    found = WORKLOADS.get(name)
+    """The workload named ``name`` (empty: the default one), else a one-line OptionError
+    listing them."""
+    found = WORKLOADS.get(name or DEFAULT_WORKLOAD)
     if found is None:
         raise OptionError(
             f"unknown workload {name!r} for --workload: choose from {', '.join(WORKLOADS)}"

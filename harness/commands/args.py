@@ -101,7 +101,7 @@ def checked(check: Callable[[str], object]) -> Callable[[str], str]:
     return parse
 
 
-def faults(text: str) -> list[str]:
+def faults(text: str) -> tuple[str, ...]:
     from core.options import OptionError
     from nemesis.registry import parse_nemesis
 
@@ -133,7 +133,10 @@ def add_ssh_login_options(g: argparse._ArgumentGroup) -> None:
         "--ssh-port", type=number("ssh_port"), default=22, help="1-65535 (default: %(default)s)"
     )
     g.add_argument(
-        "--ssh-no-strict", action="store_true", help="accept unknown host keys (lab machines only)"
+        "--ssh-no-strict",
+        action="store_false",
+        dest="ssh_strict",
+        help="accept unknown host keys (lab machines only)",
     )
     g.add_argument(
         "--ssh-known-hosts",

@@ -33,7 +33,7 @@ def cmd_clusters(args: argparse.Namespace, console: Console) -> int:
             user=args.ssh_user,
             port=args.ssh_port,
             key=args.ssh_key,
-            strict=not args.ssh_no_strict,
+            strict=args.ssh_strict,
             known_hosts=args.ssh_known_hosts,
         )
         try:

@@ -28,7 +28,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     from harness.validate import targets_described
     from nemesis.registry import help_lines
     from nemesis.targets import targets_help
-    from workloads.registry import WORKLOADS, workloads_help
+    from workloads.registry import DEFAULT_WORKLOAD, WORKLOADS, workloads_help
 
     d = RunOptions()
     g = p.add_argument_group("what to run")
@@ -40,7 +40,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--workload",
-        default=d.workload,
+        default=DEFAULT_WORKLOAD,
         choices=tuple(WORKLOADS),
         help=f"{workloads_help()} (default: %(default)s)",
     )
@@ -252,54 +252,22 @@ def _nodes_and_hosts(args: argparse.Namespace) -> tuple[int | None, list[str]]:
 
 
 def options_from(args: argparse.Namespace) -> RunOptions:
-    """The run the command line asks for, through the same validation as a suite's runs."""
-    from core.options import FOLLOW, RunOptions
+    """The run the command line asks for: its arguments taken as a suite's table (argparse
+    dests are the options' names), through the same checks as a suite's runs. The command
+    line's own spellings are translated first: ``--nodes`` (a size, or hosts with --ssh),
+    ``--pause-at 0`` (no fixed pause: the periodic schedule), ``--accept-unavailable``."""
+    from core.options import FIELDS, RunOptions
     from harness.validate import check_run
 
     nodes, hosts = _nodes_and_hosts(args)
-    opts = RunOptions(
-        target=args.target,
-        workload=args.workload,
-        lock=args.lock,
-        nemesis=args.nemesis or [],
-        nemesis_interval=args.nemesis_interval,
-        nemesis_target=args.nemesis_target,
-        concurrency=args.concurrency,
-        rate=args.rate,
-        time_limit=args.time_limit,
-        recovery_time=args.recovery_time,
-        op_timeout=args.op_timeout if args.op_timeout is not None else FOLLOW,
-        seed=args.seed,
-        out_dir=args.out_dir,
-        name=args.name,
-        lease_ttl=args.lease_ttl,
-        keepalive=args.keepalive,
-        work_time=args.work_time,
-        acquire_wait=args.acquire_wait,
-        fencing=args.fencing,
-        locks=args.locks,
-        pause_at=args.pause_at if args.pause_at else None,
-        pause_for=args.pause_for,
-        keys=args.keys,
-        read_mode=args.read_mode,
+    given = {k: v for k, v in vars(args).items() if k in FIELDS and v is not None}
+    given.update(
         nodes=nodes,
-        image=args.image,
-        persistence=args.persistence,
-        sim_bugs=args.sim_bugs,
-        ssh=args.ssh,
         ssh_hosts=hosts,
-        ssh_user=args.ssh_user,
-        ssh_key=args.ssh_key,
-        ssh_port=args.ssh_port,
-        ssh_strict=not args.ssh_no_strict,
-        ssh_known_hosts=args.ssh_known_hosts,
-        ssh_install=args.ssh_install,
-        ssh_keep_packages=args.ssh_keep_packages,
-        ssh_debs=args.ssh_debs,
+        pause_at=args.pause_at or None,
         extra={"accept_unavailable": True} if args.accept_unavailable else {},
     )
-    check_run(opts)
-    return opts
+    return check_run(RunOptions.from_mapping(given))[0]
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:

@@ -156,8 +156,7 @@ def test_an_interval_with_no_room_for_one_fault_is_refused(
 
 
 def test_the_first_fault_starts_well_inside_the_time_limit() -> None:
-    opts = RunOptions(nemesis=["pause"], nemesis_interval=10, time_limit=12.5)
-    check_options(opts)
+    opts = check_options(RunOptions(nemesis=["pause"], nemesis_interval=10, time_limit=12.5))
     assert opts.first_fault_at() == 2.5
     long = RunOptions(nemesis=["kill"], nemesis_interval=5, time_limit=60)
     assert long.first_fault_at() == 5
@@ -172,17 +171,16 @@ def test_a_client_pause_that_ends_after_the_run_is_refused(
 
 
 def test_the_op_timeout_follows_the_pause_and_the_work_and_says_why() -> None:
-    default = RunOptions()
-    check_options(default)
+    default = check_options(RunOptions())
     assert default.op_timeout == pytest.approx(14 + 0.3 + 5)
     assert "client pause 14 s + work time 0.3 s" in default.op_timeout_reason
     assert default.to_dict()["op_timeout_reason"] == default.op_timeout_reason
-    work = RunOptions(target="zookeeper", work_time=20, nemesis=["partition"], time_limit=60)
-    check_options(work)
+    work = check_options(
+        RunOptions(target="zookeeper", work_time=20, nemesis=["partition"], time_limit=60)
+    )
     assert work.op_timeout == 25 and "work time 20 s" in work.op_timeout_reason
-    quiet = RunOptions(workload="cas-register")
-    check_options(quiet)
-    assert quiet.op_timeout == 10 and quiet.nemesis == ["none"]
+    quiet = check_options(RunOptions(workload="cas-register"))
+    assert quiet.op_timeout == 10 and quiet.nemesis == ("none",)
 
 
 @pytest.mark.parametrize(
@@ -337,8 +335,7 @@ def test_suite_run_into_an_unwritable_place_is_one_line(
 
 
 def test_a_register_run_may_have_a_short_op_timeout() -> None:
-    opts = RunOptions(workload="cas-register", op_timeout=1)
-    check_options(opts)
+    opts = check_options(RunOptions(workload="cas-register", op_timeout=1))
     assert opts.op_timeout == 1
 
 
@@ -377,8 +374,7 @@ _VALUES = st.one_of(
 @given(st.dictionaries(st.sampled_from(_FIELDS), _VALUES, max_size=6))
 def test_any_suite_values_give_a_run_or_one_line(values: dict[str, object]) -> None:
     try:
-        opts = RunOptions.from_mapping(values)
-        check_run(opts)
+        check_run(RunOptions.from_mapping(values))
     except HarnessError as e:
         assert "\n" not in str(e) and str(e)
 
@@ -437,11 +433,9 @@ def test_a_copy_of_options_keeps_following_the_pause() -> None:
 
     from core.options import OptionError, RunOptions
 
-    opts = RunOptions()
-    decide(opts)
+    opts = decide(RunOptions())
     assert not opts.op_timeout_given and opts.op_timeout == 19.3
-    longer = dataclasses.replace(opts, pause_for=30.0, time_limit=60.0)
-    check_options(longer)
+    longer = check_options(dataclasses.replace(opts, pause_for=30.0, time_limit=60.0))
     assert not longer.op_timeout_given and longer.op_timeout == 35.3
     assert RunOptions(op_timeout=10.0).op_timeout_given  # asked for in code: kept
     with pytest.raises(OptionError, match="decided by the options"):

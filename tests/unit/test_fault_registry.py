@@ -37,7 +37,7 @@ from core import gen
 from core.abilities import Ability, check_abilities
 from core.client import Completion, Invocation
 from core.options import OptionError, RunOptions
-from harness.validate import check_target
+from harness.validate import check_target, decide
 from nemesis import registry
 from nemesis.base import RunView
 from nemesis.build import build_nemesis
@@ -134,7 +134,7 @@ def test_a_target_lacking_an_ability_refuses_the_fault_with_its_reason() -> None
 def test_faults_lacking_the_same_ability_are_refused_together() -> None:
     sim = resolve("sim")
     with pytest.raises(OptionError) as e:
-        check_target(sim, RunOptions(nemesis=["loss", "partition", "kill"], time_limit=60))
+        check_target(sim, decide(RunOptions(nemesis=["loss", "partition", "kill"], time_limit=60)))
     assert "one node on loopback: loss, partition faults need a real cluster" in str(e.value)
     assert "(--target etcd, zookeeper, consul, redis, redlock)" in str(e.value)
 

@@ -53,9 +53,6 @@ EXEMPT: dict[str, set[str]] = {
     "harness/report/_timeline.py": {"clock"},
     # The shell's kill command.
     "clusters/remote/base.py": {"kill"},
-    # Still to move: RunOptions' default workload and the client pause's --pause-at rules
-    # live in core/options.py, below the registries (options as data, issue 17).
-    "core/options.py": {"lock", "client-pause"},
 }
 
 

@@ -20,7 +20,7 @@ from clusters.registry import TARGETS, UnknownTarget, resolve
 from clusters.server import ServerSpec
 from clusters.spec import Lazy, LeaseTtl, TargetSpec
 from core.options import OptionError, RunOptions
-from harness.validate import check_target
+from harness.validate import check_target, decide
 from nemesis.registry import FAULTS
 from tests.support.names import ROOT, product_strings, strings
 
@@ -90,7 +90,7 @@ def test_a_target_without_a_fault_names_the_targets_that_have_real_clusters() ->
     real = [n for n, t in TARGETS.items() if t.local is None]
     missing = next(f for f in FAULTS.values() if not f.needs <= local.abilities).name
     with pytest.raises(OptionError) as e:
-        check_target(local, RunOptions(target=local.name, nemesis=[missing]))
+        check_target(local, decide(RunOptions(target=local.name, nemesis=[missing])))
     assert f"(--target {', '.join(real)})" in str(e.value)
 
 
@@ -103,9 +103,9 @@ def test_listing_targets_needs_neither_docker_nor_paramiko() -> None:
         "from harness.validate import check_run, targets_described\n"
         "from core.options import RunOptions\n"
         "assert targets_described()\n"
-        "spec = check_run(RunOptions())\n"
+        "opts, spec = check_run(RunOptions())\n"
         "assert spec.name == DEFAULT_TARGET and spec.local is not None\n"
-        "assert spec.client_builder(RunOptions(target=spec.name))\n"
+        "assert spec.client_builder(opts)\n"
         "print(len(TARGETS))\n"
     )
     done = subprocess.run(

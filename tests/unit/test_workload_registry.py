@@ -140,7 +140,7 @@ def test_a_suite_and_the_command_line_give_a_workload_the_same_run(
     cli = _cli("--workload", name, "--time-limit", "30")
     suite = _suite(tmp_path, f'workload = "{name}"\ntime_limit = 30')
     assert _same(cli, suite) == {}
-    assert cli.nemesis == [registry.WORKLOADS[name].default_fault]
+    assert cli.nemesis == (registry.WORKLOADS[name].default_fault,)
 
 
 MADE_UP = Workload(
@@ -168,7 +168,7 @@ def test_a_made_up_workloads_defaults_come_from_its_registry_entry(
 ) -> None:
     cli = _cli("--workload", made_up.name, "--time-limit", "30")
     suite = _suite(tmp_path, f'workload = "{made_up.name}"\ntime_limit = 30')
-    assert cli.nemesis == suite.nemesis == ["pause"]
+    assert cli.nemesis == suite.nemesis == ("pause",)
     assert _same(cli, suite) == {}
     assert "acquire wait" in cli.op_timeout_reason  # a holding workload's op timeout
 

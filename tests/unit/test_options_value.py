@@ -1,0 +1,102 @@
+"""Run options are a value: frozen, changed only into new options, recorded in test.json
+as before (the same keys, lists as JSON lists), and built by the command line and a
+suite's table through the same mapping."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from core.options import RunOptions
+from harness.validate import check_run, decide
+
+
+def test_options_are_frozen_and_deciding_gives_new_options() -> None:
+    asked = RunOptions()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        asked.seed = 3  # type: ignore[misc]
+    decided = decide(asked)
+    assert asked.nemesis == () and decided.nemesis != ()
+    assert asked.op_timeout_reason == "" and decided.op_timeout_reason
+    checked, target = check_run(RunOptions(target=""))
+    assert checked.target == target.name and checked.target
+
+
+def test_test_json_keeps_its_keys_and_json_types() -> None:
+    opts = RunOptions(nemesis=["kill"], sim_bugs=["b"], ssh_hosts=["h1"])
+    assert opts.nemesis == ("kill",) and opts.ssh_hosts == ("h1",)
+    recorded = json.loads(json.dumps(opts.to_dict()))
+    assert recorded["nemesis"] == ["kill"] and recorded["sim_bugs"] == ["b"]
+    assert recorded["ssh_hosts"] == ["h1"] and recorded["extra"] == {}
+    assert list(recorded) == [f.name for f in dataclasses.fields(RunOptions)]
+
+
+def _run_dests() -> set[str]:
+    import argparse
+
+    from harness.cli import build_parser
+
+    parser = build_parser("run")
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {a.dest for a in sub.choices["run"]._actions if a.option_strings} - {"help"}
+
+
+def test_every_option_is_a_flag_of_run_under_its_own_name() -> None:
+    """The command line builds the options from its argparse dests: a new option without a
+    flag, or a flag whose dest is not an option, is caught here (the few the command line
+    translates itself are listed)."""
+    from core.options import DERIVED, FIELDS
+
+    translated = {"ssh_hosts", "extra"}  # from --nodes/--nodes-file, --accept-unavailable
+    cli_only = {"nodes_file", "accept_unavailable"}
+    dests = _run_dests()
+    assert FIELDS - set(DERIVED) - translated <= dests
+    assert dests - cli_only <= FIELDS
+
+
+def test_the_default_workload_is_the_registry_s_first() -> None:
+    from workloads.registry import DEFAULT_WORKLOAD, WORKLOADS
+
+    assert next(iter(WORKLOADS)) == DEFAULT_WORKLOAD
+    assert RunOptions().workload == ""
+    assert decide(RunOptions()).workload == DEFAULT_WORKLOAD
+    assert decide(RunOptions()).nemesis == (WORKLOADS[DEFAULT_WORKLOAD].default_fault,)
+
+
+def test_a_fault_at_its_own_time_must_end_inside_the_run() -> None:
+    """A fault with a time of its own (``FaultSpec.timing``) is not in the periodic
+    schedule and is refused when it would end after the time limit."""
+    from core.options import OptionError
+    from harness.validate import check_options
+    from nemesis.registry import FAULTS, rules_of
+
+    own = 0
+    for name, spec in FAULTS.items():
+        opts = RunOptions(nemesis=[name], time_limit=60)
+        timing = spec.timing(opts)
+        assert (name in rules_of(opts).periodic) == (timing is None), name
+        if timing is None:
+            continue
+        own += 1
+        at, lasts = timing
+        with pytest.raises(OptionError, match="does not end inside --time-limit"):
+            check_options(dataclasses.replace(opts, time_limit=at + lasts - 1))
+    assert own, "no fault keeps a time of its own: this test tests nothing"
+
+
+def test_a_fault_freezing_a_holder_lengthens_the_followed_op_timeout() -> None:
+    from core.options import OP_TIMEOUT_MARGIN
+    from nemesis.registry import FAULTS
+    from workloads.registry import WORKLOADS
+
+    holds = next(w.name for w in WORKLOADS.values() if w.holds)
+    holding = RunOptions(workload=holds, work_time=1.0, acquire_wait=0.5, time_limit=600)
+    for name, spec in FAULTS.items():
+        frozen = spec.freezes(dataclasses.replace(holding, nemesis=(name,)))
+        decided = decide(dataclasses.replace(holding, nemesis=(name,)))
+        extra = 0.0 if frozen is None else frozen[0]
+        assert decided.op_timeout == max(10.0, 1.0 + extra + OP_TIMEOUT_MARGIN), name
+        if frozen is not None:
+            assert decided.op_timeout_reason.startswith(f"not given: {frozen[1]} + "), name
