@@ -23,7 +23,7 @@ election checkers share their analysis and differ only in vocabulary.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from checkers.leases import LeaseFacts
@@ -71,18 +71,7 @@ ELECTION: Final = Terms(
     "leader-elected",
     "election",
 )
-EITHER: Final = Terms(
-    ("acquire", "campaign"),
-    ("release", "resign"),
-    "token",
-    "holder",
-    "held",
-    "lock",
-    "holding",
-    "lock",
-    "lock-granted",
-    "lock",
-)
+EITHER: Final = replace(LOCK, take=LOCK.take + ELECTION.take, give=LOCK.give + ELECTION.give)
 """Lock words, but reading election operations too (the report's lock lanes)."""
 
 
