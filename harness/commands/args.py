@@ -7,7 +7,7 @@ import argparse
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from core.errors import EXIT_BAD_INPUT
 
@@ -85,6 +85,23 @@ def number(field: str | Bound) -> Callable[[str], float | int]:
 
     parse.__name__ = bound.flag  # argparse names the type in some errors
     return parse
+
+
+_OPTION_DEFAULT: Any = object()
+
+
+def number_option(
+    group: argparse._ActionsContainer, flag: str, help: str, default: Any = _OPTION_DEFAULT
+) -> None:
+    """Add the number option ``flag`` (``--time-limit``) of the run option it names
+    (``time_limit``): its type checks the option's range, its default is the option's own
+    (``RunOptions``) unless ``default`` is given."""
+    from core.options import RunOptions
+
+    field = flag.removeprefix("--").replace("-", "_")
+    if default is _OPTION_DEFAULT:
+        default = getattr(RunOptions(), field)
+    group.add_argument(flag, type=number(field), default=default, help=help)
 
 
 def checked(check: Callable[[str], object]) -> Callable[[str], str]:

@@ -13,7 +13,7 @@ from harness.commands.args import (
     add_ssh_login_options,
     checked,
     faults,
-    number,
+    number_option,
     on_off,
     writable_dir,
 )
@@ -49,42 +49,22 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help=Deferred(lambda: _lazy_help("lock implementation of the target")),
     )
-    g.add_argument(
-        "--concurrency",
-        type=number("concurrency"),
-        default=d.concurrency,
-        help="client processes, 1-1000 (default: %(default)s)",
+    number_option(g, "--concurrency", "client processes, 1-1000 (default: %(default)s)")
+    number_option(g, "--rate", "operations per second, all clients", default=None)
+    number_option(
+        g, "--time-limit", "seconds of operations before the final heal (default: %(default)s)"
     )
-    g.add_argument(
-        "--rate", type=number("rate"), default=None, help="operations per second, all clients"
-    )
-    g.add_argument(
-        "--time-limit",
-        type=number("time_limit"),
-        default=d.time_limit,
-        help="seconds of operations before the final heal (default: %(default)s)",
-    )
-    g.add_argument(
-        "--recovery-time",
-        type=number("recovery_time"),
-        default=d.recovery_time,
-        help="seconds of operations on the healed cluster at the end",
-    )
-    g.add_argument(
+    number_option(g, "--recovery-time", "seconds of operations on the healed cluster at the end")
+    number_option(
+        g,
         "--op-timeout",
-        type=number("op_timeout"),
-        default=None,
-        help="seconds before an open operation is recorded as info (default: "
+        "seconds before an open operation is recorded as info (default: "
         f"{DEFAULT_OP_TIMEOUT:g}, or longer when the client pause plus the "
         "work time or the acquire wait need it; test.json says why). A value "
         "shorter than they need is refused",
-    )
-    g.add_argument(
-        "--seed",
-        type=number("seed"),
         default=None,
-        help="seed of the schedule, 0 or more (replayable)",
     )
+    number_option(g, "--seed", "seed of the schedule, 0 or more (replayable)", default=None)
     g.add_argument("--out-dir", "-o", default=d.out_dir, help="results folder (writable)")
     g.add_argument(
         "--name",
@@ -107,11 +87,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         + ", ".join(f"{w.default_fault} for {w.name}" for w in WORKLOADS.values())
         + ")",
     )
-    f.add_argument(
+    number_option(
+        f,
         "--nemesis-interval",
-        type=number("nemesis_interval"),
-        default=d.nemesis_interval,
-        help="seconds between fault starts and stops; the first fault starts after "
+        "seconds between fault starts and stops; the first fault starts after "
         "one interval or a fifth of the time limit, whichever is sooner, and "
         "each fault must start and stop inside the time limit",
     )
@@ -123,50 +102,29 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         "client). One value for every fault, or one per fault: "
         "client-pause=holder;partition=leader",
     )
-    f.add_argument(
+    number_option(
+        f,
         "--pause-at",
-        type=number("pause_at"),
-        default=d.pause_at,
-        help="client-pause: seconds into the run (default: %(default)s; "
+        "client-pause: seconds into the run (default: %(default)s; "
         "set --pause-at 0 for the periodic schedule)",
     )
-    f.add_argument(
-        "--pause-for",
-        type=number("pause_for"),
-        default=d.pause_for,
-        help="client-pause: seconds the holder stays frozen (default: %(default)s)",
+    number_option(
+        f, "--pause-for", "client-pause: seconds the holder stays frozen (default: %(default)s)"
     )
     lk = p.add_argument_group("locks and leases")
-    lk.add_argument("--lease-ttl", type=number("lease_ttl"), default=d.lease_ttl, help="seconds")
-    lk.add_argument(
-        "--keepalive",
-        type=number("keepalive"),
-        default=d.keepalive,
-        help="seconds between keepalives",
-    )
-    lk.add_argument(
-        "--work-time",
-        type=number("work_time"),
-        default=d.work_time,
-        help="seconds of work in each critical section",
-    )
-    lk.add_argument(
-        "--acquire-wait",
-        type=number("acquire_wait"),
-        default=d.acquire_wait,
-        help="seconds an acquire waits before it fails",
-    )
+    number_option(lk, "--lease-ttl", "seconds")
+    number_option(lk, "--keepalive", "seconds between keepalives")
+    number_option(lk, "--work-time", "seconds of work in each critical section")
+    number_option(lk, "--acquire-wait", "seconds an acquire waits before it fails")
     lk.add_argument(
         "--fencing",
         type=on_off,
         default=d.fencing,
         help="on: the protected resource rejects lower tokens; off: accepts all",
     )
-    lk.add_argument(
-        "--locks", type=number("locks"), default=d.locks, help="number of locks, 1-1000"
-    )
+    number_option(lk, "--locks", "number of locks, 1-1000")
     cas = p.add_argument_group("CAS register")
-    cas.add_argument("--keys", type=number("keys"), default=d.keys, help="independent keys")
+    number_option(cas, "--keys", "independent keys")
     cas.add_argument(
         "--read-mode", default=None, help=Deferred(lambda: _lazy_help("how the register reads"))
     )
