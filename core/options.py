@@ -91,6 +91,8 @@ NUMBERS: Final[dict[str, Bound]] = {
     "acquire_wait": Bound("--acquire-wait", 0, DAY),
     "locks": Bound("--locks", 1, 1000, integer=True, unit="locks"),
     "keys": Bound("--keys", 1, 1_000_000, integer=True, unit="keys"),
+    "watchers": Bound("--watchers", 1, 1000, integer=True, unit="watchers"),
+    "compact_every": Bound("--compact-every", 0, DAY),
     "nodes": Bound("--nodes", 1, 99, integer=True, unit="nodes"),
     "ssh_port": Bound("--ssh-port", 1, 65535, integer=True, unit="port numbers"),
 }
@@ -177,6 +179,13 @@ class RunOptions:
     # CAS register.
     keys: int = 3
     read_mode: str | None = None
+    # Watch workload (workloads/watch_workload.py): the first ``watchers`` client threads
+    # watch the ``keys`` keys, the others write them; ``watch_mode`` says how a one-shot
+    # watch learns the value (``reread`` or ``payload``); a compaction every
+    # ``compact_every`` seconds (0: none) where the service keeps a history.
+    watchers: int = 2
+    watch_mode: str = "reread"
+    compact_every: float = 0.0
     # Targets.
     nodes: int | None = None
     image: str | None = None

@@ -11,6 +11,7 @@ from clusters.sim.factories import (
     SimElectionClientFactory,
     SimLockClientFactory,
     SimRegisterClientFactory,
+    SimWatchClientFactory,
 )
 from clusters.spec import ClientBuilder
 from core.client import ClientFactory
@@ -27,6 +28,13 @@ def make_cluster(opts: RunOptions, clock: RunClock) -> SimCluster:
 def register_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
     """CAS-register clients on the sim service."""
     return SimRegisterClientFactory(cluster.endpoints()[NODE], timeout=opts.op_timeout)
+
+
+def watch_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
+    """Watch workload clients on the sim service (its ``kv_*`` watch primitive)."""
+    return SimWatchClientFactory(
+        cluster.endpoints()[NODE], opts.keys, timeout=min(opts.op_timeout, 5.0)
+    )
 
 
 def _holder_clients(factory: Any) -> ClientBuilder:

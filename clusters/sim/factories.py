@@ -2,7 +2,8 @@
 
 - ``SimLockClientFactory``: the lock workload (``workloads.lock``);
 - ``SimRegisterClientFactory``: CAS registers (``workloads.register``);
-- ``SimElectionClientFactory``: leader election (``workloads.election``).
+- ``SimElectionClientFactory``: leader election (``workloads.election``);
+- ``SimWatchClientFactory``: the watch workload (``workloads.watch``).
 
 Defaults reproduce the domain notes' timeline: lease TTL 10 s, keepalive every 3 s.
 """
@@ -18,6 +19,7 @@ from workloads.election import ElectionClient
 from workloads.lock import LockClient
 from workloads.register import RegisterClient
 from workloads.resource import ResourceClient
+from workloads.watch import WatchClient
 
 NODE = "sim"
 
@@ -91,3 +93,18 @@ class SimRegisterClientFactory:
 
     def __call__(self, ctx: WorkerContext) -> RegisterClient:
         return RegisterClient(ctx, partial(SimClient, self.sim, self.timeout), NODE)
+
+
+@dataclass(frozen=True, slots=True)
+class SimWatchClientFactory:
+    """Watch workload clients (``workloads.watch``) on the sim service at ``sim``,
+    following ``keys`` keys."""
+
+    sim: str
+    keys: int
+    timeout: float = 5.0
+
+    def __call__(self, ctx: WorkerContext) -> WatchClient:
+        from clusters.sim.watch import SimWatch
+
+        return WatchClient(ctx, partial(SimWatch, self.sim, self.timeout), self.keys, NODE)

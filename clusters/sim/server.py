@@ -25,6 +25,9 @@ reg_read            key                          {value}
 reg_write           key, value                   {}
 reg_cas             key, old, new                {}; "cas mismatch: ..."
 ==================  ===========================  =======================================
+
+and the watch primitive's ``kv_put``, ``kv_get``, ``kv_watch``, ``kv_compact``
+(``clusters.sim.kv``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from clusters.sim.kv import KvStore
 from clusters.sim.service import BUGS, SimService, UnknownBug, check_bugs
 from clusters.sim.wal import WriteAheadLog
 from core.clock import RunClock
@@ -52,8 +56,12 @@ def _arg(args: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
 _NUM = (int, float)
 
 
-def make_handler(svc: SimService) -> Callable[[str, dict[str, Any]], Awaitable[Any]]:
-    """The wire handler of ``svc``: validates arguments, then calls the operation."""
+def make_handler(
+    svc: SimService, kv: KvStore | None = None
+) -> Callable[[str, dict[str, Any]], Awaitable[Any]]:
+    """The wire handler of ``svc`` (and of its watch primitive ``kv``): validates
+    arguments, then calls the operation."""
+    store = kv if kv is not None else KvStore()
 
     async def handle(op: str, a: dict[str, Any]) -> Any:
         try:
@@ -95,7 +103,21 @@ def make_handler(svc: SimService) -> Callable[[str, dict[str, Any]], Awaitable[A
             return svc.reg_write(_arg(a, "key", str), a.get("value"))
         if op == "reg_cas":
             return svc.reg_cas(_arg(a, "key", str), a.get("old"), a.get("new"))
+        if op.startswith("kv_"):
+            return await _kv(op, a)
         raise RequestError(f"unknown op {op!r}; see clusters/sim/server.py for the list")
+
+    async def _kv(op: str, a: dict[str, Any]) -> Any:
+        if op == "kv_put":
+            return store.put(_arg(a, "key", str), a.get("value"))
+        if op == "kv_get":
+            return store.get([str(k) for k in _arg(a, "keys", list)])
+        if op == "kv_watch":
+            keys = [str(k) for k in _arg(a, "keys", list)]
+            return await store.watch(keys, _arg(a, "start", int), float(_arg(a, "wait", _NUM)))
+        if op == "kv_compact":
+            return store.compact()
+        raise RequestError(f"unknown op {op!r}; see clusters/sim/kv.py for the list")
 
     return handle
 
@@ -133,7 +155,8 @@ def main(argv: list[str] | None = None) -> None:
             seed=args.seed,
             wal=wal,
         )
-        asyncio.run(serve_until_signalled(make_handler(svc), args, background=[svc.sweep]))
+        handler = make_handler(svc, KvStore(wal))
+        asyncio.run(serve_until_signalled(handler, args, background=[svc.sweep]))
     finally:
         if wal is not None:
             wal.close()

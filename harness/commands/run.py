@@ -128,6 +128,18 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     cas.add_argument(
         "--read-mode", default=None, help=Deferred(lambda: _lazy_help("how the register reads"))
     )
+    w = p.add_argument_group("watches")
+    number_option(w, "--watchers", "client processes that watch the keys (the others write)")
+    w.add_argument(
+        "--watch-mode",
+        choices=("reread", "payload"),
+        default=d.watch_mode,
+        help="one-shot watches (ZooKeeper): reread the node after each event, or take the "
+        "value the event came with (default: %(default)s)",
+    )
+    number_option(
+        w, "--compact-every", "seconds between compactions of the service's history (0: none)"
+    )
     t = p.add_argument_group("targets")
     t.add_argument(
         "--nodes",

@@ -1,0 +1,213 @@
+"""Watch delivery: did every watcher learn every committed change it should have, once, in
+order, and settle on each key's last write?
+
+What a watcher owes depends on what its mechanism promises (recorded by the client in its
+``subscribed`` notification, ``workloads.watch``):
+
+- ``every-change`` (etcd's watch from a revision, the sim's): each committed change after
+  the watcher's first snapshot is delivered once, in revision order. A change never
+  delivered is a *gap*, one delivered twice a *duplicate*, one delivered after a later
+  one *out of order*: all violations. Changes the service compacted away while the watcher
+  was behind are excused when the watcher then re-read every key and re-subscribed (the
+  compaction was *handled*); a compaction it did not follow with a re-read is a violation.
+- ``latest`` (ZooKeeper's one-shot watches, Consul's blocking queries): a notification
+  says the key changed; changes in between are coalesced, so *missed* changes are counted,
+  not blamed. Duplicates and going back are still violations.
+
+At the end, every watcher still reporting once the writes are over must settle on each
+key's last committed write. A stale final value is a violation for a watcher that
+re-reads (or is promised every change); for one that trusts the notification's value
+without re-reading (``--watch-mode payload``) it is the expected consequence, shown with
+its counts. Changes that completed within ``SETTLE_NS`` of a watcher's last report are
+not owed yet. No watcher, no committed write, or no watcher left at the end: unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from checkers.record import RunRecord
+from checkers.result import UNKNOWN, CheckResult
+from checkers.watch_streams import (
+    EVERY_CHANGE,
+    SETTLE_NS,
+    Stream,
+    WatchRun,
+    Write,
+    possible_last,
+    read_watch_run,
+)
+from checkers.words import plural
+
+NAME = "watch-delivery"
+
+
+@dataclass
+class Watcher:
+    """What one watcher process got, counted: see the module docstring."""
+
+    process: Any
+    delivery: str
+    rereads: bool
+    mechanism: str
+    delivered: int = 0
+    missed: int = 0
+    """Changes it should have had and never got (gaps, for every-change delivery)."""
+    excused: int = 0
+    """Changes compacted away while it was behind (or skipped by a re-subscription)."""
+    duplicates: int = 0
+    out_of_order: int = 0
+    compactions: int = 0
+    handled: int = 0
+    resumes: int = 0
+    errors: int = 0
+    stale_final: dict[str, list[Any]] = field(default_factory=dict)
+    """Key -> [the value it settled on, the last write's value(s)]."""
+    settled: bool = False
+    """Whether it still reported once the writes were over (its final values count)."""
+    examples: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["process"] = self.process
+        return d
+
+
+def _revision_of(writes: list[Write]) -> dict[Any, int | None]:
+    return {repr(w.value): w.revision for w in writes}
+
+
+def follow_stream(s: Stream, run: WatchRun) -> Watcher:
+    """Replay one watcher's notifications against the committed writes."""
+    w = Watcher(s.process, s.delivery, s.rereads, s.mechanism)
+    pos: dict[str, int | None] = {}
+    start: dict[str, tuple[int | None, int]] = {}
+    got: dict[str, set[str]] = {}
+    excused: dict[str, list[tuple[int, int]]] = {}
+    final: dict[str, Any] = {}
+    pending: set[str] = set()
+    for n in s.notes:
+        kind, key = n.get("kind"), str(n.get("key"))
+        if kind == "compacted":
+            w.compactions += 1
+            pending = set(pos)
+        elif kind in ("resumed", "error"):
+            w.resumes += kind == "resumed"
+            w.errors += kind == "error"
+        elif kind in ("snapshot", "change"):
+            rev, before, value = n.get("revision"), pos.get(key), repr(n.get("value"))
+            if kind == "snapshot":
+                if key not in start:
+                    start[key] = (rev, int(n.get("time", 0)))
+                elif before is not None and rev is not None and rev > before:
+                    excused.setdefault(key, []).append((before, rev))
+                if key in pending:
+                    pending.discard(key)
+                    w.handled += not pending
+            elif value in got.get(key, set()):
+                w.duplicates += 1
+                w.examples.append(f"key {key}: {n.get('value')!r} (revision {rev}) delivered again")
+            elif before is not None and rev is not None and rev < before:
+                w.out_of_order += 1
+                w.examples.append(f"key {key}: revision {rev} delivered after {before}")
+            else:
+                w.delivered += 1
+            got.setdefault(key, set()).add(value)
+            final[key] = n.get("value")
+            if rev is not None:
+                pos[key] = rev if before is None else max(before, rev)
+    owed_until = s.last_report - SETTLE_NS
+    for key, writes in run.writes.items():
+        if key not in start:
+            continue
+        rev0, t0 = start[key]
+        for wr in writes:
+            after = (
+                wr.revision > rev0
+                if wr.revision is not None and rev0 is not None
+                else wr.invoked > t0
+            )
+            done = wr.ok if wr.ok is not None else wr.invoked
+            if not after or done > owed_until or repr(wr.value) in got.get(key, set()):
+                continue
+            if any(lo < (wr.revision or -1) <= hi for lo, hi in excused.get(key, [])):
+                w.excused += 1
+                continue
+            w.missed += 1
+            if w.delivery == EVERY_CHANGE and len(w.examples) < 5:
+                w.examples.append(
+                    f"key {key}: change to {wr.value!r} (revision {wr.revision}) never delivered"
+                )
+    ends = run.writes_end
+    w.settled = ends is not None and s.last_report >= ends + SETTLE_NS
+    if w.settled:
+        for key, writes in run.writes.items():
+            last = possible_last(writes)
+            if key in final and final[key] not in last:
+                w.stale_final[key] = [final[key], last]
+    return w
+
+
+def _violates(w: Watcher) -> bool:
+    strict = w.delivery == EVERY_CHANGE
+    stale = bool(w.stale_final) and (strict or w.rereads)
+    gaps = strict and w.missed > 0
+    unhandled = w.compactions > w.handled
+    return gaps or stale or unhandled or w.duplicates > 0 or w.out_of_order > 0
+
+
+def check_record(record: RunRecord) -> CheckResult:
+    """Judge every watcher's deliveries; see the module docstring."""
+    run = read_watch_run(record)
+    watchers = [follow_stream(s, run) for s in run.streams if s.notes]
+    details: dict[str, Any] = {
+        "watchers": [w.to_dict() for w in watchers],
+        "writes": sum(len(ws) for ws in run.writes.values()),
+        "compactions_asked": len(run.compactions),
+    }
+    if not watchers or not run.writes:
+        why = "no watcher reported anything" if not watchers else "no write was committed"
+        return CheckResult(NAME, UNKNOWN, f"Nothing to judge: {why}.", details)
+    bad = [w for w in watchers if _violates(w)]
+    settled = [w for w in watchers if w.settled]
+    counts = _counts(watchers)
+    if bad:
+        ex = "; ".join(e for w in bad for e in w.examples[:2])
+        summary = (
+            f"{plural(len(bad), 'watcher')} of {len(watchers)} broke its promise: {ex}. {counts}"
+        )
+        return CheckResult(NAME, False, summary, details)
+    if not settled:
+        return CheckResult(
+            NAME,
+            UNKNOWN,
+            "No watcher was still reporting once the writes were over: their final "
+            f"values cannot be judged. {counts}",
+            details,
+        )
+    return CheckResult(NAME, True, f"Every watcher kept its mechanism's promise. {counts}", details)
+
+
+def _counts(watchers: list[Watcher]) -> str:
+    parts = [
+        f"{plural(sum(w.delivered for w in watchers), 'change')} delivered",
+        f"{sum(w.missed for w in watchers)} missed",
+    ]
+    excused = sum(w.excused for w in watchers)
+    if excused:
+        parts.append(f"{excused} compacted away or skipped by a re-subscription")
+    comp = sum(w.compactions for w in watchers)
+    if comp:
+        handled = sum(w.handled for w in watchers)
+        parts.append(f"{plural(comp, 'compaction')} hit a watcher, {handled} handled")
+    stale = [w for w in watchers if w.stale_final]
+    if stale:
+        expected = all(not w.rereads for w in stale)
+        why = (
+            " (expected: they trust the notification's value without re-reading)"
+            if expected
+            else ""
+        )
+        parts.append(f"{plural(len(stale), 'watcher')} settled on a stale value{why}")
+    return ", ".join(parts) + "."

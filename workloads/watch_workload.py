@@ -1,0 +1,30 @@
+"""The watch workload: writers change ``--keys`` keys with unique values while
+``--watchers`` clients follow them with the target's own mechanism
+(``workloads.watch_gen``, ``workloads.watch``'s client and a target's backend); its runs
+are checked for delivery (``checkers.watch_delivery``: every change once and in order
+where the mechanism promises it, missed changes counted where it does not, the final
+values) and notification latency (``checkers.watch_latency``).
+"""
+
+from __future__ import annotations
+
+from checkers import stats, watch_delivery, watch_latency
+from workloads.watch_gen import WatchGen
+from workloads.workload import Workload
+
+WORKLOAD = Workload(
+    name="watch",
+    help="--watchers clients follow --keys keys that the other clients write",
+    generator=lambda opts, seed: WatchGen(
+        keys=opts.keys,
+        watchers=opts.watchers,
+        writes_for=opts.time_limit,
+        compact_every=opts.compact_every,
+        seed=seed,
+    ),
+    needs_resource=False,
+    holds=False,
+    default_fault="none",
+    checkers=(watch_delivery.check_record, watch_latency.check_record, stats.check_record),
+    options=("keys", "watchers", "watch_mode", "compact_every"),
+)
