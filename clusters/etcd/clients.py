@@ -9,11 +9,14 @@ from __future__ import annotations
 from clusters.etcd.election import EtcdElection
 from clusters.etcd.lock import RecipeLock, ServiceLock
 from clusters.etcd.register import EtcdRegister
+from clusters.etcd.watch import EtcdWatch
 from workloads.election import ElectionClient
 from workloads.factories import holder_clients, register_clients
 from workloads.lock import LockClient
+from workloads.watch_factory import watch_clients
 
 REGISTER = register_clients(EtcdRegister)
 ELECTION = holder_clients(ElectionClient, EtcdElection, "election")
 LEASE_LOCK = holder_clients(LockClient, ServiceLock)
 RECIPE_LOCK = holder_clients(LockClient, RecipeLock)
+WATCH = watch_clients(EtcdWatch)

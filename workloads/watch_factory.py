@@ -1,0 +1,35 @@
+"""The watch workload's client factory for the targets with a driver
+(``workloads.factories.Connector``): what a target's ``clients.py`` names for ``watch``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from core.client import Client, ClientFactory, WorkerContext
+from core.cluster import Cluster
+from core.options import RunOptions
+from workloads.factories import Builder, Connector, connector
+from workloads.watch import WatchClient
+
+
+@dataclass(frozen=True, slots=True)
+class WatchFactory:
+    """Watch clients following ``keys`` keys over the connector's driver."""
+
+    connector: Connector
+    keys: int
+
+    def __call__(self, ctx: WorkerContext) -> Client:
+        connect, node = self.connector.for_slot(ctx.slot)
+        return WatchClient(ctx, connect, self.keys, node)
+
+
+def watch_clients(driver: Callable[..., Any], **options: Any) -> Builder:
+    """Watch clients over ``driver`` connections (which take ``options`` too)."""
+
+    def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
+        return WatchFactory(connector(opts, cluster, driver, **options), opts.keys)
+
+    return build
