@@ -3,7 +3,8 @@
 A workload is target-independent (``workloads.registry``): its operations, whether it
 needs the protected resource, and its checkers. The target supplies only the clients; the
 run starts the protected resource and passes its address here. The schedule is: client
-operations for ``time_limit + recovery_time``, and on the nemesis thread the fault schedule
+operations for ``time_limit + recovery_time`` (those of the workload's ``recovery``
+generator in the recovery time, when it has one), and on the nemesis thread the fault schedule
 for ``time_limit``, then the final heal, so clients keep running for ``recovery_time`` on a
 healed cluster (as Jepsen does).
 """
@@ -30,6 +31,9 @@ class Plan:
     time_limit: float
     recovery_time: float
     seed: int
+    recovery_gen: Any = None
+    """The clients' operations during the recovery time (``Workload.recovery``); None:
+    ``client_gen`` goes on."""
 
     def generator(self, nemesis_gen: Any, final_gen: Any, start: float = 0.0) -> gen.Generator:
         """The whole schedule; ``start`` is the run-clock time (s) the workload starts at.
@@ -37,7 +41,12 @@ class Plan:
         Deadlines are absolute: a limit that started counting at its first ``op()`` would
         restart whenever the runner re-asks after an event without acting on the answer.
         """
-        clients = gen.clients(_until(start + self.time_limit + self.recovery_time, self.client_gen))
+        end = start + self.time_limit + self.recovery_time
+        work = _until(end, self.client_gen)
+        if self.recovery_gen is not None:
+            main = _until(start + self.time_limit, self.client_gen)
+            work = gen.phases(main, _until(end, self.recovery_gen))
+        clients = gen.clients(work)
         if nemesis_gen is None:
             return gen.seeded(self.seed, clients)
         faults = gen.nemesis(gen.phases(_until(start + self.time_limit, nemesis_gen), final_gen))
@@ -55,5 +64,7 @@ def build_plan(
     """The clients of the run's workload and their schedule; ``resource`` is the protected
     resource's address when the workload needs it (``Workload.needs_resource``)."""
     client = target.client_factory(opts, cluster, resource)
-    generator = get_workload(opts.workload).client_generator(opts, seed)
-    return Plan(client, generator, opts.time_limit, opts.recovery_time, seed)
+    workload = get_workload(opts.workload)
+    generator = workload.client_generator(opts, seed)
+    recovery = workload.recovery_generator(opts, seed)
+    return Plan(client, generator, opts.time_limit, opts.recovery_time, seed, recovery)

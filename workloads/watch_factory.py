@@ -26,10 +26,12 @@ class WatchFactory:
         return WatchClient(ctx, connect, self.keys, node)
 
 
-def watch_clients(driver: Callable[..., Any], **options: Any) -> Builder:
-    """Watch clients over ``driver`` connections (which take ``options`` too)."""
+def watch_clients(driver: Callable[..., Any], one_shot: bool = False) -> Builder:
+    """Watch clients over ``driver`` connections; ``one_shot``: its watches fire once and
+    the driver takes the run's ``--watch-mode`` (``mode=``)."""
 
     def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
+        options: dict[str, Any] = {"mode": opts.watch_mode} if one_shot else {}
         return WatchFactory(connector(opts, cluster, driver, **options), opts.keys)
 
     return build

@@ -3,9 +3,9 @@
 The first ``watchers`` client threads only ``collect`` (each op gathers what the process's
 watch received, waiting up to ``WAIT_S`` for it); the others ``write`` a random key with a
 value unique in the run (a counter), so every change a watcher reports names its write.
-Writers stop ``writes_for`` seconds after the generator starts while the watchers go on
-(the run's recovery time): the quiet end in which every watcher should settle on each
-key's last write. With ``compact_every`` > 0 a free writer asks the service to compact its
+During the run's recovery time only the watchers go on (``WatchGen`` with ``writes=False``,
+the workload's ``recovery`` generator): the quiet end in which every watcher should settle
+on each key's last write. With ``compact_every`` > 0 a free writer asks the service to compact its
 history that often. The state lives in the immutable generator value; randomness is seeded.
 """
 
@@ -28,7 +28,7 @@ class WatchGen:
 
     keys: int
     watchers: int
-    writes_for: float
+    writes: bool = True
     compact_every: float = 0.0
     seed: int = 0
     counter: int = 0
@@ -47,7 +47,7 @@ class WatchGen:
             p = ctx.thread_process[watchers[0]]
             return Request(p, "collect", WAIT_S, None, ctx.time), me
         writers = [t for t in free if isinstance(t, int) and t >= self.watchers]
-        if not writers or ctx.time >= start + to_ns(self.writes_for):
+        if not writers or not self.writes:
             return PENDING, me
         state = derive_seed(self.seed, self.counter)
         i, state = rng_below(state, len(writers))

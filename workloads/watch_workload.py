@@ -18,10 +18,10 @@ WORKLOAD = Workload(
     generator=lambda opts, seed: WatchGen(
         keys=opts.keys,
         watchers=opts.watchers,
-        writes_for=opts.time_limit,
         compact_every=opts.compact_every,
         seed=seed,
     ),
+    recovery=lambda opts, seed: WatchGen(keys=opts.keys, watchers=opts.watchers, writes=False),
     needs_resource=False,
     holds=False,
     default_fault="none",

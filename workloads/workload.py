@@ -55,11 +55,18 @@ class Workload:
     model: str | None = None
     """The linearizability model of its histories (``harness check`` of a history file
     whose test.json names the workload); None: they are not checked as one."""
+    recovery: ClientGenerator | None = None
+    """Its clients' operations during the recovery time, once the time limit is over (the
+    watch workload's watchers settle while nobody writes); None: ``generator`` goes on."""
 
     def client_generator(self, opts: RunOptions, seed: int) -> Any:
         """The clients' operations, at ``opts.rate`` when it is set."""
         g = self.generator(opts, seed)
         return gen.rate(opts.rate, g) if opts.rate else g
+
+    def recovery_generator(self, opts: RunOptions, seed: int) -> Any:
+        """Its clients' operations during the recovery time; None: the same as before."""
+        return None if self.recovery is None else self.recovery(opts, seed)
 
     def checks(self, record: RunRecord) -> list[Checker]:
         """The checkers of one of its runs: those whose recorded fact applies."""

@@ -9,10 +9,13 @@ from __future__ import annotations
 from clusters.zookeeper.election import ZkElection
 from clusters.zookeeper.lock import ZkLock
 from clusters.zookeeper.register import ZkRegister
+from clusters.zookeeper.watch import ZkWatch
 from workloads.election import ElectionClient
 from workloads.factories import holder_clients, register_clients
 from workloads.lock import LockClient
+from workloads.watch_factory import watch_clients
 
 REGISTER = register_clients(ZkRegister)
 ELECTION = holder_clients(ElectionClient, ZkElection, "election")
 RECIPE_LOCK = holder_clients(LockClient, ZkLock)
+WATCH = watch_clients(ZkWatch, one_shot=True)
