@@ -95,6 +95,8 @@ class TargetSpec:
     workloads: Mapping[str, str] = field(default_factory=dict)
     locks: Mapping[str, str] = field(default_factory=dict)
     default_lock: str | None = None
+    refuses: Mapping[str, str] = field(default_factory=dict)
+    """Workloads it does not offer -> why (said when one is asked for)."""
     docker: DockerFactory | None = None
     """How to build its cluster in Docker (``docker("module:NAME")`` of its ``ServerSpec``)."""
     local: LocalFactory | None = None
@@ -137,6 +139,10 @@ class TargetSpec:
     def check_options(self, opts: RunOptions) -> None:
         """OptionError (one line) for options this target cannot honour (on SSH hosts
         too: see ``clusters.run_target``; its faults: ``clusters.run_target.check_faults``)."""
+        if opts.workload in self.refuses:
+            raise OptionError(
+                f"{self.name} has no {opts.workload} workload: {self.refuses[opts.workload]}"
+            )
         if opts.workload not in self.workload_names:
             raise OptionError(
                 f"{self.name} has no {opts.workload} workload; choose from "

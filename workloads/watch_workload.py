@@ -9,8 +9,19 @@ values) and notification latency (``checkers.watch_latency``).
 from __future__ import annotations
 
 from checkers import stats, watch_delivery, watch_latency
+from core.options import OptionError, RunOptions
 from workloads.watch_gen import WatchGen
 from workloads.workload import Workload
+
+
+def _check(opts: RunOptions) -> None:
+    """At least one writer besides the watchers."""
+    if opts.watchers >= opts.concurrency:
+        raise OptionError(
+            f"--watchers {opts.watchers} leaves no writer among --concurrency "
+            f"{opts.concurrency} clients: raise --concurrency to {opts.watchers + 1} or more"
+        )
+
 
 WORKLOAD = Workload(
     name="watch",
@@ -27,4 +38,5 @@ WORKLOAD = Workload(
     default_fault="none",
     checkers=(watch_delivery.check_record, watch_latency.check_record, stats.check_record),
     options=("keys", "watchers", "watch_mode", "compact_every"),
+    check=_check,
 )

@@ -55,6 +55,8 @@ class Workload:
     model: str | None = None
     """The linearizability model of its histories (``harness check`` of a history file
     whose test.json names the workload); None: they are not checked as one."""
+    check: Callable[[RunOptions], None] | None = None
+    """Its own check of the options (a one-line ``OptionError`` for what it cannot run)."""
     recovery: ClientGenerator | None = None
     """Its clients' operations during the recovery time, once the time limit is over (the
     watch workload's watchers settle while nobody writes); None: ``generator`` goes on."""

@@ -14,6 +14,11 @@ from core.abilities import SERVER_ABILITIES, Ability
 PERSISTENCE = ("none", "aof-everysec", "aof-always")
 CLIENTS = "clusters.redis.clients"
 NO_NETWORK = SERVER_ABILITIES - {Ability.NETWORK}
+NO_WATCH = {
+    "watch": "keyspace notifications are fire-and-forget pub/sub: no revision to resume "
+    "from, and a subscriber disconnected for a moment (or too slow for its output buffer) "
+    "loses the changes of that moment for good, so there is no delivery promise to test",
+}
 NO_PARTITION = {
     Ability.NETWORK: "no {fault} faults on {target}: its servers never talk to each other "
     "and the clients reach every server, so a partition between servers would change "
@@ -27,6 +32,7 @@ REDIS = TargetSpec(
     workloads={"cas-register": f"{CLIENTS}:REGISTER"},
     locks={"set-nx": f"{CLIENTS}:SET_NX_LOCK"},
     default_lock="set-nx",
+    refuses=NO_WATCH,
     docker=docker("clusters.redis.server:REDIS"),
     ssh="clusters.redis.server:REDIS",
     image="redis",
@@ -41,6 +47,7 @@ REDLOCK = TargetSpec(
     default_nodes=5,
     locks={"redlock": f"{CLIENTS}:REDLOCK_LOCK"},
     default_lock="redlock",
+    refuses=NO_WATCH,
     docker=docker("clusters.redis.server:REDLOCK"),
     ssh="clusters.redis.server:REDLOCK",
     image="redis",
