@@ -30,6 +30,7 @@ from harness.report._metrics import op_stats
 from harness.report._runs import RunInfo, load_run
 from harness.report._sections import banner, configuration, numbers, one_line_config
 from harness.report._timeline import build_timeline
+from harness.report._watch import watch_section
 
 REPORT_FILE = "report.html"
 _SCRIPTS = ("view.js", "timeline.js", "plots.js", "report.js")
@@ -86,6 +87,7 @@ def render_report(run_dir: Path) -> str:
         + "<main>"
         + figure
         + explanations(run.results)
+        + watch_section(run.results, record.history)
         + tag("h2", "Configuration")
         + configuration(run)
         + (tag("h2", "Numbers") + stats if stats else "")

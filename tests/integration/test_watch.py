@@ -1,0 +1,74 @@
+"""The watch workload on the Docker targets, through the real ``harness run`` command.
+
+- etcd's revisioned watch, under partitions and kills with a compaction every 0.5 s:
+  no change missed, none twice, every compaction that caught a watcher behind handled
+  (re-read, re-subscribed), every watcher settled on the last writes;
+- ZooKeeper's one-shot watches under writes faster than re-registration: trusting the
+  event (``--watch-mode payload``) misses changes; re-reading ends on the last writes;
+- Consul's blocking queries: changes coalesce, the final values are the last writes.
+
+The time limits leave room for the workers' start-up on a loaded machine (the writes
+happen in the time limit, the watchers settle in the recovery time).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_workloads import no_leftovers, run
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+__all__ = ["no_leftovers"]  # the fixture: no container may outlive a test
+
+WATCH = ["--workload", "watch", "--concurrency", "6", "--watchers", "3", "--keys", "2"]
+SHORT = ["--time-limit", "10", "--recovery-time", "3", "--nemesis", "none"]
+
+
+def watchers(results: dict[str, Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = results["checkers"]["watch-delivery"]["watchers"]
+    assert found, "no watcher reported"
+    return found
+
+
+def test_etcd_watch_misses_nothing_under_partitions_and_kills_and_handles_compaction(
+    tmp_path: Path,
+) -> None:
+    faults = ["--nemesis", "partition,kill", "--nemesis-interval", "2"]
+    code, results, _ = run(
+        tmp_path, "--target", "etcd", *WATCH, *faults, "--compact-every", "0.5",
+        "--time-limit", "14", "--recovery-time", "4",
+    )  # fmt: skip
+    assert code == 0, results["checkers"]["watch-delivery"]["summary"]
+    ws = watchers(results)
+    assert all(w["missed"] == 0 and w["duplicates"] == 0 and w["out_of_order"] == 0 for w in ws)
+    assert all(w["settled"] and not w["stale_final"] for w in ws)
+    assert sum(w["compactions"] for w in ws) >= 1, "no compaction caught a watcher behind"
+    assert all(w["handled"] == w["compactions"] for w in ws)
+    assert results["checkers"]["faults"]["valid"] is True
+
+
+def test_zookeeper_payload_mode_misses_changes(tmp_path: Path) -> None:
+    code, results, _ = run(
+        tmp_path, "--target", "zookeeper", *WATCH, *SHORT, "--watch-mode", "payload"
+    )
+    assert code == 0, results["checkers"]["watch-delivery"]["summary"]
+    ws = watchers(results)
+    assert all(not w["rereads"] and w["delivery"] == "latest" for w in ws)
+    assert sum(w["missed"] for w in ws) > 0
+
+
+def test_zookeeper_reread_mode_ends_on_the_last_write(tmp_path: Path) -> None:
+    code, results, _ = run(tmp_path, "--target", "zookeeper", *WATCH, *SHORT)
+    assert code == 0, results["checkers"]["watch-delivery"]["summary"]
+    ws = watchers(results)
+    assert all(w["rereads"] and w["settled"] and not w["stale_final"] for w in ws)
+
+
+def test_consul_blocking_queries_end_on_the_last_write(tmp_path: Path) -> None:
+    code, results, _ = run(tmp_path, "--target", "consul", *WATCH, *SHORT)
+    assert code == 0, results["checkers"]["watch-delivery"]["summary"]
+    ws = watchers(results)
+    assert all(w["settled"] and not w["stale_final"] and w["duplicates"] == 0 for w in ws)
+    assert sum(w["delivered"] for w in ws) > 0
