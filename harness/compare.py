@@ -41,6 +41,61 @@ class RunMetrics:
     stale_rejected: int
     danger_window_s: float | None
     handover_delay_s: float | None
+    watch: WatchNumbers | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WatchNumbers:
+    """A watch run's deliveries (``checkers.watch_delivery``, ``watch_latency``)."""
+
+    delivered: int = 0
+    missed: int = 0
+    stale_final: int = 0
+    """Watchers that settled on a stale value."""
+    compactions: int = 0
+    handled: int = 0
+    latency_p99_ms: float | None = None
+
+    @classmethod
+    def of(cls, checkers: dict[str, Any]) -> WatchNumbers | None:
+        """From a run's results; None for a run without watch results."""
+        watchers = (checkers.get("watch-delivery") or {}).get("watchers")
+        if not isinstance(watchers, list):
+            return None
+        ws = [w for w in watchers if isinstance(w, dict)]
+        p99 = (checkers.get("watch-latency") or {}).get("p99")
+
+        def total(name: str) -> int:
+            return sum(int(w.get(name) or 0) for w in ws)
+
+        return cls(
+            total("delivered"),
+            total("missed"),
+            sum(bool(w.get("stale_final")) for w in ws),
+            total("compactions"),
+            total("handled"),
+            float(p99) if isinstance(p99, (int, float)) else None,
+        )
+
+    @classmethod
+    def pool(cls, runs: Sequence[WatchNumbers]) -> WatchNumbers:
+        """Several runs': counts summed, the highest p99."""
+        p99s = [r.latency_p99_ms for r in runs if r.latency_p99_ms is not None]
+        return cls(
+            sum(r.delivered for r in runs),
+            sum(r.missed for r in runs),
+            sum(r.stale_final for r in runs),
+            sum(r.compactions for r in runs),
+            sum(r.handled for r in runs),
+            max(p99s, default=None),
+        )
+
+    def line(self) -> str:
+        p99 = DASH if self.latency_p99_ms is None else f"{self.latency_p99_ms:g} ms"
+        return (
+            f"{self.delivered} delivered, {self.missed} missed, {self.stale_final} stale "
+            f"final, compactions {self.handled}/{self.compactions} handled, p99 {p99}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +129,10 @@ class Cell:
 
     def lines(self) -> list[tuple[str, str]]:
         """The cell as (label, text) lines, the same in the terminal and on the page."""
+        watches = [m.watch for m in self.runs if m.watch is not None]
+        return self._lines() + ([("watch", WatchNumbers.pool(watches).line())] if watches else [])
+
+    def _lines(self) -> list[tuple[str, str]]:
         stats = self.stats
         quantiles = " / ".join(ms(stats.latency_quantile(q)) for q in QUANTILES)
         return [
@@ -218,6 +277,7 @@ def run_metrics(run_dir: Path) -> RunMetrics:
         stale_rejected=len(mutex.get("stale_rejected") or ()),
         danger_window_s=_max(h.get("danger_window_s") for h in handovers),
         handover_delay_s=_max(h.get("handover_delay_s") for h in handovers),
+        watch=WatchNumbers.of(checkers),
     )
 
 
