@@ -16,10 +16,10 @@ from workloads.workload import Workload
 
 def _check(opts: RunOptions) -> None:
     """At least one writer besides the watchers."""
-    if opts.watchers >= opts.concurrency:
+    if opts.watch.watchers >= opts.concurrency:
         raise OptionError(
-            f"--watchers {opts.watchers} leaves no writer among --concurrency "
-            f"{opts.concurrency} clients: raise --concurrency to {opts.watchers + 1} or more"
+            f"--watchers {opts.watch.watchers} leaves no writer among --concurrency "
+            f"{opts.concurrency} clients: raise --concurrency to {opts.watch.watchers + 1} or more"
         )
 
 
@@ -27,12 +27,14 @@ WORKLOAD = Workload(
     name="watch",
     help="--watchers clients follow --keys keys that the other clients write",
     generator=lambda opts, seed: WatchGen(
-        keys=opts.keys,
-        watchers=opts.watchers,
-        compact_every=opts.compact_every,
+        keys=opts.register.keys,
+        watchers=opts.watch.watchers,
+        compact_every=opts.watch.compact_every,
         seed=seed,
     ),
-    recovery=lambda opts, seed: WatchGen(keys=opts.keys, watchers=opts.watchers, writes=False),
+    recovery=lambda opts, seed: WatchGen(
+        keys=opts.register.keys, watchers=opts.watch.watchers, writes=False
+    ),
     needs_resource=False,
     holds=False,
     default_fault="none",

@@ -36,14 +36,14 @@ def test_the_recovery_generator_writes_nothing() -> None:
 
 def test_a_writer_is_needed_besides_the_watchers() -> None:
     with pytest.raises(OptionError, match="--watchers 3 leaves no writer"):
-        check_options(RunOptions(workload="watch", concurrency=3, watchers=3))
+        check_options(RunOptions.of(workload="watch", concurrency=3, watchers=3))
 
 
 def test_redis_refuses_the_workload_with_the_reason() -> None:
     for name in ("redis", "redlock"):
         assert "watch" in TARGETS[name].refuses
         with pytest.raises(OptionError, match="fire-and-forget pub/sub"):
-            check_run(RunOptions(target=name, workload="watch", concurrency=4))
+            check_run(RunOptions.of(target=name, workload="watch", concurrency=4))
 
 
 @pytest.mark.slow
