@@ -28,11 +28,17 @@ from harness.report._explain import explanations
 from harness.report._html import esc, page, tag
 from harness.report._metrics import op_stats
 from harness.report._runs import RunInfo, load_run
-from harness.report._sections import banner, configuration, numbers, one_line_config
+from harness.report._sections import (
+    banner,
+    banner_sentences,
+    configuration,
+    numbers,
+    one_line_config,
+)
 from harness.report._timeline import build_timeline
 
 REPORT_FILE = "report.html"
-_SCRIPTS = ("view.js", "timeline.js", "plots.js", "report.js")
+_SCRIPTS = ("view.js", "timeline.js", "tips.js", "linearization.js", "plots.js", "report.js")
 _LEGEND = (  # (what the timeline shows, its colour, the feature it belongs to)
     ("ok", "#3f9d57", "ops"),
     ("fail", "#d9534f", "ops"),
@@ -50,6 +56,7 @@ _LEGEND = (  # (what the timeline shows, its colour, the feature it belongs to)
     ("danger window", "rgba(192,57,43,0.35)", "danger"),
     ("handover delay", "#8e44ad", "handover"),
     ("counterexample window", "rgba(66,133,244,0.35)", "window"),
+    ("linearization point (in order)", "#0b7285", "lin"),
 )
 
 
@@ -85,7 +92,7 @@ def render_report(run_dir: Path) -> str:
         banner(run)
         + "<main>"
         + figure
-        + explanations(run.results)
+        + explanations(run.results, banner_sentences(run))
         + tag("h2", "Configuration")
         + configuration(run)
         + (tag("h2", "Numbers") + stats if stats else "")
@@ -101,6 +108,8 @@ def render_report(run_dir: Path) -> str:
 def _features(timeline: dict[str, Any]) -> set[str]:
     """What this run's timeline shows, so the legend lists only that."""
     features = {"ops"} | {m["kind"] for m in timeline["marks"]}
+    if timeline.get("lin"):
+        features.add("lin")
     if timeline["faults"]:
         features.add("faults")
     features |= {name for name in ("holds", "leases", "writes") if timeline[name]["s"]}
@@ -117,6 +126,7 @@ def _figure(features: set[str]) -> str:
         '<button id="focus" hidden></button><button id="whole">Whole run</button>'
         '<label><input type="checkbox" id="dim"> dim operations outside the counterexample'
         "</label>"
+        + tag("label", 'draw <select id="lin-pick"></select>', hidden=True)
         + tag("span", "", id="range")
         + tag(
             "span",

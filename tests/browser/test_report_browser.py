@@ -131,3 +131,38 @@ def test_a_100k_operation_report_renders_its_first_view_in_under_3_s(
     assert page.render_ms is not None and page.render_ms < 3000
     assert page.screenshot is not None
     save_screenshot("report-100k", page.screenshot)
+
+
+# The last point of the drawn linearization (inside the first view): its pixel, and the
+# tooltip of hovering it; the select of linearizations and the side table's rows.
+LINEARIZATION = """(() => {
+  const r = HR.report, tl = r.timeline, c = tl.canvas, v = r.view, lz = tl.linearization;
+  const l = lz.current(), w = c.clientWidth, box = c.getBoundingClientRect();
+  const j = l.at.length - 1, x = v.x(l.at[j], w), y = lz.y(l.pos[j]);
+  const dpr = window.devicePixelRatio || 1;
+  const px = c.getContext("2d").getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1).data;
+  const at = {clientX: box.left + x, clientY: box.top + y, bubbles: true};
+  c.dispatchEvent(new MouseEvent("mousemove", at));
+  const tip = document.getElementById("tooltip");
+  return {points: l.at.length, shown: l.at.filter(t => t >= v.v0 && t <= v.v1).length,
+    pixel: Array.from(px.slice(0, 3)), tip: tip.hidden ? null : tip.textContent,
+    options: document.getElementById("lin-pick").options.length,
+    rows: document.querySelectorAll("#lin-steps tr").length,
+    culprit: document.querySelector("#lin-steps .culprit").textContent};
+})()"""
+
+
+def test_an_invalid_cas_register_report_shows_the_partial_linearization(
+    runs: dict[str, Path], save_screenshot: Callable[[str, bytes], tuple[Path, Path]]
+) -> None:
+    page = _load(write_report(runs["cas-stale-read"]), {"lin": LINEARIZATION})
+    assert page.screenshot is not None
+    save_screenshot("report-linearization", page.screenshot)
+    lin = page.values["lin"]
+    assert lin["points"] >= 100 and lin["shown"] >= 3  # several points in the first view
+    assert lin["pixel"] == [0x0B, 0x72, 0x85]  # a linearization point is drawn there
+    assert lin["options"] >= 1 and lin["rows"] >= 3
+    assert "cannot be linearized" in lin["culprit"]
+    tip = lin["tip"]
+    assert tip and f"operation {lin['points']} of {lin['points']}" in tip
+    assert "state before" in tip and "state after" in tip and "takes effect at" in tip

@@ -17,6 +17,10 @@
     var d = data.timeline, view = new HR.View(d.t0, d.t1);
     var tl = new HR.Timeline(document.getElementById("timeline"), d, view);
     var plots = new HR.Plots(document.getElementById("latency"), document.getElementById("throughput"), d, view, tl);
+    if (d.lin) {
+      tl.linearization = new HR.Linearization(tl, d.lin);
+      tl.linearization.attach(document.getElementById("lin-pick"), view);
+    }
     var dim = document.getElementById("dim");
     tl.dim = dim.checked = d.highlight.length > 0;
     dim.parentElement.hidden = d.highlight.length === 0;
