@@ -16,11 +16,13 @@ from checkers.linear.models import MODELS
 from checkers.linear.prepare import problems
 from checkers.linear.schedule import Budget, run_searches
 from checkers.linear.search import Search
+from checkers.linear.unique import MIN_OPS
 from checkers.linearizability import check
 from core.history import History
 from core.store import RESULTS_FILE
+from harness.analysis import check_run
 from harness.report import write_report
-from tests.support.synthetic import demo_runs
+from tests.support.synthetic import cas_register_run, demo_runs
 
 # p1 and p2 write concurrently (2 then 1 is the only order a read of 1 allows), p3
 # reads 1, then p4 reads 2: the longest legal order is w2, w1, r1, leaving 1.
@@ -145,3 +147,12 @@ def test_no_sentence_is_said_twice(runs: dict[str, Path], name: str) -> None:
             for b, other in enumerate(page.blocks):
                 related = a == b or a in page.inside[b] or b in page.inside[a]
                 assert related or sentence not in other, f"said twice: {sentence!r}"
+
+
+def test_a_partition_the_fast_path_refutes_is_explained_by_the_search(tmp_path: Path) -> None:
+    run = cas_register_run(tmp_path / "r", ops=MIN_OPS + 500, keys=1, faults=0, stale_read=True)
+    lin = check_run(run)["checkers"]["linearizability"]
+    assert lin["valid"] is False and lin.get("unique_values_partitions") == 1
+    cx = lin["counterexample"]
+    assert "method" not in cx  # the search's counterexample, not the fast path's
+    assert cx["linearizations"][0]["steps"]["index"]
