@@ -166,3 +166,54 @@ def test_an_invalid_cas_register_report_shows_the_partial_linearization(
     tip = lin["tip"]
     assert tip and f"operation {lin['points']} of {lin['points']}" in tip
     assert "state before" in tip and "state after" in tip and "takes effect at" in tip
+
+
+# Move the time cursor into the client pause, then onto the stale write, and flip the
+# fencing switch there: the panel's rows, the ending and the stale write's colour.
+CURSOR = """(() => {
+  const r = HR.report, c = r.cursor, d = r.data, tl = r.timeline;
+  const s = document.getElementById("cursor");
+  const set = t => {
+    s.value = String(t); s.dispatchEvent(new Event("input"));
+    return Object.fromEntries(c.rows());
+  };
+  const k = d.writes.stale.indexOf(1), f = d.faults[0];
+  const pixel = () => {  // beside the cursor's line, on the stale write's diamond
+    r.view.draw();
+    const w = tl.canvas.clientWidth, dpr = window.devicePixelRatio || 1;
+    const x = r.view.x(d.writes.s[k], w) + 4, y = tl.lanes[d.writes.lane[k]].top + 12;
+    const ctx = tl.canvas.getContext("2d");
+    return Array.from(ctx.getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1).data)
+      .slice(0, 3);
+  };
+  const paused = set((f.s + f.e) / 2), stale = set(d.writes.s[k]);
+  const ending = document.getElementById("ending").textContent, colour = pixel();
+  document.getElementById("fencing-switch").click();
+  return {paused, stale, ending, colour, flipped: Object.fromEntries(c.rows()),
+    flipped_ending: document.getElementById("ending").textContent, flipped_colour: pixel(),
+    time: document.getElementById("cursor-time").textContent};
+})()"""
+
+
+def test_the_time_cursor_and_the_fencing_switch_of_a_lock_report(
+    runs: dict[str, Path], save_screenshot: Callable[[str, bytes], tuple[Path, Path]]
+) -> None:
+    page = _load(write_report(runs["lock-unfenced"]), {"c": CURSOR})
+    assert page.screenshot is not None
+    save_screenshot("report-cursor", page.screenshot)
+    c = page.values["c"]
+    # inside the pause: the frozen holder still believes it holds; the service says otherwise
+    assert "believes it holds the lock (token 10), frozen by client-pause" in c["paused"]["p0"]
+    assert "lease expired" in c["paused"]["p0"]
+    assert c["paused"]["service"].startswith("holder p") and "p0" not in c["paused"]["service"]
+    # at the stale write, as the run went (fencing off): accepted, p0 the last writer
+    assert "stale write (token 10 < 23) ACCEPTED" in c["stale"]["verdict"]
+    assert "last writer p0" in c["stale"]["resource"]
+    assert "accepted over token 23" in c["ending"] and "as the run went" in c["ending"]
+    assert c["colour"] == [0xC0, 0x39, 0x2B]
+    # flipped to fencing on: the same write rejected, the newer holder's data kept
+    assert "rejected: protected" in c["flipped"]["verdict"]
+    assert "last writer p0" not in c["flipped"]["resource"]
+    assert "is rejected (the resource had seen 23)" in c["flipped_ending"]
+    assert c["flipped_colour"] == [0xE6, 0x7E, 0x22]
+    assert c["flipped"]["p0"] == c["stale"]["p0"]  # the same timeline: beliefs unchanged

@@ -21,6 +21,10 @@
       tl.linearization = new HR.Linearization(tl, d.lin);
       tl.linearization.attach(document.getElementById("lin-pick"), view);
     }
+    if (d.fencing && d.fencing.agrees) {
+      tl.cursor = new HR.Cursor(tl, d, view);
+      tl.cursor.attach(document.getElementById("cursor"), document.getElementById("fencing-switch"));
+    }
     var dim = document.getElementById("dim");
     tl.dim = dim.checked = d.highlight.length > 0;
     dim.parentElement.hidden = d.highlight.length === 0;
@@ -62,7 +66,7 @@
     view.draw();  // the first view, synchronously, then mark it
     root.setAttribute("data-render-ms", performance.now().toFixed(1));
     root.setAttribute("data-rendered", "1");
-    HR.report = { view: view, timeline: tl, plots: plots, data: d };
+    HR.report = { view: view, timeline: tl, plots: plots, data: d, cursor: tl.cursor };
   } catch (err) {
     fail(err);
   }

@@ -94,6 +94,7 @@ HR.Timeline.prototype.draw = function () {
   this.drawClock(ctx, w);
   this.drawFaultLabels(ctx, w);
   this.drawMarks(ctx, w);
+  if (this.cursor) this.cursor.draw(ctx, w, top, bottom);
   ctx.restore();
   this.drawLabels(ctx);
 };
@@ -291,7 +292,7 @@ HR.Timeline.cross = function (ctx, x, y, color) {
 };
 
 HR.Timeline.prototype.drawWrites = function (ctx, w) {
-  var d = this.data.writes, v = this.view, n = d.s.length;
+  var d = this.data.writes, v = this.view, n = d.s.length, acc = this.acc || d.acc;
   if (!n) return;
   var lane = this.lanes[d.lane[0]], mid = lane.top + 12, a = HR.upperBound(d.s, v.v0 - 1), b = HR.upperBound(d.s, v.v1 + 1);
   var lastPx = -1, stale = [];
@@ -300,17 +301,17 @@ HR.Timeline.prototype.drawWrites = function (ctx, w) {
     var x = v.x(d.s[i], w);
     if ((x | 0) === lastPx) continue;
     lastPx = x | 0;
-    ctx.fillStyle = d.acc[i] ? HR.COLORS.write : HR.COLORS.rejected;
+    ctx.fillStyle = acc[i] ? HR.COLORS.write : HR.COLORS.rejected;
     ctx.fillRect(x - 1, mid - 7, 2, 14);
   }
   ctx.font = "bold 11px sans-serif"; ctx.textBaseline = "top"; ctx.textAlign = "left";
   for (var k = 0; k < stale.length; k++) {
     i = stale[k]; x = v.x(d.s[i], w);
-    var color = d.acc[i] ? HR.COLORS.staleAccepted : HR.COLORS.staleRejected;
+    var color = acc[i] ? HR.COLORS.staleAccepted : HR.COLORS.staleRejected;
     ctx.fillStyle = color; ctx.beginPath();
     ctx.moveTo(x, mid - 8); ctx.lineTo(x + 7, mid); ctx.lineTo(x, mid + 8); ctx.lineTo(x - 7, mid); ctx.closePath();
     ctx.fill();
-    var text = "stale token " + d.token[i] + (d.acc[i] ? " ACCEPTED" : " rejected") + " (resource had " + d.hb[i] + ")";
+    var text = "stale token " + d.token[i] + (acc[i] ? " ACCEPTED" : " rejected") + " (resource had " + d.hb[i] + ")";
     var tw = ctx.measureText(text).width;
     ctx.fillText(text, x + 10 + tw > w - HR.RIGHT ? x - 10 - tw : x + 10, mid + 6);
   }

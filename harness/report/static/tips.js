@@ -59,7 +59,7 @@ HR.Timeline.prototype.writeTip = function (t, tol) {
   if (best < 0) return null;
   i = best;
   var lanes = this.data.lanes;
-  return HR.tip((d.stale[i] ? "STALE write " : "write ") + (d.acc[i] ? "accepted" : "rejected"), [
+  return HR.tip((d.stale[i] ? "STALE write " : "write ") + ((this.acc || d.acc)[i] ? "accepted" : "rejected"), [
     ["arrived", HR.fmtTime(d.s[i])], ["writer", d.writer[i] >= 0 ? lanes[d.writer[i]].label : "?"],
     ["token", d.token[i] === null ? "none" : d.token[i]], ["highest token before", d.hb[i] === null ? "none" : d.hb[i]],
     ["resource", d.res[i] >= 0 ? this.data.strs[d.res[i]] : "?"]]);
