@@ -42,6 +42,7 @@ REPORT_FILE = "report.html"
 _SCRIPTS = (
     "view.js",
     "timeline.js",
+    "faults.js",
     "tips.js",
     "linearization.js",
     "cursor.js",

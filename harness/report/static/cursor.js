@@ -68,22 +68,23 @@ HR.Cursor.prototype.waiting = function (l, t) {
   return false;
 };
 
-// The service's view at t: the client whose lease was alive (else perhaps alive).
+// The service's view at t: the clients that took the lock under a lease still alive
+// (else perhaps alive) and had not released it; two of them is the anomaly itself.
 HR.Cursor.prototype.service = function (t) {
-  var lanes = this.d.lanes, ls = this.d.leases, h = this.d.holds, sure = null, maybe = null;
+  var lanes = this.d.lanes, ls = this.d.leases, h = this.d.holds, sure = [], maybe = [];
   for (var l = 0; l < lanes.length; l++) {
     if (lanes[l].kind !== "client") continue;
-    var lease = this.lease(l, t);
-    if (lease.alive && !sure) sure = [l, lease.i];
-    else if (lease.maybe && !maybe) maybe = [l, lease.i];
+    var i = -1, lease = this.lease(l, t);
+    for (var k = 0; k < h.s.length; k++) if (h.lane[k] === l && h.s[k] <= t) i = k;
+    if (i < 0 || lease.i < 0 || ls.s[lease.i] > h.s[i]) continue;
+    if (h.ended[i] === "released" && h.e[i] >= 0 && h.e[i] <= t) continue;
+    var who = lanes[l].label + " (token " + h.token[i] + "), lease until " +
+      (ls.e[lease.i] < 0 ? "unknown" : HR.fmtTime(ls.e[lease.i]));
+    if (lease.alive) sure.push(who); else if (lease.maybe) maybe.push(who);
   }
-  var pick = sure || maybe;
-  if (!pick) return "no holder: no lease alive";
-  var token = "?";
-  for (var i = 0; i < h.s.length; i++) if (h.lane[i] === pick[0] && h.s[i] >= ls.s[pick[1]] && h.s[i] <= t) token = h.token[i];
-  var e = ls.e[pick[1]];
-  return (sure ? "holder " : "holder perhaps ") + lanes[pick[0]].label + " (token " + token + "), lease until " +
-    (e < 0 ? "unknown" : HR.fmtTime(e));
+  if (sure.length) return (sure.length > 1 ? "two holders: " : "holder ") + sure.join("; ");
+  if (maybe.length) return "holder perhaps " + maybe.join("; ");
+  return "no holder";
 };
 
 // The resource at t under the switch's mode: the last accepted write, the highest token
