@@ -135,21 +135,33 @@ def test_a_100k_operation_report_renders_its_first_view_in_under_3_s(
 
 # The last point of the drawn linearization (inside the first view): its pixel, and the
 # tooltip of hovering it; the select of linearizations and the side table's rows.
-LINEARIZATION = """(() => {
+# The colour (r, g, b) of the timeline canvas at CSS pixel (x, y), after drawing it.
+PIXEL = """const pixel = (x, y) => {
+  const r = HR.report, c = r.timeline.canvas, dpr = window.devicePixelRatio || 1;
+  r.view.draw();
+  const px = c.getContext("2d").getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1);
+  return Array.from(px.data).slice(0, 3);
+};"""
+
+LINEARIZATION = (
+    """(() => {
+  """
+    + PIXEL
+    + """
   const r = HR.report, tl = r.timeline, c = tl.canvas, v = r.view, lz = tl.linearization;
   const l = lz.current(), w = c.clientWidth, box = c.getBoundingClientRect();
   const j = l.at.length - 1, x = v.x(l.at[j], w), y = lz.y(l.pos[j]);
-  const dpr = window.devicePixelRatio || 1;
-  const px = c.getContext("2d").getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1).data;
+  const colour = pixel(x, y);
   const at = {clientX: box.left + x, clientY: box.top + y, bubbles: true};
   c.dispatchEvent(new MouseEvent("mousemove", at));
   const tip = document.getElementById("tooltip");
   return {points: l.at.length, shown: l.at.filter(t => t >= v.v0 && t <= v.v1).length,
-    pixel: Array.from(px.slice(0, 3)), tip: tip.hidden ? null : tip.textContent,
+    pixel: colour, tip: tip.hidden ? null : tip.textContent,
     options: document.getElementById("lin-pick").options.length,
     rows: document.querySelectorAll("#lin-steps tr").length,
     culprit: document.querySelector("#lin-steps .culprit").textContent};
 })()"""
+)
 
 
 def test_an_invalid_cas_register_report_shows_the_partial_linearization(
@@ -170,7 +182,11 @@ def test_an_invalid_cas_register_report_shows_the_partial_linearization(
 
 # Move the time cursor into the client pause, then onto the stale write, and flip the
 # fencing switch there: the panel's rows, the ending and the stale write's colour.
-CURSOR = """(() => {
+CURSOR = (
+    """(() => {
+  """
+    + PIXEL
+    + """
   const r = HR.report, c = r.cursor, d = r.data, tl = r.timeline;
   const s = document.getElementById("cursor");
   const set = t => {
@@ -178,21 +194,16 @@ CURSOR = """(() => {
     return Object.fromEntries(c.rows());
   };
   const k = d.writes.stale.indexOf(1), f = d.faults[0];
-  const pixel = () => {  // beside the cursor's line, on the stale write's diamond
-    r.view.draw();
-    const w = tl.canvas.clientWidth, dpr = window.devicePixelRatio || 1;
-    const x = r.view.x(d.writes.s[k], w) + 4, y = tl.lanes[d.writes.lane[k]].top + 12;
-    const ctx = tl.canvas.getContext("2d");
-    return Array.from(ctx.getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1).data)
-      .slice(0, 3);
-  };
+  const diamond = () => pixel(  // beside the cursor's line, on the stale write's diamond
+    r.view.x(d.writes.s[k], tl.canvas.clientWidth) + 4, tl.lanes[d.writes.lane[k]].top + 12);
   const paused = set((f.s + f.e) / 2), stale = set(d.writes.s[k]);
-  const ending = document.getElementById("ending").textContent, colour = pixel();
+  const ending = document.getElementById("ending").textContent, colour = diamond();
   document.getElementById("fencing-switch").click();
   return {paused, stale, ending, colour, flipped: Object.fromEntries(c.rows()),
-    flipped_ending: document.getElementById("ending").textContent, flipped_colour: pixel(),
+    flipped_ending: document.getElementById("ending").textContent, flipped_colour: diamond(),
     time: document.getElementById("cursor-time").textContent};
 })()"""
+)
 
 
 def test_the_time_cursor_and_the_fencing_switch_of_a_lock_report(

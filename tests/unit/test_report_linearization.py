@@ -24,17 +24,17 @@ from harness.analysis import check_run
 from harness.report import write_report
 from tests.support.synthetic import cas_register_run, demo_runs
 
-# p1 and p2 write concurrently (2 then 1 is the only order a read of 1 allows), p3
-# reads 1, then p4 reads 2: the longest legal order is w2, w1, r1, leaving 1.
+# p0 and p9 write concurrently (7 then 5 is the only order a read of 5 allows), p3
+# reads 5, then p4 reads 7: the longest legal order is w7, w5, r5, leaving 5.
 EVENTS = [
-    (1, "invoke", "write", 1),
-    (2, "invoke", "write", 2),
-    (1, "ok", "write", 1),
-    (2, "ok", "write", 2),
+    (0, "invoke", "write", 5),
+    (9, "invoke", "write", 7),
+    (0, "ok", "write", 5),
+    (9, "ok", "write", 7),
     (3, "invoke", "read", None),
-    (3, "ok", "read", 1),
+    (3, "ok", "read", 5),
     (4, "invoke", "read", None),
-    (4, "ok", "read", 2),
+    (4, "ok", "read", 7),
 ]
 
 
@@ -49,8 +49,8 @@ def test_the_counterexample_gives_each_steps_point_and_state() -> None:
     assert result.valid is False
     (lz,) = result.details["counterexample"]["linearizations"]
     st = lz["steps"]
-    assert st["index"] == [1, 0, 4]  # w2, w1, r1 by history index
-    assert [st["states"][s] for s in st["state"]] == ["2", "1", "1"]
+    assert st["index"] == [1, 0, 4]  # w7, w5, r5 by history index
+    assert [st["states"][s] for s in st["state"]] == ["7", "5", "5"]
     assert st["states"][st["before"]] == "nil" and st["first"] == 0
     # each point inside its op's interval (times are positions here), never going back
     spans = {1: (1, 3), 0: (0, 2), 4: (4, 5)}
@@ -67,8 +67,8 @@ def test_only_the_last_steps_are_kept_with_the_state_before_them() -> None:
     path, _ = result.paths[0]
     st = steps(prob, search.index, path, model, limit=1)
     assert st["first"] == 2 and st["index"] == [4]
-    assert st["states"][st["before"]] == "1"  # after w2, w1
-    assert [st["states"][s] for s in st["state"]] == ["1"]
+    assert st["states"][st["before"]] == "5"  # after w7, w5
+    assert [st["states"][s] for s in st["state"]] == ["5"]
 
 
 @pytest.fixture(scope="module")
