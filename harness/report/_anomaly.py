@@ -34,7 +34,7 @@ def annotate(results: dict[str, Any] | None, timeline: dict[str, Any], lanes: La
     highlight: list[int] = []
     culprit = -1
     steps = None
-    lin = checkers.get("linearizability") or {}
+    lin = _counterexample_result(checkers)
     cx = lin.get("counterexample")
     if lin.get("valid") is False and isinstance(cx, dict) and cx.get("time_unit", "ns") == "ns":
         shown = _counterexample_ops(cx)
@@ -65,6 +65,21 @@ def annotate(results: dict[str, Any] | None, timeline: dict[str, Any], lanes: La
         # Open on the anomaly only when it is one: a valid run opens on the whole run.
         focus["auto"] = lin.get("valid") is False or mutex.get("valid") is False
     timeline.update(focus=focus, marks=marks, highlight=highlight, culprit=culprit, lin=steps)
+
+
+def _counterexample_result(checkers: dict[str, Any]) -> dict[str, Any]:
+    """The result whose counterexample the timeline shows: linearizability's, else (when
+    mutual exclusion found nothing to show first) the first invalid one with a
+    counterexample, the owner-aware mutex's; {} for none."""
+    lin = checkers.get("linearizability")
+    if lin:
+        return dict(lin)
+    if (checkers.get("mutex") or {}).get("valid") is False:
+        return {}  # the stale write or the two holders come first
+    for r in checkers.values():
+        if r.get("valid") is False and isinstance(r.get("counterexample"), dict):
+            return dict(r)
+    return {}
 
 
 def _named_mark(

@@ -19,6 +19,7 @@ from harness.report._format import DASH, seconds, secs
 from harness.report._html import esc, table, tag
 from harness.report._linearization import steps_table
 
+LINEARIZABILITY = "linearizability"
 _OP_HEADERS = ("#", "process", "operation", "outcome", "invoked", "completed")
 
 
@@ -28,14 +29,15 @@ def explanations(results: dict[str, Any] | None, shown: Set[str] = frozenset()) 
     its badge and operations, a violation or summary already read is left out."""
     checkers = (results or {}).get("checkers") or {}
     parts = []
-    lin = checkers.get("linearizability")
-    if lin and isinstance(lin.get("counterexample"), dict):
-        parts.append(linearizability_section(lin["counterexample"], lin.get(KEY) or (), shown))
+    explained = [n for n, r in checkers.items() if isinstance(r.get("counterexample"), dict)]
+    for name in sorted(explained, key=lambda n: n != LINEARIZABILITY):
+        r = checkers[name]
+        parts.append(linearizability_section(r["counterexample"], r.get(KEY) or (), shown, name, r))
     mutex = checkers.get("mutex")
     if mutex:
         parts.append(mutex_section(mutex, shown))
     for name, r in checkers.items():
-        if name not in ("linearizability", "mutex") and r.get(KEY):
+        if name not in (*explained, "mutex") and r.get(KEY):
             body = "".join(named_anomaly(a, shown) for a in r[KEY])
             body += "".join(
                 tag("p", esc(v), class_="explanation violation")
@@ -54,15 +56,27 @@ def explanations(results: dict[str, Any] | None, shown: Set[str] = frozenset()) 
 
 
 def linearizability_section(
-    cx: dict[str, Any], named: Sequence[dict[str, Any]] = (), shown: Set[str] = frozenset()
+    cx: dict[str, Any],
+    named: Sequence[dict[str, Any]] = (),
+    shown: Set[str] = frozenset(),
+    checker: str = LINEARIZABILITY,
+    result: dict[str, Any] | None = None,
 ) -> str:
     """The named anomaly, then the full chain: sentences, the window of operations and
-    the partial linearizations."""
+    the partial linearizations. A checker other than ``linearizability`` that checks
+    with the same search (the owner-aware mutex) gets its own section, its violation
+    paragraphs first."""
     at = _timer(cx.get("time_unit", "ns"))
     culprit = (cx.get("op") or {}).get("index")
     window = cx.get("window") or {}
     rows = [_op_row(o, at, o.get("index") == culprit) for o in window.get("ops", ())]
     body = "".join(named_anomaly(a, shown) for a in named)
+    if checker != LINEARIZABILITY:
+        body += "".join(
+            tag("p", esc(v), class_="explanation violation")
+            for v in (result or {}).get("violations") or ()
+            if v not in shown
+        )
     body += "".join(
         tag("p", esc(s), class_="explanation") for s in cx.get("sentences", ()) if s not in shown
     )
@@ -83,9 +97,12 @@ def linearizability_section(
         body += "".join(_linearization(i, lz, at) for i, lz in enumerate(lins, 1))
         body += steps_table(cx, at)
     title = "Linearizability counterexample"
+    if checker != LINEARIZABILITY:
+        title += f": {checker}"
     if cx.get("partition") is not None:
         title += f" (key {cx['partition']})"
-    return tag("section", tag("h2", esc(title)) + body, class_="explain", id="counterexample")
+    anchor = "counterexample" if checker == LINEARIZABILITY else f"counterexample-{checker}"
+    return tag("section", tag("h2", esc(title)) + body, class_="explain", id=anchor)
 
 
 def named_anomaly(a: dict[str, Any], shown: Set[str] = frozenset()) -> str:

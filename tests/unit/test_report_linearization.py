@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -156,3 +157,20 @@ def test_a_partition_the_fast_path_refutes_is_explained_by_the_search(tmp_path: 
     cx = lin["counterexample"]
     assert "method" not in cx  # the search's counterexample, not the fast path's
     assert cx["linearizations"][0]["steps"]["index"]
+
+
+def test_another_checker_with_a_counterexample_gets_the_same_view(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(runs["cas-stale-read"], run)
+    results = json.loads((run / RESULTS_FILE).read_text())
+    checkers = results["checkers"]
+    checkers["mutex-linearizability"] = checkers.pop("linearizability")
+    (run / RESULTS_FILE).write_text(json.dumps(results))
+    html = write_report(run).read_text()
+    assert 'id="counterexample-mutex-linearizability"' in html
+    assert "Linearizability counterexample: mutex-linearizability (key 0)" in html
+    assert 'id="lin-steps"' in html
+    d = _data(html)["timeline"]
+    assert d["lin"]["lins"][0]["pos"] and d["culprit"] >= 0 and d["focus"]["auto"] is True
