@@ -72,7 +72,9 @@ def steps_table(cx: dict[str, Any], at: Callable[[Any], str]) -> str:
         before = st["state"][n - 1] if n else st.get("before", -1)
         rows.append(
             [
-                esc(st.get("first", 0) + n + 1),
+                tag(  # a click shows the op on the timeline (report.js)
+                    "a", esc(st.get("first", 0) + n + 1), href="#timeline", data_x=o.get("index")
+                ),
                 esc(f"p{o.get('process')}"),
                 tag("code", esc(o.get("call", o.get("f")))),
                 esc(at(st["at"][n])),
@@ -87,7 +89,7 @@ def steps_table(cx: dict[str, Any], at: Callable[[Any], str]) -> str:
     )
     rows.append(
         [
-            "✗",
+            tag("a", "✗", href="#timeline", data_x=op.get("index")),
             esc(f"p{op.get('process')}"),
             tag("code", esc(op.get("call", op.get("f")))),
             tag("span", esc(why), class_="culprit"),

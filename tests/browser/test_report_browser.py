@@ -159,7 +159,13 @@ LINEARIZATION = (
     pixel: colour, tip: tip.hidden ? null : tip.textContent,
     options: document.getElementById("lin-pick").options.length,
     rows: document.querySelectorAll("#lin-steps tr").length,
-    culprit: document.querySelector("#lin-steps .culprit").textContent};
+    culprit: document.querySelector("#lin-steps .culprit").textContent,
+    clicked: (() => {  // the first step of the side table, clicked: the view shows its op
+      const a = document.querySelector("#lin-steps a[data-x]");
+      a.click();
+      const i = r.data.ops.x.indexOf(Number(a.dataset.x));
+      return v.v0 <= tl.S[i] && tl.E[i] <= v.v1 && v.v1 - v.v0 < 1e5;
+    })()};
 })()"""
 )
 
@@ -174,7 +180,7 @@ def test_an_invalid_cas_register_report_shows_the_partial_linearization(
     assert lin["points"] >= 100 and lin["shown"] >= 3  # several points in the first view
     assert lin["pixel"] == [0x0B, 0x72, 0x85]  # a linearization point is drawn there
     assert lin["options"] >= 1 and lin["rows"] >= 3
-    assert "cannot be linearized" in lin["culprit"]
+    assert "cannot be linearized" in lin["culprit"] and lin["clicked"]
     tip = lin["tip"]
     assert tip and f"operation {lin['points']} of {lin['points']}" in tip
     assert "state before" in tip and "state after" in tip and "takes effect at" in tip

@@ -25,6 +25,15 @@
       tl.cursor = new HR.Cursor(tl, d, view);
       tl.cursor.attach(document.getElementById("cursor"), document.getElementById("fencing-switch"));
     }
+    // A step of the side table, clicked: the timeline zooms on its operation.
+    document.querySelectorAll("#lin-steps a[data-x]").forEach(function (a) {
+      a.addEventListener("click", function () {
+        var i = d.ops.x.indexOf(Number(a.dataset.x));
+        if (i < 0) return;
+        var s = tl.S[i], e = tl.E[i], pad = Math.max(e - s, 1000) * 4;
+        view.set(s - pad, e + pad);
+      });
+    });
     var dim = document.getElementById("dim");
     tl.dim = dim.checked = d.highlight.length > 0;
     dim.parentElement.hidden = d.highlight.length === 0;
