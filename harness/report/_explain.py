@@ -94,8 +94,9 @@ def linearizability_section(
     lins = cx.get("linearizations") or []
     if lins:
         body += tag("h3", "Partial linearizations: the longest legal orders found")
-        body += "".join(_linearization(i, lz, at) for i, lz in enumerate(lins, 1))
-        body += steps_table(cx, at)
+        # the longest step by step when it can be (the same ops in a line would say it twice)
+        body += steps_table(cx, at) or _linearization(1, lins[0], at)
+        body += "".join(_linearization(i, lz, at) for i, lz in enumerate(lins[1:], 2))
     title = "Linearizability counterexample"
     if checker != LINEARIZABILITY:
         title += f": {checker}"
