@@ -44,7 +44,7 @@ HR.Cursor.prototype.belief = function (l, t) {
   var words = hold >= 0 ? "believes it holds the lock (token " + h.token[hold] + ")" : this.waiting(l, t) ? "waiting to acquire" : "not holding";
   if (fault) words += ", frozen by " + fault.name;
   var lease = this.lease(l, t);
-  if (lease.words) words += "; " + lease.words;
+  if (lease.words && (hold >= 0 || lease.alive || lease.maybe)) words += "; " + lease.words;  // an old lease's end says nothing of a waiter
   return words;
 };
 
@@ -104,12 +104,19 @@ HR.Cursor.prototype.resource = function (t) {
 // The panel's rows at the cursor, as [name, text] pairs (the page and tests read them).
 HR.Cursor.prototype.rows = function () {
   var t = this.t, lanes = this.d.lanes, out = [];
-  for (var l = 0; l < lanes.length; l++) if (lanes[l].kind === "client") out.push([lanes[l].label, this.belief(l, t)]);
+  for (var l = 0; l < lanes.length; l++) if (lanes[l].kind === "client" && this.alive(l, t)) out.push([lanes[l].label, this.belief(l, t)]);
   out.push(["service", this.service(t)]);
   var r = this.resource(t);
   out.push(["resource", "value " + r.value + " · highest token seen " + r.token + " · last writer " + r.writer]);
   out.push(["verdict", r.verdict]);
   return out;
+};
+
+// Whether lane l's process was there at t: from its first operation to the end of its
+// last (a replaced process's row leaves the panel with it).
+HR.Cursor.prototype.alive = function (l, t) {
+  var list = this.tl.laneOps[l], n = list.idx.length;
+  return n > 0 && list.s[0] <= t && t <= list.maxE[n - 1];
 };
 
 HR.Cursor.prototype.render = function () {
