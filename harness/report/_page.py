@@ -90,7 +90,7 @@ def render_report(run_dir: Path) -> str:
         windows = record_windows(record)
         timeline, lanes = build_timeline(record, run.results, windows)
         annotate(run.results, timeline, lanes)
-        timeline["fencing"] = replay(record.resource_log, record.options.get("fencing"))
+        timeline["fencing"] = replay(record.resource_log, record.option("fencing"))
         data["timeline"] = timeline
         figure = _figure(_features(timeline), timeline["fencing"])
         stats = numbers(op_stats(record.history, windows), windows)
