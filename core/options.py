@@ -153,7 +153,7 @@ RECORDS: Final[dict[str, type]] = {
     "faults": FaultOptions,
     "lock": LockOptions,
     "register": RegisterOptions,
-    "watch": WatchOptions,
+    "watches": WatchOptions,
     "backend": BackendOptions,
     "ssh": SshOptions,
 }
@@ -191,7 +191,7 @@ class RunOptions:
     faults: FaultOptions = FaultOptions()
     lock: LockOptions = LockOptions()
     register: RegisterOptions = RegisterOptions()
-    watch: WatchOptions = WatchOptions()
+    watches: WatchOptions = WatchOptions()
     backend: BackendOptions = BackendOptions()
     ssh: SshOptions = SshOptions()
 

@@ -130,7 +130,7 @@ class Cell:
     def lines(self) -> list[tuple[str, str]]:
         """The cell as (label, text) lines, the same in the terminal and on the page."""
         watches = [m.watch for m in self.runs if m.watch is not None]
-        return self._lines() + ([("watch", WatchNumbers.pool(watches).line())] if watches else [])
+        return self._lines() + ([("watches", WatchNumbers.pool(watches).line())] if watches else [])
 
     def _lines(self) -> list[tuple[str, str]]:
         stats = self.stats

@@ -31,7 +31,7 @@ def watch_clients(driver: Callable[..., Any], one_shot: bool = False) -> Builder
     the driver takes the run's ``--watch-mode`` (``mode=``)."""
 
     def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
-        options: dict[str, Any] = {"mode": opts.watch.mode} if one_shot else {}
+        options: dict[str, Any] = {"mode": opts.watches.mode} if one_shot else {}
         return WatchFactory(connector(opts, cluster, driver, **options), opts.register.keys)
 
     return build

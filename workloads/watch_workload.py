@@ -16,10 +16,11 @@ from workloads.workload import Workload
 
 def _check(opts: RunOptions) -> None:
     """At least one writer besides the watchers."""
-    if opts.watch.watchers >= opts.concurrency:
+    watchers = opts.watches.watchers
+    if watchers >= opts.concurrency:
         raise OptionError(
-            f"--watchers {opts.watch.watchers} leaves no writer among --concurrency "
-            f"{opts.concurrency} clients: raise --concurrency to {opts.watch.watchers + 1} or more"
+            f"--watchers {watchers} leaves no writer among --concurrency "
+            f"{opts.concurrency} clients: raise --concurrency to {watchers + 1} or more"
         )
 
 
@@ -28,12 +29,12 @@ WORKLOAD = Workload(
     help="--watchers clients follow --keys keys that the other clients write",
     generator=lambda opts, seed: WatchGen(
         keys=opts.register.keys,
-        watchers=opts.watch.watchers,
-        compact_every=opts.watch.compact_every,
+        watchers=opts.watches.watchers,
+        compact_every=opts.watches.compact_every,
         seed=seed,
     ),
     recovery=lambda opts, seed: WatchGen(
-        keys=opts.register.keys, watchers=opts.watch.watchers, writes=False
+        keys=opts.register.keys, watchers=opts.watches.watchers, writes=False
     ),
     needs_resource=False,
     holds=False,

@@ -140,7 +140,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     w.add_argument(
         "--watch-mode",
         choices=("reread", "payload"),
-        default=d.watch.mode,
+        default=d.watches.mode,
         help="one-shot watches (ZooKeeper): reread the node after each event, or take the "
         "value the event came with (default: %(default)s)",
     )
