@@ -39,7 +39,7 @@ from checkers.watch_streams import EVERY_CHANGE, LATEST
 from core.client import Completion, Invocation, WorkerContext
 from workloads.backoff import Backoff
 
-__all__ = ["EVERY_CHANGE", "LATEST", "Emit", "WatchBackend", "WatchClient"]
+__all__ = ["EVERY_CHANGE", "LATEST", "Emit", "WatchBackend", "WatchClient", "following"]
 
 Emit = Callable[..., None]
 """``emit(kind, **fields)``: hand one notification to the client (it adds the time)."""
@@ -61,6 +61,12 @@ class WatchBackend(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def following(addresses: Sequence[str], address: str) -> str:
+    """The server after ``address`` in ``addresses`` (round the list): where a watch goes
+    on when its server fails."""
+    return addresses[(list(addresses).index(address) + 1) % len(addresses)]
 
 
 class WatchClient:

@@ -50,6 +50,7 @@ class ConsulConnection:
     def __init__(
         self, addresses: Sequence[str], *, timeout: float = 5.0, prefix: str = "harness"
     ) -> None:
+        self.addresses = list(addresses)
         self.address = addresses[0]
         self.base = f"http://{self.address}/v1"
         self.timeout = timeout

@@ -23,7 +23,7 @@ from typing import Any
 
 from clusters.consul.api import ConsulConnection, decode, encode
 from workloads.errors import OpFailed, OpUnknown
-from workloads.watch import LATEST, Emit
+from workloads.watch import LATEST, Emit, following
 
 WAIT_S = 2.0
 """Seconds one blocking query may wait on the server."""
@@ -34,12 +34,9 @@ MECHANISM = "Consul blocking query on the keys' folder (?recurse&index=N&wait=)"
 class ConsulWatch(ConsulConnection):
     """Writes and follows ``<prefix>/watch/<key>``."""
 
-    def __init__(
-        self, addresses: Sequence[str], *, timeout: float = 5.0, prefix: str = "harness"
-    ) -> None:
-        super().__init__(addresses, timeout=timeout, prefix=prefix)
-        self.addresses = list(addresses)
-        self.folder = self.key("watch") + "/"
+    @property
+    def folder(self) -> str:
+        return self.key("watch") + "/"
 
     def write(self, key: str, value: Any) -> int | None:
         k = self.folder + key
@@ -50,8 +47,7 @@ class ConsulWatch(ConsulConnection):
         raise OpFailed("Consul's KV store keeps no history of values: nothing to compact")
 
     def _move_on(self) -> None:
-        i = (self.addresses.index(self.address) + 1) % len(self.addresses)
-        self.address = self.addresses[i]
+        self.address = following(self.addresses, self.address)
         self.base = f"http://{self.address}/v1"
 
     def _query(self, index: int) -> tuple[dict[str, tuple[Any, int]], int]:

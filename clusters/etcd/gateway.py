@@ -63,6 +63,7 @@ class EtcdConnection:
     ) -> None:
         """``addresses[0]`` is the member to talk to ("ip:port"); ``timeout`` bounds each
         request's wait for an answer (blocking calls pass their own)."""
+        self.addresses = list(addresses)
         self.address = addresses[0]
         self.base = f"http://{self.address}"
         self.timeout = timeout

@@ -22,7 +22,7 @@ from typing import Any
 
 from clusters.etcd.gateway import EtcdConnection, b64, decode, encode, prefix_end, unb64
 from workloads.errors import OpFailed, OpUnknown
-from workloads.watch import EVERY_CHANGE, Emit
+from workloads.watch import EVERY_CHANGE, Emit, following
 
 STREAM_S = 5.0
 """Seconds one watch stream stays open before it is re-opened from the next revision."""
@@ -34,12 +34,9 @@ MECHANISM = "etcd watch from a revision (v3 gateway /v3/watch), resumed from the
 class EtcdWatch(EtcdConnection):
     """Writes and follows ``<prefix>/watch/<key>``."""
 
-    def __init__(
-        self, addresses: Sequence[str], *, timeout: float = 5.0, prefix: str = "harness"
-    ) -> None:
-        super().__init__(addresses, timeout=timeout, prefix=prefix)
-        self.addresses = list(addresses)
-        self.folder = self.key("watch") + "/"
+    @property
+    def folder(self) -> str:
+        return self.key("watch") + "/"
 
     def write(self, key: str, value: Any) -> int | None:
         k = self.folder + key
@@ -54,8 +51,7 @@ class EtcdWatch(EtcdConnection):
 
     def _move_on(self) -> None:
         """Talk to the next member from now on."""
-        i = (self.addresses.index(self.address) + 1) % len(self.addresses)
-        self.address = self.addresses[i]
+        self.address = following(self.addresses, self.address)
         self.base = f"http://{self.address}"
 
     def _snapshot(self, keys: Sequence[str], emit: Emit) -> int:
