@@ -146,6 +146,7 @@ def follow_stream(s: Stream, run: WatchRun) -> Watcher:
             last = possible_last(writes)
             if key in final and final[key] not in last:
                 w.stale_final[key] = [final[key], last]
+                w.examples.append(f"key {key}: settled on {final[key]!r}, not {last[-1]!r}")
     return w
 
 

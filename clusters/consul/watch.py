@@ -4,7 +4,9 @@ Keys are ``<prefix>/watch/<key>``; ``write`` is a PUT (Consul answers ``true``, 
 the revision of a write is the ``ModifyIndex`` a watcher reports). Consul's KV keeps no
 history of values: ``compact`` is refused.
 
-``follow`` reads the keys' folder (``?recurse``: every entry with its ``ModifyIndex``, and
+``follow`` reads the keys' folder (``?recurse&consistent``: every entry with its
+``ModifyIndex``, answered by a leader that first checks it still leads, so a server cut
+off from the others cannot hand out its old state; and
 the ``X-Consul-Index`` to block on), then repeats the blocking query ``?index=N&wait=...``
 on it, as Consul's own watches do: the query returns when the folder's index moves past N
 (or the wait ends) with the current entries, and each key whose ``ModifyIndex`` moved is
@@ -28,7 +30,7 @@ from workloads.watch import LATEST, Emit, following
 WAIT_S = 2.0
 """Seconds one blocking query may wait on the server."""
 RETRY_S = 0.5
-MECHANISM = "Consul blocking query on the keys' folder (?recurse&index=N&wait=)"
+MECHANISM = "Consul blocking query on the keys' folder (?recurse&consistent&index=N&wait=)"
 
 
 class ConsulWatch(ConsulConnection):
@@ -53,7 +55,7 @@ class ConsulWatch(ConsulConnection):
     def _query(self, index: int) -> tuple[dict[str, tuple[Any, int]], int]:
         """The folder's entries (key -> value, ModifyIndex) and its index, blocking while
         the index is still ``index`` (0: at once)."""
-        params: dict[str, Any] = {"recurse": ""}
+        params: dict[str, Any] = {"recurse": "", "consistent": ""}
         if index:
             params.update(index=index, wait=f"{round(WAIT_S * 1000)}ms")
         r = self.call(

@@ -67,43 +67,43 @@ class EtcdWatch(EtcdConnection):
 
     def follow(self, keys: Sequence[str], emit: Emit, stop: threading.Event) -> None:
         emit("subscribed", delivery=EVERY_CHANGE, rereads=False, mechanism=MECHANISM)
-        last: int | None = None
-        broken: str | None = None
+        self._last: int | None = None
+        """The last revision delivered (None: the keys are to be read first); kept
+        across broken streams, so a resumed watch starts right after it."""
+        self._broken: str | None = None
         while not stop.is_set():
             try:
-                if last is None:
-                    last = self._snapshot(keys, emit)
-                last = self._stream(last, emit, stop, broken)
-                broken = None
+                if self._last is None:
+                    self._last = self._snapshot(keys, emit)
+                self._stream(self._last, emit, stop)
             except (OpFailed, OpUnknown) as e:
-                broken = broken or str(e)
+                self._broken = self._broken or str(e)
                 self._move_on()
                 stop.wait(RETRY_S)
 
-    def _stream(
-        self, last: int, emit: Emit, stop: threading.Event, broken: str | None
-    ) -> int | None:
-        """One watch stream from ``last`` + 1; the last revision seen, None when the
-        watch was compacted away (the caller reads the keys again)."""
+    def _stream(self, start: int, emit: Emit, stop: threading.Event) -> None:
+        """One watch stream from ``start`` + 1, each change recorded in ``_last`` as it
+        is delivered; ``_last`` None when the watch was compacted away (the caller reads
+        the keys again)."""
         create = {
             "key": b64(self.folder),
             "range_end": prefix_end(self.folder),
-            "start_revision": last + 1,
+            "start_revision": start + 1,
         }
         for message in self.stream("/v3/watch", {"create_request": create}, "watch", STREAM_S):
-            if broken is not None:
-                emit("resumed", revision=last + 1, error=broken, node=self.address)
-                broken = None
+            if self._broken is not None:
+                emit("resumed", revision=start + 1, error=self._broken, node=self.address)
+                self._broken = None
             compacted = int(message.get("compact_revision", 0) or 0)
             if compacted:
                 emit("compacted", revision=compacted, node=self.address)
-                return None
+                self._last = None
+                return
             for event in message.get("events", []):
                 kv = event["kv"]
                 key = unb64(kv["key"]).removeprefix(self.folder)
                 value = None if event.get("type") == "DELETE" else decode(kv)
-                last = max(last, int(kv["mod_revision"]))
+                self._last = max(self._last or 0, int(kv["mod_revision"]))
                 emit("change", key=key, value=value, revision=int(kv["mod_revision"]))
             if stop.is_set():
-                break
-        return last
+                return
