@@ -50,7 +50,12 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         help=Deferred(lambda: _lazy_help("lock implementation of the target")),
     )
     number_option(g, "--concurrency", "client processes, 1-1000 (default: %(default)s)")
-    number_option(g, "--rate", "operations per second, all clients", default=None)
+    number_option(
+        g,
+        "--rate",
+        "operations per second, all clients (default: as fast as they go)",
+        default=None,
+    )
     number_option(
         g, "--time-limit", "seconds of operations before the final heal (default: %(default)s)"
     )
@@ -64,7 +69,13 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         "shorter than they need is refused",
         default=None,
     )
-    number_option(g, "--seed", "seed of the schedule, 0 or more (replayable)", default=None)
+    number_option(
+        g,
+        "--seed",
+        "seed of the schedule, 0 or more (default: a random one, recorded in "
+        "test.json and the report's command line)",
+        default=None,
+    )
     g.add_argument("--out-dir", "-o", default=d.out_dir, help="results folder (writable)")
     g.add_argument(
         "--name",
@@ -132,14 +143,21 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     t.add_argument(
         "--nodes",
         default=None,
-        help="cluster size, 1-99; with --ssh, the hosts: host1,user@host2:2222,...",
+        help="cluster size, 1-99 (default: the target's); with --ssh, the hosts: "
+        "host1,user@host2:2222,...",
     )
-    t.add_argument("--image", default=None, help="use this Docker image for the nodes")
+    t.add_argument(
+        "--image",
+        default=None,
+        help="use this Docker image for the nodes (default: the target's, built "
+        "by `harness images build`)",
+    )
     t.add_argument(
         "--persistence",
         default=None,
         choices=tuple(dict.fromkeys(p for t in TARGETS.values() for p in t.persistence)),
-        help=" and ".join(name for name, t in TARGETS.items() if t.persistence) + " only",
+        help=" and ".join(name for name, t in TARGETS.items() if t.persistence)
+        + " only (default: none, no persistence)",
     )
     t.add_argument(
         "--sim-bug",
@@ -150,7 +168,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
             lambda: "sim: inject a known bug, one of " + ", ".join(_sim_bugs()) + "; repeatable"
         ),
     )
-    sh = p.add_argument_group("real hosts over SSH (docs/ssh.md)")
+    sh = p.add_argument_group("real hosts over SSH (`harness docs ssh`)")
     sh.add_argument(
         "--ssh",
         action="store_true",
@@ -171,7 +189,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     sh.add_argument(
         "--ssh-debs",
         default=None,
-        help="upload the .debs of this directory instead of downloading them",
+        help="upload the .debs of this directory instead of downloading them (default: "
+        "download them)",
     )
 
 
