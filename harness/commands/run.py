@@ -34,7 +34,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("what to run")
     g.add_argument(
         "--target",
-        default=DEFAULT_TARGET,
+        default=None,  # the default target (None: --replay keeps the recorded run's)
         choices=tuple(TARGETS),
         help=Deferred(lambda: f"{targets_described()} (default: {DEFAULT_TARGET})"),
     )
@@ -82,6 +82,14 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         type=checked(check_name),
         default=None,
         help="test name, one folder name (default: from the options)",
+    )
+    g.add_argument(
+        "--replay",
+        metavar="RUN_DIR",
+        default=None,
+        help="issue the invocations and faults of this recorded run at their recorded times, "
+        "with its options and seed, on its target or on --target; other options are the "
+        "recorded run's (default: none, a new schedule from --seed)",
     )
     g.add_argument(
         "--accept-unavailable",
@@ -250,9 +258,29 @@ def options_from(args: argparse.Namespace) -> RunOptions:
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from harness.orchestrate import run_test
 
+    if args.replay is not None:
+        return _replay(args, console)
     opts = options_from(args)
     writable_dir(opts.out_dir)
     return run_test(opts, console).exit_code
+
+
+def _replay(args: argparse.Namespace, console: Console) -> int:
+    """``--replay RUN_DIR [--target T]``: the recorded run's options and schedule."""
+    from pathlib import Path
+
+    from harness.orchestrate import run_test
+    from harness.replay import load_recording, replay_options
+    from harness.validate import check_run
+
+    recording = load_recording(Path(args.replay))
+    opts = check_run(replay_options(recording, args.target, args.out_dir))[0]
+    writable_dir(opts.out_dir)
+    console.print(
+        f"replaying {recording.run_dir}: {len(recording.clients)} client invocations, "
+        f"{len(recording.faults)} fault ops, on {opts.target}"
+    )
+    return run_test(opts, console, recording).exit_code
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -50,7 +50,7 @@ def test_every_option_is_a_flag_of_run_under_its_own_name() -> None:
     from core.options import DERIVED, FIELDS
 
     translated = {"ssh_hosts", "extra"}  # from --nodes/--nodes-file, --accept-unavailable
-    cli_only = {"nodes_file", "accept_unavailable"}
+    cli_only = {"nodes_file", "accept_unavailable", "replay"}  # replay: a run to run again
     dests = _run_dests()
     assert FIELDS - set(DERIVED) - translated <= dests
     assert dests - cli_only <= FIELDS
