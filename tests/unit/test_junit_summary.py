@@ -14,18 +14,7 @@ from harness.junit import write_junit
 from harness.junit_summary import markdown
 from harness.packaged import doc_file, suite_file, suite_names
 from harness.suite import Outcome, load_suite
-
-SUITE = """
-[suite]
-name = "t"
-[[run]]
-name = "fenced"
-fencing = true
-[[run]]
-name = "unfenced"
-fencing = false
-expect = "invalid"
-"""
+from tests.unit.test_suite import GOOD as SUITE
 
 REASON = "Valid: mutual-exclusion: the stale write of process 0 was rejected."
 
