@@ -54,59 +54,53 @@ def _key(path: tuple[str, ...]) -> str:
     return " ".join(("harness", *path))
 
 
+def _case(name: str, rows: list[tuple[str, str]], otherwise: str) -> str:
+    """A shell function answering ``rows`` by a ``case`` of its first argument (bash and
+    zsh's sh emulation alike: no associative arrays, whose literals they spell apart)."""
+    arms = "".join(f"    {shlex.quote(key)}) {answer} ;;\n" for key, answer in rows)
+    return f'{name}() {{\n  case "$1" in\n{arms}    *) {otherwise} ;;\n  esac\n}}\n'
+
+
 def bash_script(parser: argparse.ArgumentParser, suites: tuple[str, ...] = ()) -> str:
     """The bash completion of ``harness`` as ``parser`` describes it; ``suites`` are
     offered to ``harness suite run``."""
-    words: list[str] = []
-    takes: list[str] = []
-    choices: list[str] = []
+    words: list[tuple[str, str]] = []
+    takes: list[tuple[str, str]] = []
     for path, p in walk(parser):
         flags = [f for a in p._actions for f in a.option_strings]
         fixed = [v for a in p._actions if not a.option_strings for v in values_of(a)]
         offered = " ".join((*subcommands(p), *fixed, *flags))
-        words.append(f"[{shlex.quote(_key(path))}]={shlex.quote(offered)}")
+        words.append((_key(path), f"echo {shlex.quote(offered)}"))
         for a in p._actions:
             if not a.option_strings or a.nargs == 0:
                 continue
             for f in a.option_strings:
-                key = shlex.quote(f"{_key(path)}|{f}")
-                takes.append(f"[{key}]=1")
-                if values_of(a):
-                    choices.append(f"[{key}]={shlex.quote(' '.join(values_of(a)))}")
-    positional = shlex.quote(" ".join(suites))
-    nl = "\n    "
+                takes.append((f"{_key(path)}|{f}", f"echo {shlex.quote(' '.join(values_of(a)))}"))
     return f"""# bash completion for harness (`harness completion bash`)
+{_case("_harness_words", words, "return 1")}
+{_case("_harness_values", takes, "return 1")}
 _harness_complete() {{
-  local -A words=(
-    {nl.join(words)}
-  )
-  local -A takes=(
-    {nl.join(takes)}
-  )
-  local -A choices=(
-    {nl.join(choices)}
-  )
-  local suites={positional}
-  local cur=${{COMP_WORDS[COMP_CWORD]}} prev="" path=harness i w
+  local suites={shlex.quote(" ".join(suites))}
+  local cur=${{COMP_WORDS[COMP_CWORD]}} prev="" cmd=harness i w values
   if (( COMP_CWORD > 0 )); then prev=${{COMP_WORDS[COMP_CWORD-1]}}; fi
   for (( i = 1; i < COMP_CWORD; i++ )); do
     w=${{COMP_WORDS[i]}}
-    if [[ -n ${{takes["$path|$w"]:-}} ]]; then (( i++ )); continue; fi
-    if [[ $w != -* && -n ${{words["$path $w"]:-}} ]]; then path="$path $w"; fi
+    if _harness_values "$cmd|$w" >/dev/null; then (( i++ )); continue; fi
+    if [[ $w != -* ]] && _harness_words "$cmd $w" >/dev/null; then cmd="$cmd $w"; fi
   done
-  if [[ -n ${{takes["$path|$prev"]:-}} ]]; then
-    if [[ -n ${{choices["$path|$prev"]:-}} ]]; then
-      COMPREPLY=( $(compgen -W "${{choices["$path|$prev"]}}" -- "$cur") )
+  if values=$(_harness_values "$cmd|$prev"); then
+    if [[ -n $values ]]; then
+      COMPREPLY=( $(compgen -W "$values" -- "$cur") )
     else
       COMPREPLY=( $(compgen -f -- "$cur") )
     fi
     return 0
   fi
-  if [[ $path == "harness suite run" && $cur != -* ]]; then
+  if [[ $cmd == "harness suite run" && $cur != -* ]]; then
     COMPREPLY=( $(compgen -W "$suites" -- "$cur"; compgen -f -- "$cur") )
     return 0
   fi
-  COMPREPLY=( $(compgen -W "${{words[$path]}}" -- "$cur") )
+  COMPREPLY=( $(compgen -W "$(_harness_words "$cmd")" -- "$cur") )
 }}
 complete -o default -F _harness_complete harness
 """

@@ -68,5 +68,25 @@ def test_suites_by_name() -> None:
 
 
 def test_zsh_loads_the_bash_script_through_bashcompinit() -> None:
+    """zsh runs the function as its bashcompinit does: through its ``compgen -F``, in sh
+    emulation (arrays from 0). zsh's own matching then keeps what fits the word."""
     text = script("zsh", build_parser(), suite_names())
     assert text.startswith("# zsh") and "bashcompinit" in text and SCRIPT in text
+    if shutil.which("zsh") is None:
+        pytest.skip("no zsh here")
+    probe = (
+        'probe() { local -a words COMP_WORDS; local CURRENT COMP_CWORD; words=("$@"); '
+        'CURRENT=$#; COMP_CWORD=$((CURRENT-1)); COMP_WORDS=("${words[@]}"); '
+        'compgen -F _harness_complete -- "${words[-1]}" | tr "\\n" " "; echo; }\n'
+        'probe harness run --target ""\nprobe harness run --fencing o\nprobe harness ru\n'
+    )
+    out = subprocess.run(
+        ["zsh", "-f", "-c", "autoload -U +X compinit && compinit -u\n" + text + probe],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    targets, fencing, top = out.stdout.splitlines()
+    assert targets.split() == ["sim", "etcd", "zookeeper", "consul", "redis", "redlock"]
+    assert fencing.split() == ["on", "off"]
+    assert "run" in top.split() and "--version" in top.split()
