@@ -62,7 +62,7 @@ def version_text() -> str:
     elif compiled.active():
         checker = f"compiled (mypyc, {compiled.build_dir()})"
     else:
-        checker = "plain Python (no compiled build for these sources: make setup builds it)"
+        checker = "plain Python (no compiled build matches these sources)"
     return (
         f"harness {mine}\nPython {platform.python_version()} "
         f"({platform.python_implementation()}, {sys.executable})\n"
