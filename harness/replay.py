@@ -10,7 +10,7 @@ options, the workload's start or a history is bad input: one line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -100,9 +100,9 @@ def load_recording(run_dir: Path) -> Recording:
 def replay_options(recording: Recording, target: str | None, out_dir: str) -> RunOptions:
     """The new run's options: the recorded ones, on ``target`` when given (its own nodes
     and image then), written under ``out_dir``."""
-    opts = replace(recording.options, out_dir=out_dir)
+    opts = recording.options.with_(out_dir=out_dir)
     if target and target != opts.target:
-        opts = replace(
-            opts, target=target, nodes=None, image=None, lock=None, read_mode=None, persistence=None
+        return opts.with_(
+            target=target, nodes=None, image=None, lock=None, read_mode=None, persistence=None
         )
     return opts

@@ -10,7 +10,11 @@ from typing import Any
 
 from core.options import DERIVED, FOLLOW, RunOptions
 
-SWITCHES = {"ssh": "--ssh", "ssh_keep_packages": "--ssh-keep-packages"}
+SWITCHES = {
+    "ssh": "--ssh",
+    "ssh_keep_packages": "--ssh-keep-packages",
+    "accept_unavailable": "--accept-unavailable",
+}
 """Options given by a flag alone."""
 
 
@@ -24,8 +28,6 @@ def _flags(name: str, value: Any, opts: RunOptions) -> list[str]:
         return [x for bug in value for x in ("--sim-bug", bug)]
     if name == "ssh_hosts":
         return ["--nodes", ",".join(value)] if value else []
-    if name == "extra":
-        return ["--accept-unavailable"] if value.get("accept_unavailable") else []
     if name == "pause_at":
         return [flag, "0" if value is None else f"{value:g}"]
     if name == "op_timeout":
