@@ -194,7 +194,9 @@ def load_suite(path: Path) -> Suite:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise SuiteError(f"{path}: no such suite file") from None
+        raise SuiteError(
+            f"{path}: no such suite file (the shipped suites, by name: harness suite list)"
+        ) from None
     except (OSError, UnicodeDecodeError) as e:
         raise SuiteError(f"{path}: cannot read it ({getattr(e, 'strerror', None) or e})") from None
     except tomllib.TOMLDecodeError as e:

@@ -98,3 +98,15 @@ def test_suites_and_documents_by_name(tmp_path: Path, monkeypatch: pytest.Monkey
     ssh = doc_file("ssh")
     assert ssh is not None and ssh.read_text().startswith("# Real hosts over SSH")
     assert doc_file("nope") is None
+
+
+def test_an_unknown_suite_name_is_one_line_pointing_at_the_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["suite", "run", "nope", "--list"]) == 254
+    err = capsys.readouterr().err
+    assert (
+        err
+        == "harness: nope: no such suite file (the shipped suites, by name: harness suite list)\n"
+    )
