@@ -10,7 +10,7 @@ options, the workload's start or a history is bad input: one line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,16 @@ class Recording:
     options: RunOptions
     clients: tuple[Recorded, ...]
     faults: tuple[Recorded, ...]
+    aimed: tuple[Recorded, ...] = ()
+    """``faults`` with each start aimed at the nodes it hit (``n2``, not ``one``)."""
+
+    def on(self, target: str) -> Recording:
+        """The recording as replayed on ``target``: on its own target each fault hits the
+        nodes it hit (a random ``one`` or the leader of the time, again); on another the
+        nodes differ, and each fault is aimed as it was asked for."""
+        if target != self.options.target or len(self.aimed) != len(self.faults):
+            return self
+        return replace(self, faults=self.aimed)
 
     def generator(self) -> gen.Generator:
         """The whole schedule: the client invocations on their threads, the fault starts
@@ -46,20 +56,35 @@ class Recording:
 
 def recorded(
     ops: list[Op], start_ns: int, concurrency: int
-) -> tuple[list[Recorded], list[Recorded]]:
-    """A history's invocations as (client, fault) recordings: times after ``start_ns``, a
-    client process on its thread (process mod concurrency, as the runner numbers them)."""
+) -> tuple[list[Recorded], list[Recorded], list[Recorded]]:
+    """A history's invocations as recordings: the clients', the faults' and the faults'
+    aimed at the nodes their completions name. Times are after ``start_ns``; a client
+    process is on its thread (process mod concurrency, as the runner numbers them)."""
     clients: list[Recorded] = []
     faults: list[Recorded] = []
+    aimed: list[Recorded] = []
     for op in ops:
-        if op.type != "invoke":
-            continue
         at = max(0, op.time - start_ns)
-        if op.process == NEMESIS:
+        if op.process == NEMESIS and op.type == "invoke":
             faults.append(Recorded(NEMESIS, at, op.f, op.value, op.key))
-        elif isinstance(op.process, int):
+            aimed.append(faults[-1])
+        elif op.process == NEMESIS and aimed and aimed[-1].f == op.f:  # its completion
+            aimed[-1] = _aimed(aimed[-1], op)
+        elif isinstance(op.process, int) and op.type == "invoke":
             clients.append(Recorded(op.process % concurrency, at, op.f, op.value, op.key))
-    return clients, faults
+    return clients, faults, aimed
+
+
+def _aimed(invoked: Recorded, completed: Op) -> Recorded:
+    """A fault start aimed at the nodes its completion says it hit, when it was aimed by a
+    word (``one``, ``leader``, ``minority``...) and hit named nodes."""
+    asked, got = invoked.value, completed.value
+    if not (isinstance(asked, dict) and "target" in asked and isinstance(got, dict)):
+        return invoked
+    nodes = got.get("nodes")
+    if completed.type != "ok" or not isinstance(nodes, list) or not nodes:
+        return invoked
+    return replace(invoked, value={**asked, "target": ",".join(map(str, nodes))})
 
 
 def options_of(test: dict[str, Any], path: Path) -> RunOptions:
@@ -91,10 +116,10 @@ def load_recording(run_dir: Path) -> Recording:
     if not isinstance(start, int) or isinstance(start, bool):
         raise ReplayError(f"--replay {run_dir}: the run never started its workload")
     opts = options_of(test, run_dir / TEST_FILE)
-    clients, faults = recorded(history, start, opts.concurrency)
+    clients, faults, aimed = recorded(history, start, opts.concurrency)
     if not clients:
         raise ReplayError(f"--replay {run_dir}: its history holds no client operation")
-    return Recording(run_dir, opts, tuple(clients), tuple(faults))
+    return Recording(run_dir, opts, tuple(clients), tuple(faults), tuple(aimed))
 
 
 def replay_options(recording: Recording, target: str | None, out_dir: str) -> RunOptions:

@@ -274,8 +274,9 @@ def _replay(args: argparse.Namespace, console: Console) -> int:
     from harness.replay import load_recording, replay_options
     from harness.validate import check_run
 
-    recording = load_recording(Path(args.replay))
-    opts = check_run(replay_options(recording, args.target, args.out_dir))[0]
+    recorded = load_recording(Path(args.replay))
+    opts = check_run(replay_options(recorded, args.target, args.out_dir))[0]
+    recording = recorded.on(opts.target)
     writable_dir(opts.out_dir)
     console.print(
         f"replaying {recording.run_dir}: {len(recording.clients)} client invocations, "

@@ -36,6 +36,7 @@ def test_replay_of_an_etcd_run_reproduces_its_schedule(tmp_path: Path) -> None:
     replayed = (tmp_path / "b" / "latest").resolve()
     test = json.loads((replayed / "test.json").read_text())
     assert test["replay_of"] == str(original) and test["options"]["target"] == "etcd"
-    assert differences(original, replayed, tolerance_ms=50) == []
+    found = differences(original, replayed, tolerance_ms=50)
+    assert not found, "\n".join(found[:20])
     faults = [r.f for r in schedule(original)["nemesis"]]
     assert faults[:2] == ["start-pause", "stop-pause"]

@@ -11,9 +11,9 @@ from harness.replay import load_recording
 
 def schedule(run_dir: Path) -> dict[object, list[Recorded]]:
     """A run's invocations per thread (client slots and the nemesis), in order, their
-    times counted from its first invocation."""
+    times counted from its first invocation; each fault start aimed at the nodes it hit."""
     rec = load_recording(run_dir)
-    ops = sorted(rec.clients + rec.faults, key=lambda r: r.at)
+    ops = sorted(rec.clients + rec.aimed, key=lambda r: r.at)
     per: dict[object, list[Recorded]] = {}
     for r in ops:
         per.setdefault(r.thread, []).append(replace(r, at=r.at - ops[0].at))

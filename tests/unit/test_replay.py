@@ -150,9 +150,10 @@ def test_replay_of_a_sim_run_reproduces_its_schedule(tmp_path: Path) -> None:
     assert second.returncode in (0, 2), second.stderr[-2000:]
     replayed = (tmp_path / "b" / "latest").resolve()
     assert json.loads((replayed / "test.json").read_text())["replay_of"] == str(original)
-    assert differences(original, replayed, tolerance_ms=50) == []
+    found = differences(original, replayed, tolerance_ms=50)
+    assert not found, "\n".join(found[:20])
     pauses = [(r.f, r.value) for r in schedule(original)["nemesis"]]
-    assert pauses[:2] == [("start-pause", {"target": "one"}), ("stop-pause", None)]
+    assert pauses[:2] == [("start-pause", {"target": "sim"}), ("stop-pause", None)]
     report = (replayed / "report.html").read_text()
     assert "replay of" in report and str(original) in report
 
@@ -161,3 +162,23 @@ def test_replay_of_what_is_not_a_run_is_one_line(tmp_path: Path) -> None:
     out = _harness("run", "--replay", str(tmp_path), "-o", str(tmp_path / "out"))
     assert out.returncode == 254
     assert out.stderr.count("\n") == 1 and "no test.json there" in out.stderr
+
+
+def test_faults_are_aimed_at_the_nodes_they_hit_on_their_own_target_only() -> None:
+    from core.ops import Op
+    from harness.replay import Recording, recorded
+
+    ops = [
+        Op(0, 1_000, "nemesis", "invoke", "start-pause", {"target": "one"}),
+        Op(1, 1_500, 4, "invoke", "read"),
+        Op(2, 2_000, "nemesis", "ok", "start-pause", {"target": "one", "nodes": ["n2"]}),
+        Op(3, 3_000, "nemesis", "invoke", "start-partition", {"topology": "halves"}),
+        Op(4, 4_000, "nemesis", "ok", "start-partition", {"grudge": {"n1": ["n2"]}}),
+    ]
+    clients, faults, aimed = recorded(ops, start_ns=500, concurrency=3)
+    assert clients == [Recorded(1, 1_000, "read")]  # process 4 ran on thread 1
+    assert [r.value for r in faults] == [{"target": "one"}, {"topology": "halves"}]
+    assert [r.value for r in aimed] == [{"target": "n2"}, {"topology": "halves"}]
+    rec = Recording(Path("x"), RunOptions.of(target="etcd"), (), tuple(faults), tuple(aimed))
+    assert rec.on("etcd").faults == tuple(aimed)
+    assert rec.on("zookeeper").faults == tuple(faults)  # other nodes there: as asked
