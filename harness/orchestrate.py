@@ -151,11 +151,12 @@ def run_test(opts: RunOptions, console: Console, recording: Recording | None = N
         "versions": {"harness": HARNESS_VERSION, "python": platform.python_version()},
         "clock_origin_ns": clock.origin,
         "argv": sys.argv,
-        "command": rerun_command(opts),
         "status": "running",
     }
-    if recording is not None:
-        test["replay_of"] = str(recording.run_dir.resolve())
+    replay_of = str(recording.run_dir.resolve()) if recording is not None else None
+    test["command"] = rerun_command(opts, replay_of)
+    if replay_of is not None:
+        test["replay_of"] = replay_of
     write_json(run_dir / TEST_FILE, test)
     console.print(f"[bold]{opts.test_name()}[/] seed {seed} -> {run_dir}")
     interrupted: dict[str, Any] | None = None

@@ -41,8 +41,11 @@ def _flags(name: str, value: Any, opts: RunOptions) -> list[str]:
     return [flag, str(value)]
 
 
-def rerun_argv(opts: RunOptions) -> list[str]:
-    """``harness run`` and the flags that give ``opts`` (every one not at its default)."""
+def rerun_argv(opts: RunOptions, replay_of: str | None = None) -> list[str]:
+    """``harness run`` and the flags that give ``opts`` (every one not at its default); for
+    a replay, the replay of the same recording on the same target."""
+    if replay_of is not None:
+        return ["harness", "run", "--replay", replay_of, "--target", opts.target]
     default = RunOptions().to_dict()
     argv = ["harness", "run"]
     for name, value in opts.to_dict().items():
@@ -52,6 +55,6 @@ def rerun_argv(opts: RunOptions) -> list[str]:
     return argv
 
 
-def rerun_command(opts: RunOptions) -> str:
+def rerun_command(opts: RunOptions, replay_of: str | None = None) -> str:
     """``rerun_argv`` as one shell line."""
-    return shlex.join(rerun_argv(opts))
+    return shlex.join(rerun_argv(opts, replay_of))

@@ -149,7 +149,9 @@ def test_replay_of_a_sim_run_reproduces_its_schedule(tmp_path: Path) -> None:
     second = _harness("run", "--replay", str(original), "-o", str(tmp_path / "b"))
     assert second.returncode in (0, 2), second.stderr[-2000:]
     replayed = (tmp_path / "b" / "latest").resolve()
-    assert json.loads((replayed / "test.json").read_text())["replay_of"] == str(original)
+    again = json.loads((replayed / "test.json").read_text())
+    assert again["replay_of"] == str(original)
+    assert again["command"] == f"harness run --replay {original} --target sim"
     found = differences(original, replayed, tolerance_ms=50)
     assert not found, "\n".join(found[:20])
     pauses = [(r.f, r.value) for r in schedule(original)["nemesis"]]
