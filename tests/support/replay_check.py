@@ -58,6 +58,17 @@ class Comparison:
     offsets_ms: list[float]
     held_ms: list[float]
 
+    def check_timing(self, share: float = 0.05, worst_ms: float = 500) -> None:
+        """Every op started within the tolerance of when it was due, but for at most
+        ``share`` of them, each still within ``worst_ms``: on a machine shared by many
+        processes the runner itself may get the CPU that much later (measured: at a load
+        average of 27 on 2 cores, one op of 40 started 182 ms after it was due; alone, every
+        op within 28 ms)."""
+        allowed = int(share * len(self.offsets_ms))
+        assert len(self.late) <= allowed, "\n".join(self.late[:20])
+        worst = max((float(x.rsplit(": ", 1)[1].split()[0]) for x in self.late), default=0)
+        assert worst <= worst_ms, "\n".join(self.late[:20])
+
     def summary(self) -> str:
         near = sum(abs(o) <= 50 for o in self.offsets_ms)
         held = [h for h in self.held_ms if h > 50]
@@ -66,6 +77,7 @@ class Comparison:
             f"time (largest offset {max(map(abs, self.offsets_ms), default=0):.1f} ms); "
             f"{len(held)} held back by their thread's previous op"
             + (f" (up to {max(held):.0f} ms)" if held else "")
+            + f"; {len(self.late)} started more than 50 ms after they were due"
         )
 
 
