@@ -177,6 +177,8 @@ class RunOptions:
     # CAS register.
     keys: int = 3
     read_mode: str | None = None
+    # Herd (workloads/herd_workload.py): how waiters wait, naive or queue.
+    recipe: str = "naive"
     # Targets.
     nodes: int | None = None
     image: str | None = None

@@ -28,7 +28,11 @@ SPEC = TargetSpec(
     name="sim",
     description="the built-in service, one local process (no Docker), bugs to inject",
     default_nodes=1,
-    workloads={"cas-register": f"{CLIENTS}:register_clients", "election": f"{CLIENTS}:ELECTION"},
+    workloads={
+        "cas-register": f"{CLIENTS}:register_clients",
+        "election": f"{CLIENTS}:ELECTION",
+        "herd": f"{CLIENTS}:HERD",
+    },
     locks={"sim": f"{CLIENTS}:LOCK"},
     default_lock="sim",
     local=_cluster,

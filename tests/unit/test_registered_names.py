@@ -36,8 +36,9 @@ EXEMPT: dict[str, set[str]] = {
     "checkers/linearizability.py": {"partition"},
     "harness/report/_anomaly.py": {"partition"},
     "harness/report/_explain.py": {"partition"},
-    # The election checker's name (results.json's key).
+    # The election and herd checkers' names (results.json's keys).
     "checkers/election.py": {"election"},
+    "checkers/herd.py": {"herd"},
     # Words for what is held ("the lock", "the election"), in the checkers' sentences and
     # in the held resources' names and client messages.
     "checkers/holdings.py": {"lock", "election"},
