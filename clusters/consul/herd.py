@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import time
 
-from clusters.consul.api import RETRY_PAUSE
 from clusters.consul.lock import NOT_GRANTED, ConsulHold
-from workloads.errors import OpFailed, OpUnknown
+from workloads.errors import OpFailed
 from workloads.herd import QUEUE, Tally
 from workloads.lease import LeaseNotFound
 
@@ -62,19 +61,7 @@ class ConsulHerd(ConsulHold):
 
     def _notified(self, key: str, index: int, seconds: float, tally: Tally) -> None:
         """A blocking query on ``key`` from ``index``: a notification when it answers
-        with a higher index. One that fails: pause briefly, the caller re-reads."""
-        params = {"index": index, "wait": f"{max(1, int(seconds * 1000))}ms"}
-        try:
-            r = self.call(
-                "GET",
-                f"/kv/{key}",
-                f"wait on {key}",
-                params=params,
-                allow=(404,),
-                timeout=seconds + self.timeout,
-            )
-        except (OpFailed, OpUnknown):
-            time.sleep(min(seconds, RETRY_PAUSE))
-            return
-        if int(r.headers.get("X-Consul-Index", 0)) > index:
+        with a higher index."""
+        answered = self.wait_change(key, index, seconds)
+        if answered is not None and answered > index:
             tally.notified(f"index of {key} moved past {index}")

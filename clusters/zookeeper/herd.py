@@ -17,27 +17,22 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
 
 from kazoo.exceptions import NodeExistsError
 from kazoo.protocol.states import WatchedEvent
 
 from clusters.zookeeper.errors import classified
-from clusters.zookeeper.session import ZkSession
+from clusters.zookeeper.lock import NOT_GRANTED, ZkRecipe
 from workloads.errors import OpFailed
 from workloads.herd import Tally
 from workloads.lease import LeaseNotFound
 
-NOT_GRANTED = "not granted"
 QUEUE_PREFIX = "w-"
 
 
-class ZkHerd(ZkSession):
-    """A ``HerdBackend`` on the ensemble, the client's own server first."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._held: dict[tuple[str, int], str] = {}
+class ZkHerd(ZkRecipe):
+    """A ``HerdBackend`` on the ensemble, the client's own server first; what it holds
+    is given up as the lock recipe's holdings are (``ZkRecipe.give_up``)."""
 
     def acquire_naive(self, name: str, lease: int, wait: float, tally: Tally) -> int:
         zk = self.client(lease)
@@ -48,7 +43,7 @@ class ZkHerd(ZkSession):
             with classified(f"create {path}", session_bound=True):
                 try:
                     _, stat = zk.create(path, ephemeral=True, makepath=True, include_data=True)
-                    self._held[(name, lease)] = path
+                    self._nodes[(name, lease)] = path
                     return int(stat.czxid)
                 except NodeExistsError:
                     pass
@@ -77,7 +72,7 @@ class ZkHerd(ZkSession):
                 raise LeaseNotFound(f"lock {name}: own node {mine} vanished (session expired)")
             before = children[: children.index(node)]
             if not before:
-                self._held[(name, lease)] = mine
+                self._nodes[(name, lease)] = mine
                 return int(stat.czxid)
             tally.failed()
             self._wait_gone(f"{folder}/{before[-1]}", deadline, wait, tally)
@@ -105,12 +100,7 @@ class ZkHerd(ZkSession):
 
     def release(self, name: str, lease: int) -> None:
         """Delete the holding's node; ``LeaseNotFound`` when it was already gone."""
-        node = self._held.pop((name, lease), None)
-        if node is None:
-            raise LeaseNotFound(f"release of {name}: session {lease:x} holds no node of it")
-        zk = self.client(lease)
-        with classified(f"delete {node}", session_bound=True):
-            zk.delete(node)
+        self.give_up(name, lease)
 
 
 def _sequence(child: str) -> int:
