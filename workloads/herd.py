@@ -135,20 +135,21 @@ class HerdClients:
 
     def check_options(self, opts: RunOptions, target: str) -> None:
         """OptionError (one line) for a recipe this target does not offer."""
-        if opts.recipe not in RECIPES:
+        recipe = opts.herd.recipe
+        if recipe not in RECIPES:
             raise OptionError(
-                f"unknown recipe {opts.recipe!r} for --recipe: choose from {', '.join(RECIPES)}"
+                f"unknown recipe {recipe!r} for --recipe: choose from {', '.join(RECIPES)}"
             )
-        if opts.recipe in self.lacks:
+        if recipe in self.lacks:
             raise OptionError(
-                f"{target} has no {opts.recipe} recipe for the herd workload: "
-                f"{self.lacks[opts.recipe]}; use --recipe "
+                f"{target} has no {recipe} recipe for the herd workload: "
+                f"{self.lacks[recipe]}; use --recipe "
                 + ", ".join(r for r in RECIPES if r not in self.lacks)
             )
 
     def __call__(self, opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
         return HolderFactory.for_run(
-            opts, CLIENTS[opts.recipe], connector(opts, cluster, self.driver), resource
+            opts, CLIENTS[opts.herd.recipe], connector(opts, cluster, self.driver), resource
         )
 
 

