@@ -2,9 +2,10 @@
 
 Reads the history (``acquire`` and ``release`` operations) and the client events the herd
 workload's waiters record (``workloads.herd``): ``herd-notified``, one per notification
-delivered to a client, and ``herd-acquire``, the sums of one acquire (failed attempts,
-requests sent). A *handoff* is a grant that followed another holding: every ok acquire
-but the first. Per handoff:
+delivered to a client, ``herd-failed``, one per attempt that did not give the lock, and
+``herd-acquire``, the sums of one acquire (requests sent). A *handoff* is a grant that
+followed another holding: every ok acquire but the first. Per handoff, counted up to the
+last grant:
 
 - **notifications** delivered to clients: about N - 1 when every waiter watches the lock
   (each release wakes them all), about 1 when each watches its predecessor;
@@ -33,6 +34,8 @@ from checkers.words import NS, plural
 NAME: Final = "herd"
 NOTIFIED: Final = "herd-notified"
 """The client event of one notification delivered to a waiter."""
+FAILED: Final = "herd-failed"
+"""The client event of one attempt or check that did not give the lock."""
 ACQUIRE: Final = "herd-acquire"
 """The client event that sums up one acquire (granted or not)."""
 LATENCY_QUANTILES: Final = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))
@@ -51,6 +54,8 @@ class HerdMetrics:
     duration_s: float
     notifications_by_process: dict[str, int]
     latencies_ns: tuple[int, ...]
+    after_last_grant: dict[str, int]
+    """What came after the last grant, left out of the counts per handoff."""
 
     def per_handoff(self, count: int) -> float | None:
         return count / self.handoffs if self.handoffs else None
@@ -71,24 +76,28 @@ class HerdMetrics:
             "requests_per_s": self.requests / self.duration_s if self.duration_s > 0 else None,
             "notifications_by_process": self.notifications_by_process,
             "handoff_latency_s": {**quantiles, "max": lat[-1] / NS} if lat else None,
+            "after_last_grant": self.after_last_grant,
         }
+
+
+def grant_times(record: RunRecord) -> list[int]:
+    """The completion times of the ok acquires, in order."""
+    return sorted(
+        p.completion.time
+        for p in record.history.client_ops().pairs()
+        if p.invoke.f == "acquire" and p.completion is not None and p.completion.type == "ok"
+    )
 
 
 def handoff_latencies(record: RunRecord) -> list[int]:
     """Nanoseconds from each release's invocation to the next grant's completion."""
-    grants: list[int] = []
-    releases: list[int] = []
-    for p in record.history.client_ops().pairs():
-        if p.completion is None:
-            continue
-        if p.invoke.f == "acquire" and p.completion.type == "ok":
-            grants.append(p.completion.time)
-        elif p.invoke.f == "release":
-            releases.append(p.invoke.time)
-    grants.sort()
-    releases.sort()
+    releases = sorted(
+        p.invoke.time
+        for p in record.history.client_ops().pairs()
+        if p.invoke.f == "release" and p.completion is not None
+    )
     out = []
-    for before, grant in pairwise(grants):
+    for before, grant in pairwise(grant_times(record)):
         between = [r for r in releases if before < r <= grant]
         if between:
             out.append(grant - between[-1])
@@ -96,28 +105,40 @@ def handoff_latencies(record: RunRecord) -> list[int]:
 
 
 def herd_metrics(record: RunRecord) -> HerdMetrics:
-    """The numbers of one run of the herd workload."""
-    ops = record.history.client_ops()
-    grants = sum(
-        1
-        for p in ops.pairs()
-        if p.invoke.f == "acquire" and p.completion is not None and p.completion.type == "ok"
-    )
-    notified = [e for e in record.events if e.get("event") == NOTIFIED]
+    """The numbers of one run of the herd workload. Notifications and failed attempts
+    count up to the last grant: those after it lead to no handoff (at the end of a run the
+    last holder keeps the lock, and waiters give up one by one; in a queue each one leaving
+    notifies its successor). Runs recorded before failed attempts were events count them
+    from the acquires' sums, the end's included."""
+    grants = grant_times(record)
+    last = grants[-1] if grants else -1
+
+    def before_last(kind: str) -> tuple[list[dict[str, Any]], int]:
+        events = [e for e in record.events if e.get("event") == kind]
+        kept = [e for e in events if isinstance(e.get("time"), int) and e["time"] <= last]
+        return kept, len(events) - len(kept)
+
+    notified, late_notified = before_last(NOTIFIED)
+    failed, late_failed = before_last(FAILED)
     sums = [e for e in record.events if e.get("event") == ACQUIRE]
-    times = [op.time for op in ops]
+    if not failed and not late_failed:
+        failed_attempts = sum(int(e.get("failed_attempts", 0)) for e in sums)
+    else:
+        failed_attempts = len(failed)
+    times = [op.time for op in record.history.client_ops()]
     return HerdMetrics(
         recipe=str(record.options.get("recipe", "?")),
         waiters=int(record.options.get("concurrency", 0)),
-        handoffs=max(0, grants - 1),
+        handoffs=max(0, len(grants) - 1),
         notifications=len(notified),
-        failed_attempts=sum(int(e.get("failed_attempts", 0)) for e in sums),
+        failed_attempts=failed_attempts,
         requests=sum(int(e.get("requests", 0)) for e in sums),
         duration_s=(max(times) - min(times)) / NS if times else 0.0,
         notifications_by_process=dict(
             sorted(Counter(str(e.get("process")) for e in notified).items())
         ),
         latencies_ns=tuple(handoff_latencies(record)),
+        after_last_grant={"notifications": late_notified, "failed_attempts": late_failed},
     )
 
 

@@ -14,10 +14,12 @@ first): the notification says something changed, never that the lock is free.
 What an acquire cost is kept in a ``Tally`` the target's backend fills in: every
 notification delivered to the client (recorded at once as a ``herd-notified`` client
 event, with what it was about), every attempt that did not give the lock (a create that
-found the lock taken, a check that found a predecessor), every request sent. At the end of
-the acquire, granted or not, one ``herd-acquire`` event sums them up::
+found the lock taken, a check that found a predecessor: a ``herd-failed`` event), every
+request sent. At the end of the acquire, granted or not, one ``herd-acquire`` event sums
+them up::
 
     {"event": "herd-notified", "lock": NAME, "recipe": R, "about": TEXT}
+    {"event": "herd-failed", "lock": NAME, "recipe": R}
     {"event": "herd-acquire", "lock": NAME, "recipe": R, "granted": BOOL,
      "notifications": N, "failed_attempts": N, "requests": N}
 
@@ -32,7 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
-from checkers.herd import ACQUIRE, NOTIFIED
+from checkers.herd import ACQUIRE, FAILED, NOTIFIED
 from core.client import ClientFactory
 from core.cluster import Cluster
 from core.options import OptionError, RunOptions
@@ -59,8 +61,9 @@ class Tally:
         self.requests += count
 
     def failed(self) -> None:
-        """An attempt or check that did not give the lock."""
+        """An attempt or check that did not give the lock, recorded as it happens."""
         self.failed_attempts += 1
+        self._events.record(FAILED, lock=self.lock, recipe=self.recipe)
 
     def notified(self, about: str) -> None:
         """A notification delivered to this client (a watch event, a blocking query that

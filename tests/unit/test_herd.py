@@ -16,7 +16,7 @@ from test_mutex_records import S, history
 from test_sim_service import service
 
 from checkers import herd
-from checkers.herd import ACQUIRE, NOTIFIED
+from checkers.herd import ACQUIRE, FAILED, NOTIFIED
 from checkers.record import RunRecord
 from core.options import OptionError, RunOptions
 from harness.report._herd import HerdPoint, markdown_tables, plot_svg, run_section
@@ -60,6 +60,19 @@ def test_notifications_failed_attempts_and_requests_per_handoff() -> None:
     assert "2 handoffs among 3 waiters (naive recipe): 3.00 notifications per handoff" in (
         result.summary
     )
+
+
+def test_what_follows_the_last_grant_is_left_out_of_the_handoffs() -> None:
+    # two handoffs; then the last holder keeps the lock and the queue drains: each waiter
+    # leaving notifies its successor, which checks again and fails
+    r = record(3, {}, cycle(0, 1.0, 0.5), cycle(1, 1.6, 0.5), cycle(2, 2.4, 0.5))
+    at = [int(t * S) for t in (1.2, 1.3, 2.0, 2.4, 3.0, 3.5)]
+    r.events.extend({"time": t, "process": 1, "event": NOTIFIED} for t in at)
+    r.events.extend({"time": t, "process": 2, "event": FAILED} for t in at[:5])
+    d = herd.check_record(r).details
+    assert (d["notifications"], d["failed_attempts"]) == (4, 4)
+    assert d["after_last_grant"] == {"notifications": 2, "failed_attempts": 1}
+    assert d["notifications_per_handoff"] == 2.0
 
 
 def test_handoff_latency_runs_from_the_release_to_the_next_grant() -> None:
