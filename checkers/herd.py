@@ -127,8 +127,8 @@ def herd_metrics(record: RunRecord) -> HerdMetrics:
         failed_attempts = len(failed)
     times = [op.time for op in record.history.client_ops()]
     return HerdMetrics(
-        recipe=str(record.options.get("recipe", "?")),
-        waiters=int(record.options.get("concurrency", 0)),
+        recipe=str(record.option("recipe", "?")),
+        waiters=int(record.option("concurrency", 0)),
         handoffs=max(0, len(grants) - 1),
         notifications=len(notified),
         failed_attempts=failed_attempts,
