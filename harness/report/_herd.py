@@ -9,6 +9,7 @@ its sweep.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -116,9 +117,10 @@ def plot_svg(points: Sequence[HerdPoint], width: int = 640, height: int = 360) -
             lines.setdefault((p.target, p.recipe), []).append((p.waiters, y))
     if not lines:
         return ""
-    left, right, top, bottom = 56, 180, 16, 40
+    left, right, top, bottom = 56, 180, 32, 40
     max_x = max(x for xs in lines.values() for x, _ in xs)
-    max_y = max(1.0, max(y for ys in lines.values() for _, y in ys))
+    step = _tick_step(max(y for ys in lines.values() for _, y in ys))
+    max_y = step * math.ceil(max(y for ys in lines.values() for _, y in ys) / step)
 
     def sx(x: float) -> float:
         return left + (width - left - right) * x / max_x
@@ -132,11 +134,10 @@ def plot_svg(points: Sequence[HerdPoint], width: int = 640, height: int = 360) -
     ]
     for x in sorted({x for xs in lines.values() for x, _ in xs}):
         out.append(_text(sx(x), sy(0) + 16, str(x), "middle"))
-    for i in range(5):
-        y = max_y * i / 4
-        out.append(_text(left - 6, sy(y) + 4, f"{y:.3g}", "end"))
+    for i in range(round(max_y / step) + 1):
+        out.append(_text(left - 6, sy(i * step) + 4, f"{i * step:g}", "end"))
     out.append(_text((left + width - right) / 2, height - 6, "waiters (N)", "middle"))
-    out.append(_text(14, top + 8, "notifications / handoff", "start"))
+    out.append(_text(8, 14, "notifications / handoff", "start"))
     colours = {t: _COLOURS[i % len(_COLOURS)] for i, t in enumerate(sorted({t for t, _ in lines}))}
     for i, ((target, recipe), xy) in enumerate(sorted(lines.items())):
         colour = colours[target]
@@ -146,9 +147,9 @@ def plot_svg(points: Sequence[HerdPoint], width: int = 640, height: int = 360) -
             f'stroke-dasharray="{_DASHES.get(recipe, "2 2")}"/>'
         )
         out += [f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" fill="{colour}"/>' for x, y in xy]
-        out.append(_text(width - right + 10, top + 14 + 16 * i, f"{target} {recipe}", "start"))
+        out.append(_text(width - right + 34, top + 14 + 16 * i, f"{target} {recipe}", "start"))
         out.append(
-            f'<line x1="{width - right - 2}" y1="{top + 10 + 16 * i}" x2="{width - right + 6}" '
+            f'<line x1="{width - right + 14}" y1="{top + 10 + 16 * i}" x2="{width - right + 30}" '
             f'y2="{top + 10 + 16 * i}" stroke="{colour}" stroke-width="2" '
             f'stroke-dasharray="{_DASHES.get(recipe, "2 2")}"/>'
         )
@@ -157,6 +158,11 @@ def plot_svg(points: Sequence[HerdPoint], width: int = 640, height: int = 360) -
         f'viewBox="0 0 {width} {height}" class="herd-plot" role="img" '
         f'aria-label="notifications per handoff against waiters">' + "".join(out) + "</svg>"
     )
+
+
+def _tick_step(top: float) -> float:
+    """A round step that divides 0..``top`` into at most 5 ticks."""
+    return next(s for s in (1, 2, 5, 10, 20, 50, 100, 200, 500) if top / s <= 5) if top > 0 else 1
 
 
 def _text(x: float, y: float, text: str, anchor: str) -> str:
