@@ -164,7 +164,7 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
             writer = HistoryWriter(run_dir / HISTORY_FILE)
             stack.callback(writer.close)
             runner = Runner(
-                generator=plan.client_gen,
+                generator=plan.client_gen,  # the schedule comes with begin(), below
                 client_factory=plan.client,
                 concurrency=opts.concurrency,
                 clock=clock,

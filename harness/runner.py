@@ -191,6 +191,7 @@ class Runner:
         self.setup_nemesis()
 
     def setup_nemesis(self) -> None:
+        """Set the nemesis up (once) and start its thread."""
         if self.nemesis is not None and self._nemesis_thread is None:
             self._thread_process[NEMESIS] = NEMESIS
             self.nemesis.setup(self)
