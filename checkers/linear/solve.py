@@ -11,7 +11,6 @@ import time
 from typing import Any, NamedTuple
 
 from checkers.linear import unique
-from checkers.linear.counterexample import counterexample
 from checkers.linear.model import Model
 from checkers.linear.prepare import Problem
 from checkers.linear.schedule import SKIPPED, Budget, run_searches
@@ -66,6 +65,8 @@ class Solved:
 
     def explain(self, i: int) -> dict[str, Any]:
         """The counterexample of invalid partition ``i``."""
+        from checkers.linear.counterexample import counterexample  # only for an invalid one
+
         v = self._fast[i]
         if v is not None and v.explain is not None:
             return v.explain()

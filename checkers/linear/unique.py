@@ -48,7 +48,6 @@ from bisect import bisect_left
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from checkers.linear.counterexample import jsonable, op_dict
 from checkers.linear.model import ANY, NOTHING, Call, Hint, Model
 from checkers.linear.prepare import INF, Problem
 
@@ -328,6 +327,8 @@ def _hops(
 
 def _invalid(text: _Words, ops: list[int], sentence: str) -> Verdict:
     def explain() -> dict[str, Any]:
+        from checkers.linear.counterexample import jsonable, op_dict  # only when invalid
+
         problem = text.problem
         shown = sorted(set(ops), key=problem.starts.__getitem__)
         entries = [problem.entry(i) for i in shown]

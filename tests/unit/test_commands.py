@@ -3,6 +3,7 @@ the parser of its name, whose default function is the module's own ``cmd_<name>`
 
 from __future__ import annotations
 
+import json
 import pkgutil
 import subprocess
 import sys
@@ -56,3 +57,32 @@ def test_checking_a_history_file_loads_no_target_fault_or_workload() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip().splitlines()[-1] == "1 []"
+
+
+def test_checking_a_valid_file_loads_only_the_search(tmp_path: Path) -> None:
+    """``harness check`` of a small valid file imports neither rich, nor the run's
+    checkers, nor what only an invalid verdict needs (counterexample, anomaly names), nor
+    the worker processes of big histories, nor a hash of the sources: their imports were
+    most of its start-up."""
+    history = tmp_path / "history.jsonl"
+    ops = [(0, "invoke", "write", 1), (0, "ok", "write", 1), (1, "invoke", "read", None)]
+    ops.append((1, "ok", "read", 1))
+    history.write_text(
+        "".join(
+            json.dumps({"index": i, "time": i, "process": p, "type": t, "f": f, "value": v}) + "\n"
+            for i, (p, t, f, v) in enumerate(ops)
+        )
+    )
+    code = (
+        "import sys\n"
+        "from harness.cli import main\n"
+        f"code = main(['check', '--model', 'register', {str(history)!r}])\n"
+        "unwanted = ('rich', 'multiprocessing', 'hashlib', 'harness.analysis', "
+        "'checkers.anomalies', 'checkers.linear.counterexample', 'checkers.linear.stale')\n"
+        "loaded = [m for m in unwanted if m in sys.modules]\n"
+        "print(code, loaded)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip().splitlines()[-1] == "0 []"
