@@ -4,7 +4,8 @@ linearizability checker, with the model implied by their format unless ``--model
 Per path one line: the verdict and the time to it (reading excluded, and the
 counterexample's building too: ``explain_ms``), or the one-line error of a path that is not
 a history (on stderr); then the total. With ``--json``, one JSON object per path per line
-(``file``, ``valid``, ``check_ms``, ``explain_ms``...; ``error`` for a bad one).
+(``file``, ``valid``, ``check_ms``, ``explain_ms``, ``search``: ``compiled`` or ``plain``,
+which search ran...; ``error`` for a bad one).
 The explanation follows for invalid files. The exit code is 254 if any path was bad
 input, else the worst verdict.
 
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from checkers import linearizability
+from checkers.linear import compiled
 from checkers.result import UNKNOWN, exit_code, worst
 from core.errors import EXIT_BAD_INPUT, EXIT_CRASH, HarnessError
 from core.formats import Budget, FormatError, OutOfBudget, read_file
@@ -80,6 +82,7 @@ def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes])
         "check_ms": round(min(ms, verdict_ms), 3),
         "explain_ms": round(max(0.0, ms - verdict_ms), 3),
         "model": chosen,
+        "search": "compiled" if compiled.active() else "plain",
         "ops": len(history),
         "summary": result.summary,
         "explanation": linearizability.explain(result) if result.valid is False else [],
