@@ -35,6 +35,7 @@ MODULES: Final = (
     "checkers/linear/lazy.py",
     "checkers/linear/prune.py",
     "checkers/linear/search.py",
+    "checkers/linear/solve.py",
     "checkers/linear/models/kv.py",
     "checkers/linear/models/register.py",
 )

@@ -34,6 +34,7 @@ class Solved:
     def __init__(self, problems: list[Problem], model: Model, budget: Budget) -> None:
         self.problems = problems
         self.model = model
+        self._searches: dict[int, Search] = {}
         fast: list[unique.Verdict | None] = [None] * len(problems)
         refuted = False
         for i, p in enumerate(problems):
@@ -43,7 +44,6 @@ class Solved:
                     refuted = True  # the rest is skipped, as the first invalid one ends it
                     break
         self._fast = fast
-        self._searches: dict[int, Search] = {}
         results = [
             SearchResult("unknown", reason=SKIPPED) if v is None else SearchResult(v.valid)
             for v in fast
