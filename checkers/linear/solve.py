@@ -1,5 +1,7 @@
 """Deciding a history's partitions: the unique-values fast path where it applies to a big
-partition (``checkers.linear.unique``), the search everywhere else, all within one budget.
+partition (``checkers.linear.unique``; else, on a big partition, the refutation of a state
+nothing produces, ``checkers.linear.unproduced``), the search everywhere else, all within
+one budget.
 
 The first invalid partition ends the work, whichever way it was found: the fast path runs
 first (it is linear), so an invalid big partition spares the searches altogether.
@@ -10,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any, NamedTuple
 
-from checkers.linear import unique
+from checkers.linear import unique, unproduced
 from checkers.linear.model import Model
 from checkers.linear.prepare import Problem
 from checkers.linear.schedule import SKIPPED, Budget, run_searches
@@ -39,7 +41,7 @@ class Solved:
         refuted = False
         for i, p in enumerate(problems):
             if _fast_fits(len(p.calls), budget):
-                v = fast[i] = unique.verdict(p, model)
+                v = fast[i] = unique.verdict(p, model) or unproduced.verdict(p, model)
                 if v is not None and not v.valid:
                     refuted = True  # the rest is skipped, as the first invalid one ends it
                     break

@@ -325,7 +325,14 @@ def _hops(
     return pairs
 
 
-def _invalid(text: _Words, ops: list[int], sentence: str) -> Verdict:
+def _invalid(
+    text: _Words,
+    ops: list[int],
+    sentence: str,
+    method: str = "unique values: the runs of each value's operations, ordered",
+) -> Verdict:
+    """The invalid verdict ``ops`` show, ``sentence`` saying why, found by ``method``."""
+
     def explain() -> dict[str, Any]:
         from checkers.linear.counterexample import jsonable, op_dict  # only when invalid
 
@@ -334,7 +341,7 @@ def _invalid(text: _Words, ops: list[int], sentence: str) -> Verdict:
         entries = [problem.entry(i) for i in shown]
         return {
             "partition": jsonable(problem.label),
-            "method": "unique values: the runs of each value's operations, ordered",
+            "method": method,
             "op": op_dict(text.model, entries[0]),
             "window": {
                 "start": min(e.invoke.time for e in entries),
