@@ -10,13 +10,23 @@ first (it is linear), so an invalid big partition spares the searches altogether
 from __future__ import annotations
 
 import time
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from checkers.linear import unique, unproduced
 from checkers.linear.model import Model
 from checkers.linear.prepare import Problem
 from checkers.linear.schedule import SKIPPED, Budget, run_searches
 from checkers.linear.search import Search, SearchResult
+
+if TYPE_CHECKING:
+    from checkers.linear.unique import Verdict
+
+MIN_OPS: Final = 5000
+"""Partitions with fewer operations go to the search; the paths without a search (imported
+only for such a partition) take bigger ones."""
+SECONDS_PER_OP: Final = 100e-6
+"""A pessimistic cost per operation of the unique-values path (measured: 20-25 us): it
+runs only when this much time is left before the check's deadline, as it cannot be
+stopped midway."""
 
 
 class Outcome(NamedTuple):
@@ -37,10 +47,12 @@ class Solved:
         self.problems = problems
         self.model = model
         self._searches: dict[int, Search] = {}
-        fast: list[unique.Verdict | None] = [None] * len(problems)
+        fast: list[Verdict | None] = [None] * len(problems)
         refuted = False
         for i, p in enumerate(problems):
             if _fast_fits(len(p.calls), budget):
+                from checkers.linear import unique, unproduced
+
                 v = fast[i] = unique.verdict(p, model) or unproduced.verdict(p, model)
                 if v is not None and not v.valid:
                     refuted = True  # the rest is skipped, as the first invalid one ends it
@@ -77,10 +89,8 @@ class Solved:
 
 def _fast_fits(n: int, budget: Budget) -> bool:
     """Whether a partition of ``n`` ops takes the fast path: big enough, and (as it cannot
-    be stopped midway) with time left for it at a pessimistic ``unique.SECONDS_PER_OP``;
+    be stopped midway) with time left for it at a pessimistic ``SECONDS_PER_OP``;
     otherwise the search, which keeps to the deadline, takes it."""
-    if n < unique.MIN_OPS:
+    if n < MIN_OPS:
         return False
-    return budget.deadline is None or (
-        budget.deadline - time.perf_counter() > n * unique.SECONDS_PER_OP
-    )
+    return budget.deadline is None or (budget.deadline - time.perf_counter() > n * SECONDS_PER_OP)

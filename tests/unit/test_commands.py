@@ -69,8 +69,8 @@ def test_checking_a_history_file_loads_no_target_fault_or_workload() -> None:
 def test_checking_a_valid_file_loads_only_the_search(tmp_path: Path) -> None:
     """``harness check`` of a small valid file imports neither rich, nor the run's
     checkers, nor what only an invalid verdict needs (counterexample, anomaly names), nor
-    the worker processes of big histories, nor a hash of the sources: their imports were
-    most of its start-up."""
+    the worker processes and no-search paths of big histories, nor a hash of the sources:
+    their imports were most of its start-up."""
     history = tmp_path / "history.jsonl"
     ops = [(0, "invoke", "write", 1), (0, "ok", "write", 1), (1, "invoke", "read", None)]
     ops.append((1, "ok", "read", 1))
@@ -81,5 +81,9 @@ def test_checking_a_valid_file_loads_only_the_search(tmp_path: Path) -> None:
         )
     )
     unwanted = ("rich", "multiprocessing", "hashlib", "harness.analysis", "checkers.anomalies")
-    unwanted += ("checkers.linear.counterexample", "checkers.linear.stale")
+    unwanted += (
+        "checkers.linear.counterexample",
+        "checkers.linear.stale",
+        "checkers.linear.unique",
+    )
     assert _loaded_by_check("register", history, unwanted) == (0, [])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from checkers.linear import unique, unproduced
+from checkers.linear import solve, unproduced
 from checkers.linear.models import MODELS
 from checkers.linear.plain import plain_check
 from checkers.linear.prepare import problems
@@ -16,7 +16,7 @@ from core.history import History
 
 
 def test_one_read_of_a_value_nothing_writes_refutes_a_big_key_at_once() -> None:
-    ops = list(simulate("cas-register", 2 * unique.MIN_OPS, processes=10, keys=1, values=5, seed=4))
+    ops = list(simulate("cas-register", 2 * solve.MIN_OPS, processes=10, keys=1, values=5, seed=4))
     i = next(k for k, o in enumerate(ops) if k > len(ops) // 2 and o.type == "ok" and o.f == "read")
     ops[i] = ops[i].with_(value=99)
     result = check(History(ops), "cas-register", time_limit=60)
