@@ -145,6 +145,14 @@ def active() -> bool:
     return not (search.__file__ or "").endswith(".py")
 
 
+def location() -> Path:
+    """Where the running search's module is: a build under ``.cache/mypyc`` (a checkout's
+    ``make setup``) or the installed package (a wheel compiled by ``setup.py``)."""
+    from checkers.linear import search
+
+    return Path(search.__file__ or ".").parent
+
+
 def build() -> Path:
     """Compile ``MODULES`` into ``build_dir()`` (nothing to do when it is there). Raises
     RuntimeError with mypyc's or the compiler's last lines when the build fails."""
