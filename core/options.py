@@ -98,6 +98,14 @@ class RegisterOptions:
 
 
 @dataclass(frozen=True, slots=True)
+class HerdOptions:
+    """The waiters of the herd workload (``workloads/herd_workload.py``): how they wait
+    for the lock, ``naive`` (all watch it) or ``queue`` (each its predecessor)."""
+
+    recipe: str = "naive"
+
+
+@dataclass(frozen=True, slots=True)
 class WatchOptions:
     """The watch workload (``workloads/watch_workload.py``): the first ``watchers`` client
     threads follow the keys (``--keys``, ``RegisterOptions.keys``), the others write them;
@@ -153,6 +161,7 @@ RECORDS: Final[dict[str, type]] = {
     "faults": FaultOptions,
     "lock": LockOptions,
     "register": RegisterOptions,
+    "herd": HerdOptions,
     "watches": WatchOptions,
     "backend": BackendOptions,
     "ssh": SshOptions,
@@ -191,6 +200,7 @@ class RunOptions:
     faults: FaultOptions = FaultOptions()
     lock: LockOptions = LockOptions()
     register: RegisterOptions = RegisterOptions()
+    herd: HerdOptions = HerdOptions()
     watches: WatchOptions = WatchOptions()
     backend: BackendOptions = BackendOptions()
     ssh: SshOptions = SshOptions()

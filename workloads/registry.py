@@ -6,13 +6,20 @@ from __future__ import annotations
 from typing import Final
 
 from core.option_checks import OptionError
-from workloads import cas_register_workload, election_workload, lock_workload, watch_workload
+from workloads import (
+    cas_register_workload,
+    election_workload,
+    herd_workload,
+    lock_workload,
+    watch_workload,
+)
 from workloads.workload import Workload
 
 WORKLOADS: Final[dict[str, Workload]] = {
     "lock": lock_workload.WORKLOAD,
     "cas-register": cas_register_workload.WORKLOAD,
     "election": election_workload.WORKLOAD,
+    "herd": herd_workload.WORKLOAD,
     "watch": watch_workload.WORKLOAD,
 }
 

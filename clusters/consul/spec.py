@@ -27,6 +27,7 @@ SPEC = TargetSpec(
     workloads={
         "cas-register": f"{CLIENTS}:REGISTER",
         "election": f"{CLIENTS}:ELECTION",
+        "herd": f"{CLIENTS}:HERD",
         "watch": f"{CLIENTS}:WATCH",
     },
     locks={"session": f"{CLIENTS}:SESSION_LOCK"},

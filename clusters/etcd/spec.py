@@ -25,6 +25,7 @@ SPEC = TargetSpec(
     workloads={
         "cas-register": f"{CLIENTS}:REGISTER",
         "election": f"{CLIENTS}:ELECTION",
+        "herd": f"{CLIENTS}:HERD",
         "watch": f"{CLIENTS}:WATCH",
     },
     locks={"lease-lock": f"{CLIENTS}:LEASE_LOCK", "recipe": f"{CLIENTS}:RECIPE_LOCK"},

@@ -22,6 +22,7 @@ SPEC = TargetSpec(
     workloads={
         "cas-register": f"{CLIENTS}:REGISTER",
         "election": f"{CLIENTS}:ELECTION",
+        "herd": f"{CLIENTS}:HERD",
         "watch": f"{CLIENTS}:WATCH",
     },
     locks={"recipe": f"{CLIENTS}:RECIPE_LOCK"},
