@@ -91,6 +91,8 @@ NUMBERS: Final[dict[str, Bound]] = {
     "acquire_wait": Bound("--acquire-wait", 0, DAY),
     "locks": Bound("--locks", 1, 1000, integer=True, unit="locks"),
     "keys": Bound("--keys", 1, 1_000_000, integer=True, unit="keys"),
+    # Service registration (the registry workload).
+    "instances": Bound("--instances", 1, 1000, integer=True, unit="instances"),
     "nodes": Bound("--nodes", 1, 99, integer=True, unit="nodes"),
     "ssh_port": Bound("--ssh-port", 1, 65535, integer=True, unit="port numbers"),
 }
@@ -177,6 +179,9 @@ class RunOptions:
     # CAS register.
     keys: int = 3
     read_mode: str | None = None
+    # Service registration (the registry workload): the first ``instances`` client
+    # processes register themselves, the others list the live instances.
+    instances: int = 2
     # Targets.
     nodes: int | None = None
     image: str | None = None

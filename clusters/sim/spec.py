@@ -28,7 +28,11 @@ SPEC = TargetSpec(
     name="sim",
     description="the built-in service, one local process (no Docker), bugs to inject",
     default_nodes=1,
-    workloads={"cas-register": f"{CLIENTS}:register_clients", "election": f"{CLIENTS}:ELECTION"},
+    workloads={
+        "cas-register": f"{CLIENTS}:register_clients",
+        "election": f"{CLIENTS}:ELECTION",
+        "registry": f"{CLIENTS}:registry_clients",
+    },
     locks={"sim": f"{CLIENTS}:LOCK"},
     default_lock="sim",
     local=_cluster,

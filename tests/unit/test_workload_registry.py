@@ -90,7 +90,7 @@ def test_an_unknown_workload_is_one_line_listing_them(
 ) -> None:
     assert_one_line_254(
         *run(capsys, "run", "--workload", "nope"),
-        "invalid choice: 'nope' (choose from 'lock', 'cas-register', 'election')",
+        f"invalid choice: 'nope' (choose from {', '.join(map(repr, registry.WORKLOADS))})",
     )
     suite = tmp_path / "s.toml"
     suite.write_text('[[run]]\nname = "r"\nworkload = "nope"\n')
