@@ -28,10 +28,12 @@ from typing import Any, Final
 from checkers.membership import PAUSED, Death, Listing, Timeline, timeline
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
-from checkers.windows import FREEZES_CLIENT, KILLS_CLIENT
+from checkers.windows import CRASHES, CUTS_OFF, FREEZES_CLIENT, KILLS_CLIENT
 from checkers.words import NS, plural, secs
 
 NAME: Final = "discovery"
+SERVICE_FAULTS: Final = frozenset({CUTS_OFF, CRASHES})
+"""Effects of faults on the service's servers, after which a TTL counts afresh."""
 
 
 def check_record(record: RunRecord) -> CheckResult:
@@ -77,7 +79,7 @@ def _judge(t: Timeline, d: Death, deadline: float) -> dict[str, Any]:
             continue
         if d.member not in x.members:
             gone.setdefault(x.process, x.time)
-        elif x.invoke > limit and late is None:
+        elif late is None and _past(t, d.start, x.invoke, deadline):
             late = x
     observers = {x.process for x in t.listings if d.start <= x.invoke < until}
     expected = until > limit
@@ -110,6 +112,26 @@ def _judge(t: Timeline, d: Death, deadline: float) -> dict[str, Any]:
     if d.kind == PAUSED and d.end is not None:
         out.update(_recovery(t, d))
     return out
+
+
+def _past(t: Timeline, start: int, at: int, deadline: float) -> bool:
+    """Whether a listing asked at ``at`` is past the deadline of a death at ``start``."""
+    restart = _restart(t, start, at)
+    return restart is not None and at > restart + int(deadline * NS)
+
+
+def _restart(t: Timeline, start: int, at: int) -> int | None:
+    """When the service last became whole between a death at ``start`` and a listing at
+    ``at``: the end of the last fault on its servers (a new leader gives every lease or
+    session a full TTL again: etcd's ``Promote``, ZooKeeper's session tracker), else
+    ``start``; None while such a fault is still on (no deadline runs then)."""
+    restart = start
+    for w in t.windows:
+        if w.effects & SERVICE_FAULTS and w.overlaps(start, at):
+            if w.end is None or w.end > at:
+                return None
+            restart = max(restart, w.end)
+    return restart
 
 
 def _recovery(t: Timeline, d: Death) -> dict[str, Any]:

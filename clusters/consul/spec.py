@@ -24,7 +24,11 @@ SPEC = TargetSpec(
     name="consul",
     description="Consul 1.8.7 servers (Debian bullseye), Raft; locks via sessions",
     default_nodes=3,
-    workloads={"cas-register": f"{CLIENTS}:REGISTER", "election": f"{CLIENTS}:ELECTION"},
+    workloads={
+        "cas-register": f"{CLIENTS}:REGISTER",
+        "election": f"{CLIENTS}:ELECTION",
+        "registry": f"{CLIENTS}:REGISTRY",
+    },
     locks={"session": f"{CLIENTS}:SESSION_LOCK"},
     default_lock="session",
     docker=docker("clusters.consul.server:SERVER"),

@@ -6,9 +6,11 @@ Lock implementation (``--lock``): ``recipe`` (``kazoo``'s lock on a session per 
 
 from __future__ import annotations
 
+from clusters.zookeeper.discovery import ZkDiscovery
 from clusters.zookeeper.election import ZkElection
 from clusters.zookeeper.lock import ZkLock
 from clusters.zookeeper.register import ZkRegister
+from workloads.discovery import registry_clients
 from workloads.election import ElectionClient
 from workloads.factories import holder_clients, register_clients
 from workloads.lock import LockClient
@@ -16,3 +18,4 @@ from workloads.lock import LockClient
 REGISTER = register_clients(ZkRegister)
 ELECTION = holder_clients(ElectionClient, ZkElection, "election")
 RECIPE_LOCK = holder_clients(LockClient, ZkLock)
+REGISTRY = registry_clients(ZkDiscovery)
