@@ -12,9 +12,11 @@ From the membership timeline (``checkers.membership``):
   deadline makes the run unknown, with the reason.
 - **removals of live instances**: listings that lack a member whose process runs (after
   its first registration), in episodes, each with its cause: its own pause outlasted the
-  TTL (expected, not a bug), a fault on the service (words of the window), its keepalives
-  failing, or unexplained. Reported, not judged: a live instance dropped while renewing
-  is worth a look but not proof of a bug (a keepalive may have been slow).
+  TTL (expected, not a bug), a fault on the service (words of the window: the instance
+  may have been cut off), its keepalives failing, or unexplained; the last two are the
+  *false removals* (a live, reachable instance dropped). Reported, not judged: a live
+  instance dropped while renewing is worth a look but not proof of a bug (a keepalive
+  may have been slow).
 - **stale listings**: a listing that still shows a dead member another discovery client
   already saw removed (a client on a node cut off from the majority).
 - **recovery**: after a pause ends, the time to the instance's next registration and to
@@ -32,6 +34,15 @@ from checkers.windows import CRASHES, CUTS_OFF, FREEZES_CLIENT, KILLS_CLIENT
 from checkers.words import NS, plural, secs
 
 NAME: Final = "discovery"
+EXPECTED, DURING_FAULT, KEEPALIVE, UNEXPLAINED = (
+    "expected",
+    "during-fault",
+    "keepalive",
+    "unexplained",
+)
+FALSE: Final = frozenset({KEEPALIVE, UNEXPLAINED})
+"""Kinds of removal of a live instance counted as false removals: a live instance that
+nothing cut off from the service, dropped (a fault on the servers is reported apart)."""
 SERVICE_FAULTS: Final = frozenset({CUTS_OFF, CRASHES})
 """Effects of faults on the service's servers, after which a TTL counts afresh."""
 
@@ -49,7 +60,7 @@ def check_record(record: RunRecord) -> CheckResult:
     violations = [d for d in deaths if d["violation"] is not None]
     unobserved = [d for d in deaths if d["expected_removal"] and d["detection_s"] is None]
     removals = live_removals(t)
-    unexpected = [r for r in removals if not r["expected"]]
+    unexpected = [r for r in removals if r["kind"] in FALSE]
     valid: Validity = False if violations else (UNKNOWN if unobserved else True)
     summary = _summary(t, deaths, violations, unobserved, unexpected, deadline)
     details: dict[str, Any] = {
@@ -176,27 +187,29 @@ def _frozen(t: Timeline, member: str, lo: int, hi: int) -> bool:
 
 def _episode(t: Timeline, member: str, listings: list[Listing]) -> dict[str, Any]:
     lo, hi = listings[0].invoke, listings[-1].time
-    expected, cause = _cause(t, member, lo, hi)
+    kind, cause = _cause(t, member, lo, hi)
     return {
         "member": member,
         "from": lo,
         "to": hi,
         "listings": len(listings),
         "clients": sorted({str(x.process) for x in listings}),
-        "expected": expected,
+        "kind": kind,
+        "expected": kind == EXPECTED,
         "cause": cause,
     }
 
 
-def _cause(t: Timeline, member: str, lo: int, hi: int) -> tuple[bool, str]:
-    """Why a running member was not listed in ``[lo, hi]``, and whether that is expected."""
+def _cause(t: Timeline, member: str, lo: int, hi: int) -> tuple[str, str]:
+    """Why a running member was not listed in ``[lo, hi]``: its kind (``EXPECTED``,
+    ``DURING_FAULT``, ``KEEPALIVE``, ``UNEXPLAINED``) and the words."""
     assert t.ttl is not None and t.grace is not None
     for d in reversed(t.deaths):
         if d.member == member and d.end is not None and d.end <= lo:
             again = [r for r in t.registered.get(member, []) if d.end <= r <= lo]
             if not again:
                 paused = (d.end - d.start) / NS
-                return True, (
+                return EXPECTED, (
                     f"after its pause ({d.words}, {paused:.3f} s) its registration had "
                     f"lapsed (TTL {t.ttl:g} s) and it had not registered again yet: expected"
                 )
@@ -204,10 +217,10 @@ def _cause(t: Timeline, member: str, lo: int, hi: int) -> tuple[bool, str]:
     window = lo - int((t.ttl + t.grace) * NS)
     for w in t.windows:
         if w.overlaps(window, hi) and not w.effects & {FREEZES_CLIENT, KILLS_CLIENT}:
-            return False, f"during {w.describe()}"
+            return DURING_FAULT, f"during {w.describe()}"
     if any(window <= u <= hi for u in t.unregistered.get(member, [])):
-        return False, "its keeper found the registration lost (keepalives not acknowledged)"
-    return False, "unexplained: no fault and no failed keepalive recorded before it"
+        return KEEPALIVE, "its keeper found the registration lost (keepalives not acknowledged)"
+    return UNEXPLAINED, "unexplained: no fault and no failed keepalive recorded before it"
 
 
 def stale_listings(t: Timeline) -> list[dict[str, Any]]:

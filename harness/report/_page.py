@@ -26,6 +26,7 @@ from harness.analysis import load_record, service_log
 from harness.report._anomaly import annotate
 from harness.report._explain import explanations
 from harness.report._html import esc, page, tag
+from harness.report._membership import membership_section
 from harness.report._metrics import op_stats
 from harness.report._runs import RunInfo, load_run
 from harness.report._sections import banner, configuration, numbers, one_line_config
@@ -86,6 +87,7 @@ def render_report(run_dir: Path) -> str:
         + "<main>"
         + figure
         + explanations(run.results)
+        + membership_section(record, run.results)
         + tag("h2", "Configuration")
         + configuration(run)
         + (tag("h2", "Numbers") + stats if stats else "")

@@ -158,8 +158,10 @@ def test_a_live_instance_dropped_is_reported_with_its_cause_not_judged() -> None
     assert gap["member"] == "i0" and not gap["expected"] and gap["cause"].startswith("unexplained")
     assert res.details["false_removals"] == 1 and "1 live instance dropped" in res.summary
     r.fault(PARTITION, 5.0, 8.0, {"grudge": {"n1": ["n2", "n3"]}})
-    (gap,) = r.check().details["live_removals"]
+    res = r.check()
+    (gap,) = res.details["live_removals"]
     assert gap["cause"].startswith("during a network partition"), gap
+    assert gap["kind"] == "during-fault" and res.details["false_removals"] == 0
 
 
 def test_a_client_listing_what_another_saw_removed_is_a_stale_listing() -> None:
