@@ -175,7 +175,10 @@ def registry_clients(
 
     def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
         return RegistryFactory(
-            connector(opts, cluster, driver), opts.instances, opts.lease_ttl, opts.keepalive
+            connector(opts, cluster, driver),
+            opts.discovery.instances,
+            opts.lock.lease_ttl,
+            opts.lock.keepalive,
         )
 
     return build

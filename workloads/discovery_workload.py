@@ -9,24 +9,26 @@ from __future__ import annotations
 
 from checkers import discovery, stats
 from checkers.windows import CLIENT_PAUSE
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import RunOptions
 from workloads.discovery_gen import Discovery
 from workloads.workload import Workload
 
 
 def _check(opts: RunOptions) -> None:
     """At least one discovery client besides the instances."""
-    if opts.instances >= opts.concurrency:
+    instances = opts.discovery.instances
+    if instances >= opts.concurrency:
         raise OptionError(
-            f"--instances {opts.instances} leaves no discovery client among --concurrency "
-            f"{opts.concurrency}: give --concurrency {opts.instances + 2} or fewer instances"
+            f"--instances {instances} leaves no discovery client among --concurrency "
+            f"{opts.concurrency}: give --concurrency {instances + 2} or fewer instances"
         )
 
 
 WORKLOAD = Workload(
     name="registry",
     help="instances register with a TTL and keep it alive, discovery clients list them",
-    generator=lambda opts, seed: Discovery(opts.instances),
+    generator=lambda opts, seed: Discovery(opts.discovery.instances),
     needs_resource=False,
     holds=True,
     default_fault=CLIENT_PAUSE,

@@ -21,7 +21,7 @@ from core.options import RunOptions
 
 def make_cluster(opts: RunOptions, clock: RunClock) -> SimCluster:
     """One local server process, with the run's ``--sim-bug`` bugs."""
-    return SimCluster(clock, bugs=opts.sim_bugs, seed=opts.seed)
+    return SimCluster(clock, bugs=opts.backend.sim_bugs, seed=opts.seed)
 
 
 def register_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
@@ -37,10 +37,10 @@ def _holder_clients(factory: Any) -> ClientBuilder:
         return factory(
             cluster.endpoints()[NODE],
             resource,
-            ttl=opts.lease_ttl,
-            keepalive=opts.keepalive,
-            work=opts.work_time,
-            wait=opts.acquire_wait,
+            ttl=opts.lock.lease_ttl,
+            keepalive=opts.lock.keepalive,
+            work=opts.lock.work_time,
+            wait=opts.lock.acquire_wait,
             timeout=min(opts.op_timeout, 5.0),
         )
 
@@ -55,7 +55,9 @@ def registry_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -
 
     timeout = min(opts.op_timeout, 5.0)
     connector = Connector.of({NODE: cluster.endpoints()[NODE]}, SimRegistry, timeout=timeout)
-    return RegistryFactory(connector, opts.instances, opts.lease_ttl, opts.keepalive)
+    return RegistryFactory(
+        connector, opts.discovery.instances, opts.lock.lease_ttl, opts.lock.keepalive
+    )
 
 
 LOCK = _holder_clients(SimLockClientFactory)

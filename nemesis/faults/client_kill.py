@@ -12,7 +12,7 @@ from nemesis.spec import Aim, FaultSpec
 
 
 def _build(cluster: Cluster, target: str, seed: int, opts: RunOptions) -> Nemesis:
-    return ClientKill(seed, settle=opts.work_time / 2)
+    return ClientKill(seed, settle=opts.lock.work_time / 2)
 
 
 FAULT = FaultSpec(
