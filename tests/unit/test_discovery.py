@@ -4,16 +4,22 @@ cause, stale listings and recovery are measured; the registry workload's schedul
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from checkers import discovery
 from checkers.record import RunRecord
 from checkers.windows import PARTITION
+from clusters.sim.service import SimService
+from clusters.sim.wal import WriteAheadLog
 from core.gen import Context, Request
 from core.history import History
 from core.ops import Op
 from nemesis.faults import client_kill, client_pause, partition
 from workloads.discovery_gen import Discovery
+from workloads.wire import RequestError
 
 TTL, GRACE = 3.0, 1.0
 FAULTS = {f.name: f.facts() for f in (client_pause.FAULT, client_kill.FAULT, partition.FAULT)}
@@ -202,3 +208,20 @@ def test_the_schedule_registers_instances_lists_with_the_others_and_reregisters(
     g = g.update(at(0.8, {0}), event(0.8, 0, "info", "register"))
     req, _ = g.op(at(0.8, {0}, {0: 2, 1: 1}))
     assert isinstance(req, Request) and (req.process, req.f) == (2, "register")
+
+
+def test_the_sim_service_lists_a_member_while_its_lease_lives_across_a_restart(
+    tmp_path: Path,
+) -> None:
+    now = [0]
+    svc = SimService(lambda: now[0], wal=WriteAheadLog(tmp_path / "wal"))
+    lease = svc.lease_grant(3.0)["lease"]
+    svc.member_register("i0", lease)
+    assert svc.member_list() == {"members": ["i0"]}
+    now[0] = int(2.9e9)
+    svc = SimService(lambda: now[0], wal=WriteAheadLog(tmp_path / "wal"))  # restarted
+    assert svc.member_list() == {"members": ["i0"]}
+    now[0] = int(3.0e9)
+    assert svc.member_list() == {"members": []}
+    with pytest.raises(RequestError, match="lease not found"):
+        svc.member_register("i1", lease)
