@@ -26,7 +26,7 @@ class ClientKill(ClientPause):
 
     fs_start = START
     sig = signal.SIGKILL
-    verb = "kill"
+    no_victim = "no live client process to kill"
     proof_key, failed, proof = "dead", "die", "gone or zombie in /proc"
 
     def fs(self) -> frozenset[str]:

@@ -28,7 +28,7 @@ class ClientPause:
 
     fs_start = START
     sig = signal.SIGSTOP
-    verb = "pause"
+    no_victim = "no live client process to pause"
     proof_key, failed, proof = "stopped", "reach the stopped state", "state T in /proc"
     """How the start op's completion names its proof, its failure and its success."""
 
@@ -97,7 +97,7 @@ class ClientPause:
     def _pause(self, value: dict[str, Any]) -> Completion:
         victims = self._victims(value.get("target", "holder"))
         if not victims:
-            return Completion("fail", error=f"no live client process to {self.verb}")
+            return Completion("fail", error=self.no_victim)
         for p, pid in victims.items():
             if signal_quietly(pid, self.sig):
                 self._paused[p] = pid
