@@ -98,13 +98,12 @@ def timeline(record: RunRecord) -> Timeline:
     grace: float | None = None
     for pair in history.client_ops().pairs():
         inv, done = pair.invoke, pair.completion
+        value = _dict(done.value) if done is not None else {}
         if inv.f == "list" and done is not None and done.type == "ok":
-            members = (done.value or {}).get("members") or ()
-            listings.append(
-                Listing(inv.process, done.node, inv.time, done.time, frozenset(members))
-            )
+            members = value.get("members")
+            shown = frozenset(map(str, members)) if isinstance(members, list) else frozenset()
+            listings.append(Listing(inv.process, done.node, inv.time, done.time, shown))
         elif inv.f == "register" and done is not None and done.type == "ok":
-            value = done.value if isinstance(done.value, dict) else {}
             member = str(value.get("member", f"i{inv.process}"))
             process_of[member], member_of[inv.process] = inv.process, member
             registered.setdefault(member, []).append(done.time)
@@ -113,7 +112,7 @@ def timeline(record: RunRecord) -> Timeline:
         elif inv.f == "heartbeat" and done is not None and done.type == "ok":
             member = member_of.get(inv.process, f"i{inv.process}")
             heartbeats.setdefault(member, []).append(done.time)
-            if not (done.value or {}).get("registered", True):
+            if value.get("registered", True) is False:
                 unregistered.setdefault(member, []).append(inv.time)
         lost = done is None or done.type == "info"
         if inv.f in ("register", "heartbeat") and lost and inv.process in member_of:
@@ -133,6 +132,11 @@ def timeline(record: RunRecord) -> Timeline:
         grace,
         end,
     )
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    """A completion's value as the dict it should be (anything else reads as empty)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _number(value: Any, default: float | None) -> float | None:

@@ -64,7 +64,8 @@ class Discovery:
         later = now + to_ns(self.heartbeat)
         if event.type != "ok":
             return "register", later
-        if event.f == "heartbeat" and not (event.value or {}).get("registered", False):
+        registered = isinstance(event.value, dict) and event.value.get("registered") is True
+        if event.f == "heartbeat" and not registered:
             return "register", now
         return "heartbeat", later
 

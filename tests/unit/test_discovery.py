@@ -178,6 +178,19 @@ def test_a_client_listing_what_another_saw_removed_is_a_stale_listing() -> None:
     assert stale and {s["node"] for s in stale} == {"n3"} and stale[0]["member"] == "i1"
 
 
+def test_values_of_the_wrong_shape_read_as_empty_not_as_a_crash() -> None:
+    r = paused(expires_at(7.9))
+    r.op(2.0, 2, "invoke", "list")
+    r.op(2.01, 2, "ok", "list", "junk")
+    r.op(2.1, 0, "invoke", "heartbeat")
+    r.op(2.11, 0, "ok", "heartbeat", ["registered"])
+    r.op(2.2, 3, "invoke", "list")
+    r.op(2.21, 3, "ok", "list", {"members": 7})
+    res = r.check()
+    assert res.valid is True, res.summary  # two empty listings: i0 and i1 absent, reported
+    assert {g["member"] for g in res.details["live_removals"]} >= {"i0"}
+
+
 def test_nothing_registered_or_nothing_listed_is_unknown() -> None:
     assert Run().check().valid == "unknown"
     r = Run()
