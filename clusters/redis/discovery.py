@@ -31,26 +31,27 @@ class RedisDiscovery:
         self.address = addresses[0]
         self.redis = connect(self.address, timeout)
         self.dir = f"{prefix}:registry:"
-        self._ttl_ms: dict[str, int] = {}
 
     def register(self, member: str, ttl: float) -> str:
-        key = self.dir + member
+        """The lease is ``<ttl ms>/<key>``: the keeper, on a connection of its own, renews
+        it knowing nothing else."""
+        key, ttl_ms = self.dir + member, round(ttl * 1000)
         with classified(f"register {member} on {self.address}"):
-            self.redis.set(key, member, px=round(ttl * 1000))
-        self._ttl_ms[key] = round(ttl * 1000)
-        return key
+            self.redis.set(key, member, px=ttl_ms)
+        return f"{ttl_ms}/{key}"
 
     def keepalive(self, lease: str) -> float:
-        ttl_ms = self._ttl_ms.get(lease, 0)
-        with classified(f"refresh {lease} on {self.address}"):
-            kept = self.redis.pexpire(lease, ttl_ms)
+        ttl_ms, _, key = lease.partition("/")
+        with classified(f"refresh {key} on {self.address}"):
+            kept = self.redis.pexpire(key, int(ttl_ms))
         if not kept:
-            raise LeaseNotFound(f"refresh {lease} on {self.address}: the key has expired")
-        return ttl_ms / 1000
+            raise LeaseNotFound(f"refresh {key} on {self.address}: the key has expired")
+        return int(ttl_ms) / 1000
 
     def revoke(self, lease: str) -> None:
-        with classified(f"deregister {lease} on {self.address}"):
-            self.redis.delete(lease)
+        key = lease.partition("/")[2]
+        with classified(f"deregister {key} on {self.address}"):
+            self.redis.delete(key)
 
     def members(self) -> list[str]:
         with classified(f"list members on {self.address}"):

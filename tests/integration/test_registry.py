@@ -1,6 +1,7 @@
-"""The registry workload on each Docker target: an instance killed (SIGKILL of its
-worker) must disappear from every discovery client's listing within its TTL plus the
-service's grace, and the runner's fresh process registers as a new member.
+"""The registry workload on each Docker target (etcd, ZooKeeper, Consul, Redis): an
+instance killed (SIGKILL of its worker) must disappear from every discovery client's
+listing within its TTL plus the service's grace, the runner's fresh process registers as
+a new member, and no running instance is dropped for want of a working keepalive.
 
 One short run per target (lease TTL 2 s, keepalive 0.5 s, one instance and two discovery
 clients, the kill 1.6 s into a 7 s workload): the cluster's start dominates.
@@ -22,7 +23,7 @@ KILL = [
 ]
 
 
-@pytest.mark.parametrize("target", ["etcd", "zookeeper", "consul"])
+@pytest.mark.parametrize("target", ["etcd", "zookeeper", "consul", "redis"])
 def test_a_killed_instance_leaves_every_listing_within_ttl_and_grace(
     tmp_path: Path, target: str
 ) -> None:
@@ -36,3 +37,4 @@ def test_a_killed_instance_leaves_every_listing_within_ttl_and_grace(
     assert len(found["members"]) == 2, "the fresh process registers as a new member"
     lists = [op for op in client_ops(run_dir) if op["f"] == "list" and op["type"] == "ok"]
     assert {op["node"] for op in lists} <= {"n1", "n2", "n3"} and len(lists) > 20
+    assert not [r for r in found["live_removals"] if not r["expected"]], found["live_removals"]
