@@ -3,7 +3,8 @@ the service's documented grace; what else the run measured is reported with its 
 
 From the membership timeline (``checkers.membership``):
 
-- **violation** (invalid): a listing asked for more than TTL + grace after a member died
+- **violation** (invalid): a listing asked for more than TTL + grace (+ half a second for
+  a renewal in flight at the death, ``checkers.membership.IN_FLIGHT_S``) after a member died
   (its process frozen or killed, proven by the fault) that still lists it, while it was
   still dead. The listing is the service's own answer: the evidence.
 - **detection time** per death lasting past the deadline: from the death to the answer
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from checkers.membership import PAUSED, Death, Listing, Timeline, timeline
+from checkers.membership import IN_FLIGHT_S, PAUSED, Death, Listing, Timeline, timeline
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
 from checkers.windows import CRASHES, CUTS_OFF, FREEZES_CLIENT, KILLS_CLIENT
@@ -117,7 +118,8 @@ def _judge(t: Timeline, d: Death, deadline: float) -> dict[str, Any]:
                 f"{d.member} ({d.words}) was still listed by process {late.process}"
                 f"{_on(late.node)} at {secs(late.invoke)}, "
                 f"{(late.invoke - d.start) / NS:.3f} s after it died: longer than its "
-                f"TTL {t.ttl:g} s + the service's grace {t.grace:g} s"
+                f"TTL {t.ttl:g} s + the service's grace {t.grace:g} s (+ {IN_FLIGHT_S:g} s "
+                "for a renewal in flight)"
             ),
         }
     if d.kind == PAUSED and d.end is not None:
@@ -256,7 +258,7 @@ def _summary(
     head = (
         f"{plural(len(t.process_of), 'member')}, {plural(len(t.listings), 'listing')} by "
         f"{plural(len(t.discoverers()), 'discovery client')}; deadline TTL {t.ttl:g} s + "
-        f"grace {t.grace:g} s = {deadline:g} s."
+        f"grace {t.grace:g} s + {IN_FLIGHT_S:g} s for a renewal in flight = {deadline:g} s."
     )
     if violations:
         return f"{head} {violations[0]['violation']['sentence']}."

@@ -25,6 +25,10 @@ from checkers.windows import FREEZES_CLIENT, KILLS_CLIENT, FaultWindow, record_w
 from core.history import History
 from core.ops import Process
 
+IN_FLIGHT_S: Final = 0.5
+"""Seconds allowed for a renewal in flight at a member's death: sent before it, it may
+reach the service after it (a loaded machine delays a request by tens of milliseconds;
+half a second leaves a wide margin)."""
 PAUSED: Final = "paused"
 KILLED: Final = "killed"
 
@@ -76,8 +80,12 @@ class Timeline:
 
     @property
     def deadline_s(self) -> float | None:
-        """TTL plus the service's documented grace: the longest a dead member may stay."""
-        return None if self.ttl is None or self.grace is None else self.ttl + self.grace
+        """The longest a dead member may stay listed: its TTL, the service's grace, and
+        ``IN_FLIGHT_S`` for a renewal sent before the death that reached the service
+        after it (the TTL then counts from its arrival)."""
+        if self.ttl is None or self.grace is None:
+            return None
+        return self.ttl + self.grace + IN_FLIGHT_S
 
     def discoverers(self) -> list[Process]:
         return sorted({x.process for x in self.listings}, key=str)
