@@ -66,7 +66,8 @@ def test_an_instance_paused_past_its_ttl_is_removed_then_registers_again(
     args = [
         *("--target", "sim", "--workload", "registry", "--concurrency", "3"),
         *("--instances", "1", "--lease-ttl", "2", "--keepalive", "0.5"),
-        *("--pause-at", "2", "--pause-for", "5", "--time-limit", "9", "--recovery-time", "1"),
+        # 8 s: past the deadline (2.6 s) even when the nemesis waits its 5 s for a heartbeat
+        *("--pause-at", "2", "--pause-for", "8", "--time-limit", "11", "--recovery-time", "1"),
     ]
     started = time.monotonic()
     proc = subprocess.run(
