@@ -159,21 +159,23 @@ def _recovery(t: Timeline, d: Death) -> dict[str, Any]:
 
 
 def live_removals(t: Timeline) -> list[dict[str, Any]]:
-    """Episodes of listings that lack a member whose process runs, each with its cause."""
+    """Episodes of one discovery client's listings that lack a member whose process runs,
+    each with its cause (per client: clients on both sides of a partition disagree)."""
     out: list[dict[str, Any]] = []
     for member in t.process_of:
         first = min(t.registered[member])
         stop = min([t.abandoned.get(member, t.end), *_kills(t, member)])
-        episode: list[Listing] = []
-        for x in t.listings:
-            absent = member not in x.members and first < x.invoke and x.time < stop
-            if absent and not _frozen(t, member, x.invoke, x.time):
-                episode.append(x)
-            elif episode and member in x.members:
+        for client in t.discoverers():
+            episode: list[Listing] = []
+            for x in (x for x in t.listings if x.process == client):
+                absent = member not in x.members and first < x.invoke and x.time < stop
+                if absent and not _frozen(t, member, x.invoke, x.time):
+                    episode.append(x)
+                elif episode and member in x.members:
+                    out.append(_episode(t, member, episode))
+                    episode = []
+            if episode:
                 out.append(_episode(t, member, episode))
-                episode = []
-        if episode:
-            out.append(_episode(t, member, episode))
     return sorted(out, key=lambda e: e["from"])
 
 

@@ -96,8 +96,9 @@ def test_a_paused_instance_removed_within_the_deadline_is_valid_and_measured() -
     assert 2.7 < death["detection_s"] < 3.2  # from the pause's proof (5.01 s) to ~8.0 s
     assert 0.4 < death["reregistered_s"] < 0.6 and 0.5 < death["relisted_s"] < 0.9
     assert res.details["violations"] == [] and res.details["false_removals"] == 0
-    (gap,) = res.details["live_removals"]  # awake 15.01..15.6 before it is listed again
-    assert gap["member"] == "i1" and gap["expected"] and "expected" in gap["cause"]
+    gaps = res.details["live_removals"]  # awake 15.01..15.6 before it is listed again
+    assert [g["clients"] for g in gaps] == [["2"], ["3"]], gaps  # one episode per client
+    assert all(g["member"] == "i1" and g["expected"] and "expected" in g["cause"] for g in gaps)
     assert "removed from every listing in" in res.summary
 
 
