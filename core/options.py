@@ -106,6 +106,14 @@ class DiscoveryOptions:
 
 
 @dataclass(frozen=True, slots=True)
+class HerdOptions:
+    """The waiters of the herd workload (``workloads/herd_workload.py``): how they wait
+    for the lock, ``naive`` (all watch it) or ``queue`` (each its predecessor)."""
+
+    recipe: str = "naive"
+
+
+@dataclass(frozen=True, slots=True)
 class SshOptions:
     """Real hosts over SSH (docs/ssh.md): when ``enabled``, the cluster runs on ``hosts``."""
 
@@ -150,6 +158,7 @@ RECORDS: Final[dict[str, type]] = {
     "lock": LockOptions,
     "register": RegisterOptions,
     "discovery": DiscoveryOptions,
+    "herd": HerdOptions,
     "backend": BackendOptions,
     "ssh": SshOptions,
 }
@@ -188,6 +197,7 @@ class RunOptions:
     lock: LockOptions = LockOptions()
     register: RegisterOptions = RegisterOptions()
     discovery: DiscoveryOptions = DiscoveryOptions()
+    herd: HerdOptions = HerdOptions()
     backend: BackendOptions = BackendOptions()
     ssh: SshOptions = SshOptions()
 

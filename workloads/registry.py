@@ -10,6 +10,7 @@ from workloads import (
     cas_register_workload,
     discovery_workload,
     election_workload,
+    herd_workload,
     lock_workload,
 )
 from workloads.workload import Workload
@@ -19,6 +20,7 @@ WORKLOADS: Final[dict[str, Workload]] = {
     "cas-register": cas_register_workload.WORKLOAD,
     "election": election_workload.WORKLOAD,
     "registry": discovery_workload.WORKLOAD,
+    "herd": herd_workload.WORKLOAD,
 }
 
 DEFAULT_WORKLOAD: Final = next(iter(WORKLOADS))

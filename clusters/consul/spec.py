@@ -28,6 +28,7 @@ SPEC = TargetSpec(
         "cas-register": f"{CLIENTS}:REGISTER",
         "election": f"{CLIENTS}:ELECTION",
         "registry": f"{CLIENTS}:REGISTRY",
+        "herd": f"{CLIENTS}:HERD",
     },
     locks={"session": f"{CLIENTS}:SESSION_LOCK"},
     default_lock="session",

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from clusters.etcd.discovery import EtcdDiscovery
 from clusters.etcd.election import EtcdElection
+from clusters.etcd.herd import EtcdHerd
 from clusters.etcd.lock import RecipeLock, ServiceLock
 from clusters.etcd.register import EtcdRegister
 from workloads.discovery import registry_clients
 from workloads.election import ElectionClient
 from workloads.factories import holder_clients, register_clients
+from workloads.herd import herd_clients
 from workloads.lock import LockClient
 
 REGISTER = register_clients(EtcdRegister)
@@ -20,3 +22,4 @@ ELECTION = holder_clients(ElectionClient, EtcdElection, "election")
 LEASE_LOCK = holder_clients(LockClient, ServiceLock)
 RECIPE_LOCK = holder_clients(LockClient, RecipeLock)
 REGISTRY = registry_clients(EtcdDiscovery)
+HERD = herd_clients(EtcdHerd)

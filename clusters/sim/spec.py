@@ -33,6 +33,7 @@ SPEC = TargetSpec(
         "cas-register": f"{CLIENTS}:register_clients",
         "election": f"{CLIENTS}:ELECTION",
         "registry": f"{CLIENTS}:registry_clients",
+        "herd": f"{CLIENTS}:HERD",
     },
     locks={"sim": f"{CLIENTS}:LOCK"},
     default_lock="sim",

@@ -23,6 +23,7 @@ SPEC = TargetSpec(
         "cas-register": f"{CLIENTS}:REGISTER",
         "election": f"{CLIENTS}:ELECTION",
         "registry": f"{CLIENTS}:REGISTRY",
+        "herd": f"{CLIENTS}:HERD",
     },
     locks={"recipe": f"{CLIENTS}:RECIPE_LOCK"},
     default_lock="recipe",
