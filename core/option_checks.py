@@ -73,6 +73,7 @@ NUMBERS: Final[dict[str, Bound]] = {
     "keys": Bound("--keys", 1, 1_000_000, integer=True, unit="keys"),
     "watchers": Bound("--watchers", 1, 1000, integer=True, unit="watchers"),
     "compact_every": Bound("--compact-every", 0, DAY),
+    "instances": Bound("--instances", 1, 1000, integer=True, unit="instances"),
     "nodes": Bound("--nodes", 1, 99, integer=True, unit="nodes"),
     "ssh_port": Bound("--ssh-port", 1, 65535, integer=True, unit="port numbers"),
 }

@@ -39,8 +39,11 @@ from nemesis.base import Nemesis
 
 log = logging.getLogger("harness.runner")
 
-HOLD_FS = frozenset({"acquire", "campaign"})
+HOLD_FS = frozenset({"acquire", "campaign", "register"})
 RELEASE_FS = frozenset({"release", "resign"})
+WORK_FS = frozenset({"write", "heartbeat"})
+"""What a holder does while holding (a critical section's write, a registered instance's
+heartbeat): a client pause of the holder freezes it in the middle of one."""
 Thread = int | str
 
 
@@ -156,7 +159,7 @@ class Runner:
 
     def writing_since(self, process: int) -> int | None:
         for o in list(self._open.values()):
-            if o.invoke.process == process and o.invoke.f == "write":
+            if o.invoke.process == process and o.invoke.f in WORK_FS:
                 return o.invoke.time
         return None
 

@@ -45,8 +45,7 @@ def check_options(opts: RunOptions) -> RunOptions:
     opts = decide(opts)
     workload = get_workload(opts.workload)
     opts.validate(workload.holds, rules_of(opts))
-    if workload.check is not None:
-        workload.check(opts)
+    workload.check(opts)
     return opts
 
 

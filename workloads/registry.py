@@ -8,6 +8,7 @@ from typing import Final
 from core.option_checks import OptionError
 from workloads import (
     cas_register_workload,
+    discovery_workload,
     election_workload,
     herd_workload,
     lock_workload,
@@ -19,6 +20,7 @@ WORKLOADS: Final[dict[str, Workload]] = {
     "lock": lock_workload.WORKLOAD,
     "cas-register": cas_register_workload.WORKLOAD,
     "election": election_workload.WORKLOAD,
+    "registry": discovery_workload.WORKLOAD,
     "herd": herd_workload.WORKLOAD,
     "watch": watch_workload.WORKLOAD,
 }

@@ -14,7 +14,7 @@ the clients (its backend of the workload's client).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from checkers.record import Checker, RunRecord
@@ -55,8 +55,8 @@ class Workload:
     model: str | None = None
     """The linearizability model of its histories (``harness check`` of a history file
     whose test.json names the workload); None: they are not checked as one."""
-    check: Callable[[RunOptions], None] | None = None
-    """Its own check of the options (a one-line ``OptionError`` for what it cannot run)."""
+    check: Callable[[RunOptions], None] = field(default=lambda opts: None)
+    """Its own rule on the options: an OptionError (one line) when it cannot run them."""
     recovery: ClientGenerator | None = None
     """Its clients' operations during the recovery time, once the time limit is over (the
     watch workload's watchers settle while nobody writes); None: ``generator`` goes on."""

@@ -6,11 +6,13 @@ Lock implementations (``--lock``): ``lease-lock`` (etcd's lock service) and ``re
 
 from __future__ import annotations
 
+from clusters.etcd.discovery import EtcdDiscovery
 from clusters.etcd.election import EtcdElection
 from clusters.etcd.herd import EtcdHerd
 from clusters.etcd.lock import RecipeLock, ServiceLock
 from clusters.etcd.register import EtcdRegister
 from clusters.etcd.watch import EtcdWatch
+from workloads.discovery import registry_clients
 from workloads.election import ElectionClient
 from workloads.factories import holder_clients, register_clients
 from workloads.herd import herd_clients
@@ -21,5 +23,6 @@ REGISTER = register_clients(EtcdRegister)
 ELECTION = holder_clients(ElectionClient, EtcdElection, "election")
 LEASE_LOCK = holder_clients(LockClient, ServiceLock)
 RECIPE_LOCK = holder_clients(LockClient, RecipeLock)
+REGISTRY = registry_clients(EtcdDiscovery)
 HERD = herd_clients(EtcdHerd)
 WATCH = watch_clients(EtcdWatch)

@@ -32,6 +32,7 @@ SPEC = TargetSpec(
     workloads={
         "cas-register": f"{CLIENTS}:register_clients",
         "election": f"{CLIENTS}:ELECTION",
+        "registry": f"{CLIENTS}:registry_clients",
         "herd": f"{CLIENTS}:HERD",
         "watch": f"{CLIENTS}:watch_clients",
     },

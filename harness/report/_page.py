@@ -28,6 +28,7 @@ from harness.report._explain import explanations
 from harness.report._fencing import replay
 from harness.report._herd import run_section
 from harness.report._html import esc, page, tag
+from harness.report._membership import membership_section
 from harness.report._metrics import op_stats
 from harness.report._runs import RunInfo, load_run
 from harness.report._sections import (
@@ -106,6 +107,7 @@ def render_report(run_dir: Path) -> str:
         + "<main>"
         + figure
         + explanations(run.results, banner_sentences(run))
+        + membership_section(record, run.results)
         + watch_section(run.results, record.history)
         + tag("h2", "Configuration")
         + configuration(run)
