@@ -6,13 +6,21 @@ from __future__ import annotations
 from typing import Final
 
 from core.options import OptionError
-from workloads import cas_register_workload, election_workload, lock_workload
+from workloads import (
+    cas_register_workload,
+    election_workload,
+    lock_workload,
+    unique_key_workload,
+    version_cas_workload,
+)
 from workloads.workload import Workload
 
 WORKLOADS: Final[dict[str, Workload]] = {
     "lock": lock_workload.WORKLOAD,
     "cas-register": cas_register_workload.WORKLOAD,
     "election": election_workload.WORKLOAD,
+    "version-cas": version_cas_workload.WORKLOAD,
+    "unique-key": unique_key_workload.WORKLOAD,
 }
 
 DEFAULT_WORKLOAD: Final = next(iter(WORKLOADS))

@@ -9,11 +9,14 @@ from __future__ import annotations
 from clusters.etcd.election import EtcdElection
 from clusters.etcd.lock import RecipeLock, ServiceLock
 from clusters.etcd.register import EtcdRegister
+from clusters.etcd.version_cas import EtcdVersionCas
 from workloads.election import ElectionClient
 from workloads.factories import holder_clients, register_clients
+from workloads.guarded import guarded_clients
 from workloads.lock import LockClient
 
 REGISTER = register_clients(EtcdRegister)
 ELECTION = holder_clients(ElectionClient, EtcdElection, "election")
 LEASE_LOCK = holder_clients(LockClient, ServiceLock)
 RECIPE_LOCK = holder_clients(LockClient, RecipeLock)
+VERSION_CAS = guarded_clients(EtcdVersionCas)

@@ -55,6 +55,17 @@ SESSION_ENDED = ("57P05", "25P03")
 """The server's idle timeouts ended the session (and its locks, its transaction)."""
 
 
+class Refused(OpFailed):
+    """The server refused the statement; ``sqlstate`` says why (``23505``: a unique key)."""
+
+    def __init__(self, text: str, sqlstate: str | None) -> None:
+        super().__init__(text)
+        self.sqlstate = sqlstate
+
+
+UNIQUE_VIOLATION = "23505"
+
+
 def classify(e: psycopg.Error, what: str, committing: bool) -> OpFailed | OpUnknown:
     """The outcome class of ``e``, raised while doing ``what``; ``committing``: whether a
     COMMIT (or an autocommit write) was under way."""
@@ -63,7 +74,7 @@ def classify(e: psycopg.Error, what: str, committing: bool) -> OpFailed | OpUnkn
     if e.sqlstate in SESSION_ENDED:
         return LeaseNotFound(text)
     if isinstance(e, REFUSED):
-        return OpFailed(text)
+        return Refused(text, e.sqlstate)
     if committing:
         return OpUnknown(text)
     return OpFailed(f"{text} (before commit: rolled back)")

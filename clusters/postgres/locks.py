@@ -19,9 +19,10 @@ with the session, exactly as a lease expires.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from clusters.postgres.connection import Connection
-from clusters.postgres.schema import ensure
+from clusters.postgres.schema import ready
 from workloads.errors import OpFailed
 from workloads.lease import LeaseNotFound
 
@@ -33,9 +34,9 @@ def ms(seconds: float) -> int:
     return max(1, round(seconds * 1000))
 
 
-class TableLock:
-    """The lock table (see the module docstring); ``granted_token`` is the token of the
-    last successful ``try_acquire``."""
+class LockDriver:
+    """What every lock driver here takes (``workloads.factories``' driver options): the
+    nodes, the answer timeout, the run's key prefix and the lease TTL."""
 
     def __init__(
         self,
@@ -45,17 +46,24 @@ class TableLock:
         prefix: str = "harness",
         ttl: float = 10.0,
     ) -> None:
-        self.conn = Connection(addresses, timeout)
-        ensure(self.conn)
-        self.prefix, self.ttl = prefix, ttl
+        self.addresses, self.timeout, self.prefix, self.ttl = addresses, timeout, prefix, ttl
+
+    def _key(self, name: str) -> str:
+        return f"{self.prefix}/{name}"
+
+
+class TableLock(LockDriver):
+    """The lock table (see the module docstring); ``granted_token`` is the token of the
+    last successful ``try_acquire``."""
+
+    def __init__(self, addresses: Sequence[str], **options: Any) -> None:
+        super().__init__(addresses, **options)
+        self.conn = ready(Connection(addresses, self.timeout))
         self.granted_token: int | None = None
 
     @property
     def validity(self) -> float:
         return self.ttl
-
-    def _key(self, name: str) -> str:
-        return f"{self.prefix}/{name}"
 
     def try_acquire(self, name: str, owner: str) -> bool:
         rows = self.conn.query(
@@ -96,36 +104,22 @@ class TableLock:
         self.conn.close()
 
 
-class SessionLock:
+class SessionLock(LockDriver):
     """What the advisory and row locks share: one session, reopened when lost, whose idle
     timeout is the lease."""
 
-    def __init__(
-        self,
-        addresses: Sequence[str],
-        *,
-        timeout: float = 5.0,
-        prefix: str = "harness",
-        ttl: float = 10.0,
-    ) -> None:
-        self.addresses, self.timeout, self.prefix, self.ttl = addresses, timeout, prefix, ttl
-        self._conn: Connection | None = None
+    _conn: Connection | None = None
 
     def conn(self) -> Connection:
         """The session, opened when there is none alive."""
         if self._conn is None or self._conn.conn.closed:
-            conn = Connection(self.addresses, self.timeout, reopen=False)
-            ensure(conn)
-            self._conn = conn
+            self._conn = ready(Connection(self.addresses, self.timeout, reopen=False))
         return self._conn
 
     @property
     def session(self) -> int:
         """The server process id of the session: the lease's id."""
         return int(self.conn().conn.info.backend_pid)
-
-    def _key(self, name: str) -> str:
-        return f"{self.prefix}/{name}"
 
     def acquire(self, name: str, wait: float) -> int:
         """Take ``name``, waiting up to ``wait`` s; its token. OpFailed ``not granted``.

@@ -4,7 +4,7 @@
 ``harness_tokens`` the sequence fencing tokens come from, ``harness_rows`` the rows locked
 ``FOR UPDATE``, ``harness_cells`` the versioned rows of ``version-cas`` and
 ``harness_effects`` the effects of ``unique-key``, one per idempotency key. Clients create
-them on connecting (``ensure``), under a transaction-scoped advisory lock so that
+them on connecting (``ready``), under a transaction-scoped advisory lock so that
 concurrent ``CREATE ... IF NOT EXISTS`` cannot collide.
 """
 
@@ -24,19 +24,20 @@ CREATE TABLE IF NOT EXISTS harness_rows (name text PRIMARY KEY, token bigint);
 CREATE TABLE IF NOT EXISTS harness_cells (
     name text PRIMARY KEY, version bigint NOT NULL, value jsonb);
 CREATE TABLE IF NOT EXISTS harness_effects (
-    key text PRIMARY KEY, writer bigint NOT NULL, value jsonb,
+    key text PRIMARY KEY, name text NOT NULL, job bigint NOT NULL, value jsonb,
     at timestamptz NOT NULL DEFAULT clock_timestamp());
 """
 
 _ready: set[str] = set()
 
 
-def ensure(conn: Connection) -> None:
-    """Create the tables on ``conn``'s server unless this process already did."""
+def ready(conn: Connection) -> Connection:
+    """``conn``, the tables created on its server unless this process already did."""
     if conn.where in _ready:
-        return
+        return conn
     with conn.bounded("create the tables") as raw, raw.transaction():
         raw.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
         for statement in filter(str.strip, DDL.split(";")):
             raw.execute(statement)
     _ready.add(conn.where)
+    return conn

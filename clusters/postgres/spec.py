@@ -21,7 +21,7 @@ SPEC = TargetSpec(
     name="postgres",
     description="PostgreSQL 17 primary with a streaming replica; locks in the database",
     default_nodes=2,
-    workloads={},
+    workloads={"version-cas": f"{CLIENTS}:VERSION_CAS", "unique-key": f"{CLIENTS}:UNIQUE_KEY"},
     locks={
         "table": f"{CLIENTS}:TABLE_LOCK",
         "advisory": f"{CLIENTS}:ADVISORY_LOCK",
