@@ -25,7 +25,8 @@ from core.abilities import SERVER_ABILITIES, Ability
 from core.client import ClientFactory
 from core.clock import RunClock
 from core.cluster import Cluster, ClusterError
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import RunOptions
 
 ClientBuilder = Callable[[RunOptions, Cluster, "str | None"], ClientFactory]
 """(options, cluster, resource address or None) -> a picklable client factory."""
@@ -49,21 +50,7 @@ class Lazy:
         return getattr(importlib.import_module(module), attr)
 
 
-DockerFactory = Callable[[ClusterOptions], Cluster]
 LocalFactory = Callable[[RunOptions, RunClock], Cluster]
-
-
-def docker(path: str) -> DockerFactory:
-    """The factory of the Docker cluster of the ``ServerSpec`` at ``module:NAME`` (a
-    target's ``server.py``), imported on use."""
-    ref = Lazy(path)
-
-    def factory(options: ClusterOptions) -> Cluster:
-        backend = importlib.import_module("clusters.docker_cluster")
-        cluster: Cluster = backend.docker_cluster(ref.load(), options)
-        return cluster
-
-    return factory
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,12 +82,11 @@ class TargetSpec:
     workloads: Mapping[str, str] = field(default_factory=dict)
     locks: Mapping[str, str] = field(default_factory=dict)
     default_lock: str | None = None
-    docker: DockerFactory | None = None
-    """How to build its cluster in Docker (``docker("module:NAME")`` of its ``ServerSpec``)."""
+    server: str | None = None
+    """``module:NAME`` of its ``ServerSpec`` (its ``server.py``): how to run its server,
+    which the Docker backend runs in containers and the SSH backend on hosts."""
     local: LocalFactory | None = None
-    """How to build its cluster as a local process (the sim), when it has no Docker one."""
-    ssh: str | None = None
-    """``module:NAME`` of the ``ServerSpec`` the SSH backend runs on hosts; None: no SSH."""
+    """How to build its cluster as a local process (the sim), when it has no server."""
     image: str | None = None
     """The image definition it runs (``clusters/<image>/``); None for a target without one."""
     persistence: tuple[str, ...] = ()
@@ -144,23 +130,23 @@ class TargetSpec:
             )
         if (
             opts.workload == _lock_workload()
-            and opts.lock is not None
-            and opts.lock not in self.locks
+            and opts.lock.impl is not None
+            and opts.lock.impl not in self.locks
         ):
             raise OptionError(
-                f"{self.name} has no lock implementation {opts.lock!r}; choose "
+                f"{self.name} has no lock implementation {opts.lock.impl!r}; choose "
                 f"from {', '.join(self.locks)}"
             )
-        if opts.read_mode is not None and opts.read_mode not in self.read_modes:
+        if opts.register.read_mode is not None and opts.register.read_mode not in self.read_modes:
             if not self.read_modes:
                 raise OptionError(f"{self.name} has no read modes: leave out --read-mode")
             raise OptionError(
-                f"{self.name} has no read mode {opts.read_mode!r}; choose from "
+                f"{self.name} has no read mode {opts.register.read_mode!r}; choose from "
                 f"{', '.join(self.read_modes)}"
             )
-        if opts.persistence is not None and not self.persistence:
+        if opts.backend.persistence is not None and not self.persistence:
             raise OptionError(f"{self.name} has no persistence option: leave out --persistence")
-        self.check_persistence(opts.persistence)
+        self.check_persistence(opts.backend.persistence)
         if self.lease_ttl is not None:
             from workloads.factories import check_lease_ttl
 
@@ -180,10 +166,12 @@ class TargetSpec:
     def build(self, options: ClusterOptions) -> Cluster:
         """The (not yet started) Docker cluster for ``options``; ClusterError for a bad
         option or a target without one."""
-        if self.docker is None:
+        if self.server is None:
             raise ClusterError(f"Target {self.name} has no Docker cluster")
         self.check_persistence(options.persistence)
-        return self.docker(options)
+        backend = importlib.import_module("clusters.docker_cluster")
+        cluster: Cluster = backend.docker_cluster(Lazy(self.server).load(), options)
+        return cluster
 
     def make_cluster(self, opts: RunOptions, clock: RunClock) -> Cluster:
         """The run's cluster, not started, in Docker (or as a local process); on SSH
@@ -193,9 +181,9 @@ class TargetSpec:
         return self.build(
             ClusterOptions(
                 run_id=secrets.token_hex(3),
-                nodes=opts.nodes,
-                image=opts.image,
-                persistence=opts.persistence,
+                nodes=opts.backend.nodes,
+                image=opts.backend.image,
+                persistence=opts.backend.persistence,
             )
         )
 
@@ -209,7 +197,7 @@ class TargetSpec:
     def client_builder(self, opts: RunOptions) -> ClientBuilder:
         """The client builder of ``opts.workload`` (and of its lock implementation)."""
         if opts.workload == _lock_workload() and self.locks:
-            impl = opts.lock or self.default_lock or next(iter(self.locks))
+            impl = opts.lock.impl or self.default_lock or next(iter(self.locks))
             builder: ClientBuilder = Lazy(self.locks[impl]).load()
         else:
             builder = Lazy(self.workloads[opts.workload]).load()

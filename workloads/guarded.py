@@ -105,6 +105,6 @@ def guarded_clients(driver: Callable[..., GuardedStore]) -> Builder:
     """The clients of a lock-free workload over ``driver`` connections."""
 
     def build(opts: RunOptions, cluster: Any, resource: str | None) -> GuardedFactory:
-        return GuardedFactory(connector(opts, cluster, driver, spread=False), opts.work_time)
+        return GuardedFactory(connector(opts, cluster, driver, spread=False), opts.lock.work_time)
 
     return build

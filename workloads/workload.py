@@ -94,7 +94,7 @@ def lock_free(name: str, help: str, prefix: str) -> Workload:
     return Workload(
         name,
         help,
-        lambda opts, seed: guarded_cycle(prefix, opts.locks),
+        lambda opts, seed: guarded_cycle(prefix, opts.lock.locks),
         needs_resource=False,
         holds=True,
         default_fault=CLIENT_PAUSE,

@@ -10,7 +10,7 @@ Clock faults are refused in Docker: the image runs the server without libfaketim
 
 from __future__ import annotations
 
-from clusters.spec import TargetSpec, docker
+from clusters.spec import TargetSpec
 from core.abilities import SERVER_ABILITIES, Ability
 
 PERSISTENCE = ("async", "sync")
@@ -28,8 +28,7 @@ SPEC = TargetSpec(
         "row": f"{CLIENTS}:ROW_LOCK",
     },
     default_lock="table",
-    docker=docker("clusters.postgres.server:SERVER"),
-    ssh="clusters.postgres.server:SERVER",
+    server="clusters.postgres.server:SERVER",
     image="postgres",
     persistence=PERSISTENCE,
     abilities=SERVER_ABILITIES - {Ability.CLOCK},

@@ -22,7 +22,7 @@ from core.options import RunOptions
 
 def make_cluster(opts: RunOptions, clock: RunClock) -> SimCluster:
     """One local server process, with the run's ``--sim-bug`` bugs."""
-    return SimCluster(clock, bugs=opts.sim_bugs, seed=opts.seed)
+    return SimCluster(clock, bugs=opts.backend.sim_bugs, seed=opts.seed)
 
 
 def register_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
@@ -32,12 +32,12 @@ def register_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -
 
 def version_cas_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
     """version-cas clients on the sim's CAS registers."""
-    return SimGuardedClientFactory(cluster.endpoints()[NODE], opts.work_time, keys=False)
+    return SimGuardedClientFactory(cluster.endpoints()[NODE], opts.lock.work_time, keys=False)
 
 
 def unique_key_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
     """unique-key clients on the sim's CAS registers."""
-    return SimGuardedClientFactory(cluster.endpoints()[NODE], opts.work_time, keys=True)
+    return SimGuardedClientFactory(cluster.endpoints()[NODE], opts.lock.work_time, keys=True)
 
 
 def _holder_clients(factory: Any) -> ClientBuilder:
@@ -48,10 +48,10 @@ def _holder_clients(factory: Any) -> ClientBuilder:
         return factory(
             cluster.endpoints()[NODE],
             resource,
-            ttl=opts.lease_ttl,
-            keepalive=opts.keepalive,
-            work=opts.work_time,
-            wait=opts.acquire_wait,
+            ttl=opts.lock.lease_ttl,
+            keepalive=opts.lock.keepalive,
+            work=opts.lock.work_time,
+            wait=opts.lock.acquire_wait,
             timeout=min(opts.op_timeout, 5.0),
         )
 

@@ -4,6 +4,7 @@ pauses, server pauses and kills only; ``--sim-bug`` injects known bugs."""
 
 from __future__ import annotations
 
+from clusters.sim.cluster import EVENTS_LOG
 from clusters.sim.service import BUGS
 from clusters.spec import TargetSpec
 from core.abilities import Ability
@@ -38,7 +39,7 @@ SPEC = TargetSpec(
     default_lock="sim",
     local=_cluster,
     linearizable_locks=True,
-    service_log="sim/events.jsonl",
+    service_log=EVENTS_LOG,
     bugs=tuple(BUGS),
     version="built-in",
     abilities=frozenset({Ability.KILL, Ability.PAUSE}),

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
     from clusters.registry import DEFAULT_TARGET, TARGETS
-    from core.options import DEFAULT_OP_TIMEOUT, RunOptions, check_name
+    from core.option_checks import check_name
+    from core.options import DEFAULT_OP_TIMEOUT, RunOptions
     from harness.validate import targets_described
     from nemesis.registry import help_lines
     from nemesis.targets import targets_help
@@ -111,6 +112,12 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     number_option(
         f, "--pause-for", "client-pause: seconds the holder stays frozen (default: %(default)s)"
     )
+    number_option(
+        f,
+        "--clock-delta",
+        "clock: seconds (signed) each clock fault moves a clock by "
+        "(default: a random jump each time)",
+    )
     lk = p.add_argument_group("locks and leases")
     number_option(lk, "--lease-ttl", "seconds")
     number_option(lk, "--keepalive", "seconds between keepalives")
@@ -119,7 +126,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     lk.add_argument(
         "--fencing",
         type=on_off,
-        default=d.fencing,
+        default=d.lock.fencing,
         help="on: the protected resource rejects lower tokens; off: accepts all",
     )
     number_option(lk, "--locks", "number of locks, 1-1000")
@@ -196,7 +203,7 @@ def _nodes_and_hosts(args: argparse.Namespace) -> tuple[int | None, list[str]]:
         if args.nodes is None:
             return None, []
         if args.nodes.strip().lstrip("+-").isdigit():
-            from core.options import OptionError, check_number
+            from core.option_checks import OptionError, check_number
 
             try:
                 check_number("nodes", int(args.nodes))
@@ -212,19 +219,13 @@ def _nodes_and_hosts(args: argparse.Namespace) -> tuple[int | None, list[str]]:
 def options_from(args: argparse.Namespace) -> RunOptions:
     """The run the command line asks for: its arguments taken as a suite's table (argparse
     dests are the options' names), through the same checks as a suite's runs. The command
-    line's own spellings are translated first: ``--nodes`` (a size, or hosts with --ssh),
-    ``--pause-at 0`` (no fixed pause: the periodic schedule), ``--accept-unavailable``."""
+    line's own spelling of ``--nodes`` (a size, or hosts with --ssh) is translated first."""
     from core.options import FIELDS, RunOptions
     from harness.validate import check_run
 
     nodes, hosts = _nodes_and_hosts(args)
     given = {k: v for k, v in vars(args).items() if k in FIELDS and v is not None}
-    given.update(
-        nodes=nodes,
-        ssh_hosts=hosts,
-        pause_at=args.pause_at or None,
-        extra={"accept_unavailable": True} if args.accept_unavailable else {},
-    )
+    given.update(nodes=nodes, ssh_hosts=hosts)
     return check_run(RunOptions.from_mapping(given))[0]
 
 
