@@ -19,7 +19,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -41,12 +41,16 @@ from harness import analysis
 from harness.logs import log_to
 from harness.plan import build_plan
 from harness.progress import Progress
+from harness.rerun import rerun_command
 from harness.runner import Runner
 from harness.validate import check_target, decide
 from nemesis.build import build_nemesis
 from nemesis.registry import facts_of
 from workloads.registry import get_workload
 from workloads.resource import ResourceServer
+
+if TYPE_CHECKING:
+    from harness.replay import Recording
 
 log = logging.getLogger("harness")
 
@@ -121,8 +125,9 @@ def _log_to(run_dir: Path) -> logging.Handler:
     return log_to(run_dir / LOG_FILE)
 
 
-def run_test(opts: RunOptions, console: Console) -> RunOutcome:
-    """Run a test end to end and print its verdict; never leaves a fault behind."""
+def run_test(opts: RunOptions, console: Console, recording: Recording | None = None) -> RunOutcome:
+    """Run a test end to end and print its verdict; never leaves a fault behind. With a
+    ``recording`` (``harness run --replay``), its invocations and faults are the schedule."""
     opts = decide(opts)  # done already by check_run, unless the caller built ``opts`` itself
     seed = opts.seed if opts.seed is not None else random.randrange(2**31)
     target = resolve(opts.target)  # fails fast on an unknown target
@@ -144,6 +149,10 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
         "argv": sys.argv,
         "status": "running",
     }
+    replay_of = str(recording.run_dir.resolve()) if recording is not None else None
+    test["command"] = rerun_command(opts, replay_of)
+    if replay_of is not None:
+        test["replay_of"] = replay_of
     write_json(run_dir / TEST_FILE, test)
     console.print(f"[bold]{opts.test_name()}[/] seed {seed} -> {run_dir}")
     interrupted: dict[str, Any] | None = None
@@ -167,7 +176,11 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
             writer = HistoryWriter(run_dir / HISTORY_FILE)
             stack.callback(writer.close)
             runner = Runner(
-                generator=plan.generator(nemesis_gen, final_gen, workload_start),
+                generator=(  # a replay: the recorded schedule instead of the seeded one
+                    recording.generator()
+                    if recording is not None
+                    else plan.generator(nemesis_gen, final_gen, workload_start)
+                ),
                 client_factory=plan.client,
                 concurrency=opts.concurrency,
                 clock=clock,

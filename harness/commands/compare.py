@@ -43,6 +43,10 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "latency quantiles and availability per target and fault.",
     )
     cp.add_argument("paths", nargs="+", metavar="PATH")
-    cp.add_argument("--html", default=None, help="also write the matrix as an HTML file")
-    cp.add_argument("--junit", default=None, help="also write JUnit XML of these runs")
+    cp.add_argument(
+        "--html", default=None, help="also write the matrix as an HTML file (default: none)"
+    )
+    cp.add_argument(
+        "--junit", default=None, help="also write JUnit XML of these runs (default: none)"
+    )
     cp.set_defaults(fn=cmd_compare)

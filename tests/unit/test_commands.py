@@ -14,7 +14,7 @@ from harness.cli import COMMANDS, build_parser, command
 
 def test_every_module_of_harness_commands_but_args_is_a_command() -> None:
     modules = {m.name for m in pkgutil.iter_modules(harness.commands.__path__)} - {"args"}
-    assert sorted(COMMANDS) == sorted(modules)
+    assert sorted(c.replace("-", "_") for c in COMMANDS) == sorted(modules)
 
 
 def test_every_command_module_adds_its_parser_with_its_own_function() -> None:
@@ -24,12 +24,14 @@ def test_every_command_module_adds_its_parser_with_its_own_function() -> None:
     for name in COMMANDS:
         module = command(name)
         sub = commands[name]
-        defaults = sub._defaults  # set_defaults(fn=...) on the command or its one action
-        if "fn" not in defaults:
+        defaults = sub._defaults  # set_defaults(fn=...) on the command or on its actions
+        if "fn" not in defaults:  # the first action's is cmd_<name>, the others' cmd_<action>
             (action,) = (a for a in sub._actions if a.choices and isinstance(a.choices, dict))
-            (inner,) = action.choices.values()
-            defaults = inner._defaults
-        assert defaults["fn"] is getattr(module, f"cmd_{name}")
+            first, *others = action.choices.items()
+            defaults = first[1]._defaults
+            for word, inner in others:
+                assert inner._defaults["fn"] is getattr(module, f"cmd_{word}")
+        assert defaults["fn"] is getattr(module, f"cmd_{name.replace('-', '_')}")
 
 
 def test_a_command_alone_is_built_as_the_whole() -> None:
