@@ -14,12 +14,13 @@ import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any, Final
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from core.errors import EXIT_CRASH
 from harness.commands.args import EXIT_BAD_ARGS, EXIT_UNKNOWN, Parser, UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _OUT_OF_MEMORY = b"harness: out of memory; try --memory-limit or fewer files\n"
 
@@ -60,7 +61,7 @@ def version_text() -> str:
     if os.environ.get("HARNESS_PURE_PYTHON"):
         checker = "plain Python (HARNESS_PURE_PYTHON is set)"
     elif compiled.active():
-        checker = f"compiled (mypyc, {compiled.build_dir()})"
+        checker = f"compiled (mypyc, {compiled.location()})"
     else:
         checker = "plain Python (no compiled build matches these sources)"
     return (
@@ -103,8 +104,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
+class _LazyConsole:
+    """rich's Console, made on first use: importing rich is most of the start-up of a
+    command that does not print through it (``harness check``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        real = self.__dict__.get("_real")
+        if real is None:
+            from rich.console import Console
+
+            real = self.__dict__["_real"] = Console(stderr=False)
+        return getattr(real, name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    console = Console(stderr=False)
+    console = cast("Console", _LazyConsole())
     argv = list(sys.argv[1:] if argv is None else argv)
     first = argv[0] if argv else None
     parser = build_parser(first if first in COMMANDS else None)

@@ -170,29 +170,30 @@ def run_test(opts: RunOptions, console: Console, recording: Recording | None = N
 
             resource = _start_resource(opts, run_dir, clock, stack)
             plan = build_plan(opts, target, cluster, seed, resource)
-            workload_start = clock.seconds()
-            nemesis, nemesis_gen, final_gen = build_nemesis(opts, cluster, seed, workload_start)
-            test["workload_start_ns"] = clock.now()
             writer = HistoryWriter(run_dir / HISTORY_FILE)
             stack.callback(writer.close)
             runner = Runner(
-                generator=(  # a replay: the recorded schedule instead of the seeded one
-                    recording.generator()
-                    if recording is not None
-                    else plan.generator(nemesis_gen, final_gen, workload_start)
-                ),
+                generator=plan.client_gen,  # the schedule comes with begin(), below
                 client_factory=plan.client,
                 concurrency=opts.concurrency,
                 clock=clock,
                 record=writer.write,
-                nemesis=nemesis,
                 op_timeout=opts.op_timeout,
                 events_path=run_dir / EVENTS_FILE,
             )
             stack.callback(_quietly, "stop the workers", runner.close)
+            runner.start_workers()  # the workload starts once they are ready
+            workload_start = clock.seconds()
+            nemesis, nemesis_gen, final_gen = build_nemesis(opts, cluster, seed, workload_start)
+            test["workload_start_ns"] = clock.now()
             if nemesis is not None:
                 stack.callback(_quietly, "heal every fault", nemesis.teardown)
-            runner.start_workers()
+            schedule = (  # a replay: the recorded schedule instead of the seeded one
+                recording.generator()
+                if recording is not None
+                else plan.generator(nemesis_gen, final_gen, workload_start)
+            )
+            runner.begin(schedule, nemesis)
             total = opts.time_limit + opts.recovery_time
             with Progress(console, runner.stats, clock.seconds, total, opts.test_name()):
                 runner.run()

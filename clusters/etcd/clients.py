@@ -7,12 +7,14 @@ Lock implementations (``--lock``): ``lease-lock`` (etcd's lock service) and ``re
 from __future__ import annotations
 
 from clusters.etcd.election import EtcdElection
+from clusters.etcd.herd import EtcdHerd
 from clusters.etcd.lock import RecipeLock, ServiceLock
 from clusters.etcd.register import EtcdRegister
 from clusters.etcd.version_cas import EtcdVersionCas
 from workloads.election import ElectionClient
 from workloads.factories import holder_clients, register_clients
 from workloads.guarded import guarded_clients
+from workloads.herd import herd_clients
 from workloads.lock import LockClient
 
 REGISTER = register_clients(EtcdRegister)
@@ -20,3 +22,4 @@ ELECTION = holder_clients(ElectionClient, EtcdElection, "election")
 LEASE_LOCK = holder_clients(LockClient, ServiceLock)
 RECIPE_LOCK = holder_clients(LockClient, RecipeLock)
 VERSION_CAS = guarded_clients(EtcdVersionCas)
+HERD = herd_clients(EtcdHerd)

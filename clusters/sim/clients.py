@@ -13,11 +13,13 @@ from clusters.sim.factories import (
     SimLockClientFactory,
     SimRegisterClientFactory,
 )
+from clusters.sim.herd import SimHerd
 from clusters.spec import ClientBuilder
 from core.client import ClientFactory
 from core.clock import RunClock
 from core.cluster import Cluster
 from core.options import RunOptions
+from workloads.herd import herd_clients
 
 
 def make_cluster(opts: RunOptions, clock: RunClock) -> SimCluster:
@@ -60,3 +62,4 @@ def _holder_clients(factory: Any) -> ClientBuilder:
 
 LOCK = _holder_clients(SimLockClientFactory)
 ELECTION = _holder_clients(SimElectionClientFactory)
+HERD = herd_clients(SimHerd)

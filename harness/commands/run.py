@@ -29,6 +29,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     from harness.validate import targets_described
     from nemesis.registry import help_lines
     from nemesis.targets import targets_help
+    from workloads.herd import RECIPES
     from workloads.registry import DEFAULT_WORKLOAD, WORKLOADS, workloads_help
 
     d = RunOptions()
@@ -153,6 +154,14 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     number_option(cas, "--keys", "independent keys")
     cas.add_argument(
         "--read-mode", default=None, help=Deferred(lambda: _lazy_help("how the register reads"))
+    )
+    hd = p.add_argument_group("lock waiters")
+    hd.add_argument(
+        "--recipe",
+        default=d.herd.recipe,
+        choices=RECIPES,
+        help="herd: naive (every waiter watches the lock) or queue (each waits on its "
+        "predecessor only) (default: %(default)s)",
     )
     t = p.add_argument_group("targets")
     t.add_argument(
