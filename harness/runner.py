@@ -39,7 +39,10 @@ from nemesis.base import Nemesis
 
 log = logging.getLogger("harness.runner")
 
-HOLD_FS = frozenset({"acquire", "campaign", "register"})
+HOLD_FS = frozenset({"acquire", "campaign", "register", "begin"})
+"""Operations after whose ok a client works on what it took: a lock, a leadership, a
+registration, the basis a lock-free workload read (``workloads.guarded``); client pauses
+aim at them."""
 RELEASE_FS = frozenset({"release", "resign"})
 WORK_FS = frozenset({"write", "heartbeat"})
 """What a holder does while holding (a critical section's write, a registered instance's

@@ -12,6 +12,8 @@ from workloads import (
     election_workload,
     herd_workload,
     lock_workload,
+    unique_key_workload,
+    version_cas_workload,
     watch_workload,
 )
 from workloads.workload import Workload
@@ -21,6 +23,8 @@ WORKLOADS: Final[dict[str, Workload]] = {
     "cas-register": cas_register_workload.WORKLOAD,
     "election": election_workload.WORKLOAD,
     "registry": discovery_workload.WORKLOAD,
+    "version-cas": version_cas_workload.WORKLOAD,
+    "unique-key": unique_key_workload.WORKLOAD,
     "herd": herd_workload.WORKLOAD,
     "watch": watch_workload.WORKLOAD,
 }

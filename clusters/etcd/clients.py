@@ -11,10 +11,12 @@ from clusters.etcd.election import EtcdElection
 from clusters.etcd.herd import EtcdHerd
 from clusters.etcd.lock import RecipeLock, ServiceLock
 from clusters.etcd.register import EtcdRegister
+from clusters.etcd.version_cas import EtcdVersionCas
 from clusters.etcd.watch import EtcdWatch
 from workloads.discovery import registry_clients
 from workloads.election import ElectionClient
 from workloads.factories import holder_clients, register_clients
+from workloads.guarded import guarded_clients
 from workloads.herd import herd_clients
 from workloads.lock import LockClient
 from workloads.watch_factory import watch_clients
@@ -24,5 +26,6 @@ ELECTION = holder_clients(ElectionClient, EtcdElection, "election")
 LEASE_LOCK = holder_clients(LockClient, ServiceLock)
 RECIPE_LOCK = holder_clients(LockClient, RecipeLock)
 REGISTRY = registry_clients(EtcdDiscovery)
+VERSION_CAS = guarded_clients(EtcdVersionCas)
 HERD = herd_clients(EtcdHerd)
 WATCH = watch_clients(EtcdWatch)

@@ -26,6 +26,7 @@ SPEC = TargetSpec(
         "cas-register": f"{CLIENTS}:REGISTER",
         "election": f"{CLIENTS}:ELECTION",
         "registry": f"{CLIENTS}:REGISTRY",
+        "version-cas": f"{CLIENTS}:VERSION_CAS",
         "herd": f"{CLIENTS}:HERD",
         "watch": f"{CLIENTS}:WATCH",
     },

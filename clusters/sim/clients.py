@@ -9,6 +9,7 @@ from typing import Any
 from clusters.sim.cluster import NODE, SimCluster
 from clusters.sim.factories import (
     SimElectionClientFactory,
+    SimGuardedClientFactory,
     SimLockClientFactory,
     SimRegisterClientFactory,
     SimWatchClientFactory,
@@ -30,6 +31,16 @@ def make_cluster(opts: RunOptions, clock: RunClock) -> SimCluster:
 def register_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
     """CAS-register clients on the sim service."""
     return SimRegisterClientFactory(cluster.endpoints()[NODE], timeout=opts.op_timeout)
+
+
+def version_cas_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
+    """version-cas clients on the sim's CAS registers."""
+    return SimGuardedClientFactory(cluster.endpoints()[NODE], opts.lock.work_time, keys=False)
+
+
+def unique_key_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
+    """unique-key clients on the sim's CAS registers."""
+    return SimGuardedClientFactory(cluster.endpoints()[NODE], opts.lock.work_time, keys=True)
 
 
 def watch_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
