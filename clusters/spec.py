@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 import secrets
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from clusters.server import ClusterOptions
@@ -84,6 +84,14 @@ def _lock_workload() -> str:
     return WORKLOAD.name
 
 
+def _ids_workload() -> str:
+    """The name of the unique-ids workload, the one a target backs with its
+    ``id_generators`` (imported when asked, as ``_lock_workload``)."""
+    from workloads.unique_ids_workload import WORKLOAD
+
+    return WORKLOAD.name
+
+
 @dataclass(frozen=True)
 class TargetSpec:
     """One target. ``workloads`` and ``locks`` map names to ``module:attribute`` of a
@@ -95,6 +103,9 @@ class TargetSpec:
     workloads: Mapping[str, str] = field(default_factory=dict)
     locks: Mapping[str, str] = field(default_factory=dict)
     default_lock: str | None = None
+    id_generators: Mapping[str, str] = field(default_factory=dict)
+    """Its id generators (``--id-generator``, the first is its default) -> ``module:attribute``
+    of a ``ClientBuilder``; the unique-ids workload is offered when it is not empty."""
     docker: DockerFactory | None = None
     """How to build its cluster in Docker (``docker("module:NAME")`` of its ``ServerSpec``)."""
     local: LocalFactory | None = None
@@ -132,6 +143,8 @@ class TargetSpec:
         names = set(self.workloads)
         if self.locks:
             names.add(_lock_workload())
+        if self.id_generators:
+            names.add(_ids_workload())
         return tuple(sorted(names))
 
     def check_options(self, opts: RunOptions) -> None:
@@ -151,6 +164,10 @@ class TargetSpec:
                 f"{self.name} has no lock implementation {opts.lock!r}; choose "
                 f"from {', '.join(self.locks)}"
             )
+        if opts.workload == _ids_workload():
+            from workloads.ids import check_id_options
+
+            check_id_options(opts, self.name, tuple(self.id_generators))
         if opts.read_mode is not None and opts.read_mode not in self.read_modes:
             if not self.read_modes:
                 raise OptionError(f"{self.name} has no read modes: leave out --read-mode")
@@ -166,6 +183,13 @@ class TargetSpec:
 
             rule = self.lease_ttl
             check_lease_ttl(opts, self.name, rule.low, rule.high, whole=rule.whole)
+
+    def decide(self, opts: RunOptions) -> RunOptions:
+        """``opts`` with the defaults that depend on this target decided: the id generator
+        of the unique-ids workload (its first), so test.json names the one that ran."""
+        if opts.workload == _ids_workload() and opts.id_generator is None and self.id_generators:
+            return replace(opts, id_generator=next(iter(self.id_generators)))
+        return opts
 
     def check_persistence(self, persistence: str | None) -> None:
         """ClusterError (one line) unless ``persistence`` is None or one this target takes
@@ -211,6 +235,9 @@ class TargetSpec:
         if opts.workload == _lock_workload() and self.locks:
             impl = opts.lock or self.default_lock or next(iter(self.locks))
             builder: ClientBuilder = Lazy(self.locks[impl]).load()
+        elif opts.workload == _ids_workload() and self.id_generators:
+            name = opts.id_generator or next(iter(self.id_generators))
+            builder = Lazy(self.id_generators[name]).load()
         else:
             builder = Lazy(self.workloads[opts.workload]).load()
         return builder

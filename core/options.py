@@ -92,6 +92,7 @@ NUMBERS: Final[dict[str, Bound]] = {
     "locks": Bound("--locks", 1, 1000, integer=True, unit="locks"),
     "keys": Bound("--keys", 1, 1_000_000, integer=True, unit="keys"),
     "nodes": Bound("--nodes", 1, 99, integer=True, unit="nodes"),
+    "client_clock_delta": Bound("--client-clock-delta", -3600, 3600),
     "ssh_port": Bound("--ssh-port", 1, 65535, integer=True, unit="port numbers"),
 }
 """Every number option and its range; None is allowed where the field is optional."""
@@ -177,6 +178,12 @@ class RunOptions:
     # CAS register.
     keys: int = 3
     read_mode: str | None = None
+    # unique-ids workload (workloads/unique_ids_workload.py) and its client-clock fault.
+    id_generator: str | None = None
+    """The id generator (a target's ``id_generators``); None: the target's first."""
+    snowflake_defence: str = "none"
+    snowflake_workers: str = "fixed"
+    client_clock_delta: float = -5.0
     # Targets.
     nodes: int | None = None
     image: str | None = None

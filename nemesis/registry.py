@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from core.abilities import Ability
 from core.options import FaultRules, OptionError, RunOptions, parse_faults
-from nemesis.faults import client_pause, clock, kill, loss, partition, pause
+from nemesis.faults import client_clock, client_pause, clock, kill, loss, partition, pause
 from nemesis.spec import FaultSpec
 
 FAULTS: Final[Mapping[str, FaultSpec]] = {
@@ -25,6 +25,7 @@ FAULTS: Final[Mapping[str, FaultSpec]] = {
         loss.FAULT,
         kill.FAULT,
         clock.FAULT,
+        client_clock.FAULT,
     )
 }
 NONE: Final = "none"

@@ -6,13 +6,19 @@ from __future__ import annotations
 from typing import Final
 
 from core.options import OptionError
-from workloads import cas_register_workload, election_workload, lock_workload
+from workloads import (
+    cas_register_workload,
+    election_workload,
+    lock_workload,
+    unique_ids_workload,
+)
 from workloads.workload import Workload
 
 WORKLOADS: Final[dict[str, Workload]] = {
     "lock": lock_workload.WORKLOAD,
     "cas-register": cas_register_workload.WORKLOAD,
     "election": election_workload.WORKLOAD,
+    "unique-ids": unique_ids_workload.WORKLOAD,
 }
 
 DEFAULT_WORKLOAD: Final = next(iter(WORKLOADS))

@@ -7,13 +7,18 @@ Lock implementations (``--lock``): ``lease-lock`` (etcd's lock service) and ``re
 from __future__ import annotations
 
 from clusters.etcd.election import EtcdElection
+from clusters.etcd.ids import EtcdCounter, EtcdRevision
 from clusters.etcd.lock import RecipeLock, ServiceLock
 from clusters.etcd.register import EtcdRegister
 from workloads.election import ElectionClient
 from workloads.factories import holder_clients, register_clients
+from workloads.id_factories import id_clients, snowflake_clients
 from workloads.lock import LockClient
 
 REGISTER = register_clients(EtcdRegister)
 ELECTION = holder_clients(ElectionClient, EtcdElection, "election")
 LEASE_LOCK = holder_clients(LockClient, ServiceLock)
 RECIPE_LOCK = holder_clients(LockClient, RecipeLock)
+COUNTER_IDS = id_clients(EtcdCounter)
+REVISION_IDS = id_clients(EtcdRevision)
+SNOWFLAKE_IDS = snowflake_clients(EtcdCounter)

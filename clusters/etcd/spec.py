@@ -25,6 +25,11 @@ SPEC = TargetSpec(
     workloads={"cas-register": f"{CLIENTS}:REGISTER", "election": f"{CLIENTS}:ELECTION"},
     locks={"lease-lock": f"{CLIENTS}:LEASE_LOCK", "recipe": f"{CLIENTS}:RECIPE_LOCK"},
     default_lock="lease-lock",
+    id_generators={
+        "counter": f"{CLIENTS}:COUNTER_IDS",
+        "revision": f"{CLIENTS}:REVISION_IDS",
+        "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS",
+    },
     docker=docker("clusters.etcd.server:SERVER"),
     ssh="clusters.etcd.server:SERVER",
     image="etcd",

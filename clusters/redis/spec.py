@@ -27,6 +27,7 @@ REDIS = TargetSpec(
     workloads={"cas-register": f"{CLIENTS}:REGISTER"},
     locks={"set-nx": f"{CLIENTS}:SET_NX_LOCK"},
     default_lock="set-nx",
+    id_generators={"incr": f"{CLIENTS}:INCR_IDS", "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS"},
     docker=docker("clusters.redis.server:REDIS"),
     ssh="clusters.redis.server:REDIS",
     image="redis",

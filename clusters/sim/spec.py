@@ -31,6 +31,7 @@ SPEC = TargetSpec(
     workloads={"cas-register": f"{CLIENTS}:register_clients", "election": f"{CLIENTS}:ELECTION"},
     locks={"sim": f"{CLIENTS}:LOCK"},
     default_lock="sim",
+    id_generators={"counter": f"{CLIENTS}:COUNTER_IDS", "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS"},
     local=_cluster,
     linearizable_locks=True,
     service_log="sim/events.jsonl",

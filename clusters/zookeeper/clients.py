@@ -7,12 +7,16 @@ Lock implementation (``--lock``): ``recipe`` (``kazoo``'s lock on a session per 
 from __future__ import annotations
 
 from clusters.zookeeper.election import ZkElection
+from clusters.zookeeper.ids import ZkSequential
 from clusters.zookeeper.lock import ZkLock
 from clusters.zookeeper.register import ZkRegister
 from workloads.election import ElectionClient
 from workloads.factories import holder_clients, register_clients
+from workloads.id_factories import id_clients, snowflake_clients
 from workloads.lock import LockClient
 
 REGISTER = register_clients(ZkRegister)
 ELECTION = holder_clients(ElectionClient, ZkElection, "election")
 RECIPE_LOCK = holder_clients(LockClient, ZkLock)
+SEQUENTIAL_IDS = id_clients(ZkSequential)
+SNOWFLAKE_IDS = snowflake_clients(ZkSequential)

@@ -22,6 +22,10 @@ SPEC = TargetSpec(
     workloads={"cas-register": f"{CLIENTS}:REGISTER", "election": f"{CLIENTS}:ELECTION"},
     locks={"recipe": f"{CLIENTS}:RECIPE_LOCK"},
     default_lock="recipe",
+    id_generators={
+        "sequential": f"{CLIENTS}:SEQUENTIAL_IDS",
+        "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS",
+    },
     docker=docker("clusters.zookeeper.server:SERVER"),
     ssh="clusters.zookeeper.server:SERVER",
     image="zookeeper",

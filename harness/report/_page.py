@@ -26,6 +26,7 @@ from harness.analysis import load_record, service_log
 from harness.report._anomaly import annotate
 from harness.report._explain import explanations
 from harness.report._html import esc, page, tag
+from harness.report._ids import ids_section
 from harness.report._metrics import op_stats
 from harness.report._runs import RunInfo, load_run
 from harness.report._sections import banner, configuration, numbers, one_line_config
@@ -76,16 +77,18 @@ def render_report(run_dir: Path) -> str:
         data["timeline"] = timeline
         figure = _figure(_features(timeline))
         stats = numbers(op_stats(record.history, windows), windows)
+        ids = ids_section(record, run.results, windows)
     except MalformedHistory as e:
         figure = tag(
             "p", esc(f"The history is malformed, so no timeline is drawn: {e}"), id="timeline-error"
         )
-        stats = ""
+        stats = ids = ""
     body = (
         banner(run)
         + "<main>"
         + figure
         + explanations(run.results)
+        + ids
         + tag("h2", "Configuration")
         + configuration(run)
         + (tag("h2", "Numbers") + stats if stats else "")
