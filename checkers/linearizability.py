@@ -89,9 +89,9 @@ def check(
 
 
 def check_record(record: RunRecord) -> CheckResult:
-    """The run's client operations against the model its options name (``extra.model``;
+    """The run's client operations against the model its options name (``model``;
     a register that starts empty by default), within the check's time limit."""
-    model = record.extra.get("model", DEFAULT_MODEL)
+    model = record.option("model", DEFAULT_MODEL)
     return check(record.history.client_ops(), model, record.time_limit(DEFAULT_TIME_LIMIT))
 
 

@@ -46,11 +46,12 @@ class RunRecord:
         opts: dict[str, Any] = self.test.get("options", {})
         return opts
 
-    @property
-    def extra(self) -> dict[str, Any]:
-        """The free-form options (``--extra``-style settings such as ``accept_unavailable``)."""
+    def option(self, name: str, default: Any = None) -> Any:
+        """The recorded option ``name``; older runs kept some in an ``extra`` table."""
+        if name in self.options:
+            return self.options[name]
         extra = self.options.get("extra") or {}
-        return extra if isinstance(extra, dict) else {}
+        return extra.get(name, default) if isinstance(extra, dict) else default
 
     @property
     def linearizable_locks(self) -> bool:

@@ -11,7 +11,7 @@
 The verdict is about what the run can prove, not about speed. A fault window in which no
 client operation succeeded proves nothing about that fault: every other checker would
 pass it vacuously. Such a run is ``unknown`` unless the user accepts it (test options
-``extra.accept_unavailable``: true), which makes it valid with the fact said out loud. A
+``accept_unavailable``: true), which makes it valid with the fact said out loud. A
 crash is the exception: a service whose every node serving the clients was killed (the
 one-node sim) cannot answer until the restart, and what a crash tests is what the restarted
 service still knows, so a crash window (``kill``) is proven by an operation that succeeded after
@@ -106,9 +106,9 @@ def availability(
 
 def check_record(record: RunRecord) -> CheckResult:
     """Latency, throughput and availability of a run; unknown when a fault proved nothing
-    (unless the run's options say ``accept_unavailable``, in ``extra``)."""
+    (unless the run's options say ``accept_unavailable``, recorded)."""
     history = record.history
-    accept_unavailable = bool(record.extra.get("accept_unavailable"))
+    accept_unavailable = bool(record.option("accept_unavailable"))
     windows = [w for w in record_windows(record) if w.ok]
     pairs = history.client_ops().pairs()
     run_end = history[-1].time if len(history) else 0
@@ -140,11 +140,11 @@ def check_record(record: RunRecord) -> CheckResult:
             f"({which}): the run proves nothing about {those}"
         )
         if accept_unavailable:
-            head += fact + ", which the test accepts (extra.accept_unavailable)."
+            head += fact + ", which the test accepts (accept_unavailable)."
         else:
             valid = UNKNOWN
             head += (
-                fact + ". Pass --accept-unavailable (a suite: extra.accept_unavailable)"
+                fact + ". Pass --accept-unavailable (a suite: accept_unavailable = true)"
                 " to accept such a run."
             )
     return CheckResult(

@@ -50,7 +50,7 @@ def images() -> tuple[str, ...]:
 
 def ssh_targets() -> tuple[str, ...]:
     """The targets that can run on SSH hosts."""
-    return tuple(name for name, t in TARGETS.items() if t.ssh is not None)
+    return tuple(name for name, t in TARGETS.items() if t.server is not None)
 
 
 def deb_suites() -> dict[str, str]:

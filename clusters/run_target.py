@@ -20,20 +20,21 @@ from clusters.ssh.factory import SshClusterOptions, check_ssh_options, make_ssh_
 from core.abilities import Ability, check_abilities
 from core.clock import RunClock
 from core.cluster import Cluster
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import RunOptions
 
 
 def check_options(spec: TargetSpec, opts: RunOptions) -> None:
     """A one-line OptionError or ClusterError for options ``spec`` cannot honour, before
     anything starts (no host is contacted)."""
-    if opts.ssh:
-        check_ssh_options(spec.name, opts.ssh_hosts, ssh_cluster_options(opts))
-        if opts.nodes is not None and opts.nodes != len(opts.ssh_hosts):
+    if opts.ssh.enabled:
+        check_ssh_options(spec.name, opts.ssh.hosts, ssh_cluster_options(opts))
+        if opts.backend.nodes is not None and opts.backend.nodes != len(opts.ssh.hosts):
             raise OptionError(
-                f"--nodes {opts.nodes} but {len(opts.ssh_hosts)} hosts were named: "
+                f"--nodes {opts.backend.nodes} but {len(opts.ssh.hosts)} hosts were named: "
                 "over SSH the cluster has one node per host"
             )
-        if opts.image is not None:
+        if opts.backend.image is not None:
             raise OptionError(
                 "--image chooses a Docker image; over SSH the hosts' packages "
                 "are used: leave it out"
@@ -45,32 +46,32 @@ def check_faults(spec: TargetSpec, opts: RunOptions, needs: Mapping[str, Set[Abi
     """OptionError (one line, the target's reason) unless the target has every ability
     the run's faults need (``needs``: fault -> abilities, from the faults' registry). On
     SSH hosts every target can move a clock: the hosts' own, which Go servers read too."""
-    has = spec.abilities | ({Ability.CLOCK} if opts.ssh else set())
+    has = spec.abilities | ({Ability.CLOCK} if opts.ssh.enabled else set())
     real = ", ".join(name for name, t in TARGETS.items() if t.local is None)
     check_abilities(spec.name, has, spec.lacks, needs, real=real)
 
 
 def make_cluster(spec: TargetSpec, opts: RunOptions, clock: RunClock) -> Cluster:
-    """The run's cluster, not started: on the hosts with ``opts.ssh`` (under a fresh run
+    """The run's cluster, not started: on the hosts with ``opts.ssh.enabled`` (under a fresh run
     id: one directory per run), else the spec's own."""
-    if not opts.ssh:
+    if not opts.ssh.enabled:
         return spec.make_cluster(opts, clock)
     run_id = f"{spec.name}-{secrets.token_hex(3)}"
-    return make_ssh_cluster(spec.name, opts.ssh_hosts, ssh_cluster_options(opts, run_id))
+    return make_ssh_cluster(spec.name, opts.ssh.hosts, ssh_cluster_options(opts, run_id))
 
 
 def ssh_cluster_options(opts: RunOptions, run_id: str | None = None) -> SshClusterOptions:
     """The SSH options of a run (``--ssh-*``, ``--persistence``); a fresh run id unless
     ``run_id`` is given."""
     options = SshClusterOptions(
-        user=opts.ssh_user,
-        port=opts.ssh_port,
-        key=opts.ssh_key,
-        strict=opts.ssh_strict,
-        known_hosts=opts.ssh_known_hosts,
-        install=opts.ssh_install,
-        keep_packages=opts.ssh_keep_packages,
-        deb_dir=opts.ssh_debs,
-        persistence=opts.persistence,
+        user=opts.ssh.user,
+        port=opts.ssh.port,
+        key=opts.ssh.key,
+        strict=opts.ssh.strict,
+        known_hosts=opts.ssh.known_hosts,
+        install=opts.ssh.install,
+        keep_packages=opts.ssh.keep_packages,
+        deb_dir=opts.ssh.debs,
+        persistence=opts.backend.persistence,
     )
     return options if run_id is None else dataclasses.replace(options, run_id=run_id)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 import secrets
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from clusters.server import ClusterOptions
@@ -25,7 +25,8 @@ from core.abilities import SERVER_ABILITIES, Ability
 from core.client import ClientFactory
 from core.clock import RunClock
 from core.cluster import Cluster, ClusterError
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import RunOptions
 
 ClientBuilder = Callable[[RunOptions, Cluster, "str | None"], ClientFactory]
 """(options, cluster, resource address or None) -> a picklable client factory."""
@@ -49,21 +50,7 @@ class Lazy:
         return getattr(importlib.import_module(module), attr)
 
 
-DockerFactory = Callable[[ClusterOptions], Cluster]
 LocalFactory = Callable[[RunOptions, RunClock], Cluster]
-
-
-def docker(path: str) -> DockerFactory:
-    """The factory of the Docker cluster of the ``ServerSpec`` at ``module:NAME`` (a
-    target's ``server.py``), imported on use."""
-    ref = Lazy(path)
-
-    def factory(options: ClusterOptions) -> Cluster:
-        backend = importlib.import_module("clusters.docker_cluster")
-        cluster: Cluster = backend.docker_cluster(ref.load(), options)
-        return cluster
-
-    return factory
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,12 +93,11 @@ class TargetSpec:
     id_generators: Mapping[str, str] = field(default_factory=dict)
     """Its id generators (``--id-generator``, the first is its default) -> ``module:attribute``
     of a ``ClientBuilder``; the unique-ids workload is offered when it is not empty."""
-    docker: DockerFactory | None = None
-    """How to build its cluster in Docker (``docker("module:NAME")`` of its ``ServerSpec``)."""
+    server: str | None = None
+    """``module:NAME`` of its ``ServerSpec`` (its ``server.py``): how to run its server,
+    which the Docker backend runs in containers and the SSH backend on hosts."""
     local: LocalFactory | None = None
-    """How to build its cluster as a local process (the sim), when it has no Docker one."""
-    ssh: str | None = None
-    """``module:NAME`` of the ``ServerSpec`` the SSH backend runs on hosts; None: no SSH."""
+    """How to build its cluster as a local process (the sim), when it has no server."""
     image: str | None = None
     """The image definition it runs (``clusters/<image>/``); None for a target without one."""
     persistence: tuple[str, ...] = ()
@@ -157,27 +143,27 @@ class TargetSpec:
             )
         if (
             opts.workload == _lock_workload()
-            and opts.lock is not None
-            and opts.lock not in self.locks
+            and opts.lock.impl is not None
+            and opts.lock.impl not in self.locks
         ):
             raise OptionError(
-                f"{self.name} has no lock implementation {opts.lock!r}; choose "
+                f"{self.name} has no lock implementation {opts.lock.impl!r}; choose "
                 f"from {', '.join(self.locks)}"
             )
         if opts.workload == _ids_workload():
             from workloads.ids import check_id_options
 
             check_id_options(opts, self.name, tuple(self.id_generators))
-        if opts.read_mode is not None and opts.read_mode not in self.read_modes:
+        if opts.register.read_mode is not None and opts.register.read_mode not in self.read_modes:
             if not self.read_modes:
                 raise OptionError(f"{self.name} has no read modes: leave out --read-mode")
             raise OptionError(
-                f"{self.name} has no read mode {opts.read_mode!r}; choose from "
+                f"{self.name} has no read mode {opts.register.read_mode!r}; choose from "
                 f"{', '.join(self.read_modes)}"
             )
-        if opts.persistence is not None and not self.persistence:
+        if opts.backend.persistence is not None and not self.persistence:
             raise OptionError(f"{self.name} has no persistence option: leave out --persistence")
-        self.check_persistence(opts.persistence)
+        self.check_persistence(opts.backend.persistence)
         if self.lease_ttl is not None:
             from workloads.factories import check_lease_ttl
 
@@ -187,8 +173,8 @@ class TargetSpec:
     def decide(self, opts: RunOptions) -> RunOptions:
         """``opts`` with the defaults that depend on this target decided: the id generator
         of the unique-ids workload (its first), so test.json names the one that ran."""
-        if opts.workload == _ids_workload() and opts.id_generator is None and self.id_generators:
-            return replace(opts, id_generator=next(iter(self.id_generators)))
+        if opts.workload == _ids_workload() and opts.ids.generator is None and self.id_generators:
+            return opts.with_(id_generator=next(iter(self.id_generators)))
         return opts
 
     def check_persistence(self, persistence: str | None) -> None:
@@ -204,10 +190,12 @@ class TargetSpec:
     def build(self, options: ClusterOptions) -> Cluster:
         """The (not yet started) Docker cluster for ``options``; ClusterError for a bad
         option or a target without one."""
-        if self.docker is None:
+        if self.server is None:
             raise ClusterError(f"Target {self.name} has no Docker cluster")
         self.check_persistence(options.persistence)
-        return self.docker(options)
+        backend = importlib.import_module("clusters.docker_cluster")
+        cluster: Cluster = backend.docker_cluster(Lazy(self.server).load(), options)
+        return cluster
 
     def make_cluster(self, opts: RunOptions, clock: RunClock) -> Cluster:
         """The run's cluster, not started, in Docker (or as a local process); on SSH
@@ -217,9 +205,9 @@ class TargetSpec:
         return self.build(
             ClusterOptions(
                 run_id=secrets.token_hex(3),
-                nodes=opts.nodes,
-                image=opts.image,
-                persistence=opts.persistence,
+                nodes=opts.backend.nodes,
+                image=opts.backend.image,
+                persistence=opts.backend.persistence,
             )
         )
 
@@ -233,10 +221,10 @@ class TargetSpec:
     def client_builder(self, opts: RunOptions) -> ClientBuilder:
         """The client builder of ``opts.workload`` (and of its lock implementation)."""
         if opts.workload == _lock_workload() and self.locks:
-            impl = opts.lock or self.default_lock or next(iter(self.locks))
+            impl = opts.lock.impl or self.default_lock or next(iter(self.locks))
             builder: ClientBuilder = Lazy(self.locks[impl]).load()
         elif opts.workload == _ids_workload() and self.id_generators:
-            name = opts.id_generator or next(iter(self.id_generators))
+            name = opts.ids.generator or next(iter(self.id_generators))
             builder = Lazy(self.id_generators[name]).load()
         else:
             builder = Lazy(self.workloads[opts.workload]).load()

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Set
 from enum import StrEnum
 from typing import Final
 
-from core.options import OptionError
+from core.option_checks import OptionError
 
 
 class Ability(StrEnum):

@@ -5,8 +5,14 @@ built-in ``sim``, first in ``clusters.registry``):
 a lock with lease TTL 10 s and keepalive every 3 s, its holder paused at 12 s for 14 s,
 fencing on at the protected resource.
 
-This module is the one place for every default and every range: the command line and
-suite files build their ``RunOptions`` through it, so the same options give the same run.
+A run's options are one frozen value made of typed records: the run itself
+(``RunOptions``), its faults (``FaultOptions``), its lock (``LockOptions``), its register
+(``RegisterOptions``), where its cluster runs (``BackendOptions``) and the SSH hosts
+(``SshOptions``). Outside, they are one flat table: every option has one name (a suite
+file's key, the command line's argparse dest, test.json's key: ``FIELDS``), so the same
+options give the same run from the command line and from a suite.
+
+This module is the one place for every default; the ranges are in ``core.option_checks``.
 The defaults that depend on the workload and its faults are decided by the application
 layer from their registry entries (``harness.validate.decide``, for the command line and
 suite files alike): the workload when none is named, its fault when none is named, and
@@ -18,12 +24,17 @@ the rules comes in as ``FaultRules``.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Final
 
-from core.errors import HarnessError
+from core.option_checks import (
+    NUMBERS,
+    OptionError,
+    check_name,
+    check_number,
+    parse_faults,
+)
 
 DEFAULT_OP_TIMEOUT: Final = 10.0
 FOLLOW: Final = 0.0
@@ -32,91 +43,84 @@ DERIVED: Final = ("op_timeout_given", "op_timeout_reason")
 """Fields the options decide themselves: never set from a suite or the command line."""
 OP_TIMEOUT_MARGIN: Final = 5.0
 """Seconds an automatic op timeout leaves beyond the longest an op may legitimately take."""
-NAME_MAX: Final = 100
+OLD_EXTRA: Final = "extra"
+"""A table older suites and test.json files held some options in (``accept_unavailable``,
+``clock_delta``): its keys are read as options of their own."""
 
 
-class OptionError(HarnessError, ValueError):
-    """A bad option; the message says what is wrong and what to do."""
+def flat(name: str) -> Any:
+    """A record field's metadata naming it ``name`` in the flat table (where its own name
+    would say less, or clash)."""
+    return {"flat": name}
 
 
 @dataclass(frozen=True, slots=True)
-class Bound:
-    """The range of a number option: ``low`` (exclusive when ``open_low``) to ``high``."""
+class FaultOptions:
+    """The faults asked for and their schedule. ``nemesis=()`` means the workload's
+    default fault; ``pause_at`` None (or 0) means the client pause takes turns with the
+    other faults instead of happening once at a fixed time."""
 
-    flag: str
-    low: float
-    high: float
-    open_low: bool = False
-    integer: bool = False
-    unit: str = "seconds"
+    nemesis: tuple[str, ...] = ()
+    nemesis_interval: float = 10.0
+    nemesis_target: str | None = None
+    """None: each fault's own default; else one value for every fault or ``fault=value``
+    pairs separated by ``;`` (``nemesis.targets``)."""
+    pause_at: float | None = 12.0
+    pause_for: float = 14.0
+    clock_delta: float | None = None
+    """Seconds the clock fault moves a clock by; None: its own default."""
 
-    def check(self, value: Any) -> None:
-        """OptionError (one line) unless ``value`` is a finite number in range."""
-        kind = "an integer" if self.integer else "a number"
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or (self.integer and not isinstance(value, int))
-        ):
-            raise OptionError(f"{self.flag} must be {kind} ({self.unit}), not {value!r}")
-        if not math.isfinite(value):
-            raise OptionError(f"{self.flag} must be a finite number ({self.unit}), not {value!r}")
-        low_ok = value > self.low if self.open_low else value >= self.low
-        if not low_ok or value > self.high:
-            low = f"more than {_num(self.low)}" if self.open_low else f"at least {_num(self.low)}"
-            raise OptionError(
-                f"{self.flag} must be {low} and at most {_num(self.high)} "
-                f"({self.unit}), not {value!r}"
-            )
+    def __post_init__(self) -> None:
+        if self.pause_at == 0:  # the command line's and suites' spelling of "no fixed pause"
+            object.__setattr__(self, "pause_at", None)
 
 
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+@dataclass(frozen=True, slots=True)
+class LockOptions:
+    """The lock (and lease) of a workload whose clients hold something."""
+
+    impl: str | None = field(default=None, metadata=flat("lock"))
+    """The lock implementation (``--lock``); None: the target's default."""
+    lease_ttl: float = 10.0
+    keepalive: float = 3.0
+    work_time: float = 0.3
+    acquire_wait: float = 5.0
+    fencing: bool = True
+    locks: int = 1
 
 
-DAY: Final = 86_400.0
-NUMBERS: Final[dict[str, Bound]] = {
-    "concurrency": Bound("--concurrency", 1, 1000, integer=True, unit="client processes"),
-    "rate": Bound("--rate", 0, 1e6, open_low=True, unit="operations per second"),
-    "time_limit": Bound("--time-limit", 0, DAY, open_low=True),
-    "recovery_time": Bound("--recovery-time", 0, DAY),
-    "op_timeout": Bound("--op-timeout", 0, DAY, open_low=True),
-    "seed": Bound("--seed", 0, 2**63 - 1, integer=True, unit="integers"),
-    "nemesis_interval": Bound("--nemesis-interval", 0, DAY, open_low=True),
-    "pause_at": Bound("--pause-at", 0, DAY),
-    "pause_for": Bound("--pause-for", 0, DAY, open_low=True),
-    "lease_ttl": Bound("--lease-ttl", 0, DAY, open_low=True),
-    "keepalive": Bound("--keepalive", 0, DAY, open_low=True),
-    "work_time": Bound("--work-time", 0, DAY),
-    "acquire_wait": Bound("--acquire-wait", 0, DAY),
-    "locks": Bound("--locks", 1, 1000, integer=True, unit="locks"),
-    "keys": Bound("--keys", 1, 1_000_000, integer=True, unit="keys"),
-    "nodes": Bound("--nodes", 1, 99, integer=True, unit="nodes"),
-    "client_clock_delta": Bound("--client-clock-delta", -3600, 3600),
-    "ssh_port": Bound("--ssh-port", 1, 65535, integer=True, unit="port numbers"),
-}
-"""Every number option and its range; None is allowed where the field is optional."""
+@dataclass(frozen=True, slots=True)
+class RegisterOptions:
+    """The CAS registers of the cas-register workload."""
+
+    keys: int = 3
+    read_mode: str | None = None
 
 
-def check_number(name: str, value: Any) -> None:
-    """Check the raw value of a number option (from the command line or a suite file)."""
-    if value is not None and name in NUMBERS:
-        NUMBERS[name].check(value)
+@dataclass(frozen=True, slots=True)
+class SshOptions:
+    """Real hosts over SSH (docs/ssh.md): when ``enabled``, the cluster runs on ``hosts``."""
+
+    enabled: bool = field(default=False, metadata=flat("ssh"))
+    hosts: tuple[str, ...] = field(default=(), metadata=flat("ssh_hosts"))
+    user: str | None = field(default=None, metadata=flat("ssh_user"))
+    key: str | None = field(default=None, metadata=flat("ssh_key"))
+    port: int = field(default=22, metadata=flat("ssh_port"))
+    strict: bool = field(default=True, metadata=flat("ssh_strict"))
+    known_hosts: str | None = field(default=None, metadata=flat("ssh_known_hosts"))
+    install: str = field(default="auto", metadata=flat("ssh_install"))
+    keep_packages: bool = field(default=False, metadata=flat("ssh_keep_packages"))
+    debs: str | None = field(default=None, metadata=flat("ssh_debs"))
 
 
-def check_name(value: str, what: str = "--name") -> str:
-    """A name used as one path component: no separators, not ``.``/``..``, bounded."""
-    if not isinstance(value, str) or not value.strip():
-        raise OptionError(f"{what} must be a non-empty name, not {value!r}")
-    bad = [c for c in value if c in "/\\" or ord(c) < 32 or c == "\x7f"]
-    if bad or value in (".", "..") or value.startswith("."):
-        raise OptionError(
-            f"{what} {value!r} is not one folder name: use letters, digits and "
-            "- _ + . (no / or \\, not starting with a dot)"
-        )
-    if len(value) > NAME_MAX:
-        raise OptionError(f"{what} is {len(value)} characters long: at most {NAME_MAX}")
-    return value
+@dataclass(frozen=True, slots=True)
+class BackendOptions:
+    """The target's cluster: its size, image, persistence and injected bugs."""
+
+    nodes: int | None = None
+    image: str | None = None
+    persistence: str | None = None
+    sim_bugs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,15 +137,37 @@ class FaultRules:
     checks: tuple[Callable[[RunOptions], None], ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class IdsOptions:
+    """The unique-ids workload (``workloads/unique_ids_workload.py``) and the clients'
+    clock fault (``nemesis/faults/client_clock.py``)."""
+
+    generator: str | None = field(default=None, metadata=flat("id_generator"))
+    """The id generator (a target's ``id_generators``); None: the target's first."""
+    snowflake_defence: str = "none"
+    snowflake_workers: str = "fixed"
+    client_clock_delta: float = -5.0
+
+
+RECORDS: Final[dict[str, type]] = {
+    "faults": FaultOptions,
+    "lock": LockOptions,
+    "register": RegisterOptions,
+    "backend": BackendOptions,
+    "ssh": SshOptions,
+    "ids": IdsOptions,
+}
+"""The run's records: ``RunOptions`` attribute -> its type."""
+
+
 @dataclass(frozen=True)
 class RunOptions:
-    """The configuration of one run, a value: build it with ``RunOptions(...)`` or
-    ``from_mapping``, then ``decide(...)`` (which returns the decided options) and
-    ``validate(...)`` with its workload's facts (what ``harness.validate.check_run``
-    does); a change is a new value (``dataclasses.replace``). ``nemesis=()`` means the
-    workload's default fault; an ``op_timeout`` left at its default follows the pause and
-    the work (``op_timeout_given`` says whether it was asked for). Lists given for the
-    tuple fields are kept as tuples; ``to_dict`` gives them back as lists (test.json)."""
+    """The configuration of one run, a value: build it from the flat table with
+    ``RunOptions.of(...)`` or ``from_mapping`` (a suite's table: every value checked), then
+    ``decide(...)`` and ``validate(...)`` with its workload's facts (what
+    ``harness.validate.check_run`` does); a change is a new value (``with_``). An
+    ``op_timeout`` left at its default follows the pause and the work (``op_timeout_given``
+    says whether it was asked for). ``to_dict`` gives the flat table back (test.json)."""
 
     target: str = ""
     """The target's name (``clusters.registry``); empty: the registry's default, filled in
@@ -149,12 +175,6 @@ class RunOptions:
     workload: str = ""
     """The workload's name (``workloads.registry``); empty: the registry's default, filled
     in when the run is checked or started (``harness.validate.decide``)."""
-    lock: str | None = None
-    nemesis: tuple[str, ...] = ()
-    nemesis_interval: float = 10.0
-    nemesis_target: str | None = None
-    """None: each fault's own default; else one value for every fault or ``fault=value``
-    pairs separated by ``;`` (``nemesis.targets``)."""
     concurrency: int = 3
     rate: float | None = None
     time_limit: float = 35.0
@@ -166,47 +186,16 @@ class RunOptions:
     seed: int | None = None
     out_dir: str = "results"
     name: str | None = None
-    # Locks and leases.
-    lease_ttl: float = 10.0
-    keepalive: float = 3.0
-    work_time: float = 0.3
-    acquire_wait: float = 5.0
-    fencing: bool = True
-    locks: int = 1
-    pause_at: float | None = 12.0
-    pause_for: float = 14.0
-    # CAS register.
-    keys: int = 3
-    read_mode: str | None = None
-    # unique-ids workload (workloads/unique_ids_workload.py) and its client-clock fault.
-    id_generator: str | None = None
-    """The id generator (a target's ``id_generators``); None: the target's first."""
-    snowflake_defence: str = "none"
-    snowflake_workers: str = "fixed"
-    client_clock_delta: float = -5.0
-    # Targets.
-    nodes: int | None = None
-    image: str | None = None
-    persistence: str | None = None
-    sim_bugs: tuple[str, ...] = ()
-    # Real hosts over SSH (docs/ssh.md): with ssh, the cluster runs on ssh_hosts.
-    ssh: bool = False
-    ssh_hosts: tuple[str, ...] = ()
-    ssh_user: str | None = None
-    ssh_key: str | None = None
-    ssh_port: int = 22
-    ssh_strict: bool = True
-    ssh_known_hosts: str | None = None
-    ssh_install: str = "auto"
-    ssh_keep_packages: bool = False
-    ssh_debs: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    accept_unavailable: bool = False
+    """Whether a run in which the service was never available counts as valid (said)."""
+    faults: FaultOptions = FaultOptions()
+    lock: LockOptions = LockOptions()
+    register: RegisterOptions = RegisterOptions()
+    backend: BackendOptions = BackendOptions()
+    ssh: SshOptions = SshOptions()
+    ids: IdsOptions = IdsOptions()
 
     def __post_init__(self) -> None:
-        for name in _TUPLES:
-            value = getattr(self, name)
-            if isinstance(value, list):
-                object.__setattr__(self, name, tuple(value))
         if not self.op_timeout_reason:  # built afresh, not copied from decided options
             given = self.op_timeout != FOLLOW
             object.__setattr__(self, "op_timeout_given", given)
@@ -214,39 +203,74 @@ class RunOptions:
                 object.__setattr__(self, "op_timeout_reason", "given")
 
     @classmethod
+    def of(cls, **values: Any) -> RunOptions:
+        """Options from flat names (``FIELDS``), each into its record; lists are kept as
+        tuples. No value is checked: ``from_mapping`` checks a suite's."""
+        return cls()._with(values)
+
+    @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> RunOptions:
         """Options from a suite file's table: every raw number and kind checked, the
         fields the options decide refused; the whole is validated with its workload's facts
         by the caller (``harness.validate.check_run``)."""
+        values = _unfold_extra(values)
         for name, value in values.items():
             if name in DERIVED:
                 raise OptionError(f"{name} is decided by the options, not set: give op_timeout")
             check_number(name, value)
             _check_kind(name, value)
-        values = dict(values)
         if "nemesis" in values:
             values["nemesis"] = parse_faults(values["nemesis"])
         if values.get("name") is not None:
             check_name(values["name"])
-        return cls(**values)
+        return cls.of(**values)
+
+    def with_(self, **values: Any) -> RunOptions:
+        """These options with some changed, by flat names (``FIELDS``)."""
+        return self._with(values, keep_decided=True)
+
+    def _with(self, values: Mapping[str, Any], keep_decided: bool = False) -> RunOptions:
+        by_record: dict[str, dict[str, Any]] = {}
+        top: dict[str, Any] = {}
+        for name, value in values.items():
+            where = FIELDS.get(name)
+            if where is None:
+                raise TypeError(f"RunOptions has no option {name!r}")
+            record, attr, is_tuple = where
+            value = tuple(value) if is_tuple and isinstance(value, list) else value
+            (by_record.setdefault(record, {}) if record else top)[attr] = value
+        for record, changes in by_record.items():
+            top[record] = replace(getattr(self, record), **changes)
+        if not keep_decided and "op_timeout" in top:
+            top.setdefault("op_timeout_reason", "")
+        return replace(self, **top)
+
+    def get(self, name: str) -> Any:
+        """The value of the option ``name`` (a flat name, ``FIELDS``)."""
+        record, attr, _ = FIELDS[name]
+        return getattr(getattr(self, record) if record else self, attr)
+
+    def fault_names(self) -> list[str]:
+        """The faults asked for (``none`` left out)."""
+        return [n for n in self.faults.nemesis if n != "none"]
 
     def test_name(self) -> str:
         if self.name:
             return self.name
         parts = [self.target, self.workload]
-        if self.lock:
-            parts.append(self.lock)
-        faults = [n for n in self.nemesis if n != "none"]
+        if self.lock.impl:
+            parts.append(self.lock.impl)
+        faults = self.fault_names()
         parts.append("+".join(faults) if faults else "no-fault")
         return "-".join(parts)
 
-    def faults(self) -> list[str]:
-        """The faults asked for (``none`` left out)."""
-        return [n for n in self.nemesis if n != "none"]
-
     def to_dict(self) -> dict[str, Any]:
-        """The options as test.json records them (the tuple fields as lists)."""
-        return {k: list(v) if k in _TUPLES else v for k, v in asdict(self).items()}
+        """The options as test.json records them: the flat table (tuples as lists)."""
+        out = {}
+        for name in FIELDS:
+            value = self.get(name)
+            out[name] = list(value) if isinstance(value, tuple) else value
+        return out
 
     def needed_op_timeout(self, holds: bool, rules: FaultRules) -> tuple[float, str]:
         """The longest a client op may legitimately take, and why: a critical section's
@@ -255,13 +279,14 @@ class RunOptions:
         shorter than that abandons healthy workers and tests nothing."""
         if not holds:  # reads, writes and cas: no work, no wait
             return 0.0, "no work time or acquire wait (a register's ops)"
-        work = self.work_time
-        why = f"work time {self.work_time:g} s"
+        lock = self.lock
+        work = lock.work_time
+        why = f"work time {lock.work_time:g} s"
         if rules.freeze_why:
             work += rules.freeze
             why = f"{rules.freeze_why} + {why}"
-        if self.acquire_wait > work:
-            return self.acquire_wait, f"acquire wait {self.acquire_wait:g} s"
+        if lock.acquire_wait > work:
+            return lock.acquire_wait, f"acquire wait {lock.acquire_wait:g} s"
         return work, why
 
     def follow_op_timeout(self, holds: bool, rules: FaultRules) -> RunOptions:
@@ -288,9 +313,9 @@ class RunOptions:
         OptionError), given whether the workload's clients hold something (``holds``) and
         what the faults asked for do to the rules (``rules``)."""
         for name in NUMBERS:
-            _check_kind(name, getattr(self, name))
-            check_number(name, getattr(self, name))
-        parse_faults(self.nemesis)
+            _check_kind(name, self.get(name))
+            check_number(name, self.get(name))
+        parse_faults(self.faults.nemesis)
         if self.name is not None:
             check_name(self.name)
         need, why = self.needed_op_timeout(holds, rules)
@@ -300,15 +325,16 @@ class RunOptions:
                 f"take: healthy ops would time out; give --op-timeout above {need:g} or "
                 "leave it out (it then follows)"
             )
-        if self.keepalive >= self.lease_ttl:
+        lock = self.lock
+        if lock.keepalive >= lock.lease_ttl:
             raise OptionError(
-                f"--keepalive {self.keepalive} is not shorter than --lease-ttl {self.lease_ttl}:"
+                f"--keepalive {lock.keepalive} is not shorter than --lease-ttl {lock.lease_ttl}:"
                 " the lease would expire between keepalives; use a shorter keepalive"
             )
         self._validate_schedule(rules)
-        if self.ssh and not self.ssh_hosts:
+        if self.ssh.enabled and not self.ssh.hosts:
             raise OptionError("--ssh needs hosts: --nodes host1,host2,host3 or --nodes-file F")
-        if self.ssh_hosts and not self.ssh:
+        if self.ssh.hosts and not self.ssh.enabled:
             raise OptionError(
                 "host names in --nodes (or --nodes-file) need --ssh; without it "
                 "--nodes is the number of Docker nodes"
@@ -322,31 +348,61 @@ class RunOptions:
         periodic = len(rules.periodic)
         if periodic:
             k = (2 * periodic - 1) / periodic  # the last fault stops k intervals after the first
-            if self.first_fault_at() + self.nemesis_interval * k > self.time_limit:
+            interval = self.faults.nemesis_interval
+            if self.first_fault_at() + interval * k > self.time_limit:
                 raise OptionError(
-                    f"--nemesis-interval {self.nemesis_interval:g} leaves no room to start and "
+                    f"--nemesis-interval {interval:g} leaves no room to start and "
                     f"stop each fault inside --time-limit {self.time_limit:g}: use "
                     f"--nemesis-interval {0.8 * self.time_limit / k:.3g} or less, or "
-                    f"--time-limit {1.25 * self.nemesis_interval * k:.3g} or more"
+                    f"--time-limit {1.25 * interval * k:.3g} or more"
                 )
 
     def first_fault_at(self) -> float:
         """Seconds after the workload starts at which the periodic schedule's first fault
         starts: one interval, but no later than a fifth of the time limit, so that it falls
         well inside the run."""
-        return min(self.nemesis_interval, self.time_limit / 5)
+        return min(self.faults.nemesis_interval, self.time_limit / 5)
 
 
-FIELDS: Final = frozenset(f.name for f in fields(RunOptions))
-"""The options' names: a suite's keys and the command line's argparse dests."""
-_TUPLES: Final = frozenset(f.name for f in fields(RunOptions) if str(f.type).startswith("tuple"))
-"""The fields held as tuples (JSON lists in test.json and suite files)."""
+def _fields() -> Iterator[tuple[str, str | None, str, str]]:
+    """(flat name, record or None, attribute, declared type) of every option."""
+    for f in fields(RunOptions):
+        if f.name in RECORDS:
+            for g in fields(RECORDS[f.name]):
+                yield g.metadata.get("flat", g.name), f.name, g.name, str(g.type)
+        else:
+            yield f.name, None, f.name, str(f.type)
+
+
+_TYPES: Final = {name: declared for name, _, _, declared in _fields()}
+FIELDS: Final[dict[str, tuple[str | None, str, bool]]] = {
+    name: (record, attr, declared.startswith("tuple")) for name, record, attr, declared in _fields()
+}
+"""The options' flat names (a suite's keys, the command line's argparse dests, test.json's
+keys) -> (the record holding it or None for the run's own, its attribute there, whether it
+is held as a tuple: a JSON list in test.json and suite files)."""
+
+
+def _unfold_extra(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with an older file's ``extra`` table read as the options it holds."""
+    values = dict(values)
+    extra = values.pop(OLD_EXTRA, None)
+    if extra is None:
+        return values
+    if not isinstance(extra, dict):
+        raise OptionError(f"extra must be a table of options, not {extra!r:.60}")
+    unknown = sorted(k for k in extra if k not in FIELDS)
+    if unknown:
+        raise OptionError(
+            f"unknown option {unknown[0]!r} in extra: give it as an option of its own"
+        )
+    return {**extra, **values}
 
 
 def _check_kind(name: str, value: Any) -> None:
-    """A suite value of the type its field declares (``str``, ``bool``, ``list[str]``,
-    ``dict``; numbers are ``NUMBERS``'), None only where the field is optional."""
-    declared = {f.name: str(f.type) for f in fields(RunOptions)}.get(name)
+    """A suite value of the type its field declares (``str``, ``bool``, ``list[str]``;
+    numbers are ``NUMBERS``'), None only where the field is optional."""
+    declared = _TYPES.get(name)
     if declared is None:
         return  # unknown fields are the caller's error
     if value is None:
@@ -355,41 +411,12 @@ def _check_kind(name: str, value: Any) -> None:
         return
     if name in NUMBERS or name == "nemesis":
         return  # checked apart
-    if name in _TUPLES:
+    if FIELDS[name][2]:
         declared = "list[str]"  # as a suite file and test.json give it
-    kinds: list[tuple[str, type]] = [("bool", bool), ("list", list), ("dict", dict), ("str", str)]
+    kinds: list[tuple[str, type]] = [("bool", bool), ("list", list), ("str", str)]
     kind = next((k for word, k in kinds if declared.startswith(word)), None)
     ok = kind is None or isinstance(value, kind)
     if ok and isinstance(value, list):
         ok = all(isinstance(v, str) for v in value)
     if not ok:
         raise OptionError(f"{name} must be {declared.replace(' | None', '')}, not {value!r:.60}")
-
-
-def parse_faults(value: Any, names: Sequence[str] = ()) -> tuple[str, ...]:
-    """The ``--nemesis`` list: at least one name, no repeats, ``none`` alone. The fault
-    names are the application's (``nemesis.registry``): given as ``names``, each must be
-    one of them; else only the syntax is checked here."""
-    if isinstance(value, str):
-        value = [x.strip() for x in value.split(",")] if value.strip() else []
-    if not isinstance(value, list | tuple) or not value:
-        some = f"at least one of {', '.join(names)}" if names else "at least one fault, or none"
-        raise OptionError(f"--nemesis needs {some}")
-    strange = next((n for n in value if not isinstance(n, str)), None)
-    if strange is not None:
-        raise OptionError(f"--nemesis takes fault names, not {strange!r:.60}")
-    for n in value if names else ():
-        _one_of("--nemesis", n, tuple(names), "(several separated by commas)")
-    if len(set(value)) != len(value):
-        raise OptionError(f"--nemesis names a fault twice: {','.join(value)}")
-    if "none" in value and len(value) > 1:
-        raise OptionError("--nemesis none cannot be combined with faults")
-    return tuple(value)
-
-
-def _one_of(flag: str, value: Any, choices: tuple[str, ...], hint: str = "") -> None:
-    if value not in choices:
-        raise OptionError(
-            f"unknown {flag.lstrip('-')} {value!r} for {flag}: choose from "
-            f"{', '.join(choices)}" + (f" {hint}" if hint else "")
-        )

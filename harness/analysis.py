@@ -63,7 +63,7 @@ def load_record(run_dir: Path, budget: Budget | None = None) -> RunRecord:
             p = run_dir / name
             return list(read_jsonl(p)) if os.path.lexists(p) else []
 
-        recorded_facts(test)
+        test = recorded_facts(test)
         log = service_log(test)
         service = side(log) if log is not None else []
         record = RunRecord(history, side(RESOURCE_FILE), side(EVENTS_FILE), test, service)
@@ -74,28 +74,30 @@ def load_record(run_dir: Path, budget: Budget | None = None) -> RunRecord:
     return record
 
 
-def recorded_facts(test: dict[str, Any]) -> None:
-    """Fill in the facts about a run that runs recorded before they were written to
-    test.json, from its target's spec: ``linearizable_locks`` (False for a target the
-    registry no longer has) and ``service_log`` (None for it)."""
+def recorded_facts(test: dict[str, Any]) -> dict[str, Any]:
+    """``test`` (a test.json) with the facts about its run that runs recorded before
+    they were written to test.json filled in from its target's spec:
+    ``linearizable_locks`` (False for a target the registry no longer has) and
+    ``service_log`` (None for it). ``test`` itself is left as it is."""
     if "linearizable_locks" in test and "service_log" in test:
-        return
+        return test
     from clusters.registry import TARGETS
 
     options = test.get("options")
     name = options.get("target") if isinstance(options, dict) else None
     spec = TARGETS.get(name) if isinstance(name, str) else None
-    test.setdefault("linearizable_locks", spec is not None and spec.linearizable_locks)
-    test.setdefault("service_log", spec.service_log if spec is not None else None)
+    return {
+        "linearizable_locks": spec is not None and spec.linearizable_locks,
+        "service_log": spec.service_log if spec is not None else None,
+        **test,
+    }
 
 
 def service_log(test: dict[str, Any]) -> str | None:
     """Where the run's service wrote its own event log, relative to the run directory
     (test.json's ``service_log``, or its target's spec for an older run); None: none.
     HarnessError (one line) for a recorded path outside the run directory."""
-    facts = dict(test)
-    recorded_facts(facts)
-    log = facts["service_log"]
+    log = recorded_facts(test)["service_log"]
     if log is None:
         return None
     if not isinstance(log, str) or Path(log).is_absolute() or ".." in Path(log).parts:

@@ -139,7 +139,7 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
     test: dict[str, Any] = {
         "name": opts.test_name(),
         "options": opts.to_dict(),
-        "faults": facts_of(opts.faults()),
+        "faults": facts_of(opts.fault_names()),
         "seed": seed,
         "linearizable_locks": target.linearizable_locks,
         "service_log": target.service_log,
@@ -214,7 +214,7 @@ def _start_resource(
     ``stack``); its address, else None."""
     if not get_workload(opts.workload).needs_resource:
         return None
-    server = ResourceServer(run_dir / RESOURCE_FILE, clock, fencing=opts.fencing)
+    server = ResourceServer(run_dir / RESOURCE_FILE, clock, fencing=opts.lock.fencing)
     stack.enter_context(server)
     return server.address
 

@@ -42,7 +42,8 @@ from rich.table import Table
 from checkers import election, ids, mutex
 from checkers.classify import CAUSES
 from core.errors import HarnessError
-from core.options import FIELDS, OptionError, RunOptions, check_name
+from core.option_checks import OptionError, check_name
+from core.options import FIELDS, OLD_EXTRA, RunOptions
 from core.store import read_json, write_json
 from harness.validate import check_run
 
@@ -217,7 +218,7 @@ def load_suite(path: Path) -> Suite:
                 f"choose from {', '.join(VIOLATIONS)}"
             )
         merged = {**defaults, **entry}
-        unknown = sorted(set(merged) - FIELDS)
+        unknown = sorted(set(merged) - set(FIELDS) - {OLD_EXTRA})
         if unknown:
             raise SuiteError(
                 f"{path}: run {run_name!r}: unknown option(s) {', '.join(unknown)}"
@@ -283,7 +284,7 @@ def run_suite(
                 r.name,
                 r.options.target,
                 r.options.workload,
-                ",".join(r.options.nemesis),
+                ",".join(r.options.faults.nemesis),
                 r.expect + (f" ({r.violation})" if r.violation else ""),
             )
         console.print(table)

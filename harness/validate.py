@@ -19,7 +19,8 @@ from dataclasses import replace
 from clusters import run_target
 from clusters.registry import TARGETS, resolve
 from clusters.spec import TargetSpec
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import RunOptions
 from nemesis.registry import needs_of, parse_nemesis, rules_of
 from nemesis.targets import check_nemesis_target
 from workloads.registry import get_workload
@@ -31,7 +32,9 @@ def decide(opts: RunOptions) -> RunOptions:
     fault when none is named, the op timeout when it follows (a one-line OptionError for
     an unknown workload)."""
     workload = get_workload(opts.workload)
-    named = replace(opts, workload=workload.name, nemesis=opts.nemesis or (workload.default_fault,))
+    named = opts.with_(
+        workload=workload.name, nemesis=opts.faults.nemesis or (workload.default_fault,)
+    )
     return named.follow_op_timeout(workload.holds, rules_of(named))
 
 
@@ -49,7 +52,7 @@ def check_run(opts: RunOptions) -> tuple[RunOptions, TargetSpec]:
     when left to the default) and their target, or a one-line HarnessError for anything
     ``opts`` cannot run as asked."""
     opts = check_options(opts)
-    parse_nemesis(opts.nemesis)
+    parse_nemesis(opts.faults.nemesis)
     check_nemesis_target(opts)
     target = resolve(opts.target)
     opts = target.decide(replace(opts, target=target.name))
@@ -62,11 +65,11 @@ def check_target(target: TargetSpec, opts: RunOptions) -> None:
     """OptionError (one line) for options ``target`` cannot honour, a fault it has not
     the abilities for included (with the target's reason)."""
     run_target.check_options(target, opts)
-    run_target.check_faults(target, opts, needs_of(opts.faults()))
+    run_target.check_faults(target, opts, needs_of(opts.fault_names()))
 
 
 def _check_bugs(target: TargetSpec, opts: RunOptions) -> None:
-    if not opts.sim_bugs:
+    if not opts.backend.sim_bugs:
         return
     if not target.bugs:
         buggy = [name for name, t in TARGETS.items() if t.bugs]
@@ -74,7 +77,7 @@ def _check_bugs(target: TargetSpec, opts: RunOptions) -> None:
             f"--sim-bug injects bugs into the {', '.join(buggy)} target only: add "
             f"--target {buggy[0]} or leave it out"
         )
-    unknown = [b for b in opts.sim_bugs if b not in target.bugs]
+    unknown = [b for b in opts.backend.sim_bugs if b not in target.bugs]
     if unknown:
         raise OptionError(
             f"unknown sim bug {unknown[0]!r} for --sim-bug: choose from {', '.join(target.bugs)}"

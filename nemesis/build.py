@@ -15,7 +15,8 @@ from typing import Any
 
 from core import gen
 from core.cluster import Cluster
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import RunOptions
 from nemesis.base import Compose, Nemesis
 from nemesis.registry import rules_of, spec_of
 from nemesis.spec import FaultSpec
@@ -34,7 +35,7 @@ def build_nemesis(
 ) -> tuple[Nemesis | None, Any, Any]:
     """``start``: run-clock seconds at which the workload starts; ``--pause-at`` counts
     from there, as does the first fault of a periodic schedule."""
-    faults = opts.faults()
+    faults = opts.fault_names()
     if not faults:
         return None, None, None
     check_nemesis_target(opts)
@@ -63,12 +64,11 @@ def build_nemesis(
             # Anchored to the workload start in absolute run-clock time: a schedule that
             # anchored itself at the first op() would be re-anchored every time the runner
             # re-asks after an event, and never fire while clients keep completing.
-            first = opts.first_fault_at() + opts.nemesis_interval * periodic.index(name) / len(
-                periodic
-            )
+            interval = opts.faults.nemesis_interval
+            first = opts.first_fault_at() + interval * periodic.index(name) / len(periodic)
             schedules.append(
                 replace(
-                    gen.nemesis_schedule(opts.nemesis_interval, start_op, stop_op),
+                    gen.nemesis_schedule(opts.faults.nemesis_interval, start_op, stop_op),
                     next_time=gen.to_ns(start + first),
                 )
             )

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from core.abilities import Ability
-from core.options import FaultRules, OptionError, RunOptions, parse_faults
+from core.option_checks import OptionError, parse_faults
+from core.options import FaultRules, RunOptions
 from nemesis.faults import client_clock, client_pause, clock, kill, loss, partition, pause
 from nemesis.spec import FaultSpec
 
@@ -54,10 +55,12 @@ def rules_of(opts: RunOptions) -> FaultRules:
     """What the faults ``opts`` asks for do to its rules (``core.options.FaultRules``):
     the longest freeze of a holder's work, the faults taking turns (a name not registered
     among them: it is refused later, by ``parse_nemesis``), each fault's own check."""
-    specs = [FAULTS[n] for n in opts.faults() if n in FAULTS]
+    specs = [FAULTS[n] for n in opts.fault_names() if n in FAULTS]
     freezes = [f for f in (s.freezes(opts) for s in specs) if f is not None]
     freeze, why = max(freezes, default=(0.0, ""))
-    periodic = tuple(n for n in opts.faults() if n not in FAULTS or FAULTS[n].timing(opts) is None)
+    periodic = tuple(
+        n for n in opts.fault_names() if n not in FAULTS or FAULTS[n].timing(opts) is None
+    )
     return FaultRules(freeze, why, periodic, tuple(s.check for s in specs))
 
 

@@ -17,7 +17,8 @@ import re
 from typing import Final
 
 from core.cluster import Cluster
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import RunOptions
 from nemesis.nodes import node_names
 from nemesis.registry import FAULTS, spec_of
 from workloads.registry import get_workload
@@ -63,19 +64,20 @@ def parse_targets(spec: str | None) -> dict[str | None, str]:
 def target_of(fault: str, opts: RunOptions) -> str | None:
     """What ``fault`` aims at in this run: its value in ``--nemesis-target``, else the
     fault's default (None: it takes no target)."""
-    parsed = parse_targets(opts.nemesis_target)
+    parsed = parse_targets(opts.faults.nemesis_target)
     return parsed.get(fault, parsed.get(None, spec_of(fault).aim.default))
 
 
 def check_nemesis_target(opts: RunOptions) -> None:
     """OptionError unless every requested fault takes the value aimed at it (node names
     are checked against the cluster's nodes when it exists)."""
-    parsed = parse_targets(opts.nemesis_target)
-    faults = opts.faults()
+    parsed = parse_targets(opts.faults.nemesis_target)
+    faults = opts.fault_names()
     for key in parsed:
         if key is not None and key not in faults:
             raise OptionError(
-                f"--nemesis-target aims {key}, which is not in --nemesis {','.join(opts.nemesis)}"
+                f"--nemesis-target aims {key}, which is not in "
+                f"--nemesis {','.join(opts.faults.nemesis)}"
             )
     for fault in faults:
         spec = parsed.get(fault, parsed.get(None))
@@ -98,14 +100,14 @@ def check_nemesis_target(opts: RunOptions) -> None:
 def _named_nodes(spec: str, opts: RunOptions) -> bool:
     """Whether ``spec`` lists node names of the run's cluster (n1..nN, every cluster's
     naming), as far as the options tell its size."""
-    size = len(opts.ssh_hosts) if opts.ssh else opts.nodes or MAX_NODES
+    size = len(opts.ssh.hosts) if opts.ssh.enabled else opts.backend.nodes or MAX_NODES
     named = node_names(spec)
     return bool(named) and all(NODE_NAME.fullmatch(n) and int(n[1:]) <= size for n in named)
 
 
 def check_nodes(opts: RunOptions, cluster: Cluster) -> None:
     """Node names in ``--nemesis-target`` must be nodes of the cluster."""
-    for fault in opts.faults():
+    for fault in opts.fault_names():
         spec = target_of(fault, opts)
         if spec is None or spec in spec_of(fault).aim.targets:
             continue

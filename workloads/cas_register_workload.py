@@ -13,7 +13,7 @@ from workloads.workload import Workload
 WORKLOAD = Workload(
     name="cas-register",
     help="read, write and compare-and-set on --keys independent registers",
-    generator=lambda opts, seed: CasRegisterGen(keys=opts.keys, seed=seed),
+    generator=lambda opts, seed: CasRegisterGen(keys=opts.register.keys, seed=seed),
     needs_resource=False,
     holds=False,
     default_fault="none",

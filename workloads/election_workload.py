@@ -12,7 +12,7 @@ from workloads.workload import holding
 WORKLOAD = holding(
     "election",
     "campaign, write as leader with the epoch, resign, in --locks elections",
-    lambda opts, seed: election_cycle(opts.locks),
+    lambda opts, seed: election_cycle(opts.lock.locks),
     (election.check_record, stats.check_record),
     options=("lease_ttl", "keepalive", "work_time", "fencing"),
 )

@@ -27,7 +27,8 @@ from typing import Any
 
 from core.client import Client, ClientFactory, WorkerContext
 from core.cluster import Cluster
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import RunOptions
 from workloads.holder import HolderClient
 from workloads.register import RegisterClient
 from workloads.resource import ResourceClient
@@ -101,10 +102,10 @@ class HolderFactory:
             connector,
             resource,
             name,
-            opts.lease_ttl,
-            opts.keepalive,
-            opts.work_time,
-            opts.acquire_wait,
+            opts.lock.lease_ttl,
+            opts.lock.keepalive,
+            opts.lock.work_time,
+            opts.lock.acquire_wait,
             request_timeout(opts),
         )
 
@@ -167,7 +168,7 @@ def holder_clients(
     lease)."""
 
     def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
-        extra = {"ttl": opts.lease_ttl} if driver_ttl else {}
+        extra = {"ttl": opts.lock.lease_ttl} if driver_ttl else {}
         return HolderFactory.for_run(
             opts, client, connector(opts, cluster, driver, spread, **extra), resource, name
         )
@@ -179,7 +180,7 @@ def register_clients(driver: Callable[..., Any]) -> Builder:
     """CAS-register clients over ``driver`` connections (which take ``read_mode=``)."""
 
     def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
-        return RegisterFactory(connector(opts, cluster, driver, read_mode=opts.read_mode))
+        return RegisterFactory(connector(opts, cluster, driver, read_mode=opts.register.read_mode))
 
     return build
 
@@ -205,7 +206,7 @@ def check_lease_ttl(
     workload = WORKLOADS.get(opts.workload)
     if workload is None or "lease_ttl" not in workload.options:
         return
-    ttl = opts.lease_ttl
+    ttl = opts.lock.lease_ttl
     fits = ttl >= low and (high is None or ttl <= high) and (not whole or ttl == int(ttl))
     if fits:
         return

@@ -72,8 +72,8 @@ def snowflake_clients(workers: Callable[..., IdBackend]) -> Builder:
     ``workers`` connections (the target's own generator)."""
 
     def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
-        if opts.snowflake_workers == "fixed":
-            return SnowflakeFactory(opts.snowflake_defence)
-        return SnowflakeFactory(opts.snowflake_defence, connector(opts, cluster, workers))
+        if opts.ids.snowflake_workers == "fixed":
+            return SnowflakeFactory(opts.ids.snowflake_defence)
+        return SnowflakeFactory(opts.ids.snowflake_defence, connector(opts, cluster, workers))
 
     return build

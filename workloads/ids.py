@@ -17,7 +17,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from core.client import Completion, Invocation, WorkerContext
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import RunOptions
 from workloads.backoff import Backoff
 from workloads.errors import OpFailed
 from workloads.snowflake import SNOWFLAKE_DEFENCES, SNOWFLAKE_WORKERS, Snowflake
@@ -107,14 +108,14 @@ class SnowflakeIds:
 def check_id_options(opts: RunOptions, target: str, generators: Sequence[str]) -> None:
     """OptionError (one line) for an id generator ``target`` lacks or a snowflake
     setting that does not exist."""
-    if opts.id_generator is not None and opts.id_generator not in generators:
+    if opts.ids.generator is not None and opts.ids.generator not in generators:
         raise OptionError(
-            f"{target} has no id generator {opts.id_generator!r}; choose from "
+            f"{target} has no id generator {opts.ids.generator!r}; choose from "
             f"{', '.join(generators)}"
         )
     for flag, value, choices in (
-        ("--snowflake-defence", opts.snowflake_defence, SNOWFLAKE_DEFENCES),
-        ("--snowflake-workers", opts.snowflake_workers, SNOWFLAKE_WORKERS),
+        ("--snowflake-defence", opts.ids.snowflake_defence, SNOWFLAKE_DEFENCES),
+        ("--snowflake-workers", opts.ids.snowflake_workers, SNOWFLAKE_WORKERS),
     ):
         if value not in choices:
             raise OptionError(f"unknown {flag} {value!r}: choose from {', '.join(choices)}")

@@ -18,7 +18,7 @@ from workloads.workload import When, holding
 WORKLOAD = holding(
     "lock",
     "acquire, write with the token, release, on --locks locks",
-    lambda opts, seed: lock_cycle(opts.locks),
+    lambda opts, seed: lock_cycle(opts.lock.locks),
     (
         mutex.check_record,
         fencing.check_record,

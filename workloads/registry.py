@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from core.options import OptionError
+from core.option_checks import OptionError
 from workloads import (
     cas_register_workload,
     election_workload,

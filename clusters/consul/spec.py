@@ -11,7 +11,7 @@ image installs the same package the same way (``clusters/consul/Dockerfile``).
 
 from __future__ import annotations
 
-from clusters.spec import NO_GO_CLOCK, LeaseTtl, TargetSpec, docker
+from clusters.spec import NO_GO_CLOCK, LeaseTtl, TargetSpec
 from core.abilities import SERVER_ABILITIES, Ability
 
 SESSION_TTL_MIN = 1.0
@@ -27,8 +27,7 @@ SPEC = TargetSpec(
     workloads={"cas-register": f"{CLIENTS}:REGISTER", "election": f"{CLIENTS}:ELECTION"},
     locks={"session": f"{CLIENTS}:SESSION_LOCK"},
     default_lock="session",
-    docker=docker("clusters.consul.server:SERVER"),
-    ssh="clusters.consul.server:SERVER",
+    server="clusters.consul.server:SERVER",
     image="consul",
     read_modes=READ_MODES,
     lease_ttl=LeaseTtl(SESSION_TTL_MIN, SESSION_TTL_MAX),

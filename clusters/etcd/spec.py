@@ -10,7 +10,7 @@ Docker.
 
 from __future__ import annotations
 
-from clusters.spec import NO_GO_CLOCK, LeaseTtl, TargetSpec, docker
+from clusters.spec import NO_GO_CLOCK, LeaseTtl, TargetSpec
 from core.abilities import SERVER_ABILITIES, Ability
 
 MIN_TTL = 2
@@ -30,8 +30,7 @@ SPEC = TargetSpec(
         "revision": f"{CLIENTS}:REVISION_IDS",
         "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS",
     },
-    docker=docker("clusters.etcd.server:SERVER"),
-    ssh="clusters.etcd.server:SERVER",
+    server="clusters.etcd.server:SERVER",
     image="etcd",
     read_modes=READ_MODES,
     lease_ttl=LeaseTtl(MIN_TTL, whole=True),

@@ -8,7 +8,7 @@ are refused: they cut links between servers, and these servers have none.
 
 from __future__ import annotations
 
-from clusters.spec import TargetSpec, docker
+from clusters.spec import TargetSpec
 from core.abilities import SERVER_ABILITIES, Ability
 
 PERSISTENCE = ("none", "aof-everysec", "aof-always")
@@ -28,8 +28,7 @@ REDIS = TargetSpec(
     locks={"set-nx": f"{CLIENTS}:SET_NX_LOCK"},
     default_lock="set-nx",
     id_generators={"incr": f"{CLIENTS}:INCR_IDS", "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS"},
-    docker=docker("clusters.redis.server:REDIS"),
-    ssh="clusters.redis.server:REDIS",
+    server="clusters.redis.server:REDIS",
     image="redis",
     persistence=PERSISTENCE,
     abilities=NO_NETWORK,
@@ -42,8 +41,7 @@ REDLOCK = TargetSpec(
     default_nodes=5,
     locks={"redlock": f"{CLIENTS}:REDLOCK_LOCK"},
     default_lock="redlock",
-    docker=docker("clusters.redis.server:REDLOCK"),
-    ssh="clusters.redis.server:REDLOCK",
+    server="clusters.redis.server:REDLOCK",
     image="redis",
     persistence=PERSISTENCE,
     abilities=NO_NETWORK,

@@ -25,7 +25,7 @@ from workloads.ids import CasCounter
 
 def make_cluster(opts: RunOptions, clock: RunClock) -> SimCluster:
     """One local server process, with the run's ``--sim-bug`` bugs."""
-    return SimCluster(clock, bugs=opts.sim_bugs, seed=opts.seed)
+    return SimCluster(clock, bugs=opts.backend.sim_bugs, seed=opts.seed)
 
 
 def register_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
@@ -41,10 +41,10 @@ def _holder_clients(factory: Any) -> ClientBuilder:
         return factory(
             cluster.endpoints()[NODE],
             resource,
-            ttl=opts.lease_ttl,
-            keepalive=opts.keepalive,
-            work=opts.work_time,
-            wait=opts.acquire_wait,
+            ttl=opts.lock.lease_ttl,
+            keepalive=opts.lock.keepalive,
+            work=opts.lock.work_time,
+            wait=opts.lock.acquire_wait,
             timeout=min(opts.op_timeout, 5.0),
         )
 

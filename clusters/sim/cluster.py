@@ -23,6 +23,10 @@ from core.cluster import ClusterError
 from workloads.service import ServiceProcess, ServiceStartError, stable_port
 
 NODE = "sim"
+DIR = "sim"
+"""The server's folder in the run directory."""
+EVENTS_LOG = f"{DIR}/events.jsonl"
+"""The server's event log, relative to the run directory (the target's ``service_log``)."""
 
 
 class SimCluster:
@@ -52,13 +56,13 @@ class SimCluster:
     @property
     def events_path(self) -> Path | None:
         """The server's JSON Lines event log (None before ``start``)."""
-        return self.dir / "events.jsonl" if self.dir is not None else None
+        return self.dir.parent / EVENTS_LOG if self.dir is not None else None
 
     def nodes(self) -> list[str]:
         return [NODE]
 
     def start(self, run_dir: Path) -> None:
-        self.dir = run_dir / "sim"
+        self.dir = run_dir / DIR
         self.dir.mkdir(parents=True, exist_ok=True)
         args = ["--clock-origin", str(self.clock.origin), "--events", str(self.events_path)]
         args += ["--wal", str(self.dir / "wal.jsonl")]
@@ -83,9 +87,9 @@ class SimCluster:
             return
         out = dest / NODE
         out.mkdir(parents=True, exist_ok=True)
-        for name in ("server.log", "events.jsonl"):
-            if (self.dir / name).exists():
-                shutil.copy2(self.dir / name, out / name)
+        for path in (self.dir / "server.log", self.dir.parent / EVENTS_LOG):
+            if path.exists():
+                shutil.copy2(path, out / path.name)
 
     def stop(self) -> None:
         if self._proc is not None:

@@ -4,6 +4,7 @@ pauses, server pauses and kills only; ``--sim-bug`` injects known bugs."""
 
 from __future__ import annotations
 
+from clusters.sim.cluster import EVENTS_LOG
 from clusters.sim.service import BUGS
 from clusters.spec import TargetSpec
 from core.abilities import Ability
@@ -34,7 +35,7 @@ SPEC = TargetSpec(
     id_generators={"counter": f"{CLIENTS}:COUNTER_IDS", "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS"},
     local=_cluster,
     linearizable_locks=True,
-    service_log="sim/events.jsonl",
+    service_log=EVENTS_LOG,
     bugs=tuple(BUGS),
     version="built-in",
     abilities=frozenset({Ability.KILL, Ability.PAUSE}),

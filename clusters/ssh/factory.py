@@ -83,7 +83,7 @@ def check_ssh_options(
     """The hosts, parsed, when ``target``, ``hosts`` and ``options`` make sense (nothing is
     contacted); ClusterError with one line saying what to fix otherwise."""
     spec = TARGETS.get(target)
-    if spec is None or spec.ssh is None:
+    if spec is None or spec.server is None:
         raise ClusterError(
             f"Target {target!r} cannot run over SSH yet; choose from: {', '.join(ssh_targets())}"
         )
@@ -102,8 +102,8 @@ def check_ssh_options(
 
 
 def server_spec(target: str) -> ServerSpec:
-    """The ``ServerSpec`` of a target that runs over SSH (``TargetSpec.ssh``), imported now."""
-    server: ServerSpec = Lazy(str(TARGETS[target].ssh)).load()
+    """The ``ServerSpec`` of a target that runs over SSH (``TargetSpec.server``), imported now."""
+    server: ServerSpec = Lazy(str(TARGETS[target].server)).load()
     return server
 
 

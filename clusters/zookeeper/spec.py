@@ -8,7 +8,7 @@ its configuration too), and other values are refused up front.
 
 from __future__ import annotations
 
-from clusters.spec import LeaseTtl, TargetSpec, docker
+from clusters.spec import LeaseTtl, TargetSpec
 
 MIN_SESSION_MS = 1000
 MAX_SESSION_MS = 60000
@@ -26,8 +26,7 @@ SPEC = TargetSpec(
         "sequential": f"{CLIENTS}:SEQUENTIAL_IDS",
         "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS",
     },
-    docker=docker("clusters.zookeeper.server:SERVER"),
-    ssh="clusters.zookeeper.server:SERVER",
+    server="clusters.zookeeper.server:SERVER",
     image="zookeeper",
     read_modes=READ_MODES,
     lease_ttl=LeaseTtl(MIN_SESSION_MS / 1000, MAX_SESSION_MS / 1000),

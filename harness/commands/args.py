@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from core.errors import EXIT_BAD_INPUT
 
 if TYPE_CHECKING:
-    from core.options import Bound
+    from core.option_checks import Bound
 
 EXIT_BAD_ARGS = EXIT_BAD_INPUT
 EXIT_UNKNOWN = 2  # Jepsen's unknown: also an interrupted run, and one stopped before a verdict
@@ -67,7 +67,7 @@ def on_off(s: str) -> bool:
 def number(field: str | Bound) -> Callable[[str], float | int]:
     """The argparse type of a number option: parsed, then checked against its range in
     ``core.options.NUMBERS`` (one-line error naming the option and the range)."""
-    from core.options import NUMBERS, OptionError
+    from core.option_checks import NUMBERS, OptionError
 
     bound = NUMBERS[field] if isinstance(field, str) else field
 
@@ -100,13 +100,13 @@ def number_option(
 
     field = flag.removeprefix("--").replace("-", "_")
     if default is _OPTION_DEFAULT:
-        default = getattr(RunOptions(), field)
+        default = RunOptions().get(field)
     group.add_argument(flag, type=number(field), default=default, help=help)
 
 
 def checked(check: Callable[[str], object]) -> Callable[[str], str]:
     """An argparse type from a check raising OptionError."""
-    from core.options import OptionError
+    from core.option_checks import OptionError
 
     def parse(text: str) -> str:
         try:
@@ -119,7 +119,7 @@ def checked(check: Callable[[str], object]) -> Callable[[str], str]:
 
 
 def faults(text: str) -> tuple[str, ...]:
-    from core.options import OptionError
+    from core.option_checks import OptionError
     from nemesis.registry import parse_nemesis
 
     try:

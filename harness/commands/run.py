@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
     from clusters.registry import DEFAULT_TARGET, TARGETS
-    from core.options import DEFAULT_OP_TIMEOUT, RunOptions, check_name
+    from core.option_checks import check_name
+    from core.options import DEFAULT_OP_TIMEOUT, RunOptions
     from harness.validate import targets_described
     from nemesis.registry import help_lines
     from nemesis.targets import targets_help
@@ -112,6 +113,12 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     number_option(
         f, "--pause-for", "client-pause: seconds the holder stays frozen (default: %(default)s)"
     )
+    number_option(
+        f,
+        "--clock-delta",
+        "clock: seconds (signed) each clock fault moves a clock by "
+        "(default: a random jump each time)",
+    )
     lk = p.add_argument_group("locks and leases")
     number_option(lk, "--lease-ttl", "seconds")
     number_option(lk, "--keepalive", "seconds between keepalives")
@@ -120,7 +127,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     lk.add_argument(
         "--fencing",
         type=on_off,
-        default=d.fencing,
+        default=d.lock.fencing,
         help="on: the protected resource rejects lower tokens; off: accepts all",
     )
     number_option(lk, "--locks", "number of locks, 1-1000")
@@ -142,14 +149,14 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     )
     ids.add_argument(
         "--snowflake-defence",
-        default=d.snowflake_defence,
+        default=d.ids.snowflake_defence,
         choices=SNOWFLAKE_DEFENCES,
         help="snowflake: when the clock is behind the last id's time, none (issue anyway), "
         "refuse (fail the op) or wait (until it caught up) (default: %(default)s)",
     )
     ids.add_argument(
         "--snowflake-workers",
-        default=d.snowflake_workers,
+        default=d.ids.snowflake_workers,
         choices=SNOWFLAKE_WORKERS,
         help="snowflake: worker ids fixed (the client's thread) or taken from the "
         "service's own counter (default: %(default)s)",
@@ -227,7 +234,7 @@ def _nodes_and_hosts(args: argparse.Namespace) -> tuple[int | None, list[str]]:
         if args.nodes is None:
             return None, []
         if args.nodes.strip().lstrip("+-").isdigit():
-            from core.options import OptionError, check_number
+            from core.option_checks import OptionError, check_number
 
             try:
                 check_number("nodes", int(args.nodes))
@@ -243,19 +250,13 @@ def _nodes_and_hosts(args: argparse.Namespace) -> tuple[int | None, list[str]]:
 def options_from(args: argparse.Namespace) -> RunOptions:
     """The run the command line asks for: its arguments taken as a suite's table (argparse
     dests are the options' names), through the same checks as a suite's runs. The command
-    line's own spellings are translated first: ``--nodes`` (a size, or hosts with --ssh),
-    ``--pause-at 0`` (no fixed pause: the periodic schedule), ``--accept-unavailable``."""
+    line's own spelling of ``--nodes`` (a size, or hosts with --ssh) is translated first."""
     from core.options import FIELDS, RunOptions
     from harness.validate import check_run
 
     nodes, hosts = _nodes_and_hosts(args)
     given = {k: v for k, v in vars(args).items() if k in FIELDS and v is not None}
-    given.update(
-        nodes=nodes,
-        ssh_hosts=hosts,
-        pause_at=args.pause_at or None,
-        extra={"accept_unavailable": True} if args.accept_unavailable else {},
-    )
+    given.update(nodes=nodes, ssh_hosts=hosts)
     return check_run(RunOptions.from_mapping(given))[0]
 
 

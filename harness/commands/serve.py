@@ -31,7 +31,7 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the command's parser to ``sub`` (``harness.cli.build_parser``)."""
-    from core.options import Bound
+    from core.option_checks import Bound
 
     sv = sub.add_parser("serve", help="browse the results: an index of every run")
     sv.add_argument("results", nargs="?", default="results", help="results folder")

@@ -8,7 +8,8 @@ import os
 
 from checkers.windows import MOVES_CLOCK
 from core.cluster import Cluster
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import RunOptions
 from nemesis.base import Nemesis
 from nemesis.client_clock import ClientClock
 from nemesis.spec import FaultSpec
@@ -16,7 +17,7 @@ from workloads.client_clock import FAKETIME_LIB
 
 
 def _build(cluster: Cluster, target: str, seed: int, opts: RunOptions) -> Nemesis:
-    return ClientClock(opts.client_clock_delta)
+    return ClientClock(opts.ids.client_clock_delta)
 
 
 def _check(opts: RunOptions) -> None:
@@ -27,7 +28,7 @@ def _check(opts: RunOptions) -> None:
             f"--nemesis client-clock needs libfaketime on this machine ({FAKETIME_LIB}): "
             "apt-get install libfaketime"
         )
-    if round(opts.client_clock_delta) == 0:
+    if round(opts.ids.client_clock_delta) == 0:
         raise OptionError(
             "--client-clock-delta rounds to 0 s: give whole seconds, e.g. -5 (back) or 5"
         )

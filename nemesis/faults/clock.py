@@ -21,9 +21,9 @@ def _build(cluster: Cluster, target: str, seed: int, opts: RunOptions) -> Nemesi
 
 
 def _jump(target: str, opts: RunOptions) -> dict[str, Any]:
-    """``extra.clock_delta`` fixes the jump (seconds, signed); otherwise each is random."""
-    if "clock_delta" in opts.extra:
-        return {"target": target, "delta": float(opts.extra["clock_delta"])}
+    """``clock_delta`` fixes the jump (seconds, signed); otherwise each is random."""
+    if opts.faults.clock_delta is not None:
+        return {"target": target, "delta": opts.faults.clock_delta}
     return {"target": target}
 
 

@@ -230,7 +230,7 @@ def test_a_whole_run_over_ssh(lab: Lab, tmp_path: Path, faults: list[str]) -> No
 
     from core.options import RunOptions
 
-    opts = RunOptions(
+    opts = RunOptions.of(
         target="etcd",
         workload="cas-register",
         nemesis=faults,
@@ -256,7 +256,7 @@ def test_a_run_with_clock_faults_on_these_hosts_is_refused_and_cleaned_up(
 ) -> None:
     from core.options import RunOptions
 
-    opts = RunOptions(
+    opts = RunOptions.of(
         target="etcd",
         workload="cas-register",
         nemesis=["clock"],

@@ -85,7 +85,7 @@ def checked(outcome: Any, name: str, expect: str, violation: str | None = None) 
     assert info["backend"] == "ssh", info
     results = json.loads((outcome.run_dir / "results.json").read_text())
     summaries = {n: (c["valid"], c["summary"]) for n, c in results["checkers"].items()}
-    met, why = judge(SuiteRun(name, RunOptions(), expect, violation), results)
+    met, why = judge(SuiteRun(name, RunOptions.of(), expect, violation), results)
     assert met, f"{why}: {summaries}"
     return why
 
@@ -105,14 +105,14 @@ def test_etcd_lease_lock_with_fencing_is_valid_under_partition_pause_and_kill(
     # so at times two of the three members are out and nothing can succeed (one run in
     # three here): that window proves nothing, and the run is about safety, so it is
     # accepted (said out loud in the verdict) rather than made unknown.
-    opts = RunOptions(
+    opts = RunOptions.of(
         target="etcd",
         lock="lease-lock",
         fencing=True,
         nemesis=["partition", "pause", "kill"],
         nemesis_interval=4,
         out_dir=str(tmp_path),
-        extra={"accept_unavailable": True},
+        accept_unavailable=True,
         **{**LOCKS, "time_limit": 16},
     )
     outcome = whole_run(lab, opts)
@@ -133,7 +133,7 @@ def test_etcd_lease_lock_with_fencing_is_valid_under_partition_pause_and_kill(
 def test_etcd_lease_lock_under_a_pause_longer_than_the_lease(
     lab: Lab, tmp_path: Path, fencing: bool, expect: str, violation: str | None
 ) -> None:
-    opts = RunOptions(
+    opts = RunOptions.of(
         target="etcd",
         lock="lease-lock",
         fencing=fencing,
@@ -153,7 +153,7 @@ def test_etcd_lease_lock_under_a_pause_longer_than_the_lease(
 def test_consul_session_lock_with_fencing_is_valid_under_a_long_client_pause(
     lab: Lab, tmp_path: Path
 ) -> None:
-    opts = RunOptions(
+    opts = RunOptions.of(
         target="consul",
         fencing=True,
         nemesis=["client-pause"],
@@ -172,7 +172,7 @@ def test_consul_session_lock_with_fencing_is_valid_under_a_long_client_pause(
 def test_consul_cas_register_with_consistent_reads_is_valid_under_partitions(
     lab: Lab, tmp_path: Path
 ) -> None:
-    opts = RunOptions(
+    opts = RunOptions.of(
         target="consul",
         workload="cas-register",
         read_mode="consistent",

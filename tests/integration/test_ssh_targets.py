@@ -77,7 +77,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 def run(lab: Lab, target: str, out: Path, **options: Any) -> tuple[Any, dict[str, Any]]:
     """A whole run of ``target`` over SSH on its hosts (``SHORT`` plus ``options``): its
     outcome and results.json, after checking it ran over SSH and left every host clean."""
-    opts = RunOptions(target=target, out_dir=str(out), **{**SHORT, **options})
+    opts = RunOptions.of(target=target, out_dir=str(out), **{**SHORT, **options})
     outcome = whole_run(lab, opts, HOSTS[target])
     info = json.loads((outcome.run_dir / "cluster.json").read_text())
     assert info["backend"] == "ssh" and len(info["nodes"]) == HOSTS[target], info

@@ -29,8 +29,7 @@ from harness.analysis import check_run, checkers_for, recorded_facts, service_lo
 def names(workload: str, target: str = "sim", **facts: Any) -> list[str]:
     """The checkers of a run recorded with ``facts`` in test.json (none: a run recorded
     before them, whose facts come from its target's spec)."""
-    test = {"options": {"workload": workload, "target": target}, **facts}
-    recorded_facts(test)
+    test = recorded_facts({"options": {"workload": workload, "target": target}, **facts})
     record = RunRecord(History([]), test=test)
     return [c(record).checker for c in checkers_for(record)]
 
@@ -148,9 +147,10 @@ def test_results_json_of_a_paused_holder_without_fencing(tmp_path: Path) -> None
     assert "lease expired while its holder was paused" in text and "Fix: fencing" in text
 
 
-def test_accept_unavailable_is_read_from_the_options_extra(tmp_path: Path) -> None:
+@pytest.mark.parametrize("legacy", [False, True], ids=["option", "older-extra-table"])
+def test_accept_unavailable_is_read_from_the_options(tmp_path: Path, legacy: bool) -> None:
     """A pause during which no operation even ran proves nothing about it: unknown, unless
-    the test's options accept it."""
+    the test's options accept it (older runs kept it in an ``extra`` table)."""
     d = run_dir(tmp_path / "a", fencing=True)
     h = history(
         (0.0, 1, "invoke", "acquire", {"name": "lock"}),
@@ -160,6 +160,18 @@ def test_accept_unavailable_is_read_from_the_options_extra(tmp_path: Path) -> No
     (d / "history.jsonl").write_text("".join(op.to_json() + "\n" for op in h))
     assert check_run(d)["checkers"]["stats"]["valid"] == "unknown"
     opts = json.loads((d / "test.json").read_text())
-    opts["options"]["extra"] = {"accept_unavailable": True}
+    if legacy:
+        opts["options"]["extra"] = {"accept_unavailable": True}
+    else:
+        opts["options"]["accept_unavailable"] = True
     write_json(d / "test.json", opts)
     assert check_run(d)["checkers"]["stats"]["valid"] is True
+
+
+def test_recorded_facts_fill_in_an_older_run_without_changing_its_test_json() -> None:
+    older = {"options": {"workload": "lock", "target": "etcd"}}
+    facts = recorded_facts(older)
+    assert facts["linearizable_locks"] is True and "service_log" in facts
+    assert older == {"options": {"workload": "lock", "target": "etcd"}}, "left as it was"
+    recorded = {**older, "linearizable_locks": False, "service_log": None}
+    assert recorded_facts(recorded)["linearizable_locks"] is False, "what a run recorded wins"

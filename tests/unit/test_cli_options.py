@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from hypothesis import strategies as st
 from test_cli import run
 
 from core.errors import HarnessError
-from core.options import RunOptions
+from core.options import FIELDS, RunOptions
 from harness.cli import EXIT_BAD_ARGS, build_parser
 from harness.commands.run import options_from
 from harness.suite import SuiteError, load_suite
@@ -156,9 +155,9 @@ def test_an_interval_with_no_room_for_one_fault_is_refused(
 
 
 def test_the_first_fault_starts_well_inside_the_time_limit() -> None:
-    opts = check_options(RunOptions(nemesis=["pause"], nemesis_interval=10, time_limit=12.5))
+    opts = check_options(RunOptions.of(nemesis=["pause"], nemesis_interval=10, time_limit=12.5))
     assert opts.first_fault_at() == 2.5
-    long = RunOptions(nemesis=["kill"], nemesis_interval=5, time_limit=60)
+    long = RunOptions.of(nemesis=["kill"], nemesis_interval=5, time_limit=60)
     assert long.first_fault_at() == 5
 
 
@@ -171,16 +170,16 @@ def test_a_client_pause_that_ends_after_the_run_is_refused(
 
 
 def test_the_op_timeout_follows_the_pause_and_the_work_and_says_why() -> None:
-    default = check_options(RunOptions())
+    default = check_options(RunOptions.of())
     assert default.op_timeout == pytest.approx(14 + 0.3 + 5)
     assert "client pause 14 s + work time 0.3 s" in default.op_timeout_reason
     assert default.to_dict()["op_timeout_reason"] == default.op_timeout_reason
     work = check_options(
-        RunOptions(target="zookeeper", work_time=20, nemesis=["partition"], time_limit=60)
+        RunOptions.of(target="zookeeper", work_time=20, nemesis=["partition"], time_limit=60)
     )
     assert work.op_timeout == 25 and "work time 20 s" in work.op_timeout_reason
-    quiet = check_options(RunOptions(workload="cas-register"))
-    assert quiet.op_timeout == 10 and quiet.nemesis == ("none",)
+    quiet = check_options(RunOptions.of(workload="cas-register"))
+    assert quiet.op_timeout == 10 and quiet.faults.nemesis == ("none",)
 
 
 @pytest.mark.parametrize(
@@ -208,8 +207,8 @@ def _cli(*argv: str) -> RunOptions:
 
 
 def test_accept_unavailable_on_the_command_line() -> None:
-    assert _cli("--accept-unavailable").extra == {"accept_unavailable": True}
-    assert _cli().extra == {}
+    assert _cli("--accept-unavailable").accept_unavailable is True
+    assert _cli().accept_unavailable is False
 
 
 # -- suites: the same validation, the same run ----------------------------------------
@@ -320,7 +319,7 @@ def test_compare_to_an_unwritable_place_is_one_line(
 
 
 def test_an_op_timeout_set_in_code_is_kept_as_given() -> None:
-    opts = RunOptions(op_timeout=30)
+    opts = RunOptions.of(op_timeout=30)
     assert opts.op_timeout == 30 and opts.op_timeout_given and opts.op_timeout_reason == "given"
 
 
@@ -335,13 +334,13 @@ def test_suite_run_into_an_unwritable_place_is_one_line(
 
 
 def test_a_register_run_may_have_a_short_op_timeout() -> None:
-    opts = check_options(RunOptions(workload="cas-register", op_timeout=1))
+    opts = check_options(RunOptions.of(workload="cas-register", op_timeout=1))
     assert opts.op_timeout == 1
 
 
 # -- any value of any option: a run, or one line -----------------------------------------
 
-_FIELDS = [f.name for f in fields(RunOptions)]
+_FIELDS = list(FIELDS)
 _VALUES = st.one_of(
     st.none(),
     st.booleans(),
@@ -427,16 +426,15 @@ def test_any_command_line_values_give_a_run_or_one_line(pairs: list[tuple[str, s
 
 
 def test_a_copy_of_options_keeps_following_the_pause() -> None:
-    """A copy (dataclasses.replace) once froze the followed op timeout as if given: with a
+    """A copy (``with_``) once froze the followed op timeout as if given: with a
     longer pause it was then refused though nobody had asked for one."""
-    import dataclasses
+    from core.option_checks import OptionError
+    from core.options import RunOptions
 
-    from core.options import OptionError, RunOptions
-
-    opts = decide(RunOptions())
+    opts = decide(RunOptions.of())
     assert not opts.op_timeout_given and opts.op_timeout == 19.3
-    longer = check_options(dataclasses.replace(opts, pause_for=30.0, time_limit=60.0))
+    longer = check_options(opts.with_(pause_for=30.0, time_limit=60.0))
     assert not longer.op_timeout_given and longer.op_timeout == 35.3
-    assert RunOptions(op_timeout=10.0).op_timeout_given  # asked for in code: kept
+    assert RunOptions.of(op_timeout=10.0).op_timeout_given  # asked for in code: kept
     with pytest.raises(OptionError, match="decided by the options"):
         RunOptions.from_mapping({"op_timeout_given": True})

@@ -10,7 +10,6 @@ schedule, its windows, their words and the faults checker's proof with no other 
 from __future__ import annotations
 
 import json
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,8 @@ from clusters.spec import TargetSpec
 from core import gen
 from core.abilities import Ability, check_abilities
 from core.client import Completion, Invocation
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import FIELDS, RunOptions
 from harness.validate import check_target, decide
 from nemesis import registry
 from nemesis.base import RunView
@@ -58,13 +58,13 @@ def test_every_fault_is_complete(name: str) -> None:
     else:
         assert spec.aim.default is None and not spec.aim.node_names
     assert spec.needs <= set(Ability)
-    assert set(spec.options) <= {f.name for f in fields(RunOptions)}, "options it reports"
+    assert set(spec.options) <= set(FIELDS), "options it reports"
 
 
 @pytest.mark.parametrize("name", list(FAULTS))
 def test_every_fault_builds_a_nemesis_that_handles_its_operations(name: str) -> None:
     spec = FAULTS[name]
-    opts = RunOptions(workload="lock", nemesis=[name], time_limit=60)
+    opts = RunOptions.of(workload="lock", nemesis=[name], time_limit=60)
     nemesis = spec.build(FakeCluster(), target_of(name, opts) or "", 1, opts)  # type: ignore[arg-type]
     assert {spec.start, spec.stop} <= nemesis.fs()
     _, schedule, final = build_nemesis(opts, FakeCluster(), seed=1)  # type: ignore[arg-type]
@@ -134,7 +134,9 @@ def test_a_target_lacking_an_ability_refuses_the_fault_with_its_reason() -> None
 def test_faults_lacking_the_same_ability_are_refused_together() -> None:
     sim = resolve("sim")
     with pytest.raises(OptionError) as e:
-        check_target(sim, decide(RunOptions(nemesis=["loss", "partition", "kill"], time_limit=60)))
+        check_target(
+            sim, decide(RunOptions.of(nemesis=["loss", "partition", "kill"], time_limit=60))
+        )
     assert "one node on loopback: loss, partition faults need a real cluster" in str(e.value)
     assert "(--target etcd, zookeeper, consul, redis, redlock)" in str(e.value)
 

@@ -18,7 +18,8 @@ from core import gen
 from core.client import Completion, Invocation
 from core.clock import RunClock
 from core.ops import Op
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import RunOptions
 from harness.runner import Runner, _Open
 from nemesis import nodes
 from nemesis.build import build_nemesis
@@ -130,43 +131,43 @@ def test_node_names_pick_exactly_those_nodes() -> None:
 def test_unknown_targets_are_refused_per_fault(
     nemesis: list[str], target: str, needle: str
 ) -> None:
-    opts = RunOptions(nemesis=nemesis, nemesis_target=target, time_limit=60)
+    opts = RunOptions.of(nemesis=nemesis, nemesis_target=target, time_limit=60)
     with pytest.raises(OptionError, match=None) as e:
         check_nemesis_target(opts)
     assert needle in str(e.value) and "\n" not in str(e.value)
 
 
 def test_holder_needs_holders() -> None:
-    opts = RunOptions(workload="cas-register", nemesis=["kill"], nemesis_target="holder")
+    opts = RunOptions.of(workload="cas-register", nemesis=["kill"], nemesis_target="holder")
     with pytest.raises(OptionError, match="needs lock holders"):
         check_nemesis_target(opts)
 
 
 def test_one_target_per_fault_and_defaults_for_the_rest() -> None:
-    opts = RunOptions(
+    opts = RunOptions.of(
         workload="election",
         nemesis=["client-pause", "partition", "kill"],
         nemesis_target="partition=bridge;kill=n1,n3",
         time_limit=60,
     )
     check_nemesis_target(opts)
-    assert [target_of(f, opts) for f in opts.nemesis] == ["holder", "bridge", "n1,n3"]
-    everyone = RunOptions(nemesis=["partition", "kill"], nemesis_target="holder")
+    assert [target_of(f, opts) for f in opts.faults.nemesis] == ["holder", "bridge", "n1,n3"]
+    everyone = RunOptions.of(nemesis=["partition", "kill"], nemesis_target="holder")
     check_nemesis_target(everyone)
     assert target_of("kill", everyone) == target_of("partition", everyone) == "holder"
 
 
 def test_node_names_beyond_the_cluster_are_refused() -> None:
     with pytest.raises(OptionError, match="not a target"):
-        check_nemesis_target(RunOptions(nemesis=["kill"], nemesis_target="n4", nodes=3))
-    opts = RunOptions(nemesis=["kill"], nemesis_target="n1,n4", time_limit=60)
+        check_nemesis_target(RunOptions.of(nemesis=["kill"], nemesis_target="n4", nodes=3))
+    opts = RunOptions.of(nemesis=["kill"], nemesis_target="n1,n4", time_limit=60)
     check_nemesis_target(opts)  # the size is not known yet: checked against the cluster
     with pytest.raises(OptionError, match="n4, not node"):
         build_nemesis(opts, FakeCluster(), seed=1)  # type: ignore[arg-type]
 
 
 def test_build_aims_each_fault_where_asked() -> None:
-    opts = RunOptions(
+    opts = RunOptions.of(
         nemesis=["partition", "pause"], nemesis_target="partition=bridge;pause=n2", time_limit=60
     )
     _, schedule, _ = build_nemesis(opts, FakeCluster(), seed=1)  # type: ignore[arg-type]

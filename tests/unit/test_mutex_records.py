@@ -30,7 +30,7 @@ def run_record(
 ) -> RunRecord:
     """The records a checker reads (``check_record``), with the options it reads:
     ``fencing`` (None: not recorded) and ``accept_unavailable``."""
-    options: dict[str, Any] = {"extra": {"accept_unavailable": True}} if accept_unavailable else {}
+    options: dict[str, Any] = {"accept_unavailable": True} if accept_unavailable else {}
     if fencing is not None:
         options["fencing"] = fencing
     return RunRecord(

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from core.client import Invocation
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import RunOptions
 from nemesis.build import build_nemesis
 from nemesis.clock import ClockSkew
 from nemesis.node_faults import NodeKill, NodePause
@@ -146,11 +147,11 @@ def test_redis_targets_refuse_partitions_with_the_reason(target: str) -> None:
     with pytest.raises(OptionError, match="servers never talk to each other"):
         check_target(
             resolve(target),
-            RunOptions(target=target, workload="lock", nemesis=["pause", "partition"]),
+            RunOptions.of(target=target, workload="lock", nemesis=["pause", "partition"]),
         )
     check_target(
         resolve(target),
-        RunOptions(target=target, workload="lock", nemesis=["pause", "kill", "clock"]),
+        RunOptions.of(target=target, workload="lock", nemesis=["pause", "kill", "clock"]),
     )
 
 
@@ -197,13 +198,13 @@ def test_clock_faults_are_refused_where_the_clock_cannot_be_faked() -> None:
     c = FakeCluster()
     c.faketime = False
     with pytest.raises(OptionError, match="libfaketime"):
-        build_nemesis(RunOptions(nemesis=["clock"]), c, seed=1)  # type: ignore[arg-type]
+        build_nemesis(RunOptions.of(nemesis=["clock"]), c, seed=1)  # type: ignore[arg-type]
 
 
 def test_every_fault_is_healed_at_the_end() -> None:
     c = FakeCluster()
     nem, schedule, final = build_nemesis(
-        RunOptions(nemesis=["pause", "partition", "kill", "clock"]), c, seed=1
+        RunOptions.of(nemesis=["pause", "partition", "kill", "clock"]), c, seed=1
     )  # type: ignore[arg-type]
     assert nem is not None and schedule is not None and final is not None
     for f in ("start-pause", "start-partition", "start-kill", "start-clock"):

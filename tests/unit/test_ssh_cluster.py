@@ -32,7 +32,8 @@ from clusters.ssh.packages import PackageInstaller
 from core.client import Invocation
 from core.clock import RunClock
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import RunOptions
 from harness.validate import check_target
 from nemesis.node_faults import NodeKill, NodePause
 from nemesis.nodes import NodeControl
@@ -343,28 +344,30 @@ def test_make_ssh_cluster_builds_without_touching_any_host(tmp_path: Path) -> No
 def test_the_run_s_target_on_ssh_hosts() -> None:
     etcd = resolve("etcd")
     hosts = {"ssh": True, "ssh_hosts": ["a", "b", "c"]}
-    clock = RunOptions(target="etcd", workload="cas-register", nemesis=["clock"])
+    clock = RunOptions.of(target="etcd", workload="cas-register", nemesis=["clock"])
     with pytest.raises(OptionError, match="need real hosts"):
         check_target(etcd, clock)  # in Docker, etcd refuses clock faults...
-    clock_on_hosts = RunOptions(target="etcd", workload="cas-register", nemesis=["clock"], **hosts)
+    clock_on_hosts = RunOptions.of(
+        target="etcd", workload="cas-register", nemesis=["clock"], **hosts
+    )
     check_target(etcd, clock_on_hosts)  # ...on hosts it takes them
     with pytest.raises(OptionError, match="3 hosts were named"):
         run_target.check_options(
-            etcd, RunOptions(target="etcd", workload="cas-register", nodes=5, **hosts)
+            etcd, RunOptions.of(target="etcd", workload="cas-register", nodes=5, **hosts)
         )
     with pytest.raises(OptionError, match="--image"):
         run_target.check_options(
-            etcd, RunOptions(target="etcd", workload="cas-register", image="x", **hosts)
+            etcd, RunOptions.of(target="etcd", workload="cas-register", image="x", **hosts)
         )
     with pytest.raises(OptionError, match="no lock implementation 'nope'"):
         run_target.check_options(
-            etcd, RunOptions(target="etcd", workload="lock", lock="nope", **hosts)
+            etcd, RunOptions.of(target="etcd", workload="lock", lock="nope", **hosts)
         )
-    cluster = run_target.make_cluster(etcd, RunOptions(target="etcd", **hosts), RunClock())
+    cluster = run_target.make_cluster(etcd, RunOptions.of(target="etcd", **hosts), RunClock())
     assert isinstance(cluster, LeadingSshCluster) and cluster.run_id.startswith("etcd-")
     with pytest.raises(ClusterError, match="cannot run over SSH"):
         run_target.check_options(
-            resolve("sim"), RunOptions(target="sim", ssh=True, ssh_hosts=["a"])
+            resolve("sim"), RunOptions.of(target="sim", ssh=True, ssh_hosts=["a"])
         )
 
 

@@ -24,7 +24,8 @@ from clusters.remote.hosts import HostSpec
 from clusters.ssh.cluster import LeadingSshCluster
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import RunOptions
 from nemesis.nodes import NodeControl
 from tests.support.fake import FakeRemote
 
@@ -139,7 +140,7 @@ def test_make_ssh_cluster_and_the_run_s_target(tmp_path: Path) -> None:
     hosts = {"ssh": True, "ssh_hosts": ["a", "b", "c"]}
     run_target.check_options(
         consul,
-        RunOptions(
+        RunOptions.of(
             target="consul",
             workload="cas-register",
             nemesis=["clock"],
@@ -149,5 +150,5 @@ def test_make_ssh_cluster_and_the_run_s_target(tmp_path: Path) -> None:
     )
     with pytest.raises(OptionError, match="lease"):
         run_target.check_options(
-            consul, RunOptions(target="consul", workload="lock", lease_ttl=0.5, **hosts)
+            consul, RunOptions.of(target="consul", workload="lock", lease_ttl=0.5, **hosts)
         )

@@ -353,11 +353,11 @@ def test_persistence_is_refused_where_docker_refuses_it(
 def test_the_run_s_persistence_reaches_the_servers(target: str) -> None:
     spec, hosts = resolve(target), {"ssh": True, "ssh_hosts": ["10.9.0.11"]}
     cluster = run_target.make_cluster(
-        spec, RunOptions(target=target, persistence="aof-everysec", **hosts), RunClock()
+        spec, RunOptions.of(target=target, persistence="aof-everysec", **hosts), RunClock()
     )
     assert isinstance(cluster, SshCluster) and isinstance(cluster.server, RedisServer)
     assert cluster.server.persistence == "aof-everysec"
-    default = run_target.make_cluster(spec, RunOptions(target=target, **hosts), RunClock())
+    default = run_target.make_cluster(spec, RunOptions.of(target=target, **hosts), RunClock())
     assert isinstance(default, SshCluster) and isinstance(default.server, RedisServer)
     assert default.server.persistence == "none"
 
@@ -375,7 +375,7 @@ def test_the_run_s_clients_connect_to_the_hosts(
 ) -> None:
     ips = list(IPS.values())[:hosts]
     run = resolve(target)
-    opts = RunOptions(target=target, workload="lock", ssh=True, ssh_hosts=ips)
+    opts = RunOptions.of(target=target, workload="lock", ssh=True, ssh_hosts=ips)
     run_target.check_options(run, opts)
     cluster = run_target.make_cluster(run, opts, RunClock())
     factory = run.client_factory(opts, cluster, "127.0.0.1:9")

@@ -35,8 +35,8 @@ def test_runs_get_defaults_and_their_own_options(tmp_path: Path) -> None:
     suite = load_suite(write(tmp_path, GOOD))
     assert [r.name for r in suite.runs] == ["fenced", "unfenced"]
     assert all(r.options.time_limit == 30 for r in suite.runs)
-    assert suite.runs[1].options.fencing is False
-    assert suite.runs[1].options.nemesis == ("client-pause",)
+    assert suite.runs[1].options.lock.fencing is False
+    assert suite.runs[1].options.faults.nemesis == ("client-pause",)
     assert suite.runs[0].options.name == "t-fenced"
     assert [r.name for r in select(suite, "unf*")] == ["unfenced"]
 

@@ -19,7 +19,8 @@ from clusters import registry
 from clusters.registry import TARGETS, UnknownTarget, resolve
 from clusters.server import ServerSpec
 from clusters.spec import Lazy, LeaseTtl, TargetSpec
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import RunOptions
 from harness.validate import check_target, decide
 from nemesis.registry import FAULTS
 from tests.support.names import ROOT, product_strings, strings
@@ -29,18 +30,18 @@ from tests.support.names import ROOT, product_strings, strings
 def test_every_target_is_complete(name: str) -> None:
     spec = TARGETS[name]
     assert spec.name == name and spec.description and spec.default_nodes >= 1
-    assert (spec.docker is None) != (spec.local is None), "one cluster builder: Docker or local"
+    assert (spec.server is None) != (spec.local is None), "one way to run: a server or local"
     assert spec.workload_names, "at least one workload"
     for workload in spec.workload_names:
-        opts = RunOptions(target=name, workload=workload)
+        opts = RunOptions.of(target=name, workload=workload)
         spec.check_options(opts)
         assert callable(spec.client_builder(opts)), workload
     for lock in spec.locks:
         assert callable(Lazy(spec.locks[lock]).load()), lock
     assert spec.default_lock is None or spec.default_lock in spec.locks
-    if spec.ssh is not None:
-        assert isinstance(Lazy(spec.ssh).load(), ServerSpec), "ssh names a ServerSpec"
-    assert (spec.image is None) == (spec.docker is None), "a Docker target has an image"
+    if spec.server is not None:
+        assert isinstance(Lazy(spec.server).load(), ServerSpec), "server names a ServerSpec"
+    assert (spec.image is None) == (spec.server is None), "a target with a server has an image"
     log = spec.service_log
     assert log is None or not (Path(log).is_absolute() or ".." in Path(log).parts), log
 
@@ -50,7 +51,7 @@ def test_images_ssh_and_packages_come_from_the_specs() -> None:
     from clusters.ssh.debs import SUITE_OVERRIDES
 
     assert set(IMAGES) == {t.image for t in TARGETS.values() if t.image}
-    assert set(registry.ssh_targets()) == {n for n, t in TARGETS.items() if t.ssh}
+    assert set(registry.ssh_targets()) == {n for n, t in TARGETS.items() if t.server}
     assert {p: s for t in TARGETS.values() for p, s in t.deb_suites.items()} == SUITE_OVERRIDES
     assert registry.DEFAULT_TARGET in TARGETS
     assert resolve("").name == registry.DEFAULT_TARGET
@@ -90,7 +91,7 @@ def test_a_target_without_a_fault_names_the_targets_that_have_real_clusters() ->
     real = [n for n, t in TARGETS.items() if t.local is None]
     missing = next(f for f in FAULTS.values() if not f.needs <= local.abilities).name
     with pytest.raises(OptionError) as e:
-        check_target(local, decide(RunOptions(target=local.name, nemesis=[missing])))
+        check_target(local, decide(RunOptions.of(target=local.name, nemesis=[missing])))
     assert f"(--target {', '.join(real)})" in str(e.value)
 
 
@@ -103,7 +104,7 @@ def test_listing_targets_needs_neither_docker_nor_paramiko() -> None:
         "from harness.validate import check_run, targets_described\n"
         "from core.options import RunOptions\n"
         "assert targets_described()\n"
-        "opts, spec = check_run(RunOptions())\n"
+        "opts, spec = check_run(RunOptions.of())\n"
         "assert spec.name == DEFAULT_TARGET and spec.local is not None\n"
         "assert spec.client_builder(opts)\n"
         "print(len(TARGETS))\n"
@@ -174,7 +175,7 @@ def test_a_lease_ttl_the_service_would_change_is_refused(name: str) -> None:
     assert rule is not None
 
     def lock(ttl: float) -> RunOptions:
-        return RunOptions(target=name, workload="lock", lease_ttl=ttl, keepalive=ttl / 4)
+        return RunOptions.of(target=name, workload="lock", lease_ttl=ttl, keepalive=ttl / 4)
 
     spec.check_options(lock(rule.low))
     with pytest.raises(OptionError, match=f"{name} grants lease TTLs from {rule.low:g} s"):
@@ -186,7 +187,7 @@ def test_a_lease_ttl_the_service_would_change_is_refused(name: str) -> None:
     if rule.whole:
         with pytest.raises(OptionError, match="in whole seconds"):
             spec.check_options(lock(rule.low + 0.5))
-    spec.check_options(RunOptions(target=name, workload="cas-register", lease_ttl=0.1))
+    spec.check_options(RunOptions.of(target=name, workload="cas-register", lease_ttl=0.1))
 
 
 def test_the_known_lease_rules() -> None:

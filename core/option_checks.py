@@ -1,0 +1,128 @@
+"""The checks of option values: each number option's range (``NUMBERS``), names used as
+folder names, the ``--nemesis`` list; every failure a one-line ``OptionError`` that says
+what is wrong and what to do."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from core.errors import HarnessError
+
+NAME_MAX: Final = 100
+
+
+class OptionError(HarnessError, ValueError):
+    """A bad option; the message says what is wrong and what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """The range of a number option: ``low`` (exclusive when ``open_low``) to ``high``."""
+
+    flag: str
+    low: float
+    high: float
+    open_low: bool = False
+    integer: bool = False
+    unit: str = "seconds"
+
+    def check(self, value: Any) -> None:
+        """OptionError (one line) unless ``value`` is a finite number in range."""
+        kind = "an integer" if self.integer else "a number"
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or (self.integer and not isinstance(value, int))
+        ):
+            raise OptionError(f"{self.flag} must be {kind} ({self.unit}), not {value!r}")
+        if not math.isfinite(value):
+            raise OptionError(f"{self.flag} must be a finite number ({self.unit}), not {value!r}")
+        low_ok = value > self.low if self.open_low else value >= self.low
+        if not low_ok or value > self.high:
+            low = f"more than {_num(self.low)}" if self.open_low else f"at least {_num(self.low)}"
+            raise OptionError(
+                f"{self.flag} must be {low} and at most {_num(self.high)} "
+                f"({self.unit}), not {value!r}"
+            )
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+DAY: Final = 86_400.0
+NUMBERS: Final[dict[str, Bound]] = {
+    "concurrency": Bound("--concurrency", 1, 1000, integer=True, unit="client processes"),
+    "rate": Bound("--rate", 0, 1e6, open_low=True, unit="operations per second"),
+    "time_limit": Bound("--time-limit", 0, DAY, open_low=True),
+    "recovery_time": Bound("--recovery-time", 0, DAY),
+    "op_timeout": Bound("--op-timeout", 0, DAY, open_low=True),
+    "seed": Bound("--seed", 0, 2**63 - 1, integer=True, unit="integers"),
+    "nemesis_interval": Bound("--nemesis-interval", 0, DAY, open_low=True),
+    "pause_at": Bound("--pause-at", 0, DAY),
+    "pause_for": Bound("--pause-for", 0, DAY, open_low=True),
+    "clock_delta": Bound("--clock-delta", -DAY, DAY),
+    "lease_ttl": Bound("--lease-ttl", 0, DAY, open_low=True),
+    "keepalive": Bound("--keepalive", 0, DAY, open_low=True),
+    "work_time": Bound("--work-time", 0, DAY),
+    "acquire_wait": Bound("--acquire-wait", 0, DAY),
+    "locks": Bound("--locks", 1, 1000, integer=True, unit="locks"),
+    "keys": Bound("--keys", 1, 1_000_000, integer=True, unit="keys"),
+    "nodes": Bound("--nodes", 1, 99, integer=True, unit="nodes"),
+    "client_clock_delta": Bound("--client-clock-delta", -3600, 3600),
+    "ssh_port": Bound("--ssh-port", 1, 65535, integer=True, unit="port numbers"),
+}
+"""Every number option and its range; None is allowed where the field is optional."""
+
+
+def check_number(name: str, value: Any) -> None:
+    """Check the raw value of a number option (from the command line or a suite file)."""
+    if value is not None and name in NUMBERS:
+        NUMBERS[name].check(value)
+
+
+def check_name(value: str, what: str = "--name") -> str:
+    """A name used as one path component: no separators, not ``.``/``..``, bounded."""
+    if not isinstance(value, str) or not value.strip():
+        raise OptionError(f"{what} must be a non-empty name, not {value!r}")
+    bad = [c for c in value if c in "/\\" or ord(c) < 32 or c == "\x7f"]
+    if bad or value in (".", "..") or value.startswith("."):
+        raise OptionError(
+            f"{what} {value!r} is not one folder name: use letters, digits and "
+            "- _ + . (no / or \\, not starting with a dot)"
+        )
+    if len(value) > NAME_MAX:
+        raise OptionError(f"{what} is {len(value)} characters long: at most {NAME_MAX}")
+    return value
+
+
+def parse_faults(value: Any, names: Sequence[str] = ()) -> tuple[str, ...]:
+    """The ``--nemesis`` list: at least one name, no repeats, ``none`` alone. The fault
+    names are the application's (``nemesis.registry``): given as ``names``, each must be
+    one of them; else only the syntax is checked here."""
+    if isinstance(value, str):
+        value = [x.strip() for x in value.split(",")] if value.strip() else []
+    if not isinstance(value, list | tuple) or not value:
+        some = f"at least one of {', '.join(names)}" if names else "at least one fault, or none"
+        raise OptionError(f"--nemesis needs {some}")
+    strange = next((n for n in value if not isinstance(n, str)), None)
+    if strange is not None:
+        raise OptionError(f"--nemesis takes fault names, not {strange!r:.60}")
+    for n in value if names else ():
+        _one_of("--nemesis", n, tuple(names), "(several separated by commas)")
+    if len(set(value)) != len(value):
+        raise OptionError(f"--nemesis names a fault twice: {','.join(value)}")
+    if "none" in value and len(value) > 1:
+        raise OptionError("--nemesis none cannot be combined with faults")
+    return tuple(value)
+
+
+def _one_of(flag: str, value: Any, choices: tuple[str, ...], hint: str = "") -> None:
+    if value not in choices:
+        raise OptionError(
+            f"unknown {flag.lstrip('-')} {value!r} for {flag}: choose from "
+            f"{', '.join(choices)}" + (f" {hint}" if hint else "")
+        )
