@@ -122,7 +122,7 @@ class ServerCluster:
         exits or the spec's start timeout passes."""
         timeout = self.server.timeout(self.place)
         deadline = time.monotonic() + timeout
-        next_liveness = time.monotonic() + 1.0
+        next_liveness = time.monotonic() + self.server.start_grace
         while not self.is_ready():
             now = time.monotonic()
             if now >= next_liveness:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from clusters.consul.spec import SPEC as CONSUL
 from clusters.etcd.spec import SPEC as ETCD
+from clusters.postgres.spec import SPEC as POSTGRES
 from clusters.redis.spec import REDIS, REDLOCK
 from clusters.sim.spec import SPEC as SIM
 from clusters.spec import TargetSpec
@@ -22,6 +23,7 @@ SPECS: tuple[TargetSpec, ...] = (
     CONSUL,
     REDIS,
     REDLOCK,
+    POSTGRES,
 )
 """Every target, in the order help texts list them; the first is the default target."""
 

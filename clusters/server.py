@@ -84,6 +84,9 @@ class ServerSpec:
     """Seconds from launching the servers to ready before a start gives up."""
     host_start_timeout: float | None = None
     """The same on hosts, when it differs."""
+    start_grace: float = 1.0
+    """Seconds a launched node may go without a server process before a start counts it
+    as exited (a PostgreSQL replica copies its primary first)."""
     version_argv: tuple[str, ...] | None = None
     """The command whose first line of output names the server's version."""
     host_version_argv: tuple[str, ...] | None = None

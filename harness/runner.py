@@ -39,7 +39,9 @@ from nemesis.base import Nemesis
 
 log = logging.getLogger("harness.runner")
 
-HOLD_FS = frozenset({"acquire", "campaign"})
+HOLD_FS = frozenset({"acquire", "campaign", "begin"})
+"""Operations after whose ok a client works on what it took: a lock, a leadership, the
+basis a lock-free workload read (``workloads.guarded``); client pauses aim at them."""
 RELEASE_FS = frozenset({"release", "resign"})
 Thread = int | str
 

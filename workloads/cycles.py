@@ -84,3 +84,11 @@ def lock_cycle(locks: int = 1) -> StepCycle:
 
 def election_cycle(elections: int = 1) -> StepCycle:
     return StepCycle(ELECTION_STEPS, "campaign", NamedResource("election", max(1, elections)))
+
+
+GUARDED_STEPS: Steps = MappingProxyType({"begin": ("write", "begin"), "write": ("begin", "begin")})
+"""The lock-free workloads' loop (``workloads.guarded``): begin -> write -> begin."""
+
+
+def guarded_cycle(prefix: str, names: int = 1) -> StepCycle:
+    return StepCycle(GUARDED_STEPS, "begin", NamedResource(prefix, max(1, names)))

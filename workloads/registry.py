@@ -11,6 +11,8 @@ from workloads import (
     election_workload,
     lock_workload,
     unique_ids_workload,
+    unique_key_workload,
+    version_cas_workload,
 )
 from workloads.workload import Workload
 
@@ -18,6 +20,8 @@ WORKLOADS: Final[dict[str, Workload]] = {
     "lock": lock_workload.WORKLOAD,
     "cas-register": cas_register_workload.WORKLOAD,
     "election": election_workload.WORKLOAD,
+    "version-cas": version_cas_workload.WORKLOAD,
+    "unique-key": unique_key_workload.WORKLOAD,
     "unique-ids": unique_ids_workload.WORKLOAD,
 }
 

@@ -17,10 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from checkers import guarded, stats
 from checkers.record import Checker, RunRecord
 from checkers.windows import CLIENT_PAUSE
 from core import gen
 from core.options import RunOptions
+from workloads.cycles import guarded_cycle
 
 ClientGenerator = Callable[[RunOptions, int], Any]
 """(options, seed) -> the clients' generator (``core.gen``), before any ``--rate``."""
@@ -82,3 +84,20 @@ def holding(
     it and write to the protected resource with its fencing number; its fault when none is
     named is the classic scenario's, a client pause of the holder."""
     return Workload(name, help, generator, True, True, CLIENT_PAUSE, checkers, options, model)
+
+
+def lock_free(name: str, help: str, prefix: str) -> Workload:
+    """A lock-free workload (``workloads.guarded``): the lock workload's protected work on
+    names ``<prefix>-N``, each write guarded by the data instead of a lock. Its clients
+    work on the basis they read, as holders do (client pauses aim at them); no resource,
+    no fencing; ``checkers.guarded`` judges it."""
+    return Workload(
+        name,
+        help,
+        lambda opts, seed: guarded_cycle(prefix, opts.lock.locks),
+        needs_resource=False,
+        holds=True,
+        default_fault=CLIENT_PAUSE,
+        checkers=(guarded.check_record, stats.check_record),
+        options=("work_time", "locks"),
+    )

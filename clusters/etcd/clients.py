@@ -10,8 +10,10 @@ from clusters.etcd.election import EtcdElection
 from clusters.etcd.ids import EtcdCounter, EtcdRevision
 from clusters.etcd.lock import RecipeLock, ServiceLock
 from clusters.etcd.register import EtcdRegister
+from clusters.etcd.version_cas import EtcdVersionCas
 from workloads.election import ElectionClient
 from workloads.factories import holder_clients, register_clients
+from workloads.guarded import guarded_clients
 from workloads.id_factories import id_clients, snowflake_clients
 from workloads.lock import LockClient
 
@@ -22,3 +24,4 @@ RECIPE_LOCK = holder_clients(LockClient, RecipeLock)
 COUNTER_IDS = id_clients(EtcdCounter)
 REVISION_IDS = id_clients(EtcdRevision)
 SNOWFLAKE_IDS = snowflake_clients(EtcdCounter)
+VERSION_CAS = guarded_clients(EtcdVersionCas)

@@ -22,7 +22,11 @@ SPEC = TargetSpec(
     name="etcd",
     description="etcd 3.5 (Debian trixie), Raft; locks via leases, CAS via txn",
     default_nodes=3,
-    workloads={"cas-register": f"{CLIENTS}:REGISTER", "election": f"{CLIENTS}:ELECTION"},
+    workloads={
+        "cas-register": f"{CLIENTS}:REGISTER",
+        "election": f"{CLIENTS}:ELECTION",
+        "version-cas": f"{CLIENTS}:VERSION_CAS",
+    },
     locks={"lease-lock": f"{CLIENTS}:LEASE_LOCK", "recipe": f"{CLIENTS}:RECIPE_LOCK"},
     default_lock="lease-lock",
     id_generators={

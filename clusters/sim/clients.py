@@ -11,6 +11,7 @@ from clusters.sim.client import SimClient
 from clusters.sim.cluster import NODE, SimCluster
 from clusters.sim.factories import (
     SimElectionClientFactory,
+    SimGuardedClientFactory,
     SimLockClientFactory,
     SimRegisterClientFactory,
 )
@@ -31,6 +32,16 @@ def make_cluster(opts: RunOptions, clock: RunClock) -> SimCluster:
 def register_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
     """CAS-register clients on the sim service."""
     return SimRegisterClientFactory(cluster.endpoints()[NODE], timeout=opts.op_timeout)
+
+
+def version_cas_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
+    """version-cas clients on the sim's CAS registers."""
+    return SimGuardedClientFactory(cluster.endpoints()[NODE], opts.lock.work_time, keys=False)
+
+
+def unique_key_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
+    """unique-key clients on the sim's CAS registers."""
+    return SimGuardedClientFactory(cluster.endpoints()[NODE], opts.lock.work_time, keys=True)
 
 
 def _holder_clients(factory: Any) -> ClientBuilder:

@@ -2,7 +2,9 @@
 
 - ``SimLockClientFactory``: the lock workload (``workloads.lock``);
 - ``SimRegisterClientFactory``: CAS registers (``workloads.register``);
-- ``SimElectionClientFactory``: leader election (``workloads.election``).
+- ``SimElectionClientFactory``: leader election (``workloads.election``);
+- ``SimGuardedClientFactory``: the lock-free workloads (``workloads.guarded``) on its
+  CAS registers.
 
 Defaults reproduce the domain notes' timeline: lease TTL 10 s, keepalive every 3 s.
 """
@@ -12,9 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from clusters.sim.client import SimClient
+from clusters.sim.client import Rejected, SimClient
 from core.client import WorkerContext
 from workloads.election import ElectionClient
+from workloads.guarded import GuardedClient
+from workloads.guarded_register import RegisterKeys, RegisterVersions
 from workloads.lock import LockClient
 from workloads.register import RegisterClient
 from workloads.resource import ResourceClient
@@ -91,3 +95,20 @@ class SimRegisterClientFactory:
 
     def __call__(self, ctx: WorkerContext) -> RegisterClient:
         return RegisterClient(ctx, partial(SimClient, self.sim, self.timeout), NODE)
+
+
+@dataclass(frozen=True, slots=True)
+class SimGuardedClientFactory:
+    """Lock-free clients on the sim service at ``sim``: version-cas (``keys`` False) or
+    unique-key (``keys`` True), working ``work`` s before each write."""
+
+    sim: str
+    work: float
+    keys: bool
+    timeout: float = 5.0
+
+    def __call__(self, ctx: WorkerContext) -> GuardedClient:
+        store = RegisterKeys if self.keys else RegisterVersions
+        return GuardedClient(
+            ctx, lambda: store(SimClient(self.sim, self.timeout), Rejected), self.work
+        )

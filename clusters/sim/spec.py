@@ -29,7 +29,12 @@ SPEC = TargetSpec(
     name="sim",
     description="the built-in service, one local process (no Docker), bugs to inject",
     default_nodes=1,
-    workloads={"cas-register": f"{CLIENTS}:register_clients", "election": f"{CLIENTS}:ELECTION"},
+    workloads={
+        "cas-register": f"{CLIENTS}:register_clients",
+        "election": f"{CLIENTS}:ELECTION",
+        "version-cas": f"{CLIENTS}:version_cas_clients",
+        "unique-key": f"{CLIENTS}:unique_key_clients",
+    },
     locks={"sim": f"{CLIENTS}:LOCK"},
     default_lock="sim",
     id_generators={"counter": f"{CLIENTS}:COUNTER_IDS", "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS"},

@@ -90,7 +90,9 @@ def test_an_unknown_workload_is_one_line_listing_them(
 ) -> None:
     assert_one_line_254(
         *run(capsys, "run", "--workload", "nope"),
-        "invalid choice: 'nope' (choose from 'lock', 'cas-register', 'election')",
+        "invalid choice: 'nope' (choose from "
+        + ", ".join(f"'{name}'" for name in registry.WORKLOADS)
+        + ")",
     )
     suite = tmp_path / "s.toml"
     suite.write_text('[[run]]\nname = "r"\nworkload = "nope"\n')

@@ -1,0 +1,179 @@
+"""How PostgreSQL runs: n1 the primary, the other nodes its streaming replicas.
+
+A node's first start makes its data directory: ``initdb`` on n1, ``pg_basebackup -R`` from
+n1 on the others (a physical copy that then streams n1's WAL as a hot standby). Later starts
+(after a kill) keep what is there: the primary comes back through crash recovery, a replica
+resumes streaming. Replication is the ``persistence`` option, since it decides what a
+commit survives: ``async`` (the default, PostgreSQL's own) answers a COMMIT once the
+primary's WAL is flushed; ``sync`` (``synchronous_standby_names = '*'``) only once a replica
+has it too, so a COMMIT waits while no replica answers.
+
+The server runs as the ``postgres`` user (``setpriv``), from the newest
+``/usr/lib/postgresql/*/bin``: 17 in our image (Debian trixie), whatever the hosts' Debian
+ships on SSH hosts (``postgresql``; its own ``postgresql.service`` is kept from starting).
+Clients connect to every node with ``target_session_attrs=read-write``: the primary. Every
+connection is trusted (a test cluster on an internal network).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from clusters.postgres.connection import probe
+from clusters.postgres.spec import PERSISTENCE
+from clusters.server import Launch, Peer, Place, ServerSpec
+from core.cluster import ClusterError
+
+PORT = 5432
+MAX_NODES = 5
+AS_POSTGRES = ("setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups")
+BASEBACKUP_TRIES = 240
+"""Half-second tries of a replica's first copy while its primary starts (2 min)."""
+
+
+def check_replication(persistence: str | None) -> str:
+    """``persistence`` (None: ``async``) when it is one of ``PERSISTENCE``; ClusterError
+    with the choices otherwise."""
+    chosen = persistence or PERSISTENCE[0]
+    if chosen not in PERSISTENCE:
+        raise ClusterError(
+            f"Unknown PostgreSQL replication {chosen!r}; choose from: {', '.join(PERSISTENCE)}"
+        )
+    return chosen
+
+
+def postgresql_conf(conf_dir: str, replication: str) -> str:
+    """postgresql.conf: every interface, WAL for streaming replicas, hot standbys, and a
+    synchronous replica when ``replication`` is ``sync``."""
+    standbys = "*" if replication == "sync" else ""
+    lines = [
+        "listen_addresses = '*'",
+        f"port = {PORT}",
+        f"hba_file = '{conf_dir}/pg_hba.conf'",
+        "unix_socket_directories = '/tmp'",
+        "max_connections = 100",
+        "shared_buffers = 16MB",
+        "wal_level = replica",
+        "max_wal_senders = 8",
+        "wal_keep_size = 128MB",
+        "hot_standby = on",
+        f"synchronous_standby_names = '{standbys}'",
+        "log_line_prefix = '%m [%p] %a '",
+        "log_min_messages = warning",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+PG_HBA = """\
+local all all trust
+host all all 0.0.0.0/0 trust
+host replication all 0.0.0.0/0 trust
+"""
+
+
+def prepare(data: str, primary: Peer | None) -> tuple[str, ...]:
+    """Shell lines run as root before the server: the newest PostgreSQL on PATH, the data
+    directory owned by ``postgres``, and on a first start ``initdb`` (``primary`` None) or a
+    copy of ``primary``."""
+    q = shlex.quote(data)
+    user = shlex.join(AS_POSTGRES)
+    lines = [
+        'PATH="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1):$PATH"; export PATH',
+        f"mkdir -p {q} && chown postgres:postgres {q} && chmod 700 {q}",
+    ]
+    if primary is None:
+        lines.append(
+            f"[ -s {q}/PG_VERSION ] || {user} initdb -D {q} -U postgres -A trust -E UTF8 --locale=C"
+        )
+    else:
+        copy = f"{user} pg_basebackup -h {primary.ip} -p {PORT} -U postgres -D {q} -X stream -R"
+        lines.append(
+            f"[ -s {q}/PG_VERSION ] || for i in $(seq {BASEBACKUP_TRIES}); do "
+            f"{copy} && break; rm -rf {q}/* ; sleep 0.5; done"
+        )
+    return tuple(lines)
+
+
+@dataclass(frozen=True)
+class PostgresServer(ServerSpec):
+    """PostgreSQL: n1 the primary, n2.. its streaming replicas; ``persistence`` is the
+    replication (``async`` or ``sync``)."""
+
+    name: str = "postgres"
+    process: str = "postgres"
+    port: int = PORT
+    ports: tuple[int, ...] = (PORT,)
+    image: str = "postgres"
+    packages: tuple[str, ...] = ("postgresql",)
+    services: tuple[str, ...] = ("postgresql",)
+    default_nodes: int = 2
+    start_timeout: float = 60.0
+    host_start_timeout: float | None = 120.0
+    start_grace: float = BASEBACKUP_TRIES * 0.5
+    version_argv: tuple[str, ...] | None = (
+        "sh",
+        "-c",
+        '"$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)/postgres" --version',
+    )
+    has_leader: bool = True
+    replication: str = PERSISTENCE[0]
+
+    def check_size(self, n: int, unit: str = "nodes") -> None:
+        """One primary and up to four replicas."""
+        if n < 1 or n > MAX_NODES:
+            raise ClusterError(
+                f"{self.name} runs one primary and its replicas: 1 to {MAX_NODES} {unit}, not {n}"
+            )
+
+    def with_persistence(self, persistence: str | None) -> PostgresServer:
+        """This server with replication ``persistence`` (None: ``async``)."""
+        return replace(self, replication=check_replication(persistence))
+
+    def launch(self, node: Peer, peers: Sequence[Peer], place: Place) -> Launch:
+        """postgres on ``postgresql_conf``; n1's data from initdb, the others' copied from n1."""
+        conf = f"{place.conf}/postgresql.conf"
+        data = f"{place.data}/pgdata"
+        primary = None if node.index == 1 else peers[0]
+        return Launch(
+            (*AS_POSTGRES, "postgres", "-D", data, "-c", f"config_file={conf}"),
+            files={
+                conf: postgresql_conf(place.conf, self.replication),
+                f"{place.conf}/pg_hba.conf": PG_HBA,
+            },
+            prelude=prepare(data, primary),
+        )
+
+    def healthy(self, ip: str) -> bool:
+        """The server answers a query (a replica once it is consistent)."""
+        return role(ip) is not None
+
+    def ready(self, ips: Mapping[str, str]) -> bool:
+        """One primary, every other node a replica streaming from it."""
+        roles = {node: role(ip) for node, ip in ips.items()}
+        primaries = [node for node, r in roles.items() if r == "primary"]
+        if len(primaries) != 1 or None in roles.values():
+            return False
+        streaming = probe(
+            ips[primaries[0]],
+            PORT,
+            "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'",
+        )
+        return streaming == len(ips) - 1
+
+    def leader(self, ips: Mapping[str, str]) -> str | None:
+        """The one node not in recovery, else None."""
+        primaries = [node for node, ip in ips.items() if role(ip) == "primary"]
+        return primaries[0] if len(primaries) == 1 else None
+
+
+def role(ip: str) -> str | None:
+    """``primary`` or ``replica`` as the server at ``ip`` says, None when it does not answer."""
+    recovering = probe(ip, PORT, "SELECT pg_is_in_recovery()")
+    if recovering is None:
+        return None
+    return "replica" if recovering else "primary"
+
+
+SERVER = PostgresServer()

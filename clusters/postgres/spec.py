@@ -1,0 +1,39 @@
+"""The PostgreSQL target: a primary with streaming replicas, in Docker or on SSH hosts.
+
+Lock implementations (``--lock``), all in the database: ``table`` (a row per lock name
+with its owner and expiry, tokens from a sequence), ``advisory`` (``pg_advisory_lock`` on
+a session) and ``row`` (``SELECT ... FOR UPDATE`` held in an open transaction). The
+lock-free workloads ``version-cas`` and ``unique-key`` do the same protected work with no
+lock at all. ``persistence`` is the replication: ``async`` (the default) or ``sync``.
+Clock faults are refused in Docker: the image runs the server without libfaketime.
+"""
+
+from __future__ import annotations
+
+from clusters.spec import TargetSpec
+from core.abilities import SERVER_ABILITIES, Ability
+
+PERSISTENCE = ("async", "sync")
+"""The replication, first the default: what a COMMIT waits for (see ``server.py``)."""
+CLIENTS = "clusters.postgres.clients"
+
+SPEC = TargetSpec(
+    name="postgres",
+    description="PostgreSQL 17 primary with a streaming replica; locks in the database",
+    default_nodes=2,
+    workloads={"version-cas": f"{CLIENTS}:VERSION_CAS", "unique-key": f"{CLIENTS}:UNIQUE_KEY"},
+    locks={
+        "table": f"{CLIENTS}:TABLE_LOCK",
+        "advisory": f"{CLIENTS}:ADVISORY_LOCK",
+        "row": f"{CLIENTS}:ROW_LOCK",
+    },
+    default_lock="table",
+    server="clusters.postgres.server:SERVER",
+    image="postgres",
+    persistence=PERSISTENCE,
+    abilities=SERVER_ABILITIES - {Ability.CLOCK},
+    lacks={
+        Ability.CLOCK: "the {target} image runs its server without libfaketime, so no "
+        "{fault} fault in Docker; clock faults on {target} need real hosts (--ssh)"
+    },
+)

@@ -1,0 +1,88 @@
+"""The postgres target on real servers: a primary and its streaming replica in Docker.
+
+The runs go through the real ``harness run``: the lock table under a client pause longer
+than its expiry accepts the frozen holder's stale write without fencing (invalid) and
+rejects it with fencing (valid); the lock-free workloads (version-cas, unique-key) under
+the same pause are valid with no fencing at all, the late write refused by the data. The
+cluster test shows why a connection lost during COMMIT is unknown, not fail: with
+synchronous replication and the replica paused, a COMMIT gets no answer in time, yet the
+row is there once the replica is back.
+
+Short timings (lease 2 s, a pause of 5 s 3 s in, a 10 s run) keep the module near 3 min.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_workloads import LEASE, no_leftovers, pause_args, paused_run, run
+
+from clusters.postgres.connection import Connection
+from clusters.registry import TARGETS
+from clusters.server import ClusterOptions
+from workloads.errors import OpUnknown
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+__all__ = ["no_leftovers"]  # the fixture: no container outlives a test
+
+TABLE_LOCK = ["--target", "postgres", "--workload", "lock", "--lock", "table", *LEASE]
+
+
+@pytest.mark.parametrize(("fencing", "code"), [("off", 1), ("on", 0)])
+def test_lock_table_under_a_client_pause(tmp_path: Path, fencing: str, code: int) -> None:
+    got, results, _ = paused_run(
+        tmp_path, "mutex", *TABLE_LOCK, *pause_args("postgres"), "--fencing", fencing
+    )
+    mutex = results["checkers"]["mutex"]
+    if fencing == "off":
+        assert mutex["stale_accepted"], mutex["summary"]
+    else:
+        assert mutex["stale_rejected"] and not mutex["stale_accepted"], mutex["summary"]
+    assert got == code, {k: c["summary"] for k, c in results["checkers"].items()}
+
+
+def late_refused(results: dict[str, Any]) -> int:
+    return int(results["checkers"]["guarded"]["late_refused"])
+
+
+@pytest.mark.parametrize("workload", ["version-cas", "unique-key"])
+def test_lock_free_workloads_refuse_the_late_write_without_fencing(
+    tmp_path: Path, workload: str
+) -> None:
+    args = ["--target", "postgres", "--workload", workload, "--work-time", "0.5"]
+    code, results, run_dir = run(tmp_path / "first", *args, *pause_args("postgres"))
+    if not late_refused(results):  # the pause froze no writer (once in a while): again
+        code, results, run_dir = run(tmp_path / "again", *args, *pause_args("postgres"))
+    guarded = results["checkers"]["guarded"]
+    assert code == 0, {k: c["summary"] for k, c in results["checkers"].items()}
+    assert late_refused(results) >= 1 and not guarded["duplicates"], guarded["summary"]
+    assert "no token and no lease" in guarded["summary"]
+    ops = [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()]
+    assert not any(op["f"] in ("acquire", "release") for op in ops)  # no lock was taken
+
+
+def test_a_commit_without_answer_is_unknown_and_may_have_happened(tmp_path: Path) -> None:
+    cluster = TARGETS["postgres"].build(ClusterOptions(run_id="pgcommit", persistence="sync"))
+    try:
+        cluster.start(tmp_path)
+        assert cluster.leader() == "n1"  # type: ignore[attr-defined]
+        addresses = list(cluster.endpoints().values())
+        conn = Connection(addresses, 2.0)
+        conn.query("table", "CREATE TABLE t (k int PRIMARY KEY)", write=True)
+        cluster.pause("n2")  # type: ignore[attr-defined]
+        with pytest.raises(OpUnknown, match="no answer in 2 s"):
+            conn.query("insert", "INSERT INTO t VALUES (1)", write=True)
+        cluster.resume("n2")  # type: ignore[attr-defined]
+        check = Connection(addresses, 5.0)
+        assert check.query("read", "SELECT k FROM t") == [(1,)]  # it had committed
+        cluster.kill("n1")  # type: ignore[attr-defined]
+        cluster.restart("n1")  # type: ignore[attr-defined]
+        cluster.wait_ready()  # type: ignore[attr-defined]
+        again = Connection(addresses, 5.0)
+        assert again.query("read", "SELECT count(*) FROM t") == [(1,)]
+        assert cluster.leader() == "n1"  # type: ignore[attr-defined]
+    finally:
+        cluster.stop()

@@ -1,0 +1,111 @@
+"""The postgres target without Docker: its error classification, its server's launch per
+node, and the replication option.
+
+psycopg exceptions: refused by the server -> fail; the session ended by the server's idle
+timeouts -> ``LeaseNotFound``; a lost connection -> fail before COMMIT (the transaction
+dies with it), info during COMMIT or an autocommit write.
+"""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from psycopg import errors as pg
+
+from clusters.postgres.errors import UNIQUE_VIOLATION, Refused, classify
+from clusters.postgres.server import SERVER, postgresql_conf
+from clusters.registry import TARGETS
+from clusters.server import Peer, Place
+from core.cluster import ClusterError
+from workloads.errors import OpFailed, OpUnknown
+from workloads.lease import LeaseNotFound
+
+LOST = psycopg.OperationalError("consuming input failed: server closed the connection")
+
+
+@pytest.mark.parametrize(
+    ("exc", "committing", "kind"),
+    [
+        (pg.UniqueViolation("duplicate key value"), True, Refused),
+        (pg.LockNotAvailable("canceling statement due to lock timeout"), False, Refused),
+        (pg.SerializationFailure("could not serialize access"), True, Refused),
+        (
+            pg.ReadOnlySqlTransaction("cannot execute UPDATE in a read-only transaction"),
+            True,
+            Refused,
+        ),
+        (
+            pg.IdleSessionTimeout("terminating connection due to idle-session timeout"),
+            False,
+            LeaseNotFound,
+        ),
+        (pg.IdleInTransactionSessionTimeout("idle-in-transaction timeout"), True, LeaseNotFound),
+        (LOST, False, OpFailed),
+        (pg.AdminShutdown("terminating connection due to administrator command"), False, OpFailed),
+        (LOST, True, OpUnknown),
+        (pg.AdminShutdown("terminating connection due to administrator command"), True, OpUnknown),
+    ],
+)
+def test_each_error_is_fail_or_unknown_by_whether_commit_was_under_way(
+    exc: psycopg.Error, committing: bool, kind: type[Exception]
+) -> None:
+    out = classify(exc, "write x on 10.0.0.1:5432", committing)
+    assert type(out) is kind
+    assert "write x on 10.0.0.1:5432" in str(out) and "\n" not in str(out)
+    if isinstance(out, OpFailed) and not isinstance(out, (Refused, LeaseNotFound)):
+        assert "before commit" in str(out)
+
+
+def test_a_unique_violation_says_its_sqlstate() -> None:
+    out = classify(pg.UniqueViolation("duplicate key"), "insert", True)
+    assert isinstance(out, Refused) and out.sqlstate == UNIQUE_VIOLATION
+
+
+PEERS = [Peer("n1", 1, "10.1.2.11"), Peer("n2", 2, "10.1.2.12"), Peer("n3", 3, "10.1.2.13")]
+PLACE = Place("/c/conf", "/c/data", image=True, run_id="r1")
+
+
+def test_n1_makes_its_data_with_initdb_and_the_others_copy_it() -> None:
+    first = SERVER.launch(PEERS[0], PEERS, PLACE)
+    assert any("initdb -D /c/data/pgdata" in line for line in first.prelude)
+    assert not any("pg_basebackup" in line for line in first.prelude)
+    for node in PEERS[1:]:
+        launch = SERVER.launch(node, PEERS, PLACE)
+        copy = next(line for line in launch.prelude if "pg_basebackup" in line)
+        assert (
+            "-h 10.1.2.11" in copy
+            and " -R" in copy
+            and "[ -s /c/data/pgdata/PG_VERSION ] ||" in copy
+        )
+        assert not any("initdb" in line for line in launch.prelude)
+    assert first.argv[first.argv.index("postgres") :] == (
+        "postgres",
+        "-D",
+        "/c/data/pgdata",
+        "-c",
+        "config_file=/c/conf/postgresql.conf",
+    )
+    assert first.argv[0] == "setpriv" and "--reuid=postgres" in first.argv
+
+
+def test_replication_is_async_unless_sync_is_asked_and_nothing_else() -> None:
+    assert SERVER.with_persistence(None).replication == "async"
+    assert "synchronous_standby_names = ''" in postgresql_conf("/c", "async")
+    sync = SERVER.with_persistence("sync")
+    conf = sync.launch(PEERS[0], PEERS, PLACE).files["/c/conf/postgresql.conf"]
+    assert "synchronous_standby_names = '*'" in conf and "hba_file = '/c/conf/pg_hba.conf'" in conf
+    with pytest.raises(ClusterError, match="choose from: async, sync"):
+        SERVER.with_persistence("quorum")
+    assert TARGETS["postgres"].persistence == ("async", "sync")
+
+
+@pytest.mark.parametrize("n", [0, 6])
+def test_one_primary_and_up_to_four_replicas(n: int) -> None:
+    SERVER.check_size(1)
+    SERVER.check_size(5)
+    with pytest.raises(ClusterError, match="1 to 5 nodes"):
+        SERVER.check_size(n)
+
+
+def test_a_replica_may_copy_its_primary_before_its_server_runs() -> None:
+    assert SERVER.start_grace >= 60 and SERVER.has_leader and SERVER.process == "postgres"
