@@ -147,6 +147,9 @@ class IdsOptions:
     snowflake_defence: str = "none"
     snowflake_workers: str = "fixed"
     client_clock_delta: float = -5.0
+    segment_size: int = 1000
+    segment_prefetch: float = 0.1
+    """Leaf-segment: the fraction of a range used when the next is taken."""
 
 
 RECORDS: Final[dict[str, type]] = {

@@ -58,22 +58,25 @@ def _taken(connect: Callable[[], IdBackend]) -> Callable[[], int]:
     return take
 
 
-def id_clients(driver: Callable[..., IdBackend]) -> Builder:
-    """Id clients over ``driver`` connections (``driver(addresses, timeout=, prefix=)``)."""
+def id_clients(driver: Callable[..., IdBackend], spread: bool = True) -> Builder:
+    """Id clients over ``driver`` connections (``driver(addresses, timeout=, prefix=)``);
+    ``spread``: each client talks to its own node (else all to the first answering)."""
 
     def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
-        return IdFactory(connector(opts, cluster, driver))
+        return IdFactory(connector(opts, cluster, driver, spread))
 
     return build
 
 
-def snowflake_clients(workers: Callable[..., IdBackend]) -> Builder:
+def snowflake_clients(workers: Callable[..., IdBackend], spread: bool = True) -> Builder:
     """Snowflake clients; with ``--snowflake-workers service`` their worker ids come from
     ``workers`` connections (the target's own generator)."""
 
     def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
         if opts.ids.snowflake_workers == "fixed":
             return SnowflakeFactory(opts.ids.snowflake_defence)
-        return SnowflakeFactory(opts.ids.snowflake_defence, connector(opts, cluster, workers))
+        return SnowflakeFactory(
+            opts.ids.snowflake_defence, connector(opts, cluster, workers, spread)
+        )
 
     return build

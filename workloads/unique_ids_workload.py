@@ -20,5 +20,11 @@ WORKLOAD = Workload(
     holds=False,
     default_fault="none",
     checkers=(ids.check_record, stats.check_record),
-    options=("id_generator", "snowflake_defence", "snowflake_workers"),
+    options=(
+        "id_generator",
+        "snowflake_defence",
+        "snowflake_workers",
+        "segment_size",
+        "segment_prefetch",
+    ),
 )

@@ -166,6 +166,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         "--client-clock-delta",
         "client-clock: seconds the clients' wall clock steps (negative: back)",
     )
+    number_option(ids, "--segment-size", "segment: ids a client takes at a time")
+    number_option(
+        ids, "--segment-prefetch", "segment: fraction of a range used when the next is taken"
+    )
     t = p.add_argument_group("targets")
     t.add_argument(
         "--nodes",

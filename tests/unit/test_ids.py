@@ -196,3 +196,22 @@ def test_the_checker_counts_out_of_order_and_gaps_and_unknown_outcomes_honestly(
 def test_a_run_that_handed_out_no_id_is_unknown() -> None:
     r = ids.check_record(record(*generate(0, 0, 1, None, "info"), *generate(1, 1, 1, None, "fail")))
     assert r.valid == "unknown" and "tested nothing" in r.summary
+
+
+def test_leaf_segments_hand_out_their_range_and_take_the_next_at_the_prefetch_point() -> None:
+    from clusters.postgres.ids import PgSegments
+
+    taken: list[tuple[int, int]] = []
+    seg = PgSegments.__new__(PgSegments)
+    seg.size, seg.prefetch, seg.ranges = 10, 0.1, []
+
+    def take() -> tuple[int, int]:
+        start = 1 + 10 * len(taken)
+        taken.append((start, start + 10))
+        return taken[-1]
+
+    seg._take = take  # type: ignore[method-assign]
+    first = [seg.next_id() for _ in range(2)]
+    assert first == [1, 2] and len(taken) == 2  # the second range taken at 10 % use
+    rest = [seg.next_id() for _ in range(18)]
+    assert first + rest == list(range(1, 21)) and len(taken) == 3
