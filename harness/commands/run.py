@@ -143,7 +143,11 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         help=Deferred(
             lambda: (
                 "how the unique-ids workload makes ids (default: the target's first); "
-                + "; ".join(f"{n}: {', '.join(t.id_generators)}" for n, t in TARGETS.items())
+                + "; ".join(
+                    f"{n}: {', '.join(t.id_generators)}"
+                    for n, t in TARGETS.items()
+                    if t.id_generators
+                )
             )
         ),
     )
