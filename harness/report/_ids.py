@@ -1,8 +1,8 @@
 """The report's section of a unique-ids run: the ids against time, duplicates marked.
 
 A plain SVG drawn here (no script needed): every id a client was handed at the time its op
-completed (thinned to ``POINTS`` evenly, duplicates always kept), the fault windows shaded,
-each duplicate a red ring on both of its issues; under it the first duplicates with both
+completed, the fault windows shaded, each duplicate a red ring on every one of its issues
+(each kind thinned evenly to ``POINTS``); under it the first duplicates with both
 issuers. The ids are read as the checker read them (``checkers.ids.issued_ids``), and the
 duplicates are the checker's, so picture and verdict agree.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from checkers.ids import Issued, issued_ids
+from checkers.ids import Issued, duplicates, issued_ids
 from checkers.record import RunRecord
 from checkers.windows import FaultWindow
 from harness.report._html import esc, table, tag
@@ -30,7 +30,7 @@ def ids_section(
     if not isinstance(found, dict):
         return ""
     ids, _, _ = issued_ids(record.history)
-    dup_ids = {d["id"] for d in found.get("duplicates") or ()}
+    dup_ids = set(duplicates(ids))
     body = _plot(ids, dup_ids, windows) if ids else tag("p", "No id was handed out.")
     body += tag("p", esc(found.get("summary", "")), class_="explanation")
     rows = [_row(d) for d in found.get("duplicates") or ()]
@@ -54,9 +54,8 @@ def _row(d: dict[str, Any]) -> list[str]:
     return [esc(d.get("id")), issuers, esc("; ".join(d.get("during") or ()) or "no fault")]
 
 
-def _thin(ids: Sequence[Issued], keep: set[int]) -> list[Issued]:
-    step = max(1, len(ids) // POINTS)
-    return [i for n, i in enumerate(ids) if n % step == 0 or i.id in keep]
+def _thin(ids: Sequence[Issued]) -> Sequence[Issued]:
+    return ids[:: max(1, len(ids) // POINTS)]
 
 
 def _plot(ids: Sequence[Issued], dup_ids: set[int], windows: Sequence[FaultWindow]) -> str:
@@ -86,8 +85,7 @@ def _plot(ids: Sequence[Issued], dup_ids: set[int], windows: Sequence[FaultWindo
     )
     dots = "".join(
         f'<circle cx="{x(i.done)}" cy="{y(i.id)}" r="1.5" fill="{OK_COLOUR}"/>'
-        for i in _thin(ids, dup_ids)
-        if i.id not in dup_ids
+        for i in _thin([i for i in ids if i.id not in dup_ids])
     )
     rings = "".join(
         tag(
@@ -101,8 +99,7 @@ def _plot(ids: Sequence[Issued], dup_ids: set[int], windows: Sequence[FaultWindo
             stroke_width=1.5,
             class_="duplicate",
         )
-        for i in ids
-        if i.id in dup_ids
+        for i in _thin([i for i in ids if i.id in dup_ids])
     )
     axes = (
         f'<line x1="{PAD}" y1="{HEIGHT - PAD}" x2="{WIDTH - PAD}" y2="{HEIGHT - PAD}" '

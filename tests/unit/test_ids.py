@@ -215,3 +215,14 @@ def test_leaf_segments_hand_out_their_range_and_take_the_next_at_the_prefetch_po
     assert first == [1, 2] and len(taken) == 2  # the second range taken at 10 % use
     rest = [seg.next_id() for _ in range(18)]
     assert first + rest == list(range(1, 21)) and len(taken) == 3
+
+
+def test_the_report_draws_the_ids_against_time_with_every_duplicate_ringed() -> None:
+    from harness.report._ids import ids_section
+
+    rec = record(*generate(0, 0, 1, 5), *generate(1, 1, 2, 6), *generate(2, 1, 3, 5))
+    results = {"checkers": {"ids": ids.check_record(rec).to_dict()}}
+    html = ids_section(rec, results, [])
+    assert "<svg" in html and html.count('class="duplicate"') == 2
+    assert "Duplicates (1 of 1 shown)" in html
+    assert ids_section(rec, {"checkers": {}}, []) == ""
