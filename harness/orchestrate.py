@@ -38,6 +38,7 @@ from core.store import (
     write_json,
 )
 from harness import analysis
+from harness.logs import log_to
 from harness.plan import build_plan
 from harness.progress import Progress
 from harness.runner import Runner
@@ -117,12 +118,7 @@ def _quiet_resource_tracker() -> None:
 
 
 def _log_to(run_dir: Path) -> logging.Handler:
-    h = logging.FileHandler(run_dir / LOG_FILE)
-    h.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(h)
-    root.setLevel(logging.INFO)
-    return h
+    return log_to(run_dir / LOG_FILE)
 
 
 def run_test(opts: RunOptions, console: Console) -> RunOutcome:

@@ -6,8 +6,8 @@ one plain line every few seconds.
 
 from __future__ import annotations
 
+import math
 import threading
-import time
 from collections.abc import Callable
 from types import TracebackType
 
@@ -21,6 +21,41 @@ from harness.runner import Stats
 def _fmt(s: float) -> str:
     s = max(0, int(s))
     return f"{s // 60}:{s % 60:02d}"
+
+
+class Rate:
+    """Operations per second, smoothed: an exponential moving average with a time
+    constant of ``tau`` seconds over readings taken at any pace. The first reading is
+    the average since the last reading at which no operation had completed (never a 0.0
+    that only says no interval was measured yet); None until an operation completes."""
+
+    def __init__(self, tau: float = 5.0) -> None:
+        self.tau = tau
+        self._last: tuple[float, int] | None = None
+        self._rate: float | None = None
+        self._idle = 0.0
+
+    def __call__(self, elapsed: float, done: int) -> float | None:
+        """The rate after ``done`` operations at ``elapsed`` seconds since the start."""
+        if self._last is None:
+            if done <= 0:
+                self._idle = elapsed  # the ops have not begun: their time starts later
+            elif elapsed > self._idle:
+                self._last, self._rate = (elapsed, done), done / (elapsed - self._idle)
+            return self._rate
+        t0, d0 = self._last
+        dt = elapsed - t0
+        if dt <= 0:
+            return self._rate
+        weight = 1.0 - math.exp(-dt / self.tau)
+        now = (done - d0) / dt
+        self._rate = now if self._rate is None else self._rate + weight * (now - self._rate)
+        self._last = (elapsed, done)
+        return self._rate
+
+
+def _rate_text(rate: float | None) -> str:
+    return f"{'…':>6}" if rate is None else f"{rate:6.1f}"
 
 
 class Progress:
@@ -42,13 +77,7 @@ class Progress:
         self._live: Live | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._last = (0.0, 0)
-
-    def _rate(self) -> float:
-        now, done = time.monotonic(), self.stats.completed
-        t0, d0 = self._last
-        self._last = (now, done)
-        return (done - d0) / (now - t0) if t0 and now > t0 else 0.0
+        self._rate = Rate()
 
     def render(self) -> Table:
         st = self.stats
@@ -58,7 +87,7 @@ class Progress:
             f"[bold]{self.title}[/]",
             f"elapsed {_fmt(el)}",
             f"remaining {_fmt(self.total - el)}",
-            f"{self._rate():6.1f} ops/s",
+            f"{_rate_text(self._rate(el, st.completed))} ops/s",
             f"[green]ok {st.ok}[/]",
             f"[yellow]fail {st.fail}[/]",
             f"[magenta]info {st.info}[/]",
@@ -73,7 +102,8 @@ class Progress:
         el = self.elapsed()
         faults = ",".join(sorted(st.active_faults)) or "none"
         return (
-            f"[{_fmt(el)} / {_fmt(self.total)}] ops/s {self._rate():.1f} "
+            f"[{_fmt(el)} / {_fmt(self.total)}] ops/s "
+            f"{_rate_text(self._rate(el, st.completed)).strip()} "
             f"ok {st.ok} fail {st.fail} info {st.info} fault {faults}"
         )
 

@@ -8,13 +8,16 @@ was never written is written when first asked for.
 It serves only what is inside the results folder once every symlink is resolved (a link
 to /etc in results/ does not serve /etc/passwd), only regular files and folders (a FIFO
 would hang the thread), answers a bad path (a NUL byte, ``..`` out of the folder) with
-400 or 404 and never a traceback, and serves history (``.jsonl``), logs and EDN as UTF-8
-text so browsers show them.
+400 or 404 and never a traceback, and serves history (``.jsonl``), logs, EDN, the nodes'
+configuration files and any other file that reads as UTF-8 text as text so browsers show
+them instead of downloading them.
 """
 
 from __future__ import annotations
 
+import codecs
 import ipaddress
+import os
 import sys
 from functools import partial
 from http import HTTPStatus
@@ -41,12 +44,29 @@ class ResultsHandler(SimpleHTTPRequestHandler):
         ".log": TEXT,
         ".edn": TEXT,
         ".txt": TEXT,
+        ".out": TEXT,
+        ".err": TEXT,
+        ".cfg": TEXT,
+        ".conf": TEXT,
+        ".hcl": TEXT,
+        ".yml": TEXT,
+        ".yaml": TEXT,
+        ".toml": TEXT,
+        ".properties": TEXT,
         ".json": "application/json",
     }
 
     def __init__(self, *args: Any, root: Path, **kwargs: Any) -> None:
         self.root = root
         super().__init__(*args, directory=str(root), **kwargs)
+
+    def guess_type(self, path: str | os.PathLike[str]) -> str:
+        """The type by extension; a file of no known type that reads as UTF-8 text (a
+        node's ``myid``, a log without an extension) is text, not a download."""
+        kind = super().guess_type(path)
+        if kind == "application/octet-stream" and _is_text(Path(path)):
+            return TEXT
+        return kind
 
     def _bad_path(self) -> bool:
         """Answer 400 to a path no file can have (a NUL byte); True when it did."""
@@ -113,6 +133,21 @@ class ResultsHandler(SimpleHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         self.end_headers()
         self.wfile.write(body)
+
+
+def _is_text(path: Path, probe: int = 4096) -> bool:
+    """Whether a file's first ``probe`` bytes are UTF-8 text without NUL bytes (a
+    character cut at the end of the probe is not held against it)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(probe)
+    except OSError:
+        return False
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        return False
+    return b"\0" not in head
 
 
 def make_server(

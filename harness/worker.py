@@ -6,7 +6,8 @@ it can be frozen with SIGSTOP, its keepalive threads included, exactly as a GC p
 freezes a lock holder.
 
 Workers ignore SIGINT (the runner decides how a run stops) and die with the runner
-(``PR_SET_PDEATHSIG``), so a kill -9 of the harness leaves no worker behind.
+(``PR_SET_PDEATHSIG``), so a kill -9 of the harness leaves no worker behind. Their log
+records (the client libraries') go to the harness's log file (``harness.logs``).
 """
 
 from __future__ import annotations
@@ -21,15 +22,22 @@ from typing import Any
 
 from core.client import ClientFactory, Completion, Invocation, WorkerContext
 from core.procutil import die_with_parent, signal_quietly
+from harness.logs import log_files, worker_logs_to
 
 _CTX = mp.get_context("spawn")
 
 
 def _worker_main(
-    conn: Connection, factory: ClientFactory, ctx: WorkerContext, parent: int, ready: Any
+    conn: Connection,
+    factory: ClientFactory,
+    ctx: WorkerContext,
+    parent: int,
+    ready: Any,
+    logs: tuple[str, ...] = (),
 ) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent(parent=parent)
+    worker_logs_to(logs, ctx.process)
     ready.set()
     client = None
     try:
@@ -75,7 +83,7 @@ class Worker:
         ready = _CTX.Event()
         proc = _CTX.Process(
             target=_worker_main,
-            args=(child, factory, ctx, os.getpid(), ready),
+            args=(child, factory, ctx, os.getpid(), ready, log_files()),
             name=f"worker-{process}",
             daemon=True,
         )

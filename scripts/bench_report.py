@@ -35,7 +35,9 @@ REDRAW = """(() => {
   const whole = performance.now() - t0;
   const mid = (v.t0 + v.t1) / 2, t1 = performance.now();
   v.set(mid - 5e5, mid + 5e5); v.draw();
-  return {whole_ms: whole, zoomed_ms: performance.now() - t1, ops: r.timeline.n};
+  const lin = r.timeline.linearization;
+  return {whole_ms: whole, zoomed_ms: performance.now() - t1, ops: r.timeline.n,
+    lanes: r.data.lanes.length, points: lin ? lin.current().at.length : 0};
 })()"""
 
 
@@ -46,6 +48,11 @@ def main() -> int:
     ap.add_argument("--keys", type=int, default=10)
     ap.add_argument("--duration", type=float, default=100.0, help="seconds of history")
     ap.add_argument("--no-check", action="store_true", help="skip the linearizability check")
+    ap.add_argument(
+        "--stale-read",
+        action="store_true",
+        help="make one read stale: an invalid run, its counterexample and linearization drawn",
+    )
     ap.add_argument("--keep", type=Path, default=None, help="write the run here and keep it")
     args = ap.parse_args()
     if chromium_path() is None:
@@ -64,6 +71,7 @@ def main() -> int:
             keys=args.keys,
             duration_s=args.duration,
             faults=3,
+            stale_read=args.stale_read,
         )
         made = time.perf_counter()
         if not args.no_check:
@@ -90,7 +98,8 @@ def main() -> int:
     print(
         f"redraw: whole run {redraw.get('whole_ms', float('nan')):.1f} ms, "
         f"1 s zoomed {redraw.get('zoomed_ms', float('nan')):.1f} ms "
-        f"({redraw.get('ops')} operations loaded)"
+        f"({redraw.get('ops')} operations loaded, {redraw.get('lanes')} lanes, "
+        f"{redraw.get('points')} linearization points)"
     )
     print(
         f"network requests: {len(page.requests)} (the file itself), console errors: "

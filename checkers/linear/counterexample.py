@@ -13,6 +13,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Hashable
 from typing import Any
 
+from checkers.linear.linearization import steps
 from checkers.linear.model import ANY, NOTHING, Call, Model
 from checkers.linear.prepare import INF, Entry, Problem
 from checkers.linear.search import Search, SearchResult
@@ -71,7 +72,8 @@ def counterexample(problem: Problem, search: Search, result: SearchResult) -> di
     """A JSON-able account of an invalid partition: the op that cannot be linearized
     (``op``), the state before it and the state it ``requires``, the longest partial
     linearizations (``linearizations``: op indices, the last few ops in full, the state
-    they leave), the ``window`` of concurrent ops around the contradiction, and
+    they leave, and their ``steps``: each op's linearization point and the state it
+    leaves), the ``window`` of concurrent ops around the contradiction, and
     ``sentences``. Times are in ``time_unit`` (ns, or event positions)."""
     v = _View(problem, search)
     model = v.model
@@ -105,6 +107,7 @@ def counterexample(problem: Problem, search: Search, result: SearchResult) -> di
                 "tail": [v.op(k) for k in p[-TAIL:]],
                 "state_after": jsonable(s),
                 "state_after_text": state_words(model, s),
+                "steps": steps(problem, index, p, model),
             }
             for p, s in result.paths
         ],

@@ -44,6 +44,7 @@ class Solved:
                     refuted = True  # the rest is skipped, as the first invalid one ends it
                     break
         self._fast = fast
+        self._budget = budget
         self._searches: dict[int, Search] = {}
         results = [
             SearchResult("unknown", reason=SKIPPED) if v is None else SearchResult(v.valid)
@@ -68,8 +69,25 @@ class Solved:
         """The counterexample of invalid partition ``i``."""
         v = self._fast[i]
         if v is not None and v.explain is not None:
-            return v.explain()
+            return _searched_explain(self.problems[i], self.model, self._budget) or v.explain()
         return counterexample(self.problems[i], self._searches[i], self.outcomes[i].result)
+
+
+EXPLAIN_SECONDS = 10.0
+"""How long the search may take to explain a partition the fast path refuted."""
+
+
+def _searched_explain(problem: Problem, model: Model, budget: Budget) -> dict[str, Any] | None:
+    """The search's counterexample of a partition the fast path refuted, when the search
+    refutes it too within ``EXPLAIN_SECONDS`` (and the check's budget): it has what the
+    fast path's lacks, the longest partial linearizations step by step. None otherwise.
+    Only ever run after an invalid verdict."""
+    deadline = time.perf_counter() + EXPLAIN_SECONDS
+    if budget.deadline is not None:
+        deadline = min(deadline, budget.deadline)
+    search = Search(problem, model)
+    (r,) = run_searches([search], budget._replace(deadline=deadline))
+    return counterexample(problem, search, r) if r.valid is False else None
 
 
 def _fast_fits(n: int, budget: Budget) -> bool:

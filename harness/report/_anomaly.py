@@ -16,6 +16,7 @@ from typing import Any
 
 from checkers.anomalies import KEY
 from harness.report._lanes import Lanes
+from harness.report._linearization import timeline_steps
 from harness.report._timeline import us
 
 _PAD = 0.12  # of the focused span, on each side
@@ -24,19 +25,22 @@ _CONTEXT_SPANS = 50  # how far before the window the first view reaches for cont
 
 
 def annotate(results: dict[str, Any] | None, timeline: dict[str, Any], lanes: Lanes) -> None:
-    """Add ``focus``, ``marks``, ``highlight`` and ``culprit`` to the timeline data."""
+    """Add ``focus``, ``marks``, ``highlight``, ``culprit`` and ``lin`` (the partial
+    linearizations, ``_linearization.timeline_steps``) to the timeline data."""
     checkers = (results or {}).get("checkers") or {}
     positions = {x: i for i, x in enumerate(timeline["ops"]["x"])}
     marks: list[dict[str, Any]] = []
     focus: dict[str, Any] | None = None
     highlight: list[int] = []
     culprit = -1
-    lin = checkers.get("linearizability") or {}
+    steps = None
+    lin = _counterexample_result(checkers)
     cx = lin.get("counterexample")
     if lin.get("valid") is False and isinstance(cx, dict) and cx.get("time_unit", "ns") == "ns":
         shown = _counterexample_ops(cx)
         highlight = sorted({positions[o["index"]] for o in shown if o["index"] in positions})
         culprit = positions.get((cx.get("op") or {}).get("index"), -1)
+        steps = timeline_steps(cx, positions)
         window = cx.get("window") or {}
         s, e = us(window.get("start")), us(window.get("end"))
         if s >= 0 and e >= s:
@@ -60,7 +64,22 @@ def annotate(results: dict[str, Any] | None, timeline: dict[str, Any], lanes: La
     if focus is not None:
         # Open on the anomaly only when it is one: a valid run opens on the whole run.
         focus["auto"] = lin.get("valid") is False or mutex.get("valid") is False
-    timeline.update(focus=focus, marks=marks, highlight=highlight, culprit=culprit)
+    timeline.update(focus=focus, marks=marks, highlight=highlight, culprit=culprit, lin=steps)
+
+
+def _counterexample_result(checkers: dict[str, Any]) -> dict[str, Any]:
+    """The result whose counterexample the timeline shows: linearizability's, else (when
+    mutual exclusion found nothing to show first) the first invalid one with a
+    counterexample, the owner-aware mutex's; {} for none."""
+    lin = checkers.get("linearizability")
+    if lin:
+        return dict(lin)
+    if (checkers.get("mutex") or {}).get("valid") is False:
+        return {}  # the stale write or the two holders come first
+    for r in checkers.values():
+        if r.get("valid") is False and isinstance(r.get("counterexample"), dict):
+            return dict(r)
+    return {}
 
 
 def _named_mark(

@@ -2,39 +2,47 @@
 
 Each starts with its named anomalies (``checkers.anomalies``: the kind and the sentence).
 Linearizability: the explanation sentences, the minimal window of operations around the
-contradiction (the one that cannot be linearized marked), and the longest partial
-linearizations with the state each leaves. Mutual exclusion: each violation's summary
+contradiction (the one that cannot be linearized marked), the longest partial
+linearizations with the state each leaves, and the longest one step by step
+(``_linearization``). Mutual exclusion: each violation's summary
 paragraph, every handover after a lost lease (danger window and handover delay), and the
 stale writes fencing rejected.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from typing import Any
 
 from checkers.anomalies import KEY
 from harness.report._format import DASH, seconds, secs
 from harness.report._html import esc, table, tag
+from harness.report._linearization import steps_table
 
+LINEARIZABILITY = "linearizability"
 _OP_HEADERS = ("#", "process", "operation", "outcome", "invoked", "completed")
 
 
-def explanations(results: dict[str, Any] | None) -> str:
-    """Every checker's explanation section that has something to show."""
+def explanations(results: dict[str, Any] | None, shown: Set[str] = frozenset()) -> str:
+    """Every checker's explanation section that has something to show. A paragraph whose
+    text is in ``shown`` (the banner's sentences) is not said twice: a named anomaly keeps
+    its badge and operations, a violation or summary already read is left out."""
     checkers = (results or {}).get("checkers") or {}
     parts = []
-    lin = checkers.get("linearizability")
-    if lin and isinstance(lin.get("counterexample"), dict):
-        parts.append(linearizability_section(lin["counterexample"], lin.get(KEY) or ()))
+    explained = [n for n, r in checkers.items() if isinstance(r.get("counterexample"), dict)]
+    for name in sorted(explained, key=lambda n: n != LINEARIZABILITY):
+        r = checkers[name]
+        parts.append(linearizability_section(r["counterexample"], r.get(KEY) or (), shown, name, r))
     mutex = checkers.get("mutex")
     if mutex:
-        parts.append(mutex_section(mutex))
+        parts.append(mutex_section(mutex, shown))
     for name, r in checkers.items():
-        if name not in ("linearizability", "mutex") and r.get(KEY):
-            body = "".join(named_anomaly(a) for a in r[KEY])
+        if name not in (*explained, "mutex") and r.get(KEY):
+            body = "".join(named_anomaly(a, shown) for a in r[KEY])
             body += "".join(
-                tag("p", esc(v), class_="explanation violation") for v in r.get("violations") or ()
+                tag("p", esc(v), class_="explanation violation")
+                for v in r.get("violations") or ()
+                if v not in shown
             )
             parts.append(
                 tag(
@@ -47,15 +55,31 @@ def explanations(results: dict[str, Any] | None) -> str:
     return "".join(parts)
 
 
-def linearizability_section(cx: dict[str, Any], named: Sequence[dict[str, Any]] = ()) -> str:
+def linearizability_section(
+    cx: dict[str, Any],
+    named: Sequence[dict[str, Any]] = (),
+    shown: Set[str] = frozenset(),
+    checker: str = LINEARIZABILITY,
+    result: dict[str, Any] | None = None,
+) -> str:
     """The named anomaly, then the full chain: sentences, the window of operations and
-    the partial linearizations."""
+    the partial linearizations. A checker other than ``linearizability`` that checks
+    with the same search (the owner-aware mutex) gets its own section, its violation
+    paragraphs first."""
     at = _timer(cx.get("time_unit", "ns"))
     culprit = (cx.get("op") or {}).get("index")
     window = cx.get("window") or {}
     rows = [_op_row(o, at, o.get("index") == culprit) for o in window.get("ops", ())]
-    body = "".join(named_anomaly(a) for a in named)
-    body += "".join(tag("p", esc(s), class_="explanation") for s in cx.get("sentences", ()))
+    body = "".join(named_anomaly(a, shown) for a in named)
+    if checker != LINEARIZABILITY:
+        body += "".join(
+            tag("p", esc(v), class_="explanation violation")
+            for v in (result or {}).get("violations") or ()
+            if v not in shown
+        )
+    body += "".join(
+        tag("p", esc(s), class_="explanation") for s in cx.get("sentences", ()) if s not in shown
+    )
     body += tag(
         "h3",
         esc(f"The operations around it ({at(window.get('start'))} to {at(window.get('end'))})"),
@@ -70,33 +94,39 @@ def linearizability_section(cx: dict[str, Any], named: Sequence[dict[str, Any]] 
     lins = cx.get("linearizations") or []
     if lins:
         body += tag("h3", "Partial linearizations: the longest legal orders found")
-        body += "".join(_linearization(i, lz, at) for i, lz in enumerate(lins, 1))
+        # the longest step by step when it can be (the same ops in a line would say it twice)
+        body += steps_table(cx, at) or _linearization(1, lins[0], at)
+        body += "".join(_linearization(i, lz, at) for i, lz in enumerate(lins[1:], 2))
     title = "Linearizability counterexample"
+    if checker != LINEARIZABILITY:
+        title += f": {checker}"
     if cx.get("partition") is not None:
         title += f" (key {cx['partition']})"
-    return tag("section", tag("h2", esc(title)) + body, class_="explain", id="counterexample")
+    anchor = "counterexample" if checker == LINEARIZABILITY else f"counterexample-{checker}"
+    return tag("section", tag("h2", esc(title)) + body, class_="explain", id=anchor)
 
 
-def named_anomaly(a: dict[str, Any]) -> str:
-    """One named anomaly: its kind as a badge, its sentence, its operations."""
+def named_anomaly(a: dict[str, Any], shown: Set[str] = frozenset()) -> str:
+    """One named anomaly: its kind as a badge, its sentence (unless ``shown`` already
+    has it: then a pointer to the banner), its operations."""
     ops = ", ".join(f"#{i}" for i in a.get("ops") or ())
     where = tag("span", esc(f" (operations {ops})"), class_="muted") if ops else ""
+    sentence = str(a.get("sentence", ""))
+    said = tag("span", "as said at the top", class_="muted") if sentence in shown else esc(sentence)
     return tag(
         "p",
-        tag("span", esc(a.get("label", a.get("kind", ""))), class_="kind")
-        + " "
-        + esc(a.get("sentence", ""))
-        + where,
+        tag("span", esc(a.get("label", a.get("kind", ""))), class_="kind") + " " + said + where,
         class_="named-anomaly",
         data_kind=str(a.get("kind", "")),
     )
 
 
-def mutex_section(r: dict[str, Any]) -> str:
+def mutex_section(r: dict[str, Any], shown: Set[str] = frozenset()) -> str:
     """Violations, handovers and stale writes of a mutual-exclusion result."""
-    body = "".join(named_anomaly(a) for a in r.get(KEY) or ())
+    body = "".join(named_anomaly(a, shown) for a in r.get(KEY) or ())
     for v in r.get("violations") or ():
-        body += tag("p", esc(v), class_="explanation violation")
+        if v not in shown:
+            body += tag("p", esc(v), class_="explanation violation")
     handovers = r.get("handovers") or []
     if handovers:
         body += tag("h3", "Handovers after a lost lease")
@@ -120,12 +150,13 @@ def mutex_section(r: dict[str, Any]) -> str:
         body += "".join(
             tag("p", esc(s.get("explanation", "")), class_="explanation ok") for s in rejected
         )
-    if not body:
+    if not (r.get(KEY) or r.get("violations") or handovers or rejected):
         body = tag("p", "No overlap of holders, no stale write, no handover after a lost lease.")
     head = str(r.get("summary") or "").split("\n\n", 1)[0]
+    lead = "" if head in shown else tag("p", esc(head))
     return tag(
         "section",
-        tag("h2", "Mutual exclusion") + tag("p", esc(head)) + body,
+        tag("h2", "Mutual exclusion") + lead + body,
         class_="explain",
         id="mutex",
     )

@@ -3,8 +3,9 @@
 A plain SVG drawn here (no script needed): every id a client was handed at the time its op
 completed, the fault windows shaded, each duplicate a red ring on every one of its issues
 (each kind thinned evenly to ``POINTS``); under it the first duplicates with both
-issuers. The ids are read as the checker read them (``checkers.ids.issued_ids``), and the
-duplicates are the checker's, so picture and verdict agree.
+issuers (the checker's sentences are in the banner, not said again). The ids are read as
+the checker read them (``checkers.ids.issued_ids``), and the duplicates are the
+checker's, so picture and verdict agree.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ def ids_section(
     ids, _, _ = issued_ids(record.history)
     dup_ids = set(duplicates(ids))
     body = _plot(ids, dup_ids, windows) if ids else tag("p", "No id was handed out.")
-    body += tag("p", esc(found.get("summary", "")), class_="explanation")
     rows = [_row(d) for d in found.get("duplicates") or ()]
     if rows:
         shown = len(rows)

@@ -16,7 +16,7 @@ from harness.report._format import DASH
 from harness.report._html import esc, page, table, tag, word_badge
 from harness.report._page import REPORT_FILE
 from harness.report._runs import RunInfo, find_run_dirs, load_run
-from harness.report._verdict import first_sentence, headline
+from harness.report._verdict import checker_verdicts, first_sentence, headline
 
 INDEX_FILE = "index.html"
 _FILES = (TEST_FILE, HISTORY_FILE, RESULTS_FILE, "resource.jsonl", "events.jsonl", "harness.log")
@@ -85,17 +85,33 @@ def _row(run: RunInfo, root: Path, on_demand: bool) -> tuple[str, list[str]]:
         esc(run.fault_label),
         esc(run.date.strftime("%Y-%m-%d %H:%M:%S") if run.date else DASH),
         esc(run.ops if run.ops is not None else DASH),
-        tag("span", esc(_why(run)), class_="why"),
+        tag("div", _why(run), class_="why"),
         files,
     ]
 
 
+WHY_CHARS = 180
+"""The longest "why" shown whole; a longer one is cut at a word, its whole text on hover."""
+
+
 def _why(run: RunInfo) -> str:
-    """The headline's first sentence: the report has the rest."""
-    lead, rest = first_sentence(headline(run.results))
+    """Why the run got its verdict, for the index: the deciding checker (the verdict
+    column already says pass or fail) and its sentence's first clause, cut short when
+    long (the whole first sentence on hover; the report has the rest)."""
+    verdicts = checker_verdicts(run.results)
+    if verdicts and run.verdict != INTERRUPTED:
+        who, text = verdicts[0].checker, verdicts[0].sentence
+    else:
+        who, text = "", headline(run.results)
+    lead, rest = first_sentence(text)
     if run.interrupted is not None and run.verdict != INTERRUPTED:
         lead = f"{lead} ({run.interrupted})"
-    return lead + (" …" if rest else "")
+    shown = lead if len(lead) <= WHY_CHARS else lead[:WHY_CHARS].rsplit(" ", 1)[0] + " …"
+    if rest and shown == lead:
+        shown += " …"
+    return (tag("b", esc(who)) + " " if who else "") + tag(
+        "span", esc(shown), title=lead if shown != lead else None
+    )
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -1,10 +1,10 @@
 """Timeline lanes: which row of the timeline each process is drawn on.
 
-One lane per client process, except that a process that replaced a crashed one (the
-runner gives a thread a new process id, old id + concurrency, after an ``info``) shares
-the lane of its thread: the two never overlap in time, and a run with many timeouts stays
-a handful of rows instead of hundreds. Lane 0 is the nemesis; the resource and clock lanes
-come after the clients.
+One lane per process. A process that replaced one whose operation ended ``info`` (the
+runner gives the thread a new process id, old id + concurrency) gets a lane of its own,
+right under the lane of the process it replaces and linked to it (``after``): the frozen
+holder and its replacement are two rows, not bars drawn over each other. Lane 0 is the
+nemesis; the resource and clock lanes come after the clients.
 """
 
 from __future__ import annotations
@@ -15,22 +15,23 @@ from typing import Any
 
 from core.ops import NEMESIS, Process
 
-_MAX_LABEL_PROCESSES = 4
-
 
 @dataclass(slots=True)
 class Lane:
-    """A row of the timeline: ``kind`` is nemesis, client, resource or clock."""
+    """A row of the timeline: ``kind`` is nemesis, client, resource or clock; ``after``
+    the lane of the process this one replaced (-1: none)."""
 
     label: str
     kind: str
     processes: list[Process] = field(default_factory=list)
+    after: int = -1
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "label": self.label,
             "kind": self.kind,
             "processes": [str(p) for p in self.processes],
+            "after": self.after,
         }
 
 
@@ -44,22 +45,24 @@ class Lanes:
         threaded = bool(concurrency) and all(
             isinstance(p, int) and not isinstance(p, bool) for p in clients
         )
-        slots: dict[Any, list[Process]] = {}
+        threads: dict[Any, list[Process]] = {}
         for p in sorted(clients, key=_order):
-            slot = p % concurrency if threaded and concurrency and isinstance(p, int) else p
-            slots.setdefault(slot, []).append(p)
-        for slot in sorted(slots, key=_order):
-            members = slots[slot]
-            for p in members:
+            thread = p % concurrency if threaded and concurrency and isinstance(p, int) else p
+            threads.setdefault(thread, []).append(p)
+        for thread in sorted(threads, key=_order):
+            before = -1
+            for p in threads[thread]:
+                label = f"p{p}" if before < 0 else f"p{p} ← p{self.lanes[before].processes[0]}"
                 self._of[p] = len(self.lanes)
-            self.lanes.append(Lane(_label(members), "client", members))
+                self.lanes.append(Lane(label, "client", [p], before))
+                before = self._of[p]
 
     def of(self, process: Process) -> int:
         """The lane of a process (a process never seen gets a lane of its own)."""
         lane = self._of.get(process)
         if lane is None:
             lane = self._of[process] = len(self.lanes)
-            self.lanes.append(Lane(_label([process]), "client", [process]))
+            self.lanes.append(Lane(f"p{process}", "client", [process]))
         return lane
 
     def add(self, label: str, kind: str) -> int:
@@ -73,9 +76,3 @@ class Lanes:
 
 def _order(p: Any) -> tuple[int, Any]:
     return (0, p) if isinstance(p, int) else (1, str(p))
-
-
-def _label(members: list[Process]) -> str:
-    if len(members) <= _MAX_LABEL_PROCESSES:
-        return "p" + " → ".join(str(p) for p in members)
-    return f"p{members[0]} → … → {members[-1]} ({len(members)})"

@@ -25,15 +25,31 @@ from core.store import (
 from harness.analysis import load_record, service_log
 from harness.report._anomaly import annotate
 from harness.report._explain import explanations
+from harness.report._fencing import replay
 from harness.report._html import esc, page, tag
 from harness.report._ids import ids_section
 from harness.report._metrics import op_stats
 from harness.report._runs import RunInfo, load_run
-from harness.report._sections import banner, configuration, numbers, one_line_config
+from harness.report._sections import (
+    banner,
+    banner_sentences,
+    configuration,
+    numbers,
+    one_line_config,
+)
 from harness.report._timeline import build_timeline
 
 REPORT_FILE = "report.html"
-_SCRIPTS = ("view.js", "timeline.js", "plots.js", "report.js")
+_SCRIPTS = (
+    "view.js",
+    "timeline.js",
+    "faults.js",
+    "tips.js",
+    "linearization.js",
+    "cursor.js",
+    "plots.js",
+    "report.js",
+)
 _LEGEND = (  # (what the timeline shows, its colour, the feature it belongs to)
     ("ok", "#3f9d57", "ops"),
     ("fail", "#d9534f", "ops"),
@@ -51,6 +67,7 @@ _LEGEND = (  # (what the timeline shows, its colour, the feature it belongs to)
     ("danger window", "rgba(192,57,43,0.35)", "danger"),
     ("handover delay", "#8e44ad", "handover"),
     ("counterexample window", "rgba(66,133,244,0.35)", "window"),
+    ("linearization point (in order)", "#0b7285", "lin"),
 )
 
 
@@ -74,8 +91,9 @@ def render_report(run_dir: Path) -> str:
         windows = record_windows(record)
         timeline, lanes = build_timeline(record, run.results, windows)
         annotate(run.results, timeline, lanes)
+        timeline["fencing"] = replay(record.resource_log, record.option("fencing"))
         data["timeline"] = timeline
-        figure = _figure(_features(timeline))
+        figure = _figure(_features(timeline), timeline["fencing"])
         stats = numbers(op_stats(record.history, windows), windows)
         ids = ids_section(record, run.results, windows)
     except MalformedHistory as e:
@@ -87,7 +105,7 @@ def render_report(run_dir: Path) -> str:
         banner(run)
         + "<main>"
         + figure
-        + explanations(run.results)
+        + explanations(run.results, banner_sentences(run))
         + ids
         + tag("h2", "Configuration")
         + configuration(run)
@@ -104,13 +122,15 @@ def render_report(run_dir: Path) -> str:
 def _features(timeline: dict[str, Any]) -> set[str]:
     """What this run's timeline shows, so the legend lists only that."""
     features = {"ops"} | {m["kind"] for m in timeline["marks"]}
+    if timeline.get("lin"):
+        features.add("lin")
     if timeline["faults"]:
         features.add("faults")
     features |= {name for name in ("holds", "leases", "writes") if timeline[name]["s"]}
     return features
 
 
-def _figure(features: set[str]) -> str:
+def _figure(features: set[str], fencing: dict[str, Any] | None) -> str:
     legend = "".join(
         tag("span", f'<i style="background:{c}"></i>{esc(n)}')
         for n, c, f in _LEGEND
@@ -120,6 +140,7 @@ def _figure(features: set[str]) -> str:
         '<button id="focus" hidden></button><button id="whole">Whole run</button>'
         '<label><input type="checkbox" id="dim"> dim operations outside the counterexample'
         "</label>"
+        + tag("label", 'draw <select id="lin-pick"></select>', hidden=True)
         + tag("span", "", id="range")
         + tag(
             "span",
@@ -127,17 +148,50 @@ def _figure(features: set[str]) -> str:
             class_="hint",
         )
     )
-    canvases = "".join(
+    canvases = [
         tag("div", tag("canvas", "", id=c), class_="canvas-wrap")
         for c in ("timeline", "latency", "throughput")
-    )
+    ]
+    if fencing:  # under the timeline it reads
+        canvases.insert(1, _cursor_panel(fencing))
     return tag(
         "section",
         tag("div", toolbar, class_="toolbar")
         + tag("div", legend, class_="legend")
-        + canvases
+        + "".join(canvases)
         + tag("p", "", id="timeline-error", hidden=True),
         id="figure",
+    )
+
+
+def _cursor_panel(fencing: dict[str, Any]) -> str:
+    """The time cursor and the fencing switch (``cursor.js`` fills the table); without
+    them, when replaying the run's own mode does not give back its resource log, a line
+    saying so."""
+    if not fencing.get("agrees"):
+        return tag(
+            "p",
+            "No time cursor: replaying the resource's rule does not give back this run's "
+            "resource log (or the run did not record whether fencing was on).",
+            class_="muted",
+        )
+    return tag(
+        "div",
+        tag(
+            "div",
+            tag("label", 'time cursor <input type="range" id="cursor">')
+            + tag("span", "", id="cursor-time")
+            + tag(
+                "label",
+                '<input type="checkbox" id="fencing-switch"> fencing on (the resource rejects '
+                "a token below the highest it has seen): the same writes, replayed",
+            ),
+            class_="toolbar",
+        )
+        + tag("table", "", id="cursor-state", class_="cursor")
+        + tag("p", "", id="ending"),
+        id="cursor-panel",
+        hidden=True,
     )
 
 

@@ -47,6 +47,14 @@ def banner(run: RunInfo) -> str:
     )
 
 
+def banner_sentences(run: RunInfo) -> frozenset[str]:
+    """What the banner says, each checker's sentence and context: the sections below
+    do not say it again."""
+    return frozenset(
+        text for v in checker_verdicts(run.results) for text in (v.sentence, v.context) if text
+    )
+
+
 def _interrupted_item(run: RunInfo) -> str:
     """How the run was cut short, and what that means for its verdict."""
     what = (

@@ -131,3 +131,106 @@ def test_a_100k_operation_report_renders_its_first_view_in_under_3_s(
     assert page.render_ms is not None and page.render_ms < 3000
     assert page.screenshot is not None
     save_screenshot("report-100k", page.screenshot)
+
+
+# The last point of the drawn linearization (inside the first view): its pixel, and the
+# tooltip of hovering it; the select of linearizations and the side table's rows.
+# The colour (r, g, b) of the timeline canvas at CSS pixel (x, y), after drawing it.
+PIXEL = """const pixel = (x, y) => {
+  const r = HR.report, c = r.timeline.canvas, dpr = window.devicePixelRatio || 1;
+  r.view.draw();
+  const px = c.getContext("2d").getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1);
+  return Array.from(px.data).slice(0, 3);
+};"""
+
+LINEARIZATION = (
+    """(() => {
+  """
+    + PIXEL
+    + """
+  const r = HR.report, tl = r.timeline, c = tl.canvas, v = r.view, lz = tl.linearization;
+  const l = lz.current(), w = c.clientWidth, box = c.getBoundingClientRect();
+  const j = l.at.length - 1, x = v.x(l.at[j], w), y = lz.y(l.pos[j]);
+  const colour = pixel(x, y);
+  const at = {clientX: box.left + x, clientY: box.top + y, bubbles: true};
+  c.dispatchEvent(new MouseEvent("mousemove", at));
+  const tip = document.getElementById("tooltip");
+  return {points: l.at.length, shown: l.at.filter(t => t >= v.v0 && t <= v.v1).length,
+    pixel: colour, tip: tip.hidden ? null : tip.textContent,
+    options: document.getElementById("lin-pick").options.length,
+    rows: document.querySelectorAll("#lin-steps tr").length,
+    culprit: document.querySelector("#lin-steps .culprit").textContent,
+    clicked: (() => {  // the first step of the side table, clicked: the view shows its op
+      const a = document.querySelector("#lin-steps a[data-x]");
+      a.click();
+      const i = r.data.ops.x.indexOf(Number(a.dataset.x));
+      return v.v0 <= tl.S[i] && tl.E[i] <= v.v1 && v.v1 - v.v0 < 1e5;
+    })()};
+})()"""
+)
+
+
+def test_an_invalid_cas_register_report_shows_the_partial_linearization(
+    runs: dict[str, Path], save_screenshot: Callable[[str, bytes], tuple[Path, Path]]
+) -> None:
+    page = _load(write_report(runs["cas-stale-read"]), {"lin": LINEARIZATION})
+    assert page.screenshot is not None
+    save_screenshot("report-linearization", page.screenshot)
+    lin = page.values["lin"]
+    assert lin["points"] >= 100 and lin["shown"] >= 3  # several points in the first view
+    assert lin["pixel"] == [0x0B, 0x72, 0x85]  # a linearization point is drawn there
+    assert lin["options"] >= 1 and lin["rows"] >= 3
+    assert "cannot be linearized" in lin["culprit"] and lin["clicked"]
+    tip = lin["tip"]
+    assert tip and f"operation {lin['points']} of {lin['points']}" in tip
+    assert "state before" in tip and "state after" in tip and "takes effect at" in tip
+
+
+# Move the time cursor into the client pause, then onto the stale write, and flip the
+# fencing switch there: the panel's rows, the ending and the stale write's colour.
+CURSOR = (
+    """(() => {
+  """
+    + PIXEL
+    + """
+  const r = HR.report, c = r.cursor, d = r.data, tl = r.timeline;
+  const s = document.getElementById("cursor");
+  const set = t => {
+    s.value = String(t); s.dispatchEvent(new Event("input"));
+    return Object.fromEntries(c.rows());
+  };
+  const k = d.writes.stale.indexOf(1), f = d.faults[0];
+  const diamond = () => pixel(  // beside the cursor's line, on the stale write's diamond
+    r.view.x(d.writes.s[k], tl.canvas.clientWidth) + 4, tl.lanes[d.writes.lane[k]].top + 12);
+  const paused = set((f.s + f.e) / 2), stale = set(d.writes.s[k]);
+  const ending = document.getElementById("ending").textContent, colour = diamond();
+  document.getElementById("fencing-switch").click();
+  return {paused, stale, ending, colour, flipped: Object.fromEntries(c.rows()),
+    flipped_ending: document.getElementById("ending").textContent, flipped_colour: diamond(),
+    time: document.getElementById("cursor-time").textContent};
+})()"""
+)
+
+
+def test_the_time_cursor_and_the_fencing_switch_of_a_lock_report(
+    runs: dict[str, Path], save_screenshot: Callable[[str, bytes], tuple[Path, Path]]
+) -> None:
+    page = _load(write_report(runs["lock-unfenced"]), {"c": CURSOR})
+    assert page.screenshot is not None
+    save_screenshot("report-cursor", page.screenshot)
+    c = page.values["c"]
+    # inside the pause: the frozen holder still believes it holds; the service says otherwise
+    assert "believes it holds the lock (token 10), frozen by client-pause" in c["paused"]["p0"]
+    assert "lease expired" in c["paused"]["p0"]
+    assert c["paused"]["service"].startswith("holder p") and "p0" not in c["paused"]["service"]
+    # at the stale write, as the run went (fencing off): accepted, p0 the last writer
+    assert "stale write (token 10 < 23) ACCEPTED" in c["stale"]["verdict"]
+    assert "last writer p0" in c["stale"]["resource"]
+    assert "accepted over token 23" in c["ending"] and "as the run went" in c["ending"]
+    assert c["colour"] == [0xC0, 0x39, 0x2B]
+    # flipped to fencing on: the same write rejected, the newer holder's data kept
+    assert "rejected: protected" in c["flipped"]["verdict"]
+    assert "last writer p0" not in c["flipped"]["resource"]
+    assert "is rejected (the resource had seen 23)" in c["flipped_ending"]
+    assert c["flipped_colour"] == [0xE6, 0x7E, 0x22]
+    assert c["flipped"]["p0"] == c["stale"]["p0"]  # the same timeline: beliefs unchanged

@@ -118,14 +118,21 @@ def test_operations_are_columns_of_equal_length(runs: dict[str, Path]) -> None:
         assert 0 <= t < len(d["outcomes"]) and 0 <= lane < len(d["lanes"])
 
 
-def test_a_replaced_process_shares_its_threads_lane(runs: dict[str, Path]) -> None:
+def test_a_replacement_process_has_its_own_lane_linked_to_the_one_it_replaces(
+    runs: dict[str, Path],
+) -> None:
     d = _data(_report(runs["cas-valid"]))["timeline"]
     procs, lanes = d["procs"], d["ops"]["lane"]
     lane_of = {procs[p]: lanes[i] for i, p in enumerate(d["ops"]["p"])}
     replaced = [p for p in lane_of if p != "nemesis" and int(p) >= 5]
     assert replaced, "the synthetic run times some operations out"
+    assert len(set(lane_of.values())) == len(lane_of), "one lane per process"
     for p in replaced:
-        assert lane_of[p] == lane_of[str(int(p) % 5)]
+        lane = d["lanes"][lane_of[p]]
+        (q,) = d["lanes"][lane["after"]]["processes"]
+        same_thread = [x for x in lane_of if x != "nemesis" and int(x) % 5 == int(p) % 5]
+        assert q == max((x for x in same_thread if int(x) < int(p)), key=int)
+        assert lane["label"] == f"p{p} ← p{q}" and lane["after"] < lane_of[p]
 
 
 def test_text_from_the_run_cannot_end_the_data_script(tmp_path: Path) -> None:

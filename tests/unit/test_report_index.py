@@ -3,6 +3,7 @@ reports written on demand, loopback by default, nothing outside the results fold
 
 from __future__ import annotations
 
+import html as html_text
 import threading
 import urllib.error
 import urllib.request
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.report import write_index
+from harness.report._index import WHY_CHARS
 from harness.serve import make_server
 from tests.support.synthetic import demo_runs, lock_run
 
@@ -96,3 +98,19 @@ def test_a_missing_report_is_written_when_asked_for(results: Path, server: str) 
 def test_nothing_outside_the_results_folder_is_served(server: str) -> None:
     status, body = _get(server + "/../../../../etc/passwd")
     assert status == 404 or "root:" not in body
+
+
+def test_the_why_column_names_the_checker_and_keeps_to_a_readable_length(results: Path) -> None:
+    html = write_index(results).read_text()
+    rows = html.split("<tbody>")[1].split("</tr>")[:-1]
+    whys = [r.split('class="why">')[1].split("</div>")[0] for r in rows]
+    stale_read, _, unfenced, _ = whys
+    assert stale_read.startswith("<b>linearizability</b> <span")
+    assert unfenced.startswith("<b>mutex</b>") and "stale write accepted" in unfenced
+    for why in whys:
+        assert "Invalid:" not in why and "Valid:" not in why  # the verdict column says it
+        shown = html_text.unescape(why.split(">", 3)[-1].split("</span>")[0])
+        assert len(shown) <= WHY_CHARS + 2
+    cut = [w for w in whys if "title=" in w]
+    assert cut, "the demo's stale read sentence is longer than the column shows"
+    assert all(w.count("…") == 1 for w in cut)

@@ -1,6 +1,6 @@
 """`harness serve` on hostile paths (issue 16): only files inside the results folder once
-symlinks are resolved, 400/404 for bad paths and no traceback in the log, JSONL and logs
-as text, and a bad --port is one line."""
+symlinks are resolved, 400/404 for bad paths and no traceback in the log, JSONL, logs and
+the nodes' files as text (a binary one as a download), and a bad --port is one line."""
 
 from __future__ import annotations
 
@@ -23,6 +23,13 @@ def results(tmp_path: Path) -> Path:
     run.mkdir(parents=True)
     (run / "history.jsonl").write_text('{"index": 0}\n')
     (run / "harness.log").write_text("a log line\n")
+    conf = run / "nodes" / "n1" / "conf"
+    conf.mkdir(parents=True)
+    (conf / "myid").write_text("1\n")
+    (conf / "zoo.cfg").write_text("tickTime=2000\n")
+    (conf / "etcd.yml").write_text("name: n1\n")
+    (run / "nodes" / "n1" / "journal").write_text("ünïcode log without an extension\n")
+    (run / "nodes" / "n1" / "core").write_bytes(b"\x7fELF\x00\x01\x02")
     (root / "etc").symlink_to("/etc")
     (root / "passwd").symlink_to("/etc/passwd")
     (root / "inside").symlink_to(run / "history.jsonl")
@@ -89,10 +96,25 @@ def test_a_nul_byte_is_400_without_a_traceback(
     assert "Traceback" not in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", ["history.jsonl", "harness.log"])
-def test_histories_and_logs_are_text(server: tuple[str, int], name: str) -> None:
+@pytest.mark.parametrize(
+    "name",
+    [
+        "history.jsonl",
+        "harness.log",
+        "nodes/n1/conf/myid",
+        "nodes/n1/conf/zoo.cfg",
+        "nodes/n1/conf/etcd.yml",
+        "nodes/n1/journal",
+    ],
+)
+def test_histories_logs_and_node_files_are_text(server: tuple[str, int], name: str) -> None:
     status, ctype, _ = get(server, f"/t/20260101T000000/{name}")
     assert status == 200 and ctype == "text/plain; charset=utf-8"
+
+
+def test_a_binary_file_stays_a_download(server: tuple[str, int]) -> None:
+    status, ctype, _ = get(server, "/t/20260101T000000/nodes/n1/core")
+    assert status == 200 and ctype == "application/octet-stream"
 
 
 @pytest.mark.parametrize("port", ["-1", "70000", "x"])

@@ -17,6 +17,23 @@
     var d = data.timeline, view = new HR.View(d.t0, d.t1);
     var tl = new HR.Timeline(document.getElementById("timeline"), d, view);
     var plots = new HR.Plots(document.getElementById("latency"), document.getElementById("throughput"), d, view, tl);
+    if (d.lin) {
+      tl.linearization = new HR.Linearization(tl, d.lin);
+      tl.linearization.attach(document.getElementById("lin-pick"), view);
+    }
+    if (d.fencing && d.fencing.agrees) {
+      tl.cursor = new HR.Cursor(tl, d, view);
+      tl.cursor.attach(document.getElementById("cursor"), document.getElementById("fencing-switch"));
+    }
+    // A step of the side table, clicked: the timeline zooms on its operation.
+    document.querySelectorAll("#lin-steps a[data-x]").forEach(function (a) {
+      a.addEventListener("click", function () {
+        var i = d.ops.x.indexOf(Number(a.dataset.x));
+        if (i < 0) return;
+        var s = tl.S[i], e = tl.E[i], pad = Math.max(e - s, 1000) * 4;
+        view.set(s - pad, e + pad);
+      });
+    });
     var dim = document.getElementById("dim");
     tl.dim = dim.checked = d.highlight.length > 0;
     dim.parentElement.hidden = d.highlight.length === 0;
@@ -58,7 +75,7 @@
     view.draw();  // the first view, synchronously, then mark it
     root.setAttribute("data-render-ms", performance.now().toFixed(1));
     root.setAttribute("data-rendered", "1");
-    HR.report = { view: view, timeline: tl, plots: plots, data: d };
+    HR.report = { view: view, timeline: tl, plots: plots, data: d, cursor: tl.cursor };
   } catch (err) {
     fail(err);
   }

@@ -88,12 +88,31 @@ HR.Timeline.prototype.draw = function () {
     if (lane.kind === "client" || lane.kind === "nemesis") this.drawOps(ctx, w, l);
     if (lane.kind === "client") { this.drawHolds(ctx, w, l); this.drawLeases(ctx, w, l); this.drawSessions(ctx, w, l); }
   }
+  this.drawLinks(ctx, w);
+  if (this.linearization) this.linearization.draw(ctx, w);
   this.drawWrites(ctx, w);
   this.drawClock(ctx, w);
   this.drawFaultLabels(ctx, w);
   this.drawMarks(ctx, w);
+  if (this.cursor) this.cursor.draw(ctx, w, top, bottom);
   ctx.restore();
   this.drawLabels(ctx);
+};
+
+// A replacement process's lane is linked to the lane of the process it replaces: a dashed
+// elbow from the end of the replaced process's last operation to its replacement's first.
+HR.Timeline.prototype.drawLinks = function (ctx, w) {
+  var lanes = this.data.lanes, v = this.view;
+  ctx.strokeStyle = HR.COLORS.faint; ctx.lineWidth = 1; ctx.setLineDash([3, 3]);
+  for (var l = 0; l < lanes.length; l++) {
+    var from = lanes[l].after, a = from >= 0 ? this.laneOps[from] : null, b = this.laneOps[l];
+    if (!a || !a.idx.length || !b.idx.length) continue;
+    var x0 = v.x(a.maxE[a.idx.length - 1], w), x1 = v.x(b.s[0], w);
+    if (Math.max(x0, x1) < HR.GUTTER || Math.min(x0, x1) > w) continue;
+    var y0 = this.lanes[from].top + 13, y1 = this.lanes[l].top + 13;
+    ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x0, y1); ctx.lineTo(x1, y1); ctx.stroke();
+  }
+  ctx.setLineDash([]);
 };
 
 HR.Timeline.prototype.drawLabels = function (ctx) {
@@ -273,7 +292,7 @@ HR.Timeline.cross = function (ctx, x, y, color) {
 };
 
 HR.Timeline.prototype.drawWrites = function (ctx, w) {
-  var d = this.data.writes, v = this.view, n = d.s.length;
+  var d = this.data.writes, v = this.view, n = d.s.length, acc = this.acc || d.acc;
   if (!n) return;
   var lane = this.lanes[d.lane[0]], mid = lane.top + 12, a = HR.upperBound(d.s, v.v0 - 1), b = HR.upperBound(d.s, v.v1 + 1);
   var lastPx = -1, stale = [];
@@ -282,57 +301,19 @@ HR.Timeline.prototype.drawWrites = function (ctx, w) {
     var x = v.x(d.s[i], w);
     if ((x | 0) === lastPx) continue;
     lastPx = x | 0;
-    ctx.fillStyle = d.acc[i] ? HR.COLORS.write : HR.COLORS.rejected;
+    ctx.fillStyle = acc[i] ? HR.COLORS.write : HR.COLORS.rejected;
     ctx.fillRect(x - 1, mid - 7, 2, 14);
   }
   ctx.font = "bold 11px sans-serif"; ctx.textBaseline = "top"; ctx.textAlign = "left";
   for (var k = 0; k < stale.length; k++) {
     i = stale[k]; x = v.x(d.s[i], w);
-    var color = d.acc[i] ? HR.COLORS.staleAccepted : HR.COLORS.staleRejected;
+    var color = acc[i] ? HR.COLORS.staleAccepted : HR.COLORS.staleRejected;
     ctx.fillStyle = color; ctx.beginPath();
     ctx.moveTo(x, mid - 8); ctx.lineTo(x + 7, mid); ctx.lineTo(x, mid + 8); ctx.lineTo(x - 7, mid); ctx.closePath();
     ctx.fill();
-    var text = "stale token " + d.token[i] + (d.acc[i] ? " ACCEPTED" : " rejected") + " (resource had " + d.hb[i] + ")";
+    var text = "stale token " + d.token[i] + (acc[i] ? " ACCEPTED" : " rejected") + " (resource had " + d.hb[i] + ")";
     var tw = ctx.measureText(text).width;
     ctx.fillText(text, x + 10 + tw > w - HR.RIGHT ? x - 10 - tw : x + 10, mid + 6);
-  }
-};
-
-HR.Timeline.prototype.drawClock = function (ctx, w) {
-  var c = this.data.clock, v = this.view;
-  ctx.font = "11px sans-serif"; ctx.textBaseline = "middle"; ctx.textAlign = "left";
-  for (var i = 0; i < c.length; i++) {
-    var lane = this.lanes[c[i].lane], x = v.x(c[i].s, w);
-    var next = c.slice(i + 1).find(function (o) { return o.lane === c[i].lane; });
-    var x1 = next ? v.x(next.s, w) : w;
-    ctx.fillStyle = c[i].offset ? "rgba(142, 68, 173, 0.18)" : "transparent";
-    ctx.fillRect(x, lane.top + 3, Math.max(1, x1 - x), lane.h - 6);
-    ctx.fillStyle = HR.COLORS.handover;
-    ctx.fillText((c[i].offset >= 0 ? "+" : "") + (c[i].offset * 1000).toFixed(0) + " ms", x + 3, lane.top + lane.h / 2);
-  }
-};
-
-HR.Timeline.prototype.drawFaultTargets = function (ctx, w) {
-  var f = this.data.faults, v = this.view;
-  for (var i = 0; i < f.length; i++) {
-    var x0 = v.x(f[i].s, w), x1 = v.x(f[i].e < 0 ? this.data.t1 : f[i].e, w);
-    for (var k = 0; k < f[i].lanes.length; k++) {
-      var lane = this.lanes[f[i].lanes[k]];
-      ctx.fillStyle = HR.COLORS.faultTarget; ctx.fillRect(x0, lane.top, Math.max(1, x1 - x0), lane.h);
-    }
-  }
-};
-
-HR.Timeline.prototype.drawFaultLabels = function (ctx, w) {
-  var f = this.data.faults, v = this.view, lane = this.lanes[0];
-  ctx.font = "bold 11px sans-serif"; ctx.textBaseline = "middle"; ctx.textAlign = "left";
-  for (var i = 0; i < f.length; i++) {
-    var x0 = Math.max(HR.GUTTER + 2, v.x(f[i].s, w)), x1 = v.x(f[i].e < 0 ? this.data.t1 : f[i].e, w);
-    if (x1 - x0 < 30) continue;
-    var who = f[i].lanes.map(function (l) { return this.data.lanes[l].label; }, this).join(", ");
-    var text = f[i].name + (who ? " of " + who : "") + (f[i].ok ? "" : " (not shown to take effect)");
-    ctx.fillStyle = "#a33";
-    ctx.fillText(HR.Timeline.clip(ctx, text, x1 - x0 - 8), x0 + 4, lane.top + lane.h - 6);
   }
 };
 
@@ -353,11 +334,12 @@ HR.Timeline.prototype.drawWindows = function (ctx, w, top, bottom) {
 HR.Timeline.prototype.drawMarks = function (ctx, w) {
   var m = this.data.marks, v = this.view;
   ctx.font = "bold 11px sans-serif"; ctx.textAlign = "left"; ctx.textBaseline = "alphabetic";
+  var windows = 0;  // window labels one under the other, never over each other
   for (var i = 0; i < m.length; i++) {
     var k = m[i], x0 = v.x(k.s, w), x1 = v.x(k.e, w), lane = k.lane >= 0 ? this.lanes[k.lane] : null;
     if (k.kind === "window") {
       ctx.fillStyle = HR.COLORS.windowEdge; ctx.textBaseline = "top";
-      ctx.fillText(k.label, Math.max(HR.GUTTER + 2, x0 + 3), HR.Timeline.AXIS + 1);
+      ctx.fillText(k.label, Math.max(HR.GUTTER + 2, x0 + 3), HR.Timeline.AXIS + 1 + 12 * windows++);
       ctx.textBaseline = "alphabetic";
       continue;
     }
@@ -386,106 +368,3 @@ HR.Timeline.dashed = function (ctx, x, y0, y1, color) {
   ctx.setLineDash([]);
 };
 
-// What is under the pointer, as HTML for the tooltip (null: nothing).
-HR.Timeline.prototype.hit = function (x, y) {
-  var w = this.canvas.clientWidth, v = this.view, t = v.t(x, w), tol = 4 * (v.v1 - v.v0) / (w - HR.GUTTER);
-  if (x < HR.GUTTER) return null;
-  for (var l = 0; l < this.lanes.length; l++) {
-    var lane = this.lanes[l];
-    if (y < lane.top || y >= lane.top + lane.h) continue;
-    var dy = y - lane.top;
-    if (lane.kind === "resource") return this.writeTip(t, tol);
-    var lockish = lane.kind === "client" && lane.h > 30;
-    if (lockish && dy >= 22 && dy < 35) return this.holdTip(l, t, tol);
-    if (lockish && dy >= 35 && dy < 45) return this.sessionTip(l, t, tol) || this.leaseTip(l, t, tol);
-    if (lockish && dy >= 45) return this.markTip(l, t, tol);
-    var op = this.nearest(this.laneOps[l], this.S, this.E, t, tol);
-    if (op >= 0) return HR.opTip(this, op);
-    if (lane.kind === "nemesis") return this.faultTip(t);
-    return null;
-  }
-  return null;
-};
-
-// The interval of a lane list containing t, else the nearest within tol (-1: none).
-HR.Timeline.prototype.nearest = function (list, S, E, t, tol) {
-  var r = this.visible(list, t - tol, t + tol), best = -1, bestD = Infinity;
-  for (var j = r[0]; j < r[1]; j++) {
-    var i = list.idx[j], dist = t < S[i] ? S[i] - t : (t > E[i] ? t - E[i] : 0);
-    if (dist < bestD) { bestD = dist; best = i; }
-  }
-  return bestD <= tol ? best : -1;
-};
-
-HR.Timeline.prototype.holdTip = function (l, t, tol) {
-  var i = this.nearest(this.holds[l], this.holds.S, this.holds.E, t, tol), d = this.data.holds;
-  if (i < 0) return null;
-  return HR.tip("holding, token " + d.token[i], [
-    ["from", HR.fmtTime(d.s[i])], ["until", d.e[i] < 0 ? "the end of the run" : HR.fmtTime(d.e[i])],
-    ["ended by", d.ended[i]], ["held for", HR.fmtDur(this.holds.E[i] - d.s[i])]]);
-};
-
-HR.Timeline.prototype.leaseTip = function (l, t, tol) {
-  var i = this.nearest(this.leases[l], this.leases.S, this.leases.E, t, tol), d = this.data.leases;
-  if (i < 0) return null;
-  return HR.tip("lease " + d.id[i], [
-    ["granted", HR.fmtTime(d.s[i])], ["last acknowledged", HR.fmtTime(d.ack[i])],
-    ["alive at most until", d.e[i] < 0 ? "unknown (no TTL)" : HR.fmtTime(d.e[i])],
-    ["loss noticed", d.lost[i] < 0 ? "never" : HR.fmtTime(d.lost[i])]]);
-};
-
-HR.Timeline.prototype.writeTip = function (t, tol) {
-  var d = this.data.writes, a = HR.lowerBound(d.s, t - tol), best = -1, bestD = Infinity;
-  for (var i = a; i < d.s.length && d.s[i] <= t + tol; i++) {
-    var dist = Math.abs(d.s[i] - t) - (d.stale[i] ? tol : 0);
-    if (dist < bestD) { bestD = dist; best = i; }
-  }
-  if (best < 0) return null;
-  i = best;
-  var lanes = this.data.lanes;
-  return HR.tip((d.stale[i] ? "STALE write " : "write ") + (d.acc[i] ? "accepted" : "rejected"), [
-    ["arrived", HR.fmtTime(d.s[i])], ["writer", d.writer[i] >= 0 ? lanes[d.writer[i]].label : "?"],
-    ["token", d.token[i] === null ? "none" : d.token[i]], ["highest token before", d.hb[i] === null ? "none" : d.hb[i]],
-    ["resource", d.res[i] >= 0 ? this.data.strs[d.res[i]] : "?"]]);
-};
-
-HR.Timeline.prototype.markTip = function (l, t, tol) {
-  var m = this.data.marks;
-  for (var i = 0; i < m.length; i++) {
-    if (m[i].lane === l && t >= m[i].s - tol && t <= m[i].e + tol) {
-      return HR.tip(m[i].label, [["from", HR.fmtTime(m[i].s)], ["to", HR.fmtTime(m[i].e)]]);
-    }
-  }
-  return null;
-};
-
-HR.Timeline.prototype.faultTip = function (t) {
-  var f = this.data.faults;
-  for (var i = 0; i < f.length; i++) {
-    if (t >= f[i].s && (f[i].e < 0 || t <= f[i].e)) {
-      return HR.tip("fault " + f[i].name, [["from", HR.fmtTime(f[i].s)],
-        ["to", f[i].e < 0 ? "the end of the run" : HR.fmtTime(f[i].e)],
-        ["took effect", f[i].ok ? "yes, shown" : "not shown"], ["detail", f[i].detail]]);
-    }
-  }
-  return null;
-};
-
-// Tooltip HTML: a title and rows of [name, value]; values are escaped.
-HR.esc = function (s) {
-  return String(s).replace(/[&<>"]/g, function (c) { return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]; });
-};
-HR.tip = function (title, rows) {
-  return "<b>" + HR.esc(title) + "</b><table>" + rows.filter(function (r) { return r[1] !== "" && r[1] !== undefined; })
-    .map(function (r) { return "<tr><td>" + HR.esc(r[0]) + "</td><td>" + HR.esc(r[1]) + "</td></tr>"; }).join("") + "</table>";
-};
-HR.opTip = function (tl, i) {
-  var d = tl.data, ops = d.ops, e = ops.e[i];
-  return HR.tip("p" + d.procs[ops.p[i]] + " " + d.fs[ops.f[i]] + " → " + d.outcomes[ops.t[i]], [
-    ["value", ops.v[i]], ["key", ops.k[i] >= 0 ? d.keys[ops.k[i]] : ""],
-    ["invoked", HR.fmtTime(ops.s[i])], ["completed", e < 0 ? "never" : HR.fmtTime(e)],
-    ["latency", e < 0 ? "" : HR.fmtDur(e - ops.s[i])],
-    ["error", ops.err[i] >= 0 ? d.strs[ops.err[i]] : ""], ["node", ops.node[i] >= 0 ? d.strs[ops.node[i]] : ""],
-    ["history index", ops.x[i]],
-    ["counterexample", tl.hl[i] ? (i === d.culprit ? "this operation cannot be linearized" : "in the window") : ""]]);
-};

@@ -15,7 +15,7 @@ HR.COLORS = {
   write: "#3f9d57", rejected: "#8a8a8a", staleAccepted: "#c0392b", staleRejected: "#e67e22",
   window: "rgba(66, 133, 244, 0.12)", windowEdge: "rgba(66, 133, 244, 0.9)",
   danger: "rgba(192, 57, 43, 0.25)", handover: "#8e44ad",
-  culprit: "#c0392b", highlight: "#1a237e",
+  culprit: "#c0392b", highlight: "#1a237e", lin: "#0b7285", cursor: "#e8590c",
   grid: "#e6e6e6", axis: "#555", text: "#222", faint: "#888", laneAlt: "#fafafa",
 };
 HR.OUTCOME_COLORS = [HR.COLORS.ok, HR.COLORS.fail, HR.COLORS.info, HR.COLORS.open];

@@ -1,0 +1,44 @@
+"""Where log records go during a run: the run's ``harness.log``, never the console.
+
+The harness process logs there from the moment its run directory exists (``log_to``).
+Client libraries log too, and they run in the worker processes (kazoo's "Connection
+dropped", etcd's and redis-py's retries): a spawned worker starts with no handler, and
+Python then prints its warnings on stderr, in the middle of the progress line. So each
+worker is handed the files the harness logs to (``log_files``) and logs there as well
+(``worker_logs_to``), each line naming its process.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def log_to(path: Path, tag: str = "") -> logging.FileHandler:
+    """Append every log record of this process (INFO and above) to ``path``; ``tag``
+    goes after the logger's name. Returns the handler (to remove when the run ends)."""
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter(FORMAT.replace("%(name)s", f"%(name)s{tag}")))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    return handler
+
+
+def log_files() -> tuple[str, ...]:
+    """The files this process logs to, for the workers it starts."""
+    return tuple(
+        h.baseFilename for h in logging.getLogger().handlers if isinstance(h, logging.FileHandler)
+    )
+
+
+def worker_logs_to(files: Sequence[str], process: int) -> None:
+    """In a worker: log to the harness's files; with none (a worker outside a run), drop
+    the records rather than print them on the console."""
+    for f in files:
+        log_to(Path(f), f" [process {process}]")
+    if not files:
+        logging.getLogger().addHandler(logging.NullHandler())
