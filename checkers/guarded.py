@@ -70,12 +70,34 @@ def writes(pairs: Sequence[Pair]) -> list[Write]:
     return out
 
 
-def frozen_during(w: Write, windows: Sequence[FaultWindow]) -> FaultWindow | None:
-    """The client pause that froze ``w``'s process while it was writing, if one did."""
-    hi = w.ended if w.ended is not None else w.invoked
-    for window in windows:
-        if window.affects_process(w.process) and window.overlaps(w.invoked, hi):
-            return window
+@dataclass(frozen=True, slots=True)
+class Freeze:
+    """A client pause: its window and when the thaw began (its stop's invocation)."""
+
+    window: FaultWindow
+    thaw: int | None
+
+
+def freezes(record: RunRecord) -> list[Freeze]:
+    """The run's client-freezing windows, each with its thaw: the last nemesis invocation
+    up to the window's end (the nemesis does one thing at a time, so it is the stop's)."""
+    invoked = [op.time for op in record.history.nemesis_ops() if op.is_invoke]
+    out = []
+    for w in with_effect(record_windows(record), FREEZES_CLIENT):
+        thaw = max((t for t in invoked if w.end is not None and t <= w.end), default=None)
+        out.append(Freeze(w, thaw))
+    return out
+
+
+def frozen_during(w: Write, frozen: Sequence[Freeze]) -> FaultWindow | None:
+    """The client pause that froze ``w``'s process while it was writing, if one did: the
+    write was open when its process was thawed (a frozen process completes nothing, so a
+    write that ended before the thaw was done before the freeze)."""
+    for f in frozen:
+        if not f.window.affects_process(w.process) or f.thaw is None:
+            continue
+        if w.invoked < f.thaw and (w.ended is None or w.ended >= f.thaw):
+            return f.window
     return None
 
 
@@ -92,6 +114,10 @@ def duplicates(ws: Sequence[Write]) -> list[tuple[Write, Write]]:
     return out
 
 
+def _brief(w: Write) -> dict[str, Any]:
+    return {"process": w.process, "name": w.name, "basis": w.basis, "time": w.ended}
+
+
 def _hashable(x: Any) -> Any:
     return repr(x) if isinstance(x, dict | list) else x
 
@@ -99,7 +125,7 @@ def _hashable(x: Any) -> Any:
 def check_record(record: RunRecord) -> CheckResult:
     """Every basis written at most once; the late writes of frozen clients refused."""
     ws = writes(record.history.client_ops().pairs())
-    pauses = with_effect(record_windows(record), FREEZES_CLIENT)
+    pauses = freezes(record)
     accepted = [w for w in ws if w.outcome == "ok"]
     refused = [w for w in ws if w.refused]
     unknown = [w for w in ws if w.outcome == "info"]
@@ -112,6 +138,9 @@ def check_record(record: RunRecord) -> CheckResult:
         "unknown": len(unknown),
         "late_refused": len(late),
         "late_accepted": len(late_accepted),
+        # in the lock workload's words, for the comparison matrix: writes on a stale basis
+        "stale_accepted": [_brief(b) for _, b in doubles],
+        "stale_rejected": [_brief(w) for w, _ in late],
         "duplicates": [
             {
                 "name": a.name,

@@ -19,6 +19,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from checkers import guarded
 from checkers.result import Validity, worst
 from checkers.windows import record_windows
 from core.errors import HarnessError
@@ -210,12 +211,13 @@ def run_metrics(run_dir: Path) -> RunMetrics:
     checkers = run.checkers
     mutex = checkers.get("mutex") or {}
     handovers = mutex.get("handovers") or []
+    stale = mutex or checkers.get(guarded.NAME) or {}  # a lock-free run: late writes
     return RunMetrics(
         run=run,
         stats=stats,
         violations=sum(_violations(r) for r in checkers.values()),
-        stale_accepted=len(mutex.get("stale_accepted") or ()),
-        stale_rejected=len(mutex.get("stale_rejected") or ()),
+        stale_accepted=len(stale.get("stale_accepted") or ()),
+        stale_rejected=len(stale.get("stale_rejected") or ()),
         danger_window_s=_max(h.get("danger_window_s") for h in handovers),
         handover_delay_s=_max(h.get("handover_delay_s") for h in handovers),
     )

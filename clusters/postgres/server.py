@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from clusters.postgres.connection import probe
+from clusters.postgres.failover import copy_from, rejoin, start_watcher, watcher
 from clusters.postgres.spec import PERSISTENCE
 from clusters.server import Launch, Peer, Place, ServerSpec
 from core.cluster import ClusterError
@@ -29,6 +30,7 @@ from core.cluster import ClusterError
 PORT = 5432
 MAX_NODES = 5
 AS_POSTGRES = ("setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups")
+USER = shlex.join(AS_POSTGRES)
 BASEBACKUP_TRIES = 240
 """Half-second tries of a replica's first copy while its primary starts (2 min)."""
 
@@ -47,7 +49,7 @@ def check_replication(persistence: str | None) -> str:
 def postgresql_conf(conf_dir: str, replication: str) -> str:
     """postgresql.conf: every interface, WAL for streaming replicas, hot standbys, and a
     synchronous replica when ``replication`` is ``sync``."""
-    standbys = "*" if replication == "sync" else ""
+    standbys = "*" if replication.startswith("sync") else ""
     lines = [
         "listen_addresses = '*'",
         f"port = {PORT}",
@@ -78,28 +80,25 @@ def prepare(data: str, primary: Peer | None) -> tuple[str, ...]:
     directory owned by ``postgres``, and on a first start ``initdb`` (``primary`` None) or a
     copy of ``primary``."""
     q = shlex.quote(data)
-    user = shlex.join(AS_POSTGRES)
     lines = [
         'PATH="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1):$PATH"; export PATH',
         f"mkdir -p {q} && chown postgres:postgres {q} && chmod 700 {q}",
     ]
     if primary is None:
         lines.append(
-            f"[ -s {q}/PG_VERSION ] || {user} initdb -D {q} -U postgres -A trust -E UTF8 --locale=C"
+            f"[ -s {q}/PG_VERSION ] || {USER} initdb -D {q} -U postgres -A trust -E UTF8 --locale=C"
         )
     else:
-        copy = f"{user} pg_basebackup -h {primary.ip} -p {PORT} -U postgres -D {q} -X stream -R"
-        lines.append(
-            f"[ -s {q}/PG_VERSION ] || for i in $(seq {BASEBACKUP_TRIES}); do "
-            f"{copy} && break; rm -rf {q}/* ; sleep 0.5; done"
-        )
+        copy = copy_from(data, primary.ip, PORT, USER, BASEBACKUP_TRIES)
+        lines.append(f"[ -s {q}/PG_VERSION ] || {{ {copy}; }}")
     return tuple(lines)
 
 
 @dataclass(frozen=True)
 class PostgresServer(ServerSpec):
     """PostgreSQL: n1 the primary, n2.. its streaming replicas; ``persistence`` is the
-    replication (``async`` or ``sync``)."""
+    replication (``async`` or ``sync``), and whether the replica takes over from a primary
+    that is gone (``-failover``: ``clusters.postgres.failover``)."""
 
     name: str = "postgres"
     process: str = "postgres"
@@ -120,15 +119,25 @@ class PostgresServer(ServerSpec):
     has_leader: bool = True
     replication: str = PERSISTENCE[0]
 
+    @property
+    def failover(self) -> bool:
+        """Whether the replica promotes itself when the primary is gone (``failover``)."""
+        return self.replication.endswith("-failover")
+
     def check_size(self, n: int, unit: str = "nodes") -> None:
-        """One primary and up to four replicas."""
+        """One primary and up to four replicas; a primary and one replica to fail over."""
+        if self.failover and n != 2:
+            raise ClusterError(
+                f"{self.name} fails over between a primary and one replica: 2 {unit}, not {n}"
+            )
         if n < 1 or n > MAX_NODES:
             raise ClusterError(
                 f"{self.name} runs one primary and its replicas: 1 to {MAX_NODES} {unit}, not {n}"
             )
 
     def with_persistence(self, persistence: str | None) -> PostgresServer:
-        """This server with replication ``persistence`` (None: ``async``)."""
+        """This server with replication ``persistence`` (None: ``async``, restarting a
+        killed primary)."""
         return replace(self, replication=check_replication(persistence))
 
     def launch(self, node: Peer, peers: Sequence[Peer], place: Place) -> Launch:
@@ -136,13 +145,23 @@ class PostgresServer(ServerSpec):
         conf = f"{place.conf}/postgresql.conf"
         data = f"{place.data}/pgdata"
         primary = None if node.index == 1 else peers[0]
+        files = {
+            conf: postgresql_conf(place.conf, self.replication),
+            f"{place.conf}/pg_hba.conf": PG_HBA,
+        }
+        prelude = prepare(data, primary)
+        if self.failover:
+            other = next(p.ip for p in peers if p.name != node.name)
+            script, pidfile = f"{place.conf}/watch.sh", f"{place.data}/watch.pid"
+            files[script] = watcher(data, other, PORT, USER, pidfile)
+            prelude += (
+                rejoin(data, other, PORT, USER, BASEBACKUP_TRIES),
+                start_watcher(data, script, pidfile),
+            )
         return Launch(
             (*AS_POSTGRES, "postgres", "-D", data, "-c", f"config_file={conf}"),
-            files={
-                conf: postgresql_conf(place.conf, self.replication),
-                f"{place.conf}/pg_hba.conf": PG_HBA,
-            },
-            prelude=prepare(data, primary),
+            files=files,
+            prelude=prelude,
         )
 
     def healthy(self, ip: str) -> bool:

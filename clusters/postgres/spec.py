@@ -4,7 +4,9 @@ Lock implementations (``--lock``), all in the database: ``table`` (a row per loc
 with its owner and expiry, tokens from a sequence), ``advisory`` (``pg_advisory_lock`` on
 a session) and ``row`` (``SELECT ... FOR UPDATE`` held in an open transaction). The
 lock-free workloads ``version-cas`` and ``unique-key`` do the same protected work with no
-lock at all. ``persistence`` is the replication: ``async`` (the default) or ``sync``.
+lock at all. ``persistence`` is the replication: ``async`` (the default) or ``sync``; with
+``-failover`` the replica promotes itself when the primary is gone instead of the primary
+being restarted as it was.
 Clock faults are refused in Docker: the image runs the server without libfaketime.
 """
 
@@ -13,8 +15,9 @@ from __future__ import annotations
 from clusters.spec import TargetSpec
 from core.abilities import SERVER_ABILITIES, Ability
 
-PERSISTENCE = ("async", "sync")
-"""The replication, first the default: what a COMMIT waits for (see ``server.py``)."""
+PERSISTENCE = ("async", "sync", "async-failover", "sync-failover")
+"""The replication, first the default: what a COMMIT waits for (see ``server.py``), and
+whether the replica takes over from a primary that is gone (``failover.py``)."""
 CLIENTS = "clusters.postgres.clients"
 
 SPEC = TargetSpec(

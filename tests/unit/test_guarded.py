@@ -109,6 +109,7 @@ def test_a_frozen_clients_late_write_refused_by_the_data_is_valid_and_told() -> 
     result = guarded.check_record(RunRecord(history("fail")))
     assert result.valid is True
     assert result.details["late_refused"] == 1 and result.details["accepted"] == 1
+    assert [s["process"] for s in result.details["stale_rejected"]] == [0]  # for the matrix
     assert "process 0" in result.summary and "no token and no lease" in result.summary
 
 
@@ -116,6 +117,7 @@ def test_two_accepted_writes_on_one_version_are_invalid() -> None:
     result = guarded.check_record(RunRecord(history("ok")))
     assert result.valid is False
     assert result.details["duplicates"][0]["processes"] == [1, 0]
+    assert [s["process"] for s in result.details["stale_accepted"]] == [0]
     assert "processes 1" in result.summary and "3" in result.summary
 
 

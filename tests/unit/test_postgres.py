@@ -8,6 +8,9 @@ dies with it), info during COMMIT or an autocommit write.
 
 from __future__ import annotations
 
+import subprocess
+from typing import Any
+
 import psycopg
 import pytest
 from psycopg import errors as pg
@@ -94,9 +97,9 @@ def test_replication_is_async_unless_sync_is_asked_and_nothing_else() -> None:
     sync = SERVER.with_persistence("sync")
     conf = sync.launch(PEERS[0], PEERS, PLACE).files["/c/conf/postgresql.conf"]
     assert "synchronous_standby_names = '*'" in conf and "hba_file = '/c/conf/pg_hba.conf'" in conf
-    with pytest.raises(ClusterError, match="choose from: async, sync"):
+    with pytest.raises(ClusterError, match="choose from: async, sync, async-failover"):
         SERVER.with_persistence("quorum")
-    assert TARGETS["postgres"].persistence == ("async", "sync")
+    assert TARGETS["postgres"].persistence[:2] == ("async", "sync")
 
 
 @pytest.mark.parametrize("n", [0, 6])
@@ -109,3 +112,33 @@ def test_one_primary_and_up_to_four_replicas(n: int) -> None:
 
 def test_a_replica_may_copy_its_primary_before_its_server_runs() -> None:
     assert SERVER.start_grace >= 60 and SERVER.has_leader and SERVER.process == "postgres"
+
+
+def test_failover_is_two_nodes_each_watching_and_rejoining_the_other() -> None:
+    spec = SERVER.with_persistence("async-failover")
+    assert spec.failover and spec.replication.startswith("async")
+    spec.check_size(2)
+    with pytest.raises(ClusterError, match="one replica: 2 nodes, not 3"):
+        spec.check_size(3)
+    pair = PEERS[:2]
+    for node, other in ((pair[0], pair[1]), (pair[1], pair[0])):
+        launch = spec.launch(node, pair, PLACE)
+        script = launch.files["/c/conf/watch.sh"]
+        assert f"pg_isready -q -h {other.ip}" in script and "pg_ctl promote" in script
+        rejoin = next(line for line in launch.prelude if "was promoted" in line)
+        assert f"psql -h {other.ip}" in rejoin and f"pg_basebackup -h {other.ip}" in rejoin
+        assert "setsid sh /c/conf/watch.sh" in launch.prelude[-1]
+    assert "/c/conf/watch.sh" not in SERVER.launch(PEERS[0], pair, PLACE).files
+
+
+@pytest.mark.parametrize("persistence", ["async", "sync-failover"])
+def test_the_launcher_and_the_watcher_are_valid_shell(persistence: str, tmp_path: Any) -> None:
+    spec = SERVER.with_persistence(persistence)
+    pair = PEERS[:2]
+    for node in pair:
+        launch = spec.launch(node, pair, PLACE)
+        for text in ("\n".join(launch.prelude), launch.files.get("/c/conf/watch.sh", "")):
+            path = tmp_path / "s.sh"
+            path.write_text(text)
+            done = subprocess.run(["sh", "-n", str(path)], capture_output=True, text=True)
+            assert done.returncode == 0, (text, done.stderr)
