@@ -226,3 +226,16 @@ def test_the_report_draws_the_ids_against_time_with_every_duplicate_ringed() -> 
     assert "<svg" in html and html.count('class="duplicate"') == 2
     assert "Duplicates (1 of 1 shown)" in html
     assert ids_section(rec, {"checkers": {}}, []) == ""
+
+
+def test_the_target_decides_its_first_generator_and_refuses_one_it_lacks() -> None:
+    from core.option_checks import OptionError
+    from core.options import RunOptions
+    from harness.validate import check_run
+
+    opts, _ = check_run(RunOptions.of(workload="unique-ids", target="sim"))
+    assert opts.ids.generator == "counter" and opts.to_dict()["id_generator"] == "counter"
+    with pytest.raises(OptionError, match="sim has no id generator 'incr'; choose from counter"):
+        check_run(RunOptions.of(workload="unique-ids", target="sim", id_generator="incr"))
+    with pytest.raises(OptionError, match="--snowflake-defence 'maybe'"):
+        check_run(RunOptions.of(workload="unique-ids", target="sim", snowflake_defence="maybe"))
