@@ -23,28 +23,33 @@ sentence is the summary;
 shared the partitions out, when more than this one did; ``unique_values_partitions`` the
 big partitions decided by the unique-values fast path (``checkers.linear.unique``).
 ``verdict_s`` is the time to the verdict; ``elapsed_s`` adds the counterexample's
-(``explain=False`` skips building it).
+(``explain=False`` skips building it); ``phases_s`` splits ``elapsed_s`` into ``partition``,
+``prepare`` (the problems built), ``search`` and ``result`` (totals, the counterexample).
 """
 
 from __future__ import annotations
 
 import gc
 import time
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from checkers.anomalies import KEY, Anomaly, bounded
-from checkers.linear.counterexample import jsonable
 from checkers.linear.model import Model, ModelError
 from checkers.linear.models import MODELS, get_model
-from checkers.linear.parallel import check_problems, workers_for
+from checkers.linear.parallel import workers_for
 from checkers.linear.prepare import Problem, partitions, problem
 from checkers.linear.schedule import SKIPPED, Budget
 from checkers.linear.search import SearchResult
 from checkers.linear.solve import Solved
-from checkers.linear.stale import name_partition, nonlinearizable
-from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult
 from core.history import History, MalformedHistory
+
+if TYPE_CHECKING:
+    from checkers.anomalies import Anomaly
+    from checkers.record import RunRecord
+
+# What only an invalid or unknown verdict needs (naming the anomaly, the counterexample)
+# and the worker processes of a big history are imported where they are used: a check
+# of one small valid file should not pay for them at start-up.
 
 __all__ = ["DEFAULT_MAX_MEMORY", "MODELS", "ModelError", "check", "check_record", "explain"]
 
@@ -109,6 +114,7 @@ def _check(
     deadline = None if time_limit is None else started + time_limit
     budget = Budget(deadline, max_configs, max_memory)
     parts = partitions(history, m)
+    partitioned = time.perf_counter()
     workers = workers_for(len(history), len(parts)) if parallel else 1
     try:
         probs: list[Problem] = []
@@ -116,7 +122,10 @@ def _check(
             if deadline is not None and time.perf_counter() > deadline:
                 return _out_of_time(m.name, time.perf_counter() - started, len(probs), len(parts))
             probs.append(problem(part, m, label))
+        prepared = time.perf_counter()
         if workers > 1:
+            from checkers.linear.parallel import check_problems
+
             solved = None
             outcomes = check_problems(probs, m, budget, explain, workers)
         else:
@@ -126,6 +135,7 @@ def _check(
         reason = f"malformed history: {e}"
         bad = {"valid": UNKNOWN, "model": m.name, "reason": reason}
         return CheckResult(CHECKER, UNKNOWN, f"Unknown: {reason}.", bad)
+    searched = time.perf_counter()
     # The worst verdict (invalid, then unknown, then valid) and the totals, in one pass.
     results = [o.result for o in outcomes]
     valid: Any = True
@@ -163,11 +173,15 @@ def _check(
     if fast:
         details["unique_values_partitions"] = fast
     if invalid >= 0 and explain:
+        from checkers.anomalies import KEY
+
         cx = solved.explain(invalid) if solved is not None else outcomes[invalid].counterexample
         if cx is not None:
             details["counterexample"] = cx
             details[KEY] = [_name(probs[invalid], m, cx).to_dict()]
     if checked < len(results):
+        from checkers.linear.counterexample import jsonable
+
         unknown = [
             {"partition": jsonable(parts[i][0]), "reason": r.reason}
             for i, r in enumerate(results)
@@ -177,7 +191,14 @@ def _check(
             details["unknown_partitions"] = unknown
             if valid == UNKNOWN:
                 details["reason"] = _reason(unknown, len(parts))
-    details["elapsed_s"] = round(time.perf_counter() - started, 6)
+    ended = time.perf_counter()
+    details["elapsed_s"] = round(ended - started, 6)
+    details["phases_s"] = {
+        "partition": partitioned - started,
+        "prepare": prepared - partitioned,
+        "search": searched - prepared,
+        "result": ended - searched,
+    }
     return CheckResult(CHECKER, valid, _summary(valid, details, results), details)
 
 
@@ -195,6 +216,8 @@ def _out_of_time(model: str, spent: float, prepared: int, n: int) -> CheckResult
 def _name(prob: Problem, m: Model, cx: dict[str, Any]) -> Anomaly:
     """The anomaly an invalid partition shows: a stale read or lost update when real time
     and the model prove one, else the counterexample's first sentence, bounded."""
+    from checkers.linear.stale import name_partition, nonlinearizable
+
     failed = (cx.get("op") or {}).get("index")
     return name_partition(prob, m, failed) or nonlinearizable(cx)
 
@@ -203,6 +226,8 @@ def explain(result: CheckResult) -> list[str]:
     """Plain sentences for a result of ``check``: for an invalid one, the named anomaly's
     sentence, then the counterexample's next sentences, each bounded (the full chain
     stays in ``details["counterexample"]``)."""
+    from checkers.anomalies import KEY, bounded
+
     d = result.details
     if result.valid is False and d.get(KEY):
         rest = (d.get("counterexample") or {}).get("sentences", [])[1:]
@@ -223,6 +248,8 @@ def _summary(valid: Any, d: dict[str, Any], results: list[SearchResult]) -> str:
     if valid is True:
         return f"Linearizable ({d['model']} model): {d['ops']} operations{where}."
     if valid is False:
+        from checkers.anomalies import KEY
+
         if d.get(KEY):
             return str(d[KEY][0]["sentence"])
         return f"Not linearizable ({d['model']} model): {d['ops']} operations{where}."

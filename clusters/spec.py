@@ -141,6 +141,10 @@ class TargetSpec:
                 f"{self.name} has no {opts.workload} workload; choose from "
                 f"{', '.join(self.workload_names)}"
             )
+        if opts.workload in self.workloads:
+            check = getattr(self.client_builder(opts), "check_options", None)
+            if check is not None:  # a builder that refuses some of its workload's options
+                check(opts, self.name)
         if (
             opts.workload == _lock_workload()
             and opts.lock.impl is not None

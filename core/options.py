@@ -98,6 +98,14 @@ class RegisterOptions:
 
 
 @dataclass(frozen=True, slots=True)
+class HerdOptions:
+    """The waiters of the herd workload (``workloads/herd_workload.py``): how they wait
+    for the lock, ``naive`` (all watch it) or ``queue`` (each its predecessor)."""
+
+    recipe: str = "naive"
+
+
+@dataclass(frozen=True, slots=True)
 class SshOptions:
     """Real hosts over SSH (docs/ssh.md): when ``enabled``, the cluster runs on ``hosts``."""
 
@@ -156,6 +164,7 @@ RECORDS: Final[dict[str, type]] = {
     "faults": FaultOptions,
     "lock": LockOptions,
     "register": RegisterOptions,
+    "herd": HerdOptions,
     "backend": BackendOptions,
     "ssh": SshOptions,
     "ids": IdsOptions,
@@ -194,6 +203,7 @@ class RunOptions:
     faults: FaultOptions = FaultOptions()
     lock: LockOptions = LockOptions()
     register: RegisterOptions = RegisterOptions()
+    herd: HerdOptions = HerdOptions()
     backend: BackendOptions = BackendOptions()
     ssh: SshOptions = SshOptions()
     ids: IdsOptions = IdsOptions()

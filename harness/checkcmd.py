@@ -4,7 +4,8 @@ linearizability checker, with the model implied by their format unless ``--model
 Per path one line: the verdict and the time to it (reading excluded, and the
 counterexample's building too: ``explain_ms``), or the one-line error of a path that is not
 a history (on stderr); then the total. With ``--json``, one JSON object per path per line
-(``file``, ``valid``, ``check_ms``, ``explain_ms``...; ``error`` for a bad one).
+(``file``, ``valid``, ``check_ms``, ``explain_ms``, ``search``: ``compiled`` or ``plain``,
+which search ran...; ``error`` for a bad one).
 The explanation follows for invalid files. The exit code is 254 if any path was bad
 input, else the worst verdict.
 
@@ -23,19 +24,18 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.markup import escape
+from typing import Any, TextIO
 
 from checkers import linearizability
+from checkers.linear import compiled
 from checkers.result import UNKNOWN, exit_code, worst
 from core.errors import EXIT_BAD_INPUT, EXIT_CRASH, HarnessError
 from core.formats import Budget, FormatError, OutOfBudget, read_file
 from core.store import RESULTS_FILE, write_json
-from harness import analysis
 
-_WORDS = {True: "[green]valid[/]", False: "[red]invalid[/]", UNKNOWN: "[yellow]unknown[/]"}
+# Printed as plain lines (no rich: its import is most of a small check's start-up), the
+# verdict's word coloured as rich would on a terminal.
+_COLOURS = {True: ("valid", 32), False: ("invalid", 31), UNKNOWN: ("unknown", 33)}
 _OOM = "harness: out of memory while {} {}{}; try --memory-limit or fewer files\n"
 
 
@@ -82,6 +82,7 @@ def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes])
         "check_ms": round(min(ms, verdict_ms), 3),
         "explain_ms": round(max(0.0, ms - verdict_ms), 3),
         "model": chosen,
+        "search": "compiled" if compiled.active() else "plain",
         "ops": len(history),
         "summary": result.summary,
         "explanation": linearizability.explain(result) if result.valid is False else [],
@@ -94,6 +95,8 @@ def _check_dir(
     path: Path, time_limit: float | None, budget: Budget, out: Path | None
 ) -> dict[str, Any]:
     """A run directory's outcome: all its checkers; its results.json written where it can."""
+    from harness import analysis  # a run directory's checkers: not needed for a file
+
     started = time.perf_counter()
     results = analysis.check_run(path, time_limit, write=False, budget=budget)
     ms = (time.perf_counter() - started) * 1000
@@ -173,11 +176,12 @@ def check_paths(
     model: str | None,
     time_limit: float | None,
     as_json: bool,
-    console: Console,
     memory_limit: int | None = None,
     out: str | None = None,
 ) -> int:
     """Check every path, each on its own line; the exit code (see the module's docstring)."""
+    stream = sys.stdout
+    colour = _colour_on(stream)
     verdicts = []
     bad = 0
     total_ms = 0.0
@@ -201,16 +205,15 @@ def check_paths(
             return EXIT_CRASH
         verdicts.append(outcome["valid"])
         total_ms += outcome["check_ms"]
-        _say(outcome, as_json, console)
+        _say(outcome, as_json, stream, colour)
     overall = worst(verdicts)
     if not as_json:
-        word = _WORDS.get(overall, overall) if verdicts else "none"
+        word = _word(overall, colour) if verdicts else "none"
         failed = f", {bad} not checked (bad input)" if bad else ""
-        console.print(
-            f"total: {len(paths)} file(s), {total_ms:.1f} ms checking, verdict {word}{failed}",
-            highlight=False,
-            soft_wrap=True,
+        stream.write(
+            f"total: {len(paths)} file(s), {total_ms:.1f} ms checking, verdict {word}{failed}\n"
         )
+        stream.flush()
     return EXIT_BAD_INPUT if bad else exit_code(overall)
 
 
@@ -221,25 +224,34 @@ def _say_error(path: str, message: str, as_json: bool) -> None:
     print(f"harness: {message}", file=sys.stderr, flush=True)
 
 
-def _say(out: dict[str, Any], as_json: bool, console: Console) -> None:
+def _colour_on(out: TextIO) -> bool:
+    """Whether to colour the verdicts: on a terminal, unless NO_COLOR is set (or TERM is
+    dumb), as rich decides."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return bool(os.environ.get("FORCE_COLOR")) or out.isatty()
+
+
+def _word(valid: Any, colour: bool) -> str:
+    word, code = _COLOURS.get(valid, (str(valid), 0))
+    return f"\x1b[{code}m{word}\x1b[0m" if colour and code else word
+
+
+def _say(out: dict[str, Any], as_json: bool, stream: TextIO, colour: bool) -> None:
     if as_json:
         slim = {k: v for k, v in out.items() if k != "details"}
         slim["reason"] = out["details"].get("reason")
-        print(json.dumps(slim, default=str), flush=True)
+        print(json.dumps(slim, default=str), file=stream, flush=True)
         return
-    console.print(
-        f"{escape(out['file'])}: {_WORDS.get(out['valid'], out['valid'])} "
-        f"({out['check_ms']:.1f} ms, {out['ops']} ops, {out['model']})",
-        highlight=False,
-        soft_wrap=True,
-    )
-    for line in out["explanation"]:
-        console.print(f"    {escape(line)}", highlight=False, soft_wrap=True)
+    lines = [
+        f"{out['file']}: {_word(out['valid'], colour)} "
+        f"({out['check_ms']:.1f} ms, {out['ops']} ops, {out['model']})"
+    ]
+    lines += [f"    {line}" for line in out["explanation"]]
     if out["valid"] == UNKNOWN and out["details"].get("reason"):
-        console.print(
-            f"    {escape(str(out['details']['reason']))}", highlight=False, soft_wrap=True
-        )
-    for note in out["notes"]:
-        console.print(f"    note: {escape(note)}", highlight=False, soft_wrap=True)
+        lines.append(f"    {out['details']['reason']}")
+    lines += [f"    note: {note}" for note in out["notes"]]
     if out.get("written"):
-        console.print(f"    {escape(out['written'])}", highlight=False, soft_wrap=True)
+        lines.append(f"    {out['written']}")
+    stream.write("\n".join(lines) + "\n")
+    stream.flush()

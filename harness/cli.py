@@ -14,23 +14,72 @@ import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Final
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from core.errors import EXIT_CRASH
 from harness.commands.args import EXIT_BAD_ARGS, EXIT_UNKNOWN, Parser, UsageError
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 _OUT_OF_MEMORY = b"harness: out of memory; try --memory-limit or fewer files\n"
 
 
-COMMANDS: Final = ("run", "check", "report", "serve", "compare", "suite", "images", "clusters")
-"""The commands, one module each (``harness.commands``), in the order of ``--help``."""
+COMMANDS: Final = (
+    "run",
+    "check",
+    "report",
+    "serve",
+    "compare",
+    "suite",
+    "images",
+    "clusters",
+    "docs",
+    "completion",
+    "junit-summary",
+)
+"""The commands, one module each (``harness.commands``, a dash in the name an underscore
+in the module's), in the order of ``--help``."""
 
 
 def command(name: str) -> ModuleType:
     """The module of command ``name`` (imported on first use)."""
-    return importlib.import_module(f"harness.commands.{name}")
+    return importlib.import_module(f"harness.commands.{name.replace('-', '_')}")
+
+
+def version_text() -> str:
+    """The harness's version, Python's, and whether the compiled checker is in use."""
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    from checkers.linear import compiled
+
+    try:
+        mine = version("coordination-harness")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        mine = "unknown (not installed)"
+    if os.environ.get("HARNESS_PURE_PYTHON"):
+        checker = "plain Python (HARNESS_PURE_PYTHON is set)"
+    elif compiled.active():
+        checker = f"compiled (mypyc, {compiled.location()})"
+    else:
+        checker = "plain Python (no compiled build matches these sources)"
+    return (
+        f"harness {mine}\nPython {platform.python_version()} "
+        f"({platform.python_implementation()}, {sys.executable})\n"
+        f"linearizability checker: {checker}"
+    )
+
+
+class VersionAction(argparse.Action):
+    """``--version``: print ``version_text()`` and exit 0 (computed only when asked)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(version_text())
+        parser.exit(0)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -44,6 +93,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "exclusion.",
         epilog="Exit codes: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 crash.",
     )
+    p.add_argument(
+        "--version", action=VersionAction, help="the version, Python's, and the checker in use"
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     p.commands = sub.choices
     for name in COMMANDS:
@@ -52,8 +104,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
+class _LazyConsole:
+    """rich's Console, made on first use: importing rich is most of the start-up of a
+    command that does not print through it (``harness check``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        real = self.__dict__.get("_real")
+        if real is None:
+            from rich.console import Console
+
+            real = self.__dict__["_real"] = Console(stderr=False)
+        return getattr(real, name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    console = Console(stderr=False)
+    console = cast("Console", _LazyConsole())
     argv = list(sys.argv[1:] if argv is None else argv)
     first = argv[0] if argv else None
     parser = build_parser(first if first in COMMANDS else None)

@@ -19,7 +19,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -41,12 +41,16 @@ from harness import analysis
 from harness.logs import log_to
 from harness.plan import build_plan
 from harness.progress import Progress
+from harness.rerun import rerun_command
 from harness.runner import Runner
 from harness.validate import check_target, decide
 from nemesis.build import build_nemesis
 from nemesis.registry import facts_of
 from workloads.registry import get_workload
 from workloads.resource import ResourceServer
+
+if TYPE_CHECKING:
+    from harness.replay import Recording
 
 log = logging.getLogger("harness")
 
@@ -121,8 +125,9 @@ def _log_to(run_dir: Path) -> logging.Handler:
     return log_to(run_dir / LOG_FILE)
 
 
-def run_test(opts: RunOptions, console: Console) -> RunOutcome:
-    """Run a test end to end and print its verdict; never leaves a fault behind."""
+def run_test(opts: RunOptions, console: Console, recording: Recording | None = None) -> RunOutcome:
+    """Run a test end to end and print its verdict; never leaves a fault behind. With a
+    ``recording`` (``harness run --replay``), its invocations and faults are the schedule."""
     opts = decide(opts)  # done already by check_run, unless the caller built ``opts`` itself
     seed = opts.seed if opts.seed is not None else random.randrange(2**31)
     target = resolve(opts.target)  # fails fast on an unknown target
@@ -144,6 +149,10 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
         "argv": sys.argv,
         "status": "running",
     }
+    replay_of = str(recording.run_dir.resolve()) if recording is not None else None
+    test["command"] = rerun_command(opts, replay_of)
+    if replay_of is not None:
+        test["replay_of"] = replay_of
     write_json(run_dir / TEST_FILE, test)
     console.print(f"[bold]{opts.test_name()}[/] seed {seed} -> {run_dir}")
     interrupted: dict[str, Any] | None = None
@@ -161,25 +170,30 @@ def run_test(opts: RunOptions, console: Console) -> RunOutcome:
 
             resource = _start_resource(opts, run_dir, clock, stack)
             plan = build_plan(opts, target, cluster, seed, resource)
-            workload_start = clock.seconds()
-            nemesis, nemesis_gen, final_gen = build_nemesis(opts, cluster, seed, workload_start)
-            test["workload_start_ns"] = clock.now()
             writer = HistoryWriter(run_dir / HISTORY_FILE)
             stack.callback(writer.close)
             runner = Runner(
-                generator=plan.generator(nemesis_gen, final_gen, workload_start),
+                generator=plan.client_gen,  # the schedule comes with begin(), below
                 client_factory=plan.client,
                 concurrency=opts.concurrency,
                 clock=clock,
                 record=writer.write,
-                nemesis=nemesis,
                 op_timeout=opts.op_timeout,
                 events_path=run_dir / EVENTS_FILE,
             )
             stack.callback(_quietly, "stop the workers", runner.close)
+            runner.start_workers()  # the workload starts once they are ready
+            workload_start = clock.seconds()
+            nemesis, nemesis_gen, final_gen = build_nemesis(opts, cluster, seed, workload_start)
+            test["workload_start_ns"] = clock.now()
             if nemesis is not None:
                 stack.callback(_quietly, "heal every fault", nemesis.teardown)
-            runner.start_workers()
+            schedule = (  # a replay: the recorded schedule instead of the seeded one
+                recording.generator()
+                if recording is not None
+                else plan.generator(nemesis_gen, final_gen, workload_start)
+            )
+            runner.begin(schedule, nemesis)
             total = opts.time_limit + opts.recovery_time
             with Progress(console, runner.stats, clock.seconds, total, opts.test_name()):
                 runner.run()

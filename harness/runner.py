@@ -177,12 +177,24 @@ class Runner:
 
     # -- lifecycle ---------------------------------------------------------------------
     def start_workers(self) -> None:
+        """Start every worker and wait until each is ready, then set the nemesis up."""
         for t in range(self.concurrency):
             self._spawn(t, t)
         for w in self._workers.values():
             if not w.wait_ready(60):
                 raise RuntimeError(f"worker process {w.process} did not start within 60 s")
-        if self.nemesis is not None:
+        self.setup_nemesis()
+
+    def begin(self, generator: Generator, nemesis: Nemesis | None) -> None:
+        """The schedule and the nemesis of workers already started, decided once they
+        are ready (starting many workers on a busy machine takes seconds: a schedule
+        counted from before would spend its time limit on it)."""
+        self.gen, self.nemesis = generator, nemesis
+        self.setup_nemesis()
+
+    def setup_nemesis(self) -> None:
+        """Set the nemesis up (once) and start its thread."""
+        if self.nemesis is not None and self._nemesis_thread is None:
             self._thread_process[NEMESIS] = NEMESIS
             self.nemesis.setup(self)
             self._nemesis_thread = _NemesisThread(self.nemesis)

@@ -45,6 +45,8 @@ from core.errors import HarnessError
 from core.option_checks import OptionError, check_name
 from core.options import FIELDS, OLD_EXTRA, RunOptions
 from core.store import read_json, write_json
+from harness.junit import Case
+from harness.report._verdict import headline
 from harness.validate import check_run
 
 EXPECTATIONS = ("valid", "invalid", "unknown")
@@ -141,6 +143,8 @@ class Outcome:
     run_dir: str | None = None
     seconds: float = 0.0
     error: str | None = None
+    reason: str = ""
+    """The run's own one sentence (its verdict and the first reason for it)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -153,7 +157,32 @@ class Outcome:
             "run_dir": self.run_dir,
             "seconds": round(self.seconds, 1),
             "error": self.error,
+            "reason": self.reason,
         }
+
+    def junit_case(self, suite: str) -> Case:
+        """The run as a JUnit testcase: a failure's message is why the expectation was not
+        met and the run's own sentence; its body says where the run and its report are."""
+        report = Path(self.run_dir) / "report.html" if self.run_dir else None
+        lines = [f"expected: {self.run.expect}", f"found: {self.why}"]
+        lines += [f"reason: {self.reason}"] if self.reason else []
+        lines += [f"run directory: {self.run_dir}"] if self.run_dir else []
+        lines += [f"report: {report}"] if report is not None and report.exists() else []
+        summary = self.why
+        if not self.met and self.reason and self.reason not in self.why:
+            summary = f"{self.why}. {self.reason}"
+        verdict = verdict_word(self.valid) if self.error is None else "error"
+        props = {"verdict": verdict, "run_dir": self.run_dir or "", "report": str(report or "")}
+        return Case(
+            name=self.run.name,
+            classname=f"suite.{suite}",
+            valid=self.met,
+            expected=True,
+            summary=summary,
+            time_s=self.seconds,
+            details="\n".join(lines),
+            properties={k: v for k, v in props.items() if v},
+        )
 
 
 @dataclass
@@ -169,7 +198,9 @@ def load_suite(path: Path) -> Suite:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise SuiteError(f"{path}: no such suite file") from None
+        raise SuiteError(
+            f"{path}: no such suite file (the shipped suites, by name: harness suite list)"
+        ) from None
     except (OSError, UnicodeDecodeError) as e:
         raise SuiteError(f"{path}: cannot read it ({getattr(e, 'strerror', None) or e})") from None
     except tomllib.TOMLDecodeError as e:
@@ -304,6 +335,7 @@ def run_suite(
             results = read_json(res.run_dir / "results.json")
             o.valid = results.get("valid")
             o.met, o.why = judge(r, results)
+            o.reason = headline(results)
         except HarnessError as e:
             o.error, o.why = str(e), f"could not run: {e}"
         except Exception as e:  # one broken run must not stop the suite
@@ -316,24 +348,13 @@ def run_suite(
 
 
 def _write_outputs(suite: Suite, base: Path, outcomes: list[Outcome], console: Console) -> None:
-    from harness.junit import Case, write_junit
+    from harness.junit import write_junit
     from harness.report import compare, render_matrix_table, write_index, write_matrix_html
 
     write_json(
         base / "suite.json", {"suite": suite.name, "outcomes": [o.to_dict() for o in outcomes]}
     )
-    cases = [
-        Case(
-            name=o.run.name,
-            classname=f"suite.{suite.name}",
-            valid=o.met,
-            expected=True,
-            summary=o.why,
-            time_s=o.seconds,
-            details=f"run directory: {o.run_dir}",
-        )
-        for o in outcomes
-    ]
+    cases = [o.junit_case(suite.name) for o in outcomes]
     write_junit(cases, base / "junit.xml", suite=suite.name)
     write_index(base)
     dirs = [Path(o.run_dir) for o in outcomes if o.run_dir]

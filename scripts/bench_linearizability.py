@@ -18,6 +18,10 @@ machine), and time per operation, which should stay about flat.
 
     .venv/bin/python scripts/bench_linearizability.py
     .venv/bin/python scripts/bench_linearizability.py --big 250000,500000,1000000
+
+What a user waits for, start-up and reading included (whole ``harness check`` processes
+per reference set, the generated many-key and one-key cases, a profile per phase), is
+``scripts/bench_process.py``'s.
 """
 
 from __future__ import annotations

@@ -40,7 +40,11 @@ def histories() -> list[Path]:
 def _timeless(x: Any) -> Any:
     """``x`` without the times a check measured (they differ from run to run)."""
     if isinstance(x, dict):
-        return {k: _timeless(v) for k, v in x.items() if not k.endswith(("_ms", "_s", "elapsed"))}
+        return {
+            k: _timeless(v)
+            for k, v in x.items()
+            if not k.endswith(("_ms", "_s", "elapsed")) and k != "search"  # compiled or not
+        }
     if isinstance(x, list):
         return [_timeless(v) for v in x]
     return x

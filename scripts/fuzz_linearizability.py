@@ -4,7 +4,8 @@
 For each of COUNT random histories (simulated clients, some results corrupted, some
 operations of unknown outcome), the optimized checker's verdict must equal the plain
 Wing & Gong search's, and, for small ones, brute force's; simulated histories without
-corruption must be valid. Each reduction is also run alone on a share of the cases.
+corruption must be valid; a partition the unproduced-state refutation refutes must be one
+the plain search finds invalid. Each reduction is also run alone on a share of the cases.
 Disagreements are printed with the seed that reproduces them; the exit code is 1 if any.
 
     .venv/bin/python scripts/fuzz_linearizability.py --count 20000
@@ -21,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from checkers.linear import bits as bits_module
+from checkers.linear import unproduced
 from checkers.linear.brute import brute_check
 from checkers.linear.models import MODELS
 from checkers.linear.plain import plain_check
@@ -56,6 +58,9 @@ def one_case(seed: int, max_ops: int) -> list[str]:
         return [f"seed {seed} {model}: no verdict within {CHECK_SECONDS} s (slow, not wrong)"]
     plain = [plain_check(p, m, 200_000) for p in probs]
     expected = False if False in plain else ("unknown" if "unknown" in plain else True)
+    for p, v in zip(probs, plain, strict=True):  # the refutation runs on big partitions only
+        if v is not False and unproduced.verdict(p, m) is not None:
+            out.append(f"seed {seed} {model}: unproduced-state refutation, plain search {v}")
     if expected != "unknown" and got != expected:
         out.append(f"seed {seed} {model}: optimized {got}, plain {expected}")
     if corrupt == 0.0 and got is not True:

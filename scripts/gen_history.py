@@ -17,11 +17,25 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from checkers.linear.simulate import SIMULATED, iter_simulated
+from core.ops import Op
+
+
+def _corrupt_one_read(ops: Iterator[Op], after: int) -> Iterator[Op]:
+    """``ops`` with the result of the first read that completes at or after event
+    ``after`` replaced by 5, a value nothing writes (the five written are 0 to 4): invalid
+    at one read, which the plain search must exhaust a big partition to prove."""
+    done = False
+    for op in ops:
+        if not done and op.index >= after and op.type == "ok" and op.f == "read":
+            op = op.with_(value=5)
+            done = True
+        yield op
 
 
 def main() -> int:
@@ -38,22 +52,33 @@ def main() -> int:
     )
     ap.add_argument("--p-info", type=float, default=0.01, help="share of unknown outcomes")
     ap.add_argument("--corrupt", type=float, default=0.0, help="share of corrupted results")
+    ap.add_argument(
+        "--corrupt-read-at",
+        type=float,
+        default=None,
+        metavar="FRACTION",
+        help="corrupt one read: the first one that completes after this share of the events "
+        "reads 5, which nothing writes (the hard invalid key of the benchmark)",
+    )
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     n = 0
+    ops = iter_simulated(
+        args.model,
+        args.ops,
+        processes=args.concurrency,
+        keys=args.keys,
+        values=5,
+        p_info=args.p_info,
+        corrupt=args.corrupt,
+        seed=args.seed,
+    )
+    if args.corrupt_read_at is not None:
+        ops = _corrupt_one_read(ops, int(args.corrupt_read_at * 2 * args.ops))
     with open(args.out, "w") as f:
-        for op in iter_simulated(
-            args.model,
-            args.ops,
-            processes=args.concurrency,
-            keys=args.keys,
-            values=5,
-            p_info=args.p_info,
-            corrupt=args.corrupt,
-            seed=args.seed,
-        ):
+        for op in ops:
             f.write(op.to_json())
             f.write("\n")
             n += 1

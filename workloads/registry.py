@@ -9,6 +9,7 @@ from core.option_checks import OptionError
 from workloads import (
     cas_register_workload,
     election_workload,
+    herd_workload,
     lock_workload,
     unique_ids_workload,
     unique_key_workload,
@@ -23,6 +24,7 @@ WORKLOADS: Final[dict[str, Workload]] = {
     "version-cas": version_cas_workload.WORKLOAD,
     "unique-key": unique_key_workload.WORKLOAD,
     "unique-ids": unique_ids_workload.WORKLOAD,
+    "herd": herd_workload.WORKLOAD,
 }
 
 DEFAULT_WORKLOAD: Final = next(iter(WORKLOADS))

@@ -16,11 +16,10 @@ older code. ``HARNESS_PURE_PYTHON=1`` forces the plain modules.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.util
 import os
 import sys
-import sysconfig
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from typing import Final
 
@@ -36,6 +35,7 @@ MODULES: Final = (
     "checkers/linear/lazy.py",
     "checkers/linear/prune.py",
     "checkers/linear/search.py",
+    "checkers/linear/solve.py",
     "checkers/linear/models/kv.py",
     "checkers/linear/models/register.py",
 )
@@ -44,10 +44,15 @@ TYPES_FROM: Final = ("checkers/linear/model.py", "core/ops.py", "core/history.py
 """Plain modules whose types the compiled ones are built against."""
 DONE: Final = "complete"
 """The marker written last in a finished build's directory."""
+STAMP: Final = "stamp"
+"""The file of a build's directory holding the ``stamp`` of the sources it was built from."""
 
 
 def digest(root: Path = PACKAGES_ROOT) -> str:
     """What a build depends on: the sources under ``root`` and the Python ABI."""
+    import hashlib  # here: a start-up on unchanged sources finds its build by ``stamp``
+    import sysconfig
+
     h = hashlib.sha256()
     h.update(str(sysconfig.get_config_var("EXT_SUFFIX")).encode())
     for rel in MODULES + TYPES_FROM:
@@ -60,11 +65,42 @@ def cache_root() -> Path:
     return Path(os.environ.get("HARNESS_COMPILED_DIR") or PACKAGES_ROOT / ".cache" / "mypyc")
 
 
+def stamp(root: Path = PACKAGES_ROOT) -> str:
+    """The sources' sizes and modification times, and the ABI: a build records the stamp
+    of the sources it was built from (``STAMP``), so that a process starting on unchanged
+    files finds its build without reading and hashing them (hashing costs a few ms of
+    every start-up); any change to a file changes the stamp, and the digest decides."""
+    parts = [EXTENSION_SUFFIXES[0]]
+    for rel in MODULES + TYPES_FROM:
+        st = os.stat(root / rel)
+        parts.append(f"{rel} {st.st_size} {st.st_mtime_ns}")
+    return "\n".join(parts) + "\n"
+
+
 @functools.cache
 def _current() -> str:
     """The digest of the sources this process runs (read once: both packages that may
-    take the build, ``checkers.linear`` and its ``models``, ask at import)."""
-    return digest()
+    take the build, ``checkers.linear`` and its ``models``, ask at import): that of the
+    build whose stamp matches the files', else computed from their contents."""
+    now = stamp()
+    root = cache_root()
+    try:
+        builds = [d for d in root.iterdir() if not d.name.startswith("mypyc-")]
+    except OSError:
+        builds = []
+    for d in builds:
+        try:
+            if (d / STAMP).read_text() == now:
+                return d.name
+        except OSError:
+            continue
+    found = digest()
+    if (root / found / DONE).exists() and not (root / found / STAMP).exists():
+        try:  # a build made before stamps: found by its stamp from now on
+            (root / found / STAMP).write_text(now)
+        except OSError:
+            pass
+    return found
 
 
 def build_dir() -> Path:
@@ -109,6 +145,14 @@ def active() -> bool:
     return not (search.__file__ or "").endswith(".py")
 
 
+def location() -> Path:
+    """Where the running search's module is: a build under ``.cache/mypyc`` (a checkout's
+    ``make setup``) or the installed package (a wheel compiled by ``setup.py``)."""
+    from checkers.linear import search
+
+    return Path(search.__file__ or ".").parent
+
+
 def build() -> Path:
     """Compile ``MODULES`` into ``build_dir()`` (nothing to do when it is there). Raises
     RuntimeError with mypyc's or the compiler's last lines when the build fails."""
@@ -140,6 +184,7 @@ def build() -> Path:
         if proc.returncode != 0:
             tail = (proc.stdout + proc.stderr).strip().splitlines()[-8:]
             raise RuntimeError("mypyc build failed:\n" + "\n".join(tail))
+        (out / STAMP).write_text(stamp())
         (out / DONE).write_text(_current() + "\n")
         if where.exists():  # built meanwhile by another process
             return where

@@ -20,19 +20,20 @@ shared out. A worker that dies leaves its partitions "unknown", with its exit co
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import threading
 import time
-from multiprocessing.connection import Connection, wait
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from checkers.linear.model import Model
 from checkers.linear.prepare import Problem
 from checkers.linear.schedule import SKIPPED, Budget
 from checkers.linear.search import SearchResult
 from checkers.linear.solve import Outcome, Solved
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 MIN_OPS: Final = 50_000
 """Histories with fewer ops are checked in one process: forking and gathering would cost
@@ -47,6 +48,8 @@ def workers_for(n_ops: int, n_parts: int) -> int:
     partitions: 1 (this one) unless more pays and forking is safe here."""
     if n_parts < 2 or n_ops < MIN_OPS:
         return 1
+    import multiprocessing  # here: a check that stays in this process does not load it
+
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     if threading.active_count() > 1:
@@ -81,6 +84,8 @@ def check_problems(
     """Every partition's outcome, in the order of ``problems``. Raises what a worker
     raised, as checking in this process would."""
     global _JOB
+    import multiprocessing
+
     ctx = multiprocessing.get_context("fork")
     work = shares([len(p.calls) for p in problems], workers)
     per_worker = Budget(
@@ -121,6 +126,8 @@ def _gather(
     budget: Budget,
 ) -> None:
     """Read the workers' reports until all are in or one found an invalid partition."""
+    from multiprocessing.connection import wait
+
     pending = dict(procs)
     while pending:
         timeout = None

@@ -1,5 +1,7 @@
 """Deciding a history's partitions: the unique-values fast path where it applies to a big
-partition (``checkers.linear.unique``), the search everywhere else, all within one budget.
+partition (``checkers.linear.unique``; else, on a big partition, the refutation of a state
+nothing produces, ``checkers.linear.unproduced``), the search everywhere else, all within
+one budget.
 
 The first invalid partition ends the work, whichever way it was found: the fast path runs
 first (it is linear), so an invalid big partition spares the searches altogether.
@@ -8,14 +10,23 @@ first (it is linear), so an invalid big partition spares the searches altogether
 from __future__ import annotations
 
 import time
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from checkers.linear import unique
-from checkers.linear.counterexample import counterexample
 from checkers.linear.model import Model
 from checkers.linear.prepare import Problem
 from checkers.linear.schedule import SKIPPED, Budget, run_searches
 from checkers.linear.search import Search, SearchResult
+
+if TYPE_CHECKING:
+    from checkers.linear.unique import Verdict
+
+MIN_OPS: Final = 5000
+"""Partitions with fewer operations go to the search; the paths without a search (imported
+only for such a partition) take bigger ones."""
+SECONDS_PER_OP: Final = 100e-6
+"""A pessimistic cost per operation of the unique-values path (measured: 20-25 us): it
+runs only when this much time is left before the check's deadline, as it cannot be
+stopped midway."""
 
 
 class Outcome(NamedTuple):
@@ -35,17 +46,24 @@ class Solved:
     def __init__(self, problems: list[Problem], model: Model, budget: Budget) -> None:
         self.problems = problems
         self.model = model
-        fast: list[unique.Verdict | None] = [None] * len(problems)
+        self._searches: dict[int, Search] = {}
+        self._unsearchable: set[int] = set()
+        fast: list[Verdict | None] = [None] * len(problems)
         refuted = False
         for i, p in enumerate(problems):
             if _fast_fits(len(p.calls), budget):
+                from checkers.linear import unique, unproduced
+
                 v = fast[i] = unique.verdict(p, model)
+                if v is None:
+                    v = fast[i] = unproduced.verdict(p, model)
+                    if v is not None:
+                        self._unsearchable.add(i)  # explained by its refutation alone
                 if v is not None and not v.valid:
                     refuted = True  # the rest is skipped, as the first invalid one ends it
                     break
         self._fast = fast
         self._budget = budget
-        self._searches: dict[int, Search] = {}
         results = [
             SearchResult("unknown", reason=SKIPPED) if v is None else SearchResult(v.valid)
             for v in fast
@@ -67,8 +85,12 @@ class Solved:
 
     def explain(self, i: int) -> dict[str, Any]:
         """The counterexample of invalid partition ``i``."""
+        from checkers.linear.counterexample import counterexample  # only for an invalid one
+
         v = self._fast[i]
         if v is not None and v.explain is not None:
+            if i in self._unsearchable:  # the search would spend its 10 s and not refute it
+                return v.explain()
             return _searched_explain(self.problems[i], self.model, self._budget) or v.explain()
         return counterexample(self.problems[i], self._searches[i], self.outcomes[i].result)
 
@@ -82,6 +104,8 @@ def _searched_explain(problem: Problem, model: Model, budget: Budget) -> dict[st
     refutes it too within ``EXPLAIN_SECONDS`` (and the check's budget): it has what the
     fast path's lacks, the longest partial linearizations step by step. None otherwise.
     Only ever run after an invalid verdict."""
+    from checkers.linear.counterexample import counterexample
+
     deadline = time.perf_counter() + EXPLAIN_SECONDS
     if budget.deadline is not None:
         deadline = min(deadline, budget.deadline)
@@ -92,10 +116,8 @@ def _searched_explain(problem: Problem, model: Model, budget: Budget) -> dict[st
 
 def _fast_fits(n: int, budget: Budget) -> bool:
     """Whether a partition of ``n`` ops takes the fast path: big enough, and (as it cannot
-    be stopped midway) with time left for it at a pessimistic ``unique.SECONDS_PER_OP``;
+    be stopped midway) with time left for it at a pessimistic ``SECONDS_PER_OP``;
     otherwise the search, which keeps to the deadline, takes it."""
-    if n < unique.MIN_OPS:
+    if n < MIN_OPS:
         return False
-    return budget.deadline is None or (
-        budget.deadline - time.perf_counter() > n * unique.SECONDS_PER_OP
-    )
+    return budget.deadline is None or (budget.deadline - time.perf_counter() > n * SECONDS_PER_OP)

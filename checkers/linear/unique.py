@@ -39,27 +39,21 @@ a") leaves the partition to the search.
 
 Measured (``scripts/measure_graph_path.py``): one key, unique values, 100,000 ops: the
 search 54 s (and out of 300 s on an invalid one), this path 2.5 s (0.26 s). The search
-stays first below ``MIN_OPS`` operations, where it is as fast and explains more.
+stays first below ``checkers.linear.solve.MIN_OPS`` operations, where it is as fast and
+explains more.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from checkers.linear.counterexample import jsonable, op_dict
 from checkers.linear.model import ANY, NOTHING, Call, Hint, Model
 from checkers.linear.prepare import INF, Problem
 
 if TYPE_CHECKING:
     import networkx as nx
-
-MIN_OPS: Final = 5000
-"""Partitions with fewer operations go to the search (tests lower it)."""
-SECONDS_PER_OP: Final = 100e-6
-"""A pessimistic cost per operation (measured: 20-25 us): the path runs only when this
-much time is left before the check's deadline, as it cannot be stopped midway."""
 
 
 class Verdict(NamedTuple):
@@ -326,14 +320,23 @@ def _hops(
     return pairs
 
 
-def _invalid(text: _Words, ops: list[int], sentence: str) -> Verdict:
+def _invalid(
+    text: _Words,
+    ops: list[int],
+    sentence: str,
+    method: str = "unique values: the runs of each value's operations, ordered",
+) -> Verdict:
+    """The invalid verdict ``ops`` show, ``sentence`` saying why, found by ``method``."""
+
     def explain() -> dict[str, Any]:
+        from checkers.linear.counterexample import jsonable, op_dict  # only when invalid
+
         problem = text.problem
         shown = sorted(set(ops), key=problem.starts.__getitem__)
         entries = [problem.entry(i) for i in shown]
         return {
             "partition": jsonable(problem.label),
-            "method": "unique values: the runs of each value's operations, ordered",
+            "method": method,
             "op": op_dict(text.model, entries[0]),
             "window": {
                 "start": min(e.invoke.time for e in entries),

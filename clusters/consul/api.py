@@ -117,13 +117,14 @@ class ConsulConnection:
         index = int(r.headers.get("X-Consul-Index", 0))
         return (None if r.status_code == 404 else r.json()[0]), index
 
-    def wait_change(self, key: str, index: int, seconds: float) -> None:
+    def wait_change(self, key: str, index: int, seconds: float) -> int | None:
         """Block until ``key`` changes after ``index`` or ``seconds`` pass (a blocking
-        query: a notification only, the caller re-reads). A query that fails is no
-        answer either way: pause briefly and let the caller re-read."""
+        query: a notification only, the caller re-reads); the index it answered with. A
+        query that fails is no answer either way: pause briefly, None, and let the caller
+        re-read."""
         params = {"index": index, "wait": f"{max(1, int(seconds * 1000))}ms"}
         try:
-            self.call(
+            r = self.call(
                 "GET",
                 f"/kv/{key}",
                 f"wait on {key}",
@@ -133,3 +134,5 @@ class ConsulConnection:
             )
         except (OpFailed, OpUnknown):
             time.sleep(min(seconds, RETRY_PAUSE))
+            return None
+        return int(r.headers.get("X-Consul-Index", 0))

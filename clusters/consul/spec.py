@@ -24,7 +24,11 @@ SPEC = TargetSpec(
     name="consul",
     description="Consul 1.8.7 servers (Debian bullseye), Raft; locks via sessions",
     default_nodes=3,
-    workloads={"cas-register": f"{CLIENTS}:REGISTER", "election": f"{CLIENTS}:ELECTION"},
+    workloads={
+        "cas-register": f"{CLIENTS}:REGISTER",
+        "election": f"{CLIENTS}:ELECTION",
+        "herd": f"{CLIENTS}:HERD",
+    },
     locks={"session": f"{CLIENTS}:SESSION_LOCK"},
     default_lock="session",
     server="clusters.consul.server:SERVER",

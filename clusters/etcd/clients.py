@@ -7,6 +7,7 @@ Lock implementations (``--lock``): ``lease-lock`` (etcd's lock service) and ``re
 from __future__ import annotations
 
 from clusters.etcd.election import EtcdElection
+from clusters.etcd.herd import EtcdHerd
 from clusters.etcd.ids import EtcdCounter, EtcdRevision
 from clusters.etcd.lock import RecipeLock, ServiceLock
 from clusters.etcd.register import EtcdRegister
@@ -14,6 +15,7 @@ from clusters.etcd.version_cas import EtcdVersionCas
 from workloads.election import ElectionClient
 from workloads.factories import holder_clients, register_clients
 from workloads.guarded import guarded_clients
+from workloads.herd import herd_clients
 from workloads.id_factories import id_clients, snowflake_clients
 from workloads.lock import LockClient
 
@@ -25,3 +27,4 @@ COUNTER_IDS = id_clients(EtcdCounter)
 REVISION_IDS = id_clients(EtcdRevision)
 SNOWFLAKE_IDS = snowflake_clients(EtcdCounter)
 VERSION_CAS = guarded_clients(EtcdVersionCas)
+HERD = herd_clients(EtcdHerd)

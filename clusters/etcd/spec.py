@@ -26,6 +26,7 @@ SPEC = TargetSpec(
         "cas-register": f"{CLIENTS}:REGISTER",
         "election": f"{CLIENTS}:ELECTION",
         "version-cas": f"{CLIENTS}:VERSION_CAS",
+        "herd": f"{CLIENTS}:HERD",
     },
     locks={"lease-lock": f"{CLIENTS}:LEASE_LOCK", "recipe": f"{CLIENTS}:RECIPE_LOCK"},
     default_lock="lease-lock",

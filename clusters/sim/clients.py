@@ -15,11 +15,13 @@ from clusters.sim.factories import (
     SimLockClientFactory,
     SimRegisterClientFactory,
 )
+from clusters.sim.herd import SimHerd
 from clusters.spec import ClientBuilder
 from core.client import ClientFactory
 from core.clock import RunClock
 from core.cluster import Cluster
 from core.options import RunOptions
+from workloads.herd import herd_clients
 from workloads.id_factories import id_clients, snowflake_clients
 from workloads.ids import CasCounter
 
@@ -73,3 +75,4 @@ def sim_counter(addresses: Sequence[str], *, timeout: float, prefix: str) -> Cas
 
 COUNTER_IDS = id_clients(sim_counter)
 SNOWFLAKE_IDS = snowflake_clients(sim_counter)
+HERD = herd_clients(SimHerd)

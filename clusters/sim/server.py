@@ -15,7 +15,9 @@ lease_grant         ttl (s)                      {lease, ttl}
 lease_keepalive     lease                        {ttl}; "lease not found"
 lease_ttl           lease                        {ttl}; "lease not found"
 lease_revoke        lease                        {}; "lease not found"
-lock_acquire        name, lease, wait (s)        {token}; "not granted", "lease not found"
+lock_acquire        name, lease, wait (s)        {token, queued}; "not granted", "lease not found"
+lock_try            name, lease                  {token or null, held_by}; "lease not found"
+lock_watch          name, held_by, wait (s)      {notified}
 lock_release        name, lease                  {}; "not the holder", "lease not found"
 lock_holder         name                         {lease, token}
 elect_campaign      name, lease, value, wait     {epoch}; "not elected", "lease not found"
@@ -74,6 +76,13 @@ def make_handler(svc: SimService) -> Callable[[str, dict[str, Any]], Awaitable[A
             return await svc.lock_acquire(
                 _arg(a, "name", str), _arg(a, "lease", int), float(_arg(a, "wait", _NUM))
             )
+        if op == "lock_try":
+            return svc.lock_try(_arg(a, "name", str), _arg(a, "lease", int))
+        if op == "lock_watch":
+            held_by = a.get("held_by")
+            if held_by is not None and (not isinstance(held_by, int) or isinstance(held_by, bool)):
+                raise RequestError("argument 'held_by' is not an int or null")
+            return await svc.lock_watch(_arg(a, "name", str), held_by, float(_arg(a, "wait", _NUM)))
         if op == "lock_release":
             return svc.lock_release(_arg(a, "name", str), _arg(a, "lease", int))
         if op == "lock_holder":

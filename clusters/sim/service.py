@@ -5,7 +5,8 @@ Semantics follow etcd's:
 - a *lease* has a TTL; a keepalive renews it to a full TTL; when it expires (on this
   process's monotonic clock) or is revoked, every lock and leadership attached to it is
   freed;
-- a *lock* per name is held by one lease; waiters queue in FIFO order (no herd); each grant
+- a *lock* per name is held by one lease; waiters queue in FIFO order (no herd), or try
+  and watch (``lock_try``, ``lock_watch``: every watcher woken by a release); each grant
   carries a *fencing token* from one global counter that increases with every grant and
   every election win (like etcd's revision);
 - an *election* per name has at most one leader lease; each new leader gets an *epoch*
@@ -93,6 +94,8 @@ class _Seat:
     last_number: int | None = None
     value: Any = None  # the leader's campaign value
     waiters: deque[_Waiter] = field(default_factory=deque)
+    watchers: list[asyncio.Future[None]] = field(default_factory=list)
+    """Lock watches (``lock_watch``), each woken once when the seat is freed."""
 
 
 class SimService:
@@ -213,8 +216,40 @@ class SimService:
     async def lock_acquire(self, name: str, lease: int, wait: float) -> dict[str, Any]:
         """Block until ``lease`` holds lock ``name`` (-> its token) or ``wait`` seconds
         pass (-> "not granted", and the request is withdrawn from the queue)."""
+        seat = self._locks.get(name)
+        queued = seat is not None and seat.holder not in (None, lease)
         token = await self._queue_for(self._locks, "lock", name, lease, None, wait)
-        return {"token": token}
+        return {"token": token, "queued": queued}
+
+    def lock_try(self, name: str, lease: int) -> dict[str, Any]:
+        """Take lock ``name`` for ``lease`` if nobody holds it or queues for it (-> its
+        token), else answer at once with the holder's token (``held_by``): the naive
+        recipe's try, which waits with ``lock_watch``."""
+        le = self._live(lease)
+        seat = self._locks.setdefault(name, _Seat())
+        if seat.holder is not None or seat.waiters:
+            return {"token": seat.number if seat.holder == lease else None, "held_by": seat.number}
+        fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._seat(seat, "lock", name, _Waiter(le.id, fut))
+        return {"token": fut.result(), "held_by": None}
+
+    async def lock_watch(self, name: str, held_by: int | None, wait: float) -> dict[str, Any]:
+        """Watch lock ``name``, seen held with token ``held_by``: answer at once when
+        that holding is already over (``notified`` false), else when it is freed
+        (``notified`` true) or ``wait`` seconds pass (false). Every watcher of the lock
+        is woken by the same release: the herd."""
+        seat = self._locks.setdefault(name, _Seat())
+        if seat.holder is None or seat.number != held_by:
+            return {"notified": False}
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        seat.watchers.append(fut)
+        try:
+            await asyncio.wait_for(asyncio.shield(fut), wait)
+        except TimeoutError:
+            if fut in seat.watchers:
+                seat.watchers.remove(fut)
+            return {"notified": False}
+        return {"notified": True}
 
     def lock_release(self, name: str, lease: int) -> dict[str, Any]:
         self._live(lease)
@@ -331,6 +366,10 @@ class SimService:
         if holder is None:
             return
         self._commit({"t": "seat", "kind": kind, "name": name, "holder": None})
+        watchers, seat.watchers = seat.watchers, []
+        for fut in watchers:
+            if not fut.done():
+                fut.set_result(None)
         if kind == "lock":
             self._log("lock-released", lock=name, lease=holder, token=number, reason=reason)
         else:

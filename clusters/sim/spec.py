@@ -34,6 +34,7 @@ SPEC = TargetSpec(
         "election": f"{CLIENTS}:ELECTION",
         "version-cas": f"{CLIENTS}:version_cas_clients",
         "unique-key": f"{CLIENTS}:unique_key_clients",
+        "herd": f"{CLIENTS}:HERD",
     },
     locks={"sim": f"{CLIENTS}:LOCK"},
     default_lock="sim",

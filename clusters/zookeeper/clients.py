@@ -7,11 +7,13 @@ Lock implementation (``--lock``): ``recipe`` (``kazoo``'s lock on a session per 
 from __future__ import annotations
 
 from clusters.zookeeper.election import ZkElection
+from clusters.zookeeper.herd import ZkHerd
 from clusters.zookeeper.ids import ZkSequential
 from clusters.zookeeper.lock import ZkLock
 from clusters.zookeeper.register import ZkRegister
 from workloads.election import ElectionClient
 from workloads.factories import holder_clients, register_clients
+from workloads.herd import herd_clients
 from workloads.id_factories import id_clients, snowflake_clients
 from workloads.lock import LockClient
 
@@ -20,3 +22,4 @@ ELECTION = holder_clients(ElectionClient, ZkElection, "election")
 RECIPE_LOCK = holder_clients(LockClient, ZkLock)
 SEQUENTIAL_IDS = id_clients(ZkSequential)
 SNOWFLAKE_IDS = snowflake_clients(ZkSequential)
+HERD = herd_clients(ZkHerd)

@@ -19,7 +19,11 @@ SPEC = TargetSpec(
     name="zookeeper",
     description="ZooKeeper 3.9 ensemble (Debian trixie), ZAB; locks via ephemeral nodes",
     default_nodes=3,
-    workloads={"cas-register": f"{CLIENTS}:REGISTER", "election": f"{CLIENTS}:ELECTION"},
+    workloads={
+        "cas-register": f"{CLIENTS}:REGISTER",
+        "election": f"{CLIENTS}:ELECTION",
+        "herd": f"{CLIENTS}:HERD",
+    },
     locks={"recipe": f"{CLIENTS}:RECIPE_LOCK"},
     default_lock="recipe",
     id_generators={

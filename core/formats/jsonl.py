@@ -11,6 +11,7 @@ dropped and said: ``JsonLines.truncated`` is its line number.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Final
@@ -19,6 +20,7 @@ from core.formats.budget import Budget
 from core.formats.errors import FormatError, format_error
 from core.formats.fields import MAX_INT, FieldError, make_op
 from core.formats.files import bad_utf8, open_regular, read_bytes
+from core.formats.jsonl_fast import MIN_BYTES, read_ops
 from core.history import History
 from core.ops import Op
 
@@ -176,7 +178,16 @@ def read_history_jsonl(
 ) -> tuple[History, int | None]:
     """The ops of a ``history.jsonl`` file (``file``: already open, at its start), and the
     line number of a truncated last line that was dropped (None if there was none). Times
-    above ``max_time`` are errors."""
+    above ``max_time`` are errors. A big file is read by the fast path
+    (``core.formats.jsonl_fast``) when it accepts every line, else by the one below."""
+    if file is None:
+        with open_regular(path) as f:
+            return read_history_jsonl(path, budget, max_time, f)
+    if _size(file) >= MIN_BYTES:
+        fast = read_ops(file, budget, max_time)
+        if fast is not None:
+            return History(fast), None
+        file.seek(0)
     lines = JsonLines(path, budget, file=file)
     ops: list[Op] = []
     previous = -1
@@ -208,6 +219,13 @@ def read_history_jsonl(
         previous = op.index
         ops.append(op)
     return History(ops), lines.truncated
+
+
+def _size(file: BinaryIO) -> int:
+    try:
+        return os.fstat(file.fileno()).st_size
+    except (OSError, ValueError, AttributeError):  # not a file descriptor (a test's BytesIO)
+        return 0
 
 
 def read_json(path: Path, budget: Budget | None = None) -> Any:

@@ -22,9 +22,45 @@ class UsageError(Exception):
     """Bad arguments or input: printed as one line, exit 254."""
 
 
+def shown_default(value: object) -> str:
+    """A default as ``--help`` shows it: on/off for a switch, a list joined by commas,
+    ``none`` for an empty one."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value)) or "none"
+    return str(value)
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Every option's help ends with its default and its allowed values, unless its own
+    words already give them: an option whose default means something else than a value
+    (None: "decided by the target") says so in its help text, which a unit test checks."""
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        text = super()._expand_help(action)
+        if not action.option_strings or action.nargs == 0:  # positionals and switches
+            return text
+        extra = []
+        listed = action.metavar is None  # argparse shows the choices as the metavar
+        if (
+            action.choices is not None
+            and not listed
+            and not all(str(c) in text for c in action.choices)
+        ):
+            extra.append("one of: " + ", ".join(map(str, action.choices)))
+        if "default" not in text and action.default not in (None, argparse.SUPPRESS):
+            extra.append(f"default: {shown_default(action.default)}")
+        return f"{text} ({'; '.join(extra)})" if extra else text
+
+
 class Parser(argparse.ArgumentParser):
     commands: Mapping[str, argparse.ArgumentParser] | None = None
     """On the top parser: command -> its parser, to name it in errors."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def parse_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
@@ -143,7 +179,9 @@ def parsed(parse: Callable[[str], object]) -> Callable[[str], object]:
 
 def add_ssh_login_options(g: argparse._ArgumentGroup) -> None:
     """Which hosts, and how to log in to them: shared by ``run`` and ``clusters``."""
-    g.add_argument("--nodes-file", default=None, help="hosts, one [user@]host[:port] a line")
+    g.add_argument(
+        "--nodes-file", default=None, help="hosts, one [user@]host[:port] a line (default: --nodes)"
+    )
     g.add_argument("--ssh-user", default=None, help="login name (default: yours)")
     g.add_argument("--ssh-key", default=None, help="private key (default: agent, ~/.ssh/id_*)")
     g.add_argument(

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 from core.formats.budget import parse_seconds, parse_size
 from harness.commands.args import (
     UsageError,
@@ -14,7 +12,7 @@ from harness.commands.args import (
 )
 
 if TYPE_CHECKING:
-    pass
+    from rich.console import Console
 
 
 def cmd_check(args: argparse.Namespace, console: Console) -> int:
@@ -30,7 +28,6 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
         model=args.model,
         time_limit=args.time_limit,
         as_json=args.json,
-        console=console,
         memory_limit=memory,
         out=args.out,
     )

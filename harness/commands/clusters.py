@@ -65,12 +65,14 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "as installed, remove /var/lib/harness/<run id>); heal: clear faults "
         "(rules, stopped processes, clock offsets) and leave servers running",
     )
-    ssh = cl.add_argument_group("real hosts over SSH (docs/ssh.md)")
+    ssh = cl.add_argument_group("real hosts over SSH (`harness docs ssh`)")
     ssh.add_argument(
         "--ssh",
         action="store_true",
         help="clean the hosts named by --nodes and --nodes-file instead of Docker",
     )
-    ssh.add_argument("--nodes", default=None, help="the hosts: host1,user@host2:2222,...")
+    ssh.add_argument(
+        "--nodes", default=None, help="the hosts: host1,user@host2:2222,... (default: none: Docker)"
+    )
     add_ssh_login_options(ssh)
     cl.set_defaults(fn=cmd_clusters)

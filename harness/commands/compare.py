@@ -24,6 +24,13 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
             writable_file(out, flag)
     matrix = compare([Path(p) for p in args.paths])
     console.print(render_matrix_table(matrix))
+    from harness.report._herd import herd_points, markdown_tables
+
+    herd = herd_points(m.run for c in matrix.cells.values() for m in c.runs)
+    if herd:
+        console.print(
+            "Herd effect, per target:\n" + markdown_tables(herd), markup=False, soft_wrap=True
+        )
     if args.html:
         console.print(f"matrix: {write_matrix_html(matrix, Path(args.html))}")
     if args.junit:
@@ -43,6 +50,10 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "latency quantiles and availability per target and fault.",
     )
     cp.add_argument("paths", nargs="+", metavar="PATH")
-    cp.add_argument("--html", default=None, help="also write the matrix as an HTML file")
-    cp.add_argument("--junit", default=None, help="also write JUnit XML of these runs")
+    cp.add_argument(
+        "--html", default=None, help="also write the matrix as an HTML file (default: none)"
+    )
+    cp.add_argument(
+        "--junit", default=None, help="also write JUnit XML of these runs (default: none)"
+    )
     cp.set_defaults(fn=cmd_compare)

@@ -29,6 +29,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     from harness.validate import targets_described
     from nemesis.registry import help_lines
     from nemesis.targets import targets_help
+    from workloads.herd import RECIPES
     from workloads.registry import DEFAULT_WORKLOAD, WORKLOADS, workloads_help
     from workloads.snowflake import SNOWFLAKE_DEFENCES, SNOWFLAKE_WORKERS
 
@@ -36,7 +37,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("what to run")
     g.add_argument(
         "--target",
-        default=DEFAULT_TARGET,
+        default=None,  # the default target (None: --replay keeps the recorded run's)
         choices=tuple(TARGETS),
         help=Deferred(lambda: f"{targets_described()} (default: {DEFAULT_TARGET})"),
     )
@@ -52,7 +53,12 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         help=Deferred(lambda: _lazy_help("lock implementation of the target")),
     )
     number_option(g, "--concurrency", "client processes, 1-1000 (default: %(default)s)")
-    number_option(g, "--rate", "operations per second, all clients", default=None)
+    number_option(
+        g,
+        "--rate",
+        "operations per second, all clients (default: as fast as they go)",
+        default=None,
+    )
     number_option(
         g, "--time-limit", "seconds of operations before the final heal (default: %(default)s)"
     )
@@ -66,13 +72,27 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         "shorter than they need is refused",
         default=None,
     )
-    number_option(g, "--seed", "seed of the schedule, 0 or more (replayable)", default=None)
+    number_option(
+        g,
+        "--seed",
+        "seed of the schedule, 0 or more (default: a random one, recorded in "
+        "test.json and the report's command line)",
+        default=None,
+    )
     g.add_argument("--out-dir", "-o", default=d.out_dir, help="results folder (writable)")
     g.add_argument(
         "--name",
         type=checked(check_name),
         default=None,
         help="test name, one folder name (default: from the options)",
+    )
+    g.add_argument(
+        "--replay",
+        metavar="RUN_DIR",
+        default=None,
+        help="issue the invocations and faults of this recorded run at their recorded times, "
+        "with its options and seed, on its target or on --target; other options are the "
+        "recorded run's (default: none, a new schedule from --seed)",
     )
     g.add_argument(
         "--accept-unavailable",
@@ -174,18 +194,33 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     number_option(
         ids, "--segment-prefetch", "segment: fraction of a range used when the next is taken"
     )
+    hd = p.add_argument_group("lock waiters")
+    hd.add_argument(
+        "--recipe",
+        default=d.herd.recipe,
+        choices=RECIPES,
+        help="herd: naive (every waiter watches the lock) or queue (each waits on its "
+        "predecessor only) (default: %(default)s)",
+    )
     t = p.add_argument_group("targets")
     t.add_argument(
         "--nodes",
         default=None,
-        help="cluster size, 1-99; with --ssh, the hosts: host1,user@host2:2222,...",
+        help="cluster size, 1-99 (default: the target's); with --ssh, the hosts: "
+        "host1,user@host2:2222,...",
     )
-    t.add_argument("--image", default=None, help="use this Docker image for the nodes")
+    t.add_argument(
+        "--image",
+        default=None,
+        help="use this Docker image for the nodes (default: the target's, built "
+        "by `harness images build`)",
+    )
     t.add_argument(
         "--persistence",
         default=None,
         choices=tuple(dict.fromkeys(p for t in TARGETS.values() for p in t.persistence)),
-        help=" and ".join(name for name, t in TARGETS.items() if t.persistence) + " only",
+        help=" and ".join(name for name, t in TARGETS.items() if t.persistence)
+        + " only (default: none, no persistence)",
     )
     t.add_argument(
         "--sim-bug",
@@ -196,7 +231,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
             lambda: "sim: inject a known bug, one of " + ", ".join(_sim_bugs()) + "; repeatable"
         ),
     )
-    sh = p.add_argument_group("real hosts over SSH (docs/ssh.md)")
+    sh = p.add_argument_group("real hosts over SSH (`harness docs ssh`)")
     sh.add_argument(
         "--ssh",
         action="store_true",
@@ -217,7 +252,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     sh.add_argument(
         "--ssh-debs",
         default=None,
-        help="upload the .debs of this directory instead of downloading them",
+        help="upload the .debs of this directory instead of downloading them (default: "
+        "download them)",
     )
 
 
@@ -271,9 +307,30 @@ def options_from(args: argparse.Namespace) -> RunOptions:
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from harness.orchestrate import run_test
 
+    if args.replay is not None:
+        return _replay(args, console)
     opts = options_from(args)
     writable_dir(opts.out_dir)
     return run_test(opts, console).exit_code
+
+
+def _replay(args: argparse.Namespace, console: Console) -> int:
+    """``--replay RUN_DIR [--target T]``: the recorded run's options and schedule."""
+    from pathlib import Path
+
+    from harness.orchestrate import run_test
+    from harness.replay import load_recording, replay_options
+    from harness.validate import check_run
+
+    recorded = load_recording(Path(args.replay))
+    opts = check_run(replay_options(recorded, args.target, args.out_dir))[0]
+    recording = recorded.on(opts.target)
+    writable_dir(opts.out_dir)
+    console.print(
+        f"replaying {recording.run_dir}: {len(recording.clients)} client invocations, "
+        f"{len(recording.faults)} fault ops, on {opts.target}"
+    )
+    return run_test(opts, console, recording).exit_code
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from harness.compare import Cell, Matrix
 from harness.report._format import DASH
+from harness.report._herd import herd_html, herd_points
 from harness.report._html import esc, page, tag
 
 _LINKED_RUNS = 6  # runs linked by name in a cell; more are counted
@@ -51,6 +52,7 @@ def render_matrix_html(matrix: Matrix, base: Path) -> str:
         )
         + "<main>"
         + tag("table", tag("thead", head) + tag("tbody", "".join(rows)), class_="matrix")
+        + herd_html(herd_points(m.run for c in matrix.cells.values() for m in c.runs))
         + "</main>"
     )
     return page("Comparison", body, styles=("base.css", "index.css"))

@@ -26,6 +26,7 @@ from harness.analysis import load_record, service_log
 from harness.report._anomaly import annotate
 from harness.report._explain import explanations
 from harness.report._fencing import replay
+from harness.report._herd import run_section
 from harness.report._html import esc, page, tag
 from harness.report._ids import ids_section
 from harness.report._metrics import op_stats
@@ -110,6 +111,7 @@ def render_report(run_dir: Path) -> str:
         + tag("h2", "Configuration")
         + configuration(run)
         + (tag("h2", "Numbers") + stats if stats else "")
+        + run_section(run)
         + tag("h2", "Files")
         + _files(run)
         + "</main>"

@@ -127,8 +127,12 @@ def configuration(run: RunInfo) -> str:
     ]
     if o.get("sim_bugs"):
         items.append(("injected bugs", esc(", ".join(o["sim_bugs"]))))
-    if run.test.get("argv"):
+    if run.test.get("command"):  # every option, the seed included: it runs the same again
+        items.append(("command", tag("code", esc(str(run.test["command"])))))
+    elif run.test.get("argv"):
         items.append(("command", tag("code", esc(shlex.join(map(str, run.test["argv"]))))))
+    if run.test.get("replay_of"):
+        items.append(("replay of", tag("code", esc(run.test["replay_of"]))))
     items.append(("run directory", tag("code", esc(run.path))))
     return definitions(items)
 

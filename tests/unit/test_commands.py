@@ -3,6 +3,7 @@ the parser of its name, whose default function is the module's own ``cmd_<name>`
 
 from __future__ import annotations
 
+import json
 import pkgutil
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from harness.cli import COMMANDS, build_parser, command
 
 def test_every_module_of_harness_commands_but_args_is_a_command() -> None:
     modules = {m.name for m in pkgutil.iter_modules(harness.commands.__path__)} - {"args"}
-    assert sorted(COMMANDS) == sorted(modules)
+    assert sorted(c.replace("-", "_") for c in COMMANDS) == sorted(modules)
 
 
 def test_every_command_module_adds_its_parser_with_its_own_function() -> None:
@@ -24,12 +25,14 @@ def test_every_command_module_adds_its_parser_with_its_own_function() -> None:
     for name in COMMANDS:
         module = command(name)
         sub = commands[name]
-        defaults = sub._defaults  # set_defaults(fn=...) on the command or its one action
-        if "fn" not in defaults:
+        defaults = sub._defaults  # set_defaults(fn=...) on the command or on its actions
+        if "fn" not in defaults:  # the first action's is cmd_<name>, the others' cmd_<action>
             (action,) = (a for a in sub._actions if a.choices and isinstance(a.choices, dict))
-            (inner,) = action.choices.values()
-            defaults = inner._defaults
-        assert defaults["fn"] is getattr(module, f"cmd_{name}")
+            first, *others = action.choices.items()
+            defaults = first[1]._defaults
+            for word, inner in others:
+                assert inner._defaults["fn"] is getattr(module, f"cmd_{word}")
+        assert defaults["fn"] is getattr(module, f"cmd_{name.replace('-', '_')}")
 
 
 def test_a_command_alone_is_built_as_the_whole() -> None:
@@ -40,19 +43,49 @@ def test_a_command_alone_is_built_as_the_whole() -> None:
         assert alone[name].format_help() == (build_parser().commands or {})[name].format_help()
 
 
-def test_checking_a_history_file_loads_no_target_fault_or_workload() -> None:
-    """``harness check FILE`` imports what checking needs: no registry of targets, faults
-    or workloads (they cost it half its start-up), no asyncio, no Docker SDK."""
-    history = Path(__file__).parent / "histories" / "sim-stale-read.jsonl"
+def _loaded_by_check(model: str, history: Path, unwanted: tuple[str, ...]) -> tuple[int, list[str]]:
+    """``harness check --model MODEL HISTORY`` in a fresh process: its exit code, and
+    which of the ``unwanted`` modules (or packages) it imported."""
     code = (
         "import sys\n"
         "from harness.cli import main\n"
-        f"code = main(['check', '--model', 'cas-register', {str(history)!r}])\n"
-        "loaded = [m for m in sys.modules if m.split('.')[0] in "
-        "('clusters', 'nemesis', 'workloads', 'asyncio', 'docker', 'paramiko')]\n"
-        "print(code, sorted(loaded))\n"
+        f"code = main(['check', '--model', {model!r}, {str(history)!r}])\n"
+        f"loaded = sorted(m for m in sys.modules if m.startswith({unwanted!r}))\n"
+        "print(code, ' '.join(loaded))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
-    assert out.strip().splitlines()[-1] == "1 []"
+    exit_code, _, loaded = out.strip().splitlines()[-1].partition(" ")
+    return int(exit_code), loaded.split()
+
+
+def test_checking_a_history_file_loads_no_target_fault_or_workload() -> None:
+    """``harness check FILE`` imports what checking needs: no registry of targets, faults
+    or workloads (they cost it half its start-up), no asyncio, no Docker SDK."""
+    history = Path(__file__).parent / "histories" / "sim-stale-read.jsonl"
+    unwanted = ("clusters", "nemesis", "workloads", "asyncio", "docker", "paramiko")
+    assert _loaded_by_check("cas-register", history, unwanted) == (1, [])
+
+
+def test_checking_a_valid_file_loads_only_the_search(tmp_path: Path) -> None:
+    """``harness check`` of a small valid file imports neither rich, nor the run's
+    checkers, nor what only an invalid verdict needs (counterexample, anomaly names), nor
+    the worker processes and no-search paths of big histories, nor a hash of the sources:
+    their imports were most of its start-up."""
+    history = tmp_path / "history.jsonl"
+    ops = [(0, "invoke", "write", 1), (0, "ok", "write", 1), (1, "invoke", "read", None)]
+    ops.append((1, "ok", "read", 1))
+    history.write_text(
+        "".join(
+            json.dumps({"index": i, "time": i, "process": p, "type": t, "f": f, "value": v}) + "\n"
+            for i, (p, t, f, v) in enumerate(ops)
+        )
+    )
+    unwanted = ("rich", "multiprocessing", "hashlib", "harness.analysis", "checkers.anomalies")
+    unwanted += (
+        "checkers.linear.counterexample",
+        "checkers.linear.stale",
+        "checkers.linear.unique",
+    )
+    assert _loaded_by_check("register", history, unwanted) == (0, [])

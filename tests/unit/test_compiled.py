@@ -32,7 +32,7 @@ for r in csv.DictReader(open(root / "MANIFEST.tsv"), delimiter="\\t"):
     if r["file"].endswith((".log", ".txt", ".edn")):
         history, model = read_history(root / r["file"])
         d = dict(check(history, model).details)
-        d.pop("elapsed_s"), d.pop("verdict_s")
+        d.pop("elapsed_s"), d.pop("verdict_s"), d.pop("phases_s")
         print(json.dumps([r["file"], d], sort_keys=True, default=str))
 """
 

@@ -27,8 +27,9 @@ EXEMPT: dict[str, set[str]] = {
     "checkers/linear/models/register.py": {"cas-register"},
     "checkers/linear/simulate.py": {"cas-register"},
     "checkers/linear/stale.py": {"cas-register", "partition"},
-    # The run options' record of the lock and the --lock option's flat name.
-    "core/options.py": {"lock"},
+    # The run options' records of the lock and of the herd's waiters (``opts.herd``), and
+    # the --lock option's flat name.
+    "core/options.py": {"lock", "herd"},
     # An op's f "lock" (the mutex model's acquire).
     "checkers/linear/models/mutex.py": {"lock"},
     # "partition": a history split per key (P-compositionality), not the network fault.
@@ -38,8 +39,9 @@ EXEMPT: dict[str, set[str]] = {
     "checkers/linearizability.py": {"partition"},
     "harness/report/_anomaly.py": {"partition"},
     "harness/report/_explain.py": {"partition"},
-    # The election checker's name (results.json's key).
+    # The election and herd checkers' names (results.json's keys).
     "checkers/election.py": {"election"},
+    "checkers/herd.py": {"herd"},
     # Words for what is held ("the lock", "the election"), in the checkers' sentences and
     # in the held resources' names and client messages.
     "checkers/holdings.py": {"lock", "election"},

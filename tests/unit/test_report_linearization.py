@@ -17,7 +17,7 @@ from checkers.linear.models import MODELS
 from checkers.linear.prepare import problems
 from checkers.linear.schedule import Budget, run_searches
 from checkers.linear.search import Search
-from checkers.linear.unique import MIN_OPS
+from checkers.linear.solve import MIN_OPS
 from checkers.linearizability import check
 from core.history import History
 from core.store import RESULTS_FILE

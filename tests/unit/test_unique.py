@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checkers.linear import unique
+from checkers.linear import solve, unique
 from checkers.linear.models import get_model
 from checkers.linear.prepare import problems
 from checkers.linear.simulate import simulate
@@ -156,7 +156,7 @@ def test_an_unknown_write_someone_read_took_effect_and_one_nobody_read_may_not_h
 def test_big_partitions_go_through_it(corrupt: float) -> None:
     history = simulate(
         "register",
-        2 * unique.MIN_OPS,
+        2 * solve.MIN_OPS,
         processes=8,
         keys=1,
         values=0,
@@ -176,7 +176,7 @@ def test_big_partitions_go_through_it(corrupt: float) -> None:
 
 def test_without_time_for_it_the_search_keeps_the_deadline() -> None:
     history = simulate(
-        "register", 2 * unique.MIN_OPS, processes=8, keys=1, values=0, p_info=0.02, seed=7
+        "register", 2 * solve.MIN_OPS, processes=8, keys=1, values=0, p_info=0.02, seed=7
     )
     result = check(history, "register", time_limit=0.5, parallel=False)
     assert "unique_values_partitions" not in result.details  # 1 s needed, 0.5 s given

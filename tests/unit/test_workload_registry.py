@@ -88,10 +88,11 @@ def test_checker_applies_only_where_its_fact_was_recorded() -> None:
 def test_an_unknown_workload_is_one_line_listing_them(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
+    names = ", ".join(registry.WORKLOADS)
     assert_one_line_254(
         *run(capsys, "run", "--workload", "nope"),
         "invalid choice: 'nope' (choose from "
-        + ", ".join(f"'{name}'" for name in registry.WORKLOADS)
+        + ", ".join(repr(n) for n in registry.WORKLOADS)
         + ")",
     )
     suite = tmp_path / "s.toml"
@@ -99,10 +100,8 @@ def test_an_unknown_workload_is_one_line_listing_them(
     with pytest.raises(SuiteError) as e:
         load_suite(suite)
     assert "\n" not in str(e.value)
-    assert "unknown workload 'nope' for --workload: choose from lock, cas-register, election" in (
-        str(e.value)
-    )
-    with pytest.raises(HarnessError, match="choose from lock, cas-register, election"):
+    assert f"unknown workload 'nope' for --workload: choose from {names}" in str(e.value)
+    with pytest.raises(HarnessError, match=f"choose from {names}"):
         registry.get_workload("nope")
 
 

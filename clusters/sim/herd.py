@@ -1,0 +1,52 @@
+"""The herd workload's backend on the sim service (``workloads.herd.HerdBackend``).
+
+- naive: ``lock_try``, and while another holds the lock ``lock_watch`` until it is freed,
+  then try again: every watcher of the lock is woken by each release;
+- queue: ``lock_acquire``, the service's own FIFO queue: the grant is the one notification
+  a waiter gets, and only a waiter that was queued gets one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from clusters.sim.client import SimClient
+from workloads.errors import OpFailed
+from workloads.herd import Tally
+
+NOT_GRANTED = "not granted"
+
+
+class SimHerd(SimClient):
+    """A ``HerdBackend`` on the sim service at ``addresses[0]`` (the one node)."""
+
+    def __init__(
+        self, addresses: Sequence[str], *, timeout: float = 5.0, prefix: str = "harness"
+    ) -> None:
+        super().__init__(addresses[0], timeout)
+
+    def acquire_naive(self, name: str, lease: int, wait: float, tally: Tally) -> int:
+        deadline = time.monotonic() + wait
+        while True:
+            tally.request()
+            r = self.call("lock_try", name=name, lease=lease)
+            if r["token"] is not None:
+                return int(r["token"])
+            tally.failed()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise OpFailed(f"{NOT_GRANTED}: {name} held by another for {wait:g} s")
+            tally.request()
+            args = {"name": name, "held_by": r["held_by"], "wait": left}
+            if self.call("lock_watch", timeout=left + self.timeout, **args)["notified"]:
+                tally.notified(f"lock {name} freed")
+
+    def acquire_queue(self, name: str, lease: int, wait: float, tally: Tally) -> int:
+        tally.request()
+        timeout = wait + self.timeout
+        r = self.call("lock_acquire", timeout=timeout, name=name, lease=lease, wait=wait)
+        if r.get("queued"):
+            tally.failed()
+            tally.notified(f"lock {name} granted from the queue")
+        return int(r["token"])

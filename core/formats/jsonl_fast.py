@@ -1,0 +1,123 @@
+"""A fast path for big ``history.jsonl`` files: lines parsed and checked in C by msgspec.
+
+``read_ops`` decodes each chunk's lines at once into records whose field types, ranges
+and names msgspec checks as it parses (``_Line``: the checks of
+``core.formats.fields.make_op`` that a type can say); what no type says (a value's depth,
+size and 64-bit integers, a key's 64 bits, times under ``max_time``, increasing indices)
+is checked here as the ops are built. It never words an error: at the first line it does
+not accept, it gives up (``None``), and the caller reads the file again with the plain
+reader (``core.formats.jsonl``), which says what is wrong, where, and what to do, exactly
+as before. Anything the plain reader accepts and this path does not (a lone surrogate
+escape, a number out of a float's range) is read by the plain reader too. Without
+msgspec (an optional speed-up) every file takes the plain path.
+"""
+
+from __future__ import annotations
+
+from typing import Any, BinaryIO, Final
+
+from core.formats.budget import Budget
+from core.formats.fields import MAX_INT, FieldError, check_value
+from core.ops import Op
+
+__all__ = ["MIN_BYTES", "read_ops"]
+
+MIN_BYTES: Final = 1 << 20
+"""Files smaller than this take the plain path: loading msgspec costs more than it saves."""
+CHUNK: Final = 1 << 20
+"""Bytes decoded at a time (about 10,000 ops; the budget is looked at between chunks)."""
+_SCALARS: Final = (type(None), str, bool)
+_LOW: Final = -(2**63)
+_HIGH: Final = 2**64
+
+
+def _decoder() -> Any:
+    """msgspec's decoder of op lines, or None where msgspec is not installed."""
+    try:
+        from typing import Annotated, Literal
+
+        import msgspec
+    except ImportError:
+        return None
+    count = Annotated[int, msgspec.Meta(ge=0, le=MAX_INT)]
+    name = Annotated[str, msgspec.Meta(min_length=1)]
+    line = msgspec.defstruct(
+        "_Line",
+        [
+            ("index", count),
+            ("time", count),
+            ("process", count | name),
+            ("type", Literal["invoke", "ok", "fail", "info"]),
+            ("f", name),
+            ("value", Any, None),
+            ("key", int | str | None, None),
+            ("error", str | None, None),
+            ("node", str | None, None),
+        ],
+        forbid_unknown_fields=True,
+    )
+    return msgspec.json.Decoder(line)
+
+
+def read_ops(f: BinaryIO, budget: Budget | None, max_time: int) -> list[Op] | None:
+    """The ops of the open file ``f`` (read from where it is), or None when a line is not
+    one this path accepts or msgspec is missing: the plain reader then reads the file."""
+    decoder = _decoder()
+    if decoder is None:
+        return None
+    decode = decoder.decode_lines
+    ops: list[Op] = []
+    append = ops.append
+    previous = -1
+    rest = b""
+    while True:
+        if budget is not None:
+            budget.check("reading", len(ops))
+        chunk = f.read(CHUNK)
+        if not chunk:
+            break
+        data = rest + chunk if rest else chunk
+        cut = data.rfind(b"\n") + 1
+        rest = data[cut:]
+        if not cut:
+            continue
+        try:
+            lines = decode(data[:cut])
+        except Exception:  # msgspec's DecodeError or ValidationError: the plain reader says
+            return None
+        del data
+        for x in lines:
+            value, key, index = x.value, x.key, x.index
+            t = type(value)
+            if t is int:
+                if not _LOW <= value < _HIGH:
+                    return None
+            elif t not in _SCALARS and not (t is list and _plain(value)):
+                try:
+                    check_value(value, "value")
+                except FieldError:
+                    return None
+            if type(key) is int and not _LOW <= key < _HIGH:
+                return None
+            if index <= previous or x.time > max_time:
+                return None
+            previous = index
+            append(Op(index, x.time, x.process, x.type, x.f, value, key, x.error, x.node))
+    if rest.strip():
+        return None  # a last line without a newline (maybe cut short): the plain reader's
+    return ops
+
+
+def _plain(value: list[Any]) -> bool:
+    """Whether a list holds only scalars within the bounds (a cas's ``[old, new]``): the
+    common case, checked without ``check_value``'s walk."""
+    if len(value) > 16:
+        return False
+    for x in value:
+        t = type(x)
+        if t is int:
+            if not _LOW <= x < _HIGH:
+                return False
+        elif t not in _SCALARS:
+            return False
+    return True

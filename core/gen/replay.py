@@ -1,0 +1,97 @@
+"""Replay: a recorded run's invocations again, each on its thread, at its recorded time.
+
+``Replay`` emits the invocations it is given, in their order on each thread (a client
+slot, or the nemesis), each not before its time after ``start``. It never reorders a
+thread's ops: when a thread is still busy at its next op's time (the service answered
+later than it did in the recording), that op waits for it, and the other threads go on.
+Which process a thread runs is the runner's (a process whose op ended ``info`` gets a new
+one, as in the recording when the same op ended so).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from core.gen.context import PENDING, Context, Pending, Request, Thread
+from core.ops import Op
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """One recorded invocation: its thread, its time after the workload's start (ns)."""
+
+    thread: Thread
+    at: int
+    f: str
+    value: Any = None
+    key: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """The generator of recorded invocations (see the module docstring): ``queues[i]``
+    holds the invocations of ``threads[i]`` in order, ``done[i]`` how many were invoked.
+    ``start`` is the run-clock time (ns) the recorded times count from; None: the time of
+    the first ``op()``, less ``first`` (the recording's first invocation, so that it is
+    issued at once and every other keeps its distance to it)."""
+
+    threads: tuple[Thread, ...]
+    queues: tuple[tuple[Recorded, ...], ...]
+    index: Mapping[Thread, int]
+    done: tuple[int, ...]
+    start: int | None = None
+    first: int = 0
+
+    def op(self, ctx: Context) -> tuple[Request | Pending | None, Any]:
+        if self.start is None:
+            anchored = replace(self, start=ctx.time - self.first)
+            return anchored.op(ctx)[0], anchored
+        best: tuple[int, Thread, Recorded] | None = None
+        waiting = False
+        for thread, queue, i in zip(self.threads, self.queues, self.done, strict=True):
+            if i >= len(queue) or thread not in ctx.all_threads:
+                continue
+            if thread not in ctx.free_threads:
+                waiting = True
+            elif best is None or queue[i].at < best[0]:
+                best = (queue[i].at, thread, queue[i])
+        if best is None:
+            return (PENDING if waiting else None), self
+        _, thread, r = best
+        return Request(ctx.thread_process[thread], r.f, r.value, r.key, self.start + r.at), self
+
+    def update(self, ctx: Context, event: Op) -> Any:
+        if event.type != "invoke":
+            return self
+        i = self.index.get(ctx.process_thread(event.process), -1)  # type: ignore[arg-type]
+        if (
+            i < 0
+            or self.done[i] >= len(self.queues[i])
+            or self.queues[i][self.done[i]].f != event.f
+        ):
+            return self  # not one of ours
+        return replace(self, done=(*self.done[:i], self.done[i] + 1, *self.done[i + 1 :]))
+
+    def reseed(self, seed: int) -> Replay:
+        """Nothing random to reseed: the recording decides everything."""
+        return self
+
+
+def replay(recorded: Iterable[Recorded], start: int | None = None, first: int = 0) -> Replay:
+    """The generator of ``recorded`` invocations (in time order per thread), each not
+    before ``start + at`` ns on the run clock (``Replay``: ``start`` None counts from the
+    first ``op()``, ``first`` ns earlier)."""
+    queues: dict[Thread, list[Recorded]] = {}
+    for r in sorted(recorded, key=lambda r: r.at):
+        queues.setdefault(r.thread, []).append(r)
+    threads = tuple(queues)
+    return Replay(
+        threads,
+        tuple(tuple(queues[t]) for t in threads),
+        {t: i for i, t in enumerate(threads)},
+        (0,) * len(threads),
+        start,
+        first,
+    )

@@ -1,0 +1,45 @@
+"""``harness junit-summary FILE...``: JUnit XML as a Markdown table for a CI summary."""
+
+from __future__ import annotations
+
+import argparse
+import glob
+from pathlib import Path
+
+from rich.console import Console
+
+from harness.commands.args import UsageError
+
+
+def cmd_junit_summary(args: argparse.Namespace, console: Console) -> int:
+    from core.errors import HarnessError
+    from harness.junit_summary import markdown
+
+    paths = [Path(p) for pattern in args.files for p in sorted(glob.glob(pattern)) or [pattern]]
+    try:
+        text = markdown(paths)
+    except HarnessError as e:
+        raise UsageError(str(e)) from None
+    if args.out:
+        with open(args.out, "a", encoding="utf-8") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the command's parser to ``sub`` (``harness.cli.build_parser``)."""
+    j = sub.add_parser(
+        "junit-summary",
+        help="JUnit XML as a Markdown table (a CI job's summary)",
+        description="A Markdown table of the testcases of JUnit files (a suite's junit.xml, "
+        "pytest's --junitxml): what each found, whether as expected, and for each one "
+        "that was not, its one-sentence reason and report. In GitHub Actions: "
+        '--out "$GITHUB_STEP_SUMMARY".',
+    )
+    j.add_argument("files", nargs="+", metavar="FILE", help="JUnit XML files or glob patterns")
+    j.add_argument(
+        "--out", default=None, help="append to this file (default: print to standard output)"
+    )
+    j.set_defaults(fn=cmd_junit_summary)

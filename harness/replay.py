@@ -1,0 +1,133 @@
+"""``harness run --replay RUN_DIR``: a recorded run's schedule issued again.
+
+The recorded run's options (its seed included) are the new run's, against the same target
+or another (``--target``); its client invocations and its fault starts and stops are
+issued at their recorded times after the workload's start, each client op on the thread
+(worker slot) of the process that invoked it (``core.gen.replay``). The new run's
+test.json names the run it replays (``replay_of``). A run directory without the
+options, the workload's start or a history is bad input: one line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from core import gen
+from core.errors import HarnessError
+from core.gen.replay import Recorded, replay
+from core.ops import NEMESIS, Op
+from core.options import DERIVED, RunOptions
+from core.store import HISTORY_FILE, TEST_FILE, read_history_jsonl, read_json
+
+
+class ReplayError(HarnessError):
+    """A run directory that cannot be replayed; the message says which file and why."""
+
+
+@dataclass(frozen=True)
+class Recording:
+    """What a run recorded that a replay issues again."""
+
+    run_dir: Path
+    options: RunOptions
+    clients: tuple[Recorded, ...]
+    faults: tuple[Recorded, ...]
+    aimed: tuple[Recorded, ...] = ()
+    """``faults`` with each start aimed at the nodes it hit (``n2``, not ``one``)."""
+
+    def on(self, target: str) -> Recording:
+        """The recording as replayed on ``target``: on its own target each fault hits the
+        nodes it hit (a random ``one`` or the leader of the time, again); on another the
+        nodes differ, and each fault is aimed as it was asked for."""
+        if target != self.options.target or len(self.aimed) != len(self.faults):
+            return self
+        return replace(self, faults=self.aimed)
+
+    def generator(self) -> gen.Generator:
+        """The whole schedule: the client invocations on their threads, the fault starts
+        and stops (the final heal included, where it happened) on the nemesis thread, each
+        as long after the first as it was in the recording (the new run's workers may take
+        another time to start: its first invocation is issued as soon as they are up)."""
+        everything = self.clients + self.faults  # one generator: one anchor for all threads
+        return replay(everything, first=min(r.at for r in everything))
+
+
+def recorded(
+    ops: list[Op], start_ns: int, concurrency: int
+) -> tuple[list[Recorded], list[Recorded], list[Recorded]]:
+    """A history's invocations as recordings: the clients', the faults' and the faults'
+    aimed at the nodes their completions name. Times are after ``start_ns``; a client
+    process is on its thread (process mod concurrency, as the runner numbers them)."""
+    clients: list[Recorded] = []
+    faults: list[Recorded] = []
+    aimed: list[Recorded] = []
+    for op in ops:
+        at = max(0, op.time - start_ns)
+        if op.process == NEMESIS and op.type == "invoke":
+            faults.append(Recorded(NEMESIS, at, op.f, op.value, op.key))
+            aimed.append(faults[-1])
+        elif op.process == NEMESIS and aimed and aimed[-1].f == op.f:  # its completion
+            aimed[-1] = _aimed(aimed[-1], op)
+        elif isinstance(op.process, int) and op.type == "invoke":
+            clients.append(Recorded(op.process % concurrency, at, op.f, op.value, op.key))
+    return clients, faults, aimed
+
+
+def _aimed(invoked: Recorded, completed: Op) -> Recorded:
+    """A fault start aimed at the nodes its completion says it hit, when it was aimed by a
+    word (``one``, ``leader``, ``minority``...) and hit named nodes."""
+    asked, got = invoked.value, completed.value
+    if not (isinstance(asked, dict) and "target" in asked and isinstance(got, dict)):
+        return invoked
+    nodes = got.get("nodes")
+    if completed.type != "ok" or not isinstance(nodes, list) or not nodes:
+        return invoked
+    return replace(invoked, value={**asked, "target": ",".join(map(str, nodes))})
+
+
+def options_of(test: dict[str, Any], path: Path) -> RunOptions:
+    """The recorded run's options, as they were given (the decided op timeout left to be
+    decided again unless it was given)."""
+    given = test.get("options")
+    if not isinstance(given, dict):
+        raise ReplayError(f"{path}: no options recorded; not a run directory of harness run")
+    values = {k: v for k, v in given.items() if k not in DERIVED}
+    if not given.get("op_timeout_given"):
+        values.pop("op_timeout", None)  # follows the work again
+    values["seed"] = test.get("seed", values.get("seed"))
+    try:
+        return RunOptions.from_mapping(values)
+    except (HarnessError, TypeError) as e:
+        raise ReplayError(f"{path}: its options cannot be run again: {e}") from None
+
+
+def load_recording(run_dir: Path) -> Recording:
+    """The recording of a run directory (one-line ``ReplayError`` when there is none)."""
+    if not (run_dir / TEST_FILE).is_file():
+        raise ReplayError(f"--replay {run_dir}: no {TEST_FILE} there; name a run directory")
+    try:
+        test = read_json(run_dir / TEST_FILE)
+        history = list(read_history_jsonl(run_dir / HISTORY_FILE))
+    except (OSError, ValueError) as e:
+        raise ReplayError(f"--replay {run_dir}: cannot read it: {e}") from None
+    start = test.get("workload_start_ns")
+    if not isinstance(start, int) or isinstance(start, bool):
+        raise ReplayError(f"--replay {run_dir}: the run never started its workload")
+    opts = options_of(test, run_dir / TEST_FILE)
+    clients, faults, aimed = recorded(history, start, opts.concurrency)
+    if not clients:
+        raise ReplayError(f"--replay {run_dir}: its history holds no client operation")
+    return Recording(run_dir, opts, tuple(clients), tuple(faults), tuple(aimed))
+
+
+def replay_options(recording: Recording, target: str | None, out_dir: str) -> RunOptions:
+    """The new run's options: the recorded ones, on ``target`` when given (its own nodes
+    and image then), written under ``out_dir``."""
+    opts = recording.options.with_(out_dir=out_dir)
+    if target and target != opts.target:
+        return opts.with_(
+            target=target, nodes=None, image=None, lock=None, read_mode=None, persistence=None
+        )
+    return opts

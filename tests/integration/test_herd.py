@@ -1,0 +1,60 @@
+"""The herd workload on every Docker target that has it, through the real ``harness run``:
+five waiters on one lock, a few seconds each. The naive recipe wakes the herd (every
+release notifies about every other waiter), the queue recipe wakes one; mutual exclusion
+and fencing hold either way. Consul has no queue of waiters: that run is refused before
+any container starts.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+WAITERS = 5
+SHORT = ["--concurrency", str(WAITERS), "--nemesis", "none", "--time-limit", "4"]
+SHORT += ["--recovery-time", "0.5", "--work-time", "0.02", "--acquire-wait", "3"]
+SHORT += ["--lease-ttl", "3", "--keepalive", "1"]
+RUNS = [("etcd", "naive"), ("etcd", "queue"), ("zookeeper", "naive"), ("zookeeper", "queue")]
+RUNS += [("consul", "naive")]
+
+
+def run(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", "--workload", "herd", *args, "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
+
+
+@pytest.mark.parametrize(("target", "recipe"), RUNS)
+def test_naive_wakes_every_waiter_and_the_queue_one(
+    target: str, recipe: str, tmp_path: Path
+) -> None:
+    done = run(tmp_path, "--target", target, "--recipe", recipe, *SHORT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results: dict[str, Any] = json.loads((tmp_path / "latest" / "results.json").read_text())
+    checkers = results["checkers"]
+    assert checkers["mutex"]["valid"] is True and checkers["fencing"]["valid"] is True
+    herd = checkers["herd"]
+    assert herd["handoffs"] >= 5, herd
+    per = herd["notifications_per_handoff"]
+    if recipe == "naive":
+        assert per >= (WAITERS - 1) * 0.6, herd  # about N - 1: every other waiter woken
+    else:
+        assert 0.9 <= per <= 1.2, herd
+    assert herd["requests"] > 0 and herd["handoff_latency_s"]["max"] > 0
+
+
+def test_consul_refuses_the_queue_recipe_with_the_reason(tmp_path: Path) -> None:
+    done = run(tmp_path, "--target", "consul", "--recipe", "queue", *SHORT)
+    assert done.returncode == 254
+    assert "no queue recipe" in done.stderr and "\n" not in done.stderr.strip()
+    assert not (tmp_path / "latest").exists()

@@ -1,0 +1,85 @@
+"""The fast path of big JSONL histories (core/formats/jsonl_fast.py): the same ops as the
+plain reader, and on any line it does not accept, the plain reader's own error."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from checkers.linear.simulate import simulate
+from core.formats import FormatError, jsonl, jsonl_fast, read_file
+
+BAD_LINES = [
+    '{"index": 99999999, "time": 1.5, "process": 0, "type": "ok", "f": "read"}',
+    '{"index": 99999999, "time": 1, "process": 0, "type": "ok", "f": "read", "x": 1}',
+    '{"index": 99999999, "time": 1, "process": 0, "type": "ok", "f": "read", "value": '
+    "123456789012345678901234567890}",
+    '{"index": 99999999, "time": 1, "process": 0, "type": "ok", "f": "read", "key": true}',
+    '{"index": 3, "time": 1, "process": 0, "type": "ok", "f": "read"}',
+    '{"index": 99999999, "time": 1, "process": 0, "type": "ok", "f": "read", "value": 1e999}',
+    '{"index": 99999999, "time": 1, "process": 0, "type": "ok", "f": ""}',
+    '{"index": 99999999, "time": 1, "process": 0, "type": "done", "f": "read"}',
+    "[1, 2]",
+    '{"index": 99999999, "time": 1, "process": 0, "type": "ok", "f": "read"',
+]
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A history bigger than ``MIN_BYTES`` (so the fast path reads it), and its text."""
+    ops = simulate("cas-register", 6000, processes=5, keys=3, p_info=0.05, seed=3)
+    text = "".join(op.to_json() + "\n" for op in ops)
+    assert len(text) > jsonl_fast.MIN_BYTES
+    path = tmp_path_factory.mktemp("big") / "history.jsonl"
+    path.write_text(text)
+    return path, text
+
+
+def plain(path: Path) -> object:
+    """What the plain reader makes of ``path``: its ops, or its error."""
+    saved = jsonl.MIN_BYTES
+    jsonl.MIN_BYTES = 1 << 62
+    try:
+        return list(read_file(path).history)
+    except FormatError as e:
+        return str(e)
+    finally:
+        jsonl.MIN_BYTES = saved
+
+
+def test_a_big_history_takes_the_fast_path_and_reads_the_same(big: tuple[Path, str]) -> None:
+    path, text = big
+    fast = jsonl_fast.read_ops(io.BytesIO(text.encode()), None, jsonl.MAX_INT)
+    assert fast is not None and len(fast) > 10_000
+    assert list(read_file(path).history) == fast == plain(path)
+
+
+@pytest.mark.parametrize("bad", BAD_LINES)
+def test_a_line_the_fast_path_refuses_gets_the_plain_readers_error(
+    big: tuple[Path, str], tmp_path: Path, bad: str
+) -> None:
+    _, text = big
+    path = tmp_path / "history.jsonl"
+    path.write_text(text + bad + ("\n" if not bad.endswith('"read"') else ""))
+    assert jsonl_fast.read_ops(io.BytesIO(path.read_bytes()), None, jsonl.MAX_INT) is None
+    expected = plain(path)
+    try:
+        got: object = list(read_file(path).history)
+    except FormatError as e:
+        got = str(e)
+    assert got == expected
+    if bad.endswith('"read"'):  # a cut-short last line: left out, as the plain reader does
+        assert read_file(path).notes and isinstance(got, list)
+    else:
+        assert isinstance(got, str) and f":{text.count(chr(10)) + 1}:" in got
+
+
+def test_without_msgspec_every_file_takes_the_plain_path(
+    big: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, text = big
+    monkeypatch.setattr(jsonl_fast, "_decoder", lambda: None)
+    assert jsonl_fast.read_ops(io.BytesIO(text.encode()), None, jsonl.MAX_INT) is None
+    assert list(read_file(path).history) == plain(path)

@@ -1,0 +1,161 @@
+"""The herd workload's client: a lock client whose waiters wait by one of two recipes, and
+count what each acquire cost.
+
+Recipes (``--recipe``, ``RECIPES``):
+
+- ``naive``: every waiter watches the lock itself; each release wakes all of them, they
+  all try again, one wins (the herd effect: about N notifications per handoff);
+- ``queue``: each waiter takes a place in a queue ordered by the service and watches its
+  predecessor only; a release wakes the next one (about one notification per handoff).
+
+Either way a waiter woken by a notification re-checks that it now holds the lock (or is
+first): the notification says something changed, never that the lock is free.
+
+What an acquire cost is kept in a ``Tally`` the target's backend fills in: every
+notification delivered to the client (recorded at once as a ``herd-notified`` client
+event, with what it was about), every attempt that did not give the lock (a create that
+found the lock taken, a check that found a predecessor: a ``herd-failed`` event), every
+request sent. At the end of the acquire, granted or not, one ``herd-acquire`` event sums
+them up::
+
+    {"event": "herd-notified", "lock": NAME, "recipe": R, "about": TEXT}
+    {"event": "herd-failed", "lock": NAME, "recipe": R}
+    {"event": "herd-acquire", "lock": NAME, "recipe": R, "granted": BOOL,
+     "notifications": N, "failed_attempts": N, "requests": N}
+
+``checkers.herd`` reads them. A target supplies a ``HerdBackend`` and lists
+``herd_clients(driver)`` for the workload (``lacks`` names a recipe it cannot offer, and
+why: the run is refused before it starts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol
+
+from checkers.herd import ACQUIRE, FAILED, NOTIFIED
+from core.client import ClientFactory
+from core.cluster import Cluster
+from core.options import OptionError, RunOptions
+from workloads.factories import HolderFactory, connector
+from workloads.holder import LeaseHolderClient
+from workloads.lease import EventLog, Lease, LeaseBackend
+
+NAIVE: Final = "naive"
+QUEUE: Final = "queue"
+RECIPES: Final = (NAIVE, QUEUE)
+
+
+class Tally:
+    """What one acquire cost, filled in by the backend as it waits."""
+
+    def __init__(self, events: EventLog, lock: str, recipe: str) -> None:
+        self._events, self.lock, self.recipe = events, lock, recipe
+        self.notifications = 0
+        self.failed_attempts = 0
+        self.requests = 0
+
+    def request(self, count: int = 1) -> None:
+        """``count`` requests sent to the service."""
+        self.requests += count
+
+    def failed(self) -> None:
+        """An attempt or check that did not give the lock, recorded as it happens."""
+        self.failed_attempts += 1
+        self._events.record(FAILED, lock=self.lock, recipe=self.recipe)
+
+    def notified(self, about: str) -> None:
+        """A notification delivered to this client (a watch event, a blocking query that
+        returned with a change), recorded as it happens."""
+        self.notifications += 1
+        self._events.record(NOTIFIED, lock=self.lock, recipe=self.recipe, about=about[:200])
+
+    def close(self, granted: bool) -> None:
+        """Record the acquire's sums."""
+        self._events.record(
+            ACQUIRE,
+            lock=self.lock,
+            recipe=self.recipe,
+            granted=granted,
+            notifications=self.notifications,
+            failed_attempts=self.failed_attempts,
+            requests=self.requests,
+        )
+
+
+class HerdBackend(LeaseBackend, Protocol):
+    """A driver whose locks are taken by either recipe on a lease, granting fencing
+    tokens; it remembers what it holds, so ``release`` needs no recipe."""
+
+    def acquire_naive(self, name: str, lease: Lease, wait: float, tally: Tally) -> int: ...
+
+    def acquire_queue(self, name: str, lease: Lease, wait: float, tally: Tally) -> int: ...
+
+    def release(self, name: str, lease: Lease) -> None: ...
+
+
+class HerdClient(LeaseHolderClient[HerdBackend]):
+    """One waiter: ``acquire`` (by ``recipe``) / ``write`` / ``release``."""
+
+    take_f = "acquire"
+    give_f = "release"
+    number_key = "token"
+    recipe = NAIVE
+
+    def _claim(self, name: str, lease: Lease, value: Any) -> int:
+        tally = Tally(self.events, name, self.recipe)
+        take = self.backend.acquire_queue if self.recipe == QUEUE else self.backend.acquire_naive
+        granted = False
+        try:
+            token = take(name, lease, self.wait, tally)
+            granted = True
+        finally:
+            tally.close(granted)
+        return token
+
+    def _unclaim(self, name: str, lease: Lease) -> None:
+        self.backend.release(name, lease)
+
+
+class QueueHerdClient(HerdClient):
+    """A waiter of the queue recipe."""
+
+    recipe = QUEUE
+
+
+CLIENTS: Final[Mapping[str, type[HerdClient]]] = {NAIVE: HerdClient, QUEUE: QueueHerdClient}
+
+
+@dataclass(frozen=True)
+class HerdClients:
+    """The herd workload's ``ClientBuilder`` on one target's ``driver`` (a
+    ``HerdBackend`` taking ``(addresses, timeout=, prefix=)``); ``lacks``: recipe -> why
+    the target cannot offer it (``check_options`` refuses it before the run starts)."""
+
+    driver: Callable[..., Any]
+    lacks: Mapping[str, str] = field(default_factory=dict)
+
+    def check_options(self, opts: RunOptions, target: str) -> None:
+        """OptionError (one line) for a recipe this target does not offer."""
+        recipe = opts.herd.recipe
+        if recipe not in RECIPES:
+            raise OptionError(
+                f"unknown recipe {recipe!r} for --recipe: choose from {', '.join(RECIPES)}"
+            )
+        if recipe in self.lacks:
+            raise OptionError(
+                f"{target} has no {recipe} recipe for the herd workload: "
+                f"{self.lacks[recipe]}; use --recipe "
+                + ", ".join(r for r in RECIPES if r not in self.lacks)
+            )
+
+    def __call__(self, opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
+        return HolderFactory.for_run(
+            opts, CLIENTS[opts.herd.recipe], connector(opts, cluster, self.driver), resource
+        )
+
+
+def herd_clients(driver: Callable[..., Any], lacks: Mapping[str, str] | None = None) -> HerdClients:
+    """The herd workload's clients over ``driver`` connections (see ``HerdClients``)."""
+    return HerdClients(driver, dict(lacks or {}))
