@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from clusters.registry import TARGETS
 from harness.cli import build_parser
 from harness.completion import script
 from harness.packaged import suite_names
@@ -44,14 +45,7 @@ def test_commands_and_their_options() -> None:
 
 
 def test_the_values_of_an_option() -> None:
-    assert offered("harness", "run", "--target", "") == [
-        "sim",
-        "etcd",
-        "zookeeper",
-        "consul",
-        "redis",
-        "redlock",
-    ]
+    assert offered("harness", "run", "--target", "") == list(TARGETS)
     assert offered("harness", "run", "--target", "etcd", "--fencing", "o") == ["on", "off"]
     assert offered("harness", "run", "--workload", "c") == ["cas-register"]
     assert offered("harness", "completion", "") == ["bash", "zsh", "-h", "--help"]
@@ -87,6 +81,6 @@ def test_zsh_loads_the_bash_script_through_bashcompinit() -> None:
         timeout=30,
     )
     targets, fencing, top = out.stdout.splitlines()
-    assert targets.split() == ["sim", "etcd", "zookeeper", "consul", "redis", "redlock"]
+    assert targets.split() == list(TARGETS)
     assert fencing.split() == ["on", "off"]
     assert "run" in top.split() and "--version" in top.split()
