@@ -61,7 +61,9 @@ CRASHES: Final = "crashes"
 """A server is killed and restarted: what it had not made durable is lost."""
 MOVES_CLOCK: Final = "moves-clock"
 """A server's clock jumps: what is measured on it (a lease) may end early."""
-EFFECTS: Final = frozenset({FREEZES_CLIENT, CUTS_OFF, CRASHES, MOVES_CLOCK})
+KILLS_CLIENT: Final = "kills-client"
+"""A client process is killed (SIGKILL): what it held lapses; the runner starts another."""
+EFFECTS: Final = frozenset({FREEZES_CLIENT, CUTS_OFF, CRASHES, MOVES_CLOCK, KILLS_CLIENT})
 KIND_EFFECTS: Final[dict[str, frozenset[str]]] = {
     CLIENT_PAUSE: frozenset({FREEZES_CLIENT}),
     NODE_PAUSE: frozenset({CUTS_OFF}),

@@ -71,6 +71,7 @@ NUMBERS: Final[dict[str, Bound]] = {
     "acquire_wait": Bound("--acquire-wait", 0, DAY),
     "locks": Bound("--locks", 1, 1000, integer=True, unit="locks"),
     "keys": Bound("--keys", 1, 1_000_000, integer=True, unit="keys"),
+    "instances": Bound("--instances", 1, 1000, integer=True, unit="instances"),
     "nodes": Bound("--nodes", 1, 99, integer=True, unit="nodes"),
     "client_clock_delta": Bound("--client-clock-delta", -3600, 3600),
     "segment_size": Bound("--segment-size", 1, 10**9, integer=True, unit="ids"),

@@ -98,6 +98,14 @@ class RegisterOptions:
 
 
 @dataclass(frozen=True, slots=True)
+class DiscoveryOptions:
+    """Service registration: the first ``instances`` client processes register
+    themselves, the others list the live instances (read as ``opts.discovery.instances``)."""
+
+    instances: int = 2
+
+
+@dataclass(frozen=True, slots=True)
 class HerdOptions:
     """The waiters of the herd workload (``workloads/herd_workload.py``): how they wait
     for the lock, ``naive`` (all watch it) or ``queue`` (each its predecessor)."""
@@ -164,6 +172,7 @@ RECORDS: Final[dict[str, type]] = {
     "faults": FaultOptions,
     "lock": LockOptions,
     "register": RegisterOptions,
+    "discovery": DiscoveryOptions,
     "herd": HerdOptions,
     "backend": BackendOptions,
     "ssh": SshOptions,
@@ -203,6 +212,7 @@ class RunOptions:
     faults: FaultOptions = FaultOptions()
     lock: LockOptions = LockOptions()
     register: RegisterOptions = RegisterOptions()
+    discovery: DiscoveryOptions = DiscoveryOptions()
     herd: HerdOptions = HerdOptions()
     backend: BackendOptions = BackendOptions()
     ssh: SshOptions = SshOptions()

@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from checkers import guarded
+from checkers.discovery import NAME as DISCOVERY
 from checkers.result import Validity, worst
 from checkers.windows import record_windows
 from core.errors import HarnessError
@@ -42,6 +43,9 @@ class RunMetrics:
     stale_rejected: int
     danger_window_s: float | None
     handover_delay_s: float | None
+    detection_s: tuple[float, ...] = ()
+    """Service registration: each dead instance's time until every discovery client
+    stopped listing it (``checkers.discovery``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +83,7 @@ class Cell:
         quantiles = " / ".join(ms(stats.latency_quantile(q)) for q in QUANTILES)
         return [
             ("verdict", self._verdict_line()),
+            *self._detection(),
             ("violations", str(self.total("violations"))),
             (
                 "stale writes",
@@ -93,6 +98,13 @@ class Cell:
                 f"{pct(stats.availability_in_fault)} during",
             ),
         ]
+
+    def _detection(self) -> list[tuple[str, str]]:
+        """Detection times of dead instances, when the runs measured any."""
+        times = sorted(t for m in self.runs for t in m.detection_s)
+        if not times:
+            return []
+        return [("detection", f"{secs(times[0])} to {secs(times[-1])} ({len(times)} deaths)")]
 
     def _verdict_line(self) -> str:
         n, bad = len(self.runs), sum(m.run.valid is False for m in self.runs)
@@ -220,6 +232,11 @@ def run_metrics(run_dir: Path) -> RunMetrics:
         stale_rejected=len(stale.get("stale_rejected") or ()),
         danger_window_s=_max(h.get("danger_window_s") for h in handovers),
         handover_delay_s=_max(h.get("handover_delay_s") for h in handovers),
+        detection_s=tuple(
+            float(t)
+            for t in (checkers.get(DISCOVERY) or {}).get("detection_s") or ()
+            if isinstance(t, int | float)
+        ),
     )
 
 

@@ -39,10 +39,14 @@ from nemesis.base import Nemesis
 
 log = logging.getLogger("harness.runner")
 
-HOLD_FS = frozenset({"acquire", "campaign", "begin"})
-"""Operations after whose ok a client works on what it took: a lock, a leadership, the
-basis a lock-free workload read (``workloads.guarded``); client pauses aim at them."""
+HOLD_FS = frozenset({"acquire", "campaign", "register", "begin"})
+"""Operations after whose ok a client works on what it took: a lock, a leadership, a
+registration, the basis a lock-free workload read (``workloads.guarded``); client pauses
+aim at them."""
 RELEASE_FS = frozenset({"release", "resign"})
+WORK_FS = frozenset({"write", "heartbeat"})
+"""What a holder does while holding (a critical section's write, a registered instance's
+heartbeat): a client pause of the holder freezes it in the middle of one."""
 Thread = int | str
 
 
@@ -158,7 +162,7 @@ class Runner:
 
     def writing_since(self, process: int) -> int | None:
         for o in list(self._open.values()):
-            if o.invoke.process == process and o.invoke.f == "write":
+            if o.invoke.process == process and o.invoke.f in WORK_FS:
                 return o.invoke.time
         return None
 

@@ -43,7 +43,9 @@ def check_options(opts: RunOptions) -> RunOptions:
     ``RunOptions.validate`` with its facts and its faults' rules (one-line OptionError);
     returns the decided options."""
     opts = decide(opts)
-    opts.validate(get_workload(opts.workload).holds, rules_of(opts))
+    workload = get_workload(opts.workload)
+    opts.validate(workload.holds, rules_of(opts))
+    workload.check(opts)
     return opts
 
 

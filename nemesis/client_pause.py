@@ -26,6 +26,12 @@ STOP = "stop-client-pause"
 class ClientPause:
     """Freezes and thaws client worker processes."""
 
+    fs_start = START
+    sig = signal.SIGSTOP
+    no_victim = "no live client process to pause"
+    proof_key, failed, proof = "stopped", "reach the stopped state", "state T in /proc"
+    """How the start op's completion names its proof, its failure and its success."""
+
     def __init__(self, seed: int = 0, holder_wait: float = 5.0, settle: float = 0.05) -> None:
         self._rng = random.Random(seed)
         self.holder_wait = holder_wait
@@ -40,7 +46,7 @@ class ClientPause:
         self._view = view
 
     def invoke(self, inv: Invocation) -> Completion:
-        if inv.f == START:
+        if inv.f == self.fs_start:
             return self._pause(inv.value or {})
         return self._resume()
 
@@ -91,25 +97,29 @@ class ClientPause:
     def _pause(self, value: dict[str, Any]) -> Completion:
         victims = self._victims(value.get("target", "holder"))
         if not victims:
-            return Completion("fail", error="no live client process to pause")
+            return Completion("fail", error=self.no_victim)
         for p, pid in victims.items():
-            if signal_quietly(pid, signal.SIGSTOP):
+            if signal_quietly(pid, self.sig):
                 self._paused[p] = pid
-        proof = {str(p): _wait_stopped(pid) for p, pid in victims.items()}
+        proof = {str(p): self._proven(pid) for p, pid in victims.items()}
         if not all(proof.values()):
             return Completion(
                 "fail",
-                value={"processes": sorted(victims), "stopped": proof},
-                error="a client process did not reach the stopped state",
+                value={"processes": sorted(victims), self.proof_key: proof},
+                error=f"a client process did not {self.failed}",
             )
         return Completion(
             "ok",
             value={
                 "processes": sorted(victims),
                 "pids": sorted(victims.values()),
-                "proof": "state T in /proc",
+                "proof": self.proof,
             },
         )
+
+    def _proven(self, pid: int) -> bool:
+        """Whether the signal took effect on ``pid`` (polled: signals are asynchronous)."""
+        return _wait_stopped(pid)
 
     def _resume(self) -> Completion:
         resumed = sorted(self._paused)

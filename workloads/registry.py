@@ -8,6 +8,7 @@ from typing import Final
 from core.option_checks import OptionError
 from workloads import (
     cas_register_workload,
+    discovery_workload,
     election_workload,
     herd_workload,
     lock_workload,
@@ -21,6 +22,7 @@ WORKLOADS: Final[dict[str, Workload]] = {
     "lock": lock_workload.WORKLOAD,
     "cas-register": cas_register_workload.WORKLOAD,
     "election": election_workload.WORKLOAD,
+    "registry": discovery_workload.WORKLOAD,
     "version-cas": version_cas_workload.WORKLOAD,
     "unique-key": unique_key_workload.WORKLOAD,
     "unique-ids": unique_ids_workload.WORKLOAD,

@@ -14,7 +14,7 @@ the clients (its backend of the workload's client).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from checkers import guarded, stats
@@ -57,6 +57,8 @@ class Workload:
     model: str | None = None
     """The linearizability model of its histories (``harness check`` of a history file
     whose test.json names the workload); None: they are not checked as one."""
+    check: Callable[[RunOptions], None] = field(default=lambda opts: None)
+    """Its own rule on the options: an OptionError (one line) when it cannot run them."""
 
     def client_generator(self, opts: RunOptions, seed: int) -> Any:
         """The clients' operations, at ``opts.rate`` when it is set."""

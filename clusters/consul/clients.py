@@ -6,10 +6,12 @@ Lock implementation (``--lock``): ``session`` (KV acquire with a TTL session,
 
 from __future__ import annotations
 
+from clusters.consul.discovery import ConsulDiscovery
 from clusters.consul.election import ConsulElection
 from clusters.consul.herd import LACKS, ConsulHerd
 from clusters.consul.lock import ConsulLock
 from clusters.consul.register import ConsulRegister
+from workloads.discovery import registry_clients
 from workloads.election import ElectionClient
 from workloads.factories import holder_clients, register_clients
 from workloads.herd import herd_clients
@@ -18,4 +20,5 @@ from workloads.lock import LockClient
 REGISTER = register_clients(ConsulRegister)
 ELECTION = holder_clients(ElectionClient, ConsulElection, "election")
 SESSION_LOCK = holder_clients(LockClient, ConsulLock)
+REGISTRY = registry_clients(ConsulDiscovery)
 HERD = herd_clients(ConsulHerd, LACKS)

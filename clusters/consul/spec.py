@@ -27,6 +27,7 @@ SPEC = TargetSpec(
     workloads={
         "cas-register": f"{CLIENTS}:REGISTER",
         "election": f"{CLIENTS}:ELECTION",
+        "registry": f"{CLIENTS}:REGISTRY",
         "herd": f"{CLIENTS}:HERD",
     },
     locks={"session": f"{CLIENTS}:SESSION_LOCK"},

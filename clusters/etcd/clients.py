@@ -6,12 +6,14 @@ Lock implementations (``--lock``): ``lease-lock`` (etcd's lock service) and ``re
 
 from __future__ import annotations
 
+from clusters.etcd.discovery import EtcdDiscovery
 from clusters.etcd.election import EtcdElection
 from clusters.etcd.herd import EtcdHerd
 from clusters.etcd.ids import EtcdCounter, EtcdRevision
 from clusters.etcd.lock import RecipeLock, ServiceLock
 from clusters.etcd.register import EtcdRegister
 from clusters.etcd.version_cas import EtcdVersionCas
+from workloads.discovery import registry_clients
 from workloads.election import ElectionClient
 from workloads.factories import holder_clients, register_clients
 from workloads.guarded import guarded_clients
@@ -26,5 +28,6 @@ RECIPE_LOCK = holder_clients(LockClient, RecipeLock)
 COUNTER_IDS = id_clients(EtcdCounter)
 REVISION_IDS = id_clients(EtcdRevision)
 SNOWFLAKE_IDS = snowflake_clients(EtcdCounter)
+REGISTRY = registry_clients(EtcdDiscovery)
 VERSION_CAS = guarded_clients(EtcdVersionCas)
 HERD = herd_clients(EtcdHerd)

@@ -25,6 +25,7 @@ SPEC = TargetSpec(
     workloads={
         "cas-register": f"{CLIENTS}:REGISTER",
         "election": f"{CLIENTS}:ELECTION",
+        "registry": f"{CLIENTS}:REGISTRY",
         "version-cas": f"{CLIENTS}:VERSION_CAS",
         "herd": f"{CLIENTS}:HERD",
     },

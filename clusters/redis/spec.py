@@ -1,6 +1,7 @@
 """The ``redis`` and ``redlock`` targets, in Docker or on SSH hosts.
 
-``redis`` (one primary): lock implementation ``set-nx`` and the cas-register workload.
+``redis`` (one primary): lock implementation ``set-nx``, the cas-register workload and
+the registry workload (member keys with a TTL).
 ``redlock`` (five independent servers): lock implementation ``redlock``. Their locks claim
 no linearizability. Both servers run under libfaketime, so clock faults apply. Partitions
 are refused: they cut links between servers, and these servers have none.
@@ -24,7 +25,7 @@ REDIS = TargetSpec(
     name="redis",
     description="one Redis 8.0 primary (built with libc malloc); SET NX PX locks",
     default_nodes=1,
-    workloads={"cas-register": f"{CLIENTS}:REGISTER"},
+    workloads={"cas-register": f"{CLIENTS}:REGISTER", "registry": f"{CLIENTS}:REGISTRY"},
     locks={"set-nx": f"{CLIENTS}:SET_NX_LOCK"},
     default_lock="set-nx",
     id_generators={"incr": f"{CLIENTS}:INCR_IDS", "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS"},

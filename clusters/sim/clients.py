@@ -64,6 +64,19 @@ def _holder_clients(factory: Any) -> ClientBuilder:
     return build
 
 
+def registry_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
+    """Registry instances and discovery clients on the sim service."""
+    from clusters.sim.discovery import SimRegistry
+    from workloads.discovery import RegistryFactory
+    from workloads.factories import Connector
+
+    timeout = min(opts.op_timeout, 5.0)
+    connector = Connector.of({NODE: cluster.endpoints()[NODE]}, SimRegistry, timeout=timeout)
+    return RegistryFactory(
+        connector, opts.discovery.instances, opts.lock.lease_ttl, opts.lock.keepalive
+    )
+
+
 LOCK = _holder_clients(SimLockClientFactory)
 ELECTION = _holder_clients(SimElectionClientFactory)
 

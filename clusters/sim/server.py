@@ -26,6 +26,8 @@ elect_resign        name, lease                  {}; "not the leader", "lease no
 reg_read            key                          {value}
 reg_write           key, value                   {}
 reg_cas             key, old, new                {}; "cas mismatch: ..."
+member_register     member, lease                {}; "lease not found"
+member_list                                      {members}
 ==================  ===========================  =======================================
 """
 
@@ -98,6 +100,10 @@ def make_handler(svc: SimService) -> Callable[[str, dict[str, Any]], Awaitable[A
             return svc.elect_observe(_arg(a, "name", str))
         if op == "elect_resign":
             return svc.elect_resign(_arg(a, "name", str), _arg(a, "lease", int))
+        if op == "member_register":
+            return svc.member_register(_arg(a, "member", str), _arg(a, "lease", int))
+        if op == "member_list":
+            return svc.member_list()
         if op == "reg_read":
             return svc.reg_read(_arg(a, "key", str))
         if op == "reg_write":

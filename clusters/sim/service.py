@@ -128,6 +128,7 @@ class SimService:
         self._locks: dict[str, _Seat] = {}
         self._elections: dict[str, _Seat] = {}
         self._registers: dict[str, list[Any]] = {}
+        self._members: dict[str, int] = {}  # registered member -> its lease
         self._wal = wal
         if wal is not None and "forget-on-restart" not in self.bugs:
             self._recover(wal)
@@ -394,6 +395,17 @@ class SimService:
             raise RequestError(f"cas mismatch: value is {current!r}, not {old!r}")
         return self.reg_write(key, new)
 
+    # --- service registration: members on leases ---------------------------------------
+
+    def member_register(self, member: str, lease: int) -> dict[str, Any]:
+        """``member`` listed while ``lease`` lives (an etcd key on a lease)."""
+        self._commit({"t": "member", "member": member, "lease": self._live(lease).id})
+        return {}
+
+    def member_list(self) -> dict[str, Any]:
+        self.expire_due()
+        return {"members": sorted(m for m, le in self._members.items() if le in self._leases)}
+
     # --- durability: every state change is one record, applied and logged alike --------
 
     def sync(self) -> None:
@@ -427,6 +439,8 @@ class SimService:
             self._leases.pop(rec["id"], None)
         elif t == "seat":
             self._apply_seat(rec)
+        elif t == "member":
+            self._members[rec["member"]] = rec["lease"]
         elif t == "reg":
             versions = self._registers.setdefault(rec["key"], [None])
             versions.append(rec["value"])

@@ -32,6 +32,7 @@ SPEC = TargetSpec(
     workloads={
         "cas-register": f"{CLIENTS}:register_clients",
         "election": f"{CLIENTS}:ELECTION",
+        "registry": f"{CLIENTS}:registry_clients",
         "version-cas": f"{CLIENTS}:version_cas_clients",
         "unique-key": f"{CLIENTS}:unique_key_clients",
         "herd": f"{CLIENTS}:HERD",

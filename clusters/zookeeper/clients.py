@@ -6,11 +6,13 @@ Lock implementation (``--lock``): ``recipe`` (``kazoo``'s lock on a session per 
 
 from __future__ import annotations
 
+from clusters.zookeeper.discovery import ZkDiscovery
 from clusters.zookeeper.election import ZkElection
 from clusters.zookeeper.herd import ZkHerd
 from clusters.zookeeper.ids import ZkSequential
 from clusters.zookeeper.lock import ZkLock
 from clusters.zookeeper.register import ZkRegister
+from workloads.discovery import registry_clients
 from workloads.election import ElectionClient
 from workloads.factories import holder_clients, register_clients
 from workloads.herd import herd_clients
@@ -22,4 +24,5 @@ ELECTION = holder_clients(ElectionClient, ZkElection, "election")
 RECIPE_LOCK = holder_clients(LockClient, ZkLock)
 SEQUENTIAL_IDS = id_clients(ZkSequential)
 SNOWFLAKE_IDS = snowflake_clients(ZkSequential)
+REGISTRY = registry_clients(ZkDiscovery)
 HERD = herd_clients(ZkHerd)

@@ -22,6 +22,7 @@ SPEC = TargetSpec(
     workloads={
         "cas-register": f"{CLIENTS}:REGISTER",
         "election": f"{CLIENTS}:ELECTION",
+        "registry": f"{CLIENTS}:REGISTRY",
         "herd": f"{CLIENTS}:HERD",
     },
     locks={"recipe": f"{CLIENTS}:RECIPE_LOCK"},

@@ -144,6 +144,12 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     number_option(lk, "--keepalive", "seconds between keepalives")
     number_option(lk, "--work-time", "seconds of work in each critical section")
     number_option(lk, "--acquire-wait", "seconds an acquire waits before it fails")
+    number_option(
+        p.add_argument_group("service registration"),
+        "--instances",
+        "registry: the client processes that register themselves (the others list "
+        "them; default: %(default)s)",
+    )
     lk.add_argument(
         "--fencing",
         type=on_off,

@@ -29,6 +29,7 @@ from harness.report._fencing import replay
 from harness.report._herd import run_section
 from harness.report._html import esc, page, tag
 from harness.report._ids import ids_section
+from harness.report._membership import membership_section
 from harness.report._metrics import op_stats
 from harness.report._runs import RunInfo, load_run
 from harness.report._sections import (
@@ -108,6 +109,7 @@ def render_report(run_dir: Path) -> str:
         + figure
         + explanations(run.results, banner_sentences(run))
         + ids
+        + membership_section(record, run.results)
         + tag("h2", "Configuration")
         + configuration(run)
         + (tag("h2", "Numbers") + stats if stats else "")

@@ -36,7 +36,7 @@ def _check(opts: RunOptions) -> None:
 
 FAULT = FaultSpec(
     name="client-clock",
-    help="step every client process's wall clock by --client-clock-delta s (libfaketime)",
+    help="step the wall clock of every client process (libfaketime), by a set delta",
     build=_build,
     describe="the clients' wall clock stepped ({jumps}) {when}",
     effects=frozenset({MOVES_CLOCK}),

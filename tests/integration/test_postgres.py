@@ -6,7 +6,8 @@ rejects it with fencing (valid); the lock-free workloads (version-cas, unique-ke
 the same pause are valid with no fencing at all, the late write refused by the data. The
 cluster test shows why a connection lost during COMMIT is unknown, not fail: with
 synchronous replication and the replica paused, a COMMIT gets no answer in time, yet the
-row is there once the replica is back.
+row is there once the replica is back; with failover, a killed primary's replica takes
+over and the old primary comes back as its replica.
 
 Short timings (lease 2 s, a pause of 5 s 3 s in, a 10 s run) keep the module near 3 min.
 """
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 from test_workloads import LEASE, no_leftovers, pause_args, paused_run, run
 
+from clusters._probe import wait_until
 from clusters.postgres.connection import Connection
 from clusters.registry import TARGETS
 from clusters.server import ClusterOptions
@@ -84,5 +86,24 @@ def test_a_commit_without_answer_is_unknown_and_may_have_happened(tmp_path: Path
         again = Connection(addresses, 5.0)
         assert again.query("read", "SELECT count(*) FROM t") == [(1,)]
         assert cluster.leader() == "n1"  # type: ignore[attr-defined]
+    finally:
+        cluster.stop()
+
+
+def test_failover_promotes_the_replica_and_the_old_primary_rejoins(tmp_path: Path) -> None:
+    cluster = TARGETS["postgres"].build(
+        ClusterOptions(run_id="pgfailover", persistence="async-failover")
+    )
+    try:
+        cluster.start(tmp_path)
+        addresses = list(cluster.endpoints().values())
+        Connection(addresses, 5.0).query("table", "CREATE TABLE t (k int)", write=True)
+        cluster.kill("n1")  # type: ignore[attr-defined]
+        assert wait_until(lambda: cluster.leader() == "n2", 20, 0.3)  # type: ignore[attr-defined]
+        Connection(addresses, 5.0).query("insert", "INSERT INTO t VALUES (1)", write=True)
+        cluster.restart("n1")  # type: ignore[attr-defined]
+        cluster.wait_ready()  # type: ignore[attr-defined]  # n1 streams from n2 again
+        assert cluster.leader() == "n2"  # type: ignore[attr-defined]
+        assert Connection(addresses, 5.0).query("read", "SELECT k FROM t") == [(1,)]
     finally:
         cluster.stop()
