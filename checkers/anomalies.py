@@ -25,6 +25,8 @@ kind                       what happened
 ``deposed-write-accepted`` the resource accepted a write from a deposed leader
 ``epoch-reused``           an epoch granted again to another leader
 ``epoch-lowered``          an epoch lower than one granted before it
+``duplicate-id``           an id handed out to two operations (unique ids)
+``id-not-increasing``      a client handed an id not above its previous one (unique ids)
 ``other``                  a violation whose checker does not name it (kept, never hidden)
 =========================  =================================================================
 """
@@ -50,6 +52,8 @@ KINDS: Final[dict[str, str]] = {
     "deposed-write-accepted": "deposed leader's write accepted",
     "epoch-reused": "epoch reuse",
     "epoch-lowered": "epoch lowered",
+    "duplicate-id": "duplicate id",
+    "id-not-increasing": "id not increasing",
     "other": "violation",
 }
 """Every kind of violation, with the words that name it in sentences."""

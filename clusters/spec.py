@@ -71,6 +71,14 @@ def _lock_workload() -> str:
     return WORKLOAD.name
 
 
+def _ids_workload() -> str:
+    """The name of the unique-ids workload, the one a target backs with its
+    ``id_generators`` (imported when asked, as ``_lock_workload``)."""
+    from workloads.unique_ids_workload import WORKLOAD
+
+    return WORKLOAD.name
+
+
 @dataclass(frozen=True)
 class TargetSpec:
     """One target. ``workloads`` and ``locks`` map names to ``module:attribute`` of a
@@ -84,6 +92,9 @@ class TargetSpec:
     default_lock: str | None = None
     refuses: Mapping[str, str] = field(default_factory=dict)
     """Workloads it does not offer -> why (said when one is asked for)."""
+    id_generators: Mapping[str, str] = field(default_factory=dict)
+    """Its id generators (``--id-generator``, the first is its default) -> ``module:attribute``
+    of a ``ClientBuilder``; the unique-ids workload is offered when it is not empty."""
     server: str | None = None
     """``module:NAME`` of its ``ServerSpec`` (its ``server.py``): how to run its server,
     which the Docker backend runs in containers and the SSH backend on hosts."""
@@ -120,6 +131,8 @@ class TargetSpec:
         names = set(self.workloads)
         if self.locks:
             names.add(_lock_workload())
+        if self.id_generators:
+            names.add(_ids_workload())
         return tuple(sorted(names))
 
     def check_options(self, opts: RunOptions) -> None:
@@ -147,6 +160,10 @@ class TargetSpec:
                 f"{self.name} has no lock implementation {opts.lock.impl!r}; choose "
                 f"from {', '.join(self.locks)}"
             )
+        if opts.workload == _ids_workload():
+            from workloads.ids import check_id_options
+
+            check_id_options(opts, self.name, tuple(self.id_generators))
         if opts.register.read_mode is not None and opts.register.read_mode not in self.read_modes:
             if not self.read_modes:
                 raise OptionError(f"{self.name} has no read modes: leave out --read-mode")
@@ -162,6 +179,13 @@ class TargetSpec:
 
             rule = self.lease_ttl
             check_lease_ttl(opts, self.name, rule.low, rule.high, whole=rule.whole)
+
+    def decide(self, opts: RunOptions) -> RunOptions:
+        """``opts`` with the defaults that depend on this target decided: the id generator
+        of the unique-ids workload (its first), so test.json names the one that ran."""
+        if opts.workload == _ids_workload() and opts.ids.generator is None and self.id_generators:
+            return opts.with_(id_generator=next(iter(self.id_generators)))
+        return opts
 
     def check_persistence(self, persistence: str | None) -> None:
         """ClusterError (one line) unless ``persistence`` is None or one this target takes
@@ -209,6 +233,9 @@ class TargetSpec:
         if opts.workload == _lock_workload() and self.locks:
             impl = opts.lock.impl or self.default_lock or next(iter(self.locks))
             builder: ClientBuilder = Lazy(self.locks[impl]).load()
+        elif opts.workload == _ids_workload() and self.id_generators:
+            name = opts.ids.generator or next(iter(self.id_generators))
+            builder = Lazy(self.id_generators[name]).load()
         else:
             builder = Lazy(self.workloads[opts.workload]).load()
         return builder

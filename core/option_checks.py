@@ -75,6 +75,9 @@ NUMBERS: Final[dict[str, Bound]] = {
     "compact_every": Bound("--compact-every", 0, DAY),
     "instances": Bound("--instances", 1, 1000, integer=True, unit="instances"),
     "nodes": Bound("--nodes", 1, 99, integer=True, unit="nodes"),
+    "client_clock_delta": Bound("--client-clock-delta", -3600, 3600),
+    "segment_size": Bound("--segment-size", 1, 10**9, integer=True, unit="ids"),
+    "segment_prefetch": Bound("--segment-prefetch", 0, 1, unit="fraction of a segment"),
     "ssh_port": Bound("--ssh-port", 1, 65535, integer=True, unit="port numbers"),
 }
 """Every number option and its range; None is allowed where the field is optional."""

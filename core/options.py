@@ -165,6 +165,21 @@ class FaultRules:
     checks: tuple[Callable[[RunOptions], None], ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class IdsOptions:
+    """The unique-ids workload (``workloads/unique_ids_workload.py``) and the clients'
+    clock fault (``nemesis/faults/client_clock.py``)."""
+
+    generator: str | None = field(default=None, metadata=flat("id_generator"))
+    """The id generator (a target's ``id_generators``); None: the target's first."""
+    snowflake_defence: str = "none"
+    snowflake_workers: str = "fixed"
+    client_clock_delta: float = -5.0
+    segment_size: int = 1000
+    segment_prefetch: float = 0.1
+    """Leaf-segment: the fraction of a range used when the next is taken."""
+
+
 RECORDS: Final[dict[str, type]] = {
     "faults": FaultOptions,
     "lock": LockOptions,
@@ -174,6 +189,7 @@ RECORDS: Final[dict[str, type]] = {
     "watches": WatchOptions,
     "backend": BackendOptions,
     "ssh": SshOptions,
+    "ids": IdsOptions,
 }
 """The run's records: ``RunOptions`` attribute -> its type."""
 
@@ -214,6 +230,7 @@ class RunOptions:
     watches: WatchOptions = WatchOptions()
     backend: BackendOptions = BackendOptions()
     ssh: SshOptions = SshOptions()
+    ids: IdsOptions = IdsOptions()
 
     def __post_init__(self) -> None:
         if not self.op_timeout_reason:  # built afresh, not copied from decided options

@@ -39,7 +39,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from checkers import election, mutex
+from checkers import election, ids, mutex
 from checkers.classify import CAUSES
 from core.errors import HarnessError
 from core.option_checks import OptionError, check_name
@@ -99,6 +99,10 @@ VIOLATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {
     "election-violation": (
         "two leaders in one epoch, or epochs that did not increase",
         _invalid(election.NAME),
+    ),
+    "duplicate-id": (
+        "an id handed out twice",
+        lambda r: bool(_checker(r, ids.NAME).get("duplicate_ids")),
     ),
 }
 

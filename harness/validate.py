@@ -57,7 +57,7 @@ def check_run(opts: RunOptions) -> tuple[RunOptions, TargetSpec]:
     parse_nemesis(opts.faults.nemesis)
     check_nemesis_target(opts)
     target = resolve(opts.target)
-    opts = replace(opts, target=target.name)
+    opts = target.decide(replace(opts, target=target.name))
     check_target(target, opts)
     _check_bugs(target, opts)
     return opts, target

@@ -14,7 +14,16 @@ from typing import Any, Final
 from core.abilities import Ability
 from core.option_checks import OptionError, parse_faults
 from core.options import FaultRules, RunOptions
-from nemesis.faults import client_kill, client_pause, clock, kill, loss, partition, pause
+from nemesis.faults import (
+    client_clock,
+    client_kill,
+    client_pause,
+    clock,
+    kill,
+    loss,
+    partition,
+    pause,
+)
 from nemesis.spec import FaultSpec
 
 FAULTS: Final[Mapping[str, FaultSpec]] = {
@@ -27,6 +36,7 @@ FAULTS: Final[Mapping[str, FaultSpec]] = {
         kill.FAULT,
         clock.FAULT,
         client_kill.FAULT,
+        client_clock.FAULT,
     )
 }
 NONE: Final = "none"

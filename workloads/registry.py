@@ -12,6 +12,7 @@ from workloads import (
     election_workload,
     herd_workload,
     lock_workload,
+    unique_ids_workload,
     unique_key_workload,
     version_cas_workload,
     watch_workload,
@@ -25,6 +26,7 @@ WORKLOADS: Final[dict[str, Workload]] = {
     "registry": discovery_workload.WORKLOAD,
     "version-cas": version_cas_workload.WORKLOAD,
     "unique-key": unique_key_workload.WORKLOAD,
+    "unique-ids": unique_ids_workload.WORKLOAD,
     "herd": herd_workload.WORKLOAD,
     "watch": watch_workload.WORKLOAD,
 }

@@ -32,6 +32,11 @@ SPEC = TargetSpec(
     },
     locks={"lease-lock": f"{CLIENTS}:LEASE_LOCK", "recipe": f"{CLIENTS}:RECIPE_LOCK"},
     default_lock="lease-lock",
+    id_generators={
+        "counter": f"{CLIENTS}:COUNTER_IDS",
+        "revision": f"{CLIENTS}:REVISION_IDS",
+        "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS",
+    },
     server="clusters.etcd.server:SERVER",
     image="etcd",
     read_modes=READ_MODES,

@@ -3,7 +3,8 @@
 ``harness_locks`` is the lock table (a row per held lock: owner, expiry, token),
 ``harness_tokens`` the sequence fencing tokens come from, ``harness_rows`` the rows locked
 ``FOR UPDATE``, ``harness_cells`` the versioned rows of ``version-cas`` and
-``harness_effects`` the effects of ``unique-key``, one per idempotency key. Clients create
+``harness_effects`` the effects of ``unique-key``, one per idempotency key, ``harness_ids``
+and ``harness_segments`` the ids of ``unique-ids`` (``clusters.postgres.ids``). Clients create
 them on connecting (``ready``), under a transaction-scoped advisory lock so that
 concurrent ``CREATE ... IF NOT EXISTS`` cannot collide.
 """
@@ -26,6 +27,8 @@ CREATE TABLE IF NOT EXISTS harness_cells (
 CREATE TABLE IF NOT EXISTS harness_effects (
     key text PRIMARY KEY, name text NOT NULL, job bigint NOT NULL, value jsonb,
     at timestamptz NOT NULL DEFAULT clock_timestamp());
+CREATE SEQUENCE IF NOT EXISTS harness_ids;
+CREATE TABLE IF NOT EXISTS harness_segments (name text PRIMARY KEY, max_id bigint NOT NULL);
 """
 
 _ready: set[str] = set()

@@ -31,6 +31,11 @@ SPEC = TargetSpec(
         "row": f"{CLIENTS}:ROW_LOCK",
     },
     default_lock="table",
+    id_generators={
+        "sequence": f"{CLIENTS}:SEQUENCE_IDS",
+        "segment": f"{CLIENTS}:SEGMENT_IDS",
+        "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS",
+    },
     server="clusters.postgres.server:SERVER",
     image="postgres",
     persistence=PERSISTENCE,

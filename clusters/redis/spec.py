@@ -34,6 +34,7 @@ REDIS = TargetSpec(
     locks={"set-nx": f"{CLIENTS}:SET_NX_LOCK"},
     default_lock="set-nx",
     refuses=NO_WATCH,
+    id_generators={"incr": f"{CLIENTS}:INCR_IDS", "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS"},
     server="clusters.redis.server:REDIS",
     image="redis",
     persistence=PERSISTENCE,

@@ -4,8 +4,10 @@ One client builder per workload (``clusters/sim/spec.py`` maps the workloads to 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from clusters.sim.client import SimClient
 from clusters.sim.cluster import NODE, SimCluster
 from clusters.sim.factories import (
     SimElectionClientFactory,
@@ -21,6 +23,8 @@ from core.clock import RunClock
 from core.cluster import Cluster
 from core.options import RunOptions
 from workloads.herd import herd_clients
+from workloads.id_factories import id_clients, snowflake_clients
+from workloads.ids import CasCounter
 
 
 def make_cluster(opts: RunOptions, clock: RunClock) -> SimCluster:
@@ -83,4 +87,13 @@ def registry_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -
 
 LOCK = _holder_clients(SimLockClientFactory)
 ELECTION = _holder_clients(SimElectionClientFactory)
+
+
+def sim_counter(addresses: Sequence[str], *, timeout: float, prefix: str) -> CasCounter:
+    """The sim service's counter: a register's compare-and-set loop (``CasCounter``)."""
+    return CasCounter(SimClient(addresses[0], timeout), key=f"{prefix}/ids")
+
+
+COUNTER_IDS = id_clients(sim_counter)
+SNOWFLAKE_IDS = snowflake_clients(sim_counter)
 HERD = herd_clients(SimHerd)

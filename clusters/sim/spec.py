@@ -40,6 +40,7 @@ SPEC = TargetSpec(
     },
     locks={"sim": f"{CLIENTS}:LOCK"},
     default_lock="sim",
+    id_generators={"counter": f"{CLIENTS}:COUNTER_IDS", "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS"},
     local=_cluster,
     linearizable_locks=True,
     service_log=EVENTS_LOG,

@@ -28,6 +28,10 @@ SPEC = TargetSpec(
     },
     locks={"recipe": f"{CLIENTS}:RECIPE_LOCK"},
     default_lock="recipe",
+    id_generators={
+        "sequential": f"{CLIENTS}:SEQUENTIAL_IDS",
+        "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS",
+    },
     server="clusters.zookeeper.server:SERVER",
     image="zookeeper",
     read_modes=READ_MODES,

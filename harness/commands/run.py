@@ -31,6 +31,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     from nemesis.targets import targets_help
     from workloads.herd import RECIPES
     from workloads.registry import DEFAULT_WORKLOAD, WORKLOADS, workloads_help
+    from workloads.snowflake import SNOWFLAKE_DEFENCES, SNOWFLAKE_WORKERS
 
     d = RunOptions()
     g = p.add_argument_group("what to run")
@@ -160,6 +161,44 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     number_option(cas, "--keys", "independent keys")
     cas.add_argument(
         "--read-mode", default=None, help=Deferred(lambda: _lazy_help("how the register reads"))
+    )
+    ids = p.add_argument_group("unique ids")
+    ids.add_argument(
+        "--id-generator",
+        default=None,
+        help=Deferred(
+            lambda: (
+                "how the unique-ids workload makes ids (default: the target's first); "
+                + "; ".join(
+                    f"{n}: {', '.join(t.id_generators)}"
+                    for n, t in TARGETS.items()
+                    if t.id_generators
+                )
+            )
+        ),
+    )
+    ids.add_argument(
+        "--snowflake-defence",
+        default=d.ids.snowflake_defence,
+        choices=SNOWFLAKE_DEFENCES,
+        help="snowflake: when the clock is behind the last id's time, none (issue anyway), "
+        "refuse (fail the op) or wait (until it caught up) (default: %(default)s)",
+    )
+    ids.add_argument(
+        "--snowflake-workers",
+        default=d.ids.snowflake_workers,
+        choices=SNOWFLAKE_WORKERS,
+        help="snowflake: worker ids fixed (the client's thread) or taken from the "
+        "service's own counter (default: %(default)s)",
+    )
+    number_option(
+        ids,
+        "--client-clock-delta",
+        "client-clock: seconds the clients' wall clock steps (negative: back)",
+    )
+    number_option(ids, "--segment-size", "segment: ids a client takes at a time")
+    number_option(
+        ids, "--segment-prefetch", "segment: fraction of a range used when the next is taken"
     )
     hd = p.add_argument_group("lock waiters")
     hd.add_argument(

@@ -28,6 +28,7 @@ from harness.report._explain import explanations
 from harness.report._fencing import replay
 from harness.report._herd import run_section
 from harness.report._html import esc, page, tag
+from harness.report._ids import ids_section
 from harness.report._membership import membership_section
 from harness.report._metrics import op_stats
 from harness.report._runs import RunInfo, load_run
@@ -97,16 +98,18 @@ def render_report(run_dir: Path) -> str:
         data["timeline"] = timeline
         figure = _figure(_features(timeline), timeline["fencing"])
         stats = numbers(op_stats(record.history, windows), windows)
+        ids = ids_section(record, run.results, windows)
     except MalformedHistory as e:
         figure = tag(
             "p", esc(f"The history is malformed, so no timeline is drawn: {e}"), id="timeline-error"
         )
-        stats = ""
+        stats = ids = ""
     body = (
         banner(run)
         + "<main>"
         + figure
         + explanations(run.results, banner_sentences(run))
+        + ids
         + membership_section(record, run.results)
         + watch_section(run.results, record.history)
         + tag("h2", "Configuration")

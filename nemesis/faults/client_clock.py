@@ -1,0 +1,45 @@
+"""The client clock fault: every client process's wall clock stepped by
+``--client-clock-delta`` seconds (libfaketime in the clients, never the machine's clock),
+taking turns with the other faults; for ids made from the clock (Snowflake)."""
+
+from __future__ import annotations
+
+import os
+
+from checkers.windows import MOVES_CLOCK
+from core.cluster import Cluster
+from core.option_checks import OptionError
+from core.options import RunOptions
+from nemesis.base import Nemesis
+from nemesis.client_clock import ClientClock
+from nemesis.spec import FaultSpec
+from workloads.client_clock import FAKETIME_LIB
+
+
+def _build(cluster: Cluster, target: str, seed: int, opts: RunOptions) -> Nemesis:
+    return ClientClock(opts.ids.client_clock_delta)
+
+
+def _check(opts: RunOptions) -> None:
+    """The clients read their clock through libfaketime: it must be installed here; a
+    step of less than a millisecond moves nothing."""
+    if not os.path.exists(FAKETIME_LIB):
+        raise OptionError(
+            f"--nemesis client-clock needs libfaketime on this machine ({FAKETIME_LIB}): "
+            "apt-get install libfaketime"
+        )
+    if round(opts.ids.client_clock_delta) == 0:
+        raise OptionError(
+            "--client-clock-delta rounds to 0 s: give whole seconds, e.g. -5 (back) or 5"
+        )
+
+
+FAULT = FaultSpec(
+    name="client-clock",
+    help="step the wall clock of every client process (libfaketime), by a set delta",
+    build=_build,
+    describe="the clients' wall clock stepped ({jumps}) {when}",
+    effects=frozenset({MOVES_CLOCK}),
+    options=("client_clock_delta",),
+    check=_check,
+)
