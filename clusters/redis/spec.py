@@ -15,11 +15,17 @@ from core.abilities import SERVER_ABILITIES, Ability
 PERSISTENCE = ("none", "aof-everysec", "aof-always")
 CLIENTS = "clusters.redis.clients"
 NO_NETWORK = SERVER_ABILITIES - {Ability.NETWORK}
+NOTIFICATIONS = (
+    "keyspace notifications, fire-and-forget pub/sub (no revision to resume from, and a "
+    "subscriber disconnected for a moment, or too slow for its output buffer, loses the "
+    "changes of that moment for good)"
+)
 NO_WATCH = {
-    "watch": "keyspace notifications are fire-and-forget pub/sub: no revision to resume "
-    "from, and a subscriber disconnected for a moment (or too slow for its output buffer) "
-    "loses the changes of that moment for good, so there is no delivery promise to test",
+    "watch": f"its only change feed is {NOTIFICATIONS}, so there is no delivery promise to test",
+    "herd": f"a waiter could only wait on {NOTIFICATIONS}, and Redis keeps no ordered queue "
+    "of waiters (SET NX waiters poll), so there is no notification per handoff to count",
 }
+"""The notification workloads Redis does not offer, and why."""
 NO_PARTITION = {
     Ability.NETWORK: "no {fault} faults on {target}: its servers never talk to each other "
     "and the clients reach every server, so a partition between servers would change "

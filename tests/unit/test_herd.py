@@ -147,6 +147,14 @@ def test_a_recipe_the_target_lacks_is_refused_with_the_reason() -> None:
     assert check_run(RunOptions.of(target="etcd", workload="herd", recipe="queue", lease_ttl=5))
 
 
+@pytest.mark.parametrize("target", ["redis", "redlock"])
+def test_redis_refuses_the_herd_with_the_reason(target: str) -> None:
+    """Redis has no notification a waiter can rely on and no queue of waiters: asking
+    for the herd there says so, instead of listing the workloads it has."""
+    with pytest.raises(OptionError, match=r"no herd workload: a waiter could only wait on"):
+        check_run(RunOptions.of(target=target, workload="herd"))
+
+
 def point(target: str, recipe: str, n: int, per: float) -> HerdPoint:
     details = {
         "handoffs": 10,
