@@ -6,13 +6,14 @@ a lock with lease TTL 10 s and keepalive every 3 s, its holder paused at 12 s fo
 fencing on at the protected resource.
 
 A run's options are one frozen value made of typed records: the run itself
-(``RunOptions``), its faults (``FaultOptions``), its lock (``LockOptions``), its register
-(``RegisterOptions``), where its cluster runs (``BackendOptions``) and the SSH hosts
-(``SshOptions``). Outside, they are one flat table: every option has one name (a suite
+(``RunOptions``) and one record each (``core.option_records``) for its faults, its lock,
+its register, each workload's own, where its cluster runs and the SSH hosts. Outside,
+they are one flat table: every option has one name (a suite
 file's key, the command line's argparse dest, test.json's key: ``FIELDS``), so the same
 options give the same run from the command line and from a suite.
 
-This module is the one place for every default; the ranges are in ``core.option_checks``.
+This module and its records are the one place for every default; the ranges are in
+``core.option_checks``.
 The defaults that depend on the workload and its faults are decided by the application
 layer from their registry entries (``harness.validate.decide``, for the command line and
 suite files alike): the workload when none is named, its fault when none is named, and
@@ -35,6 +36,18 @@ from core.option_checks import (
     check_number,
     parse_faults,
 )
+from core.option_records import (
+    RECORDS,
+    BackendOptions,
+    DiscoveryOptions,
+    FaultOptions,
+    HerdOptions,
+    IdsOptions,
+    LockOptions,
+    RegisterOptions,
+    SshOptions,
+    WatchOptions,
+)
 
 DEFAULT_OP_TIMEOUT: Final = 10.0
 FOLLOW: Final = 0.0
@@ -46,109 +59,6 @@ OP_TIMEOUT_MARGIN: Final = 5.0
 OLD_EXTRA: Final = "extra"
 """A table older suites and test.json files held some options in (``accept_unavailable``,
 ``clock_delta``): its keys are read as options of their own."""
-
-
-def flat(name: str) -> Any:
-    """A record field's metadata naming it ``name`` in the flat table (where its own name
-    would say less, or clash)."""
-    return {"flat": name}
-
-
-@dataclass(frozen=True, slots=True)
-class FaultOptions:
-    """The faults asked for and their schedule. ``nemesis=()`` means the workload's
-    default fault; ``pause_at`` None (or 0) means the client pause takes turns with the
-    other faults instead of happening once at a fixed time."""
-
-    nemesis: tuple[str, ...] = ()
-    nemesis_interval: float = 10.0
-    nemesis_target: str | None = None
-    """None: each fault's own default; else one value for every fault or ``fault=value``
-    pairs separated by ``;`` (``nemesis.targets``)."""
-    pause_at: float | None = 12.0
-    pause_for: float = 14.0
-    clock_delta: float | None = None
-    """Seconds the clock fault moves a clock by; None: its own default."""
-
-    def __post_init__(self) -> None:
-        if self.pause_at == 0:  # the command line's and suites' spelling of "no fixed pause"
-            object.__setattr__(self, "pause_at", None)
-
-
-@dataclass(frozen=True, slots=True)
-class LockOptions:
-    """The lock (and lease) of a workload whose clients hold something."""
-
-    impl: str | None = field(default=None, metadata=flat("lock"))
-    """The lock implementation (``--lock``); None: the target's default."""
-    lease_ttl: float = 10.0
-    keepalive: float = 3.0
-    work_time: float = 0.3
-    acquire_wait: float = 5.0
-    fencing: bool = True
-    locks: int = 1
-
-
-@dataclass(frozen=True, slots=True)
-class RegisterOptions:
-    """The CAS registers of the cas-register workload."""
-
-    keys: int = 3
-    read_mode: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class DiscoveryOptions:
-    """Service registration: the first ``instances`` client processes register
-    themselves, the others list the live instances (read as ``opts.discovery.instances``)."""
-
-    instances: int = 2
-
-
-@dataclass(frozen=True, slots=True)
-class HerdOptions:
-    """The waiters of the herd workload (``workloads/herd_workload.py``): how they wait
-    for the lock, ``naive`` (all watch it) or ``queue`` (each its predecessor)."""
-
-    recipe: str = "naive"
-
-
-@dataclass(frozen=True, slots=True)
-class WatchOptions:
-    """The watch workload (``workloads/watch_workload.py``): the first ``watchers`` client
-    threads follow the keys (``--keys``, ``RegisterOptions.keys``), the others write them;
-    ``mode`` says how a one-shot watch learns the value (``reread`` or ``payload``); a
-    compaction every ``compact_every`` seconds (0: none) where the service keeps a history."""
-
-    watchers: int = 2
-    mode: str = field(default="reread", metadata=flat("watch_mode"))
-    compact_every: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class SshOptions:
-    """Real hosts over SSH (docs/ssh.md): when ``enabled``, the cluster runs on ``hosts``."""
-
-    enabled: bool = field(default=False, metadata=flat("ssh"))
-    hosts: tuple[str, ...] = field(default=(), metadata=flat("ssh_hosts"))
-    user: str | None = field(default=None, metadata=flat("ssh_user"))
-    key: str | None = field(default=None, metadata=flat("ssh_key"))
-    port: int = field(default=22, metadata=flat("ssh_port"))
-    strict: bool = field(default=True, metadata=flat("ssh_strict"))
-    known_hosts: str | None = field(default=None, metadata=flat("ssh_known_hosts"))
-    install: str = field(default="auto", metadata=flat("ssh_install"))
-    keep_packages: bool = field(default=False, metadata=flat("ssh_keep_packages"))
-    debs: str | None = field(default=None, metadata=flat("ssh_debs"))
-
-
-@dataclass(frozen=True, slots=True)
-class BackendOptions:
-    """The target's cluster: its size, image, persistence and injected bugs."""
-
-    nodes: int | None = None
-    image: str | None = None
-    persistence: str | None = None
-    sim_bugs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,35 +73,6 @@ class FaultRules:
     freeze_why: str = ""
     periodic: tuple[str, ...] = ()
     checks: tuple[Callable[[RunOptions], None], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class IdsOptions:
-    """The unique-ids workload (``workloads/unique_ids_workload.py``) and the clients'
-    clock fault (``nemesis/faults/client_clock.py``)."""
-
-    generator: str | None = field(default=None, metadata=flat("id_generator"))
-    """The id generator (a target's ``id_generators``); None: the target's first."""
-    snowflake_defence: str = "none"
-    snowflake_workers: str = "fixed"
-    client_clock_delta: float = -5.0
-    segment_size: int = 1000
-    segment_prefetch: float = 0.1
-    """Leaf-segment: the fraction of a range used when the next is taken."""
-
-
-RECORDS: Final[dict[str, type]] = {
-    "faults": FaultOptions,
-    "lock": LockOptions,
-    "register": RegisterOptions,
-    "discovery": DiscoveryOptions,
-    "herd": HerdOptions,
-    "watches": WatchOptions,
-    "backend": BackendOptions,
-    "ssh": SshOptions,
-    "ids": IdsOptions,
-}
-"""The run's records: ``RunOptions`` attribute -> its type."""
 
 
 @dataclass(frozen=True)
@@ -222,15 +103,15 @@ class RunOptions:
     name: str | None = None
     accept_unavailable: bool = False
     """Whether a run in which the service was never available counts as valid (said)."""
-    faults: FaultOptions = FaultOptions()
-    lock: LockOptions = LockOptions()
-    register: RegisterOptions = RegisterOptions()
-    discovery: DiscoveryOptions = DiscoveryOptions()
-    herd: HerdOptions = HerdOptions()
-    watches: WatchOptions = WatchOptions()
-    backend: BackendOptions = BackendOptions()
-    ssh: SshOptions = SshOptions()
-    ids: IdsOptions = IdsOptions()
+    faults: FaultOptions = field(default_factory=FaultOptions)
+    lock: LockOptions = field(default_factory=LockOptions)
+    register: RegisterOptions = field(default_factory=RegisterOptions)
+    discovery: DiscoveryOptions = field(default_factory=DiscoveryOptions)
+    herd: HerdOptions = field(default_factory=HerdOptions)
+    watches: WatchOptions = field(default_factory=WatchOptions)
+    backend: BackendOptions = field(default_factory=BackendOptions)
+    ssh: SshOptions = field(default_factory=SshOptions)
+    ids: IdsOptions = field(default_factory=IdsOptions)
 
     def __post_init__(self) -> None:
         if not self.op_timeout_reason:  # built afresh, not copied from decided options

@@ -37,7 +37,8 @@ from typing import Any, Final, Protocol
 from checkers.herd import ACQUIRE, FAILED, NOTIFIED
 from core.client import ClientFactory
 from core.cluster import Cluster
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import RunOptions
 from workloads.factories import HolderFactory, connector
 from workloads.holder import LeaseHolderClient
 from workloads.lease import EventLog, Lease, LeaseBackend

@@ -9,7 +9,8 @@ values) and notification latency (``checkers.watch_latency``).
 from __future__ import annotations
 
 from checkers import stats, watch_delivery, watch_latency
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import RunOptions
 from workloads.watch_gen import WatchGen
 from workloads.workload import Workload
 

@@ -29,7 +29,7 @@ EXEMPT: dict[str, set[str]] = {
     "checkers/linear/stale.py": {"cas-register", "partition"},
     # The run options' records of the lock and of the herd's waiters (``opts.herd``), and
     # the --lock option's flat name.
-    "core/options.py": {"lock", "herd"},
+    "core/option_records.py": {"lock", "herd"},
     # An op's f "lock" (the mutex model's acquire).
     "checkers/linear/models/mutex.py": {"lock"},
     # "partition": a history split per key (P-compositionality), not the network fault.

@@ -11,7 +11,8 @@ import pytest
 
 from clusters.registry import TARGETS
 from core import gen
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import RunOptions
 from harness.validate import check_options, check_run
 from workloads.watch_gen import WatchGen
 

@@ -18,7 +18,8 @@ from test_sim_service import service
 from checkers import herd
 from checkers.herd import ACQUIRE, FAILED, NOTIFIED
 from checkers.record import RunRecord
-from core.options import OptionError, RunOptions
+from core.option_checks import OptionError
+from core.options import RunOptions
 from harness.report._herd import HerdPoint, markdown_tables, plot_svg, run_section
 from harness.report._runs import RunInfo
 from harness.validate import check_run
