@@ -118,12 +118,27 @@ def redis_write_read(endpoints: list[str], key: str, value: str) -> str:
     return seen.pop()
 
 
+def postgres_write_read(endpoints: list[str], key: str, value: str) -> str:
+    """Through psycopg 3, on the primary (libpq picks the read-write server)."""
+    import psycopg
+
+    from clusters.postgres.connection import conninfo
+
+    with psycopg.connect(conninfo(endpoints, 10), autocommit=True) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS smoke (k text PRIMARY KEY, v text)")
+        conn.execute("INSERT INTO smoke VALUES (%s, %s)", (key, value))
+        row = conn.execute("SELECT v FROM smoke WHERE k = %s", (key,)).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
 WRITE_READ: dict[str, Callable[[list[str], str, str], str]] = {
     "etcd": etcd_write_read,
     "zookeeper": zookeeper_write_read,
     "consul": consul_write_read,
     "redis": redis_write_read,
     "redlock": redis_write_read,
+    "postgres": postgres_write_read,
 }
 
 
@@ -164,6 +179,7 @@ VERSIONS = {
     "redlock": r"Redis server v=\d+\.",
     "consul": r"Consul v1\.\d+\.\d+",
     "zookeeper": r"zookeeper 3\.\d+\.\d+",
+    "postgres": r"postgres \(PostgreSQL\) \d+\.\d+",
 }
 
 
