@@ -129,14 +129,11 @@ def ssh_lab(run: str, tmp: Path, hosts: int = 3, subnet: str | None = None) -> I
 def whole_run(lab: Lab, opts: Any, hosts: int | None = None) -> Any:
     """``harness run`` of ``opts`` (``RunOptions``) over SSH on the lab's first ``hosts``
     hosts (all by default), wired as ``--ssh`` wires it; its ``RunOutcome``."""
-    import dataclasses
-
     from rich.console import Console
 
     from harness import orchestrate
 
-    on_lab = dataclasses.replace(
-        opts,
+    on_lab = opts.with_(
         ssh=True,
         ssh_hosts=lab.hosts(hosts),
         ssh_key=str(lab.key),
