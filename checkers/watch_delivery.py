@@ -41,6 +41,11 @@ from checkers.watch_streams import (
 from checkers.words import plural
 
 NAME = "watch-delivery"
+NOT_BLAMED = (
+    "Not blamed on the service: the service's own revisions are not read back, so the "
+    "watcher's client (ours: its resume, a timed-out or frozen watcher) is not ruled out; "
+    "file a bug only after reproducing it with the service's log or revisions."
+)
 
 
 @dataclass
@@ -177,6 +182,7 @@ def check_record(record: RunRecord) -> CheckResult:
         ex = "; ".join(e for w in bad for e in w.examples[:2])
         summary = (
             f"{plural(len(bad), 'watcher')} of {len(watchers)} broke its promise: {ex}. {counts}"
+            f" {NOT_BLAMED}"
         )
         return CheckResult(NAME, False, summary, details)
     if not settled:

@@ -83,6 +83,7 @@ def test_a_gap_is_a_violation() -> None:
     r.collect(6, 0, [])
     res = watch_delivery.check_record(r.record())
     assert res.valid is False
+    assert "Not blamed on the service" in res.summary, "no service bug without its records"
     assert "never delivered" in res.summary and watcher(res)["missed"] == 1
 
 
