@@ -28,14 +28,15 @@ from setuptools.command.build_ext import build_ext
 HERE = Path(__file__).resolve().parent
 
 
-def _modules() -> tuple[str, ...]:
-    """The compiled modules' paths, read from ``checkers/linear/compiled.py`` alone (not
-    through the package, whose ``__init__`` looks for a build)."""
+def _modules() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The compiled modules' paths, and those of the modules written in C, read from
+    ``checkers/linear/compiled.py`` alone (not through the package, whose ``__init__``
+    looks for a build)."""
     spec = importlib.util.spec_from_file_location("_compiled", HERE / "checkers/linear/compiled.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return tuple(module.MODULES)
+    return tuple(module.MODULES), tuple(module.C_MODULES)
 
 
 def _why_not() -> str | None:
@@ -74,9 +75,15 @@ def _ext_modules() -> list[Any]:
         print(f"harness: the search is not compiled: {why}; the plain one will run")
         return []
     from mypyc.build import mypycify
+    from setuptools import Extension
 
+    modules, c_modules = _modules()
+    c = [
+        Extension(rel.removesuffix(".c").replace("/", "."), [rel], extra_compile_args=["-O2"])
+        for rel in c_modules
+    ]
     try:
-        return list(mypycify(list(_modules()), opt_level="3"))
+        return list(mypycify(list(modules), opt_level="3")) + c
     except (Exception, SystemExit) as e:  # mypyc exits on a type error
         print(f"harness: the search is not compiled (mypyc: {e}); the plain one will run")
         return []

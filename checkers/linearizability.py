@@ -33,23 +33,24 @@ import gc
 import time
 from typing import TYPE_CHECKING, Any, Final
 
+from checkers.linear import registers
 from checkers.linear.model import Model, ModelError
 from checkers.linear.models import MODELS, get_model
-from checkers.linear.parallel import workers_for
-from checkers.linear.prepare import Problem, partitions, problem
-from checkers.linear.schedule import SKIPPED, Budget
-from checkers.linear.search import SearchResult
-from checkers.linear.solve import Solved
+from checkers.linear.models.register import RegisterModel
 from checkers.result import UNKNOWN, CheckResult
 from core.history import History, MalformedHistory
+from core.ops import NEMESIS
 
 if TYPE_CHECKING:
     from checkers.anomalies import Anomaly
+    from checkers.linear.prepare import Problem
+    from checkers.linear.search import SearchResult
     from checkers.record import RunRecord
 
-# What only an invalid or unknown verdict needs (naming the anomaly, the counterexample)
-# and the worker processes of a big history are imported where they are used: a check
-# of one small valid file should not pay for them at start-up.
+# What only an invalid or unknown verdict needs (naming the anomaly, the counterexample),
+# the general path (which a register history the register path decides never runs) and
+# the worker processes of a big history are imported where they are used: a check of one
+# small valid file should not pay for them at start-up.
 
 __all__ = ["DEFAULT_MAX_MEMORY", "MODELS", "ModelError", "check", "check_record", "explain"]
 
@@ -72,13 +73,16 @@ def check(
     max_configs: int | None = None,
     explain: bool = True,
     parallel: bool = True,
+    register_path: bool = True,
 ) -> CheckResult:
     """Check a history against a model within ``time_limit`` seconds (None: no limit)
     and a memory budget for memoized configurations: ``max_memory`` bytes (estimated)
     and, optionally, ``max_configs`` configurations. Out of either: "unknown". With
     ``explain`` (the default), an invalid result carries its counterexample. With
     ``parallel`` (the default), a big history's partitions are shared out among worker
-    processes when that pays (``checkers.linear.parallel``).
+    processes when that pays (``checkers.linear.parallel``). With ``register_path`` (the
+    default), a register model's history is decided by ``checkers.linear.registers``
+    where it can be; the general path otherwise.
 
     Raises ModelError for an unknown model name or an operation the model does not know.
     The cyclic garbage collector is paused meanwhile: the check makes no reference
@@ -87,7 +91,16 @@ def check(
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _check(history, model, time_limit, max_configs, max_memory, explain, parallel)
+        started = time.perf_counter()
+        deadline = None if time_limit is None else started + time_limit
+        m = get_model(model)
+        if register_path and max_configs is None and isinstance(m, RegisterModel):
+            d = registers.decide(
+                history.ops, m.initial, m.fail_cas_happened, m.nil_read_any, deadline
+            )
+            if d is not None:
+                return _decided(history, m, d, started, deadline, max_memory, explain)
+        return _general(history, m, started, deadline, max_configs, max_memory, explain, parallel)
     finally:
         if paused:
             gc.enable()
@@ -100,18 +113,22 @@ def check_record(record: RunRecord) -> CheckResult:
     return check(record.history.client_ops(), model, record.time_limit(DEFAULT_TIME_LIMIT))
 
 
-def _check(
+def _general(
     history: History,
-    model: str | Model,
-    time_limit: float | None,
+    m: Model,
+    started: float,
+    deadline: float | None,
     max_configs: int | None,
     max_memory: int | None,
     explain: bool,
     parallel: bool,
 ) -> CheckResult:
-    started = time.perf_counter()
-    m = get_model(model)
-    deadline = None if time_limit is None else started + time_limit
+    """The check by the general path: partitions, problems, searches."""
+    from checkers.linear.parallel import workers_for
+    from checkers.linear.prepare import partitions, problem
+    from checkers.linear.schedule import SKIPPED, Budget
+    from checkers.linear.solve import Solved
+
     budget = Budget(deadline, max_configs, max_memory)
     parts = partitions(history, m)
     partitioned = time.perf_counter()
@@ -200,6 +217,51 @@ def _check(
         "result": ended - searched,
     }
     return CheckResult(CHECKER, valid, _summary(valid, details, results), details)
+
+
+def _decided(
+    history: History,
+    m: Model,
+    d: registers.Decided,
+    started: float,
+    deadline: float | None,
+    max_memory: int | None,
+    explain: bool,
+) -> CheckResult:
+    """The result of a history the register path decided. An invalid partition is
+    searched again by the general path, alone, for its counterexample and the anomaly it
+    shows (the verdict stands whatever that search finds in the time left)."""
+    verdict_s = round(time.perf_counter() - started, 6)
+    details: dict[str, Any] = {
+        "valid": d.valid,
+        "model": m.name,
+        "ops": d.ops,
+        "partitions": d.partitions,
+        "partitions_checked": d.checked,
+        "steps": d.steps,
+        "model_steps": d.steps,
+        "configs": d.configs,
+        "verdict_s": verdict_s,
+        "path": "registers",
+    }
+    if not d.valid and explain:
+        from checkers.anomalies import KEY
+
+        label = d.invalid_label
+        part = History(op for op in history if op.process != NEMESIS and op.key == label)
+        sub = _general(part, m, time.perf_counter(), deadline, None, max_memory, True, False)
+        for key in ("counterexample", KEY):
+            if key in sub.details:
+                details[key] = sub.details[key]
+    ended = time.perf_counter()
+    details["elapsed_s"] = round(ended - started, 6)
+    details["phases_s"] = {
+        "partition": 0.0,
+        "prepare": 0.0,
+        "search": verdict_s,
+        "result": ended - started - verdict_s,
+    }
+    return CheckResult(CHECKER, d.valid, _summary(d.valid, details, []), details)
 
 
 def _out_of_time(model: str, spent: float, prepared: int, n: int) -> CheckResult:

@@ -57,6 +57,11 @@ class History(Sequence[Op]):
     def __iter__(self) -> Iterator[Op]:
         return iter(self._ops)
 
+    @property
+    def ops(self) -> tuple[Op, ...]:
+        """The ops, as the tuple that holds them."""
+        return self._ops
+
     def __repr__(self) -> str:
         return f"History({len(self._ops)} ops)"
 

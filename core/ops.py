@@ -17,8 +17,9 @@ process of the run (``CLOCK_MONOTONIC`` is system-wide on Linux).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
+
+import msgspec
 
 OpType = Literal["invoke", "ok", "fail", "info"]
 OP_TYPES: Final = ("invoke", "ok", "fail", "info")
@@ -26,22 +27,32 @@ COMPLETION_TYPES: Final = ("ok", "fail", "info")
 NEMESIS: Final = "nemesis"
 
 Process = int | str
+MAX_INT: Final = 2**62 - 1
+"""The largest index, time or integer process (below the checkers' infinity, ``1 << 62``)."""
+
+# What a decoded field must be (msgspec checks it as it parses; ``core.formats.fields``
+# checks the same for every other reader).
+_Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_INT)]
+_Name = Annotated[str, msgspec.Meta(min_length=1)]
 
 
-@dataclass(frozen=True, slots=True)
-class Op:
+class Op(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
     """One event of a history: an invocation or a completion.
 
     ``key`` is set for operations on independent keys (a CAS register per key, the kv
     model); ``error`` says why an operation failed or is unknown; ``node`` names the
     server the client talked to, when it knows.
+
+    A msgspec struct: big JSONL histories are decoded into ops in C
+    (``core.formats.jsonl_fast``); it holds no reference cycles, so the cyclic collector
+    does not track it.
     """
 
-    index: int
-    time: int
-    process: Process
+    index: _Count
+    time: _Count
+    process: _Count | _Name
     type: OpType
-    f: str
+    f: _Name
     value: Any = None
     key: Any = None
     error: str | None = None
@@ -61,7 +72,7 @@ class Op:
 
     def with_(self, **changes: Any) -> Op:
         """A copy with some fields changed."""
-        return replace(self, **changes)
+        return msgspec.structs.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: optional fields only when set."""

@@ -8,8 +8,12 @@ compiled checker when built, or the plain one with ``HARNESS_PURE_PYTHON=1``), a
 compares everything but the times: the verdict, the explanation, the counterexample and
 the search's counts (steps, model steps, configurations), so a refactor of the search
 that changed the order of its work would show. Exit 1 on any difference.
+``--verdicts-only`` compares the verdicts alone, and that each invalid one here is
+explained: for a change that decides some histories another way (the register path), which
+may find another invalid partition, with other counts.
 
     .venv/bin/python scripts/bench_verdicts.py ../wt-base       # this checkout vs another
+    .venv/bin/python scripts/bench_verdicts.py ../wt-base --verdicts-only
 """
 
 from __future__ import annotations
@@ -82,6 +86,7 @@ def results(root: Path) -> list[dict[str, Any]]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("other", type=Path, help="the other checkout (say, main's)")
+    ap.add_argument("--verdicts-only", action="store_true", help="compare the verdicts alone")
     ap.add_argument("--emit", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.emit:
@@ -90,6 +95,14 @@ def main() -> int:
     ours, theirs = results(ROOT), results(args.other.resolve())
     differ = 0
     for a, b in zip(ours, theirs, strict=True):
+        if args.verdicts_only:
+            if a.get("valid") != b.get("valid"):
+                differ += 1
+                print(f"DIFFERENT {a['file']}: {a.get('valid')} here, {b.get('valid')} there")
+            elif a.get("valid") is False and not a.get("explanation"):
+                differ += 1
+                print(f"UNEXPLAINED {a['file']}: invalid here without an explanation")
+            continue
         if a != b:
             differ += 1
             keys = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
@@ -97,9 +110,10 @@ def main() -> int:
     counts: dict[str, int] = {}
     for a in ours:
         counts[str(a.get("valid"))] = counts.get(str(a.get("valid")), 0) + 1
+    what = "verdicts" if args.verdicts_only else "results (verdict, explanation, "
+    what += "" if args.verdicts_only else "counterexample, search counts)"
     print(
-        f"{len(ours) - differ}/{len(ours)} histories give identical results (verdict, "
-        f"explanation, counterexample, search counts); verdicts here: {counts}"
+        f"{len(ours) - differ}/{len(ours)} histories give identical {what}; verdicts here: {counts}"
     )
     return 1 if differ else 0
 

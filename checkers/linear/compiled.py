@@ -36,10 +36,13 @@ MODULES: Final = (
     "checkers/linear/prune.py",
     "checkers/linear/search.py",
     "checkers/linear/solve.py",
+    "checkers/linear/registers.py",
     "checkers/linear/models/kv.py",
     "checkers/linear/models/register.py",
 )
 """The compiled modules: the search's hot path, and the models of the reference histories."""
+C_MODULES: Final = ("checkers/linear/_registers.c",)
+"""Modules written in C, built beside them: the register path's reading and search."""
 TYPES_FROM: Final = ("checkers/linear/model.py", "core/ops.py", "core/history.py")
 """Plain modules whose types the compiled ones are built against."""
 DONE: Final = "complete"
@@ -55,7 +58,7 @@ def digest(root: Path = PACKAGES_ROOT) -> str:
 
     h = hashlib.sha256()
     h.update(str(sysconfig.get_config_var("EXT_SUFFIX")).encode())
-    for rel in MODULES + TYPES_FROM:
+    for rel in MODULES + C_MODULES + TYPES_FROM:
         h.update(rel.encode())
         h.update((root / rel).read_bytes())
     return h.hexdigest()[:16]
@@ -71,7 +74,7 @@ def stamp(root: Path = PACKAGES_ROOT) -> str:
     files finds its build without reading and hashing them (hashing costs a few ms of
     every start-up); any change to a file changes the stamp, and the digest decides."""
     parts = [EXTENSION_SUFFIXES[0]]
-    for rel in MODULES + TYPES_FROM:
+    for rel in MODULES + C_MODULES + TYPES_FROM:
         st = os.stat(root / rel)
         parts.append(f"{rel} {st.st_size} {st.st_mtime_ns}")
     return "\n".join(parts) + "\n"
@@ -139,18 +142,19 @@ def _load_shared(where: Path) -> None:
 
 
 def active() -> bool:
-    """Whether the search running in this process is the compiled one."""
-    from checkers.linear import search
+    """Whether the search running in this process is the compiled one (its first module,
+    the register path's, stands for all: they are built and loaded together)."""
+    from checkers.linear import registers
 
-    return not (search.__file__ or "").endswith(".py")
+    return not (registers.__file__ or "").endswith(".py")
 
 
 def location() -> Path:
     """Where the running search's module is: a build under ``.cache/mypyc`` (a checkout's
     ``make setup``) or the installed package (a wheel compiled by ``setup.py``)."""
-    from checkers.linear import search
+    from checkers.linear import registers
 
-    return Path(search.__file__ or ".").parent
+    return Path(registers.__file__ or ".").parent
 
 
 def build() -> Path:
@@ -167,10 +171,10 @@ def build() -> Path:
         out = Path(tmp) / "out"
         script = (
             "import sys\n"
-            "from setuptools import setup\n"
+            "from setuptools import Extension, setup\n"
             "from mypyc.build import mypycify\n"
             f"setup(name='harness-compiled', ext_modules=mypycify({list(MODULES)!r}, "
-            f"target_dir={str(Path(tmp) / 'c')!r}, opt_level='3'),\n"
+            f"target_dir={str(Path(tmp) / 'c')!r}, opt_level='3') + {_c_extensions()},\n"
             f"      script_args=['build_ext', '--build-lib', {str(out)!r}, "
             f"'--build-temp', {str(Path(tmp) / 't')!r}])\n"
         )
@@ -190,6 +194,16 @@ def build() -> Path:
             return where
         out.rename(where)
     return where
+
+
+def _c_extensions() -> str:
+    """The source text of the ``setuptools.Extension`` list building ``C_MODULES``."""
+    items = (
+        f"Extension({rel.removesuffix('.c').replace('/', '.')!r}, [{rel!r}], "
+        "extra_compile_args=['-O2'])"
+        for rel in C_MODULES
+    )
+    return "[" + ", ".join(items) + "]"
 
 
 def prune() -> list[Path]:

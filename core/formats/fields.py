@@ -22,11 +22,10 @@ from __future__ import annotations
 import math
 from typing import Any, Final
 
-from core.ops import OP_TYPES, Op
+from core.ops import MAX_INT, OP_TYPES, Op
 
 __all__ = ["MAX_DEPTH", "MAX_INT", "FieldError", "check_value", "make_op"]
 
-MAX_INT: Final = 2**62 - 1
 MAX_DEPTH: Final = 32
 MAX_ITEMS: Final = 100_000
 _SCALARS: Final = (type(None), str, bool)

@@ -1,7 +1,7 @@
 """A fast path for big ``history.jsonl`` files: lines parsed and checked in C by msgspec.
 
-``read_ops`` decodes each chunk's lines at once into records whose field types, ranges
-and names msgspec checks as it parses (``_Line``: the checks of
+``read_ops`` decodes each chunk's lines at once into ops whose field types, ranges and
+names msgspec checks as it parses (``Op``'s annotations: the checks of
 ``core.formats.fields.make_op`` that a type can say); what no type says (a value's depth,
 size and 64-bit integers, a key's 64 bits, times under ``max_time``, increasing indices)
 is checked here as the ops are built. It never words an error: at the first line it does
@@ -14,10 +14,11 @@ msgspec (an optional speed-up) every file takes the plain path.
 
 from __future__ import annotations
 
+import gc
 from typing import Any, BinaryIO, Final
 
 from core.formats.budget import Budget
-from core.formats.fields import MAX_INT, FieldError, check_value
+from core.formats.fields import FieldError, check_value
 from core.ops import Op
 
 __all__ = ["MIN_BYTES", "read_ops"]
@@ -32,31 +33,13 @@ _HIGH: Final = 2**64
 
 
 def _decoder() -> Any:
-    """msgspec's decoder of op lines, or None where msgspec is not installed."""
+    """msgspec's decoder of op lines straight into ``Op`` (whose annotations carry the
+    checks a type can say), or None where msgspec cannot be loaded."""
     try:
-        from typing import Annotated, Literal
-
         import msgspec
     except ImportError:
         return None
-    count = Annotated[int, msgspec.Meta(ge=0, le=MAX_INT)]
-    name = Annotated[str, msgspec.Meta(min_length=1)]
-    line = msgspec.defstruct(
-        "_Line",
-        [
-            ("index", count),
-            ("time", count),
-            ("process", count | name),
-            ("type", Literal["invoke", "ok", "fail", "info"]),
-            ("f", name),
-            ("value", Any, None),
-            ("key", int | str | None, None),
-            ("error", str | None, None),
-            ("node", str | None, None),
-        ],
-        forbid_unknown_fields=True,
-    )
-    return msgspec.json.Decoder(line)
+    return msgspec.json.Decoder(Op)
 
 
 def read_ops(f: BinaryIO, budget: Budget | None, max_time: int) -> list[Op] | None:
@@ -65,9 +48,17 @@ def read_ops(f: BinaryIO, budget: Budget | None, max_time: int) -> list[Op] | No
     decoder = _decoder()
     if decoder is None:
         return None
-    decode = decoder.decode_lines
+    paused = gc.isenabled()
+    gc.disable()  # a collection would traverse every value read so far, again and again
+    try:
+        return _read(f, decoder.decode_lines, budget, max_time)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _read(f: BinaryIO, decode: Any, budget: Budget | None, max_time: int) -> list[Op] | None:
     ops: list[Op] = []
-    append = ops.append
     previous = -1
     rest = b""
     while True:
@@ -82,10 +73,12 @@ def read_ops(f: BinaryIO, budget: Budget | None, max_time: int) -> list[Op] | No
         if not cut:
             continue
         try:
-            lines = decode(data[:cut])
+            lines: list[Op] = decode(data[:cut])
         except Exception:  # msgspec's DecodeError or ValidationError: the plain reader says
             return None
         del data
+        # What no annotation says: a value's depth, size and 64-bit integers, a key's type
+        # and 64 bits, times under ``max_time``, increasing indices.
         for x in lines:
             value, key, index = x.value, x.key, x.index
             t = type(value)
@@ -97,12 +90,16 @@ def read_ops(f: BinaryIO, budget: Budget | None, max_time: int) -> list[Op] | No
                     check_value(value, "value")
                 except FieldError:
                     return None
-            if type(key) is int and not _LOW <= key < _HIGH:
+            t = type(key)
+            if t is int:
+                if not _LOW <= key < _HIGH:
+                    return None
+            elif key is not None and t is not str:
                 return None
             if index <= previous or x.time > max_time:
                 return None
             previous = index
-            append(Op(index, x.time, x.process, x.type, x.f, value, key, x.error, x.node))
+        ops += lines
     if rest.strip():
         return None  # a last line without a newline (maybe cut short): the plain reader's
     return ops

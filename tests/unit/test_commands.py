@@ -69,10 +69,10 @@ def test_checking_a_history_file_loads_no_target_fault_or_workload() -> None:
 
 
 def test_checking_a_valid_file_loads_only_the_search(tmp_path: Path) -> None:
-    """``harness check`` of a small valid file imports neither rich, nor the run's
-    checkers, nor what only an invalid verdict needs (counterexample, anomaly names), nor
-    the worker processes and no-search paths of big histories, nor a hash of the sources:
-    their imports were most of its start-up."""
+    """``harness check`` of a small valid register file imports neither rich, nor the
+    run's checkers, nor what only an invalid verdict needs (counterexample, anomaly names),
+    nor the general search (the register path decides it), nor the worker processes and
+    no-search paths of big histories: their imports were most of its start-up."""
     history = tmp_path / "history.jsonl"
     ops = [(0, "invoke", "write", 1), (0, "ok", "write", 1), (1, "invoke", "read", None)]
     ops.append((1, "ok", "read", 1))
@@ -82,10 +82,12 @@ def test_checking_a_valid_file_loads_only_the_search(tmp_path: Path) -> None:
             for i, (p, t, f, v) in enumerate(ops)
         )
     )
-    unwanted = ("rich", "multiprocessing", "hashlib", "harness.analysis", "checkers.anomalies")
+    unwanted = ("rich", "multiprocessing", "harness.analysis", "checkers.anomalies")
     unwanted += (
         "checkers.linear.counterexample",
         "checkers.linear.stale",
         "checkers.linear.unique",
+        "checkers.linear.search",
+        "checkers.linear.schedule",
     )
     assert _loaded_by_check("register", history, unwanted) == (0, [])

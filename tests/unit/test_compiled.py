@@ -38,7 +38,7 @@ for r in csv.DictReader(open(root / "MANIFEST.tsv"), delimiter="\\t"):
 
 
 def _copy_sources(dest: Path) -> None:
-    for rel in compiled.MODULES + compiled.TYPES_FROM:
+    for rel in compiled.MODULES + compiled.C_MODULES + compiled.TYPES_FROM:
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, dest / rel)
 

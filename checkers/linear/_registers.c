@@ -1,0 +1,947 @@
+/* The register path (checkers/linear/registers.py) in C.
+ *
+ * The same reading of the ops, the same partitions in the same order and the same search,
+ * step for step: the same verdicts, steps and configurations as the Python module, which
+ * is the reference (tests compare the two) and runs wherever this is not built. What C
+ * adds is speed: op fields read at their slots, integers instead of objects, the memo an
+ * open-addressing table of bitsets. It gives up (None) wherever the Python module does,
+ * and also on a process or key that is not an int, bool or str, and past ``max_bytes``
+ * of memo.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DROPPED (-1)
+#define CANNOT (-2)
+#define READ 0
+#define WRITE 1
+#define CAS 2
+#define CAS_FAILED 3
+#define CAS_ANY 4
+#define CERTAIN 8
+#define SMALL (1LL << 24)
+#define MAX_VALUES (1LL << 26)
+#define MASK ((1LL << 26) - 1)
+#define SMALL_IDS (1LL << 22) /* processes and keys below this are looked up in arrays */
+
+enum { T_INVOKE, T_OK, T_FAIL, T_INFO };
+
+/* ---- growable arrays ---- */
+
+typedef struct {
+    int64_t *v;
+    Py_ssize_t n, cap;
+} I64s;
+
+static int
+i64s_push(I64s *a, int64_t x)
+{
+    if (a->n == a->cap) {
+        Py_ssize_t cap = a->cap ? 2 * a->cap : 64;
+        int64_t *v = realloc(a->v, (size_t)cap * sizeof(int64_t));
+        if (v == NULL)
+            return -1;
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n++] = x;
+    return 0;
+}
+
+/* Grow ``*a`` (of ``*n`` items) to hold index ``i``, new items set to ``fill``. */
+static int
+i64s_reach(int64_t **a, Py_ssize_t *n, Py_ssize_t i, int64_t fill)
+{
+    if (i < *n)
+        return 0;
+    Py_ssize_t cap = *n ? *n : 64;
+    while (cap <= i)
+        cap *= 2;
+    int64_t *v = realloc(*a, (size_t)cap * sizeof(int64_t));
+    if (v == NULL)
+        return -1;
+    for (Py_ssize_t j = *n; j < cap; j++)
+        v[j] = fill;
+    *a = v;
+    *n = cap;
+    return 0;
+}
+
+/* ---- op fields, read at their slots ---- */
+
+typedef struct {
+    Py_ssize_t process, type, f, value, key;
+} Offsets;
+
+static int
+slot_offset(PyTypeObject *type, const char *name, Py_ssize_t *out)
+{
+    PyObject *d = PyDict_GetItemString(type->tp_dict, name);
+    if (d == NULL || !PyObject_TypeCheck(d, &PyMemberDescr_Type))
+        return -1;
+    PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+    if (m->type != T_OBJECT_EX && m->type != T_OBJECT)
+        return -1;
+    *out = m->offset;
+    return 0;
+}
+
+#define FIELD(op, off) (*(PyObject **)((char *)(op) + (off)))
+
+static int
+eq_ascii(PyObject *s, const char *lit, Py_ssize_t n)
+{
+    return PyUnicode_Check(s) && PyUnicode_GET_LENGTH(s) == n &&
+           PyUnicode_KIND(s) == PyUnicode_1BYTE_KIND &&
+           memcmp(PyUnicode_DATA(s), lit, (size_t)n) == 0;
+}
+
+/* ---- values as small integers (registers.py's _Values) ---- */
+
+typedef struct {
+    PyObject *ids; /* dict: value -> int */
+    int64_t next;
+} Values;
+
+/* The value's number, or -1 where it is not a plain scalar (or one too many), -2 on a
+ * Python error. */
+static int64_t
+value_id(Values *vs, PyObject *v)
+{
+    if (PyLong_CheckExact(v) || PyBool_Check(v)) {
+        int overflow = 0;
+        long long n = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (!overflow && n >= 0 && n < SMALL - 1)
+            return (int64_t)n + 1;
+        if (n == -1 && PyErr_Occurred())
+            return -2;
+    }
+    else if (v == Py_None) {
+        return 0;
+    }
+    else if (!PyUnicode_CheckExact(v)) {
+        return -1;
+    }
+    PyObject *got = PyDict_GetItemWithError(vs->ids, v);
+    if (got != NULL)
+        return (int64_t)PyLong_AsLongLong(got);
+    if (PyErr_Occurred())
+        return -2;
+    int64_t id = SMALL + vs->next;
+    if (id >= MAX_VALUES)
+        return -1;
+    PyObject *n = PyLong_FromLongLong(id);
+    if (n == NULL || PyDict_SetItem(vs->ids, v, n) < 0) {
+        Py_XDECREF(n);
+        return -2;
+    }
+    Py_DECREF(n);
+    vs->next++;
+    return id;
+}
+
+/* registers.py's _code: the code of an invocation and its completion (NULL: it never
+ * completed), CANNOT where this path cannot read it, -3 on a Python error. */
+static int64_t
+entry_code(const Offsets *o, Values *vs, PyObject *inv, PyObject *comp, int t,
+           int fail_cas_happened, int nil_read_any)
+{
+    PyObject *f = FIELD(inv, o->f);
+    if (f == NULL)
+        return CANNOT;
+    if (eq_ascii(f, "read", 4)) {
+        if (t != T_OK || comp == NULL)
+            return DROPPED;
+        PyObject *v = FIELD(comp, o->value);
+        if (v == NULL)
+            return CANNOT;
+        if (v == Py_None && nil_read_any)
+            return DROPPED;
+        int64_t a = value_id(vs, v);
+        if (a == -2)
+            return -3;
+        return a < 0 ? CANNOT : (READ | CERTAIN | a << 4);
+    }
+    if (eq_ascii(f, "write", 5)) {
+        if (t == T_FAIL)
+            return DROPPED;
+        PyObject *v = FIELD(inv, o->value);
+        if (v == Py_None && comp != NULL)
+            v = FIELD(comp, o->value);
+        if (v == NULL)
+            return CANNOT;
+        int64_t a = value_id(vs, v);
+        if (a == -2)
+            return -3;
+        if (a < 0)
+            return CANNOT;
+        return WRITE | (t == T_OK ? CERTAIN : 0) | a << 4;
+    }
+    if (eq_ascii(f, "cas", 3)) {
+        PyObject *raw = FIELD(inv, o->value);
+        if (raw == Py_None && comp != NULL)
+            raw = FIELD(comp, o->value);
+        if (raw == NULL || !PyList_CheckExact(raw) || PyList_GET_SIZE(raw) != 2)
+            return CANNOT;
+        int64_t a = value_id(vs, PyList_GET_ITEM(raw, 0));
+        if (a == -2)
+            return -3;
+        int64_t b = value_id(vs, PyList_GET_ITEM(raw, 1));
+        if (b == -2)
+            return -3;
+        if (a < 0 || b < 0)
+            return CANNOT;
+        int64_t ab = a << 4 | b << 30;
+        if (t == T_OK)
+            return CAS | CERTAIN | ab;
+        if (t == T_FAIL)
+            return fail_cas_happened ? (CAS_FAILED | CERTAIN | ab) : DROPPED;
+        return CAS_ANY | ab;
+    }
+    return CANNOT;
+}
+
+/* ---- the clock ---- */
+
+static double
+now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- the memo: configurations (state, bitset of linearized entries) ---- */
+
+typedef struct {
+    int64_t *slots;   /* index of a record in ``arena``, -1 when empty */
+    Py_ssize_t cap;   /* a power of two */
+    Py_ssize_t count;
+    uint64_t *arena;  /* records of (hash, state, words...) */
+    Py_ssize_t used, size;
+    Py_ssize_t words;
+} Memo;
+
+static int
+memo_init(Memo *m, Py_ssize_t words)
+{
+    m->cap = 1024;
+    m->slots = malloc((size_t)m->cap * sizeof(int64_t));
+    m->size = 1024 * (2 + words);
+    m->arena = malloc((size_t)m->size * sizeof(uint64_t));
+    if (m->slots == NULL || m->arena == NULL)
+        return -1;
+    memset(m->slots, 0xff, (size_t)m->cap * sizeof(int64_t));
+    m->count = m->used = 0;
+    m->words = words;
+    return 0;
+}
+
+static void
+memo_free(Memo *m)
+{
+    free(m->slots);
+    free(m->arena);
+}
+
+static int
+memo_grow(Memo *m)
+{
+    Py_ssize_t cap = 2 * m->cap;
+    int64_t *slots = malloc((size_t)cap * sizeof(int64_t));
+    if (slots == NULL)
+        return -1;
+    memset(slots, 0xff, (size_t)cap * sizeof(int64_t));
+    Py_ssize_t rec = 2 + m->words;
+    for (Py_ssize_t r = 0; r < m->used; r += rec) {
+        Py_ssize_t i = (Py_ssize_t)(m->arena[r] & (uint64_t)(cap - 1));
+        while (slots[i] >= 0)
+            i = (i + 1) & (cap - 1);
+        slots[i] = r;
+    }
+    free(m->slots);
+    m->slots = slots;
+    m->cap = cap;
+    return 0;
+}
+
+/* Insert (state, lin) unless present: 1 when inserted, 0 when present, -1 out of memory
+ * or past ``max_bytes``. */
+static int
+memo_add(Memo *m, uint64_t hash, int64_t state, const uint64_t *lin, Py_ssize_t max_bytes)
+{
+    Py_ssize_t words = m->words;
+    Py_ssize_t i = (Py_ssize_t)(hash & (uint64_t)(m->cap - 1));
+    while (m->slots[i] >= 0) {
+        const uint64_t *r = m->arena + m->slots[i];
+        if (r[0] == hash && (int64_t)r[1] == state &&
+            memcmp(r + 2, lin, (size_t)words * sizeof(uint64_t)) == 0)
+            return 0;
+        i = (i + 1) & (m->cap - 1);
+    }
+    Py_ssize_t rec = 2 + words;
+    if (m->used + rec > m->size) {
+        Py_ssize_t size = 2 * m->size;
+        if ((size + m->cap) * (Py_ssize_t)sizeof(uint64_t) > max_bytes)
+            return -1;
+        uint64_t *arena = realloc(m->arena, (size_t)size * sizeof(uint64_t));
+        if (arena == NULL)
+            return -1;
+        m->arena = arena;
+        m->size = size;
+    }
+    uint64_t *r = m->arena + m->used;
+    r[0] = hash;
+    r[1] = (uint64_t)state;
+    memcpy(r + 2, lin, (size_t)words * sizeof(uint64_t));
+    m->slots[i] = m->used;
+    m->used += rec;
+    m->count++;
+    if (2 * m->count > m->cap && memo_grow(m) < 0)
+        return -1;
+    return 1;
+}
+
+static uint64_t
+mix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+/* ---- one partition's search (registers.py's _search) ---- */
+
+typedef struct {
+    int valid;          /* 1, 0; -1: gave up */
+    int64_t steps, configs;
+} Searched;
+
+typedef struct {
+    int64_t max_steps;
+    int64_t check_every;
+    double started, left; /* left < 0: no deadline */
+    Py_ssize_t max_bytes;
+} Limits;
+
+static Searched
+search(const int64_t *codes, Py_ssize_t n, const int64_t *events, Py_ssize_t n_events,
+       int64_t init, const Limits *lim)
+{
+    Searched out = {-1, 0, 0};
+    int8_t *kinds = malloc((size_t)(n ? n : 1));
+    int64_t *a_of = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int64_t *b_of = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int8_t *certain = malloc((size_t)(n ? n : 1));
+    uint64_t *zob = malloc((size_t)(n ? n : 1) * sizeof(uint64_t));
+    int64_t *nxt = malloc((size_t)(2 * n + 1) * sizeof(int64_t));
+    int64_t *prv = malloc((size_t)(2 * n + 1) * sizeof(int64_t));
+    Py_ssize_t words = (n + 63) / 64;
+    uint64_t *lin = calloc((size_t)(words ? words : 1), sizeof(uint64_t));
+    int64_t *stack_e = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int64_t *stack_s = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    Memo memo = {0};
+    int memo_ok = 0;
+    if (!kinds || !a_of || !b_of || !certain || !zob || !nxt || !prv || !lin || !stack_e ||
+        !stack_s)
+        goto done;
+    int64_t remaining = 0;
+    for (Py_ssize_t e = 0; e < n; e++) {
+        int64_t code = codes[e];
+        kinds[e] = DROPPED;
+        certain[e] = 0;
+        zob[e] = mix64((uint64_t)e);
+        if (code >= 0) {
+            kinds[e] = (int8_t)(code & 7);
+            a_of[e] = code >> 4 & MASK;
+            b_of[e] = code >> 30;
+            if (code & CERTAIN) {
+                certain[e] = 1;
+                remaining++;
+            }
+        }
+    }
+    if (remaining == 0) {
+        out.valid = 1;
+        goto done;
+    }
+    int64_t head = 2 * n;
+    for (Py_ssize_t i = 0; i <= 2 * n; i++)
+        nxt[i] = prv[i] = -1;
+    int64_t last = head;
+    for (Py_ssize_t i = 0; i < n_events; i++) {
+        int64_t ev = events[i];
+        if (kinds[ev >> 1] != DROPPED) {
+            nxt[last] = ev;
+            prv[ev] = last;
+            last = ev;
+        }
+    }
+    if (memo_init(&memo, words ? words : 1) < 0)
+        goto done;
+    memo_ok = 1;
+    int64_t state = init;
+    uint64_t hlin = 0;
+    Py_ssize_t depth = 0;
+    int64_t steps = 0, configs = 0;
+    int64_t check_at = lim->check_every;
+    int64_t node = nxt[head];
+    for (;;) {
+        int fails = 0;
+        if ((node & 1) == 0) {
+            int64_t e = node >> 1;
+            int k = kinds[e];
+            int64_t a = a_of[e];
+            steps++;
+            if (steps >= check_at) {
+                if (steps > lim->max_steps)
+                    goto done;
+                check_at = steps + lim->check_every;
+                if (lim->left >= 0 && now() - lim->started > lim->left)
+                    goto done;
+            }
+            int legal, readonly = 0;
+            int64_t after;
+            if (k == READ) {
+                legal = readonly = state == a;
+                after = state;
+            }
+            else if (k == WRITE) {
+                legal = 1;
+                after = a;
+            }
+            else if (k == CAS) {
+                legal = state == a;
+                after = b_of[e];
+            }
+            else if (k == CAS_FAILED) {
+                legal = readonly = state != a;
+                after = state;
+            }
+            else {
+                legal = 1;
+                after = state == a ? b_of[e] : state;
+            }
+            if (legal) {
+                uint64_t bit = 1ULL << (e & 63);
+                lin[e >> 6] |= bit;
+                uint64_t h = hlin ^ zob[e];
+                int added = memo_add(&memo, h ^ mix64((uint64_t)after + 0x51ED27ULL), after,
+                                     lin, lim->max_bytes);
+                if (added < 0)
+                    goto done;
+                if (added) {
+                    configs++;
+                    stack_e[depth] = readonly ? ~e : e;
+                    stack_s[depth] = state;
+                    depth++;
+                    hlin = h;
+                    state = after;
+                    int64_t r = node + 1;
+                    int64_t nc = nxt[node], pc = prv[node];
+                    nxt[pc] = nc;
+                    if (nc >= 0)
+                        prv[nc] = pc;
+                    int64_t nr = nxt[r], pr = prv[r];
+                    nxt[pr] = nr;
+                    if (nr >= 0)
+                        prv[nr] = pr;
+                    if (certain[e]) {
+                        remaining--;
+                        if (remaining == 0) {
+                            out.valid = 1;
+                            out.steps = steps;
+                            out.configs = configs;
+                            goto done;
+                        }
+                    }
+                    node = nxt[head];
+                    continue;
+                }
+                lin[e >> 6] &= ~bit;
+                fails = readonly;
+            }
+            if (!fails) {
+                node = nxt[node];
+                continue;
+            }
+        }
+        for (;;) {
+            if (depth == 0) {
+                out.valid = 0;
+                out.steps = steps;
+                out.configs = configs;
+                goto done;
+            }
+            depth--;
+            int64_t e = stack_e[depth];
+            state = stack_s[depth];
+            int forced = e < 0;
+            if (forced)
+                e = ~e;
+            lin[e >> 6] &= ~(1ULL << (e & 63));
+            hlin ^= zob[e];
+            if (certain[e])
+                remaining++;
+            int64_t c = 2 * e, r = c + 1;
+            int64_t nr = nxt[r];
+            if (nr >= 0)
+                prv[nr] = r;
+            nxt[prv[r]] = r;
+            int64_t nc = nxt[c];
+            if (nc >= 0)
+                prv[nc] = c;
+            nxt[prv[c]] = c;
+            if (!forced) {
+                node = nxt[c];
+                break;
+            }
+        }
+    }
+done:
+    if (memo_ok)
+        memo_free(&memo);
+    free(kinds);
+    free(a_of);
+    free(b_of);
+    free(certain);
+    free(zob);
+    free(nxt);
+    free(prv);
+    free(lin);
+    free(stack_e);
+    free(stack_s);
+    return out;
+}
+
+/* ---- reading the ops into partitions (registers.py's _read) ---- */
+
+typedef struct {
+    Offsets o;
+    Values values;
+    PyObject *open_big;  /* dict: process -> int (g + 1 when busy, -1 when retired) */
+    int64_t *open_small; /* the same for small int processes */
+    Py_ssize_t n_open_small;
+    PyObject *part_big;  /* dict: key -> partition */
+    int64_t *part_small; /* partition + 1 of small int keys, 0 when none yet */
+    Py_ssize_t n_part_small;
+    int64_t part_none;   /* partition + 1 of the key None */
+    I64s part_label_ix;  /* per partition: the index of its first op (its label's op) */
+    I64s part_count;     /* per partition: entries */
+    I64s codes, part_of, local_of, inv_of; /* per entry */
+    I64s events;         /* g << 1 | is_return, in time order */
+} Reader;
+
+static void
+reader_free(Reader *r)
+{
+    Py_XDECREF(r->values.ids);
+    Py_XDECREF(r->open_big);
+    Py_XDECREF(r->part_big);
+    free(r->open_small);
+    free(r->part_small);
+    free(r->part_label_ix.v);
+    free(r->part_count.v);
+    free(r->codes.v);
+    free(r->part_of.v);
+    free(r->local_of.v);
+    free(r->inv_of.v);
+    free(r->events.v);
+}
+
+static int64_t
+small_int(PyObject *x)
+{
+    if (!(PyLong_CheckExact(x) || PyBool_Check(x)))
+        return -1;
+    int overflow = 0;
+    long long n = PyLong_AsLongLongAndOverflow(x, &overflow);
+    if (overflow || n < 0 || n >= SMALL_IDS) {
+        PyErr_Clear();
+        return -1;
+    }
+    return (int64_t)n;
+}
+
+static int
+plain_id(PyObject *x)
+{
+    return x == Py_None || PyLong_CheckExact(x) || PyBool_Check(x) || PyUnicode_CheckExact(x);
+}
+
+/* The open state of process ``p`` (0 idle, g + 1 busy, -1 retired) through ``slot``:
+ * -2 on an unsupported process or an error. */
+static int64_t *
+process_slot(Reader *r, PyObject *p, int64_t *scratch)
+{
+    int64_t i = small_int(p);
+    if (i >= 0) {
+        if (i64s_reach(&r->open_small, &r->n_open_small, i, 0) < 0)
+            return NULL;
+        return &r->open_small[i];
+    }
+    if (!plain_id(p) || p == Py_None)
+        return NULL;
+    PyObject *got = PyDict_GetItemWithError(r->open_big, p);
+    if (got == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        *scratch = 0;
+    }
+    else {
+        *scratch = PyLong_AsLongLong(got);
+    }
+    return scratch;
+}
+
+static int
+process_store(Reader *r, PyObject *p, int64_t *slot, int64_t *scratch, int64_t v)
+{
+    if (slot != scratch) {
+        *slot = v;
+        return 0;
+    }
+    PyObject *n = PyLong_FromLongLong(v);
+    if (n == NULL)
+        return -1;
+    int rc = PyDict_SetItem(r->open_big, p, n);
+    Py_DECREF(n);
+    return rc;
+}
+
+/* The partition of ``key`` (created, labelled by op ``i``, when new); -1 when this path
+ * cannot use the key or on an error. */
+static int64_t
+partition_of(Reader *r, PyObject *key, Py_ssize_t i)
+{
+    int64_t *where = NULL;
+    PyObject *got = NULL;
+    int64_t k = small_int(key);
+    if (key == Py_None) {
+        where = &r->part_none;
+    }
+    else if (k >= 0) {
+        if (i64s_reach(&r->part_small, &r->n_part_small, k, 0) < 0)
+            return -1;
+        where = &r->part_small[k];
+    }
+    else if (plain_id(key)) {
+        got = PyDict_GetItemWithError(r->part_big, key);
+        if (got != NULL)
+            return PyLong_AsLongLong(got);
+        if (PyErr_Occurred())
+            return -1;
+    }
+    else {
+        return -1;
+    }
+    if (where != NULL && *where > 0)
+        return *where - 1;
+    int64_t pid = r->part_count.n;
+    if (i64s_push(&r->part_count, 0) < 0 || i64s_push(&r->part_label_ix, i) < 0)
+        return -1;
+    if (where != NULL) {
+        *where = pid + 1;
+    }
+    else {
+        PyObject *n = PyLong_FromLongLong(pid);
+        if (n == NULL || PyDict_SetItem(r->part_big, key, n) < 0) {
+            Py_XDECREF(n);
+            return -1;
+        }
+        Py_DECREF(n);
+    }
+    return pid;
+}
+
+/* Read every op: 1 when read, 0 when this path gives up, -1 on a Python error. */
+static int
+read_ops(Reader *r, PyObject *ops, int fail_cas_happened, int nil_read_any, const Limits *lim)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(ops);
+    const Offsets *o = &r->o;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if ((i & 4095) == 4095 && lim->left >= 0 && now() - lim->started > lim->left)
+            return 0;
+        PyObject *op = PyTuple_GET_ITEM(ops, i);
+        PyObject *p = FIELD(op, o->process), *t = FIELD(op, o->type);
+        if (p == NULL || t == NULL)
+            return 0;
+        if (PyUnicode_CheckExact(p) && eq_ascii(p, "nemesis", 7))
+            continue;
+        int tc;
+        if (eq_ascii(t, "invoke", 6))
+            tc = T_INVOKE;
+        else if (eq_ascii(t, "ok", 2))
+            tc = T_OK;
+        else if (eq_ascii(t, "fail", 4))
+            tc = T_FAIL;
+        else if (eq_ascii(t, "info", 4))
+            tc = T_INFO;
+        else
+            return 0;
+        int64_t scratch;
+        int64_t *slot = process_slot(r, p, &scratch);
+        if (slot == NULL)
+            return PyErr_Occurred() ? -1 : 0;
+        if (tc == T_INVOKE) {
+            if (*slot != 0)
+                return 0; /* busy, or retired */
+            PyObject *key = FIELD(op, o->key);
+            if (key == NULL)
+                return 0;
+            int64_t pid = partition_of(r, key, i);
+            if (pid < 0)
+                return PyErr_Occurred() ? -1 : 0;
+            int64_t g = r->codes.n;
+            if (i64s_push(&r->codes, DROPPED) < 0 || i64s_push(&r->part_of, pid) < 0 ||
+                i64s_push(&r->local_of, r->part_count.v[pid]++) < 0 ||
+                i64s_push(&r->inv_of, i) < 0 || i64s_push(&r->events, g << 1) < 0)
+                return -1;
+            if (process_store(r, p, slot, &scratch, g + 1) < 0)
+                return -1;
+            continue;
+        }
+        if (*slot <= 0)
+            return 0; /* nothing open: idle, or retired */
+        int64_t g = *slot - 1;
+        PyObject *inv = PyTuple_GET_ITEM(ops, r->inv_of.v[g]);
+        PyObject *k1 = FIELD(inv, o->key), *k2 = FIELD(op, o->key);
+        if (k1 == NULL || k2 == NULL)
+            return 0;
+        if (k1 != k2) {
+            int same = PyObject_RichCompareBool(k1, k2, Py_EQ);
+            if (same < 0)
+                return -1;
+            if (!same)
+                return 0;
+        }
+        if (process_store(r, p, slot, &scratch, tc == T_INFO ? -1 : 0) < 0)
+            return -1;
+        int64_t code =
+            entry_code(o, &r->values, inv, op, tc, fail_cas_happened, nil_read_any);
+        if (code == -3)
+            return -1;
+        if (code == CANNOT)
+            return 0;
+        r->codes.v[g] = code;
+        if (code >= 0 && (code & CERTAIN) && i64s_push(&r->events, g << 1 | 1) < 0)
+            return -1;
+    }
+    /* Never completed: unknown outcomes. */
+    for (Py_ssize_t g = 0; g < r->codes.n; g++) {
+        PyObject *inv = PyTuple_GET_ITEM(ops, r->inv_of.v[g]);
+        PyObject *p = FIELD(inv, o->process);
+        int64_t scratch;
+        int64_t *slot = process_slot(r, p, &scratch);
+        if (slot == NULL)
+            return PyErr_Occurred() ? -1 : 0;
+        if (*slot != g + 1)
+            continue;
+        int64_t code =
+            entry_code(o, &r->values, inv, NULL, T_INFO, fail_cas_happened, nil_read_any);
+        if (code == -3)
+            return -1;
+        if (code == CANNOT)
+            return 0;
+        r->codes.v[g] = code;
+    }
+    for (Py_ssize_t g = 0; g < r->codes.n; g++) {
+        int64_t code = r->codes.v[g];
+        if (code >= 0 && !(code & CERTAIN) && i64s_push(&r->events, g << 1 | 1) < 0)
+            return -1;
+    }
+    return 1;
+}
+
+/* ---- decide ---- */
+
+static const int64_t *sort_kept;
+
+static int
+by_kept(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    if (sort_kept[a] != sort_kept[b])
+        return sort_kept[a] < sort_kept[b] ? -1 : 1;
+    return a < b ? -1 : (a > b);
+}
+
+static PyObject *
+decide(PyObject *self, PyObject *args)
+{
+    PyObject *ops, *initial, *label_key = NULL;
+    PyTypeObject *op_type;
+    int fail_cas_happened, nil_read_any;
+    double left;
+    long long steps_base, steps_per_entry, check_every, max_bytes;
+    if (!PyArg_ParseTuple(args, "O!O!OppdLLLL", &PyTuple_Type, &ops, &PyType_Type, &op_type,
+                          &initial, &fail_cas_happened, &nil_read_any, &left, &steps_base,
+                          &steps_per_entry, &check_every, &max_bytes))
+        return NULL;
+    Limits lim = {0, check_every > 0 ? check_every : 1, now(), left, (Py_ssize_t)max_bytes};
+    Reader r;
+    memset(&r, 0, sizeof r);
+    PyObject *result = NULL;
+    int64_t *order = NULL, *kept = NULL, *offsets = NULL, *sorted_ev = NULL, *local_ev = NULL;
+    int64_t *local_codes = NULL;
+    Py_ssize_t n_ops = PyTuple_GET_SIZE(ops);
+    if (slot_offset(op_type, "process", &r.o.process) < 0 ||
+        slot_offset(op_type, "type", &r.o.type) < 0 || slot_offset(op_type, "f", &r.o.f) < 0 ||
+        slot_offset(op_type, "value", &r.o.value) < 0 ||
+        slot_offset(op_type, "key", &r.o.key) < 0)
+        goto give_up;
+    for (Py_ssize_t i = 0; i < n_ops; i++) {
+        if (Py_TYPE(PyTuple_GET_ITEM(ops, i)) != op_type)
+            goto give_up;
+    }
+    r.values.ids = PyDict_New();
+    r.open_big = PyDict_New();
+    r.part_big = PyDict_New();
+    if (r.values.ids == NULL || r.open_big == NULL || r.part_big == NULL)
+        goto error;
+    int64_t init = value_id(&r.values, initial);
+    if (init == -2)
+        goto error;
+    if (init < 0)
+        goto give_up;
+    int got = read_ops(&r, ops, fail_cas_happened, nil_read_any, &lim);
+    if (got < 0)
+        goto error;
+    if (got == 0)
+        goto give_up;
+    Py_ssize_t parts = r.part_count.n, n_entries = r.codes.n;
+    order = malloc((size_t)(parts + 1) * sizeof(int64_t));
+    kept = calloc((size_t)(parts + 1), sizeof(int64_t));
+    offsets = calloc((size_t)(parts + 2), sizeof(int64_t));
+    sorted_ev = malloc((size_t)(r.events.n + 1) * sizeof(int64_t));
+    local_ev = malloc((size_t)(r.events.n + 1) * sizeof(int64_t));
+    local_codes = malloc((size_t)(n_entries + 1) * sizeof(int64_t));
+    if (!order || !kept || !offsets || !sorted_ev || !local_ev || !local_codes) {
+        PyErr_NoMemory();
+        goto error;
+    }
+    int64_t total = 0;
+    for (Py_ssize_t g = 0; g < n_entries; g++) {
+        if (r.codes.v[g] != DROPPED) {
+            kept[r.part_of.v[g]]++;
+            total++;
+        }
+    }
+    /* The events of each partition together, in time order (a stable counting sort). */
+    for (Py_ssize_t i = 0; i < r.events.n; i++)
+        offsets[r.part_of.v[r.events.v[i] >> 1] + 1]++;
+    for (Py_ssize_t p = 0; p < parts; p++)
+        offsets[p + 1] += offsets[p];
+    {
+        int64_t *fill = malloc((size_t)(parts + 1) * sizeof(int64_t));
+        if (fill == NULL) {
+            PyErr_NoMemory();
+            goto error;
+        }
+        memcpy(fill, offsets, (size_t)(parts + 1) * sizeof(int64_t));
+        for (Py_ssize_t i = 0; i < r.events.n; i++) {
+            int64_t ev = r.events.v[i];
+            sorted_ev[fill[r.part_of.v[ev >> 1]]++] = ev;
+        }
+        free(fill);
+    }
+    /* Each partition's entry codes together, numbered locally (its first at ``first``),
+     * and its events by those numbers. */
+    int64_t *first = calloc((size_t)(parts + 1), sizeof(int64_t));
+    if (first == NULL) {
+        PyErr_NoMemory();
+        goto error;
+    }
+    for (Py_ssize_t p = 1; p <= parts; p++)
+        first[p] = first[p - 1] + r.part_count.v[p - 1];
+    for (Py_ssize_t g = 0; g < n_entries; g++)
+        local_codes[first[r.part_of.v[g]] + r.local_of.v[g]] = r.codes.v[g];
+    for (Py_ssize_t i = 0; i < r.events.n; i++) {
+        int64_t ev = sorted_ev[i];
+        local_ev[i] = r.local_of.v[ev >> 1] << 1 | (ev & 1);
+    }
+    /* Smallest first (then in order of appearance), as registers.py. */
+    for (Py_ssize_t p = 0; p < parts; p++)
+        order[p] = p;
+    sort_kept = kept;
+    qsort(order, (size_t)parts, sizeof(int64_t), by_kept);
+    int64_t steps = 0, configs = 0;
+    Py_ssize_t checked = 0;
+    int valid = 1;
+    for (Py_ssize_t j = 0; j < parts; j++) {
+        int64_t p = order[j];
+        Searched s = {-1, 0, 0};
+        if (lim.left < 0 || now() - lim.started <= lim.left) {
+            lim.max_steps = steps_base + steps_per_entry * kept[p];
+            s = search(local_codes + first[p], r.part_count.v[p], local_ev + offsets[p],
+                       offsets[p + 1] - offsets[p], init, &lim);
+        }
+        if (s.valid < 0) {
+            free(first);
+            goto give_up;
+        }
+        checked++;
+        steps += s.steps;
+        configs += s.configs;
+        if (!s.valid) {
+            valid = 0;
+            label_key = FIELD(PyTuple_GET_ITEM(ops, r.part_label_ix.v[p]), r.o.key);
+            break;
+        }
+    }
+    free(first);
+    Py_ssize_t n_parts = parts ? parts : (n_ops ? 1 : 0);
+    if (valid)
+        checked = n_parts;
+    result = Py_BuildValue("(NnnLLLO)", PyBool_FromLong(valid), n_parts, checked,
+                           (long long)total, (long long)steps, (long long)configs,
+                           label_key ? label_key : Py_None);
+    goto done;
+give_up:
+    if (PyErr_Occurred())
+        PyErr_Clear();
+    result = Py_NewRef(Py_None);
+    goto done;
+error:
+    /* A Python error while reading (a value that cannot be hashed, no memory): the
+     * general path reads the history and says what is wrong. */
+    PyErr_Clear();
+    result = Py_NewRef(Py_None);
+done:
+    reader_free(&r);
+    free(order);
+    free(kept);
+    free(offsets);
+    free(sorted_ev);
+    free(local_ev);
+    free(local_codes);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"decide", decide, METH_VARARGS,
+     "decide(ops, op_type, initial, fail_cas_happened, nil_read_any, seconds_left, "
+     "steps_base, steps_per_entry, check_every, max_bytes): (valid, partitions, checked, "
+     "ops, steps, configs, invalid_label), or None where it gives up."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_registers",
+    "The register path's reading and search in C (see checkers/linear/registers.py).", -1,
+    methods,
+};
+
+PyMODINIT_FUNC
+PyInit__registers(void)
+{
+    return PyModule_Create(&module);
+}
