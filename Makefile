@@ -6,7 +6,7 @@ ARGS ?=
 
 .PHONY: setup run test lint unit integration clean
 
-# The search compiled with mypyc (checkers/linear/compiled.py): rebuilt when its sources
+# The search compiled with mypyc (core/compiled.py): rebuilt when its sources
 # change, a no-op otherwise; without a C compiler the plain Python search runs.
 setup: $(VENV)/.installed
 	@$(BIN)/python scripts/compile_checker.py

@@ -2,8 +2,8 @@
 
 pyproject.toml says everything else. Here: where a C compiler and Python's headers exist
 and mypyc imports (mypy is a build requirement), the wheel carries the search's hot
-modules (``checkers.linear.compiled.MODULES``) as C extensions beside their sources, and
-Python imports them instead (``checkers.linear.compiled.active()`` says so, as does the
+modules (``core.compiled.MODULES``) as C extensions beside their sources, and
+Python imports them instead (``core.compiled.active()`` says so, as does the
 ``search`` field of ``harness check --json``). Anywhere else, and when the build fails,
 the wheel is plain Python and the plain search runs: the same verdicts, about half the
 speed. An editable install (``make setup``) builds nothing here: there the compiled
@@ -30,9 +30,9 @@ HERE = Path(__file__).resolve().parent
 
 def _modules() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The compiled modules' paths, and those of the modules written in C, read from
-    ``checkers/linear/compiled.py`` alone (not through the package, whose ``__init__``
+    ``core/compiled.py`` alone (not through the package, whose ``__init__``
     looks for a build)."""
-    spec = importlib.util.spec_from_file_location("_compiled", HERE / "checkers/linear/compiled.py")
+    spec = importlib.util.spec_from_file_location("_compiled", HERE / "core/compiled.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

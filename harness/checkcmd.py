@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from checkers import linearizability
-from checkers.linear import compiled
 from checkers.result import UNKNOWN, exit_code, worst
+from core import compiled
 from core.errors import EXIT_BAD_INPUT, EXIT_CRASH, HarnessError
 from core.formats import Budget, FormatError, OutOfBudget, read_file
 from core.store import RESULTS_FILE, write_json

@@ -52,7 +52,7 @@ def version_text() -> str:
     import platform
     from importlib.metadata import PackageNotFoundError, version
 
-    from checkers.linear import compiled
+    from core import compiled
 
     try:
         mine = version("coordination-harness")

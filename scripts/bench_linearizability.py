@@ -41,8 +41,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from checkers.linear import compiled  # noqa: E402
 from checkers.linearizability import check  # noqa: E402
+from core import compiled  # noqa: E402
 from core.formats import read_history  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "histories"

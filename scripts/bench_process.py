@@ -125,8 +125,8 @@ def phases(path: Path, time_limit: float) -> dict[str, Any]:
 def phases_of(path: str, time_limit: float) -> None:
     """Child process: read, check, print the phases as one JSON line."""
     sys.path.insert(0, str(ROOT))
-    from checkers.linear import compiled
     from checkers.linearizability import check
+    from core import compiled
     from core.formats import read_history
 
     started = time.perf_counter()

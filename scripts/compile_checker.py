@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compile the linearizability search with mypyc (see ``checkers.linear.compiled``).
+"""Compile the linearizability search with mypyc (see ``core.compiled``).
 
     .venv/bin/python scripts/compile_checker.py [--require]
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from checkers.linear.compiled import main
+from core.compiled import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -2,9 +2,9 @@
 
 The public entry point is ``checkers.linearizability``; see its docstring. The search's
 hot modules run compiled when a build of the current sources exists
-(``checkers.linear.compiled``).
+(``core.compiled``).
 """
 
-from checkers.linear.compiled import extend_path
+from core.compiled import extend_path
 
 __path__ = extend_path(__name__, __path__)

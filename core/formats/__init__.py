@@ -18,6 +18,10 @@ what to do).
 
 from __future__ import annotations
 
+from core.compiled import extend_path
+
+__path__ = extend_path(__name__, __path__)  # the checks of big JSONL files, compiled
+
 import gc
 import os
 import re

@@ -15,6 +15,8 @@ msgspec (an optional speed-up) every file takes the plain path.
 from __future__ import annotations
 
 import gc
+import importlib
+from collections.abc import Callable
 from typing import Any, BinaryIO, Final
 
 from core.formats.budget import Budget
@@ -58,6 +60,7 @@ def read_ops(f: BinaryIO, budget: Budget | None, max_time: int) -> list[Op] | No
 
 
 def _read(f: BinaryIO, decode: Any, budget: Budget | None, max_time: int) -> list[Op] | None:
+    check = _checker()
     ops: list[Op] = []
     previous = -1
     rest = b""
@@ -77,32 +80,61 @@ def _read(f: BinaryIO, decode: Any, budget: Budget | None, max_time: int) -> lis
         except Exception:  # msgspec's DecodeError or ValidationError: the plain reader says
             return None
         del data
-        # What no annotation says: a value's depth, size and 64-bit integers, a key's type
-        # and 64 bits, times under ``max_time``, increasing indices.
-        for x in lines:
-            value, key, index = x.value, x.key, x.index
-            t = type(value)
-            if t is int:
-                if not _LOW <= value < _HIGH:
-                    return None
-            elif t not in _SCALARS and not (t is list and _plain(value)):
-                try:
-                    check_value(value, "value")
-                except FieldError:
-                    return None
-            t = type(key)
-            if t is int:
-                if not _LOW <= key < _HIGH:
-                    return None
-            elif key is not None and t is not str:
-                return None
-            if index <= previous or x.time > max_time:
-                return None
-            previous = index
+        previous = check(lines, previous, max_time)
+        if previous == FAIL:
+            return None
         ops += lines
     if rest.strip():
         return None  # a last line without a newline (maybe cut short): the plain reader's
     return ops
+
+
+FAIL: Final = -2
+"""What ``check_lines`` returns at an op that fails a check."""
+
+
+def check_lines(lines: list[Op], previous: int, max_time: int) -> int:
+    """What no annotation says, checked on decoded ops: a value's depth, size and 64-bit
+    integers, a key's type and 64 bits, times under ``max_time``, indices increasing
+    from above ``previous``. The last index, or FAIL. (``_scan.c`` does the same in C.)"""
+    for x in lines:
+        value, key, index = x.value, x.key, x.index
+        t = type(value)
+        if t is int:
+            if not _LOW <= value < _HIGH:
+                return FAIL
+        elif t not in _SCALARS and not (t is list and _plain(value)) and not _complex_ok(value):
+            return FAIL
+        t = type(key)
+        if t is int:
+            if not _LOW <= key < _HIGH:
+                return FAIL
+        elif key is not None and t is not str:
+            return FAIL
+        if index <= previous or x.time > max_time:
+            return FAIL
+        previous = index
+    return previous
+
+
+def _checker() -> Callable[[list[Op], int, int], int]:
+    """``check_lines``, in C where ``_scan.c`` is built."""
+    try:
+        scan = importlib.import_module("core.formats._scan")
+    except ImportError:
+        return check_lines
+    return lambda lines, previous, max_time: int(
+        scan.check_lines(lines, Op, previous, max_time, _complex_ok)
+    )
+
+
+def _complex_ok(value: Any) -> bool:
+    """Whether a value other than a scalar or a short list of them is within bounds."""
+    try:
+        check_value(value, "value")
+    except FieldError:
+        return False
+    return True
 
 
 def _plain(value: list[Any]) -> bool:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from checkers.linear import compiled
+from core import compiled
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCES = ROOT.parent / "shared" / "histories"
@@ -23,7 +23,7 @@ REQUIRED = os.environ.get("HARNESS_REQUIRE_COMPILED") == "1"
 DUMP = """
 import csv, json, sys
 from pathlib import Path
-from checkers.linear import compiled
+from core import compiled
 from checkers.linearizability import check
 from core.formats import read_history
 root = Path(sys.argv[1])

@@ -3,13 +3,16 @@ plain reader, and on any line it does not accept, the plain reader's own error."
 
 from __future__ import annotations
 
+import importlib.util
 import io
+import os
 from pathlib import Path
 
 import pytest
 
 from checkers.linear.simulate import simulate
 from core.formats import FormatError, jsonl, jsonl_fast, read_file
+from core.ops import Op
 
 BAD_LINES = [
     '{"index": 99999999, "time": 1.5, "process": 0, "type": "ok", "f": "read"}',
@@ -83,3 +86,40 @@ def test_without_msgspec_every_file_takes_the_plain_path(
     monkeypatch.setattr(jsonl_fast, "_decoder", lambda: None)
     assert jsonl_fast.read_ops(io.BytesIO(text.encode()), None, jsonl.MAX_INT) is None
     assert list(read_file(path).history) == plain(path)
+
+
+ODD_VALUES: list[object] = [
+    None,
+    True,
+    "x",
+    -(2**63),
+    2**64 - 1,
+    2**64,
+    -(2**63) - 1,
+    [1, 2],
+    [2**64, 1],
+    list(range(17)),
+    {"a": [1]},
+    {"a": 2**70},
+    [[1]],
+    1.5,
+]
+ODD_KEYS: list[object] = [None, "k", 3, 2**64 - 1, 2**64, -(2**63) - 1, True, 1.5, [1]]
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("core.formats._scan") is None
+    and os.environ.get("HARNESS_REQUIRE_COMPILED") != "1",
+    reason="the C checks are not built here (scripts/compile_checker.py)",
+)
+def test_the_c_checks_agree_with_the_python_ones() -> None:
+    """Every value and key the reader may meet, indices in and out of order, times under
+    and over the bound: ``_scan.c`` says what ``check_lines`` says."""
+    check = jsonl_fast._checker()
+    assert check is not jsonl_fast.check_lines  # the C one
+    for value in ODD_VALUES:
+        for key in ODD_KEYS:
+            for index, time in ((5, 10), (2, 10), (5, 99)):
+                lines = [Op(1, 1, 0, "ok", "read"), Op(index, time, 0, "ok", "read", value, key)]
+                expected = jsonl_fast.check_lines(lines, 0, 50)
+                assert check(lines, 0, 50) == expected, (value, key, index, time)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from checkers.linear.compiled import extend_path
+from core.compiled import extend_path
 
 __path__ = extend_path(__name__, __path__)
 

@@ -1,16 +1,16 @@
-"""The search's hot modules compiled with mypyc: built on request, used only while they
-match the sources.
+"""The hot modules compiled (the search's with mypyc, and a few written in C): built on
+request, used only while they match the sources.
 
 The checker is plain Python and runs as such everywhere. mypyc (part of mypy, a dev
 dependency) compiles the same typed sources to a C extension, which runs the search about
 twice as fast. ``scripts/compile_checker.py`` (``make setup`` runs it) builds ``MODULES``
 into ``.cache/mypyc/<digest>/`` beside the packages, ``digest`` naming the sources they
 were built from (and the ones whose types they rely on) and the Python ABI (mypyc puts
-its runtime into the build: a build outlives the mypy that made it). At import,
-``checkers.linear`` and ``checkers.linear.models`` put that directory first on their
-``__path__`` when it exists for the current digest: an edited source makes the build
-stale, and the plain modules are used until the next build, never a compiled copy of
-older code. ``HARNESS_PURE_PYTHON=1`` forces the plain modules.
+its runtime into the build: a build outlives the mypy that made it), and ``C_MODULES``
+with it. At import, ``checkers.linear``, ``checkers.linear.models`` and ``core.formats``
+put that directory first on their ``__path__`` when it exists for the current digest:
+an edited source makes the build stale, and the plain modules are used until the next
+build, never a compiled copy of older code. ``HARNESS_PURE_PYTHON=1`` forces the plain modules.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from typing import Final
 
-PACKAGES_ROOT: Final = Path(__file__).resolve().parents[2]
+PACKAGES_ROOT: Final = Path(__file__).resolve().parents[1]
 """The directory holding the ``checkers`` and ``harness`` packages."""
 MODULES: Final = (
     "checkers/linear/bits.py",
@@ -41,8 +41,9 @@ MODULES: Final = (
     "checkers/linear/models/register.py",
 )
 """The compiled modules: the search's hot path, and the models of the reference histories."""
-C_MODULES: Final = ("checkers/linear/_registers.c",)
-"""Modules written in C, built beside them: the register path's reading and search."""
+C_MODULES: Final = ("checkers/linear/_registers.c", "core/formats/_scan.c")
+"""Modules written in C, built with them: the register path's reading and search, and the
+checks of big JSONL histories' ops."""
 TYPES_FROM: Final = ("checkers/linear/model.py", "core/ops.py", "core/history.py")
 """Plain modules whose types the compiled ones are built against."""
 DONE: Final = "complete"
@@ -142,19 +143,21 @@ def _load_shared(where: Path) -> None:
 
 
 def active() -> bool:
-    """Whether the search running in this process is the compiled one (its first module,
-    the register path's, stands for all: they are built and loaded together)."""
-    from checkers.linear import registers
-
-    return not (registers.__file__ or "").endswith(".py")
+    """Whether this process runs the compiled modules (all are built, and loaded, together:
+    the JSONL checks' module stands for them)."""
+    return _scan_origin() is not None
 
 
 def location() -> Path:
-    """Where the running search's module is: a build under ``.cache/mypyc`` (a checkout's
-    ``make setup``) or the installed package (a wheel compiled by ``setup.py``)."""
-    from checkers.linear import registers
+    """Where the compiled modules are: a build under ``.cache/mypyc`` (a checkout's ``make
+    setup``) or the installed packages (a wheel compiled by ``setup.py``)."""
+    origin = _scan_origin()
+    return Path(origin).parents[2] if origin is not None else PACKAGES_ROOT
 
-    return Path(registers.__file__ or ".").parent
+
+def _scan_origin() -> str | None:
+    spec = importlib.util.find_spec("core.formats._scan")
+    return None if spec is None else spec.origin
 
 
 def build() -> Path:
