@@ -37,11 +37,11 @@ CAS_ANY: Final = 4
 """Legal; the state becomes ``b`` where it was ``a`` (a cas of unknown outcome)."""
 DROPPED: Final = -1
 """An op that constrains nothing: not searched."""
-STEPS_PER_ENTRY: Final = 64
+STEPS_PER_ENTRY: Final = 8
 """The steps a partition may take per entry (plus ``STEPS_BASE``) before this path gives
 it up to the general search."""
 STEPS_BASE: Final = 4096
-MAX_MEMO_BYTES: Final = 1 << 29
+MAX_MEMO_BYTES: Final = 1 << 26
 """The C module's memo of one partition may take this much (beyond: it gives up)."""
 MIX: Final = 0x1F3D5B79A2C4E687
 """An odd multiplier making the memo's keys (bitsets, whose low bits are mostly all ones)
