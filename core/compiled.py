@@ -39,8 +39,10 @@ MODULES: Final = (
     "checkers/linear/registers.py",
     "checkers/linear/models/kv.py",
     "checkers/linear/models/register.py",
+    "core/formats/edn.py",
 )
-"""The compiled modules: the search's hot path, and the models of the reference histories."""
+"""The compiled modules: the search's hot path, the models of the reference histories, and
+the EDN reader (Jepsen's and Knossos' histories)."""
 C_MODULES: Final = ("checkers/linear/_registers.c", "core/formats/_scan.c")
 """Modules written in C, built with them: the register path's reading and search, and the
 checks of big JSONL histories' ops."""

@@ -20,6 +20,8 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any, Final
 
+from core.formats.edn_symbol import Symbol
+
 __all__ = ["EdnError", "Symbol", "dumps", "iter_elements", "loads"]
 
 
@@ -59,13 +61,6 @@ MAX_DEPTH: Final = 40
 MAX_DIGITS: Final = 20
 """Integers with more digits than this (beyond 64 bits) are refused."""
 _HEX4: Final = re.compile(r"[0-9a-fA-F]{4}")
-
-
-class Symbol(str):
-    """An EDN symbol (``foo``, not the keyword ``:foo``): a string that is not a name a
-    Jepsen op uses, so that a reader can tell one from a keyword."""
-
-    __slots__ = ()
 
 
 def loads(text: str) -> Any:
