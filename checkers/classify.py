@@ -20,10 +20,6 @@ same lock or leadership) and every fencing-number anomaly gets one cause:
   timed out) before the grant, and nothing the service recorded shows the lease alive:
   what the abandoned worker did next (its late completion, its close, which lets go of
   the lease) is the harness's doing, so the overlap is not blamed on anyone (unknown).
-- ``grant-seen-late``: the holder's client learned of its grant only after the service
-  had granted the next one (its number is lower, and its take was still in flight then):
-  it led or held only in its own belief, from the start. What a lease does with a slow
-  client (no fault needs to be injected: a starved process will do); fencing's job.
 - ``clock-jump``: a node's clock jumped during the holding; a lock whose safety depends on
   clocks (Redlock) is then unsafe.
 - ``crash-lost-state``: a node crashed during the holding and came back without the lock
@@ -58,9 +54,8 @@ from checkers.windows import (
 from checkers.words import NS, article, secs
 
 PAUSED: Final = "lease-expired-while-paused"
-LATE: Final = "grant-seen-late"
 CUT_OFF: Final = "lease-expired-while-cut-off"
-EXPIRED: Final = (PAUSED, CUT_OFF, LATE)
+EXPIRED: Final = (PAUSED, CUT_OFF)
 """The causes that are a lease doing what leases do: fencing's job."""
 SERVICE_BUG: Final = "service-bug"
 ABANDONED: Final = "holder-abandoned"
@@ -94,13 +89,6 @@ CAUSES: Final[dict[str, Cause]] = {
         "fencing: the protected resource must reject writes whose token is lower than the "
         "highest it has accepted; a holder that cannot reach the service must stop acting on "
         "its holding before its lease can have expired",
-    ),
-    LATE: Cause(
-        "the holder learned of its grant after the service had granted the next one",
-        True,
-        "fencing: the protected resource must reject writes whose token is lower than the "
-        "highest it has accepted; a client must not act on a grant whose lease may have run "
-        "out before it saw it",
     ),
     SERVICE_BUG: Cause(
         "the service granted the lock while the previous lease was still valid by its own account",
@@ -215,13 +203,6 @@ def classify_takeover(
 ) -> Takeover:
     """Why ``earlier``'s holder lost its holding to a grant at ``at`` without letting go."""
     kind = lease_kind(facts, at)
-    if earlier.taken > at:  # ordered by the service's numbers: seen after the next grant
-        evidence = (
-            f"its number ({earlier.number}) is lower than the next grant's, made at "
-            f"{secs(at)}, but process {earlier.process}'s client saw its grant only at "
-            f"{secs(earlier.taken)}: it held only in its own belief"
-        )
-        return Takeover(kind, Classification.of(LATE, evidence))
     began = earlier.taken
     ack = facts.last_ack_before(at) if facts is not None else None
     quiet = ack[1] if ack is not None else began  # the holder's last sign of life

@@ -22,7 +22,6 @@ election checkers share their analysis and differ only in vocabulary.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
@@ -235,32 +234,11 @@ def holding_at(
     return max(mine, key=lambda x: x.invoked) if mine else None
 
 
-def granted_before(a: Holding, b: Holding) -> bool:
-    """Whether the service granted ``a`` before ``b`` (two definite holdings of one name):
-    by their numbers where real time allows it (a take still in flight when the other's
-    grant was seen may have been granted first, its client learning of it late), else in
-    the order they were seen. A lower number that real time puts later stays later: the
-    service lowered it (``checkers.classify.classify_number``). Grants the service logged
-    are in its own order already."""
-    logged = a.granted is not None or b.granted is not None
-    if not logged and a.number is not None and b.number is not None and a.number != b.number:
-        lo, hi = (a, b) if a.number < b.number else (b, a)
-        assert hi.start is not None
-        if lo.invoked < hi.start:
-            return lo is a
-    return a.taken < b.taken
-
-
 def successors(h: Holding, held: Sequence[Holding]) -> list[Holding]:
-    """Definite holdings of the same name by other processes that the service granted
-    after ``h``, in that order."""
+    """Later definite holdings of the same name by other processes, by start."""
     later = [
         x
         for x in held
-        if x.definite and x.process != h.process and x.name == h.name and granted_before(h, x)
+        if x.definite and x.process != h.process and x.name == h.name and x.taken > h.taken
     ]
-    return sorted(later, key=functools.cmp_to_key(_service_order))
-
-
-def _service_order(a: Holding, b: Holding) -> int:
-    return -1 if granted_before(a, b) else 1
+    return sorted(later, key=lambda x: x.taken)

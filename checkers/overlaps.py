@@ -41,7 +41,6 @@ from checkers.holdings import (
     Terms,
     attach_grants,
     end_at_loss,
-    granted_before,
     holding_at,
     holdings,
     late_completions,
@@ -232,16 +231,15 @@ def _pairs(
     earlier holder's writes that arrived while the later one held it, ``at_resource``)."""
     ordered = sorted(held, key=lambda h: h.start or 0)
     out = []
-    for i, a in enumerate(ordered):
-        for b in ordered[i + 1 :]:
-            if b.process == a.process or b.name != a.name:
+    for i, first in enumerate(ordered):
+        first_end = first.end if first.end is not None else max(run_end, first.start or 0)
+        mine = own_writes(first, held, writes)
+        for later in ordered[i + 1 :]:
+            if later.process == first.process or later.name != first.name:
                 continue
-            assert b.start is not None
-            if a.end is not None and not b.start < a.end:
+            assert later.start is not None
+            if first.end is not None and not later.start < first.end:
                 continue
-            first, later = (a, b) if granted_before(a, b) else (b, a)
-            first_end = first.end if first.end is not None else max(run_end, first.start or 0)
-            mine = own_writes(first, held, writes)
             later_end = later.end if later.end is not None else run_end
             both_until = min(first_end, later_end)
             landed = [w for w in mine if later.taken <= int(w["time"]) <= later_end]
@@ -253,9 +251,9 @@ def _pairs(
                         "kind": lease_kind(leases.get(first.lease), later.taken),
                         "first": first.to_dict(),
                         "later": later.to_dict(),
-                        "both_from": b.start,
+                        "both_from": later.start,
                         "both_until": both_until,
-                        "overlap_s": seconds(max(0, both_until - b.start)),
+                        "overlap_s": seconds(max(0, both_until - later.start)),
                         "at_resource": [
                             {
                                 "time": w["time"],
