@@ -11,10 +11,13 @@ ARGS ?=
 setup: $(VENV)/.installed
 	@$(BIN)/python scripts/compile_checker.py
 
+# The checkout on the path (compat mode: a .pth line, no import finder to load at every
+# start; setuptools calls the mode transitional, hence the fallback).
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]' --config-settings editable_mode=compat
+	$(BIN)/pip install -q -e '.[dev]' --config-settings editable_mode=compat 2>/dev/null \
+	  || $(BIN)/pip install -q -e '.[dev]'
 	touch $@
 
 # A first run on the built-in sim target: no Docker needed.

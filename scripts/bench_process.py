@@ -3,8 +3,9 @@
 
 Per reference set (porcupine's etcd logs, its kv histories, the Knossos histories) one
 ``harness check`` process over all the set's files: its wall time and its CPU time (user +
-system: start-up, reading, checking and printing), beside the sum of the times to the
-verdicts it reports; and one process checking one small file (the start-up).
+system: start-up, reading, checking and printing), beside the sum and the median of the
+times to the verdicts it reports; and one process checking one small file (the start-up).
+Then the fixed cost of a check: an empty history, checked over and over.
 
 Per generated case (``scripts/gen_history.py``, cached under ``--cache``): many keys (10k,
 100k and 1M ops over 1,000 keys, 20 clients, the cas-register and register models) and one
@@ -26,6 +27,7 @@ import csv
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -170,22 +172,50 @@ def bench_sets(rounds: int, time_limit: float) -> None:
     for _ in range(rounds):
         for name, paths in files.items():
             wall, cpu, lines = whole(paths, time_limit)
-            verdicts = sum(float(x.get("check_ms") or 0.0) for x in lines) / 1000
+            times = [float(x.get("check_ms") or 0.0) / 1000 for x in lines]
             one_wall, one_cpu, _ = whole(paths[:1], time_limit)
             _min_into(
                 best.setdefault(name, {}),
-                {"wall": wall, "cpu": cpu, "verdicts": verdicts, "one_wall": one_wall,
-                 "one_cpu": one_cpu, "files": len(paths)},
+                {"wall": wall, "cpu": cpu, "verdicts": sum(times), "one_wall": one_wall,
+                 "one_cpu": one_cpu, "files": len(paths), "median": statistics.median(times)},
             )  # fmt: skip
-    print(f"{'set':12} {'files':>5} {'to verdicts':>12} {'porcupine':>10} {'process wall':>13} "
-          f"{'CPU':>9} {'one file: wall':>15} {'CPU':>9}")  # fmt: skip
+    print(f"{'set':12} {'files':>5} {'to verdicts':>12} {'median/file':>12} {'porcupine':>10} "
+          f"{'process wall':>13} {'CPU':>9} {'one file: wall':>15} {'CPU':>9}")  # fmt: skip
     for name, b in best.items():
         print(
             f"{name:12} {int(b['files']):5} {b['verdicts'] * 1000:9.1f} ms "
+            f"{b['median'] * 1000:9.3f} ms "
             f"{porcupine[name]:7.1f} ms "
             f"{b['wall'] * 1000:10.0f} ms {b['cpu'] * 1000:6.0f} ms "
             f"{b['one_wall'] * 1000:12.0f} ms {b['one_cpu'] * 1000:6.0f} ms"
         )
+
+
+EMPTY = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from checkers.linearizability import check
+from core.history import History
+empty = History([])
+for _ in range(1000):
+    check(empty, "register")
+best = 1.0
+for _ in range(20):
+    started = time.perf_counter()
+    for _ in range(1000):
+        check(empty, "register")
+    best = min(best, (time.perf_counter() - started) / 1000)
+print(best)
+"""
+
+
+def bench_empty() -> None:
+    """The fixed cost of a check: ``check`` of an empty history, in its own process (the
+    best of 20 rounds of 1,000)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", EMPTY, str(ROOT)], capture_output=True, text=True, check=True
+    )
+    print(f"the fixed cost of a check (an empty history): {float(proc.stdout) * 1e6:.1f} us")
 
 
 def bench_cases(names: list[str], rounds: int, cache: Path, time_limit: float) -> None:
@@ -234,6 +264,7 @@ def main() -> int:
     subprocess.run([*HARNESS, "--help"], capture_output=True, cwd=ROOT, env=USERS_ENV)  # caches
     if not args.no_sets:
         bench_sets(args.rounds, args.time_limit)
+        bench_empty()
     if not args.no_cases:
         bench_cases(names, args.rounds, args.cache, args.time_limit)
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -15,9 +15,15 @@ then until it is the oldest key under the prefix, watch only its predecessor (th
 older key) and re-read after every watch event (a watch is a one-shot notification; the
 event itself is never trusted). Token: its own create revision.
 
-Both: ``acquire`` blocks up to ``wait`` s. When the wait runs out, one range settles it: if
-the client's key is by then the oldest it holds the lock (ok), else ``not granted`` (fail;
-the holder then revokes the lease, which deletes the key, so it never will be).
+Both: ``acquire`` blocks up to ``wait`` s. When the recipe's wait runs out, one range
+settles it: if the client's key is by then the oldest it holds the lock (ok), else ``not
+granted`` (fail; the holder then revokes the lease, which deletes the key, so it never will
+be). The lock service's wait is the request's own, and no read settles it: etcd deletes the
+key of a lock request that is cancelled while it waits (``concurrency.Mutex.Lock``
+releases it when its wait fails), so a key seen as the oldest after the client gave up
+may be gone a moment later, and another client granted the lock. The outcome is unknown
+(info: the service may have granted it just before the cancel), and the holder revokes the
+lease, which ends it either way.
 ``release`` deletes the key and revokes the lease; ``LeaseNotFound`` (fail) when etcd says
 the lease was already gone (the key went with it: the release did nothing).
 """
@@ -32,6 +38,7 @@ from workloads.errors import OpFailed, OpUnknown
 from workloads.lease import LeaseNotFound
 
 NOT_GRANTED = "not granted"
+CANCELLED = "etcd drops the key of a request cancelled while it waits, unless it was granted"
 RETRY_PAUSE = 0.1
 """Seconds to pause after a failed watch before re-reading."""
 
@@ -101,7 +108,7 @@ class ServiceLock(_EtcdLock):
                 "/v3/lock/lock", {"name": b64(lock), "lease": lease}, f"lock {name}", timeout=wait
             )
         except OpUnknown as e:
-            return self.owner_check(name, lease, e)
+            raise OpUnknown(f"lock {name}: {e}; {CANCELLED}") from None
         key = unb64(r["key"])
         kv = self.get(key)
         if kv is None:
