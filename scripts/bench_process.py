@@ -228,7 +228,7 @@ def bench_cases(names: list[str], rounds: int, cache: Path, time_limit: float) -
             got = phases(paths[n], time_limit)
             got.update(wall=wall, cpu=cpu, reported=lines[0].get("valid"))
             _min_into(best.setdefault(n, {}), got)
-    cols = ("read", "partition", "prepare", "search", "result")
+    cols = ("read", "registers", "partition", "prepare", "search", "result")
     print(
         f"{'case':19} {'verdict':>8} {'to verdict':>11} {'porcupine':>10} {'process':>9} "
         f"{'CPU':>8}   phases (ms): " + " ".join(f"{c:>9}" for c in cols)
