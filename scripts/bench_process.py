@@ -11,7 +11,8 @@ Per generated case (``scripts/gen_history.py``, cached under ``--cache``): many 
 100k and 1M ops over 1,000 keys, 20 clients, the cas-register and register models) and one
 key (20,000 ops, 10 clients, one corrupted read: the hard invalid key). For each, the whole
 process (``harness check FILE``: wall and CPU) and, in another process, the phases: reading,
-then the check's own (``details["phases_s"]``: partition, prepare, search, result).
+then the check's own (``details["phases_s"]``: partition, prepare, search, result; or, for
+a history the register path decided, registers and result).
 
 Every measure is the minimum over ``--rounds`` rounds, the cases interleaved within a round
 (the machine is shared and noisy: a minimum is the least disturbed run).
