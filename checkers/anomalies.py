@@ -34,8 +34,9 @@ kind                       what happened
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Final
+
+import msgspec
 
 from core.ops import Op
 
@@ -66,8 +67,7 @@ MAX_SENTENCE: Final = 400
 ELLIPSIS: Final = " …"
 
 
-@dataclass(frozen=True, slots=True)
-class Involved:
+class Involved(msgspec.Struct, frozen=True):
     """One operation (or event) in an anomaly: its role, who did it, when.
 
     ``index`` is the history index of the invocation (None for records that are not
@@ -92,15 +92,14 @@ class Involved:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Anomaly:
+class Anomaly(msgspec.Struct, frozen=True):
     """One named violation; ``sentence`` starts with the kind's words."""
 
     kind: str
     sentence: str
     involved: tuple[Involved, ...] = ()
     key: Any = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = msgspec.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

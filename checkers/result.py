@@ -13,8 +13,9 @@ then rests on the checkers that could judge; a run where none could is unknown.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import msgspec
 
 Validity = bool | Literal["unknown"]
 UNKNOWN: Literal["unknown"] = "unknown"
@@ -24,14 +25,13 @@ violation in what was recorded: its validity is unknown, its exit code 2 (Jepsen
 code for it). A cut-short run with a violation is invalid, as any other."""
 
 
-@dataclass(frozen=True)
-class CheckResult:
+class CheckResult(msgspec.Struct, frozen=True):
     """One checker's verdict, its plain-language summary and its details (JSON-able)."""
 
     checker: str
     valid: Validity
     summary: str = ""
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = msgspec.field(default_factory=dict)
     applicable: bool = True
     """False when the checker had nothing to judge; the run's verdict leaves it out."""
 

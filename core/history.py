@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from core.ops import NEMESIS, Op, Process
 
@@ -14,8 +15,7 @@ class MalformedHistory(ValueError):
     invoking twice at once, a process invoking again after an ``info``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Pair:
+class Pair(msgspec.Struct, frozen=True, gc=False):
     """An invocation and its completion; ``completion`` is None when it never returned."""
 
     invoke: Op

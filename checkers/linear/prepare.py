@@ -11,7 +11,6 @@ no object per operation); ``Problem.entries`` gives them as records for reports.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Final, NamedTuple
 
@@ -37,20 +36,31 @@ class Entry(NamedTuple):
         return self.end != INF
 
 
-@dataclass(slots=True)
 class Problem:
     """One independent part of a history, as parallel lists: certain operations first,
     by end, then uncertain ones, by start."""
 
-    label: Any
-    init: Hashable
-    calls: list[Call]
-    starts: list[int]
-    ends: list[int]
-    invokes: list[Op]
-    completions: list[Op | None]
-    n_certain: int
-    dropped: int = 0
+    def __init__(
+        self,
+        label: Any,
+        init: Hashable,
+        calls: list[Call],
+        starts: list[int],
+        ends: list[int],
+        invokes: list[Op],
+        completions: list[Op | None],
+        n_certain: int,
+        dropped: int = 0,
+    ) -> None:
+        self.label = label
+        self.init = init
+        self.calls = calls
+        self.starts = starts
+        self.ends = ends
+        self.invokes = invokes
+        self.completions = completions
+        self.n_certain = n_certain
+        self.dropped = dropped
 
     def entry(self, i: int) -> Entry:
         return Entry(

@@ -27,7 +27,6 @@ quota of steps and is resumed with the next quota.
 from __future__ import annotations
 
 from collections.abc import Generator, Hashable
-from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from checkers.linear import bits
@@ -42,7 +41,6 @@ REDUCTIONS: Final = frozenset({"R1", "R2", "R3", "R4", "R5", "R6"})
 """All reductions (on by default); tests switch them off one by one."""
 
 
-@dataclass(slots=True)
 class SearchResult:
     """The verdict of one partition and what the search saw.
 
@@ -52,13 +50,31 @@ class SearchResult:
     order, and the state they leave).
     """
 
-    valid: Verdict
-    reason: str = ""
-    steps: int = 0
-    model_steps: int = 0
-    configs: int = 0
-    failed: int = -1
-    paths: list[tuple[list[int], Hashable]] = field(default_factory=list)
+    def __init__(
+        self,
+        valid: Verdict,
+        reason: str = "",
+        steps: int = 0,
+        model_steps: int = 0,
+        configs: int = 0,
+        failed: int = -1,
+        paths: list[tuple[list[int], Hashable]] | None = None,
+    ) -> None:
+        self.valid = valid
+        self.reason = reason
+        self.steps = steps
+        self.model_steps = model_steps
+        self.configs = configs
+        self.failed = failed
+        self.paths: list[tuple[list[int], Hashable]] = [] if paths is None else paths
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by its fields (a worker process sends its results)."""
+        fields = (self.valid, self.reason, self.steps, self.model_steps, self.configs)
+        return SearchResult, (*fields, self.failed, self.paths)
+
+    def __repr__(self) -> str:
+        return f"SearchResult({self.valid!r}, reason={self.reason!r}, steps={self.steps})"
 
 
 class Search(Prune):

@@ -68,6 +68,16 @@ def test_checking_a_history_file_loads_no_target_fault_or_workload() -> None:
     assert _loaded_by_check("cas-register", history, unwanted) == (1, [])
 
 
+def test_checking_an_invalid_file_loads_neither_inspect_nor_other_models() -> None:
+    """``harness check`` of an invalid file (the register path, then the general search for
+    its counterexample) imports no ``inspect`` (``dataclasses`` and ``typing_extensions``
+    import it: a tenth of a small check's start-up) and no model but the one it checks."""
+    history = Path(__file__).parent / "histories" / "sim-stale-read.jsonl"
+    unwanted = ("inspect", "dataclasses", "typing_extensions", "checkers.linear.models.kv")
+    unwanted += ("checkers.linear.models.mutex", "checkers.linear.models.multi_register")
+    assert _loaded_by_check("cas-register", history, unwanted) == (1, [])
+
+
 def test_checking_a_valid_file_loads_only_the_search(tmp_path: Path) -> None:
     """``harness check`` of a small valid register file imports neither rich, nor the
     run's checkers, nor what only an invalid verdict needs (counterexample, anomaly names),

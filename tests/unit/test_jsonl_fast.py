@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib.util
 import io
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,8 @@ import pytest
 from checkers.linear.simulate import simulate
 from core.formats import FormatError, jsonl, jsonl_fast, read_file
 from core.ops import Op
+
+ROOT = Path(__file__).resolve().parents[2]
 
 BAD_LINES = [
     '{"index": 99999999, "time": 1.5, "process": 0, "type": "ok", "f": "read"}',
@@ -123,3 +127,30 @@ def test_the_c_checks_agree_with_the_python_ones() -> None:
                 lines = [Op(1, 1, 0, "ok", "read"), Op(index, time, 0, "ok", "read", value, key)]
                 expected = jsonl_fast.check_lines(lines, 0, 50)
                 assert check(lines, 0, 50) == expected, (value, key, index, time)
+
+
+def test_ops_decode_with_their_constraints_when_msgspec_is_imported_alone() -> None:
+    """``core.ops`` imports msgspec without ``typing_extensions`` (for start-up): in a fresh
+    process the decoder still checks every constraint of ``Op``'s fields, and a later
+    import of ``typing_extensions`` still works."""
+    code = """if True:
+        import sys
+        from core.ops import Op
+        import msgspec
+        assert "typing_extensions" not in sys.modules
+        decode = msgspec.json.Decoder(Op).decode
+        line = '{"index": %s, "time": 2, "process": %s, "type": "%s", "f": "%s"}'
+        assert decode(line % (1, 0, "ok", "read")) == Op(1, 2, 0, "ok", "read")
+        bad = [(-1, 0, "ok", "read"), (2**62, 0, "ok", "read"), (1, '""', "ok", "read"),
+               (1, 0, "done", "read"), (1, 0, "ok", "")]
+        for fields in bad:
+            try:
+                decode(line % fields)
+            except msgspec.ValidationError:
+                continue
+            raise SystemExit(f"accepted {fields}")
+        import typing_extensions
+        print("ok")
+    """
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.stdout.strip() == "ok", out.stderr

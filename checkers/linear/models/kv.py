@@ -8,7 +8,6 @@ effect at any time after invocation, or never. A get that returned nil reads as 
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
 from typing import Any, Final
 
 from checkers.linear.model import ANY, NOTHING, UNKNOWN, Call, Hint, by_key, unknown_op
@@ -21,7 +20,6 @@ GET_ANY: Final = Hint(True, NOTHING, NOTHING)
 _new: Final = tuple.__new__  # builds a Call or Hint without its Python-level __new__
 
 
-@dataclass(frozen=True)
 class KvModel:
     """One key of a string key-value store (histories are split by key)."""
 

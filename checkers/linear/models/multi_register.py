@@ -10,7 +10,6 @@ after invocation, or never (its reads constrain nothing). Not partitioned: an op
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
 from typing import Any
 
 from checkers.linear.model import (
@@ -29,7 +28,6 @@ from core.ops import Op
 Micro = tuple[str, Hashable, Hashable]
 
 
-@dataclass(frozen=True)
 class MultiRegisterModel:
     """Registers keyed by name; the state is a sorted tuple of (key, value) pairs."""
 

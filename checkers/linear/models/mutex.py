@@ -11,7 +11,6 @@ time after invocation, or never. Histories with keys (several locks) are checked
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
 from typing import Any, Final
 
 from checkers.linear.model import Call, Hint, by_key, outcome, unknown_op
@@ -28,7 +27,6 @@ ALIASES: Final = {
 }
 
 
-@dataclass(frozen=True)
 class MutexModel:
     """A lock whose state is its holder's process id (None when free)."""
 

@@ -14,7 +14,6 @@ Histories with keys are checked per key.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
 from typing import Any, Final
 
 from checkers.linear.model import (
@@ -51,14 +50,25 @@ def _cached(cache: dict[Any, Call], key: Any, fields: tuple[Any, Any, bool]) -> 
     return call
 
 
-@dataclass(frozen=True)
 class RegisterModel:
-    """A read/write/cas register; the flags choose the dialect (see the module doc)."""
+    """A read/write/cas register; the flags choose the dialect (see the module doc).
+    A plain class (not a dataclass: ``dataclasses`` imports ``inspect``, a tenth of a
+    small check's start-up); its three instances below are the models."""
 
-    name: str
-    initial: Any = None
-    fail_cas_happened: bool = False
-    nil_read_any: bool = False
+    def __init__(
+        self,
+        name: str,
+        initial: Any = None,
+        fail_cas_happened: bool = False,
+        nil_read_any: bool = False,
+    ) -> None:
+        self.name = name
+        self.initial = initial
+        self.fail_cas_happened = fail_cas_happened
+        self.nil_read_any = nil_read_any
+
+    def __repr__(self) -> str:
+        return f"RegisterModel({self.name!r})"
 
     def init(self) -> Hashable:
         return freeze(self.initial)
