@@ -21,8 +21,6 @@ shared out. A worker that dies leaves its partitions "unknown", with its exit co
 from __future__ import annotations
 
 import os
-import signal
-import threading
 import time
 from typing import TYPE_CHECKING, Any, Final
 
@@ -49,6 +47,7 @@ def workers_for(n_ops: int, n_parts: int) -> int:
     if n_parts < 2 or n_ops < MIN_OPS:
         return 1
     import multiprocessing  # here: a check that stays in this process does not load it
+    import threading
 
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
@@ -161,6 +160,8 @@ def _work(share: list[int], conn: Connection) -> None:
     """A worker: check the partitions of ``share`` and send their outcomes, or the error
     that stopped it, which the parent raises as one process would. Ctrl-C is the
     parent's to handle: it stops the workers."""
+    import signal
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     assert _JOB is not None
     try:

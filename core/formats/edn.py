@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from core.formats.edn_symbol import Symbol
+from core.formats.fields import MAX_DIGITS
 
 __all__ = ["EdnError", "Symbol", "dumps", "iter_elements", "loads"]
 
@@ -58,8 +59,6 @@ _ESCAPES: Final = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "b": "
 _CLOSER: Final = {"[": "]", "(": ")", "{": "}", "#{": "}"}
 MAX_DEPTH: Final = 40
 """Collections nested deeper than this are refused (histories nest a few levels)."""
-MAX_DIGITS: Final = 20
-"""Integers with more digits than this (beyond 64 bits) are refused."""
 _HEX4: Final = re.compile(r"[0-9a-fA-F]{4}")
 
 

@@ -24,9 +24,11 @@ from typing import Any, Final
 
 from core.ops import MAX_INT, OP_TYPES, Op
 
-__all__ = ["MAX_DEPTH", "MAX_INT", "FieldError", "check_value", "make_op"]
+__all__ = ["MAX_DEPTH", "MAX_DIGITS", "MAX_INT", "FieldError", "check_value", "make_op"]
 
 MAX_DEPTH: Final = 32
+MAX_DIGITS: Final = 20
+"""Integers with more digits than this (beyond 64 bits) are refused by the text readers."""
 MAX_ITEMS: Final = 100_000
 _SCALARS: Final = (type(None), str, bool)
 _OP_TYPES: Final = frozenset(OP_TYPES)

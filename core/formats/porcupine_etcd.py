@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from core.formats.budget import Budget
-from core.formats.edn import MAX_DIGITS
 from core.formats.errors import format_error
-from core.formats.fields import make_op
+from core.formats.fields import MAX_DIGITS, make_op
 from core.formats.files import read_text
 from core.formats.jsonl import CHECK_EVERY
 from core.history import History

@@ -4,6 +4,7 @@ errors are one line, the types that check an option's value, the SSH login optio
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -32,10 +33,38 @@ def shown_default(value: object) -> str:
     return str(value)
 
 
+def _columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` finds it (``COLUMNS``, else
+    stdout's terminal, else 80), without importing shutil: argparse makes a formatter for
+    every option added, and shutil's import was a thirtieth of a small check's start-up."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    if sys.__stdout__ is None:
+        return 80
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
 class HelpFormatter(argparse.HelpFormatter):
     """Every option's help ends with its default and its allowed values, unless its own
     words already give them: an option whose default means something else than a value
     (None: "decided by the target") says so in its help text, which a unit test checks."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        width = _columns() - 2 if width is None else width
+        super().__init__(prog, indent_increment, max_help_position, width)
 
     def _expand_help(self, action: argparse.Action) -> str:
         text = super()._expand_help(action)
