@@ -46,8 +46,12 @@ the EDN reader (Jepsen's and Knossos' histories)."""
 C_MODULES: Final = ("checkers/linear/_registers.c", "core/formats/_scan.c")
 """Modules written in C, built with them: the register path's reading and search, and the
 checks of big JSONL histories' ops."""
+C_HEADERS: Final = ("core/struct_slots.h",)
+"""The headers the C modules include (by a path relative to theirs)."""
 TYPES_FROM: Final = ("checkers/linear/model.py", "core/ops.py", "core/history.py")
 """Plain modules whose types the compiled ones are built against."""
+SOURCES: Final = MODULES + C_MODULES + C_HEADERS + TYPES_FROM
+"""Every file a build depends on."""
 DONE: Final = "complete"
 """The marker written last in a finished build's directory."""
 STAMP: Final = "stamp"
@@ -61,7 +65,7 @@ def digest(root: Path = PACKAGES_ROOT) -> str:
 
     h = hashlib.sha256()
     h.update(str(sysconfig.get_config_var("EXT_SUFFIX")).encode())
-    for rel in MODULES + C_MODULES + TYPES_FROM:
+    for rel in SOURCES:
         h.update(rel.encode())
         h.update((root / rel).read_bytes())
     return h.hexdigest()[:16]
@@ -77,7 +81,7 @@ def stamp(root: Path = PACKAGES_ROOT) -> str:
     files finds its build without reading and hashing them (hashing costs a few ms of
     every start-up); any change to a file changes the stamp, and the digest decides."""
     parts = [EXTENSION_SUFFIXES[0]]
-    for rel in MODULES + C_MODULES + TYPES_FROM:
+    for rel in SOURCES:
         st = os.stat(root / rel)
         parts.append(f"{rel} {st.st_size} {st.st_mtime_ns}")
     return "\n".join(parts) + "\n"

@@ -12,6 +12,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include "../../core/struct_slots.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,21 +79,6 @@ i64s_reach(int64_t **a, Py_ssize_t *n, Py_ssize_t i, int64_t fill)
 typedef struct {
     Py_ssize_t process, type, f, value, key;
 } Offsets;
-
-static int
-slot_offset(PyTypeObject *type, const char *name, Py_ssize_t *out)
-{
-    PyObject *d = PyDict_GetItemString(type->tp_dict, name);
-    if (d == NULL || !PyObject_TypeCheck(d, &PyMemberDescr_Type))
-        return -1;
-    PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
-    if (m->type != T_OBJECT_EX && m->type != T_OBJECT)
-        return -1;
-    *out = m->offset;
-    return 0;
-}
-
-#define FIELD(op, off) (*(PyObject **)((char *)(op) + (off)))
 
 static int
 eq_ascii(PyObject *s, const char *lit, Py_ssize_t n)

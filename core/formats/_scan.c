@@ -7,23 +7,9 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include "../struct_slots.h"
 
 #define FAIL (-2)
-
-static int
-slot_offset(PyTypeObject *type, const char *name, Py_ssize_t *out)
-{
-    PyObject *d = PyDict_GetItemString(type->tp_dict, name);
-    if (d == NULL || !PyObject_TypeCheck(d, &PyMemberDescr_Type))
-        return -1;
-    PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
-    if (m->type != T_OBJECT_EX && m->type != T_OBJECT)
-        return -1;
-    *out = m->offset;
-    return 0;
-}
-
-#define FIELD(op, off) (*(PyObject **)((char *)(op) + (off)))
 
 /* An exact int within 64 bits, signed or unsigned (-2**63 <= n < 2**64): 1, else 0. */
 static int

@@ -38,7 +38,7 @@ for r in csv.DictReader(open(root / "MANIFEST.tsv"), delimiter="\\t"):
 
 
 def _copy_sources(dest: Path) -> None:
-    for rel in compiled.MODULES + compiled.C_MODULES + compiled.TYPES_FROM:
+    for rel in compiled.SOURCES:
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, dest / rel)
 
@@ -53,6 +53,10 @@ def test_the_digest_names_the_sources(tmp_path: Path) -> None:
     search.write_text((ROOT / "checkers/linear/search.py").read_text())
     model = tmp_path / "checkers/linear/model.py"  # a module whose types the build uses
     model.write_text(model.read_text() + "\n")
+    assert compiled.digest(tmp_path) != before
+    model.write_text((ROOT / "checkers/linear/model.py").read_text())
+    header = tmp_path / "core/struct_slots.h"  # included by the C modules
+    header.write_text(header.read_text() + "\n")
     assert compiled.digest(tmp_path) != before
 
 

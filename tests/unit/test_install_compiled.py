@@ -82,7 +82,8 @@ def test_a_pip_install_runs_the_compiled_search(tmp_path: Path) -> None:
     )
     out = json.loads(run.stdout.splitlines()[-1])
     assert (run.returncode, out["valid"], out["search"]) == (1, False, "compiled"), run.stderr
-    where = "import checkers.linear.search as m; print(m.__file__)"
+    modules = ("checkers.linear.search", "checkers.linear._registers", "core.formats._scan")
+    where = f"import importlib\nfor m in {modules!r}: print(importlib.import_module(m).__file__)"
     installed = subprocess.run(
         [str(venv / "bin" / "python"), "-c", where],
         capture_output=True,
@@ -90,5 +91,6 @@ def test_a_pip_install_runs_the_compiled_search(tmp_path: Path) -> None:
         env=env,
         cwd=tmp_path,
         check=True,
-    ).stdout
-    assert installed.startswith(str(venv)) and installed.strip().endswith(".so")
+    ).stdout.split()
+    assert len(installed) == len(modules), installed  # the mypyc search and the C modules
+    assert all(f.startswith(str(venv)) and f.endswith(".so") for f in installed), installed
