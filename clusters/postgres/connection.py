@@ -5,7 +5,10 @@ The connection string names every node and asks for a read-write session
 timeout for an answer: a paused or cut-off server would hold a client for ever. Every
 statement therefore runs under a ``Deadline`` that shuts the connection's socket when the
 answer is late; the waiting call then fails as a lost connection does, and
-``clusters.postgres.errors`` classifies it by whether a COMMIT was under way.
+``clusters.postgres.errors`` classifies it by whether a COMMIT was under way. An answer
+that arrives as the socket is cut counts as lost too: the server ends the session when it
+reads the cut, and with it the session's locks and open transaction, so that answer is
+not what holds.
 """
 
 from __future__ import annotations
@@ -46,15 +49,31 @@ def conninfo(addresses: Sequence[str], timeout: float, *, primary: bool = True) 
 
 class Deadline:
     """Cuts ``conn``'s socket if the block it guards has not ended ``timeout`` s after it
-    began (``fired`` then says so)."""
+    began (``fired`` then says so). ``finish`` ends the guard: after it, the socket is
+    never cut."""
 
     def __init__(self, conn: psycopg.Connection[Any], timeout: float) -> None:
         self.conn, self.timeout, self.fired = conn, timeout, False
         self._timer = threading.Timer(timeout, self._cut)
         self._timer.daemon = True
+        self._guard = threading.Lock()
+        self._done = False
+
+    def finish(self) -> bool:
+        """End the guard; whether the socket was cut meanwhile."""
+        with self._guard:
+            self._done = True
+        self._timer.cancel()
+        return self.fired
 
     def _cut(self) -> None:
-        self.fired = True
+        with self._guard:
+            if self._done:
+                return
+            self.fired = True
+            self._shutdown()
+
+    def _shutdown(self) -> None:
         try:
             fd = self.conn.pgconn.socket
         except psycopg.Error:
@@ -70,7 +89,7 @@ class Deadline:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
+        self.finish()
 
 
 class Connection:
@@ -111,6 +130,9 @@ class Connection:
             try:
                 with classified(f"{what} on {self.host}", committing):
                     yield self.conn
+                    if deadline.finish():  # the answer came as the socket was cut
+                        self.conn.close()
+                        raise psycopg.OperationalError("answered as the deadline cut the socket")
             except Exception as e:
                 if deadline.fired:
                     e.args = (f"{e.args[0] if e.args else e} (no answer in {limit:g} s)",)

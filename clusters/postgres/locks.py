@@ -181,6 +181,7 @@ class AdvisoryLock(SessionLock):
             "SELECT pg_advisory_unlock(hashtext(%s)), "
             "set_config('idle_session_timeout', '0', false)",
             (self._key(name),),
+            write=True,  # the unlock is done when it runs: a lost answer leaves it unknown
         )
         if not rows or not rows[0][0]:
             raise LeaseNotFound(f"release {name}: this session no longer held it")
