@@ -159,28 +159,12 @@ class Silent:
             c.close()
 
 
-class Gateway(ThreadingHTTPServer):
-    """Answers every POST with a fixed status and JSON body, like etcd's gateway."""
+class _Json(BaseHTTPRequestHandler):
+    """A handler answering JSON, quietly."""
 
-    daemon_threads = True
-
-    def __init__(self, status: int, body: Any) -> None:
-        self.status, self.body = status, body
-        super().__init__(("127.0.0.1", 0), _Handler)
-        threading.Thread(target=self.serve_forever, daemon=True).start()
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.server_address[1]}"
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: Gateway
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        data = json.dumps(self.server.body).encode()
-        self.send_response(self.server.status)
+    def answer(self, status: int, body: Any) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -188,6 +172,30 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, *args: Any) -> None:
         pass
+
+
+class _Handler(_Json):
+    server: Gateway
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.answer(self.server.status, self.server.body)
+
+
+class Gateway(ThreadingHTTPServer):
+    """Answers every POST with a fixed status and JSON body, like etcd's gateway (or as
+    ``handler`` answers)."""
+
+    daemon_threads = True
+
+    def __init__(self, status: int, body: Any, handler: type[_Json] = _Handler) -> None:
+        self.status, self.body = status, body
+        super().__init__(("127.0.0.1", 0), handler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.server_address[1]}"
 
 
 @pytest.fixture
@@ -254,15 +262,13 @@ def test_an_unanswered_read_is_recorded_as_fail_and_a_write_as_info() -> None:
     assert read.node == "n1"
 
 
-class _Waiting(BaseHTTPRequestHandler):
+class _Waiting(_Json):
     """A gateway whose lock and campaign requests wait past the client's wait, and whose
     reads say that the client's key is the oldest (what etcd may answer in the moment
     before it drops the key of the cancelled request)."""
 
-    server: ThreadingHTTPServer
-
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
         if self.path in ("/v3/lock/lock", "/v3/election/campaign"):
             threading.Event().wait(1.0)  # past the client's wait: it gives up
             return
@@ -270,31 +276,19 @@ class _Waiting(BaseHTTPRequestHandler):
         if self.path == "/v3/election/leader":
             key = base64.b64encode(f"harness/election/e-0/{0x29C2:x}".encode()).decode()
         kv = {"key": key, "create_revision": "16", "mod_revision": "16", "value": ""}
-        data = json.dumps({"kvs": [kv], "kv": kv, "header": {"revision": "16"}}).encode()
-        assert body is not None
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+        self.answer(200, {"kvs": [kv], "kv": kv, "header": {"revision": "16"}})
 
 
 def test_a_lock_or_campaign_whose_wait_ran_out_is_unknown_whatever_a_read_says() -> None:
     """etcd drops the key of a lock request or campaign cancelled while it waits: a read
     naming the client's key as the oldest right then proves nothing (a CI run without
     faults reported two leaders from such a read). The outcome is unknown."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Waiting)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    address = f"127.0.0.1:{server.server_address[1]}"
+    server = Gateway(200, None, _Waiting)
     try:
         with pytest.raises(OpUnknown, match="cancelled while it waits"):
-            ServiceLock([address]).acquire("lock-0", 0x29C2, 0.2)
+            ServiceLock([server.address]).acquire("lock-0", 0x29C2, 0.2)
         with pytest.raises(OpUnknown, match="cancelled while it waits"):
-            EtcdElection([address]).campaign("e-0", 0x29C2, {"name": "e-0"}, 0.2)
+            EtcdElection([server.address]).campaign("e-0", 0x29C2, {"name": "e-0"}, 0.2)
     finally:
         server.shutdown()
         server.server_close()
