@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import importlib
 import time
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from core.ops import NEMESIS, Op
 
@@ -51,28 +51,18 @@ CHECK_EVERY: Final = 4096
 """Steps (or ops read) between two looks at the deadline."""
 
 
-class Decided:
+class Decided(NamedTuple):
     """What this path found: ``valid`` (False at the first invalid partition, the
     ``checked``-th, labelled ``invalid_label``), the partitions, the entries searched in
     all of them, the search's steps and its memoized configurations."""
 
-    def __init__(
-        self,
-        valid: bool,
-        partitions: int,
-        checked: int,
-        ops: int,
-        steps: int,
-        configs: int,
-        invalid_label: Any,
-    ) -> None:
-        self.valid = valid
-        self.partitions = partitions
-        self.checked = checked
-        self.ops = ops
-        self.steps = steps
-        self.configs = configs
-        self.invalid_label = invalid_label
+    valid: bool
+    partitions: int
+    checked: int
+    ops: int
+    steps: int
+    configs: int
+    invalid_label: Any
 
 
 class _Part:
@@ -153,6 +143,18 @@ def decide(
     c = native()
     if c is None:
         return decide_here(history, initial, fail_cas_happened, nil_read_any, deadline)
+    return decide_in_c(c, history, initial, fail_cas_happened, nil_read_any, deadline)
+
+
+def decide_in_c(
+    c: Any,
+    history: tuple[Op, ...],
+    initial: Any,
+    fail_cas_happened: bool,
+    nil_read_any: bool,
+    deadline: float | None,
+) -> Decided | None:
+    """``decide`` by the C module ``c`` (``native()``), with this module's limits."""
     left = -1.0 if deadline is None else max(0.0, deadline - time.perf_counter())
     got = c.decide(
         history,
