@@ -16,10 +16,11 @@ transaction is rolled back
 ``IdleSessionTimeout`` (57P05),                                 ``LeaseNotFound``  fail
 ``IdleInTransactionSessionTimeout`` (25P03): the server ended
 the session, and every lock it held with it
-the connection lost, the server's answer not in time            ``OpFailed``     fail
-(``OperationalError``, ``AdminShutdown``...), any other
-``psycopg.Error`` *before* COMMIT: the transaction dies with
-its connection, nothing of it was committed
+the connection lost, the server's answer not in time (or one    ``OpFailed``     fail
+that came as the deadline cut the socket) (``OperationalError``,
+``AdminShutdown``...), any other ``psycopg.Error`` *before*
+COMMIT: the transaction dies with its connection, nothing of
+it was committed
 the same *during* COMMIT (or an autocommit write): it may       ``OpUnknown``    info
 have committed before the answer was lost
 =============================================================  ===============  =========
