@@ -749,14 +749,10 @@ read_ops(Reader *r, PyObject *ops, int fail_cas_happened, int nil_read_any, cons
 
 /* ---- decide ---- */
 
-static const int64_t *sort_kept;
-
 static int
-by_kept(const void *x, const void *y)
+ascending(const void *x, const void *y)
 {
     int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-    if (sort_kept[a] != sort_kept[b])
-        return sort_kept[a] < sort_kept[b] ? -1 : 1;
     return a < b ? -1 : (a > b);
 }
 
@@ -854,16 +850,16 @@ decide(PyObject *self, PyObject *args)
         int64_t ev = sorted_ev[i];
         local_ev[i] = r.local_of.v[ev >> 1] << 1 | (ev & 1);
     }
-    /* Smallest first (then in order of appearance), as registers.py. */
+    /* Smallest first (then in order of appearance), as registers.py: each partition's
+     * entries kept above its number (both below 2**31: a tuple of ops is that short). */
     for (Py_ssize_t p = 0; p < parts; p++)
-        order[p] = p;
-    sort_kept = kept;
-    qsort(order, (size_t)parts, sizeof(int64_t), by_kept);
+        order[p] = kept[p] << 32 | p;
+    qsort(order, (size_t)parts, sizeof(int64_t), ascending);
     int64_t steps = 0, configs = 0;
     Py_ssize_t checked = 0;
     int valid = 1;
     for (Py_ssize_t j = 0; j < parts; j++) {
-        int64_t p = order[j];
+        int64_t p = order[j] & 0xFFFFFFFF;
         Searched s = {-1, 0, 0};
         if (lim.left < 0 || now() - lim.started <= lim.left) {
             lim.max_steps = steps_base + steps_per_entry * kept[p];
