@@ -26,8 +26,8 @@ quota of steps and is resumed with the next quota.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Hashable
-from typing import Any, Final, Literal
+from collections.abc import Generator, Hashable, Sequence
+from typing import Any, Final, Literal, NamedTuple
 
 from checkers.linear import bits
 from checkers.linear.bits import unlink
@@ -41,7 +41,7 @@ REDUCTIONS: Final = frozenset({"R1", "R2", "R3", "R4", "R5", "R6"})
 """All reductions (on by default); tests switch them off one by one."""
 
 
-class SearchResult:
+class SearchResult(NamedTuple):
     """The verdict of one partition and what the search saw.
 
     For an invalid partition, ``failed`` is the entry to blame in the deepest
@@ -50,31 +50,13 @@ class SearchResult:
     order, and the state they leave).
     """
 
-    def __init__(
-        self,
-        valid: Verdict,
-        reason: str = "",
-        steps: int = 0,
-        model_steps: int = 0,
-        configs: int = 0,
-        failed: int = -1,
-        paths: list[tuple[list[int], Hashable]] | None = None,
-    ) -> None:
-        self.valid = valid
-        self.reason = reason
-        self.steps = steps
-        self.model_steps = model_steps
-        self.configs = configs
-        self.failed = failed
-        self.paths: list[tuple[list[int], Hashable]] = [] if paths is None else paths
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled by its fields (a worker process sends its results)."""
-        fields = (self.valid, self.reason, self.steps, self.model_steps, self.configs)
-        return SearchResult, (*fields, self.failed, self.paths)
-
-    def __repr__(self) -> str:
-        return f"SearchResult({self.valid!r}, reason={self.reason!r}, steps={self.steps})"
+    valid: Verdict
+    reason: str = ""
+    steps: int = 0
+    model_steps: int = 0
+    configs: int = 0
+    failed: int = -1
+    paths: Sequence[tuple[list[int], Hashable]] = ()
 
 
 class Search(Prune):

@@ -132,7 +132,9 @@ class Connection:
                     yield self.conn
                     if deadline.finish():  # the answer came as the socket was cut
                         self.conn.close()
-                        raise psycopg.OperationalError("answered as the deadline cut the socket")
+                        raise psycopg.OperationalError(
+                            "an answer came only as the deadline cut the socket"
+                        )
             except Exception as e:
                 if deadline.fired:
                     e.args = (f"{e.args[0] if e.args else e} (no answer in {limit:g} s)",)
