@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import time
@@ -56,10 +58,45 @@ def new_run_dir(base: Path, test_name: str, now: float | None = None) -> Path:
 
 
 def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically (write a temporary file, then rename)."""
+    """Write JSON atomically (write a temporary file, then rename); a failed write (a
+    full disk) leaves the old file as it was and no temporary file behind."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
-    tmp.replace(path)
+    try:
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+        tmp.replace(path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+class Reserve:
+    """Disk space set aside in a run directory for the run's last word.
+
+    A run whose disk fills up must still say so in its test.json, but a full disk has no
+    room for the new copy that an atomic write makes. So a run writes ``size`` bytes of
+    zeros (real blocks, not a sparse file) to ``.reserve`` when it starts and gives them
+    back (``release``) just before its last write; ``release`` is also what every run
+    does at its end, so the file never outlives the run.
+    """
+
+    NAME = ".reserve"
+
+    def __init__(self, run_dir: Path, size: int = 256 * 1024) -> None:
+        self.path = run_dir / self.NAME
+        with open(self.path, "xb") as f:
+            f.write(bytes(size))
+            f.flush()
+            os.fsync(f.fileno())
+
+    def release(self) -> None:
+        self.release_in(self.path.parent)
+
+    @classmethod
+    def release_in(cls, run_dir: Path) -> None:
+        """Give back the space set aside in ``run_dir`` (nothing if it is gone already)."""
+        with contextlib.suppress(FileNotFoundError):
+            (run_dir / cls.NAME).unlink()
 
 
 def read_json(path: Path) -> Any:
@@ -80,10 +117,15 @@ class JsonlWriter:
         self._f: IO[bytes] = open(path, "ab", buffering=0)  # noqa: SIM115
 
     def append(self, obj: dict[str, Any]) -> None:
-        self._f.write((json.dumps(obj, separators=(",", ":"), default=str) + "\n").encode())
+        self.append_line(json.dumps(obj, separators=(",", ":"), default=str))
 
     def append_line(self, line: str) -> None:
-        self._f.write((line + "\n").encode())
+        data = (line + "\n").encode()
+        written = self._f.write(data)
+        if written is not None and written < len(data):  # a full disk takes what fits
+            raise OSError(
+                errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (a line cut short)", str(self.path)
+            )
 
     def fsync(self) -> None:
         os.fsync(self._f.fileno())

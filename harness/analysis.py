@@ -8,6 +8,7 @@ in ``test.json`` (``workloads.registry``), and the fault-effect checker runs on 
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from dataclasses import replace
@@ -44,6 +45,8 @@ from core.store import (
 MAX_RUN_NS = 7 * 24 * 3600 * 10**9
 """A run's history spans at most a week: a time beyond is corrupt, and would make the
 per-second statistics (one bucket a second) as big as the number."""
+
+log = logging.getLogger("harness.check")
 
 
 def load_record(run_dir: Path, budget: Budget | None = None) -> RunRecord:
@@ -141,6 +144,7 @@ def check_run(
             r = CheckResult(name, "unknown", f"the checker crashed: {type(e).__name__}: {e}")
         results.append(r)
         r.details.setdefault("check_ms", round((time.perf_counter() - started) * 1000, 3))
+        log.info("checker %s: %s in %s ms", r.checker, verdict_word(r.valid), r.details["check_ms"])
         if r.valid is False and KEY not in r.details:  # every violation carries a kind
             told = r.details.get("violations") or [r.summary]
             r.details[KEY] = [other(r.checker, str(v)).to_dict() for v in told]
@@ -176,7 +180,8 @@ def _name_of(checker: Checker) -> str:
 
 def interruption(test: dict[str, Any]) -> dict[str, Any] | None:
     """How a run was cut short (signal, seconds into the run, words), from its test.json;
-    None for a run that finished. A run still "running" is one whose harness died."""
+    None for a run that finished. A run still "running" is one whose harness died; a
+    "crashed" one says how (``harness.orchestrate``: a full disk, say)."""
     status = test.get("status")
     if status == "running":
         return {
@@ -184,6 +189,12 @@ def interruption(test: dict[str, Any]) -> dict[str, Any] | None:
             "at_s": None,
             "text": "the harness stopped before the run finished (killed or crashed)",
         }
+    if status == "crashed":
+        crash = test.get("crashed")
+        at_s = crash.get("at_s") if isinstance(crash, dict) else None
+        error = crash.get("error") if isinstance(crash, dict) else None
+        at = f" at {at_s:.1f} s" if isinstance(at_s, (int, float)) else ""
+        return {"signal": None, "at_s": at_s, "text": f"the harness crashed{at}: {error}"}
     if status != "interrupted":
         return None
     info = test.get("interrupted")
@@ -197,6 +208,25 @@ def interruption(test: dict[str, Any]) -> dict[str, Any] | None:
         if isinstance(total, (int, float)):
             text += f" of {total + recovery:.0f} s"
     return {"signal": signame, "at_s": at_s, "text": text}
+
+
+def summary(results: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    """A run's results.json without the checkers' details: where the run is, its verdict,
+    status and exit code, each checker's verdict and sentence (``harness run --json``, a
+    suite's ``--json``)."""
+    checkers = results.get("checkers") or {}
+    out = {
+        "run_dir": str(run_dir),
+        "report": str(run_dir / "report.html"),
+        **{k: v for k, v in results.items() if k != "checkers"},
+        "exit_code": exit_code_of(results),
+        "checkers": {
+            name: {"valid": r.get("valid"), "summary": r.get("summary")}
+            for name, r in checkers.items()
+            if isinstance(r, dict)
+        },
+    }
+    return out
 
 
 def exit_code_of(results: dict[str, Any]) -> int:

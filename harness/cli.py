@@ -9,18 +9,16 @@ do, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import Any, Final
 
 from core.errors import EXIT_CRASH
 from harness.commands.args import EXIT_BAD_ARGS, EXIT_UNKNOWN, Parser, UsageError
-
-if TYPE_CHECKING:
-    from rich.console import Console
 
 _OUT_OF_MEMORY = b"harness: out of memory; try --memory-limit or fewer files\n"
 
@@ -104,22 +102,26 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
-class _LazyConsole:
-    """rich's Console, made on first use: importing rich is most of the start-up of a
-    command that does not print through it (``harness check``)."""
-
-    def __getattr__(self, name: str) -> Any:
-        real = self.__dict__.get("_real")
-        if real is None:
-            from rich.console import Console
-
-            real = self.__dict__["_real"] = Console(stderr=False)
-        return getattr(real, name)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    console = cast("Console", _LazyConsole())
-    argv = list(sys.argv[1:] if argv is None else argv)
+    from harness.terminal import guard_streams
+
+    with guard_streams() as outputs:
+        code = _main(list(sys.argv[1:] if argv is None else argv))
+    if outputs.failure is not None:  # the answer did not arrive: a crash, not a verdict
+        _say_last(f"harness: could not write the output ({outputs.failure}); exit {EXIT_CRASH}")
+        return EXIT_CRASH
+    return code
+
+
+def _say_last(line: str) -> None:
+    """One line on stderr, whatever became of it (it may be the stream that failed)."""
+    with contextlib.suppress(OSError):
+        os.write(2, (line + "\n").encode())
+
+
+def _main(argv: list[str]) -> int:
+    from harness.terminal import Terminal
+
     first = argv[0] if argv else None
     parser = build_parser(first if first in COMMANDS else None)
     args = parser.parse_args(argv)
@@ -127,29 +129,49 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_BAD_ARGS
     try:
-        code = int(args.fn(args, console))
+        return int(args.fn(args, Terminal(as_json=bool(getattr(args, "json", False)))))
     except UsageError as e:
         print(f"harness: {e}", file=sys.stderr)
-        code = EXIT_BAD_ARGS
+        return EXIT_BAD_ARGS
     except KeyboardInterrupt:  # outside a run's own handling (which checks and reports)
         print("harness: interrupted before a verdict: unknown (exit 2)", file=sys.stderr)
-        code = EXIT_UNKNOWN
+        return EXIT_UNKNOWN
     except MemoryError:  # the message is built beforehand: allocating now could fail
         os.write(2, _OUT_OF_MEMORY)
-        code = EXIT_CRASH
-    except Exception as e:  # a crash: one line plus where the details are
-        import traceback
-
+        return EXIT_CRASH
+    except Exception as e:
         from core.errors import HarnessError
 
         if isinstance(e, HarnessError):
             print(f"harness: {e}", file=sys.stderr)
-            code = EXIT_BAD_ARGS
-        else:
-            traceback.print_exception(e, chain=False)
-            print(f"harness: crashed: {type(e).__name__}: {e}", file=sys.stderr)
-            code = EXIT_CRASH
-    return code
+            return EXIT_BAD_ARGS
+        print(f"harness: crashed: {crash_line(e)}", file=sys.stderr)
+        return EXIT_CRASH
+
+
+def crash_line(e: BaseException) -> str:
+    """A crash in one line: what failed, and where its traceback went (the run's
+    ``harness.log`` when a run is logging, else how to see it). A full disk or another
+    failed write says which file, and that the history written so far can be checked."""
+    import logging
+
+    from core.errors import CrashReported
+    from harness.logs import log_files
+
+    if isinstance(e, CrashReported):
+        return str(e)
+    files = log_files()
+    if files:
+        logging.getLogger("harness").error("crashed", exc_info=e)
+        where = f"traceback in {files[0]}"
+    elif os.environ.get("HARNESS_TRACEBACK"):
+        import traceback
+
+        traceback.print_exception(e)
+        where = "traceback above"
+    else:
+        where = "HARNESS_TRACEBACK=1 prints the traceback"
+    return f"{type(e).__name__}: {e} ({where})"
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +158,28 @@ class Cell:
             ),
         ]
 
+    def to_dict(self) -> dict[str, Any]:
+        """The cell's numbers as JSON values (``harness compare --json``): what its lines
+        say, unrounded; durations in seconds, availability as a fraction, None where the
+        runs measured nothing."""
+        stats = self.stats
+        watches = [m.watch for m in self.runs if m.watch is not None]
+        return {
+            "verdict": self.verdict,
+            "runs": [str(m.run.path) for m in self.runs],
+            "invalid_runs": sum(m.run.valid is False for m in self.runs),
+            "violations": self.total("violations"),
+            "stale_accepted": self.total("stale_accepted"),
+            "stale_rejected": self.total("stale_rejected"),
+            "danger_window_s": self.longest("danger_window_s"),
+            "handover_delay_s": self.longest("handover_delay_s"),
+            "latency_s": {f"p{round(q * 100)}": stats.latency_quantile(q) for q in QUANTILES},
+            "availability_outside_faults": stats.availability_clear,
+            "availability_during_faults": stats.availability_in_fault,
+            "detection_s": sorted(t for m in self.runs for t in m.detection_s),
+            "watch": asdict(WatchNumbers.pool(watches)) if watches else None,
+        }
+
     def _detection(self) -> list[tuple[str, str]]:
         """Detection times of dead instances, when the runs measured any."""
         times = sorted(t for m in self.runs for t in m.detection_s)
@@ -190,6 +212,18 @@ class Matrix:
     @property
     def runs(self) -> int:
         return sum(len(c.runs) for c in self.cells.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The matrix as JSON values: its rows, columns, and each cell that holds runs."""
+        return {
+            "runs": self.runs,
+            "rows": list(self.rows),
+            "columns": list(self.columns),
+            "cells": [
+                {"row": row, "column": column, **cell.to_dict()}
+                for (row, column), cell in sorted(self.cells.items())
+            ],
+        }
 
 
 def compare(run_dirs: Sequence[Path]) -> Matrix:

@@ -17,10 +17,21 @@ from pathlib import Path
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
+class RunLog(logging.FileHandler):
+    """A run's log file. A record it cannot write (a full disk) is dropped without a word
+    on the console: logging's own report of it is a traceback per record, in the middle
+    of the progress line. ``failed`` says it happened (the run's crash line says why)."""
+
+    failed = False
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        self.failed = True
+
+
 def log_to(path: Path, tag: str = "") -> logging.FileHandler:
     """Append every log record of this process (INFO and above) to ``path``; ``tag``
     goes after the logger's name. Returns the handler (to remove when the run ends)."""
-    handler = logging.FileHandler(path)
+    handler = RunLog(path)
     handler.setFormatter(logging.Formatter(FORMAT.replace("%(name)s", f"%(name)s{tag}")))
     root = logging.getLogger()
     root.addHandler(handler)

@@ -19,13 +19,12 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from clusters import run_target
 from clusters.registry import resolve
 from core.clock import RunClock
+from core.errors import CrashReported
 from core.options import RunOptions
 from core.store import (
     EVENTS_FILE,
@@ -34,6 +33,7 @@ from core.store import (
     RESOURCE_FILE,
     TEST_FILE,
     HistoryWriter,
+    Reserve,
     new_run_dir,
     write_json,
 )
@@ -50,7 +50,11 @@ from workloads.registry import get_workload
 from workloads.resource import ResourceServer
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from clusters.spec import TargetSpec
     from harness.replay import Recording
+    from harness.terminal import Terminal
 
 log = logging.getLogger("harness")
 
@@ -125,7 +129,7 @@ def _log_to(run_dir: Path) -> logging.Handler:
     return log_to(run_dir / LOG_FILE)
 
 
-def run_test(opts: RunOptions, console: Console, recording: Recording | None = None) -> RunOutcome:
+def run_test(opts: RunOptions, term: Terminal, recording: Recording | None = None) -> RunOutcome:
     """Run a test end to end and print its verdict; never leaves a fault behind. With a
     ``recording`` (``harness run --replay``), its invocations and faults are the schedule."""
     opts = decide(opts)  # done already by check_run, unless the caller built ``opts`` itself
@@ -135,13 +139,33 @@ def run_test(opts: RunOptions, console: Console, recording: Recording | None = N
     check_target(target, opts)  # --ssh: the cluster on the hosts (docs/ssh.md)
     run_dir = new_run_dir(Path(opts.out_dir), opts.test_name())
     handler = _log_to(run_dir)
+    try:
+        reserve = Reserve(run_dir)
+        try:
+            return _run_in(run_dir, opts, target, term, recording)
+        finally:
+            reserve.release()
+    finally:
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+
+
+def _run_in(
+    run_dir: Path,
+    opts: RunOptions,
+    target: TargetSpec,
+    term: Terminal,
+    recording: Recording | None,
+) -> RunOutcome:
+    """The run in ``run_dir`` (its log open, its reserve of disk space set aside), then
+    its check: the body of ``run_test``."""
     _quiet_resource_tracker()
     clock = RunClock()
     test: dict[str, Any] = {
         "name": opts.test_name(),
         "options": opts.to_dict(),
         "faults": facts_of(opts.fault_names()),
-        "seed": seed,
+        "seed": opts.seed,
         "linearizable_locks": target.linearizable_locks,
         "service_log": target.service_log,
         "versions": {"harness": HARNESS_VERSION, "python": platform.python_version()},
@@ -154,67 +178,127 @@ def run_test(opts: RunOptions, console: Console, recording: Recording | None = N
     if replay_of is not None:
         test["replay_of"] = replay_of
     write_json(run_dir / TEST_FILE, test)
-    console.print(f"[bold]{opts.test_name()}[/] seed {seed} -> {run_dir}")
-    interrupted: dict[str, Any] | None = None
+    term.err.print(f"[bold]{opts.test_name()}[/] seed {opts.seed} -> {run_dir}")
+    log.info("run %s, seed %s: %s", opts.test_name(), opts.seed, test["command"])
+    ended: dict[str, Any] = {"status": "finished"}
     try:
-        with _signals_as_interrupt(clock), ExitStack() as stack:
-            stack.callback(_finish_teardown, console)
-            cluster = run_target.make_cluster(target, opts, clock)
-            stack.callback(_quietly, "stop the cluster", cluster.stop)
-            stack.callback(_quietly, "collect node logs", cluster.collect_logs, run_dir / "nodes")
-            console.print(f"starting {opts.target} ...")
-            cluster.start(run_dir)
-            test["versions"].update(target.versions(cluster))
-            test["nodes"] = cluster.nodes()
-            write_json(run_dir / TEST_FILE, test)
-
-            resource = _start_resource(opts, run_dir, clock, stack)
-            plan = build_plan(opts, target, cluster, seed, resource)
-            writer = HistoryWriter(run_dir / HISTORY_FILE)
-            stack.callback(writer.close)
-            runner = Runner(
-                generator=plan.client_gen,  # the schedule comes with begin(), below
-                client_factory=plan.client,
-                concurrency=opts.concurrency,
-                clock=clock,
-                record=writer.write,
-                op_timeout=opts.op_timeout,
-                events_path=run_dir / EVENTS_FILE,
-            )
-            stack.callback(_quietly, "stop the workers", runner.close)
-            runner.start_workers()  # the workload starts once they are ready
-            workload_start = clock.seconds()
-            nemesis, nemesis_gen, final_gen = build_nemesis(opts, cluster, seed, workload_start)
-            test["workload_start_ns"] = clock.now()
-            if nemesis is not None:
-                stack.callback(_quietly, "heal every fault", nemesis.teardown)
-            schedule = (  # a replay: the recorded schedule instead of the seeded one
-                recording.generator()
-                if recording is not None
-                else plan.generator(nemesis_gen, final_gen, workload_start)
-            )
-            runner.begin(schedule, nemesis)
-            total = opts.time_limit + opts.recovery_time
-            with Progress(console, runner.stats, clock.seconds, total, opts.test_name()):
-                runner.run()
+        with _signals_as_interrupt(clock):
+            _drive(run_dir, opts, target, term, recording, clock, test)
     except KeyboardInterrupt as e:
         stop = e if isinstance(e, RunInterrupted) else RunInterrupted("SIGINT", clock.seconds())
-        interrupted = {"signal": stop.signame, "at_s": round(stop.at_s, 3)}
-        console.print(
+        ended = {
+            "status": "interrupted",
+            "interrupted": {"signal": stop.signame, "at_s": round(stop.at_s, 3)},
+        }
+        log.warning("interrupted by %s; faults healed", stop)
+        term.err.print(
             f"[yellow]interrupted by {stop}: faults healed, checking what was recorded[/]"
         )
-    finally:
-        test["status"] = "interrupted" if interrupted else "finished"
-        if interrupted:
-            test["interrupted"] = interrupted
-        write_json(run_dir / TEST_FILE, test)
+    except Exception as e:  # the harness failed: say so in test.json, then stop
+        ended = {
+            "status": "crashed",
+            "crashed": {"error": f"{type(e).__name__}: {e}", "at_s": round(clock.seconds(), 3)},
+        }
+        _say_crashed(run_dir, test, ended, e)
+    test.update(ended)
+    write_json(run_dir / TEST_FILE, test)
+    log.info("run %s at %.1f s", test["status"], clock.seconds())
     results = analysis.check_run(run_dir)
-    analysis.print_results(results, console)
-    _quietly("write the report", _write_report, run_dir, console)
-    console.print(f"results in {run_dir}")
-    logging.getLogger().removeHandler(handler)
-    handler.close()
+    log.info("verdict: %s (exit %d)", results["verdict"], analysis.exit_code_of(results))
+    analysis.print_results(results, term.out)
+    _quietly("write the report", _write_report, run_dir, term.out)
+    term.out.print(f"results in {run_dir}", soft_wrap=True)
     return RunOutcome(run_dir, results["valid"], analysis.exit_code_of(results))
+
+
+def _say_crashed(
+    run_dir: Path, test: dict[str, Any], ended: dict[str, Any], e: Exception
+) -> NoReturn:
+    """A run the harness could not carry on: the teardown has healed every fault and
+    stopped the workers and the cluster; test.json says where and why it stopped (written
+    into the space the run set aside, should the disk be full), harness.log has the
+    traceback, and the one line raised says what to do with what was recorded. No check
+    follows: the results could not be written where the run could not write."""
+    Reserve.release_in(run_dir)
+    log.error("the run crashed at %.1f s", ended["crashed"]["at_s"], exc_info=e)
+    test.update(ended)
+    try:
+        write_json(run_dir / TEST_FILE, test)
+        said = "test.json says so"
+    except OSError as w:
+        said = f"test.json could not say so either ({w.strerror})"
+    raise CrashReported(
+        f"the run stopped at {ended['crashed']['at_s']:.1f} s: {ended['crashed']['error']}; "
+        f"faults healed, workers and cluster stopped, {said}; what was recorded is "
+        f"checkable: harness check {run_dir} (traceback in {run_dir / LOG_FILE})"
+    ) from e
+
+
+def _drive(
+    run_dir: Path,
+    opts: RunOptions,
+    target: TargetSpec,
+    term: Terminal,
+    recording: Recording | None,
+    clock: RunClock,
+    test: dict[str, Any],
+) -> None:
+    """Set up the cluster, resource, workers and nemesis, run the schedule, tear down
+    (one ``ExitStack``: whatever was set up is torn down, however this ends)."""
+    with ExitStack() as stack:
+        stack.callback(_finish_teardown)
+        cluster = run_target.make_cluster(target, opts, clock)
+        stack.callback(_quietly, "stop the cluster", cluster.stop)
+        stack.callback(_quietly, "collect node logs", cluster.collect_logs, run_dir / "nodes")
+        term.err.print(f"starting {opts.target} ...")
+        log.info("starting %s", opts.target)
+        cluster.start(run_dir)
+        test["versions"].update(target.versions(cluster))
+        test["nodes"] = cluster.nodes()
+        write_json(run_dir / TEST_FILE, test)
+        log.info("%s up: nodes %s, versions %s", opts.target, test["nodes"], test["versions"])
+
+        resource = _start_resource(opts, run_dir, clock, stack)
+        plan = build_plan(opts, target, cluster, seed_of(opts), resource)
+        writer = HistoryWriter(run_dir / HISTORY_FILE)
+        stack.callback(writer.close)
+        runner = Runner(
+            generator=plan.client_gen,  # the schedule comes with begin(), below
+            client_factory=plan.client,
+            concurrency=opts.concurrency,
+            clock=clock,
+            record=writer.write,
+            op_timeout=opts.op_timeout,
+            events_path=run_dir / EVENTS_FILE,
+        )
+        stack.callback(_quietly, "stop the workers", runner.close)
+        runner.start_workers()  # the workload starts once they are ready
+        workload_start = clock.seconds()
+        nemesis, nemesis_gen, final_gen = build_nemesis(
+            opts, cluster, seed_of(opts), workload_start
+        )
+        test["workload_start_ns"] = clock.now()
+        log.info(
+            "%d workers ready; the workload starts at %.3f s", opts.concurrency, workload_start
+        )
+        if nemesis is not None:
+            stack.callback(_quietly, "heal every fault", nemesis.teardown)
+        schedule = (  # a replay: the recorded schedule instead of the seeded one
+            recording.generator()
+            if recording is not None
+            else plan.generator(nemesis_gen, final_gen, workload_start)
+        )
+        runner.begin(schedule, nemesis)
+        total = opts.time_limit + opts.recovery_time
+        with Progress(term.err, runner.stats, clock.seconds, total, opts.test_name()):
+            runner.run()
+        log.info("the schedule ended at %.1f s; tearing down", clock.seconds())
+
+
+def seed_of(opts: RunOptions) -> int:
+    """The run's seed (chosen before the run when the user gave none)."""
+    assert opts.seed is not None
+    return opts.seed
 
 
 def _start_resource(
@@ -230,13 +314,17 @@ def _start_resource(
 
 
 def _quietly(what: str, fn: Any, *args: Any) -> None:
-    """Teardown steps run with Ctrl-C held, and one failing step does not stop the rest."""
+    """Teardown steps run with Ctrl-C held, and one failing step does not stop the rest.
+    A step's failure is a warning on the console, unless the run is ending in a crash
+    (one line then says it all and names harness.log, where every failure is)."""
+    crashing = isinstance(sys.exc_info()[1], Exception)
     with _no_interrupts():
         try:
             fn(*args)
         except Exception as e:
             log.exception("teardown: could not %s", what)
-            print(f"harness: warning: could not {what}: {e}", file=sys.stderr)
+            if not crashing:
+                print(f"harness: warning: could not {what}: {e}", file=sys.stderr)
 
 
 def _write_report(run_dir: Path, console: Console) -> None:
@@ -245,8 +333,8 @@ def _write_report(run_dir: Path, console: Console) -> None:
     console.print(f"report: {write_report(run_dir)}")
 
 
-def _finish_teardown(console: Console) -> None:
-    log.info("teardown complete")
+def _finish_teardown() -> None:
+    log.info("teardown complete: faults healed, workers stopped, cluster stopped")
 
 
 __all__ = ["RESOURCE_FILE", "RunInterrupted", "RunOutcome", "run_test"]

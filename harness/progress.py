@@ -1,7 +1,8 @@
 """The live progress display: elapsed and remaining time, ops/s, outcomes, active faults.
 
 On a terminal it is a rich live panel refreshed a few times a second; elsewhere (CI logs)
-one plain line every few seconds.
+one plain line every few seconds. It is written on the console it is given, stderr for a
+run (``harness.terminal``): what a run found goes to stdout.
 """
 
 from __future__ import annotations
@@ -119,6 +120,7 @@ class Progress:
                 refresh_per_second=4,
                 get_renderable=self.render,
                 transient=False,
+                redirect_stdout=False,  # results go to stdout: never into the panel
             )
             self._live.__enter__()
         else:

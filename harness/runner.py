@@ -287,6 +287,7 @@ class Runner:
             self._holders.pop(int(req.process), None)  # giving it up: no longer a pause target
         if thread == NEMESIS:
             assert self._nemesis_thread is not None
+            log.info("fault %s invoked at %.3f s: %r", req.f, _secs(op.time), req.value)
             self._open[thread] = _Open(op, None)
             self._nemesis_thread.send(inv)
         else:
@@ -401,6 +402,16 @@ class Runner:
             self._holders.pop(p, None)
 
     def _track_fault(self, op: Op) -> None:
+        outcome = {"ok": "took effect", "fail": "did not take effect"}.get(op.type, "unknown")
+        log.info(
+            "fault %s %s at %.3f s%s: %r%s",
+            op.f,
+            outcome,
+            _secs(op.time),
+            f" on {op.node}" if op.node else "",
+            op.value,
+            f" ({op.error})" if op.error else "",
+        )
         name = op.f.removeprefix("start-").removeprefix("stop-")
         if op.f.startswith("start-") and op.type == "ok":
             self.stats.active_faults[name] = op.time
@@ -412,12 +423,25 @@ class Runner:
         new process id."""
         old = self._workers.pop(thread)
         self._abandoned.append(_Abandoned(old, invoke))
+        log.warning(
+            "process %s: %s invoked at %.3f s ended info; its worker is abandoned (what it "
+            "does next is recorded) and process %s takes its thread",
+            old.process,
+            invoke.f,
+            _secs(invoke.time),
+            old.process + self.concurrency,
+        )
         self._spawn(thread, old.process + self.concurrency)
 
     def _expire(self, now: int) -> None:
         for thread, o in list(self._open.items()):
             if o.deadline is not None and now >= o.deadline:
                 self._complete(thread, Completion("info", error="timed out"))
+
+
+def _secs(t: int) -> float:
+    """A run-clock time (ns) in seconds since the run's clock started."""
+    return t / 1e9
 
 
 def conns_recv(c: Any) -> Completion:

@@ -47,6 +47,7 @@ from core.options import FIELDS, OLD_EXTRA, RunOptions
 from core.store import read_json, write_json
 from harness.junit import Case
 from harness.report._verdict import headline
+from harness.terminal import Terminal, heading
 from harness.validate import check_run
 
 EXPECTATIONS = ("valid", "invalid", "unknown")
@@ -297,7 +298,7 @@ def select(suite: Suite, only: str | None) -> list[SuiteRun]:
 
 def run_suite(
     path: Path,
-    console: Console,
+    term: Terminal,
     *,
     only: str | None = None,
     out: str = "results",
@@ -318,7 +319,10 @@ def run_suite(
                 ",".join(r.options.faults.nemesis),
                 r.expect + (f" ({r.violation})" if r.violation else ""),
             )
-        console.print(table)
+        if term.as_json:
+            term.answer({"suite": suite.name, "runs": [_listed(r) for r in runs]})
+        else:
+            term.out.print(table)
         return 0
     if not runs:
         raise SuiteError(f"no run of {path} matches {only!r}; see --list")
@@ -326,11 +330,11 @@ def run_suite(
     base.mkdir(parents=True, exist_ok=True)
     outcomes: list[Outcome] = []
     for r in runs:
-        console.rule(f"{suite.name}: {r.name} (expect {r.expect})")
+        heading(term.err, f"{suite.name}: {r.name} (expect {r.expect})")
         started = time.monotonic()
         o = Outcome(r)
         try:
-            res = run_test(replace(r.options, out_dir=str(base)), console)
+            res = run_test(replace(r.options, out_dir=str(base)), term)
             o.run_dir = str(res.run_dir)
             results = read_json(res.run_dir / "results.json")
             o.valid = results.get("valid")
@@ -342,9 +346,31 @@ def run_suite(
             o.error, o.why = f"{type(e).__name__}: {e}", f"crashed: {type(e).__name__}: {e}"
         o.seconds = time.monotonic() - started
         outcomes.append(o)
-        console.print(f"[{'green' if o.met else 'red'}]{r.name}: {o.why}[/]")
-    _write_outputs(suite, base, outcomes, console)
-    return 0 if all(o.met for o in outcomes) else 1
+        term.out.print(f"[{'green' if o.met else 'red'}]{r.name}: {o.why}[/]")
+    _write_outputs(suite, base, outcomes, term.out)
+    met = all(o.met for o in outcomes)
+    if term.as_json:
+        term.answer(
+            {
+                "suite": suite.name,
+                "dir": str(base),
+                "met": met,
+                "outcomes": [o.to_dict() for o in outcomes],
+            }
+        )
+    return 0 if met else 1
+
+
+def _listed(r: SuiteRun) -> dict[str, Any]:
+    """A suite's run as ``suite run --list --json`` lists it."""
+    return {
+        "name": r.name,
+        "target": r.options.target,
+        "workload": r.options.workload,
+        "faults": list(r.options.faults.nemesis),
+        "expect": r.expect,
+        "violation": r.violation,
+    }
 
 
 def _write_outputs(suite: Suite, base: Path, outcomes: list[Outcome], console: Console) -> None:

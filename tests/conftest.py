@@ -43,9 +43,15 @@ def _vm_unavailable_reason() -> str | None:
     return reason
 
 
+def _not_root_reason() -> str | None:
+    """None when this process may mount a filesystem (a small tmpfs that fills up)."""
+    return None if os.geteuid() == 0 else "needs root (it mounts a small tmpfs)"
+
+
 NEEDS: dict[str, tuple[str, Callable[[], str | None]]] = {
     "docker": ("HARNESS_REQUIRE_DOCKER", _docker_unreachable_reason),
     "vm": ("HARNESS_REQUIRE_VM", _vm_unavailable_reason),
+    "root": ("HARNESS_REQUIRE_ROOT", _not_root_reason),
 }
 """marker -> (the variable that turns a skip into a failure, why the need is unmet)."""
 

@@ -12,10 +12,10 @@ from harness.commands.args import (
 )
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from harness.terminal import Terminal
 
 
-def cmd_check(args: argparse.Namespace, console: Console) -> int:
+def cmd_check(args: argparse.Namespace, term: Terminal) -> int:
     from checkers.linear.models import MODELS
     from core.formats.budget import default_memory_limit
     from harness.checkcmd import check_paths

@@ -5,18 +5,16 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 from harness.commands.args import (
     UsageError,
     add_ssh_login_options,
 )
 
 if TYPE_CHECKING:
-    pass
+    from harness.terminal import Terminal
 
 
-def cmd_clusters(args: argparse.Namespace, console: Console) -> int:
+def cmd_clusters(args: argparse.Namespace, term: Terminal) -> int:
     from harness.maintenance import clean_ssh_hosts, clusters_down, clusters_heal
 
     if args.ssh or args.nodes is not None or args.nodes_file is not None:
@@ -41,10 +39,10 @@ def cmd_clusters(args: argparse.Namespace, console: Console) -> int:
             check_login_options(options)
         except ClusterError as e:
             raise UsageError(str(e)) from None
-        return clean_ssh_hosts(args.action, hosts, options, console)
+        return clean_ssh_hosts(args.action, hosts, options, term.out)
     if args.action == "down":
-        return clusters_down(console)
-    return clusters_heal(console)
+        return clusters_down(term.out)
+    return clusters_heal(term.out)
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -6,38 +6,47 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 from harness.commands.args import (
     writable_file,
 )
 
 if TYPE_CHECKING:
-    pass
+    from harness.compare import Matrix
+    from harness.terminal import Terminal
 
 
-def cmd_compare(args: argparse.Namespace, console: Console) -> int:
-    from harness.report import compare, render_matrix_table, write_matrix_html
+def cmd_compare(args: argparse.Namespace, term: Terminal) -> int:
+    from harness.report import compare, write_matrix_html
 
     for flag, out in (("--html", args.html), ("--junit", args.junit)):
         if out is not None:
             writable_file(out, flag)
     matrix = compare([Path(p) for p in args.paths])
-    console.print(render_matrix_table(matrix))
-    from harness.report._herd import herd_points, markdown_tables
-
-    herd = herd_points(m.run for c in matrix.cells.values() for m in c.runs)
-    if herd:
-        console.print(
-            "Herd effect, per target:\n" + markdown_tables(herd), markup=False, soft_wrap=True
-        )
+    if args.json:
+        term.answer(matrix.to_dict())
+    else:
+        _print_matrix(matrix, term)
+    said = term.err if args.json else term.out  # stdout holds the JSON alone
     if args.html:
-        console.print(f"matrix: {write_matrix_html(matrix, Path(args.html))}")
+        said.print(f"matrix: {write_matrix_html(matrix, Path(args.html))}")
     if args.junit:
         from harness.report import write_junit
 
-        console.print(f"junit: {write_junit([Path(p) for p in args.paths], Path(args.junit))}")
+        said.print(f"junit: {write_junit([Path(p) for p in args.paths], Path(args.junit))}")
     return 0
+
+
+def _print_matrix(matrix: Matrix, term: Terminal) -> None:
+    """The matrix as a table, and the herd effect's tables when runs measured it."""
+    from harness.report import render_matrix_table
+    from harness.report._herd import herd_points, markdown_tables
+
+    term.out.print(render_matrix_table(matrix))
+    herd = herd_points(m.run for c in matrix.cells.values() for m in c.runs)
+    if herd:
+        term.out.print(
+            "Herd effect, per target:\n" + markdown_tables(herd), markup=False, soft_wrap=True
+        )
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -55,5 +64,10 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     cp.add_argument(
         "--junit", default=None, help="also write JUnit XML of these runs (default: none)"
+    )
+    cp.add_argument(
+        "--json",
+        action="store_true",
+        help="print the matrix as one JSON object instead of the table",
     )
     cp.set_defaults(fn=cmd_compare)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from harness.terminal import Terminal
 
 
-def cmd_completion(args: argparse.Namespace, console: Console) -> int:
+def cmd_completion(args: argparse.Namespace, term: Terminal) -> int:
     from harness.cli import build_parser
     from harness.completion import script
     from harness.packaged import suite_names

@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from harness.commands.args import UsageError
 
+if TYPE_CHECKING:
+    from harness.terminal import Terminal
 
-def cmd_docs(args: argparse.Namespace, console: Console) -> int:
+
+def cmd_docs(args: argparse.Namespace, term: Terminal) -> int:
     from harness.packaged import doc_file, doc_names
 
     if args.name is None:
         for name in doc_names():
-            console.print(f"{name}\t{doc_file(name)}", highlight=False, soft_wrap=True)
+            term.out.print(f"{name}\t{doc_file(name)}", highlight=False, soft_wrap=True)
         return 0
     path = doc_file(args.name)
     if path is None:

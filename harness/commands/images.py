@@ -5,20 +5,18 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 from harness.commands.args import (
     Parser,
 )
 
 if TYPE_CHECKING:
-    pass
+    from harness.terminal import Terminal
 
 
-def cmd_images(args: argparse.Namespace, console: Console) -> int:
+def cmd_images(args: argparse.Namespace, term: Terminal) -> int:
     from harness.maintenance import build_images
 
-    return build_images(args.targets, console)
+    return build_images(args.targets, term.err)
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import glob
 from pathlib import Path
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from harness.commands.args import UsageError
 
+if TYPE_CHECKING:
+    from harness.terminal import Terminal
 
-def cmd_junit_summary(args: argparse.Namespace, console: Console) -> int:
+
+def cmd_junit_summary(args: argparse.Namespace, term: Terminal) -> int:
     from core.errors import HarnessError
     from harness.junit_summary import markdown
 

@@ -6,18 +6,16 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 if TYPE_CHECKING:
-    pass
+    from harness.terminal import Terminal
 
 
-def cmd_report(args: argparse.Namespace, console: Console) -> int:
+def cmd_report(args: argparse.Namespace, term: Terminal) -> int:
     from harness.analysis import report_run
     from harness.report import write_report
 
-    code = report_run(args.run_dir, console)
-    console.print(f"report: {write_report(Path(args.run_dir))}")
+    code = report_run(args.run_dir, term.out)
+    term.out.print(f"report: {write_report(Path(args.run_dir))}")
     return code
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 from harness.commands.args import (
     Deferred,
     UsageError,
@@ -20,6 +18,8 @@ from harness.commands.args import (
 
 if TYPE_CHECKING:
     from core.options import RunOptions
+    from harness.orchestrate import RunOutcome
+    from harness.terminal import Terminal
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
@@ -322,17 +322,27 @@ def options_from(args: argparse.Namespace) -> RunOptions:
     return check_run(RunOptions.from_mapping(given))[0]
 
 
-def cmd_run(args: argparse.Namespace, console: Console) -> int:
+def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
     from harness.orchestrate import run_test
 
     if args.replay is not None:
-        return _replay(args, console)
+        return _replay(args, term)
     opts = options_from(args)
     writable_dir(opts.out_dir)
-    return run_test(opts, console).exit_code
+    return answered(run_test(opts, term), term)
 
 
-def _replay(args: argparse.Namespace, console: Console) -> int:
+def answered(outcome: RunOutcome, term: Terminal) -> int:
+    """The run's exit code, its summary printed first as JSON when ``--json`` asked."""
+    from core.store import RESULTS_FILE, read_json
+    from harness.analysis import summary
+
+    if term.as_json:
+        term.answer(summary(read_json(outcome.run_dir / RESULTS_FILE), outcome.run_dir))
+    return outcome.exit_code
+
+
+def _replay(args: argparse.Namespace, term: Terminal) -> int:
     """``--replay RUN_DIR [--target T]``: the recorded run's options and schedule."""
     from pathlib import Path
 
@@ -344,11 +354,11 @@ def _replay(args: argparse.Namespace, console: Console) -> int:
     opts = check_run(replay_options(recorded, args.target, args.out_dir))[0]
     recording = recorded.on(opts.target)
     writable_dir(opts.out_dir)
-    console.print(
+    term.err.print(
         f"replaying {recording.run_dir}: {len(recording.clients)} client invocations, "
         f"{len(recording.faults)} fault ops, on {opts.target}"
     )
-    return run_test(opts, console, recording).exit_code
+    return answered(run_test(opts, term, recording), term)
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -361,4 +371,9 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "client pause longer than the lease, fencing on.",
     )
     add_run_options(r)
+    r.add_argument(
+        "--json",
+        action="store_true",
+        help="print the results' summary as one JSON object on stdout (the words on stderr)",
+    )
     r.set_defaults(fn=cmd_run)

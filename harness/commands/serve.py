@@ -6,25 +6,22 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 from harness.commands.args import (
     UsageError,
     number,
 )
 
 if TYPE_CHECKING:
-    pass
+    from harness.terminal import Terminal
 
 
-def cmd_serve(args: argparse.Namespace, console: Console) -> int:
+def cmd_serve(args: argparse.Namespace, term: Terminal) -> int:
     from harness.report import serve, write_index
 
     root = Path(args.results)
     if not root.is_dir():
         raise UsageError(f"{root} is not a directory: pass the results folder (default results/)")
-    console.print(f"index: {write_index(root)}")
-    console.print(f"serving {root} on http://{args.host}:{args.port}/ (Ctrl-C stops)")
+    term.out.print(f"index: {write_index(root)}")
     serve(root, host=args.host, port=args.port)
     return 0
 

@@ -4,24 +4,26 @@ shipped with the package."""
 from __future__ import annotations
 
 import argparse
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from harness.commands.args import Parser, writable_dir
 
+if TYPE_CHECKING:
+    from harness.terminal import Terminal
 
-def cmd_suite(args: argparse.Namespace, console: Console) -> int:
+
+def cmd_suite(args: argparse.Namespace, term: Terminal) -> int:
     from harness.packaged import suite_file
     from harness.suite import run_suite
 
     if not args.list:
         writable_dir(args.out_dir)
     return run_suite(
-        suite_file(args.file), console, only=args.only, out=args.out_dir, list_only=args.list
+        suite_file(args.file), term, only=args.only, out=args.out_dir, list_only=args.list
     )
 
 
-def cmd_list(args: argparse.Namespace, console: Console) -> int:
+def cmd_list(args: argparse.Namespace, term: Terminal) -> int:
     from rich.table import Table
 
     from harness.packaged import suite_file, suite_names, suite_summary
@@ -32,10 +34,10 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
         table.add_row(
             name, str(path.read_text(encoding="utf-8").count("[[run]]")), suite_summary(path)
         )
-    console.print(table)
+    term.out.print(table)
     if suite_names():
         where = suite_file(suite_names()[0]).parent
-        console.print(f"in {where}; run one with `harness suite run NAME`", soft_wrap=True)
+        term.out.print(f"in {where}; run one with `harness suite run NAME`", soft_wrap=True)
     return 0
 
 
@@ -61,6 +63,11 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--only", default=None, help="only runs whose name matches (glob or part; default: all)"
     )
     sr.add_argument("--out-dir", "-o", default="results", help="results folder")
+    sr.add_argument(
+        "--json",
+        action="store_true",
+        help="print the outcomes (or with --list the runs) as one JSON object on stdout",
+    )
     sr.set_defaults(fn=cmd_suite)
     sl = st_sub.add_parser(
         "list",

@@ -129,9 +129,8 @@ def ssh_lab(run: str, tmp: Path, hosts: int = 3, subnet: str | None = None) -> I
 def whole_run(lab: Lab, opts: Any, hosts: int | None = None) -> Any:
     """``harness run`` of ``opts`` (``RunOptions``) over SSH on the lab's first ``hosts``
     hosts (all by default), wired as ``--ssh`` wires it; its ``RunOutcome``."""
-    from rich.console import Console
-
     from harness import orchestrate
+    from harness.terminal import Terminal
 
     on_lab = opts.with_(
         ssh=True,
@@ -140,7 +139,7 @@ def whole_run(lab: Lab, opts: Any, hosts: int | None = None) -> Any:
         ssh_known_hosts=str(lab.known_hosts),
         ssh_install="upload",
     )
-    return orchestrate.run_test(on_lab, Console(quiet=True))
+    return orchestrate.run_test(on_lab, Terminal.silent())
 
 
 def leftovers(lab: Lab, i: int, process: str) -> list[str]:
