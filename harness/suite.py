@@ -191,8 +191,16 @@ class Suite:
     runs: list[SuiteRun] = field(default_factory=list)
 
 
-def load_suite(path: Path) -> Suite:
-    """Parse and validate a suite file; every problem is one line naming the run."""
+def checked(opts: RunOptions) -> RunOptions:
+    """A suite run's options as ``harness run`` would run them (``check_run``)."""
+    return check_run(opts)[0]
+
+
+def load_suite(path: Path, decide: Callable[[RunOptions], RunOptions] = checked) -> Suite:
+    """Parse and validate a suite file; every problem is one line naming the run. Each
+    run's options are made by ``decide``: every check of a run by default; only the
+    workload's defaults (``harness.validate.decide``) to learn what the runs need before
+    this machine has it (``harness.host_packages``)."""
     if path.is_dir():
         raise SuiteError(f"{path} is a folder: pass a suite file, e.g. suites/smoke.toml")
     try:
@@ -258,7 +266,7 @@ def load_suite(path: Path) -> Suite:
             )
         merged.setdefault("name", f"{name}-{run_name}")
         try:
-            opts, _ = check_run(RunOptions.from_mapping(merged))
+            opts = decide(RunOptions.from_mapping(merged))
         except (HarnessError, TypeError) as e:  # TypeError: a value of the wrong kind
             raise SuiteError(f"{path}: run {run_name!r}: {e}") from None
         suite.runs.append(SuiteRun(run_name, opts, expect, violation, cause))
