@@ -21,7 +21,7 @@ A suite file::
     cause = "lease-expired-while-paused" # optional: the cause one of them must be given
 
 ``harness suite run FILE`` runs them in order, keeps going after a failure, and writes
-into ``<out>/<suite>/<timestamp>/``: every run's directory, ``index.html``, the comparison
+into ``<out>/suite-<suite>/<UTC timestamp>/``: every run's directory, ``index.html``, the comparison
 matrix (``matrix.html``), ``junit.xml`` and ``suite.json``. It exits non-zero only when an
 outcome differs from its expectation.
 """
@@ -44,7 +44,7 @@ from checkers.classify import CAUSES
 from core.errors import HarnessError
 from core.option_checks import OptionError, check_name
 from core.options import FIELDS, OLD_EXTRA, RunOptions
-from core.store import read_json, write_json
+from core.store import read_json, utc_stamp, write_json
 from harness.junit import Case
 from harness.report._verdict import headline
 from harness.validate import check_run
@@ -330,7 +330,7 @@ def run_suite(
         return 0
     if not runs:
         raise SuiteError(f"no run of {path} matches {only!r}; see --list")
-    base = Path(out) / f"suite-{suite.name}" / time.strftime("%Y%m%dT%H%M%S")
+    base = Path(out) / f"suite-{suite.name}" / utc_stamp()
     base.mkdir(parents=True, exist_ok=True)
     outcomes: list[Outcome] = []
     for r in runs:
