@@ -14,8 +14,9 @@ import pytest
 
 from harness.host_packages import run_packages, suite_packages
 from harness.packaged import suite_file
-from harness.suite import load_suite
+from harness.suite import SuiteError, load_suite
 from harness.validate import decide
+from nemesis.faults import client_clock
 from nemesis.registry import FAULTS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -130,15 +131,21 @@ def test_a_job_that_does_not_install_what_its_suite_needs_is_named() -> None:
     assert installed(jobs(fixed)["nightly"]) == {"debootstrap", "libfaketime", "zstd"}
 
 
-def test_a_suite_needs_what_its_runs_faults_declare(tmp_path: Path) -> None:
-    """Read on a machine without the packages: the runs are not refused for lacking them
-    here, and a run that names no fault gets its workload's default fault's."""
+def test_a_suite_needs_what_its_runs_faults_declare(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read as on a machine without the packages (where running the suite is refused),
+    its runs are not refused for lacking them; a run that names no fault gets its
+    workload's default fault's."""
+    monkeypatch.setattr(client_clock, "FAKETIME_LIB", str(tmp_path / "no-libfaketime.so"))
     suite = tmp_path / "s.toml"
     suite.write_text(
         "[[run]]\nname = 'ids'\nworkload = 'unique-ids'\nid_generator = 'snowflake'\n"
         "nemesis = ['client-clock']\n"
         "[[run]]\nname = 'lock'\nworkload = 'lock'\n"
     )
+    with pytest.raises(SuiteError, match="needs libfaketime on this machine"):
+        load_suite(suite)
     assert suite_packages(suite) == {"libfaketime": ("ids",)}
     lock = load_suite(suite, decide=decide).runs[1].options
     assert lock.faults.nemesis == ("client-pause",) and run_packages(lock) == ()
