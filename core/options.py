@@ -173,6 +173,10 @@ class RunOptions:
         return [n for n in self.faults.nemesis if n != "none"]
 
     def test_name(self) -> str:
+        """The run's name (its folder under the output directory): ``name`` when given,
+        else ``<target>-<workload>[-<lock>]-<faults>`` and, after the faults, a word for
+        each choice that changes the outcome and is not at its default (``NAMED``):
+        ``sim-lock-client-pause-nofence``, ``sim-cas-register-no-fault-bug-stale-read``."""
         if self.name:
             return self.name
         parts = [self.target, self.workload]
@@ -180,6 +184,11 @@ class RunOptions:
             parts.append(self.lock.impl)
         faults = self.fault_names()
         parts.append("+".join(faults) if faults else "no-fault")
+        defaults = RunOptions()
+        for option, word in NAMED.items():
+            value = self.get(option)
+            if value != defaults.get(option):
+                parts.append(_spelled(word, value))
         return "-".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -299,6 +308,34 @@ FIELDS: Final[dict[str, tuple[str | None, str, bool]]] = {
 """The options' flat names (a suite's keys, the command line's argparse dests, test.json's
 keys) -> (the record holding it or None for the run's own, its attribute there, whether it
 is held as a tuple: a JSON list in test.json and suite files)."""
+
+
+NAMED: Final[dict[str, str]] = {
+    "fencing": "fence",
+    "read_mode": "read",
+    "persistence": "persist",
+    "recipe": "recipe",
+    "watch_mode": "mode",
+    "snowflake_defence": "defence",
+    "snowflake_workers": "workers",
+    "sim_bugs": "bug",
+}
+"""The options a test name spells when not at their default (option -> its word): the
+choices, not numbers, that change what a run finds (the workloads' and faults' ``options``
+name them; ``tests/unit/test_run_names.py`` holds this table to those registries) and the
+target's own (persistence, injected bugs). The lock implementation comes before the faults
+(``test_name``); ``id_generator`` is not here: the target decides it for every run, so
+spelling it would rename the runs that left it to the default."""
+
+
+def _spelled(word: str, value: Any) -> str:
+    """An option's part of a test name: ``no<word>`` for a switch turned off, ``<word>``
+    for one turned on, else ``<word>-<value>`` (several values joined by ``+``)."""
+    if isinstance(value, bool):
+        return word if value else f"no{word}"
+    if isinstance(value, tuple):
+        value = "+".join(map(str, value))
+    return f"{word}-{value}"
 
 
 def _unfold_extra(values: Mapping[str, Any]) -> dict[str, Any]:

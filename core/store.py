@@ -1,6 +1,6 @@
 """The run store: one directory per run, written in phases so a crash still leaves data.
 
-``results/<test-name>/<timestamp>/``:
+``results/<test-name>/<timestamp>/``, the timestamp in UTC (``20261205T131254Z``):
 
 - ``test.json``: the full configuration, seed and versions, written at the start;
 - ``history.jsonl``: one op per line, appended and flushed as each op happens;
@@ -9,7 +9,8 @@
 - ``events.jsonl``: client-side events (lease grants, keepalive acknowledgements, losses);
 - ``harness.log``: the harness's own log; ``nodes/<node>/``: node logs.
 
-``results/latest`` is a symlink to the newest run.
+``results/latest`` is a symlink to the newest run, ``results/<test-name>/latest`` to the
+newest of that test.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from core.errors import HarnessError
 from core.formats import HISTORY_FILE as HISTORY_FILE  # the run's files are named here
 from core.formats import jsonl as formats_jsonl
 from core.formats.jsonl import JsonLines
@@ -34,27 +36,62 @@ TEST_FILE = "test.json"
 RESULTS_FILE = "results.json"
 LOG_FILE = "harness.log"
 EVENTS_FILE = "events.jsonl"
+LATEST = "latest"
+STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
+"""A run directory's (and a suite's) timestamp: UTC, the zone marked by ``Z``. Folders
+written before it are local time without a zone (``20261205T131254``)."""
+
+
+class StoreError(HarnessError):
+    """A run directory that cannot be made as asked; the message says what to do."""
+
+
+def utc_stamp(now: float | None = None) -> str:
+    """``now`` (seconds since the epoch; default the present) as a folder name's
+    timestamp, in UTC with the zone marked: ``20261205T131254Z``."""
+    return time.strftime(STAMP_FORMAT, time.gmtime(time.time() if now is None else now))
 
 
 def new_run_dir(base: Path, test_name: str, now: float | None = None) -> Path:
-    """Create ``base/test_name/<timestamp>`` and point ``base/latest`` at it."""
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime(now if now is not None else time.time()))
-    run = base / test_name / stamp
-    n = 1
-    while run.exists():
-        n += 1
-        run = base / test_name / f"{stamp}-{n}"
-    run.mkdir(parents=True)
-    latest = base / "latest"
-    tmp = base / f".latest-{os.getpid()}"
-    try:
-        if tmp.is_symlink() or tmp.exists():
-            tmp.unlink()
-        tmp.symlink_to(run.relative_to(base))
-        tmp.replace(latest)
-    except OSError:
-        pass  # a store on a filesystem without symlinks still works, without `latest`
+    """Create ``base/test_name/<UTC timestamp>`` (``-2``, ``-3``... after it when that
+    second is taken) and point ``base/test_name/latest`` and ``base/latest`` at it. A
+    test folder that is a symlink is refused (StoreError): no run is written through one."""
+    folder = base / test_name
+    if folder.is_symlink():
+        raise StoreError(
+            f"{folder} is a symbolic link: a run is never written through one; "
+            "give another --name, or another output folder with -o"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = utc_stamp(now)
+    run, n = folder / stamp, 1
+    while True:
+        try:
+            run.mkdir()
+            break
+        except FileExistsError:
+            n += 1
+            run = folder / f"{stamp}-{n}"
+    point_latest(folder, run)
+    point_latest(base, run)
     return run
+
+
+def point_latest(folder: Path, run: Path) -> None:
+    """Make ``folder/latest`` a relative symlink to ``run`` (below ``folder``), replacing
+    the old link in one rename, so a reader sees the old run or the new one, never none.
+    Only a link is replaced, never written through: a file or folder of that name is left
+    as it is, and so is a filesystem without symlinks."""
+    link = folder / LATEST
+    if link.exists() and not link.is_symlink():
+        return
+    tmp = folder / f".{LATEST}-{os.getpid()}"
+    try:
+        tmp.unlink(missing_ok=True)  # a link left by a killed run: the link goes, not its target
+        tmp.symlink_to(run.relative_to(folder))
+        os.replace(tmp, link)  # fails on a folder made meanwhile: it stays
+    except OSError:
+        tmp.unlink(missing_ok=True)
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -21,7 +21,7 @@ A suite file::
     cause = "lease-expired-while-paused" # optional: the cause one of them must be given
 
 ``harness suite run FILE`` runs them in order, keeps going after a failure, and writes
-into ``<out>/<suite>/<timestamp>/``: every run's directory, ``index.html``, the comparison
+into ``<out>/suite-<suite>/<UTC timestamp>/``: every run's directory, ``index.html``, the comparison
 matrix (``matrix.html``), ``junit.xml`` and ``suite.json``. It exits non-zero only when an
 outcome differs from its expectation.
 """
@@ -44,7 +44,7 @@ from checkers.classify import CAUSES
 from core.errors import HarnessError
 from core.option_checks import OptionError, check_name
 from core.options import FIELDS, OLD_EXTRA, RunOptions
-from core.store import read_json, write_json
+from core.store import read_json, utc_stamp, write_json
 from harness.junit import Case
 from harness.report._verdict import headline
 from harness.terminal import Terminal, heading
@@ -192,8 +192,16 @@ class Suite:
     runs: list[SuiteRun] = field(default_factory=list)
 
 
-def load_suite(path: Path) -> Suite:
-    """Parse and validate a suite file; every problem is one line naming the run."""
+def checked(opts: RunOptions) -> RunOptions:
+    """A suite run's options as ``harness run`` would run them (``check_run``)."""
+    return check_run(opts)[0]
+
+
+def load_suite(path: Path, decide: Callable[[RunOptions], RunOptions] = checked) -> Suite:
+    """Parse and validate a suite file; every problem is one line naming the run. Each
+    run's options are made by ``decide``: every check of a run by default; only the
+    workload's defaults (``harness.validate.decide``) to learn what the runs need before
+    this machine has it (``harness.host_packages``)."""
     if path.is_dir():
         raise SuiteError(f"{path} is a folder: pass a suite file, e.g. suites/smoke.toml")
     try:
@@ -259,7 +267,7 @@ def load_suite(path: Path) -> Suite:
             )
         merged.setdefault("name", f"{name}-{run_name}")
         try:
-            opts, _ = check_run(RunOptions.from_mapping(merged))
+            opts = decide(RunOptions.from_mapping(merged))
         except (HarnessError, TypeError) as e:  # TypeError: a value of the wrong kind
             raise SuiteError(f"{path}: run {run_name!r}: {e}") from None
         suite.runs.append(SuiteRun(run_name, opts, expect, violation, cause))
@@ -326,7 +334,7 @@ def run_suite(
         return 0
     if not runs:
         raise SuiteError(f"no run of {path} matches {only!r}; see --list")
-    base = Path(out) / f"suite-{suite.name}" / time.strftime("%Y%m%dT%H%M%S")
+    base = Path(out) / f"suite-{suite.name}" / utc_stamp()
     base.mkdir(parents=True, exist_ok=True)
     outcomes: list[Outcome] = []
     for r in runs:

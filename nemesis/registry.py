@@ -79,6 +79,12 @@ def needs_of(faults: Iterable[str]) -> dict[str, frozenset[Ability]]:
     return {f: spec_of(f).needs for f in faults}
 
 
+def packages_of(faults: Iterable[str]) -> tuple[str, ...]:
+    """The packages the machine running the harness needs for these faults (each
+    ``FaultSpec.packages``), each once, in the order first named."""
+    return tuple(dict.fromkeys(p for f in faults for p in spec_of(f).packages))
+
+
 def facts_of(faults: Iterable[str]) -> dict[str, dict[str, Any]]:
     """What test.json records of the run's faults, for the checkers (``checkers.windows``)."""
     return {f: spec_of(f).facts() for f in faults}

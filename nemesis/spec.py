@@ -3,7 +3,8 @@
 Everything the run, the command line and the checkers need to know of a fault is here:
 its operations (``start-<name>``/``stop-<name>``, the naming the checkers read windows
 by), how to build its nemesis, the value its start op carries, what ``--nemesis-target``
-may aim it at, the abilities it needs of the target (``core.abilities``), its help line,
+may aim it at, the abilities it needs of the target (``core.abilities``), the packages it
+needs on the machine that runs the harness, its help line,
 and the words a fault window of it is described with (and what it does as the checkers
 see it (both recorded in test.json, so a checker explains a fault it has never heard of).
 """
@@ -101,6 +102,11 @@ class FaultSpec:
     built_by: str | None = None
     options: tuple[str, ...] = ()
     """The run options that shape it (``RunOptions`` fields), shown with it in reports."""
+    packages: tuple[str, ...] = ()
+    """The Debian/Ubuntu packages (apt names) the machine running the harness needs for
+    it, beyond the harness itself: what a CI job installs before a suite that asks for the
+    fault (``harness.host_packages``; ``tests/unit/test_workflow_packages.py`` holds the
+    workflows to it)."""
     timing: Timing = takes_turns
     freezes: Freeze = freezes_nothing
     check: Check = no_check

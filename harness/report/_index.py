@@ -83,7 +83,7 @@ def _row(run: RunInfo, root: Path, on_demand: bool) -> tuple[str, list[str]]:
         esc(run.target_label),
         esc(run.workload),
         esc(run.fault_label),
-        esc(run.date.strftime("%Y-%m-%d %H:%M:%S") if run.date else DASH),
+        esc(run.when or DASH),
         esc(run.ops if run.ops is not None else DASH),
         tag("div", _why(run), class_="why"),
         files,

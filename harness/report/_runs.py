@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from checkers.result import INTERRUPTED, Validity
 from checkers.result import verdict_word as result_word
 from core.store import HISTORY_FILE, RESULTS_FILE, TEST_FILE, read_json
 
-_STAMP = re.compile(r"(\d{8}T\d{6})")
+_STAMP = re.compile(r"(\d{8}T\d{6})(Z?)")
 NOT_CHECKED = "not checked"
 NOT_APPLICABLE = "n/a"
 
@@ -36,6 +36,15 @@ class RunInfo:
     test: dict[str, Any] = field(default_factory=dict)
     results: dict[str, Any] | None = None
     date: datetime | None = None
+
+    @property
+    def when(self) -> str:
+        """The run's start in words: ``2026-12-05 13:12:54 UTC``, or ``... (local time)``
+        for an older run directory, whose name has no zone; empty when unknown."""
+        if self.date is None:
+            return ""
+        text = self.date.strftime("%Y-%m-%d %H:%M:%S")
+        return f"{text} UTC" if self.date.tzinfo is not None else f"{text} (local time)"
 
     @property
     def target(self) -> str:
@@ -146,14 +155,18 @@ def _read(path: Path) -> dict[str, Any] | None:
 
 
 def _date(run_dir: Path) -> datetime | None:
-    """The run's start: the store's timestamp in the folder name, else test.json's mtime."""
+    """The run's start: the store's timestamp in the folder name (UTC when it ends in
+    ``Z``; an older folder's, without it, is the local time of the machine that wrote it,
+    kept without a zone), else test.json's mtime (UTC)."""
     m = _STAMP.search(run_dir.name)
     if m:
         try:
-            return datetime.strptime(m.group(1), "%Y%m%dT%H%M%S")
+            date = datetime.strptime(m.group(1), "%Y%m%dT%H%M%S")
         except ValueError:
             pass
+        else:
+            return date.replace(tzinfo=UTC) if m.group(2) else date
     try:
-        return datetime.fromtimestamp((run_dir / TEST_FILE).stat().st_mtime)
+        return datetime.fromtimestamp((run_dir / TEST_FILE).stat().st_mtime, tz=UTC)
     except OSError:
         return None

@@ -80,12 +80,12 @@ def _checker_item(v: CheckerVerdict) -> str:
 
 
 def one_line_config(run: RunInfo) -> str:
-    """``sim · lock · client-pause · seed 42 · 2026-01-02 10:00:00 · name``."""
+    """``sim · lock · client-pause · seed 42 · 2026-01-02 10:00:00 UTC · name``."""
     parts = [run.target_label, run.workload, run.fault_label]
     if run.seed is not None:
         parts.append(f"seed {run.seed}")
-    if run.date is not None:
-        parts.append(run.date.strftime("%Y-%m-%d %H:%M:%S"))
+    if run.when:
+        parts.append(run.when)
     parts.append(run.name)
     return " · ".join(parts)
 

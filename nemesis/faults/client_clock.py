@@ -15,6 +15,10 @@ from nemesis.client_clock import ClientClock
 from nemesis.spec import FaultSpec
 from workloads.client_clock import FAKETIME_LIB
 
+PACKAGES = ("libfaketime",)
+"""What the clients' clock needs on the machine that runs them: Debian's and Ubuntu's
+libfaketime installs ``FAKETIME_LIB``."""
+
 
 def _build(cluster: Cluster, target: str, seed: int, opts: RunOptions) -> Nemesis:
     return ClientClock(opts.ids.client_clock_delta)
@@ -26,7 +30,7 @@ def _check(opts: RunOptions) -> None:
     if not os.path.exists(FAKETIME_LIB):
         raise OptionError(
             f"--nemesis client-clock needs libfaketime on this machine ({FAKETIME_LIB}): "
-            "apt-get install libfaketime"
+            f"apt-get install {' '.join(PACKAGES)}"
         )
     if round(opts.ids.client_clock_delta) == 0:
         raise OptionError(
@@ -41,5 +45,6 @@ FAULT = FaultSpec(
     describe="the clients' wall clock stepped ({jumps}) {when}",
     effects=frozenset({MOVES_CLOCK}),
     options=("client_clock_delta",),
+    packages=PACKAGES,
     check=_check,
 )
