@@ -11,6 +11,7 @@ worker is handed the files the harness logs to (``log_files``) and logs there as
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,11 +29,21 @@ class RunLog(logging.FileHandler):
         self.failed = True
 
 
+def _utc(fmt: str) -> logging.Formatter:
+    """A formatter whose times are UTC with the zone marked (``2026-12-05T13:12:54.123Z``):
+    a run's log read on another machine, or beside a CI log, means one instant."""
+    formatter = logging.Formatter(fmt)
+    formatter.converter = time.gmtime
+    formatter.default_time_format = "%Y-%m-%dT%H:%M:%S"
+    formatter.default_msec_format = "%s.%03dZ"
+    return formatter
+
+
 def log_to(path: Path, tag: str = "") -> logging.FileHandler:
     """Append every log record of this process (INFO and above) to ``path``; ``tag``
     goes after the logger's name. Returns the handler (to remove when the run ends)."""
     handler = RunLog(path)
-    handler.setFormatter(logging.Formatter(FORMAT.replace("%(name)s", f"%(name)s{tag}")))
+    handler.setFormatter(_utc(FORMAT.replace("%(name)s", f"%(name)s{tag}")))
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.INFO)

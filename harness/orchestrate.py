@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -170,6 +171,7 @@ def _run_in(
         "service_log": target.service_log,
         "versions": {"harness": HARNESS_VERSION, "python": platform.python_version()},
         "clock_origin_ns": clock.origin,
+        "started": _utc_now(),
         "argv": sys.argv,
         "status": "running",
     }
@@ -200,7 +202,7 @@ def _run_in(
             "crashed": {"error": f"{type(e).__name__}: {e}", "at_s": round(clock.seconds(), 3)},
         }
         _say_crashed(run_dir, test, ended, e)
-    test.update(ended)
+    test.update(ended, ended_at=_utc_now())
     write_json(run_dir / TEST_FILE, test)
     log.info("run %s at %.1f s", test["status"], clock.seconds())
     results = analysis.check_run(run_dir)
@@ -221,7 +223,7 @@ def _say_crashed(
     follows: the results could not be written where the run could not write."""
     Reserve.release_in(run_dir)
     log.error("the run crashed at %.1f s", ended["crashed"]["at_s"], exc_info=e)
-    test.update(ended)
+    test.update(ended, ended_at=_utc_now())
     try:
         write_json(run_dir / TEST_FILE, test)
         said = "test.json says so"
@@ -293,6 +295,11 @@ def _drive(
         with Progress(term.err, runner.stats, clock.seconds, total, opts.test_name()):
             runner.run()
         log.info("the schedule ended at %.1f s; tearing down", clock.seconds())
+
+
+def _utc_now() -> str:
+    """The present moment in UTC, ISO 8601 with its zone (test.json's wall times)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def seed_of(opts: RunOptions) -> int:

@@ -250,3 +250,7 @@ def test_harness_log_tells_the_run(tmp_path: Path) -> None:
         "verdict: valid (exit 0)",
     ):
         assert said in log, f"{said!r} not in harness.log:\n{log}"
+    stamps = [line.split(" ", 1)[0] for line in log.splitlines() if line[:2] == "20"]
+    assert stamps and all(s.endswith("Z") and "T" in s for s in stamps)  # UTC, zone marked
+    test = _test_json(tmp_path / "latest")
+    assert test["started"].endswith("+00:00") and test["ended_at"] >= test["started"]
