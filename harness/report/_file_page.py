@@ -62,7 +62,8 @@ def render_file_report(check: FileCheck) -> str:
         "checkers": {r.checker: r.to_dict()},
     }
     run = RunInfo(check.path, check.path.name, results=results)
-    line = f"{check.path} · {check.format} · model {check.model} · {len(check.history)} events"
+    n = len(check.history)
+    line = f"{check.path} · {check.format} · model {check.model} · {n} event{'s' * (n != 1)}"
     scripts: tuple[str, ...] = SCRIPTS
     data: dict[str, Any] = {"timeline": None}
     cx = results["checkers"][r.checker].get("counterexample") or {}
@@ -134,9 +135,11 @@ def _checked(check: FileCheck, stats: OpStats | None) -> str:
                 f"p{int(q * 100)} {ms(stats.latency_quantile(q))}" for q in QUANTILES
             )
             items.append(("latency of ok operations", esc(quantiles)))
-    checked = f"{d.get('partitions_checked', DASH)} of {d.get('partitions', DASH)}"
-    items.append(("partitions checked", esc(checked)))
-    items.append(("time to the verdict", esc(ms(d.get("verdict_s", d.get("elapsed_s"))))))
+    if "partitions" in d:
+        checked = f"{d.get('partitions_checked', DASH)} of {d['partitions']}"
+        items.append(("partitions checked", esc(checked)))
+    if "verdict_s" in d:
+        items.append(("time to the verdict", esc(ms(d["verdict_s"]))))
     if d.get("reason"):
         items.append(("why unknown", esc(d["reason"])))
     items += [("note", esc(note)) for note in check.notes]
