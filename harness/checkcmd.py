@@ -35,7 +35,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from checkers import linearizability
 from checkers.result import UNKNOWN, CheckResult, exit_code, worst
@@ -43,6 +43,9 @@ from core import compiled
 from core.errors import EXIT_BAD_INPUT, EXIT_CRASH, HarnessError
 from core.formats import Budget, FormatError, OutOfBudget, Read, read_file
 from core.store import RESULTS_FILE, write_json
+
+if TYPE_CHECKING:
+    from core.formats.jepsen_store import JepsenVerdict
 
 # Printed as plain lines (no rich: its import is most of a small check's start-up), the
 # verdict's word coloured as rich would on a terminal.
@@ -226,7 +229,7 @@ def _check_store(
     return checked.outcome
 
 
-def _file_page(path: Path, checked: _Checked, jepsen: Any = None) -> str:
+def _file_page(path: Path, checked: _Checked, jepsen: JepsenVerdict | None = None) -> str:
     """The report page of a checked history file (``path``: as named)."""
     from harness.report._file_page import FileCheck, render_file_report
 
