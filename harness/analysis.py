@@ -55,7 +55,10 @@ def load_record(run_dir: Path, budget: Budget | None = None) -> RunRecord:
     ``budget`` runs out while reading the history. The truncated last line a killed run
     leaves in its history is left out (``RunRecord.notes`` says so)."""
     if not os.path.lexists(run_dir / HISTORY_FILE):
-        raise HarnessError(f"{run_dir} has no {HISTORY_FILE}: is it a run directory?")
+        raise HarnessError(
+            f"{run_dir} has no {HISTORY_FILE}: pass a run directory, or a Jepsen store "
+            "directory (history.edn)"
+        )
     try:
         history, cut = read_history_jsonl(run_dir / HISTORY_FILE, budget, MAX_RUN_NS)
         test = read_json(run_dir / TEST_FILE) if os.path.lexists(run_dir / TEST_FILE) else {}

@@ -15,6 +15,16 @@ runs out of memory anyway ends at once with exit 255 and one line, written from 
 built beforehand (allocating then could fail again).
 A run directory's ``results.json`` is written where ``--out`` says, else into the run
 directory when it can be; either way the output says where, or why not.
+
+A Jepsen store directory (``history.edn`` and Jepsen's own ``results.edn``) is checked as
+its ``history.edn`` is, with the model ``--model`` names or its format implies; Jepsen's
+verdict is said under ours (``jepsen said valid? true``).
+
+With ``--html OUT`` each path also gets its report page (``harness.report``: where, see
+``report_targets``): a history file's timeline per key, its longest partial
+linearizations step by step and its counterexample; a run directory's run report. The
+report machinery is imported only then: a plain check does not pay for it. A page that
+cannot be written is said on stderr and makes the exit code 254.
 """
 
 from __future__ import annotations
@@ -23,15 +33,19 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from checkers import linearizability
-from checkers.result import UNKNOWN, exit_code, worst
+from checkers.result import UNKNOWN, CheckResult, exit_code, worst
 from core import compiled
 from core.errors import EXIT_BAD_INPUT, EXIT_CRASH, HarnessError
-from core.formats import Budget, FormatError, OutOfBudget, read_file
+from core.formats import Budget, FormatError, OutOfBudget, Read, read_file
 from core.store import RESULTS_FILE, write_json
+
+if TYPE_CHECKING:
+    from core.formats.jepsen_store import JepsenVerdict
 
 # Printed as plain lines (no rich: its import is most of a small check's start-up), the
 # verdict's word coloured as rich would on a terminal.
@@ -47,7 +61,16 @@ def _model_of(workload: str) -> str | None:
     return workload_models().get(workload)
 
 
-def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes]) -> dict[str, Any]:
+class _Checked(NamedTuple):
+    """A history file checked: what its outcome says and its report page shows."""
+
+    outcome: dict[str, Any]
+    read: Read
+    model: str
+    result: CheckResult
+
+
+def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes]) -> _Checked:
     """A history file's outcome: read within ``budget``, checked with what is left of it."""
     try:
         read = read_file(path, budget, model_of=_model_of)
@@ -76,7 +99,7 @@ def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes])
         raise HarnessError(f"{path}: {e}") from None
     ms = (time.perf_counter() - started) * 1000
     verdict_ms = result.details.get("verdict_s", ms / 1000) * 1000
-    return {
+    outcome = {
         "file": str(path),
         "valid": result.valid,
         "check_ms": round(min(ms, verdict_ms), 3),
@@ -89,6 +112,7 @@ def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes])
         "details": result.details,
         "notes": list(read.notes),
     }
+    return _Checked(outcome, read, chosen, result)
 
 
 def _check_dir(
@@ -157,17 +181,82 @@ def check_path(
     memory_limit: int | None,
     out: Path | None,
     oom: list[bytes],
+    html: Path | None = None,
 ) -> dict[str, Any]:
-    """One path's outcome; HarnessError (one line) if it is not a history or run
-    directory. ``oom[0]`` holds the line to print if memory runs out meanwhile."""
+    """One path's outcome; HarnessError (one line) if it is not a history, run directory
+    or Jepsen store. ``oom[0]`` holds the line to print if memory runs out meanwhile.
+    With ``html``, its report page is written there: the outcome's ``report`` says where,
+    or ``report_error`` why not."""
     budget = Budget(time_limit, memory_limit)
     oom[0] = _OOM.format("reading or checking" if path.is_dir() else "reading", path, "").encode()
     try:
+        if path.is_dir() and _is_store(path):
+            return _check_store(path, model, budget, oom, html)
         if path.is_dir():
-            return _check_dir(path, time_limit, budget, out)
-        return _check_file(path, model, budget, oom)
+            outcome = _check_dir(path, time_limit, budget, out)
+            if html is not None:
+                _report(outcome, html, lambda: _run_page(path, outcome["details"]))
+            return outcome
+        checked = _check_file(path, model, budget, oom)
     except OutOfBudget as e:
-        return _unknown(path, str(e))
+        outcome = _unknown(path, str(e))
+        if html is not None:
+            outcome["report"] = "no report: the history was not read within the budget"
+        return outcome
+    if html is not None:
+        _report(checked.outcome, html, lambda: _file_page(path, checked))
+    return checked.outcome
+
+
+def _is_store(path: Path) -> bool:
+    """Whether the directory ``path`` is a Jepsen store (imported only for a directory)."""
+    from core.formats.jepsen_store import is_store
+
+    return is_store(path)
+
+
+def _check_store(
+    path: Path, model: str | None, budget: Budget, oom: list[bytes], html: Path | None
+) -> dict[str, Any]:
+    """A Jepsen store's outcome: its history.edn checked, Jepsen's verdict beside it."""
+    from core.formats.jepsen_store import STORE_HISTORY, read_verdict
+
+    checked = _check_file(path / STORE_HISTORY, model, budget, oom)
+    jepsen = read_verdict(path, budget)
+    checked.outcome.update(file=str(path), jepsen={"valid": jepsen.valid, "said": jepsen.said})
+    if html is not None:
+        _report(checked.outcome, html, lambda: _file_page(path, checked, jepsen))
+    return checked.outcome
+
+
+def _file_page(path: Path, checked: _Checked, jepsen: JepsenVerdict | None = None) -> str:
+    """The report page of a checked history file (``path``: as named)."""
+    from harness.report._file_page import FileCheck, render_file_report
+
+    read = checked.read
+    return render_file_report(
+        FileCheck(
+            path, read.history, read.format, checked.model, checked.result, read.notes, jepsen
+        )
+    )
+
+
+def _run_page(run_dir: Path, results: dict[str, Any]) -> str:
+    """The run report of a run directory, with the results just checked."""
+    from harness.report._page import render_report
+
+    return render_report(run_dir, results)
+
+
+def _report(outcome: dict[str, Any], target: Path, render: Callable[[], str]) -> None:
+    """Write the page ``render()`` makes to ``target``; the outcome says where
+    (``report``), or why it is not written (``report_error``)."""
+    from harness.report._out import write_page
+
+    try:
+        outcome["report"] = f"report: {write_page(target, render())}"
+    except HarnessError as e:
+        outcome["report_error"] = f"report not written: {e}"
 
 
 def check_paths(
@@ -178,15 +267,22 @@ def check_paths(
     as_json: bool,
     memory_limit: int | None = None,
     out: str | None = None,
+    html: str | None = None,
 ) -> int:
-    """Check every path, each on its own line; the exit code (see the module's docstring)."""
+    """Check every path, each on its own line; the exit code (see the module's docstring).
+    ``html``: ``--html OUT``, checked before any path is."""
+    pages: list[Path | None] = [None] * len(paths)
+    if html is not None:
+        from harness.report._out import report_targets
+
+        pages = list(report_targets(paths, html))
     stream = sys.stdout
     colour = _colour_on(stream)
     verdicts = []
-    bad = 0
+    bad = unwritten = 0
     total_ms = 0.0
     oom = [b""]
-    for p in paths:
+    for p, page in zip(paths, pages, strict=True):
         try:
             outcome = check_path(
                 Path(p),
@@ -195,6 +291,7 @@ def check_paths(
                 memory_limit=memory_limit,
                 out=None if out is None else Path(out),
                 oom=oom,
+                html=page,
             )
         except HarnessError as e:
             bad += 1
@@ -206,15 +303,35 @@ def check_paths(
         verdicts.append(outcome["valid"])
         total_ms += outcome["check_ms"]
         _say(outcome, as_json, stream, colour)
+        if "report_error" in outcome:
+            unwritten += 1
+            print(f"harness: {p}: {outcome['report_error']}", file=sys.stderr, flush=True)
     overall = worst(verdicts)
     if not as_json:
         word = _word(overall, colour) if verdicts else "none"
         failed = f", {bad} not checked (bad input)" if bad else ""
+        failed += f", {unwritten} report(s) not written" if unwritten else ""
         stream.write(
             f"total: {len(paths)} file(s), {total_ms:.1f} ms checking, verdict {word}{failed}\n"
         )
         stream.flush()
-    return EXIT_BAD_INPUT if bad else exit_code(overall)
+    return EXIT_BAD_INPUT if bad or unwritten else exit_code(overall)
+
+
+def report_store(store: Path, model: str | None) -> int:
+    """``harness report STORE``: a Jepsen store checked as ``harness check`` checks it,
+    its report page written into it (``report.html``); the exit code is the check's."""
+    from core.formats.budget import default_memory_limit
+    from harness.report._page import REPORT_FILE
+
+    return check_paths(
+        [str(store)],
+        model=model,
+        time_limit=None,
+        as_json=False,
+        memory_limit=default_memory_limit(),
+        html=str(store / REPORT_FILE),
+    )
 
 
 def _say_error(path: str, message: str, as_json: bool) -> None:
@@ -251,7 +368,8 @@ def _say(out: dict[str, Any], as_json: bool, stream: TextIO, colour: bool) -> No
     if out["valid"] == UNKNOWN and out["details"].get("reason"):
         lines.append(f"    {out['details']['reason']}")
     lines += [f"    note: {note}" for note in out["notes"]]
-    if out.get("written"):
-        lines.append(f"    {out['written']}")
+    if out.get("jepsen"):
+        lines.append(f"    {out['jepsen']['said']}")
+    lines += [f"    {out[k]}" for k in ("written", "report") if out.get(k)]
     stream.write("\n".join(lines) + "\n")
     stream.flush()

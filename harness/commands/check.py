@@ -16,12 +16,10 @@ if TYPE_CHECKING:
 
 
 def cmd_check(args: argparse.Namespace, term: Terminal) -> int:
-    from checkers.linear.models import MODELS
     from core.formats.budget import default_memory_limit
     from harness.checkcmd import check_paths
 
-    if args.model is not None and args.model not in MODELS:
-        raise UsageError(f"unknown model {args.model!r}: --model takes one of {', '.join(MODELS)}")
+    known_model(args.model)
     memory = args.memory_limit if args.memory_limit is not None else default_memory_limit()
     return check_paths(
         args.paths,
@@ -30,7 +28,16 @@ def cmd_check(args: argparse.Namespace, term: Terminal) -> int:
         as_json=args.json,
         memory_limit=memory,
         out=args.out,
+        html=args.html,
     )
+
+
+def known_model(model: str | None) -> None:
+    """Refuse (UsageError, one line) a ``--model`` that names no model."""
+    from checkers.linear.models import MODELS
+
+    if model is not None and model not in MODELS:
+        raise UsageError(f"unknown model {model!r}: --model takes one of {', '.join(MODELS)}")
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -40,7 +47,8 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="check a run directory or history files",
         description="Check run directories (all their checkers) or history "
         "files (JSONL, Jepsen EDN, porcupine etcd log, porcupine kv) "
-        "for linearizability.",
+        "for linearizability. A Jepsen store directory (history.edn, results.edn) "
+        "is checked as its history.edn, with Jepsen's own verdict said beside ours.",
     )
     c.add_argument("paths", nargs="+", metavar="PATH")
     c.add_argument(
@@ -69,6 +77,17 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="DIR",
         help="write run directories' results.json under DIR (default: into each "
         "run directory, where it can be written)",
+    )
+    c.add_argument(
+        "--html",
+        default=None,
+        metavar="OUT",
+        help="also write a self-contained HTML report per path: the verdict, the timeline "
+        "per key with clients as lanes, the longest partial linearizations step by step, "
+        "the counterexample (a run directory: its run report). One PATH: OUT is the page, "
+        "or an existing directory to write NAME.html into; several: OUT is a directory "
+        "(made if missing) of one NAME.html per PATH, a name met again numbered "
+        "NAME-2.html. OUT's parent must exist; a link is refused (default: no report)",
     )
     c.add_argument("--json", action="store_true", help="one JSON object per file per line")
     c.set_defaults(fn=cmd_check)

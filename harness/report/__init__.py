@@ -2,6 +2,8 @@
 matrix of targets and faults, JUnit XML for CI, and a small server to browse results.
 
 - ``write_report(run_dir)``: ``run_dir/report.html`` (verdict, counterexample, timeline);
+- ``write_file_report(check, out)``: the page of a checked history file (a ``FileCheck``),
+  ``harness check FILE --html OUT``; ``report_targets`` says where each page goes;
 - ``write_index(results_root)``: ``results_root/index.html`` listing every run;
 - ``serve(results_root, host, port)``: browse the results, the index regenerated on ``/``;
 - ``compare(paths)``: a ``Matrix`` of targets by faults, shown by ``render_matrix_table``
@@ -20,16 +22,21 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from harness.compare import Matrix, compare, render_matrix_table
     from harness.junit import write_junit
+    from harness.report._file_page import FileCheck, write_file_report
     from harness.report._index import write_index
     from harness.report._matrix_page import write_matrix_html
+    from harness.report._out import report_targets
     from harness.report._page import write_report
     from harness.serve import serve
 
 __all__ = [
+    "FileCheck",
     "Matrix",
     "compare",
     "render_matrix_table",
+    "report_targets",
     "serve",
+    "write_file_report",
     "write_index",
     "write_junit",
     "write_matrix_html",
@@ -38,6 +45,9 @@ __all__ = [
 
 _HOMES = {
     "write_report": "harness.report._page",
+    "write_file_report": "harness.report._file_page",
+    "FileCheck": "harness.report._file_page",
+    "report_targets": "harness.report._out",
     "write_index": "harness.report._index",
     "write_matrix_html": "harness.report._matrix_page",
     "compare": "harness.compare",

@@ -8,6 +8,7 @@ counterexample sections, the configuration and the numbers, the run's files.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from harness.report._html import esc, page, tag
 from harness.report._ids import ids_section
 from harness.report._membership import membership_section
 from harness.report._metrics import op_stats
+from harness.report._out import write_page
 from harness.report._runs import RunInfo, load_run
 from harness.report._sections import (
     banner,
@@ -43,7 +45,7 @@ from harness.report._timeline import build_timeline
 from harness.report._watch import watch_section
 
 REPORT_FILE = "report.html"
-_SCRIPTS = (
+SCRIPTS = (
     "view.js",
     "timeline.js",
     "faults.js",
@@ -75,19 +77,20 @@ _LEGEND = (  # (what the timeline shows, its colour, the feature it belongs to)
 
 
 def write_report(run_dir: Path) -> Path:
-    """Write ``run_dir/report.html`` and return its path.
+    """Write ``run_dir/report.html`` (atomically, never through a link) and return its path.
 
     Raises ``core.errors.HarnessError`` when ``run_dir`` has no history.
     """
     run_dir = Path(run_dir)
-    out = run_dir / REPORT_FILE
-    out.write_text(render_report(run_dir), encoding="utf-8")
-    return out
+    return write_page(run_dir / REPORT_FILE, render_report(run_dir))
 
 
-def render_report(run_dir: Path) -> str:
-    """The report page of a run directory, as text."""
+def render_report(run_dir: Path, results: dict[str, Any] | None = None) -> str:
+    """The report page of a run directory, as text; ``results`` (a check's, not yet
+    written to the run directory) stand for its ``results.json``."""
     run = load_run(run_dir)
+    if results is not None:
+        run = replace(run, results=results)
     record = load_record(run_dir)
     data: dict[str, Any] = {"timeline": None}
     try:
@@ -96,7 +99,7 @@ def render_report(run_dir: Path) -> str:
         annotate(run.results, timeline, lanes)
         timeline["fencing"] = replay(record.resource_log, record.option("fencing"))
         data["timeline"] = timeline
-        figure = _figure(_features(timeline), timeline["fencing"])
+        figure = timeline_figure(timeline)
         stats = numbers(op_stats(record.history, windows), windows)
         ids = ids_section(record, run.results, windows)
     except MalformedHistory as e:
@@ -122,7 +125,13 @@ def render_report(run_dir: Path) -> str:
         + '<div id="tooltip" hidden></div>'
     )
     title = f"{run.verdict.upper()}: {one_line_config(run)}"
-    return page(title, body, styles=("base.css", "report.css"), scripts=_SCRIPTS, data=data)
+    return page(title, body, styles=("base.css", "report.css"), scripts=SCRIPTS, data=data)
+
+
+def timeline_figure(timeline: dict[str, Any]) -> str:
+    """The timeline's figure of ``timeline`` (annotated, with its ``fencing``): toolbar,
+    legend of what it shows, canvases."""
+    return _figure(_features(timeline), timeline.get("fencing"))
 
 
 def _features(timeline: dict[str, Any]) -> set[str]:

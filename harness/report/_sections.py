@@ -21,8 +21,9 @@ from workloads.registry import WORKLOADS
 _WORDS = {True: "PASS", False: "FAIL"}
 
 
-def banner(run: RunInfo) -> str:
-    """The verdict, why, and each checker's verdict in a sentence."""
+def banner(run: RunInfo, line: str | None = None) -> str:
+    """The verdict, why, and each checker's verdict in a sentence; under them ``line``
+    (what was checked: the run's configuration in one line by default)."""
     valid = run.valid
     word = _WORDS[valid] if isinstance(valid, bool) else "NO VERDICT"
     verdicts = checker_verdicts(run.results)
@@ -42,7 +43,7 @@ def banner(run: RunInfo) -> str:
         "header",
         tag("div", f"{esc(word)} {word_badge(run.verdict)}", class_="verdict-word", id="verdict")
         + tag("ul", items, class_="checkers")
-        + tag("p", esc(one_line_config(run)), class_="config-line"),
+        + tag("p", esc(one_line_config(run) if line is None else line), class_="config-line"),
         class_=cls,
     )
 

@@ -60,7 +60,7 @@ def compact(value: Any, limit: int = _VALUE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _key_text(key: Any) -> str:
+def key_text(key: Any) -> str:
     """A key as a label shows it: ``2``, ``x``, ``[1,2]``."""
     return key if isinstance(key, str) else compact(key)
 
@@ -106,7 +106,7 @@ def _ops(
         cols["e"].append(us(comp.time) if comp is not None else -1)
         cols["t"].append(outcome[comp.type] if comp is not None else outcome["open"])
         cols["f"].append(fs(inv.f))
-        cols["k"].append(keys(_key_text(inv.key)) if inv.key is not None else -1)
+        cols["k"].append(keys(key_text(inv.key)) if inv.key is not None else -1)
         cols["v"].append(compact(pair.value))
         cols["x"].append(inv.index)
         cols["p"].append(procs(inv.process))

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness.report import compare, write_index, write_matrix_html, write_report
-from tests.support.chromium import PageLoad, load_page
+from tests.support.chromium import load_page
+from tests.support.report_page import LINEARIZATION, PIXEL, assert_linearization_shown
+from tests.support.report_page import load_report as _load
 from tests.support.synthetic import cas_register_run, demo_runs
 
 pytestmark = pytest.mark.browser
@@ -55,15 +57,6 @@ INTERACT = """(() => {
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return demo_runs(tmp_path_factory.mktemp("results"))
-
-
-def _load(path: Path, evaluate: dict[str, str] | None = None) -> PageLoad:
-    page = load_page(path.resolve().as_uri(), evaluate=evaluate, screenshot=True)
-    assert page.errors == [], f"console errors: {page.errors}"
-    assert page.requests == [path.resolve().as_uri()], "the page fetched something"
-    assert page.rendered == "1", "the first view was not marked rendered"
-    assert page.screenshot and page.screenshot.startswith(b"\x89PNG")
-    return page
 
 
 @pytest.mark.parametrize(
@@ -133,57 +126,13 @@ def test_a_100k_operation_report_renders_its_first_view_in_under_3_s(
     save_screenshot("report-100k", page.screenshot)
 
 
-# The last point of the drawn linearization (inside the first view): its pixel, and the
-# tooltip of hovering it; the select of linearizations and the side table's rows.
-# The colour (r, g, b) of the timeline canvas at CSS pixel (x, y), after drawing it.
-PIXEL = """const pixel = (x, y) => {
-  const r = HR.report, c = r.timeline.canvas, dpr = window.devicePixelRatio || 1;
-  r.view.draw();
-  const px = c.getContext("2d").getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1);
-  return Array.from(px.data).slice(0, 3);
-};"""
-
-LINEARIZATION = (
-    """(() => {
-  """
-    + PIXEL
-    + """
-  const r = HR.report, tl = r.timeline, c = tl.canvas, v = r.view, lz = tl.linearization;
-  const l = lz.current(), w = c.clientWidth, box = c.getBoundingClientRect();
-  const j = l.at.length - 1, x = v.x(l.at[j], w), y = lz.y(l.pos[j]);
-  const colour = pixel(x, y);
-  const at = {clientX: box.left + x, clientY: box.top + y, bubbles: true};
-  c.dispatchEvent(new MouseEvent("mousemove", at));
-  const tip = document.getElementById("tooltip");
-  return {points: l.at.length, shown: l.at.filter(t => t >= v.v0 && t <= v.v1).length,
-    pixel: colour, tip: tip.hidden ? null : tip.textContent,
-    options: document.getElementById("lin-pick").options.length,
-    rows: document.querySelectorAll("#lin-steps tr").length,
-    culprit: document.querySelector("#lin-steps .culprit").textContent,
-    clicked: (() => {  // the first step of the side table, clicked: the view shows its op
-      const a = document.querySelector("#lin-steps a[data-x]");
-      a.click();
-      const i = r.data.ops.x.indexOf(Number(a.dataset.x));
-      return v.v0 <= tl.S[i] && tl.E[i] <= v.v1 && v.v1 - v.v0 < 1e5;
-    })()};
-})()"""
-)
-
-
 def test_an_invalid_cas_register_report_shows_the_partial_linearization(
     runs: dict[str, Path], save_screenshot: Callable[[str, bytes], tuple[Path, Path]]
 ) -> None:
     page = _load(write_report(runs["cas-stale-read"]), {"lin": LINEARIZATION})
     assert page.screenshot is not None
     save_screenshot("report-linearization", page.screenshot)
-    lin = page.values["lin"]
-    assert lin["points"] >= 100 and lin["shown"] >= 3  # several points in the first view
-    assert lin["pixel"] == [0x0B, 0x72, 0x85]  # a linearization point is drawn there
-    assert lin["options"] >= 1 and lin["rows"] >= 3
-    assert "cannot be linearized" in lin["culprit"] and lin["clicked"]
-    tip = lin["tip"]
-    assert tip and f"operation {lin['points']} of {lin['points']}" in tip
-    assert "state before" in tip and "state after" in tip and "takes effect at" in tip
+    assert_linearization_shown(page.values["lin"], points=100, shown=3, rows=3)
 
 
 # Move the time cursor into the client pause, then onto the stale write, and flip the

@@ -101,3 +101,11 @@ def test_checking_a_valid_file_loads_only_the_search(tmp_path: Path) -> None:
         "checkers.linear.schedule",
     )
     assert _loaded_by_check("register", history, unwanted) == (0, [])
+
+
+def test_checking_a_file_without_html_loads_no_report_machinery() -> None:
+    """The report page's modules (and the Jepsen store reader, for directories) are
+    imported only by ``--html`` (and a directory): a plain check does not pay for them."""
+    history = Path(__file__).parent / "histories" / "sim-stale-read.jsonl"
+    unwanted = ("harness.report", "core.formats.jepsen_store", "secrets")
+    assert _loaded_by_check("cas-register", history, unwanted) == (1, [])

@@ -123,7 +123,7 @@ HR.Timeline.prototype.drawLabels = function (ctx) {
     ctx.fillText(HR.Timeline.clip(ctx, lane.label, HR.GUTTER - 14), 8, lane.top + Math.min(13, lane.h / 2));
   }
   ctx.fillStyle = HR.COLORS.faint; ctx.font = "11px sans-serif";
-  ctx.fillText("run clock →", 8, HR.Timeline.AXIS - 9);
+  ctx.fillText(HR.AXIS_LABEL || "run clock →", 8, HR.Timeline.AXIS - 9);
 };
 
 HR.Timeline.clip = function (ctx, text, width) {
