@@ -15,7 +15,7 @@ from typing import Any
 
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult
-from checkers.windows import FaultFacts
+from checkers.windows import FaultFacts, FaultWindow, record_windows
 
 
 def requested_faults(record: RunRecord) -> list[str]:
@@ -62,11 +62,70 @@ def check_record(record: RunRecord) -> CheckResult:
             "--nemesis-interval).",
             {"never_injected": missing, "starts": starts},
         )
-    return CheckResult(
-        "faults",
-        True,
-        f"{starts} fault(s) applied, each shown to take effect"
-        if starts
-        else "no fault was asked for or injected",
-        {"starts": starts},
+    return _as_applied(record, starts)
+
+
+def _as_applied(record: RunRecord, starts: int) -> CheckResult:
+    """Every fault took effect: say for how long each was applied, and whether each
+    fault asked for got the duration it was asked for at least once. A fault whose every
+    window was cut short (by the end of the run, an interruption) was never tested as
+    asked: unknown."""
+    if not starts:
+        return CheckResult("faults", True, "no fault was asked for or injected", {"starts": 0})
+    history = record.history
+    run_end = history[-1].time if len(history) else 0
+    windows = [w for w in record_windows(record) if w.ok]
+    short = [w for w in windows if w.cut_short(run_end)]
+    applied = [
+        {
+            "kind": w.kind,
+            "start_s": round(w.start / 1e9, 3),
+            "lasted_s": round(w.lasted_s(run_end), 3),
+            "asked_s": w.asked_s,
+            "cut_short": w.cut_short(run_end),
+        }
+        for w in windows
+    ]
+    details = {"starts": starts, "applied": applied}
+    never_whole = [
+        kind
+        for kind in dict.fromkeys(w.kind for w in windows)
+        if all(w.cut_short(run_end) for w in windows if w.kind == kind)
+    ]
+    if never_whole:
+        longest = {k: max(w.lasted_s(run_end) for w in windows if w.kind == k) for k in never_whole}
+        said = "; ".join(
+            f"{k}: longest {secs_of(longest[k])} of {secs_of(_asked(windows, k))} asked"
+            for k in never_whole
+        )
+        return CheckResult(
+            "faults",
+            UNKNOWN,
+            f"every window of {', '.join(never_whole)} was cut short ({said}): the run never "
+            "held that fault as long as it asked, so it shows nothing about it at that "
+            "length (give a longer --time-limit, or ask for a shorter fault).",
+            {**details, "never_whole": never_whole},
+        )
+    head = f"{starts} fault(s) applied, each shown to take effect: " + "; ".join(
+        _applied_words(w, run_end) for w in windows
     )
+    if short:
+        head += f". {len(short)} of {len(windows)} cut short (by a heal or the end of the run)"
+    return CheckResult("faults", True, head, details)
+
+
+def _asked(windows: list[FaultWindow], kind: str) -> float:
+    return max(w.asked_s or 0.0 for w in windows if w.kind == kind)
+
+
+def secs_of(s: float) -> str:
+    return f"{s:.1f} s"
+
+
+def _applied_words(w: FaultWindow, run_end: int) -> str:
+    """``partition 12.3-22.4 s (10.1 s)``, with ``cut short: 2.1 of 10 s asked``."""
+    end = w.end if w.end is not None else run_end
+    words = f"{w.kind} {w.start / 1e9:.1f}-{end / 1e9:.1f} s"
+    if w.cut_short(run_end) and w.asked_s is not None:
+        return f"{words} (cut short: {secs_of(w.lasted_s(run_end))} of {secs_of(w.asked_s)} asked)"
+    return f"{words} ({secs_of(w.lasted_s(run_end))})"

@@ -22,7 +22,6 @@ from typing import Any, Final
 
 from checkers.record import RunRecord
 from checkers.windows import FREEZES_CLIENT, KILLS_CLIENT, FaultWindow, record_windows
-from core.history import History
 from core.ops import Process
 
 IN_FLIGHT_S: Final = 0.5
@@ -125,7 +124,7 @@ def timeline(record: RunRecord) -> Timeline:
         lost = done is None or done.type == "info"
         if inv.f in ("register", "heartbeat") and lost and inv.process in member_of:
             abandoned.setdefault(member_of[inv.process], inv.time)
-    deaths = _deaths(history, windows, member_of)
+    deaths = _deaths(windows, member_of)
     end = max((op.time for op in history), default=0)
     return Timeline(
         process_of,
@@ -152,18 +151,15 @@ def _number(value: Any, default: float | None) -> float | None:
     return float(value) if ok else default
 
 
-def _deaths(
-    history: History, windows: Sequence[FaultWindow], member_of: dict[Process, str]
-) -> list[Death]:
+def _deaths(windows: Sequence[FaultWindow], member_of: dict[Process, str]) -> list[Death]:
     """The deaths of members: windows that freeze or kill their processes, from the
     completion of each window's start op."""
-    proven = {p.invoke.time: p.end for p in history.nemesis_ops().pairs()}
     out: list[Death] = []
     for w in windows:
         if not w.ok or not w.effects & {FREEZES_CLIENT, KILLS_CLIENT}:
             continue
         kind = KILLED if KILLS_CLIENT in w.effects else PAUSED
-        start = proven.get(w.start) or w.start
+        start = w.start  # applied: the start op's completion
         for p in w.processes:
             if p in member_of:
                 end = None if kind == KILLED else w.end

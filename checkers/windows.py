@@ -17,19 +17,26 @@ recorded with its words; older runs get those of ``KIND_EFFECTS``. A new fault w
 of these effects is explained with no edit here; a new kind of effect is an edit of the
 checkers that interpret it (``checkers.classify``, ``checkers.stats``).
 
-A window runs from the invocation of its ``start-X`` to the completion of the next
-``stop-X``: outer bounds, since the fault took effect somewhere in the start operation and
-was gone by the end of the stop. A fault never stopped lasts to the end of the run
-(``end`` None). Details (processes, nodes, offsets) come from the start's completion
-value, else its invocation value. ``ok`` is False when the start could not be shown to
-take effect (``checkers.faults`` makes such a run unknown).
+A window is the fault as applied: from the completion of its ``start-X`` (the nemesis
+answers once the fault has taken effect, with its proof) to the completion of the next
+``stop-X`` (by then it was gone). A start that failed or never answered keeps its
+invocation time. Its ``invoked`` time (the start's invocation) is kept too: whether a
+violation *may* be the fault's doing (``overlaps``) is judged from then, since the fault
+may have taken effect anywhere inside its start operation, and a violation is blamed on
+the service only where the harness's fault cannot have caused it. A fault never stopped
+lasts to the end of the run (``end`` None). Details (processes, nodes, offsets) come from
+the start's completion value, else its invocation value. ``ok`` is False when the start
+could not be shown to take effect (``checkers.faults`` makes such a run unknown).
+``asked_s`` is how long the run asked the fault to last (test.json's ``faults``, from the
+fault's schedule); a window that ended sooner was cut short (``cut_short``): by the end
+of the run, an interruption, or a heal.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from checkers.record import RunRecord
@@ -92,15 +99,33 @@ class FaultWindow:
     """How the run said to describe a window of this fault (empty: ``WORDS``)."""
     effects: frozenset[str] = frozenset()
     """What the fault does, as the checkers interpret it (``EFFECTS``)."""
+    invoked: int | None = None
+    """When its start was invoked (None: at ``start``); it took effect by ``start``."""
+    asked_s: float | None = None
+    """How long the run asked it to last, in seconds (None: not recorded)."""
+
+    @property
+    def since(self) -> int:
+        """The earliest time the fault may have been on: its start's invocation."""
+        return self.start if self.invoked is None else min(self.invoked, self.start)
 
     def overlaps(self, lo: int, hi: int) -> bool:
         """Whether the fault was (possibly) on at some time in ``[lo, hi]``."""
-        return self.start <= hi and (self.end is None or self.end >= lo)
+        return self.since <= hi and (self.end is None or self.end >= lo)
 
     def changes_within(self, lo: int, hi: int) -> bool:
         """Whether the fault began or ended inside ``[lo, hi]`` (a clock jump happens at
         both: the offset is applied, then taken back)."""
-        return lo <= self.start <= hi or (self.end is not None and lo <= self.end <= hi)
+        began = self.since <= hi and self.start >= lo
+        return began or (self.end is not None and lo <= self.end <= hi)
+
+    def lasted_s(self, run_end: int) -> float:
+        """How long it was applied, in seconds (to ``run_end`` when never stopped)."""
+        return ((self.end if self.end is not None else run_end) - self.start) / 1e9
+
+    def cut_short(self, run_end: int) -> bool:
+        """Whether it was applied for less than it was asked to last (by 1 ms or more)."""
+        return self.ok and self.asked_s is not None and self.lasted_s(run_end) < self.asked_s - 1e-3
 
     def affects_process(self, process: Process) -> bool:
         return process in self.processes
@@ -127,6 +152,10 @@ class FaultWindow:
             "end": self.end,
             "took_effect": self.ok,
         }
+        if self.invoked is not None:
+            d["invoked"] = self.invoked
+        if self.asked_s is not None:
+            d["asked_s"] = self.asked_s
         if self.processes:
             d["processes"] = list(self.processes)
         if self.nodes:
@@ -144,7 +173,8 @@ def fault_windows(history: History, faults: Mapping[str, Any] | None = None) -> 
     out: list[FaultWindow] = []
 
     def window(kind: str, pair: Pair, end: int | None) -> FaultWindow:
-        return _window(kind, pair, end, facts.words.get(kind, ""), facts.effects_of(kind))
+        w = _window(kind, pair, end, facts.words.get(kind, ""), facts.effects_of(kind))
+        return replace(w, asked_s=facts.asked.get(kind))
 
     for pair in history.nemesis_ops().pairs():
         f = pair.invoke.f
@@ -176,6 +206,7 @@ class FaultFacts:
         self.stops: dict[str, str] = {}
         self.words: dict[str, str] = {}
         self.effects: dict[str, frozenset[str]] = {}
+        self.asked: dict[str, float] = {}
         for name, fact in (faults or {}).items() if isinstance(faults, Mapping) else ():
             if not isinstance(fact, Mapping):
                 continue
@@ -185,6 +216,9 @@ class FaultFacts:
             words = fact.get("describe")
             if isinstance(words, str) and 0 < len(words) <= WORDS_MAX:
                 self.words[str(name)] = words
+            asked = fact.get("asked_s")
+            if isinstance(asked, int | float) and not isinstance(asked, bool) and asked > 0:
+                self.asked[str(name)] = float(asked)
             effects = fact.get("effects")
             if isinstance(effects, list):
                 self.effects[str(name)] = EFFECTS.intersection(
@@ -231,16 +265,19 @@ def _window(
 ) -> FaultWindow:
     value = _details(pair)
     processes = tuple(value.get("processes") or ()) if isinstance(value, dict) else ()
+    applied = pair.completion is not None and pair.type == "ok"
+    start = pair.completion.time if applied and pair.completion is not None else pair.invoke.time
     return FaultWindow(
         kind,
-        pair.invoke.time,
+        start,
         end,
-        pair.type == "ok",
+        applied,
         processes,
         _nodes(value),
         _offsets(value),
         words,
         effects,
+        invoked=pair.invoke.time,
     )
 
 

@@ -177,7 +177,7 @@ class Cell:
             "availability_outside_faults": stats.availability_clear,
             "availability_during_faults": stats.availability_in_fault,
             "detection_s": sorted(t for m in self.runs for t in m.detection_s),
-            "watch": asdict(WatchNumbers.pool(watches)) if watches else None,
+            "deliveries": asdict(WatchNumbers.pool(watches)) if watches else None,
         }
 
     def _detection(self) -> list[tuple[str, str]]:

@@ -45,7 +45,7 @@ from harness.progress import Progress
 from harness.rerun import rerun_command
 from harness.runner import Runner
 from harness.validate import check_target, decide
-from nemesis.build import build_nemesis
+from nemesis.build import asked_durations, build_nemesis
 from nemesis.registry import facts_of
 from workloads.registry import get_workload
 from workloads.resource import ResourceServer
@@ -165,7 +165,10 @@ def _run_in(
     test: dict[str, Any] = {
         "name": opts.test_name(),
         "options": opts.to_dict(),
-        "faults": facts_of(opts.fault_names()),
+        "faults": {
+            name: {**fact, "asked_s": asked_durations(opts)[name]}
+            for name, fact in facts_of(opts.fault_names()).items()
+        },
         "seed": opts.seed,
         "linearizable_locks": target.linearizable_locks,
         "service_log": target.service_log,

@@ -30,6 +30,17 @@ def _make(spec: FaultSpec, target: str, opts: RunOptions, cluster: Cluster, seed
         raise OptionError(f"--nemesis {spec.name}: {e}") from None
 
 
+def asked_durations(opts: RunOptions) -> dict[str, float]:
+    """How long the run asks each of its faults to last, in seconds: its own timing (a
+    client pause's ``--pause-for``), else one ``--nemesis-interval``. Recorded with the
+    faults in test.json (``asked_s``): a window applied for less was cut short."""
+    asked: dict[str, float] = {}
+    for name in opts.fault_names():
+        timing = spec_of(name).timing(opts)
+        asked[name] = float(timing[1] if timing is not None else opts.faults.nemesis_interval)
+    return asked
+
+
 def build_nemesis(
     opts: RunOptions, cluster: Cluster, seed: int, start: float = 0.0
 ) -> tuple[Nemesis | None, Any, Any]:
@@ -56,8 +67,9 @@ def build_nemesis(
         stop_op = {"f": spec.stop}
         timing = spec.timing(opts)
         if timing is not None:  # at a time of its own (a client pause at --pause-at)
-            at, lasts = timing
-            schedules.append([gen.at(start + at, start_op), gen.at(start + at + lasts, stop_op)])
+            at, lasts = timing  # lasting from when it took effect, as a periodic one does
+            once = gen.nemesis_schedule(lasts, start_op, stop_op, cycles=1)
+            schedules.append(replace(once, next_time=gen.to_ns(start + at)))
         else:
             # Faults take turns: the i-th starts i/n of an interval later than the first,
             # which starts well inside the run (``RunOptions.first_fault_at``).

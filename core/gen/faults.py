@@ -22,10 +22,15 @@ OpSpec = tuple[str, Any, Any]  # (f, value, key)
 @dataclass(frozen=True, slots=True)
 class NemesisSchedule:
     """Emits ``ops[0]``, ``ops[1]``, ``ops[0]``... on the nemesis thread, each ``interval``
-    ns (plus a seeded jitter uniform in [-jitter, +jitter]) after the previous one was
-    invoked; the first after ``first`` ns (default one interval) from the schedule's start
-    (its first ``op()`` or ``update()``). ``remaining`` ops in all (None: forever). While the
-    nemesis is busy the next op waits for it."""
+    ns (plus a seeded jitter uniform in [-jitter, +jitter]) after the previous one
+    *completed*; the first after ``first`` ns (default one interval) from the schedule's
+    start (its first ``op()`` or ``update()``). ``remaining`` ops in all (None: forever).
+
+    Counting from the completion is what makes a fault last what it was asked to: a start
+    that takes seconds to take effect (a holder looked for, a node's rules written) would
+    otherwise eat its own window, and the stop would come early (a 10 s partition that
+    took effect 8.4 s late lasted 1.6 s). ``awaiting`` is set between an op's invocation
+    and its completion, when the next time cannot be known yet."""
 
     interval: int
     ops: tuple[OpSpec, ...]
@@ -35,6 +40,8 @@ class NemesisSchedule:
     i: int = 0
     next_time: int | None = None
     state: int = 0
+    awaiting: str | None = None
+    """The f of the op invoked and not yet completed: the next op is timed from its end."""
 
     def _gap(self, state: int) -> tuple[int, int]:
         if not self.jitter:
@@ -58,6 +65,8 @@ class NemesisSchedule:
                 "nemesis_schedule needs the nemesis thread, but this context has none: do not "
                 "wrap it in clients(...), and run with a nemesis thread"
             )
+        if self.awaiting is not None:
+            return PENDING, self
         nt, state = self._start(ctx.time)
         if NEMESIS not in ctx.free_threads:
             if nt == self.next_time:
@@ -65,11 +74,15 @@ class NemesisSchedule:
             return PENDING, self._with(self.i, nt, state, self.remaining)
         f, value, key = self.ops[self.i]
         req = Request(ctx.thread_process[NEMESIS], f, value, key, nt)
-        gap, state = self._gap(state)
         rem = None if self.remaining is None else self.remaining - 1
-        return req, self._with((self.i + 1) % len(self.ops), max(nt, ctx.time) + gap, state, rem)
+        return req, self._with((self.i + 1) % len(self.ops), None, state, rem, awaiting=f)
 
     def update(self, ctx: Context, event: Op) -> Any:
+        if self.awaiting is not None:
+            if event.process != NEMESIS or event.type == "invoke" or event.f != self.awaiting:
+                return self
+            gap, state = self._gap(self.state)  # the op ended: the next one is due a gap on
+            return self._with(self.i, event.time + gap, state, self.remaining)
         if self.next_time is not None:
             return self
         nt, state = self._start(ctx.time)
@@ -85,11 +98,27 @@ class NemesisSchedule:
             self.i,
             self.next_time,
             seed,
+            self.awaiting,
         )
 
-    def _with(self, i: int, next_time: int, state: int, remaining: int | None) -> NemesisSchedule:
+    def _with(
+        self,
+        i: int,
+        next_time: int | None,
+        state: int,
+        remaining: int | None,
+        awaiting: str | None = None,
+    ) -> NemesisSchedule:
         return NemesisSchedule(
-            self.interval, self.ops, self.jitter, self.first, remaining, i, next_time, state
+            self.interval,
+            self.ops,
+            self.jitter,
+            self.first,
+            remaining,
+            i,
+            next_time,
+            state,
+            awaiting,
         )
 
 
@@ -107,9 +136,10 @@ def nemesis_schedule(
     first: float | None = None,
     cycles: int | None = None,
 ) -> NemesisSchedule:
-    """Alternating fault ``start`` / ``stop`` ops on the nemesis thread, ``interval`` seconds
-    apart (± ``jitter`` seconds, seeded), the first ``first`` seconds after the schedule
-    starts (default: one interval, so a run begins healthy). ``cycles`` start/stop pairs,
+    """Alternating fault ``start`` / ``stop`` ops on the nemesis thread, each ``interval``
+    seconds after the previous one completed (± ``jitter`` seconds, seeded), the first
+    ``first`` seconds after the schedule starts (default: one interval, so a run begins
+    healthy). ``cycles`` start/stop pairs,
     or forever. Defaults: ``{"f": "start"}`` and ``{"f": "stop"}``.
 
     Forever schedules are bounded from outside and followed by a heal, e.g.

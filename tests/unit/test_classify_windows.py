@@ -18,7 +18,9 @@ def test_each_fault_kind_gives_a_window_with_its_details() -> None:
     ws = fault_windows(h)
     assert [w.kind for w in ws] == ["client-pause", "pause", "partition", "kill", "clock"]
     pause, node, part, kill, clock = ws
-    assert (pause.start, pause.end, pause.processes) == (1 * S, 3.001 * S, (2,))
+    # as applied: from the start's completion (1 ms after its invocation) to the stop's
+    assert (pause.start, pause.end, pause.processes) == (1_001_000_000, 3_001_000_000, (2,))
+    assert pause.invoked == 1 * S and pause.overlaps(1 * S, 1 * S)  # possibly on from then
     assert node.nodes == ("n1",) and kill.nodes == ("n2",)
     assert part.nodes == ("n1", "n2", "n3")
     assert clock.offsets == (("n3", 2.5),) and clock.nodes == ("n3",)

@@ -422,7 +422,8 @@ def test_nemesis_schedule_alternates_on_interval() -> None:
     h = simulate(g, threads=2, latency=10 * MS, until_ns=31 * S)
     nem = invokes(h, client=False)
     assert [o.f for o in nem] == ["start", "stop"] * 3
-    assert [o.time for o in nem] == [5 * S, 10 * S, 15 * S, 20 * S, 25 * S, 30 * S]
+    # each op 5 s after the previous one completed (10 ms after its invocation)
+    assert [o.time for o in nem] == [5 * S + i * (5 * S + 10 * MS) for i in range(6)]
     assert {o.process for o in nem} == {NEMESIS}
 
 
@@ -449,10 +450,15 @@ def test_nemesis_schedule_jitter_is_seeded_and_bounded() -> None:
     assert all(S // 2 <= x <= 3 * S // 2 for x in gaps) and len(set(gaps)) > 10
 
 
-def test_nemesis_schedule_waits_for_a_busy_nemesis() -> None:
-    # Spacing counts from invocations; a busy nemesis delays the next op until it is free.
+def test_nemesis_schedule_counts_from_the_completion() -> None:
+    """A start that takes 3 s to take effect still gets its whole interval: the stop comes
+    an interval after the start completed, not after it was invoked (issue 30: a 10 s
+    partition that took effect 8.4 s late lasted 1.6 s)."""
     h = simulate(nemesis_schedule(1, cycles=2), threads=1, latency=3 * S)
-    assert [o.time for o in invokes(h)] == [S, 4 * S, 7 * S, 10 * S]
+    assert [o.time for o in invokes(h)] == [S, 5 * S, 9 * S, 13 * S]
+    done = [o.time for o in h if o.type != "invoke"]
+    nexts = [o.time for o in invokes(h)][1:]
+    assert [b - a for a, b in zip(done[:3], nexts, strict=True)] == [S, S, S]
 
 
 def test_nemesis_schedule_needs_the_nemesis_thread() -> None:

@@ -196,7 +196,7 @@ def test_availability_is_counted_inside_and_outside_fault_windows() -> None:
     ]
     h = History(ops)
     windows = fault_windows(h)
-    assert [(w.kind, w.start, w.end) for w in windows] == [("partition", 10 * ms, 21 * ms)]
+    assert [(w.kind, w.start, w.end) for w in windows] == [("partition", 11 * ms, 21 * ms)]
     s = op_stats(h, windows)
     assert s.availability_in_fault == 0.5 and s.availability_clear == 1.0
     assert s.counts == {"ok": 3, "fail": 1, "info": 0, "open": 0}
@@ -242,8 +242,8 @@ def test_clock_offsets_get_a_lane_per_node(tmp_path: Path) -> None:
     assert sorted(clock_lanes.values()) == ["clock n1", "clock n2"]
     steps = {(clock_lanes[c["lane"]], c["s"], c["offset"]) for c in d["clock"]}
     assert steps == {
-        ("clock n1", s // 1000, 0.25),
-        ("clock n2", s // 1000, -1.5),
+        ("clock n1", (s + 1000) // 1000, 0.25),  # stepped when applied
+        ("clock n2", (s + 1000) // 1000, -1.5),
         ("clock n1", (3 * s + 1000) // 1000, 0.0),
         ("clock n2", (3 * s + 1000) // 1000, 0.0),
     }
