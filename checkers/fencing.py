@@ -214,9 +214,15 @@ def check_record(record: RunRecord) -> CheckResult:
     else:
         valid = True
         names = sorted({str(g.name) for g in grants})
-        head = (
+        seen = (
             f"{plural(n_hist, 'grant')} seen by the clients and {n_serv} in the service's "
-            f"own log ({listing(names)}): every {terms.number} was higher than the ones "
+            "own log"
+            if record.keeps_service_log
+            else f"{plural(n_hist, 'grant')} seen by the clients (the service keeps no log "
+            "of its grants to check them against)"
+        )
+        head = (
+            f"{seen} ({listing(names)}): every {terms.number} was higher than the ones "
             "granted before it; "
         )
         if enforced is False:

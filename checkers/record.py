@@ -42,6 +42,12 @@ class RunRecord:
     limits: Limits = field(default_factory=Limits)
 
     @property
+    def keeps_service_log(self) -> bool:
+        """Whether the run's service keeps a log of its own that the run collected
+        (test.json's ``service_log``: the sim's events; etcd, ZooKeeper, Consul... none)."""
+        return isinstance(self.test.get("service_log"), str)
+
+    @property
     def options(self) -> dict[str, Any]:
         opts: dict[str, Any] = self.test.get("options", {})
         return opts

@@ -146,3 +146,18 @@ def test_reuse_is_caught_without_lease_ids_too() -> None:
     h = history(holding(1, 0.0, 0.1, 1, None, release=0.5), holding(2, 0.6, 0.7, 1, None))
     (a,) = fencing.check_record(run_record([], h)).details["anomalies"]
     assert a["kind"] == "reused"
+
+
+def test_a_service_without_a_log_of_its_own_is_not_said_to_have_an_empty_one() -> None:
+    """Issue 30: on etcd the fencing line read "91 grants seen by the clients and 0 in the
+    service's own log": etcd keeps no such log."""
+    from dataclasses import replace
+
+    h = history(holding(1, 0.0, 0.1, 1, 11, release=0.2), holding(2, 0.3, 0.4, 2, 22))
+    record = run_record([], h)
+    etcd = replace(record, test={**record.test, "service_log": None})
+    said = fencing.check_record(etcd).summary
+    assert "2 grants seen by the clients (the service keeps no log" in said, said
+    assert "0 in the service's own log" not in said
+    sim = replace(record, test={**record.test, "service_log": "sim/events.jsonl"})
+    assert "and 0 in the service's own log" in fencing.check_record(sim).summary
