@@ -29,7 +29,7 @@ from typing import Any, Final
 from checkers.anomalies import KEY, Anomaly, Involved, named
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
-from checkers.windows import FaultWindow, record_windows
+from checkers.windows import MOVES_CLOCK, FaultWindow, record_windows, with_effect
 from checkers.words import listing, plural, seconds, secs
 from core.history import History
 
@@ -134,11 +134,51 @@ def _windows_at(windows: Sequence[FaultWindow], i: Issued) -> list[str]:
     return [w.describe() for w in windows if w.ok and w.overlaps(i.invoked, i.done)]
 
 
+def steps_back(windows: Sequence[FaultWindow], lo: int, hi: int) -> list[str]:
+    """The backward clock steps the faults made in ``(lo, hi]``, in words: a clock moved
+    back at a window's start (a negative offset), or moved back at its end (a positive
+    offset taken back). An id made from a clock is repeated by a step back, never by the
+    step forward before it: the cause is the action, not the window."""
+    out = []
+    for w in with_effect(windows, MOVES_CLOCK):
+        for node, offset in w.offsets:
+            if offset < 0 and w.began_within(lo, hi):
+                out.append(
+                    f"the {w.kind} fault's step of {_clock_of(node)} back {-offset:g} s "
+                    f"(applied by {secs(w.start)})"
+                )
+            if offset > 0 and w.ended_within(lo, hi):
+                out.append(
+                    f"the {w.kind} fault's step of {_clock_of(node)} back {offset:g} s at its "
+                    f"stop (by {secs(w.end or 0)}), taking back its step forward of "
+                    f"{secs(w.start)}"
+                )
+    return out
+
+
+def _clock_of(node: str) -> str:
+    """``n2's clock``; the clients' clock (a fault of the clients' clock names them
+    ``clients``)."""
+    return "the clients' clock" if node == "clients" else f"{node}'s clock"
+
+
+def _cause(issues: list[Issued], windows: Sequence[FaultWindow]) -> str:
+    """Why an id was handed out again: the backward clock steps between its first and
+    its last issue, else the fault windows on at the last (words after ``made``/``during``)."""
+    steps = steps_back(windows, issues[0].done, issues[-1].done)
+    if steps:
+        apart = (issues[-1].done - issues[0].done) / 1e9
+        return f", {apart:.3f} s apart: after {listing(steps)}"
+    during = _windows_at(windows, issues[-1])
+    return f", during {listing(during)}" if during else ""
+
+
 def _duplicate(id_: int, issues: list[Issued], windows: Sequence[FaultWindow]) -> dict[str, Any]:
     return {
         "id": id_,
         "issuers": [i.to_dict() for i in issues],
         "during": _windows_at(windows, issues[-1]),
+        "after_steps_back": steps_back(windows, issues[0].done, issues[-1].done),
     }
 
 
@@ -147,13 +187,18 @@ def _involved(role: str, i: Issued) -> Involved:
 
 
 def _anomalies(
-    shown: list[tuple[int, list[Issued]]], steps: list[tuple[Issued, Issued]]
+    shown: list[tuple[int, list[Issued]]],
+    steps: list[tuple[Issued, Issued]],
+    windows: Sequence[FaultWindow],
 ) -> list[Anomaly]:
     """One named anomaly per duplicate shown and per id not increasing (the first few)."""
     out = [
         Anomaly(
             "duplicate-id",
-            named("duplicate-id", f"id {k} handed to " + listing(_issuer(i) for i in v)),
+            named(
+                "duplicate-id",
+                f"id {k} handed to " + listing(_issuer(i) for i in v) + _cause(v, windows),
+            ),
             tuple(_involved(f"issue {n + 1}", i) for n, i in enumerate(v)),
             key=k,
         )
@@ -204,7 +249,8 @@ def check_record(record: RunRecord) -> CheckResult:
         "out_of_order_max_greater": max((x["greater_before"] for x in late), default=0),
         "out_of_order_examples": late[:SHOWN],
         "gaps": holes,
-        KEY: [a.to_dict() for a in _anomalies(shown, steps)],
+        KEY: [a.to_dict() for a in _anomalies(shown, steps, windows)],
+        "violations_total": len(dups) + len(steps),
     }
     valid: Validity = not dups and not steps
     paragraphs = []
@@ -216,12 +262,11 @@ def check_record(record: RunRecord) -> CheckResult:
         )
     if dups:
         k, first = shown[0]
-        during = _windows_at(windows, first[-1])
         paragraphs.append(
             f"Duplicates: {plural(len(dups), 'id')} handed out more than once "
             f"({plural(details['extra_issues'], 'extra issue')}); the first, id {k}, to "
             + listing(_issuer(i) for i in first)
-            + (f", during {listing(during)}" if during else "")
+            + _cause(first, windows)
             + "."
         )
     if steps:

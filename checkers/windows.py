@@ -103,6 +103,8 @@ class FaultWindow:
     """When its start was invoked (None: at ``start``); it took effect by ``start``."""
     asked_s: float | None = None
     """How long the run asked it to last, in seconds (None: not recorded)."""
+    stopping: int | None = None
+    """When its stop was invoked (None: never stopped); it was undone by ``end``."""
 
     @property
     def since(self) -> int:
@@ -118,6 +120,18 @@ class FaultWindow:
         both: the offset is applied, then taken back)."""
         began = self.since <= hi and self.start >= lo
         return began or (self.end is not None and lo <= self.end <= hi)
+
+    def began_within(self, lo: int, hi: int) -> bool:
+        """Whether it may have taken effect in ``(lo, hi]`` (its start op spans
+        ``[since, start]``)."""
+        return self.since <= hi and self.start > lo
+
+    def ended_within(self, lo: int, hi: int) -> bool:
+        """Whether it may have been undone in ``(lo, hi]`` (its stop op spans
+        ``[stopping, end]``)."""
+        if self.end is None:
+            return False
+        return (self.end if self.stopping is None else self.stopping) <= hi and self.end > lo
 
     def lasted_s(self, run_end: int) -> float:
         """How long it was applied, in seconds (to ``run_end`` when never stopped)."""
@@ -172,23 +186,24 @@ def fault_windows(history: History, faults: Mapping[str, Any] | None = None) -> 
     open_: dict[str, Pair] = {}
     out: list[FaultWindow] = []
 
-    def window(kind: str, pair: Pair, end: int | None) -> FaultWindow:
+    def window(kind: str, pair: Pair, end: int | None, stopping: int | None) -> FaultWindow:
         w = _window(kind, pair, end, facts.words.get(kind, ""), facts.effects_of(kind))
-        return replace(w, asked_s=facts.asked.get(kind))
+        return replace(w, asked_s=facts.asked.get(kind), stopping=stopping)
 
     for pair in history.nemesis_ops().pairs():
         f = pair.invoke.f
         done = pair.end if pair.end is not None else pair.invoke.time
+        at = pair.invoke.time
         if (kind := facts.started_by(f)) is not None:
             if kind in open_:  # started again without a stop: the first lasted until now
-                out.append(window(kind, open_.pop(kind), pair.invoke.time))
+                out.append(window(kind, open_.pop(kind), at, at))
             open_[kind] = pair
         elif (kind := facts.stopped_by(f)) is not None and kind in open_:
-            out.append(window(kind, open_.pop(kind), done))
+            out.append(window(kind, open_.pop(kind), done, at))
         elif f.startswith("heal"):
-            out += [window(kind, p, done) for kind, p in open_.items()]
+            out += [window(kind, p, done, at) for kind, p in open_.items()]
             open_.clear()
-    out += [window(kind, p, None) for kind, p in open_.items()]
+    out += [window(kind, p, None, None) for kind, p in open_.items()]
     return sorted(out, key=lambda w: w.start)
 
 

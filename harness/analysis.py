@@ -265,11 +265,13 @@ def verdict_line(results: dict[str, Any]) -> str:
 
 def console_line(r: dict[str, Any]) -> str:
     """What a person reads first of a checker's result: the named anomaly's sentence (and
-    how many more there are) for a violation, else its summary."""
+    how many more there are: the checker's ``violations_total`` when it names only the
+    first few) for a violation, else its summary."""
     named = r.get(KEY)
     if r.get("valid") is not False or not named:
         return str(r.get("summary", ""))
-    more = len(named) - 1
+    total = r.get("violations_total")
+    more = (total if isinstance(total, int) and total >= len(named) else len(named)) - 1
     tail = f" ({more} more violation{'s' * (more > 1)}: see the report)" if more else ""
     return f"{named[0]['sentence']}{tail}"
 

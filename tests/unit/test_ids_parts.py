@@ -239,3 +239,32 @@ def test_the_target_decides_its_first_generator_and_refuses_one_it_lacks() -> No
         check_run(RunOptions.of(workload="unique-ids", target="sim", id_generator="incr"))
     with pytest.raises(OptionError, match="--snowflake-defence 'maybe'"):
         check_run(RunOptions.of(workload="unique-ids", target="sim", snowflake_defence="maybe"))
+
+
+def test_a_duplicate_is_blamed_on_the_step_back_not_the_window() -> None:
+    """Issue 30: Snowflake under ``client-clock --client-clock-delta 5``: each duplicate
+    pair exactly 5 s apart, made when the fault stepped the clock back at its stop, was
+    said to be made "during the clients' wall clock stepped by +5 s"; and the console
+    said "25 more violations" (the named ones, capped) for 21,537 duplicates."""
+    from harness.analysis import console_line
+
+    clock = {"offsets": {"clients": 5.0}}
+    ops = [
+        op(0, "nemesis", "invoke", "start-client-clock", 1.0),
+        op(1, "nemesis", "ok", "start-client-clock", 1.01, clock),
+        *[o for n in range(30) for o in generate(1 + n, 0, 2 + n * 0.01, 100 + n)],
+        op(70, "nemesis", "invoke", "stop-client-clock", 6.0),
+        *[o for n in range(30) for o in generate(36 + n, 1, 6.005 + n * 0.011, 100 + n)],
+        op(140, "nemesis", "ok", "stop-client-clock", 6.5, {}),
+    ]
+    from nemesis.registry import facts_of
+
+    test = {"options": {"nemesis": ["client-clock"]}, "faults": facts_of(["client-clock"])}
+    r = ids.check_record(RunRecord(History(sorted(ops, key=lambda o: o.time)), test=test))
+    assert r.valid is False and r.details["duplicate_ids"] == 30
+    assert "after the client-clock fault's step of the clients' clock back 5 s at its stop" in (
+        r.summary
+    ), r.summary
+    assert "during" not in r.summary.split("Not increasing")[0]
+    line = console_line(r.to_dict())
+    assert f"({r.details['violations_total'] - 1} more violations" in line, line
