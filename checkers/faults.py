@@ -110,7 +110,10 @@ def _as_applied(record: RunRecord, starts: int) -> CheckResult:
         _applied_words(w, run_end) for w in windows
     )
     if short:
-        head += f". {len(short)} of {len(windows)} cut short (by a heal or the end of the run)"
+        head += (
+            f". {len(short)} of {len(windows)} cut short (applied for less than half of what "
+            "was asked, by a heal or the end of the run)"
+        )
     return CheckResult("faults", True, head, details)
 
 
@@ -126,6 +129,10 @@ def _applied_words(w: FaultWindow, run_end: int) -> str:
     """``partition 12.3-22.4 s (10.1 s)``, with ``cut short: 2.1 of 10 s asked``."""
     end = w.end if w.end is not None else run_end
     words = f"{w.kind} {w.start / 1e9:.1f}-{end / 1e9:.1f} s"
-    if w.cut_short(run_end) and w.asked_s is not None:
-        return f"{words} (cut short: {secs_of(w.lasted_s(run_end))} of {secs_of(w.asked_s)} asked)"
-    return f"{words} ({secs_of(w.lasted_s(run_end))})"
+    lasted = secs_of(w.lasted_s(run_end))
+    if w.asked_s is None:
+        return f"{words} ({lasted})"
+    asked = secs_of(w.asked_s)
+    if w.cut_short(run_end):
+        return f"{words} (cut short: {lasted} of {asked} asked)"
+    return f"{words} ({lasted} of {asked} asked)"

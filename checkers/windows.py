@@ -28,8 +28,8 @@ lasts to the end of the run (``end`` None). Details (processes, nodes, offsets) 
 the start's completion value, else its invocation value. ``ok`` is False when the start
 could not be shown to take effect (``checkers.faults`` makes such a run unknown).
 ``asked_s`` is how long the run asked the fault to last (test.json's ``faults``, from the
-fault's schedule); a window that ended sooner was cut short (``cut_short``): by the end
-of the run, an interruption, or a heal.
+fault's schedule); a window applied for less than half of it was cut short
+(``cut_short``): by the end of the run, an interruption, or a heal.
 """
 
 from __future__ import annotations
@@ -79,6 +79,8 @@ KIND_EFFECTS: Final[dict[str, frozenset[str]]] = {
     CLOCK: frozenset({MOVES_CLOCK}),
 }
 """The effects of the faults' windows for runs that did not record them."""
+CUT_SHORT: Final = 0.5
+"""A window applied for less than this share of its asked duration was cut short."""
 WORDS_MAX: Final = 300
 """Recorded words longer than this are not used (a run directory is input)."""
 _PLACEHOLDER: Final = re.compile(r"\{(\w+)\}")
@@ -138,8 +140,15 @@ class FaultWindow:
         return ((self.end if self.end is not None else run_end) - self.start) / 1e9
 
     def cut_short(self, run_end: int) -> bool:
-        """Whether it was applied for less than it was asked to last (by 1 ms or more)."""
-        return self.ok and self.asked_s is not None and self.lasted_s(run_end) < self.asked_s - 1e-3
+        """Whether it was applied for less than ``CUT_SHORT`` of what it was asked to last:
+        too short to stand for the fault asked for (a pause shorter than the lease it was
+        meant to outlast). A window a little short (a start that took seconds, then the
+        end of the run) still counts, its length said beside it."""
+        return (
+            self.ok
+            and self.asked_s is not None
+            and self.lasted_s(run_end) < CUT_SHORT * self.asked_s
+        )
 
     def affects_process(self, process: Process) -> bool:
         return process in self.processes

@@ -13,7 +13,7 @@ whichever comes first, so that a discarded future request (see the runner contra
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core.gen.context import PENDING, Answer, Context, reseed, to_ns
@@ -25,7 +25,10 @@ from core.ops import Op
 @dataclass(frozen=True, slots=True)
 class TimeLimit:
     """Ops of ``gen`` until ``limit`` ns after this generator started (its first ``op()`` or
-    ``update()``); a request at or after the deadline ends it."""
+    ``update()``). It ends at its deadline, not before: a request due at or after the
+    deadline is not made, and the limit waits (PENDING) until the deadline to end. Ending
+    early would start what comes after it early: the final heal of a fault whose stop is
+    due after the deadline would cut the fault off the moment it took effect."""
 
     limit: int
     gen: Any
@@ -39,7 +42,9 @@ class TimeLimit:
         if r is None:
             return None, EXHAUSTED
         if r is not PENDING and r.time >= deadline:
-            return None, EXHAUSTED
+            return PENDING, (
+                self if deadline == self.deadline else replace(self, deadline=deadline)
+            )
         return r, TimeLimit(self.limit, g, deadline)
 
     def update(self, ctx: Context, event: Op) -> Any:

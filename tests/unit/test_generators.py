@@ -703,3 +703,20 @@ def test_a_future_request_does_not_starve_a_sleeping_sibling() -> None:
     g = any_of(nemesis(at(10, {"f": "x"})), [sleep(1), clients(once({"f": "y"}))])
     h = simulate(g, threads=1)
     assert [(o.f, o.time // MS) for o in invokes(h)] == [("y", 1000), ("x", 10_000)]
+
+
+def test_a_time_limit_ends_at_its_deadline_not_at_the_first_request_past_it() -> None:
+    """A fault whose start took a while has its stop due past the main phase's deadline:
+    the limit ended at once, and the final heal cut the fault off the moment it took
+    effect (a client pause applied at 5.8 s "lasted" 0.0 s of 8). It ends at the deadline."""
+    from dataclasses import replace
+
+    schedule = nemesis_schedule(8, {"f": "start-x"}, {"f": "stop-x"}, cycles=1)
+    faults = nemesis(
+        phases(
+            replace(time_limit(0, replace(schedule, next_time=2 * S)), deadline=11 * S),
+            nemesis(once({"f": "stop-x"})),
+        )
+    )
+    h = simulate(faults, threads=1, latency=3 * S, until_ns=30 * S)
+    assert [(o.f, o.time) for o in invokes(h)] == [("start-x", 2 * S), ("stop-x", 11 * S)]
