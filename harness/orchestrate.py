@@ -205,6 +205,8 @@ def _run_in(
             "crashed": {"error": f"{type(e).__name__}: {e}", "at_s": round(clock.seconds(), 3)},
         }
         _say_crashed(run_dir, test, ended, e)
+    if recording is not None:
+        test["replay"] = _replayed(recording, run_dir, opts, term)
     test.update(ended, ended_at=_utc_now())
     write_json(run_dir / TEST_FILE, test)
     log.info("run %s at %.1f s", test["status"], clock.seconds())
@@ -214,6 +216,20 @@ def _run_in(
     _quietly("write the report", _write_report, run_dir, term.out)
     term.out.print(f"results in {run_dir}", soft_wrap=True)
     return RunOutcome(run_dir, results["valid"], analysis.exit_code_of(results))
+
+
+def _replayed(
+    recording: Recording, run_dir: Path, opts: RunOptions, term: Terminal
+) -> dict[str, Any]:
+    """How late the replay issued its recording (``harness.replay.lateness``), said on
+    the console and in harness.log, for test.json."""
+    from core.store import read_history_jsonl
+    from harness.replay import lateness, lateness_line
+
+    facts = lateness(recording, list(read_history_jsonl(run_dir / HISTORY_FILE)), opts.concurrency)
+    term.out.print(lateness_line(facts), highlight=False)
+    log.info("%s", lateness_line(facts))
+    return facts
 
 
 def _say_crashed(

@@ -162,6 +162,13 @@ def test_replay_of_a_sim_run_reproduces_its_schedule(tmp_path: Path) -> None:
     assert pauses[:2] == [("start-pause", {"target": "sim"}), ("stop-pause", None)]
     report = (replayed / "report.html").read_text()
     assert "replay of" in report and str(original) in report
+    # issue 30: the replay says how late it ran, in test.json and on the console
+    late = again["replay"]
+    assert late["issued"] == late["recorded"] > 0, late
+    assert late["on_time"] >= 0.9 * late["issued"] and late["p50_ms"] <= 50, late
+    assert f"replay: {late['issued']} of {late['recorded']} recorded invocations issued" in (
+        second.stdout
+    )
 
 
 def test_replay_of_what_is_not_a_run_is_one_line(tmp_path: Path) -> None:
