@@ -79,6 +79,34 @@ def _ids_workload() -> str:
     return WORKLOAD.name
 
 
+@dataclass(frozen=True, slots=True)
+class ServiceRule:
+    """A rule of the service that a verdict on it depends on, said beside the verdict
+    and recorded in test.json (``service_rules``): a setting the harness's clients change
+    from the service's default (``default`` is the service's own), or a documented rule
+    the checkers measure by. ``source`` is where the service documents it."""
+
+    setting: str
+    value: str
+    default: str | None
+    why: str
+    source: str
+
+    def line(self, target: str) -> str:
+        """``consul: session lock-delay 0 s (Consul's default 15 s): ...``."""
+        was = f" ({target}'s default: {self.default})" if self.default is not None else ""
+        return f"{target}: {self.setting} {self.value}{was}: {self.why} [{self.source}]"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "setting": self.setting,
+            "value": self.value,
+            "default": self.default,
+            "why": self.why,
+            "source": self.source,
+        }
+
+
 @dataclass(frozen=True)
 class TargetSpec:
     """One target. ``workloads`` and ``locks`` map names to ``module:attribute`` of a
@@ -125,6 +153,9 @@ class TargetSpec:
     lacks: Mapping[Ability, str] = field(default_factory=dict)
     """Why it lacks an ability, said when a fault needing it is refused (a line with
     ``{target}``, ``{fault}`` and ``{real}``, the targets with a real cluster)."""
+    rules: tuple[ServiceRule, ...] = ()
+    """Settings its clients change from the service's defaults and documented rules the
+    verdict depends on, said with every run on it (``ServiceRule``)."""
 
     @property
     def workload_names(self) -> tuple[str, ...]:

@@ -11,7 +11,7 @@ image installs the same package the same way (``clusters/consul/Dockerfile``).
 
 from __future__ import annotations
 
-from clusters.spec import NO_GO_CLOCK, LeaseTtl, TargetSpec
+from clusters.spec import NO_GO_CLOCK, LeaseTtl, ServiceRule, TargetSpec
 from core.abilities import SERVER_ABILITIES, Ability
 
 SESSION_TTL_MIN = 1.0
@@ -19,6 +19,29 @@ SESSION_TTL_MIN = 1.0
 SESSION_TTL_MAX = 86400.0
 READ_MODES = ("default", "consistent", "stale")
 CLIENTS = "clusters.consul.clients"
+
+SESSIONS_DOC = "https://developer.hashicorp.com/consul/docs/automate/session"
+RULES = (
+    ServiceRule(
+        "session lock-delay",
+        "0 s",
+        "15 s",
+        "a lock released by an invalidated session may be taken again at once; with "
+        "Consul's default no one could take it for 15 s, which hides a stale holder's "
+        "overlap (clusters/consul/api.py)",
+        SESSIONS_DOC,
+    ),
+    ServiceRule(
+        "session TTL",
+        "a lower bound",
+        None,
+        "Consul invalidates a session no sooner than its TTL after its last renewal and "
+        "may wait up to twice the TTL (its leader tracks renewals lazily): a takeover "
+        "measured from last renewal + TTL can come up to one TTL later without any fault",
+        "https://github.com/hashicorp/consul/pull/524",
+    ),
+)
+"""What a verdict on Consul depends on: said with every run (``ServiceRule``)."""
 
 SPEC = TargetSpec(
     name="consul",
@@ -41,4 +64,5 @@ SPEC = TargetSpec(
     deb_suites={"consul": "bullseye"},
     abilities=SERVER_ABILITIES - {Ability.CLOCK},
     lacks=NO_GO_CLOCK,
+    rules=RULES,
 )

@@ -142,6 +142,15 @@ def test_lock_without_fault(tmp_path: Path, target: str, lock: str, tokens: bool
     grants = [op for op in client_ops(run_dir) if op["f"] == "acquire" and op["type"] == "ok"]
     assert len(grants) >= 3
     assert all((op["value"]["token"] is not None) == tokens for op in grants)
+    # issue 30: a setting the harness changes from the service's default is said (Consul's
+    # lock-delay 0 s against its 15 s), in test.json and in harness.log, not in a docstring
+    rules = json.loads((run_dir / "test.json").read_text())["service_rules"]
+    assert ("session lock-delay" in [r["setting"] for r in rules]) is (target == "consul")
+    if target == "consul":
+        assert (
+            "consul: session lock-delay 0 s (consul's default: 15 s)"
+            in (run_dir / "harness.log").read_text()
+        )
 
 
 @pytest.mark.parametrize(("target", "lock", "tokens"), LOCKS)

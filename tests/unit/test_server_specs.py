@@ -155,3 +155,19 @@ def test_kill_and_restart_go_through_the_transport() -> None:
     assert not backend.is_running("n1")
     backend.restart("n1")
     assert backend.is_running("n1") and not backend.is_paused("n1")
+
+
+def test_what_a_verdict_on_a_target_depends_on_is_said_with_its_source() -> None:
+    """Issue 30: Consul sessions were created with LockDelay 0s (Consul's default and
+    `consul lock`'s is 15 s), said only in a docstring."""
+    from clusters.registry import TARGETS
+
+    consul = {r.setting: r for r in TARGETS["consul"].rules}
+    delay = consul["session lock-delay"]
+    assert (delay.value, delay.default) == ("0 s", "15 s") and delay.source.startswith("https://")
+    assert "up to twice the TTL" in consul["session TTL"].why
+    assert delay.line("consul").startswith(
+        "consul: session lock-delay 0 s (consul's default: 15 s)"
+    )
+    for spec in TARGETS.values():
+        assert all(r.source.startswith("https://") and r.why for r in spec.rules), spec.name
