@@ -17,11 +17,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from checkers.refusals import STALE_TOKEN
 from core.client import Completion
 from workloads.lease import Session
 from workloads.resource import ResourceClient
 
-STALE_TOKEN = "rejected: stale token"
 LEASE_LOST = "lease lost"
 
 

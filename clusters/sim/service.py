@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from checkers.refusals import CAS_MISMATCH, NOT_ELECTED, NOT_GRANTED
 from clusters.sim.wal import WriteAheadLog
 from core.store import JsonlWriter
 from workloads.wire import RequestError
@@ -313,7 +314,7 @@ class SimService:
             if waiter in seat.waiters:
                 seat.waiters.remove(waiter)
             fut.cancel()
-            raise RequestError("not granted" if kind == "lock" else "not elected") from None
+            raise RequestError(NOT_GRANTED if kind == "lock" else NOT_ELECTED) from None
         finally:
             if forcing is not None:
                 forcing.cancel()
@@ -392,7 +393,7 @@ class SimService:
     def reg_cas(self, key: str, old: Any, new: Any) -> dict[str, Any]:
         current = self._registers.get(key, [None])[-1]
         if current != old:
-            raise RequestError(f"cas mismatch: value is {current!r}, not {old!r}")
+            raise RequestError(f"{CAS_MISMATCH}: value is {current!r}, not {old!r}")
         return self.reg_write(key, new)
 
     # --- service registration: members on leases ---------------------------------------
