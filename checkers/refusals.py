@@ -4,9 +4,9 @@ An operation that ended ``fail`` is one of two things. Either the service answer
 because that is what its design says it must answer (a compare-and-set whose expected
 value is not the register's, a lock another holds until the wait ran out, a write whose
 token is below one the protected resource has seen, a write on a basis the data has moved
-past), or the operation failed for lack of the service (connection refused, no leader, no
-answer in time). Availability (``checkers.stats``) counts the first as answered, hence
-available, and the second as an outage.
+past, a lease it let expire), or the operation failed for lack of the service (connection
+refused, no leader, no answer in time). Availability (``checkers.stats``) counts the
+first as answered, hence available, and the second as an outage.
 
 The clients record a designed refusal with an error that begins with one of the prefixes
 of ``DESIGNED_REFUSALS`` (and only then: a client that could not reach the service says
@@ -28,6 +28,7 @@ NOT_GRANTED: Final = "not granted"
 NOT_ELECTED: Final = "not elected"
 STALE_TOKEN: Final = "rejected: stale token"
 REJECTED_BY_DATA: Final = "rejected by the data"
+LEASE_NOT_FOUND: Final = "lease not found"
 
 DESIGNED_REFUSALS: Final[Mapping[str, str]] = MappingProxyType(
     {
@@ -37,6 +38,8 @@ DESIGNED_REFUSALS: Final[Mapping[str, str]] = MappingProxyType(
         STALE_TOKEN: "the protected resource refused a token below one it had seen",
         REJECTED_BY_DATA: "the data refused a write on a stale basis or a taken key "
         "(version-cas, unique-key)",
+        LEASE_NOT_FOUND: "the service no longer knew the lease: it expired unrenewed, or was "
+        "revoked (a release, a resign, a take under it)",
     }
 )
 """Each designed refusal's error prefix -> what the service's answer meant."""

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from checkers.refusals import CAS_MISMATCH, NOT_ELECTED, NOT_GRANTED
+from checkers.refusals import CAS_MISMATCH, LEASE_NOT_FOUND, NOT_ELECTED, NOT_GRANTED
 from clusters.sim.wal import WriteAheadLog
 from core.store import JsonlWriter
 from workloads.wire import RequestError
@@ -190,7 +190,7 @@ class SimService:
         self.expire_due()
         le = self._leases.get(lease)
         if le is None:
-            raise RequestError("lease not found")
+            raise RequestError(LEASE_NOT_FOUND)
         return le
 
     def _end_lease(self, le: _Lease, event: str, **extra: Any) -> None:
@@ -210,7 +210,7 @@ class SimService:
                 for w in [w for w in seat.waiters if w.lease == le.id]:
                     seat.waiters.remove(w)
                     if not w.future.done():
-                        w.future.set_exception(RequestError("lease not found"))
+                        w.future.set_exception(RequestError(LEASE_NOT_FOUND))
                 self._seat_next(seat, kind, name)
 
     # --- locks and elections share one mechanism --------------------------------------
@@ -326,7 +326,7 @@ class SimService:
             if w.future.done():
                 continue
             if w.lease not in self._leases:
-                w.future.set_exception(RequestError("lease not found"))
+                w.future.set_exception(RequestError(LEASE_NOT_FOUND))
                 continue
             self._seat(seat, kind, name, w)
 

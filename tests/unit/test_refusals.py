@@ -59,7 +59,9 @@ def _history(
         ("cannot connect to 127.0.0.1:1: [Errno 111] Connection refused", None),
         ("no answer from 127.0.0.1:5 within 5 s", None),
         ("unavailable: no quorum", None),
-        ("lease lost", None),
+        ("lease not found", "lease not found"),
+        ("lease not found: release of lock-0: the lease had expired", "lease not found"),
+        ("lease lost", None),  # the client's own conclusion, no answer of the service
         ("not grantedx", None),  # a prefix only counts as a whole word
         (None, None),
     ],
@@ -105,6 +107,15 @@ def test_a_refusal_inside_a_fault_window_is_answered_too() -> None:
     assert s.availability_in_fault == 0.5 and s.availability_clear == 1.0
     # proof that a fault took effect still asks for an ok: a refusal proves no write
     assert r.valid != True  # noqa: E712 (unknown, not valid)
+
+
+def test_every_target_s_lost_lease_reads_as_the_service_s_answer() -> None:
+    """A release whose lease expired got the service's answer, whatever the driver said."""
+    from workloads.lease import LeaseNotFound
+
+    etcd = LeaseNotFound("release of lock-0: the lease had expired, and its lock key with it")
+    assert refusal_of(str(etcd)) == "lease not found" and "lock key" in str(etcd)
+    assert str(LeaseNotFound("lease not found")) == "lease not found"  # the sim's own words
 
 
 def test_only_a_fail_can_be_a_designed_refusal() -> None:
