@@ -123,7 +123,14 @@ class HolderClient(Generic[B]):
         if self.session is None:
             return self._fail(f"not holding {self._name_of(value)!r}")
         c = fenced_write(
-            self.resource, self.session, self.ctx.process, self.held, self.number, value, self.work
+            self.resource,
+            self.session,
+            self.ctx.process,
+            self.held,
+            self.number,
+            value,
+            self.work,
+            self.number_key,
         )
         return Completion(c.type, c.value, c.error, self.node)
 

@@ -22,7 +22,8 @@ QUANTILES = (0.5, 0.95, 0.99)
 AVAILABLE_MEANS = (
     "the fraction of completed client operations the service answered: ok, or refused by "
     "design (a compare-and-set whose value differed, a lock held by another, a stale token "
-    "or basis refused); a fail for lack of the service and an unknown outcome are outages"
+    "or basis refused, a lease the service let expire); a fail for lack of the service "
+    "and an unknown outcome are outages"
 )
 """What the report's availability counts, said where it is shown."""
 
