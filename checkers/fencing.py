@@ -215,8 +215,7 @@ def check_record(record: RunRecord) -> CheckResult:
         valid = True
         names = sorted({str(g.name) for g in grants})
         seen = (
-            f"{plural(n_hist, 'grant')} seen by the clients and {n_serv} in the service's "
-            "own log"
+            f"{plural(n_hist, 'grant')} seen by the clients and {n_serv} in the service's own log"
             if record.keeps_service_log
             else f"{plural(n_hist, 'grant')} seen by the clients (the service keeps no log "
             "of its grants to check them against)"
