@@ -5,8 +5,13 @@
   operation that never returned has no latency; it is counted under ``open``;
 - **throughput**: completions per 1 s bucket of the run clock (by completion time), split
   by outcome;
-- **availability**: ``ok`` / completed client operations, for the operations whose interval
-  overlaps each fault window (``checkers.windows``) and for those that overlap none.
+- **availability**: answered / completed client operations, for the operations whose
+  interval overlaps each fault window (``checkers.windows``) and for those that overlap
+  none. An operation is answered when it ended ``ok`` or with a refusal the service gives
+  by design (``checkers.refusals``: a CAS whose value differed, a lock held by another, a
+  stale token refused at the resource...): the service was there to say no. A ``fail``
+  for lack of the service (refused connection, no leader) and an ``info`` are outages.
+  Each row keeps ``ok_ops`` and adds ``refused_ops``, the designed refusals among them.
 
 The verdict is about what the run can prove, not about speed. A fault window in which no
 client operation succeeded proves nothing about that fault: every other checker would
@@ -25,6 +30,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from checkers.record import RunRecord
+from checkers.refusals import refused_by_design
 from checkers.result import UNKNOWN, CheckResult, Validity
 from checkers.windows import CRASHES, FaultWindow, record_windows
 from checkers.words import NS, listing, plural, seconds, secs
@@ -88,7 +94,7 @@ def throughput(pairs: Sequence[Pair], bucket_ns: int = BUCKET_NS) -> list[dict[s
 def availability(
     pairs: Sequence[Pair], windows: Sequence[FaultWindow], run_end: int
 ) -> dict[str, Any]:
-    """``{"windows": [window + ok/completed/availability], "outside": {...}}``."""
+    """``{"windows": [window + ok/refused/completed/availability], "outside": {...}}``."""
     rows = []
     inside: set[int] = set()
     for w in windows:
@@ -120,7 +126,10 @@ def check_record(record: RunRecord) -> CheckResult:
     ]
     completed = sum(1 for p in pairs if p.completion is not None)
     ok = sum(1 for p in pairs if p.type == "ok")
+    refused = sum(1 for p in pairs if refused_by_design(p.completion))
     parts = [f"{plural(completed, 'client operation')} completed, {ok} ok"]
+    if refused:
+        parts[0] += f", {refused} refused by design (answered)"
     for r in avail["windows"]:
         until = "the end" if r["end"] is None else secs(r["end"], 1)
         parts.append(
@@ -172,11 +181,15 @@ def _served_after(window: FaultWindow, pairs: Sequence[Pair]) -> bool:
 
 
 def _ratio(pairs: Sequence[Pair]) -> dict[str, Any]:
+    """The ok, refused-by-design and completed operations among ``pairs``, and the
+    fraction answered (ok or refused by design)."""
     ok = sum(1 for p in pairs if p.type == "ok")
+    refused = sum(1 for p in pairs if refused_by_design(p.completion))
     return {
         "ok_ops": ok,
+        "refused_ops": refused,
         "completed_ops": len(pairs),
-        "availability": round(ok / len(pairs), 6) if pairs else None,
+        "availability": round((ok + refused) / len(pairs), 6) if pairs else None,
     }
 
 

@@ -8,6 +8,11 @@ holds every checker's verdict and explanation, and where the run and its report 
 
 Suites pass their own ``Case`` records (a name, a verdict, an expectation); run
 directories become cases through ``case_for``.
+
+Times are starts, in ISO 8601 in UTC with the zone (``2026-01-01T12:00:00+00:00``): the
+suite's ``timestamp`` is when the suite began (the caller knows it; else its first case's
+start), and each testcase's start is its ``started`` property, where the format lets a
+testcase say more than its name and time.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import json
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from checkers.result import Validity
@@ -37,6 +42,8 @@ class Case:
     details: str = ""
     time_s: float = 0.0
     properties: dict[str, str] = field(default_factory=dict)
+    started: datetime | None = None
+    """When the case began (a naive datetime is local time); None: not known."""
 
     @property
     def outcome(self) -> str:
@@ -73,6 +80,7 @@ def case_for(run: Path | RunInfo, expected: Validity = True) -> Case:
         details="\n".join(lines),
         time_s=_duration_s(info),
         properties=props,
+        started=info.date,
     )
 
 
@@ -82,12 +90,14 @@ def write_junit(
     *,
     expect: Mapping[str, Validity] | None = None,
     suite: str = "harness",
+    started: datetime | None = None,
 ) -> Path:
     """Write JUnit XML for runs (run directories or folders holding them, RunInfo) or
     ready cases; return ``path``.
 
     ``expect`` maps a test name, a run directory's name or its path to the expected
-    verdict (True, False or "unknown"); anything not in it is expected valid.
+    verdict (True, False or "unknown"); anything not in it is expected valid. ``started``:
+    when the suite began (None: its earliest case's start, else now).
     """
     items: list[Case | RunInfo] = []
     for r in runs:
@@ -97,9 +107,9 @@ def write_junit(
             items += [load_run(d) for d in find_run_dirs([Path(r)])]
     cases = [r if isinstance(r, Case) else case_for(r, _expected(r, expect or {})) for r in items]
     root = ET.Element("testsuites", name=suite)
-    ts = ET.SubElement(
-        root, "testsuite", name=suite, timestamp=datetime.now().isoformat(timespec="seconds")
-    )
+    starts = [c.started for c in cases if c.started is not None]
+    began = started or min(starts, key=utc_iso, default=None) or datetime.now(UTC)
+    ts = ET.SubElement(root, "testsuite", name=suite, timestamp=utc_iso(began))
     for c in cases:
         _testcase(ts, c)
     counts = {
@@ -121,9 +131,12 @@ def _testcase(parent: ET.Element, c: Case) -> None:
     el = ET.SubElement(
         parent, "testcase", name=c.name, classname=c.classname, time=f"{c.time_s:.3f}"
     )
-    if c.properties:
+    properties = dict(c.properties)
+    if c.started is not None:
+        properties["started"] = utc_iso(c.started)
+    if properties:
         props = ET.SubElement(el, "properties")
-        for k, v in c.properties.items():
+        for k, v in properties.items():
             ET.SubElement(props, "property", name=k, value=v)
     got, want = verdict_word(c.valid), verdict_word(c.expected)
     if c.outcome != "passed":
@@ -134,6 +147,12 @@ def _testcase(parent: ET.Element, c: Case) -> None:
         bad.text = c.details
     elif c.details:
         ET.SubElement(el, "system-out").text = c.details
+
+
+def utc_iso(when: datetime) -> str:
+    """``when`` in ISO 8601 in UTC with its zone, to the second (a naive datetime is
+    taken as local time)."""
+    return when.astimezone(UTC).isoformat(timespec="seconds")
 
 
 def _expected(run: RunInfo, expect: Mapping[str, Validity]) -> Validity:

@@ -33,6 +33,7 @@ import time
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -146,6 +147,8 @@ class Outcome:
     error: str | None = None
     reason: str = ""
     """The run's own one sentence (its verdict and the first reason for it)."""
+    started: datetime | None = None
+    """When the run began (UTC), for its JUnit testcase."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -183,6 +186,7 @@ class Outcome:
             time_s=self.seconds,
             details="\n".join(lines),
             properties={k: v for k, v in props.items() if v},
+            started=self.started,
         )
 
 
@@ -336,11 +340,12 @@ def run_suite(
         raise SuiteError(f"no run of {path} matches {only!r}; see --list")
     base = Path(out) / f"suite-{suite.name}" / utc_stamp()
     base.mkdir(parents=True, exist_ok=True)
+    suite_started = datetime.now(UTC)
     outcomes: list[Outcome] = []
     for r in runs:
         heading(term.err, f"{suite.name}: {r.name} (expect {r.expect})")
         started = time.monotonic()
-        o = Outcome(r)
+        o = Outcome(r, started=datetime.now(UTC))
         try:
             res = run_test(replace(r.options, out_dir=str(base)), term)
             o.run_dir = str(res.run_dir)
@@ -355,7 +360,7 @@ def run_suite(
         o.seconds = time.monotonic() - started
         outcomes.append(o)
         term.out.print(f"[{'green' if o.met else 'red'}]{r.name}: {o.why}[/]")
-    _write_outputs(suite, base, outcomes, term.out)
+    _write_outputs(suite, base, outcomes, term.out, suite_started)
     met = all(o.met for o in outcomes)
     if term.as_json:
         term.answer(
@@ -381,7 +386,9 @@ def _listed(r: SuiteRun) -> dict[str, Any]:
     }
 
 
-def _write_outputs(suite: Suite, base: Path, outcomes: list[Outcome], console: Console) -> None:
+def _write_outputs(
+    suite: Suite, base: Path, outcomes: list[Outcome], console: Console, started: datetime
+) -> None:
     from harness.junit import write_junit
     from harness.report import compare, render_matrix_table, write_index, write_matrix_html
 
@@ -389,7 +396,7 @@ def _write_outputs(suite: Suite, base: Path, outcomes: list[Outcome], console: C
         base / "suite.json", {"suite": suite.name, "outcomes": [o.to_dict() for o in outcomes]}
     )
     cases = [o.junit_case(suite.name) for o in outcomes]
-    write_junit(cases, base / "junit.xml", suite=suite.name)
+    write_junit(cases, base / "junit.xml", suite=suite.name, started=started)
     write_index(base)
     dirs = [Path(o.run_dir) for o in outcomes if o.run_dir]
     if dirs:

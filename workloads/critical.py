@@ -1,9 +1,10 @@
 """The critical section of the lock and election workloads: work, then a fenced write.
 
 A holder computes for ``work`` seconds and then writes to the protected resource with its
-fencing number (lock token or election epoch). It checks that its lease is not known to be
-lost before and after the work, as a correct application must; a process that was frozen
-during the work cannot know, and writes anyway.
+fencing number (lock token or election epoch). What it writes names its writer and that
+number (``signed``), so the resource's contents say whose write they are. It checks that
+its lease is not known to be lost before and after the work, as a correct application
+must; a process that was frozen during the work cannot know, and writes anyway.
 
 The work is deliberately CPU-bound, not a sleep: it keeps the interpreter (the GIL), as
 real computation does. A process frozen mid-work (SIGSTOP, like a GC pause) then resumes
@@ -17,11 +18,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from checkers.refusals import STALE_TOKEN
 from core.client import Completion
 from workloads.lease import Session
 from workloads.resource import ResourceClient
 
-STALE_TOKEN = "rejected: stale token"
 LEASE_LOST = "lease lost"
 
 
@@ -34,6 +35,14 @@ def compute_for(seconds: float) -> None:
         pass
 
 
+def signed(value: Any, writer: Any, number_key: str, number: int | None) -> dict[str, Any]:
+    """``value`` as a holder writes it: its fields (a dict's; anything else as
+    ``"value"``) with the ``writer`` (its process) and its fencing number under
+    ``number_key`` (``token``, ``epoch``): ``{"name": "lock-0", "writer": 3, "token": 12}``."""
+    fields = dict(value) if isinstance(value, dict) else {} if value is None else {"value": value}
+    return {**fields, "writer": writer, number_key: number}
+
+
 def fenced_write(
     resource: ResourceClient,
     session: Session,
@@ -42,8 +51,10 @@ def fenced_write(
     number: int | None,
     value: Any,
     work: float,
+    number_key: str = "token",
 ) -> Completion:
-    """Compute for ``work`` s, then write ``value`` to resource ``name`` with token ``number``.
+    """Compute for ``work`` s, then write ``value``, signed by ``writer`` and ``number``
+    (``signed``, the number under ``number_key``), to resource ``name`` with token ``number``.
 
     ok (value: what was written and the token) if the resource accepted it; fail
     ``"rejected: stale token"`` if it refused (a refused write certainly did not take
@@ -55,7 +66,8 @@ def fenced_write(
     compute_for(work)
     if session.lost:
         return Completion("fail", error=LEASE_LOST)
-    result = resource.write(writer, name, number, value)
+    written = signed(value, writer, number_key, number)
+    result = resource.write(writer, name, number, written)
     if not result.accepted:
         return Completion("fail", error=STALE_TOKEN)
-    return Completion("ok", value={"value": value, "token": number})
+    return Completion("ok", value={"value": written, "token": number})

@@ -23,13 +23,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from checkers.refusals import REJECTED_BY_DATA
 from core.client import Client, Completion, Invocation, WorkerContext
 from core.options import RunOptions
 from workloads.backoff import Backoff
 from workloads.critical import compute_for
 from workloads.factories import Builder, Connector, connector
 
-REJECTED = "rejected by the data"
+REJECTED = REJECTED_BY_DATA
 """The error of a write the data refused (``checkers.guarded`` counts these)."""
 
 

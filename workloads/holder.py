@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from checkers.refusals import NOT_GRANTED
 from core.client import Completion, Invocation, WorkerContext
 from workloads.backoff import Backoff
 from workloads.critical import fenced_write
@@ -122,7 +123,14 @@ class HolderClient(Generic[B]):
         if self.session is None:
             return self._fail(f"not holding {self._name_of(value)!r}")
         c = fenced_write(
-            self.resource, self.session, self.ctx.process, self.held, self.number, value, self.work
+            self.resource,
+            self.session,
+            self.ctx.process,
+            self.held,
+            self.number,
+            value,
+            self.work,
+            self.number_key,
         )
         return Completion(c.type, c.value, c.error, self.node)
 
@@ -168,6 +176,6 @@ class LeaseHolderClient(HolderClient[LB]):
         try:
             number = self._claim(name, session.lease, value)
         except (OpFailed, OpUnknown):
-            session.end("not granted")  # or maybe granted: either way, let it go
+            session.end(NOT_GRANTED)  # or maybe granted: either way, let it go
             raise
         return session, number

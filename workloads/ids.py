@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from checkers.refusals import CAS_MISMATCH, refusal_of
 from core.client import Completion, Invocation, WorkerContext
 from core.option_checks import OptionError
 from core.options import RunOptions
@@ -74,7 +75,7 @@ class CasCounter:
             try:
                 self.register.cas(self.key, old, new)
             except OpFailed as e:
-                if "cas mismatch" in str(e):
+                if refusal_of(str(e)) == CAS_MISMATCH:
                     continue
                 raise
             return int(new)

@@ -43,6 +43,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
+from checkers.refusals import LEASE_NOT_FOUND, refusal_of
 from core.client import WorkerContext
 from core.clock import ns
 from core.store import JsonlWriter
@@ -54,7 +55,15 @@ random value of a Redis lock). Only compared and written to the records."""
 
 
 class LeaseNotFound(OpFailed):
-    """The service says the lease does not exist (expired or revoked)."""
+    """The service says the lease does not exist (expired or revoked). Its message begins
+    with ``lease not found`` (a designed refusal, ``checkers.refusals``), whatever words
+    the target's driver gave the details in."""
+
+    def __init__(self, details: str = LEASE_NOT_FOUND) -> None:
+        said = (
+            details if refusal_of(details) == LEASE_NOT_FOUND else f"{LEASE_NOT_FOUND}: {details}"
+        )
+        super().__init__(said)
 
 
 class EventLog:

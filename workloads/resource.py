@@ -19,6 +19,9 @@ Every write received is appended to ``--log`` (JSON Lines, flushed line by line)
      "value": V, "accepted": BOOL, "highest_before": N | null, "unfenced": BOOL}
 
 ``time`` is the arrival time on the run clock (``--clock-origin``, see ``core.clock``).
+A holder's ``value`` names its writer and fencing number too (``workloads.critical.signed``:
+``{"name": "lock-0", "writer": 3, "token": 12}``, ``"epoch"`` for an election), so what the
+resource holds says whose write it is; older runs' values are the name alone.
 
 Run: ``python -m workloads.resource --port 0 --clock-origin NS --log PATH --fencing on``.
 From Python: ``with ResourceServer(log, clock, fencing=True) as r: ResourceClient(r.address)``.

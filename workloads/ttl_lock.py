@@ -25,13 +25,13 @@ import secrets
 import time
 from typing import Any, Protocol
 
+from checkers.refusals import NOT_GRANTED
 from workloads.errors import OpFailed, OpUnknown
 from workloads.holder import HolderClient
 from workloads.lease import KeptLease, Session
 
 RETRY_PAUSE = (0.005, 0.05)
 """Seconds between two attempts: uniformly random in this range."""
-NOT_GRANTED = "not granted"
 
 
 class TtlLockBackend(Protocol):

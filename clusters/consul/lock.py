@@ -18,11 +18,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from checkers.refusals import NOT_GRANTED
 from clusters.consul.api import ConsulConnection, encode
 from workloads.errors import OpFailed
 from workloads.lease import LeaseNotFound
-
-NOT_GRANTED = "not granted"
 
 
 class ConsulHold(ConsulConnection):

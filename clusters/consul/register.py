@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from checkers.refusals import CAS_MISMATCH
 from clusters.consul.api import ConsulConnection, decode, encode
 from clusters.consul.spec import READ_MODES
 from workloads.errors import OpFailed
@@ -43,7 +44,7 @@ class ConsulRegister(ConsulConnection):
 
     def cas(self, key: str, old: Any, new: Any) -> None:
         k = self.key("register", key)
-        mismatch = OpFailed(f"cas mismatch: {k} is not {old!r}")
+        mismatch = OpFailed(f"{CAS_MISMATCH}: {k} is not {old!r}")
         entry, _ = self.entry(k)
         if (None if entry is None else decode(entry)) != old:
             raise mismatch

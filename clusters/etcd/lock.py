@@ -33,11 +33,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from checkers.refusals import NOT_GRANTED
 from clusters.etcd.gateway import EtcdConnection, b64, prefix_end, revision, unb64
 from workloads.errors import OpFailed, OpUnknown
 from workloads.lease import LeaseNotFound
 
-NOT_GRANTED = "not granted"
 CANCELLED = "etcd drops the key of a request cancelled while it waits, unless it was granted"
 RETRY_PAUSE = 0.1
 """Seconds to pause after a failed watch before re-reading."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from checkers.refusals import CAS_MISMATCH
 from clusters.etcd.gateway import EtcdConnection, b64, decode, encode
 from clusters.etcd.spec import READ_MODES
 from workloads.errors import OpFailed
@@ -55,4 +56,4 @@ class EtcdRegister(EtcdConnection):
             f"cas of {self.register(key)}",
         )
         if not r.get("succeeded"):
-            raise OpFailed(f"cas mismatch: {self.register(key)} is not {old!r}")
+            raise OpFailed(f"{CAS_MISMATCH}: {self.register(key)} is not {old!r}")

@@ -65,6 +65,8 @@ class Refused(OpFailed):
 
 
 UNIQUE_VIOLATION = "23505"
+LOCK_NOT_AVAILABLE = "55P03"
+"""``lock_timeout`` ran out while another session held the lock."""
 
 
 def classify(e: psycopg.Error, what: str, committing: bool) -> OpFailed | OpUnknown:

@@ -21,12 +21,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from checkers.refusals import NOT_GRANTED
 from clusters.postgres.connection import Connection
+from clusters.postgres.errors import LOCK_NOT_AVAILABLE, Refused
 from clusters.postgres.schema import ready
 from workloads.errors import OpFailed
 from workloads.lease import LeaseNotFound
 
-NOT_GRANTED = "not granted"
+
+def _not_granted(e: OpFailed) -> OpFailed:
+    """A failed lock wait as the history records it: ``not granted`` (a designed refusal,
+    ``checkers.refusals``) only when the server said the lock was held until
+    ``lock_timeout`` ran out (``LockNotAvailable``); any other failure (the server
+    unreachable, the connection lost) keeps its own words."""
+    if isinstance(e, Refused) and e.sqlstate == LOCK_NOT_AVAILABLE:
+        return OpFailed(f"{NOT_GRANTED}: {e}")
+    return e
 
 
 def ms(seconds: float) -> int:
@@ -170,8 +180,8 @@ class AdvisoryLock(SessionLock):
                 write=True,
                 timeout=wait + self.timeout,
             )
-        except OpFailed as e:
-            raise OpFailed(f"{NOT_GRANTED}: {e}") from None
+        except Refused as e:
+            raise _not_granted(e) from None
         return int(rows[0][1])
 
     def release(self, name: str) -> None:
@@ -217,7 +227,7 @@ class RowLock(SessionLock):
             )
         except OpFailed as e:
             self._rollback(conn)
-            raise OpFailed(f"{NOT_GRANTED}: {e}") from None
+            raise _not_granted(e) from None
         return int(rows[0][0])
 
     @staticmethod

@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from checkers.refusals import CAS_MISMATCH
 from clusters.redis.connection import connect
 from clusters.redis.errors import classified
 from workloads.errors import OpFailed
@@ -59,7 +60,7 @@ class RedisRegister:
         with classified(f"cas of {self._key(key)} on {self.address}"):
             done = self._cas(keys=[self._key(key)], args=[json.dumps(old), json.dumps(new)])
         if not done:
-            raise OpFailed(f"cas mismatch: {self._key(key)} is not {old!r}")
+            raise OpFailed(f"{CAS_MISMATCH}: {self._key(key)} is not {old!r}")
 
     def close(self) -> None:
         self.redis.close()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from checkers.refusals import LEASE_NOT_FOUND
 from workloads.lease import LeaseNotFound
 from workloads.wire import NoAnswer, NotSent, Rejected, WireClient
 
@@ -40,7 +41,7 @@ class SimClient:
         try:
             return self._wire.call(op, timeout=timeout, **args)
         except Rejected as e:
-            if str(e) == "lease not found":
+            if str(e) == LEASE_NOT_FOUND:
                 raise LeaseNotFound(str(e)) from None
             raise
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from checkers.refusals import NOT_GRANTED
 from clusters.sim.client import SimClient
 from workloads.errors import OpFailed
 from workloads.herd import Tally
-
-NOT_GRANTED = "not granted"
 
 
 class SimHerd(SimClient):

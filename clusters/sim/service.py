@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from checkers.refusals import CAS_MISMATCH, LEASE_NOT_FOUND, NOT_ELECTED, NOT_GRANTED
 from clusters.sim.wal import WriteAheadLog
 from core.store import JsonlWriter
 from workloads.wire import RequestError
@@ -189,7 +190,7 @@ class SimService:
         self.expire_due()
         le = self._leases.get(lease)
         if le is None:
-            raise RequestError("lease not found")
+            raise RequestError(LEASE_NOT_FOUND)
         return le
 
     def _end_lease(self, le: _Lease, event: str, **extra: Any) -> None:
@@ -209,7 +210,7 @@ class SimService:
                 for w in [w for w in seat.waiters if w.lease == le.id]:
                     seat.waiters.remove(w)
                     if not w.future.done():
-                        w.future.set_exception(RequestError("lease not found"))
+                        w.future.set_exception(RequestError(LEASE_NOT_FOUND))
                 self._seat_next(seat, kind, name)
 
     # --- locks and elections share one mechanism --------------------------------------
@@ -313,7 +314,7 @@ class SimService:
             if waiter in seat.waiters:
                 seat.waiters.remove(waiter)
             fut.cancel()
-            raise RequestError("not granted" if kind == "lock" else "not elected") from None
+            raise RequestError(NOT_GRANTED if kind == "lock" else NOT_ELECTED) from None
         finally:
             if forcing is not None:
                 forcing.cancel()
@@ -325,7 +326,7 @@ class SimService:
             if w.future.done():
                 continue
             if w.lease not in self._leases:
-                w.future.set_exception(RequestError("lease not found"))
+                w.future.set_exception(RequestError(LEASE_NOT_FOUND))
                 continue
             self._seat(seat, kind, name, w)
 
@@ -392,7 +393,7 @@ class SimService:
     def reg_cas(self, key: str, old: Any, new: Any) -> dict[str, Any]:
         current = self._registers.get(key, [None])[-1]
         if current != old:
-            raise RequestError(f"cas mismatch: value is {current!r}, not {old!r}")
+            raise RequestError(f"{CAS_MISMATCH}: value is {current!r}, not {old!r}")
         return self.reg_write(key, new)
 
     # --- service registration: members on leases ---------------------------------------

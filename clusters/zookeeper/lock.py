@@ -19,14 +19,14 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from kazoo.exceptions import CancelledError, LockTimeout
 from kazoo.recipe.lock import Lock
 
+from checkers.refusals import NOT_GRANTED
 from clusters.zookeeper.errors import classified
 from clusters.zookeeper.session import ZkSession
 from workloads.errors import OpFailed
 from workloads.lease import LeaseNotFound
-
-NOT_GRANTED = "not granted"
 
 
 class ZkRecipe(ZkSession):
@@ -47,9 +47,10 @@ class ZkRecipe(ZkSession):
         deadline.start()
         try:
             with classified(f"{self.kind} {name}"):
-                got = lock.acquire(timeout=wait)
-        except OpFailed as e:
-            raise OpFailed(f"{NOT_GRANTED}: {e}") from None
+                try:
+                    got = lock.acquire(timeout=wait)
+                except (LockTimeout, CancelledError):
+                    got = False  # the wait ran out with another holding it: not granted
         finally:
             deadline.cancel()
         if not got or lock.node is None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
+from checkers.refusals import CAS_MISMATCH
 from clusters.zookeeper.errors import classified
 from clusters.zookeeper.session import LongSession
 from clusters.zookeeper.spec import READ_MODES
@@ -64,7 +65,7 @@ class ZkRegister(LongSession):
     def cas(self, key: str, old: Any, new: Any) -> None:
         zk, path = self.observer(), self.path("register", key)
         data = json.dumps(new).encode()
-        mismatch = OpFailed(f"cas mismatch: {path} is not {old!r}")
+        mismatch = OpFailed(f"{CAS_MISMATCH}: {path} is not {old!r}")
         with classified(f"cas of {path}"):
             if old is None:
                 try:

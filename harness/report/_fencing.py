@@ -12,22 +12,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from checkers.words import article
 from core.clock import RunClock
-from harness.report._timeline import compact
 from workloads.resource import FencedStore
 
 MODES = {"on": True, "off": False}
 
 
-def replay(log: list[dict[str, Any]], fencing: Any) -> dict[str, Any] | None:
+def replay(log: list[dict[str, Any]], fencing: Any, number: str = "token") -> dict[str, Any] | None:
     """Per write (in order of arrival, as the timeline's ``writes``): accepted (1/0) and
-    the resource's highest token after it, under each mode; its value (short text); the
-    run's mode (``ran``), whether replaying it gives back the log (``agrees``) and each
-    mode's ending in a sentence. None without writes."""
+    the resource's highest token after it, under each mode; the run's mode (``ran``),
+    whether replaying it gives back the log (``agrees``) and each mode's ending in a
+    sentence that calls the fencing number ``number`` (token, epoch). None without writes."""
     writes = sorted(log, key=lambda w: int(w.get("time", 0)))
     if not writes:
         return None
-    out: dict[str, Any] = {"value": [compact(w.get("value"), 40) for w in writes]}
+    out: dict[str, Any] = {}
     for mode, fencing_on in MODES.items():
         store = FencedStore(fencing_on, RunClock())
         acc, high, stale = [], [], []
@@ -39,7 +39,7 @@ def replay(log: list[dict[str, Any]], fencing: Any) -> dict[str, Any] | None:
             before = r["highest_before"]
             if isinstance(token, int) and isinstance(before, int) and token < before:
                 stale.append((w, before, r["accepted"]))
-        out[mode] = {"acc": acc, "high": high, "ending": _ending(stale, fencing_on)}
+        out[mode] = {"acc": acc, "high": high, "ending": _ending(stale, fencing_on, number)}
     ran = "on" if fencing in (True, "on") else "off" if fencing in (False, "off") else None
     out["ran"] = ran
     recorded = [1 if w.get("accepted") else 0 for w in writes]
@@ -47,22 +47,22 @@ def replay(log: list[dict[str, Any]], fencing: Any) -> dict[str, Any] | None:
     return out
 
 
-def _ending(stale: list[tuple[dict[str, Any], int, bool]], fencing_on: bool) -> str:
-    """What the resource did with the stale writes (``(write, highest token seen before
-    it, accepted)``: a token below the highest), in a sentence."""
+def _ending(stale: list[tuple[dict[str, Any], int, bool]], fencing_on: bool, number: str) -> str:
+    """What the resource did with the stale writes (``(write, highest number seen before
+    it, accepted)``: a number below the highest), in a sentence."""
     mode = "With fencing on" if fencing_on else "With fencing off"
     accepted = [(w, top) for w, top, a in stale if a]
     if accepted:
         w, top = accepted[0]
         more = f" ({len(accepted)} stale writes accepted)" if len(accepted) > 1 else ""
         return (
-            f"{mode}, process {w.get('writer')}'s stale write with token {w.get('token')} is "
-            f"accepted over token {top}: a newer holder's data is overwritten{more}."
+            f"{mode}, process {w.get('writer')}'s stale write with {number} {w.get('token')} is "
+            f"accepted over {number} {top}: a newer holder's data is overwritten{more}."
         )
     if stale:
         w, top, _ = stale[0]
         return (
-            f"{mode}, process {w.get('writer')}'s stale write with token {w.get('token')} is "
+            f"{mode}, process {w.get('writer')}'s stale write with {number} {w.get('token')} is "
             f"rejected (the resource had seen {top}): the newer holder's data is safe."
         )
-    return f"{mode}, no write arrives with a token below one the resource had seen."
+    return f"{mode}, no write arrives with {article(number)} below one the resource had seen."

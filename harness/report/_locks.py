@@ -17,7 +17,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from checkers.holdings import EITHER, Holding, end_at_loss, holdings, late_completions
+from checkers.holdings import (
+    EITHER,
+    ELECTION,
+    LOCK,
+    Holding,
+    Terms,
+    end_at_loss,
+    holdings,
+    late_completions,
+)
 from checkers.leases import LeaseFacts, lease_facts
 from core.history import History
 from core.ops import Process
@@ -36,6 +45,24 @@ class LeaseSpan:
     sure_until: int
     maybe_until: int | None
     lost_at: int | None
+
+
+def terms_of(history: History) -> Terms:
+    """The words of a run's holdings, from the operations its clients recorded: an
+    election's (leader, epoch) when they campaigned, else a lock's (holder, token). The
+    checkers speak of the same run in the same ``Terms``."""
+    return ELECTION if any(op.f in ELECTION.take for op in history) else LOCK
+
+
+def words(terms: Terms) -> dict[str, Any]:
+    """The words the page's scripts put in the timeline's and the cursor's sentences."""
+    return {
+        "number": terms.number,
+        "holder": terms.holder,
+        "prize": terms.prize,
+        "tenure": terms.tenure,
+        "take": list(terms.take),
+    }
 
 
 def held(

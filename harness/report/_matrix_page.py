@@ -9,6 +9,7 @@ from harness.compare import Cell, Matrix
 from harness.report._format import DASH
 from harness.report._herd import herd_html, herd_points
 from harness.report._html import esc, page, tag
+from harness.report._metrics import AVAILABLE_MEANS
 
 _LINKED_RUNS = 6  # runs linked by name in a cell; more are counted
 
@@ -43,8 +44,7 @@ def render_matrix_html(matrix: Matrix, base: Path) -> str:
                 "p",
                 esc(
                     f"{matrix.runs} runs. Latency of ok operations; availability is "
-                    "the fraction of ok among completed client operations, outside "
-                    "fault windows and during them."
+                    f"{AVAILABLE_MEANS}, outside fault windows and during them."
                 ),
                 class_="muted",
             ),

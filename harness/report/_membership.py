@@ -10,6 +10,7 @@ verdict agree. A run without that entry gets no section.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Final
 
 from checkers.discovery import NAME
@@ -21,6 +22,10 @@ from harness.report._html import esc, table, tag
 WIDTH: Final = 960
 LABEL: Final = 150
 ROW: Final = 14
+AXIS: Final = 18
+"""The height of the time axis along the top, as the report's other timelines have it."""
+TICK_SPACING: Final = 110
+"""Pixels between ticks at least, as the canvas timelines space theirs (view.js)."""
 ALIVE, DEAD, LISTED, ABSENT = "#3f9d57", "#d9534f", "#5b8def", "#e3e6ea"
 
 
@@ -60,7 +65,7 @@ def _svg(t: Timeline) -> str:
 
     rows: list[str] = []
     clients = t.discoverers()
-    y = 0
+    y = AXIS
     for member in sorted(t.process_of, key=_order):
         first = min(t.registered[member])
         deaths = [d for d in t.deaths if d.member == member]
@@ -82,13 +87,45 @@ def _svg(t: Timeline) -> str:
         y += ROW // 2
     return tag(
         "svg",
-        "".join(rows),
+        _axis(t0, t.end, x, y) + "".join(rows),
         width=WIDTH,
         height=y,
         viewBox=f"0 0 {WIDTH} {y}",
         role="img",
         class_="membership",
     )
+
+
+def ticks(t0: int, t1: int, most: int) -> tuple[list[int], int]:
+    """Tick times (ns on the run clock) from ``t0`` to ``t1``, at most about ``most``: the
+    multiples of a step of 1, 2 or 5 times a power of ten; and that step."""
+    raw = max(1, t1 - t0) / max(1, most)
+    power = 10 ** math.floor(math.log10(raw))
+    step = max(1, round(next(m * power for m in (1, 2, 5, 10) if m * power >= raw)))
+    first = -(-t0 // step) * step
+    return list(range(first, t1 + 1, step)), step
+
+
+def tick_label(ns: int, step: int) -> str:
+    """A tick's time in seconds with as many decimals as its step needs (``HR.fmtTime``
+    of the canvas timelines: ``4.0 s``, ``4.25 s``)."""
+    digits = max(0, min(6, math.ceil(-math.log10(step / 1e9)) + 1))
+    return f"{ns / 1e9:.{digits}f} s"
+
+
+def _axis(t0: int, t1: int, x: Any, height: int) -> str:
+    """The time axis along the top: each tick's time in seconds on the run clock, and a
+    faint line down through the rows."""
+    marks, step = ticks(t0, t1, (WIDTH - LABEL) // TICK_SPACING)
+    out = [_label(0, "time (run clock)")]
+    for ns in marks:
+        at = x(ns)
+        out.append(
+            f'<line x1="{at:.1f}" x2="{at:.1f}" y1="{AXIS - 4}" y2="{height}" stroke="#e6e6e6"/>'
+            f'<text x="{at:.1f}" y="{AXIS - 6}" font-size="11" text-anchor="middle" '
+            f'fill="#555">{esc(tick_label(ns, step))}</text>'
+        )
+    return tag("g", "".join(out), class_="axis")
 
 
 def _order(member: str) -> tuple[int, str]:

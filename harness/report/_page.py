@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from checkers.windows import record_windows
+from checkers.words import article
 from core.errors import HarnessError
 from core.history import MalformedHistory
 from core.store import (
@@ -61,8 +62,8 @@ _LEGEND = (  # (what the timeline shows, its colour, the feature it belongs to)
     ("info (unknown outcome)", "#f0a202", "ops"),
     ("never returned", "#9b8fc7", "ops"),
     ("fault window", "rgba(230,80,60,0.25)", "faults"),
-    ("holding (token)", "#5b8def", "holds"),
-    ("holding lost with its lease", "#c0392b", "holds"),
+    ("{tenure} ({number})", "#5b8def", "holds"),
+    ("{tenure} lost with its lease", "#c0392b", "holds"),
     ("lease certainly alive", "#2a9d8f", "leases"),
     ("lease perhaps alive", "rgba(42,157,143,0.35)", "leases"),
     ("write accepted", "#3f9d57", "writes"),
@@ -97,7 +98,9 @@ def render_report(run_dir: Path, results: dict[str, Any] | None = None) -> str:
         windows = record_windows(record)
         timeline, lanes = build_timeline(record, run.results, windows)
         annotate(run.results, timeline, lanes)
-        timeline["fencing"] = replay(record.resource_log, record.option("fencing"))
+        timeline["fencing"] = replay(
+            record.resource_log, record.option("fencing"), timeline["words"]["number"]
+        )
         data["timeline"] = timeline
         figure = timeline_figure(timeline)
         stats = numbers(op_stats(record.history, windows), windows)
@@ -131,7 +134,7 @@ def render_report(run_dir: Path, results: dict[str, Any] | None = None) -> str:
 def timeline_figure(timeline: dict[str, Any]) -> str:
     """The timeline's figure of ``timeline`` (annotated, with its ``fencing``): toolbar,
     legend of what it shows, canvases."""
-    return _figure(_features(timeline), timeline.get("fencing"))
+    return _figure(_features(timeline), timeline.get("fencing"), timeline["words"])
 
 
 def _features(timeline: dict[str, Any]) -> set[str]:
@@ -145,9 +148,11 @@ def _features(timeline: dict[str, Any]) -> set[str]:
     return features
 
 
-def _figure(features: set[str], fencing: dict[str, Any] | None) -> str:
+def _figure(features: set[str], fencing: dict[str, Any] | None, words: dict[str, Any]) -> str:
+    """The timeline, its legend (a holding named in the run's ``words``: holding (token),
+    leadership (epoch)), the cursor and the plots."""
     legend = "".join(
-        tag("span", f'<i style="background:{c}"></i>{esc(n)}')
+        tag("span", f'<i style="background:{c}"></i>{esc(n.format(**words))}')
         for n, c, f in _LEGEND
         if f in features
     )
@@ -168,7 +173,7 @@ def _figure(features: set[str], fencing: dict[str, Any] | None) -> str:
         for c in ("timeline", "latency", "throughput")
     ]
     if fencing:  # under the timeline it reads
-        canvases.insert(1, _cursor_panel(fencing))
+        canvases.insert(1, _cursor_panel(fencing, words))
     return tag(
         "section",
         tag("div", toolbar, class_="toolbar")
@@ -179,7 +184,7 @@ def _figure(features: set[str], fencing: dict[str, Any] | None) -> str:
     )
 
 
-def _cursor_panel(fencing: dict[str, Any]) -> str:
+def _cursor_panel(fencing: dict[str, Any], words: dict[str, Any]) -> str:
     """The time cursor and the fencing switch (``cursor.js`` fills the table); without
     them, when replaying the run's own mode does not give back its resource log, a line
     saying so."""
@@ -199,7 +204,8 @@ def _cursor_panel(fencing: dict[str, Any]) -> str:
             + tag(
                 "label",
                 '<input type="checkbox" id="fencing-switch"> fencing on (the resource rejects '
-                "a token below the highest it has seen): the same writes, replayed",
+                + esc(f"{article(words['number'])} below the highest it has seen)")
+                + ": the same writes, replayed",
             ),
             class_="toolbar",
         )

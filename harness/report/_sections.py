@@ -12,7 +12,7 @@ from typing import Any
 from checkers.windows import FaultWindow
 from harness.report._format import DASH, ms, pct
 from harness.report._html import definitions, esc, tag, word_badge
-from harness.report._metrics import QUANTILES, OpStats
+from harness.report._metrics import AVAILABLE_MEANS, QUANTILES, OpStats
 from harness.report._runs import INTERRUPTED, RunInfo
 from harness.report._verdict import CheckerVerdict, checker_verdicts, first_sentence, headline
 from nemesis.registry import FAULTS
@@ -147,13 +147,15 @@ def numbers(stats: OpStats, windows: list[FaultWindow]) -> str:
         (
             "client operations",
             esc(
-                f"{total}: {c.get('ok', 0)} ok, {c.get('fail', 0)} fail, "
-                f"{c.get('info', 0)} info, {c.get('open', 0)} never returned"
+                f"{total}: {c.get('ok', 0)} ok, {c.get('fail', 0)} fail"
+                + (f" ({stats.refused} of them refused by design)" if stats.refused else "")
+                + f", {c.get('info', 0)} info, {c.get('open', 0)} never returned"
             ),
         ),
         ("latency of ok operations", esc(quantiles)),
         ("availability outside faults", esc(pct(stats.availability_clear))),
         ("availability during faults", esc(pct(stats.availability_in_fault))),
+        ("available means", esc(AVAILABLE_MEANS)),
         (
             "fault windows",
             esc(

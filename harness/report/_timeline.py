@@ -18,7 +18,15 @@ from checkers.record import RunRecord
 from checkers.windows import MOVES_CLOCK, FaultWindow
 from core.history import Pair
 from harness.report._lanes import Lanes
-from harness.report._locks import TAKE, held, is_stale, lease_spans, stale_write_keys
+from harness.report._locks import (
+    TAKE,
+    held,
+    is_stale,
+    lease_spans,
+    stale_write_keys,
+    terms_of,
+    words,
+)
 
 OUTCOMES = ("ok", "fail", "info", "open")
 _VALUE_CHARS = 100
@@ -79,6 +87,7 @@ def build_timeline(
     data.update(tables)
     mutex = (results or {}).get("checkers", {}).get("mutex")
     data["holds"], data["leases"] = _holds_and_leases(record, lanes, pairs)
+    data["words"] = words(terms_of(history))
     data["writes"] = _writes(record.resource_log, lanes, strs, mutex)
     data["sessions"] = _session_events(record.events, lanes, strs)
     data["faults"] = [_fault(w, lanes) for w in windows]
@@ -177,7 +186,7 @@ def _writes(
     log: list[dict[str, Any]], lanes: Lanes, strs: _Interner, mutex: dict[str, Any] | None
 ) -> dict[str, list[Any]]:
     cols: dict[str, list[Any]] = {
-        c: [] for c in ("s", "lane", "writer", "token", "hb", "acc", "stale", "res")
+        c: [] for c in ("s", "lane", "writer", "proc", "token", "hb", "acc", "stale", "res")
     }
     flagged = stale_write_keys(mutex)
     resource_lane = lanes.add("resource", "resource") if log else -1
@@ -185,6 +194,7 @@ def _writes(
         cols["s"].append(us(int(w.get("time", 0))))
         cols["lane"].append(resource_lane)
         cols["writer"].append(lanes.of(w["writer"]) if w.get("writer") is not None else -1)
+        cols["proc"].append(w.get("writer"))  # the process, as the resource logged it
         cols["token"].append(w.get("token"))
         cols["hb"].append(w.get("highest_before"))
         cols["acc"].append(1 if w.get("accepted") else 0)

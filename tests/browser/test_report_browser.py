@@ -4,6 +4,8 @@ on what matters: the verdict, and for an invalid run the timeline zoomed on the 
 
 from __future__ import annotations
 
+import itertools
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -174,12 +176,102 @@ def test_the_time_cursor_and_the_fencing_switch_of_a_lock_report(
     assert c["paused"]["service"].startswith("holder p") and "p0" not in c["paused"]["service"]
     # at the stale write, as the run went (fencing off): accepted, p0 the last writer
     assert "stale write (token 10 < 23) ACCEPTED" in c["stale"]["verdict"]
-    assert "last writer p0" in c["stale"]["resource"]
+    # whose data the resource holds: the stale writer's (an old run's values name nobody:
+    # the cursor reads the writer and token the resource logged)
+    assert c["stale"]["resource"].startswith("holds the write of process 0, token 10 ·")
     assert "accepted over token 23" in c["ending"] and "as the run went" in c["ending"]
     assert c["colour"] == [0xC0, 0x39, 0x2B]
     # flipped to fencing on: the same write rejected, the newer holder's data kept
     assert "rejected: protected" in c["flipped"]["verdict"]
-    assert "last writer p0" not in c["flipped"]["resource"]
+    assert "holds the write of process 0" not in c["flipped"]["resource"]
+    assert "token 23" in c["flipped"]["resource"]  # the newer holder's write, kept
     assert "is rejected (the resource had seen 23)" in c["flipped_ending"]
     assert c["flipped_colour"] == [0xE6, 0x7E, 0x22]
     assert c["flipped"]["p0"] == c["stale"]["p0"]  # the same timeline: beliefs unchanged
+
+
+# --- real sim runs: the words of the workload, whose write the resource holds, the
+# registry's time axis ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sim_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """An election run whose paused leader writes late (fencing off), and a registry run."""
+    from harness.cli import main
+
+    root = tmp_path_factory.mktemp("sim")
+    runs = {
+        "election": [
+            *("--workload", "election", "--fencing", "off", "--lease-ttl", "2"),
+            *("--keepalive", "0.5", "--pause-at", "3", "--pause-for", "6", "--time-limit", "11"),
+        ],
+        "registry": ["--workload", "registry", "--nemesis", "none", "--time-limit", "5"],
+    }
+    out = {}
+    for name, args in runs.items():
+        main(["run", *args, "--seed", "5", "-o", str(root / name)])
+        out[name] = (root / name / "latest").resolve()
+    return out
+
+
+# The cursor set on the stale write itself (the slider snaps to its step), then its rows.
+STALE_ROWS = """(() => {
+  const r = HR.report, c = r.cursor, w = r.data.writes, k = w.stale.indexOf(1);
+  c.t = w.s[k]; c.render();
+  return {rows: Object.fromEntries(c.rows()), proc: w.proc[k], number: w.token[k],
+    ending: document.getElementById("ending").textContent,
+    legend: document.querySelector(".legend").textContent,
+    switch: document.getElementById("fencing-switch").parentElement.textContent};
+})()"""
+
+
+def test_an_election_report_speaks_of_leaders_and_epochs(
+    sim_runs: dict[str, Path], save_screenshot: Callable[[str, bytes], tuple[Path, Path]]
+) -> None:
+    run = sim_runs["election"]
+    page = _load(write_report(run), {"c": STALE_ROWS})
+    assert page.screenshot is not None
+    save_screenshot("report-election-cursor", page.screenshot)
+    c = page.values["c"]
+    rows = c["rows"]
+    assert rows["resource"].startswith(
+        f"holds the write of process {c['proc']}, epoch {c['number']} ·"
+    ), rows
+    assert "stale write (epoch" in rows["verdict"] and "ACCEPTED" in rows["verdict"]
+    assert rows["service"].startswith(("leader p", "no leader")), rows
+    believers = [v for k, v in rows.items() if k.startswith("p") and "believes" in v]
+    assert believers and all("holds the leadership (epoch " in v for v in believers)
+    assert "epoch" in c["ending"] and "leadership (epoch)" in c["legend"]
+    assert "an epoch below" in c["switch"]
+    assert not any("token" in v for v in rows.values()), rows  # the lock's word, nowhere
+    # what the resource held names its writer and epoch in the data itself
+    log = [json.loads(line) for line in (run / "resource.jsonl").read_text().splitlines()]
+    assert log and all(
+        w["value"]["writer"] == w["writer"] and w["value"]["epoch"] == w["token"] for w in log
+    )
+
+
+AXIS = """(() => {
+  const svg = document.querySelector("#membership svg");
+  svg.scrollIntoView();
+  const ticks = Array.from(svg.querySelectorAll("g.axis text")).slice(1);
+  return {title: svg.querySelector("g.axis text").textContent, width: svg.width.baseVal.value,
+    ticks: ticks.map(t => [t.textContent, Number(t.getAttribute("x"))])};
+})()"""
+
+
+def test_the_registry_chart_has_a_time_axis_in_seconds(
+    sim_runs: dict[str, Path], save_screenshot: Callable[[str, bytes], tuple[Path, Path]]
+) -> None:
+    page = _load(write_report(sim_runs["registry"]), {"axis": AXIS})
+    assert page.screenshot is not None
+    save_screenshot("report-registry-axis", page.screenshot)
+    axis = page.values["axis"]
+    assert axis["title"] == "time (run clock)"
+    labels = [text for text, _ in axis["ticks"]]
+    assert len(labels) >= 3 and all(t.endswith(" s") for t in labels), labels
+    seconds = [float(t[:-2]) for t in labels]
+    xs = [x for _, x in axis["ticks"]]
+    steps = {round(b - a, 6) for a, b in itertools.pairwise(seconds)}
+    assert len(steps) == 1 and steps.pop() > 0, labels  # one nice step, increasing
+    assert xs == sorted(xs) and xs[0] > 0 and xs[-1] <= axis["width"], xs

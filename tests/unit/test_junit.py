@@ -4,10 +4,12 @@ error when there is no verdict, the summary as the message."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from harness.cli import main
 from harness.junit import Case
 from harness.report import write_junit
 from tests.support.synthetic import cas_register_run, demo_runs
@@ -77,3 +79,49 @@ def test_suites_pass_their_own_cases(tmp_path: Path) -> None:
     assert got == {"bug-found": [], "timed-out": ["error"], "regressed": ["failure"]}
     regressed = next(c for c in root.iter("testcase") if c.get("name") == "regressed")
     assert regressed.find("failure").get("message") == "Invalid: lost update"  # type: ignore[union-attr]
+
+
+def _start(el: ET.Element) -> datetime:
+    """A testcase's ``started`` property, parsed."""
+    found = [p.get("value") for p in el.iter("property") if p.get("name") == "started"]
+    assert len(found) == 1 and found[0] is not None, ET.tostring(el)
+    return datetime.fromisoformat(found[0])
+
+
+@pytest.mark.slow
+def test_a_suite_s_junit_says_when_it_and_each_run_began_in_utc(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 28: the timestamp was the suite's end (``datetime.now()`` as the file was
+    written), in local time without a zone."""
+    suite = tmp_path / "two.toml"
+    suite.write_text(
+        '[suite]\nname = "two"\n[defaults]\ntarget = "sim"\nworkload = "cas-register"\n'
+        'nemesis = ["none"]\ntime_limit = 3\nrecovery_time = 0\n'
+        '[[run]]\nname = "first"\n[[run]]\nname = "second"\n'
+    )
+    before = datetime.now(UTC).replace(microsecond=0)
+    assert main(["suite", "run", str(suite), "-o", str(tmp_path / "out")]) == 0, capsys.readouterr()
+    after = datetime.now(UTC)
+    (junit,) = (tmp_path / "out").rglob("junit.xml")
+    ts = ET.parse(junit).getroot().find("testsuite")
+    assert ts is not None
+    stamp = ts.get("timestamp", "")
+    assert stamp.endswith("+00:00"), stamp  # UTC, with its zone
+    began = datetime.fromisoformat(stamp)
+    first, second = (_start(c) for c in ts.iter("testcase"))
+    assert before <= began <= first < second <= after
+    # the start, not the end: both runs (3 s of work each) came after it
+    assert (after - began).total_seconds() >= 6, (stamp, after)
+
+
+def test_runs_given_as_directories_start_at_their_own_time(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    root = ET.parse(write_junit([runs["lock-fenced"]], tmp_path / "j.xml")).getroot()
+    ts, case = root.find("testsuite"), next(root.iter("testcase"))
+    assert ts is not None
+    # the run directory's stamp (20260101T000000, local time) in UTC, the suite's too
+    expected = datetime(2026, 1, 1).astimezone(UTC)
+    assert _start(case) == expected
+    assert datetime.fromisoformat(ts.get("timestamp", "")) == expected

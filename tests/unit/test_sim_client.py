@@ -17,10 +17,11 @@ import pytest
 from clusters.sim.client import LeaseNotFound, NoAnswer, NotSent, Rejected, SimClient
 from core.client import Invocation, WorkerContext
 from core.clock import RunClock
+from workloads import critical
 from workloads.errors import OpFailed, OpUnknown, completion_for
 from workloads.lock import LockClient
 from workloads.register import RegisterClient
-from workloads.resource import ResourceClient
+from workloads.resource import ResourceClient, ResourceServer
 
 
 def free_port() -> int:
@@ -233,3 +234,31 @@ def test_register_errors_map_to_completions(error: Exception, expected: str) -> 
         Invocation("cas", [1, 2], "k"),
     ):
         assert client.invoke(inv).type == expected
+
+
+def test_a_write_names_its_writer_and_token_in_the_resource(tmp_path: Path) -> None:
+    """Issue 28: every write's value was {"name": "lock-0"}: whose data the resource held
+    could not be read from the data."""
+    with ResourceServer(tmp_path / "resource.jsonl", RunClock()) as server:
+        client = lock_client(tmp_path, FakeLockBackend(), server.address)
+        try:
+            client.invoke(Invocation("acquire", {"name": "lock-0"}))
+            done = client.invoke(Invocation("write", {"name": "lock-0"}))
+        finally:
+            client.close()
+        (logged,) = server.records()
+    signed = {"name": "lock-0", "writer": 1, "token": 3}
+    assert done.type == "ok" and done.value == {"value": signed, "token": 3}
+    assert logged["value"] == signed and (logged["writer"], logged["token"]) == (1, 3)
+
+
+@pytest.mark.parametrize(
+    ("value", "signed"),
+    [
+        ({"name": "election-0"}, {"name": "election-0", "writer": 2, "epoch": 9}),
+        (5, {"value": 5, "writer": 2, "epoch": 9}),
+        (None, {"writer": 2, "epoch": 9}),
+    ],
+)
+def test_an_election_write_is_signed_with_its_epoch(value: Any, signed: dict[str, Any]) -> None:
+    assert critical.signed(value, 2, "epoch", 9) == signed

@@ -1,8 +1,9 @@
-// The time cursor of a lock report (the seed's interactive timeline): at the instant it
-// points to, what each client believed (holding, with which token, frozen or not, its
-// lease), what the service saw (the holder whose lease was alive, its token, the lease's
-// expiry) and what the protected resource held (value, last accepted token, last writer,
-// the verdict on the last write). The fencing switch shows the same recorded writes
+// The time cursor of a lock or election report (the seed's interactive timeline): at the
+// instant it points to, what each client believed (holding, with which token or epoch,
+// frozen or not, its lease), what the service saw (the holder or leader whose lease was
+// alive, its number, the lease's expiry) and what the protected resource held (whose write:
+// its process and number; the highest number seen, the verdict on the last write). The
+// words are the run's (d.words: the lock's token, the election's epoch). The fencing switch shows the same recorded writes
 // judged by the resource's rule with fencing on or off (the replay the report's writer
 // computed from the resource log): the same timeline, both endings.
 "use strict";
@@ -41,7 +42,9 @@ HR.Cursor.prototype.belief = function (l, t) {
   var fault = d.faults.filter(function (f) {
     return f.ok && f.lanes.indexOf(l) >= 0 && f.s <= t && (f.e < 0 || t <= f.e);
   })[0];
-  var words = hold >= 0 ? "believes it holds the lock (token " + h.token[hold] + ")" : this.waiting(l, t) ? "waiting to acquire" : "not holding";
+  var W = d.words;
+  var words = hold >= 0 ? "believes it holds the " + W.prize + " (" + W.number + " " + h.token[hold] + ")" :
+    this.waiting(l, t) ? "waiting for the " + W.prize : "not holding";
   if (fault) words += ", frozen by " + fault.name;
   var lease = this.lease(l, t);
   if (lease.words && (hold >= 0 || lease.alive || lease.maybe)) words += "; " + lease.words;  // an old lease's end says nothing of a waiter
@@ -63,42 +66,42 @@ HR.Cursor.prototype.waiting = function (l, t) {
   var tl = this.tl, list = tl.laneOps[l], r = tl.visible(list, t, t), d = this.d;
   for (var j = r[0]; j < r[1]; j++) {
     var i = list.idx[j];
-    if (tl.S[i] <= t && t < tl.E[i] && d.fs[d.ops.f[i]] === "acquire") return true;
+    if (tl.S[i] <= t && t < tl.E[i] && d.words.take.indexOf(d.fs[d.ops.f[i]]) >= 0) return true;
   }
   return false;
 };
 
-// The service's view at t: the clients that took the lock under a lease still alive
-// (else perhaps alive) and had not released it; two of them is the anomaly itself.
+// The service's view at t: the clients that took the lock (the leadership) under a lease
+// still alive (else perhaps alive) and had not given it up; two of them is the anomaly.
 HR.Cursor.prototype.service = function (t) {
-  var lanes = this.d.lanes, ls = this.d.leases, h = this.d.holds, sure = [], maybe = [];
+  var lanes = this.d.lanes, ls = this.d.leases, h = this.d.holds, sure = [], maybe = [], W = this.d.words;
   for (var l = 0; l < lanes.length; l++) {
     if (lanes[l].kind !== "client") continue;
     var i = -1, lease = this.lease(l, t);
     for (var k = 0; k < h.s.length; k++) if (h.lane[k] === l && h.s[k] <= t) i = k;
     if (i < 0 || lease.i < 0 || ls.s[lease.i] > h.s[i]) continue;
     if (h.ended[i] === "released" && h.e[i] >= 0 && h.e[i] <= t) continue;
-    var who = lanes[l].label + " (token " + h.token[i] + "), lease until " +
+    var who = lanes[l].label + " (" + W.number + " " + h.token[i] + "), lease until " +
       (ls.e[lease.i] < 0 ? "unknown" : HR.fmtTime(ls.e[lease.i]));
     if (lease.alive) sure.push(who); else if (lease.maybe) maybe.push(who);
   }
-  if (sure.length) return (sure.length > 1 ? "two holders: " : "holder ") + sure.join("; ");
-  if (maybe.length) return "holder perhaps " + maybe.join("; ");
-  return "no holder";
+  if (sure.length) return (sure.length > 1 ? "two " + W.holder + "s: " : W.holder + " ") + sure.join("; ");
+  if (maybe.length) return W.holder + " perhaps " + maybe.join("; ");
+  return "no " + W.holder;
 };
 
-// The resource at t under the switch's mode: the last accepted write, the highest token
-// and the verdict on the last write to arrive.
+// The resource at t under the switch's mode: whose write it holds (the last accepted one:
+// its process and number, as the resource logged them), the highest number seen and the
+// verdict on the last write to arrive.
 HR.Cursor.prototype.resource = function (t) {
-  var w = this.d.writes, j = HR.upperBound(w.s, t) - 1, m = this.f[this.mode], lanes = this.d.lanes;
-  if (j < 0) return { value: "–", token: "–", writer: "–", verdict: "no write yet" };
+  var w = this.d.writes, j = HR.upperBound(w.s, t) - 1, m = this.f[this.mode], N = this.d.words.number;
+  if (j < 0) return { holds: "holds no write yet", token: "–", verdict: "no write yet" };
   var k = this.last[this.mode][j], stale = w.hb[j] !== null && w.token[j] !== null && w.token[j] < w.hb[j];
-  var verdict = (stale ? "stale write (token " + w.token[j] + " < " + w.hb[j] + ") " : "write (token " + w.token[j] + ") ") +
+  var verdict = (stale ? "stale write (" + N + " " + w.token[j] + " < " + w.hb[j] + ") " : "write (" + N + " " + w.token[j] + ") ") +
     (m.acc[j] ? (stale ? "ACCEPTED: data overwritten" : "accepted") : (stale ? "rejected: protected" : "rejected"));
-  return {
-    value: k >= 0 ? this.f.value[k] : "–", token: m.high[j] === null ? "none" : String(m.high[j]),
-    writer: k >= 0 && w.writer[k] >= 0 ? lanes[w.writer[k]].label : "–", verdict: verdict,
-  };
+  var holds = k < 0 ? "holds no accepted write yet" : "holds the write of process " +
+    (w.proc[k] === null ? "?" : w.proc[k]) + ", " + N + " " + (w.token[k] === null ? "none" : w.token[k]);
+  return { holds: holds, token: m.high[j] === null ? "none" : String(m.high[j]), verdict: verdict };
 };
 
 // The panel's rows at the cursor, as [name, text] pairs (the page and tests read them).
@@ -107,7 +110,7 @@ HR.Cursor.prototype.rows = function () {
   for (var l = 0; l < lanes.length; l++) if (lanes[l].kind === "client" && this.alive(l, t)) out.push([lanes[l].label, this.belief(l, t)]);
   out.push(["service", this.service(t)]);
   var r = this.resource(t);
-  out.push(["resource", "value " + r.value + " · highest token seen " + r.token + " · last writer " + r.writer]);
+  out.push(["resource", r.holds + " · highest " + this.d.words.number + " seen " + r.token]);
   out.push(["verdict", r.verdict]);
   return out;
 };

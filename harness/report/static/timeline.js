@@ -240,7 +240,7 @@ HR.Timeline.prototype.drawHolds = function (ctx, w, l) {
     ctx.fillRect(x0, y, Math.max(1, x1 - x0), h);
     if (x1 - x0 > 26 && d.token[i] !== null) {
       ctx.fillStyle = "#fff";
-      ctx.fillText(HR.Timeline.clip(ctx, "token " + d.token[i], x1 - x0 - 4), Math.max(x0, HR.GUTTER) + 2, y + h / 2 + 0.5);
+      ctx.fillText(HR.Timeline.clip(ctx, this.data.words.number + " " + d.token[i], x1 - x0 - 4), Math.max(x0, HR.GUTTER) + 2, y + h / 2 + 0.5);
     }
   }
 };
@@ -311,7 +311,7 @@ HR.Timeline.prototype.drawWrites = function (ctx, w) {
     ctx.fillStyle = color; ctx.beginPath();
     ctx.moveTo(x, mid - 8); ctx.lineTo(x + 7, mid); ctx.lineTo(x, mid + 8); ctx.lineTo(x - 7, mid); ctx.closePath();
     ctx.fill();
-    var text = "stale token " + d.token[i] + (acc[i] ? " ACCEPTED" : " rejected") + " (resource had " + d.hb[i] + ")";
+    var text = "stale " + this.data.words.number + " " + d.token[i] + (acc[i] ? " ACCEPTED" : " rejected") + " (resource had " + d.hb[i] + ")";
     var tw = ctx.measureText(text).width;
     ctx.fillText(text, x + 10 + tw > w - HR.RIGHT ? x - 10 - tw : x + 10, mid + 6);
   }

@@ -36,7 +36,8 @@ HR.Timeline.prototype.nearest = function (list, S, E, t, tol) {
 HR.Timeline.prototype.holdTip = function (l, t, tol) {
   var i = this.nearest(this.holds[l], this.holds.S, this.holds.E, t, tol), d = this.data.holds;
   if (i < 0) return null;
-  return HR.tip("holding, token " + d.token[i], [
+  var W = this.data.words;
+  return HR.tip(W.tenure + ", " + W.number + " " + d.token[i], [
     ["from", HR.fmtTime(d.s[i])], ["until", d.e[i] < 0 ? "the end of the run" : HR.fmtTime(d.e[i])],
     ["ended by", d.ended[i]], ["held for", HR.fmtDur(this.holds.E[i] - d.s[i])]]);
 };
@@ -58,10 +59,10 @@ HR.Timeline.prototype.writeTip = function (t, tol) {
   }
   if (best < 0) return null;
   i = best;
-  var lanes = this.data.lanes;
+  var lanes = this.data.lanes, N = this.data.words.number;
   return HR.tip((d.stale[i] ? "STALE write " : "write ") + ((this.acc || d.acc)[i] ? "accepted" : "rejected"), [
     ["arrived", HR.fmtTime(d.s[i])], ["writer", d.writer[i] >= 0 ? lanes[d.writer[i]].label : "?"],
-    ["token", d.token[i] === null ? "none" : d.token[i]], ["highest token before", d.hb[i] === null ? "none" : d.hb[i]],
+    [N, d.token[i] === null ? "none" : d.token[i]], ["highest " + N + " before", d.hb[i] === null ? "none" : d.hb[i]],
     ["resource", d.res[i] >= 0 ? this.data.strs[d.res[i]] : "?"]]);
 };
 
