@@ -135,7 +135,26 @@ class Cell:
     def lines(self) -> list[tuple[str, str]]:
         """The cell as (label, text) lines, the same in the terminal and on the page."""
         watches = [m.watch for m in self.runs if m.watch is not None]
-        return self._lines() + ([("watches", WatchNumbers.pool(watches).line())] if watches else [])
+        rules = self.service_rules()
+        return (
+            self._lines()
+            + ([("watches", WatchNumbers.pool(watches).line())] if watches else [])
+            + ([("service rules", rules)] if rules else [])
+        )
+
+    def service_rules(self) -> str:
+        """The service's rules its runs recorded (test.json's ``service_rules``): what a
+        number in the cell depends on, e.g. Consul's lock-delay set to 0 s against its
+        default of 15 s, or its session TTL a lower bound (a handover up to one TTL late
+        is its rule, not slowness)."""
+        said: dict[str, None] = {}
+        for m in self.runs:
+            for r in m.run.test.get("service_rules") or ():
+                if isinstance(r, dict) and isinstance(r.get("setting"), str):
+                    default = r.get("default")
+                    was = f" (default {default})" if isinstance(default, str) else ""
+                    said[f"{r['setting']} {r.get('value')}{was}"] = None
+        return "; ".join(said)
 
     def _lines(self) -> list[tuple[str, str]]:
         stats = self.stats

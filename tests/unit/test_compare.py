@@ -79,3 +79,21 @@ def test_the_matrix_renders_in_the_terminal_and_as_a_page(
 def test_no_run_found_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(HarnessError, match="no run directory"):
         compare([tmp_path])
+
+
+def test_a_cell_says_the_service_rules_its_runs_recorded(tmp_path: Path) -> None:
+    """Issue 30: the lock matrix showed Consul's handover delay as if Consul were slow,
+    not its rule (a session TTL is a lower bound) nor the lock-delay the harness set."""
+    import json
+
+    from clusters.consul.spec import RULES
+    from harness.analysis import check_run
+
+    run = lock_run(tmp_path / "r" / "20260101T000000", fencing=False)
+    test = json.loads((run / "test.json").read_text())
+    test["service_rules"] = [r.to_dict() for r in RULES]
+    (run / "test.json").write_text(json.dumps(test))
+    check_run(run)
+    (cell,) = compare([tmp_path]).cells.values()
+    said = dict(cell.lines())["service rules"]
+    assert said == "session lock-delay 0 s (default 15 s); session TTL a lower bound"
