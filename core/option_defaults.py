@@ -76,23 +76,22 @@ def _fit_interval(opts: RunOptions, periodic: int) -> RunOptions:
     if not periodic or _interval_fits(opts, periodic):
         return opts
     interval, limit = opts.faults.nemesis_interval, opts.time_limit
+    room = "leaves no room to start and stop each fault"
     if not opts.was_given("nemesis_interval"):
-        fitted = round_down(CLASSIC_INTERVAL * limit / CLASSIC_TIME_LIMIT)
-        return opts.adapt(
-            f"nemesis_interval {fitted:g} s (not given): the default {interval:g} s leaves no "
-            f"room to start and stop each fault inside time_limit {limit:g} s; "
-            f"{CLASSIC_INTERVAL:g}/{CLASSIC_TIME_LIMIT:g} of it, as in the classic scenario",
-            nemesis_interval=fitted,
+        name, value = "nemesis_interval", round_down(CLASSIC_INTERVAL * limit / CLASSIC_TIME_LIMIT)
+        why = f"the default {interval:g} s {room} inside time_limit {limit:g} s; " + (
+            f"{CLASSIC_INTERVAL:g}/{CLASSIC_TIME_LIMIT:g} of it"
         )
-    if not opts.was_given("time_limit"):
-        longer = round_up(CLASSIC_TIME_LIMIT * interval / CLASSIC_INTERVAL)
-        return opts.adapt(
-            f"time_limit {longer:g} s (not given): the default {limit:g} s leaves no room to "
-            f"start and stop each fault every nemesis_interval {interval:g} s; "
-            f"{CLASSIC_TIME_LIMIT / CLASSIC_INTERVAL:g} times it, as in the classic scenario",
-            time_limit=longer,
+    elif not opts.was_given("time_limit"):
+        name, value = "time_limit", round_up(CLASSIC_TIME_LIMIT * interval / CLASSIC_INTERVAL)
+        why = f"the default {limit:g} s {room} every nemesis_interval {interval:g} s; " + (
+            f"{CLASSIC_TIME_LIMIT / CLASSIC_INTERVAL:g} times it"
         )
-    return opts
+    else:
+        return opts
+    return opts.adapt(
+        f"{name} {value:g} s (not given): {why}, as in the classic scenario", **{name: value}
+    )
 
 
 def _interval_fits(opts: RunOptions, periodic: int) -> bool:

@@ -14,6 +14,7 @@ each fault takes. Errors are one line (``HarnessError``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields, replace
 
 from clusters import run_target
@@ -157,27 +158,19 @@ def bugs_help() -> str:
     )
 
 
-def locks_help() -> str:
-    """Each target's lock implementations, one a line, for ``--lock``'s reference."""
+def per_target(attribute: str, note: Callable[[TargetSpec], str] = lambda t: "") -> str:
+    """Each target's names in ``attribute`` (``locks``, ``read_modes``: its first the
+    default) with ``note`` on it, one target a line, for an option's reference."""
     return "\n".join(
-        f"{name}: {', '.join(t.locks)}" + (" (no token)" if t.unfenced_locks else "")
+        f"{name}: {', '.join(getattr(t, attribute))}{note(t)}"
         for name, t in TARGETS.items()
-        if t.locks
+        if getattr(t, attribute)
     )
 
 
-def read_modes_help() -> str:
-    """Each target's read modes (its first the default), one a line, for ``--read-mode``."""
-    return "\n".join(
-        f"{name}: {', '.join(t.read_modes)}" for name, t in TARGETS.items() if t.read_modes
-    )
-
-
-def id_generators_help() -> str:
-    """Each target's id generators (its first the default), one a line."""
-    return "\n".join(
-        f"{name}: {', '.join(t.id_generators)}" for name, t in TARGETS.items() if t.id_generators
-    )
+def locks_help() -> str:
+    """Each target's lock implementations, those without a token said, for ``--lock``."""
+    return per_target("locks", lambda t: " (no token)" if t.unfenced_locks else "")
 
 
 def every(attribute: str) -> tuple[str, ...]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
 from harness.commands.args import (
@@ -66,17 +66,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         details=workloads_help,
         common=True,
     )
-    describe(
-        g.add_argument(
-            "--lock",
-            default=None,
-            metavar="NAME",
-            help="the target's lock implementation (default: the target's first)",
-        ),
-        details=validate.locks_help,
-        offers=lambda: validate.every("locks"),
-        common=True,
-    )
+    _per_target(g, "--lock", "locks", "the target's lock implementation", validate.locks_help, True)
     number_option(g, "--concurrency", "client processes, 1-1000 (default: %(default)s)", True)
     number_option(g, "--rate", "operations per second, all clients (default: as fast as they go)")
     number_option(
@@ -230,25 +220,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     )
     cas = topic_group(p, "cas", "CAS register")
     number_option(cas, "--keys", "independent keys")
-    describe(
-        cas.add_argument(
-            "--read-mode",
-            default=None,
-            help="how the cas-register's reads are served (default: the target's first)",
-        ),
-        details=validate.read_modes_help,
-        offers=lambda: validate.every("read_modes"),
-    )
+    _per_target(cas, "--read-mode", "read_modes", "how the cas-register's reads are served")
     ids = topic_group(p, "ids", "unique ids")
-    describe(
-        ids.add_argument(
-            "--id-generator",
-            default=None,
-            help="how the unique-ids workload makes ids (default: the target's first)",
-        ),
-        details=validate.id_generators_help,
-        offers=lambda: validate.every("id_generators"),
-    )
+    _per_target(ids, "--id-generator", "id_generators", "how the unique-ids workload makes ids")
     _chosen(
         ids,
         "--snowflake-defence",
@@ -363,6 +337,30 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help="upload the .debs of this directory instead of downloading them (default: "
         "download them)",
+    )
+
+
+def _per_target(
+    group: argparse._ArgumentGroup,
+    flag: str,
+    attribute: str,
+    help: str,
+    details: Callable[[], str] | None = None,
+    common: bool = False,
+) -> None:
+    """An option taking one of a target's names in ``attribute`` (``locks``...): its
+    help ``help``, the reference each target's (``details``, else the names), completion
+    every target's; listed in the short ``--help`` when ``common``."""
+    from harness import validate
+
+    action = group.add_argument(
+        flag, default=None, metavar="NAME", help=f"{help} (default: the target's first)"
+    )
+    describe(
+        action,
+        details=details or (lambda: validate.per_target(attribute)),
+        offers=lambda: validate.every(attribute),
+        common=common,
     )
 
 

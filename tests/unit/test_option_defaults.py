@@ -154,16 +154,10 @@ def test_a_short_run_the_defaults_refused_runs_and_test_json_says_why(tmp_path: 
     """Through the real command: ``--time-limit 6 --lease-ttl 1`` was refused by the
     default pause; now the pause fits, the run is valid (fencing on) and test.json says
     what was adapted."""
-    import subprocess
-    import sys
+    from test_run_sim import harness
 
     argv = ["--time-limit", "6", "--lease-ttl", "1", "--recovery-time", "1", "--seed", "3"]
-    r = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", *argv, "-o", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    r = harness("run", *argv, out=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     test = json.loads(next(tmp_path.glob("*/*/test.json")).read_text())
     options = test["options"]
