@@ -19,7 +19,7 @@ from harness.commands.args import (
     run_default,
     writable_dir,
 )
-from harness.option_help import brief_help, topic_group
+from harness.option_help import brief_help, topic_group, topics
 
 if TYPE_CHECKING:
     from core.options import RunOptions
@@ -509,7 +509,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         r.help_writer = brief_help
     add_run_options(r)
     describe(
-        r.add_argument(
+        topics(r)["run"].add_argument(
             "--json",
             action="store_true",
             help="print the results' summary as one JSON object on stdout (the words on stderr)",
