@@ -15,6 +15,7 @@ from clusters.sim.spec import SPEC as SIM
 from clusters.spec import TargetSpec
 from clusters.zookeeper.spec import SPEC as ZOOKEEPER
 from core.errors import HarnessError
+from core.option_checks import nearest
 
 SPECS: tuple[TargetSpec, ...] = (
     SIM,
@@ -41,7 +42,12 @@ def resolve(name: str) -> TargetSpec:
     for a name not registered."""
     spec = TARGETS.get(name or DEFAULT_TARGET)
     if spec is None:
-        raise UnknownTarget(f"unknown target {name!r}: choose one of {', '.join(TARGETS)}")
+        near = nearest(name, list(TARGETS))
+        raise UnknownTarget(
+            f"unknown target {name!r}; did you mean {near!r}?"
+            if near
+            else f"unknown target {name!r}: choose one of {', '.join(TARGETS)}"
+        )
     return spec
 
 

@@ -25,15 +25,20 @@ from core.abilities import SERVER_ABILITIES, Ability
 from core.client import ClientFactory
 from core.clock import RunClock
 from core.cluster import Cluster, ClusterError
-from core.option_checks import OptionError
+from core.option_checks import OptionError, nearest
 from core.options import RunOptions
 
 ClientBuilder = Callable[[RunOptions, Cluster, "str | None"], ClientFactory]
 """(options, cluster, resource address or None) -> a picklable client factory."""
 
+CLIENT_CLOCK: Final = (
+    "; to move the clients' clocks instead (which ids made in the client, like "
+    "snowflake's, read), use --nemesis client-clock"
+)
+"""Said where a server's clock cannot move: the fault that moves the clients' clocks."""
 GO_CLOCK = (
     "{target} is a Go program that reads the clock without libc, so libfaketime cannot move "
-    "its clock inside a container; clock faults on {target} need real hosts (--ssh)"
+    "its clock inside a container; clock faults on {target} need real hosts (--ssh)" + CLIENT_CLOCK
 )
 NO_GO_CLOCK: Final = {Ability.CLOCK: GO_CLOCK}
 """What a Go server lacks in a container, and why."""
@@ -51,6 +56,17 @@ class Lazy:
 
 
 LocalFactory = Callable[[RunOptions, RunClock], Cluster]
+
+
+@dataclass(frozen=True, slots=True)
+class Bug:
+    """A bug ``--sim-bug`` injects into a target's service: what it does, the workloads
+    whose operations meet it (empty: every one), and the fault it needs to show (None:
+    none). A run that cannot meet it is refused: the bug would do nothing."""
+
+    description: str
+    workloads: tuple[str, ...] = ()
+    fault: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +159,11 @@ class TargetSpec:
     to the run directory; None: its service keeps none the checkers read."""
     deb_suites: Mapping[str, str] = field(default_factory=dict)
     """Packages current Debian releases lack -> the older suite to take them from (SSH)."""
-    bugs: tuple[str, ...] = ()
-    """Bugs ``--sim-bug`` can inject into it."""
+    bugs: Mapping[str, Bug] = field(default_factory=dict)
+    """Bugs ``--sim-bug`` can inject into it, by name."""
+    unfenced_locks: tuple[str, ...] = ()
+    """Its lock implementations that hand out no fencing token: ``--fencing on`` fences
+    nothing with them (said as a warning; the unfenced outcome is what they show)."""
     version: str | None = None
     """Its fixed version; None: asked of the running cluster (``version()``)."""
     abilities: frozenset[Ability] = SERVER_ABILITIES
@@ -187,9 +206,10 @@ class TargetSpec:
             and opts.lock.impl is not None
             and opts.lock.impl not in self.locks
         ):
+            near = nearest(opts.lock.impl, list(self.locks))
             raise OptionError(
-                f"{self.name} has no lock implementation {opts.lock.impl!r}; choose "
-                f"from {', '.join(self.locks)}"
+                f"{self.name} has no lock implementation {opts.lock.impl!r}; "
+                + (f"did you mean {near!r}?" if near else f"choose from {', '.join(self.locks)}")
             )
         if opts.workload == _ids_workload():
             from workloads.ids import check_id_options

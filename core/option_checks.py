@@ -18,6 +18,11 @@ class OptionError(HarnessError, ValueError):
     """A bad option; the message says what is wrong and what to do."""
 
 
+class UnknownName(OptionError):
+    """A name that is none of its choices; the message names the nearest, or them all
+    (``unknown_name``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Bound:
     """The range of a number option: ``low`` (exclusive when ``open_low``) to ``high``."""
@@ -127,7 +132,25 @@ def parse_faults(value: Any, names: Sequence[str] = ()) -> tuple[str, ...]:
 
 def _one_of(flag: str, value: Any, choices: tuple[str, ...], hint: str = "") -> None:
     if value not in choices:
-        raise OptionError(
-            f"unknown {flag.lstrip('-')} {value!r} for {flag}: choose from "
-            f"{', '.join(choices)}" + (f" {hint}" if hint else "")
-        )
+        raise UnknownName(unknown_name(flag.lstrip("-"), value, choices, f"for {flag}", hint))
+
+
+def unknown_name(
+    kind: str, value: object, choices: Sequence[str], where: str = "", hint: str = ""
+) -> str:
+    """The one line refusing ``value``, not one of ``choices``: the nearest of them when
+    one is close (``unknown target 'etdc'; did you mean 'etcd'?``), else all of them.
+    ``where`` says where it was given (``for --nemesis``), ``hint`` how to give several."""
+    said = f"unknown {kind} {value!r}" + (f" {where}" if where else "")
+    near = nearest(value, choices)
+    if near is not None:
+        return f"{said}; did you mean {near!r}?"
+    return f"{said}: choose from {', '.join(map(str, choices))}" + (f" {hint}" if hint else "")
+
+
+def nearest(value: object, choices: Sequence[str]) -> str | None:
+    """The one of ``choices`` close enough to ``value`` to be what was meant, if any."""
+    import difflib
+
+    near = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1, cutoff=0.6)
+    return near[0] if near else None

@@ -52,10 +52,12 @@ from core.option_records import (
 DEFAULT_OP_TIMEOUT: Final = 10.0
 FOLLOW: Final = 0.0
 """``op_timeout`` not asked for (no asked value can be 0): it follows the pause and work."""
-DERIVED: Final = ("op_timeout_given", "op_timeout_reason")
+DERIVED: Final = ("op_timeout_given", "op_timeout_reason", "given", "adapted")
 """Fields the options decide themselves: never set from a suite or the command line."""
 OP_TIMEOUT_MARGIN: Final = 5.0
 """Seconds an automatic op timeout leaves beyond the longest an op may legitimately take."""
+FLAGS: Final = {"sim_bugs": "--sim-bug", "ssh_strict": "--ssh-no-strict", "ssh_hosts": "--nodes"}
+"""The options whose command-line flag is not their name with dashes (``flag_of``)."""
 OLD_EXTRA: Final = "extra"
 """A table older suites and test.json files held some options in (``accept_unavailable``,
 ``clock_delta``): its keys are read as options of their own."""
@@ -66,13 +68,15 @@ class FaultRules:
     """What the faults asked for do to the options' rules, from their registry entries
     (``nemesis.registry.rules_of``): ``freeze`` seconds one may freeze a holder in the
     middle of its work (``freeze_why`` in words, empty: none does), the faults that take
-    turns every ``nemesis_interval`` (``periodic``), and each fault's own check of the
-    options (``checks``: an OptionError when it cannot be scheduled)."""
+    turns every ``nemesis_interval`` (``periodic``), each fault's own check of the
+    options (``checks``: an OptionError when it cannot be scheduled) and how each fits
+    its own defaults to the options given (``adapts``, ``core.option_defaults``)."""
 
     freeze: float = 0.0
     freeze_why: str = ""
     periodic: tuple[str, ...] = ()
     checks: tuple[Callable[[RunOptions], None], ...] = ()
+    adapts: tuple[Callable[[RunOptions], RunOptions], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,14 @@ class RunOptions:
     backend: BackendOptions = field(default_factory=BackendOptions)
     ssh: SshOptions = field(default_factory=SshOptions)
     ids: IdsOptions = field(default_factory=IdsOptions)
+    given: tuple[str, ...] = field(default=(), compare=False)
+    """The options the user wrote (the command line's, a suite's keys), by flat name: a
+    refusal is only ever about one of them; the others are defaults, which adapt to them.
+    Not compared, like ``adapted``: options that run the same are equal, however they
+    were arrived at (a rerun's command line writes the adapted values out)."""
+    adapted: tuple[str, ...] = field(default=(), compare=False)
+    """The defaults that were adapted to the options given, one sentence each, and why
+    (recorded in test.json, like ``op_timeout_reason``)."""
 
     def __post_init__(self) -> None:
         if not self.op_timeout_reason:  # built afresh, not copied from decided options
@@ -123,8 +135,10 @@ class RunOptions:
     @classmethod
     def of(cls, **values: Any) -> RunOptions:
         """Options from flat names (``FIELDS``), each into its record; lists are kept as
-        tuples. No value is checked: ``from_mapping`` checks a suite's."""
-        return cls()._with(values)
+        tuples; the names with a value are the options given (``given``). No value is
+        checked: ``from_mapping`` checks a suite's."""
+        named = tuple(sorted(k for k, v in values.items() if v is not None and k not in DERIVED))
+        return replace(cls()._with(values), given=named)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> RunOptions:
@@ -134,7 +148,10 @@ class RunOptions:
         values = _unfold_extra(values)
         for name, value in values.items():
             if name in DERIVED:
-                raise OptionError(f"{name} is decided by the options, not set: give op_timeout")
+                raise OptionError(
+                    f"{name} is decided by the options, not set"
+                    + (": give op_timeout" if name.startswith("op_timeout") else "")
+                )
             check_number(name, value)
             _check_kind(name, value)
         if "nemesis" in values:
@@ -167,6 +184,16 @@ class RunOptions:
         """The value of the option ``name`` (a flat name, ``FIELDS``)."""
         record, attr, _ = FIELDS[name]
         return getattr(getattr(self, record) if record else self, attr)
+
+    def was_given(self, name: str) -> bool:
+        """Whether the user wrote the option ``name`` (a flat name): only such a value is
+        ever refused; a default adapts to the others."""
+        return name in self.given
+
+    def adapt(self, why: str, **values: Any) -> RunOptions:
+        """These options with defaults the user did not write changed (flat names), and
+        ``why`` recorded in ``adapted``."""
+        return replace(self.with_(**values), adapted=(*self.adapted, why))
 
     def fault_names(self) -> list[str]:
         """The faults asked for (``none`` left out)."""
@@ -289,6 +316,11 @@ class RunOptions:
         starts: one interval, but no later than a fifth of the time limit, so that it falls
         well inside the run."""
         return min(self.faults.nemesis_interval, self.time_limit / 5)
+
+
+def flag_of(name: str) -> str:
+    """The command line's flag of the option ``name`` (a flat name), for messages."""
+    return FLAGS.get(name, "--" + name.replace("_", "-"))
 
 
 def _fields() -> Iterator[tuple[str, str | None, str, str]]:

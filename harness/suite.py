@@ -211,8 +211,14 @@ def load_suite(path: Path, decide: Callable[[RunOptions], RunOptions] = checked)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
+        from core.option_checks import nearest
+        from harness.packaged import suite_names
+
+        near = nearest(path.name, suite_names()) if path.parent == Path() else None
         raise SuiteError(
-            f"{path}: no such suite file (the shipped suites, by name: harness suite list)"
+            f"unknown suite {str(path)!r}; did you mean {near!r}?"
+            if near
+            else f"{path}: no such suite file (the shipped suites, by name: harness suite list)"
         ) from None
     except (OSError, UnicodeDecodeError) as e:
         raise SuiteError(f"{path}: cannot read it ({getattr(e, 'strerror', None) or e})") from None
@@ -269,9 +275,10 @@ def load_suite(path: Path, decide: Callable[[RunOptions], RunOptions] = checked)
                 f"; options are the fields of `harness run` (e.g. time_limit, "
                 "nemesis, fencing)"
             )
-        merged.setdefault("name", f"{name}-{run_name}")
-        try:
-            opts = decide(RunOptions.from_mapping(merged))
+        try:  # the name a run is given by default is not one the user wrote
+            given = RunOptions.from_mapping(merged)
+            named = given if "name" in merged else given.with_(name=f"{name}-{run_name}")
+            opts = decide(named)
         except (HarnessError, TypeError) as e:  # TypeError: a value of the wrong kind
             raise SuiteError(f"{path}: run {run_name!r}: {e}") from None
         suite.runs.append(SuiteRun(run_name, opts, expect, violation, cause))

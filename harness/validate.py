@@ -14,13 +14,16 @@ each fault takes. Errors are one line (``HarnessError``).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import fields, replace
 
 from clusters import run_target
 from clusters.registry import TARGETS, resolve
 from clusters.spec import TargetSpec
-from core.option_checks import OptionError
-from core.options import RunOptions
+from core.option_checks import OptionError, UnknownName, unknown_name
+from core.option_defaults import fit_defaults
+from core.option_records import SshOptions
+from core.options import RunOptions, flag_of
 from nemesis.registry import needs_of, parse_nemesis, rules_of
 from nemesis.targets import check_nemesis_target
 from workloads.registry import get_workload
@@ -29,13 +32,15 @@ from workloads.registry import get_workload
 def decide(opts: RunOptions) -> RunOptions:
     """``opts`` with the defaults that depend on its workload and faults decided from
     their registry entries: the workload (the registry's default when none is named), its
-    fault when none is named, the op timeout when it follows (a one-line OptionError for
-    an unknown workload)."""
+    fault when none is named, every default the user did not write fitted to those they
+    did (``core.option_defaults``), the op timeout when it follows (a one-line OptionError
+    for an unknown workload, or for options nothing fits)."""
     workload = get_workload(opts.workload)
     named = opts.with_(
         workload=workload.name, nemesis=opts.faults.nemesis or (workload.default_fault,)
     )
-    return named.follow_op_timeout(workload.holds, rules_of(named))
+    fitted = fit_defaults(named, rules_of(named), workload.options)
+    return fitted.follow_op_timeout(workload.holds, rules_of(fitted))
 
 
 def check_options(opts: RunOptions) -> RunOptions:
@@ -60,6 +65,7 @@ def check_run(opts: RunOptions) -> tuple[RunOptions, TargetSpec]:
     opts = target.decide(replace(opts, target=target.name))
     check_target(target, opts)
     _check_bugs(target, opts)
+    check_given(target, opts)
     return opts, target
 
 
@@ -71,6 +77,8 @@ def check_target(target: TargetSpec, opts: RunOptions) -> None:
 
 
 def _check_bugs(target: TargetSpec, opts: RunOptions) -> None:
+    """The bugs asked for are the target's, and each one the run can meet: its workload's
+    operations reach it and the fault it needs is asked for; else it would do nothing."""
     if not opts.backend.sim_bugs:
         return
     if not target.bugs:
@@ -79,11 +87,58 @@ def _check_bugs(target: TargetSpec, opts: RunOptions) -> None:
             f"--sim-bug injects bugs into the {', '.join(buggy)} target only: add "
             f"--target {buggy[0]} or leave it out"
         )
-    unknown = [b for b in opts.backend.sim_bugs if b not in target.bugs]
-    if unknown:
-        raise OptionError(
-            f"unknown sim bug {unknown[0]!r} for --sim-bug: choose from {', '.join(target.bugs)}"
+    for name in opts.backend.sim_bugs:
+        bug = target.bugs.get(name)
+        if bug is None:
+            raise UnknownName(unknown_name("sim bug", name, list(target.bugs), "for --sim-bug"))
+        if bug.workloads and opts.workload not in bug.workloads:
+            raise OptionError(
+                f"--sim-bug {name} does nothing to the {opts.workload} workload: it "
+                f"affects {', '.join(bug.workloads)}; use --workload {bug.workloads[0]}"
+            )
+        if bug.fault is not None and bug.fault not in opts.fault_names():
+            raise OptionError(
+                f"--sim-bug {name} does nothing without the {bug.fault} fault: add "
+                f"--nemesis {bug.fault}"
+            )
+
+
+def check_given(target: TargetSpec, opts: RunOptions) -> None:
+    """OptionError (one line) for an option the user wrote that would do nothing, naming
+    what would: an SSH option without --ssh, a --nemesis-target without a fault."""
+    if not opts.ssh.enabled:
+        default = RunOptions().ssh
+        for f in fields(SshOptions):
+            flag = f.metadata.get("flat", f.name)
+            if opts.was_given(flag) and getattr(opts.ssh, f.name) != getattr(default, f.name):
+                raise OptionError(
+                    f"{flag_of(flag)} does nothing without --ssh, which runs the "
+                    "target on real hosts: add --ssh --nodes host1,host2,... or leave it out"
+                )
+    if opts.faults.nemesis_target is not None and not opts.fault_names():
+        asked = (
+            "--nemesis none"
+            if opts.was_given("nemesis")
+            else (f"the {opts.workload} workload's default, no fault")
         )
+        raise OptionError(
+            f"--nemesis-target {opts.faults.nemesis_target} does nothing with {asked}: "
+            "name the faults it aims, e.g. --nemesis partition"
+        )
+
+
+def warnings_of(target: TargetSpec, opts: RunOptions) -> list[str]:
+    """What the user wrote that changes less than they may think, without refusing the
+    run: ``--fencing on`` with a lock that hands out no token (unfenced is the point)."""
+    found = []
+    lock = opts.lock.impl or target.default_lock
+    if opts.was_given("fencing") and opts.lock.fencing and lock in target.unfenced_locks:
+        found.append(
+            f"--fencing on fences nothing with the {lock} lock of {target.name}: it hands "
+            "out no fencing token, so the resource accepts every write (the run shows what "
+            "that costs)"
+        )
+    return found
 
 
 def sim_bugs() -> tuple[str, ...]:
@@ -91,17 +146,43 @@ def sim_bugs() -> tuple[str, ...]:
     return tuple(dict.fromkeys(b for t in TARGETS.values() for b in t.bugs))
 
 
-def targets_help() -> str:
-    """Each target's lock implementations and read modes, for ``--help``."""
-    return "; ".join(
-        f"{name}: locks {', '.join(t.locks) or '-'}; read modes {', '.join(t.read_modes) or '-'}"
-        for name, t in TARGETS.items()
+def bugs_help() -> str:
+    """Each bug the targets inject, what it does and the workloads it affects, one a line."""
+    return "\n".join(
+        f"{name}: {bug.description} ("
+        + (f"{', '.join(bug.workloads)}" if bug.workloads else "every workload")
+        + (f", with --nemesis {bug.fault}" if bug.fault else "")
+        + ")"
+        for t in TARGETS.values()
+        for name, bug in t.bugs.items()
     )
 
 
+def per_target(attribute: str, note: Callable[[TargetSpec], str] = lambda t: "") -> str:
+    """Each target's names in ``attribute`` (``locks``, ``read_modes``: its first the
+    default) with ``note`` on it, one target a line, for an option's reference."""
+    return "\n".join(
+        f"{name}: {', '.join(getattr(t, attribute))}{note(t)}"
+        for name, t in TARGETS.items()
+        if getattr(t, attribute)
+    )
+
+
+def locks_help() -> str:
+    """Each target's lock implementations, those without a token said, for ``--lock``."""
+    return per_target("locks", lambda t: " (no token)" if t.unfenced_locks else "")
+
+
+def every(attribute: str) -> tuple[str, ...]:
+    """The values some target has in ``attribute`` (``locks``, ``read_modes``...), in
+    order, for completion."""
+    return tuple(dict.fromkeys(v for t in TARGETS.values() for v in getattr(t, attribute)))
+
+
 def targets_described() -> str:
-    """Each target with its description and workloads, for ``--target``'s help."""
-    return "; ".join(
+    """Each target with its description and workloads, one a line, for ``--target``'s
+    reference."""
+    return "\n".join(
         f"{name}: {t.description} (workloads {', '.join(t.workload_names)})"
         for name, t in TARGETS.items()
     )

@@ -64,14 +64,17 @@ def spec_of(name: str) -> FaultSpec:
 def rules_of(opts: RunOptions) -> FaultRules:
     """What the faults ``opts`` asks for do to its rules (``core.options.FaultRules``):
     the longest freeze of a holder's work, the faults taking turns (a name not registered
-    among them: it is refused later, by ``parse_nemesis``), each fault's own check."""
+    among them: it is refused later, by ``parse_nemesis``), each fault's own check and
+    fitting of its defaults."""
     specs = [FAULTS[n] for n in opts.fault_names() if n in FAULTS]
     freezes = [f for f in (s.freezes(opts) for s in specs) if f is not None]
     freeze, why = max(freezes, default=(0.0, ""))
     periodic = tuple(
         n for n in opts.fault_names() if n not in FAULTS or FAULTS[n].timing(opts) is None
     )
-    return FaultRules(freeze, why, periodic, tuple(s.check for s in specs))
+    return FaultRules(
+        freeze, why, periodic, tuple(s.check for s in specs), tuple(s.adapt for s in specs)
+    )
 
 
 def needs_of(faults: Iterable[str]) -> dict[str, frozenset[Ability]]:
@@ -91,5 +94,5 @@ def facts_of(faults: Iterable[str]) -> dict[str, dict[str, Any]]:
 
 
 def help_lines() -> str:
-    """Every fault with its help line, for ``--help``."""
-    return "; ".join(f"{f.name}: {f.help}" for f in FAULTS.values())
+    """Every fault with its help line, one a line, for ``--nemesis``'s reference."""
+    return "\n".join(f"{f.name}: {f.help}" for f in FAULTS.values())

@@ -42,6 +42,10 @@ Freeze = Callable[[RunOptions], "tuple[float, str] | None"]
 those words for the op timeout's reason (``core.options.FaultRules``); None: it freezes none."""
 Check = Callable[[RunOptions], None]
 """options -> None, or an OptionError (one line) when they cannot schedule the fault."""
+Adapt = Callable[[RunOptions], RunOptions]
+"""options -> the options with the fault's own defaults the user did not write fitted to
+those they did (``RunOptions.adapt`` says why), or an OptionError naming what they wrote
+when nothing fits (``core.option_defaults``)."""
 
 
 def takes_turns(opts: RunOptions) -> tuple[float, float] | None:
@@ -56,6 +60,11 @@ def freezes_nothing(opts: RunOptions) -> tuple[float, str] | None:
 
 def no_check(opts: RunOptions) -> None:
     """The usual fault has no rule of its own on the options."""
+
+
+def keeps_defaults(opts: RunOptions) -> RunOptions:
+    """The usual fault has no defaults of its own to fit."""
+    return opts
 
 
 def simple(make: Make) -> Builder:
@@ -110,6 +119,7 @@ class FaultSpec:
     timing: Timing = takes_turns
     freezes: Freeze = freezes_nothing
     check: Check = no_check
+    adapt: Adapt = keeps_defaults
 
     @property
     def start(self) -> str:

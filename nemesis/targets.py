@@ -29,13 +29,18 @@ NEEDS_HOLDERS: Final = frozenset({"holder"})
 
 
 def targets_help() -> str:
-    """The values of ``--nemesis-target`` per fault, for ``--help``."""
-    return "; ".join(
+    """The values of ``--nemesis-target`` per fault, one a line, for its reference."""
+    return "\n".join(
         f"{f.name}: {f.aim.takes()} (default {f.aim.default})"
         if f.aim.targets
         else f"{f.name}: no target"
         for f in FAULTS.values()
     )
+
+
+def aims() -> tuple[str, ...]:
+    """Every value some fault takes as its one target (node names aside), for completion."""
+    return tuple(dict.fromkeys(t for f in FAULTS.values() for t in f.aim.targets))
 
 
 def parse_targets(spec: str | None) -> dict[str | None, str]:

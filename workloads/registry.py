@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from core.option_checks import OptionError
+from core.option_checks import OptionError, unknown_name
 from workloads import (
     cas_register_workload,
     discovery_workload,
@@ -51,12 +51,10 @@ def get_workload(name: str) -> Workload:
     listing them."""
     found = WORKLOADS.get(name or DEFAULT_WORKLOAD)
     if found is None:
-        raise OptionError(
-            f"unknown workload {name!r} for --workload: choose from {', '.join(WORKLOADS)}"
-        )
+        raise OptionError(unknown_name("workload", name, list(WORKLOADS), "for --workload"))
     return found
 
 
 def workloads_help() -> str:
-    """Each workload with its help line, for ``--workload``'s help."""
-    return "; ".join(f"{w.name}: {w.help}" for w in WORKLOADS.values())
+    """Each workload with its help line, one a line, for ``--workload``'s reference."""
+    return "\n".join(f"{w.name}: {w.help}" for w in WORKLOADS.values())

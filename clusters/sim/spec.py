@@ -4,9 +4,10 @@ pauses, server pauses and kills only; ``--sim-bug`` injects known bugs."""
 
 from __future__ import annotations
 
+from checkers.windows import KILL
 from clusters.sim.cluster import EVENTS_LOG
 from clusters.sim.service import BUGS
-from clusters.spec import TargetSpec
+from clusters.spec import CLIENT_CLOCK, Bug, TargetSpec
 from core.abilities import Ability
 from core.clock import RunClock
 from core.cluster import Cluster
@@ -17,6 +18,18 @@ ONE_NODE = (
     "the {target} target has one node on loopback: {fault} faults need a real cluster "
     "(--target {real})"
 )
+
+LOCKS = ("lock", "herd")
+REGISTERS = ("cas-register", "version-cas", "unique-key", "unique-ids")
+BUG_TABLE = {
+    "lock-ignores-lease": Bug(BUGS["lock-ignores-lease"], LOCKS),
+    "token-reuse": Bug(BUGS["token-reuse"], LOCKS),
+    "stale-read": Bug(BUGS["stale-read"], REGISTERS),
+    "epoch-reuse": Bug(BUGS["epoch-reuse"], ("election",)),
+    "forget-on-restart": Bug(BUGS["forget-on-restart"], fault=KILL),
+}
+"""The bugs the service injects, the workloads whose operations meet each (its lock
+grants, its register reads, its elections) and the fault a bug needs to show."""
 
 
 def _cluster(opts: RunOptions, clock: RunClock) -> Cluster:
@@ -44,8 +57,11 @@ SPEC = TargetSpec(
     local=_cluster,
     linearizable_locks=True,
     service_log=EVENTS_LOG,
-    bugs=tuple(BUGS),
+    bugs=BUG_TABLE,
     version="built-in",
     abilities=frozenset({Ability.KILL, Ability.PAUSE}),
-    lacks=dict.fromkeys((Ability.NETWORK, Ability.LOSE_PACKETS, Ability.CLOCK), ONE_NODE),
+    lacks={
+        **dict.fromkeys((Ability.NETWORK, Ability.LOSE_PACKETS), ONE_NODE),
+        Ability.CLOCK: ONE_NODE + CLIENT_CLOCK,
+    },
 )

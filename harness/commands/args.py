@@ -1,14 +1,17 @@
 """What every command of ``harness`` shares: its exit codes, the parser class whose
-errors are one line, the types that check an option's value, the SSH login options."""
+errors are one line (the nearest name for a misspelt one), what an option says of itself
+beyond argparse's fields (``OptionInfo``), the types that check an option's value, the SSH
+login options."""
 
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, NoReturn
 
 from core.errors import EXIT_BAD_INPUT
 
@@ -23,6 +26,67 @@ class UsageError(Exception):
     """Bad arguments or input: printed as one line, exit 254."""
 
 
+class UnknownChoice(Exception):
+    """A misspelt name on the command line (a command, a target...): the one line of
+    ``core.option_checks.unknown_name`` naming the nearest, printed as it is, exit 254.
+    Not a ValueError, so that argparse lets it through its value conversion."""
+
+
+_UNSET: Final[Any] = object()
+
+
+class OptionInfo(NamedTuple):
+    """What an option says of itself beyond argparse's fields, attached by ``describe``.
+
+    ``shown``: the default its help shows when argparse's is None (the option's own
+    default, left to ``RunOptions`` so that what the user wrote can be told from it);
+    ``details``: the per-value table the option reference adds after its help (``harness
+    docs options``); ``offers``: its values, for help and completion, when argparse has no
+    ``choices`` (a comma list, names from a registry), ``comma`` when it takes several
+    separated by commas; ``files``: it takes file names too (completion); ``common``:
+    listed in its command's short ``--help``."""
+
+    shown: Any = _UNSET
+    details: Callable[[], str] | None = None
+    offers: Callable[[], Iterable[str]] | None = None
+    comma: bool = False
+    files: bool = False
+    common: bool = False
+
+
+NO_INFO: Final = OptionInfo()
+
+
+def describe(
+    action: argparse.Action,
+    *,
+    shown: Any = _UNSET,
+    details: Callable[[], str] | None = None,
+    offers: Callable[[], Iterable[str]] | None = None,
+    comma: bool = False,
+    files: bool = False,
+    common: bool = False,
+) -> argparse.Action:
+    """Attach ``OptionInfo`` to ``action`` (returned, for chaining)."""
+    info = OptionInfo(shown, details, offers, comma, files, common)
+    setattr(action, "info", info)  # noqa: B010
+    return action
+
+
+def info_of(action: argparse.Action) -> OptionInfo:
+    """What ``action`` says of itself (``NO_INFO`` when nothing was attached)."""
+    info = getattr(action, "info", NO_INFO)
+    return info if isinstance(info, OptionInfo) else NO_INFO
+
+
+def choices_of(action: argparse.Action) -> tuple[str, ...]:
+    """The fixed set of values an option takes: argparse's choices or its ``offers``."""
+    if action.choices is not None and not isinstance(action, argparse._SubParsersAction):
+        return tuple(map(str, action.choices))
+    offers = info_of(action).offers
+    return tuple(offers()) if offers is not None else ()
+
+
 def shown_default(value: object) -> str:
     """A default as ``--help`` shows it: on/off for a switch, a list joined by commas,
     ``none`` for an empty one."""
@@ -30,6 +94,8 @@ def shown_default(value: object) -> str:
         return "on" if value else "off"
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value)) or "none"
+    if isinstance(value, float):
+        return f"{value:g}"
     return str(value)
 
 
@@ -66,18 +132,25 @@ class HelpFormatter(argparse.HelpFormatter):
         width = _columns() - 2 if width is None else width
         super().__init__(prog, indent_increment, max_help_position, width)
 
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        """argparse's wrapping, without breaking a name at its hyphens (token-reuse)."""
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
     def _expand_help(self, action: argparse.Action) -> str:
+        info = info_of(action)
+        if info.shown is not _UNSET:  # argparse's default is None: "not given"
+            action = copy.copy(action)
+            action.default = shown_default(info.shown)
         text = super()._expand_help(action)
         if not action.option_strings or action.nargs == 0:  # positionals and switches
             return text
         extra = []
-        listed = action.metavar is None  # argparse shows the choices as the metavar
-        if (
-            action.choices is not None
-            and not listed
-            and not all(str(c) in text for c in action.choices)
-        ):
-            extra.append("one of: " + ", ".join(map(str, action.choices)))
+        listed = action.metavar is None and action.choices is not None  # as the metavar
+        values = choices_of(action)
+        if values and not listed and not all(v in text for v in values):
+            extra.append(("several of: " if info.comma else "one of: ") + ", ".join(values))
         if "default" not in text and action.default not in (None, argparse.SUPPRESS):
             extra.append(f"default: {shown_default(action.default)}")
         return f"{text} ({'; '.join(extra)})" if extra else text
@@ -86,6 +159,9 @@ class HelpFormatter(argparse.HelpFormatter):
 class Parser(argparse.ArgumentParser):
     commands: Mapping[str, argparse.ArgumentParser] | None = None
     """On the top parser: command -> its parser, to name it in errors."""
+    help_writer: Callable[[argparse.ArgumentParser, argparse.HelpFormatter], str] | None = None
+    """What writes its ``--help`` instead of argparse (``harness.option_help.brief_help``:
+    the common options only, the others by topic, the epilog's examples as written)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
@@ -97,13 +173,60 @@ class Parser(argparse.ArgumentParser):
         ns, extras = self.parse_known_args(args, namespace)
         if extras:  # name the command whose options these are not (argparse names none)
             command = (self.commands or {}).get(getattr(ns, "command", None) or "", self)
+            _suggest_option(command, extras)
             command.error(f"unrecognized arguments: {' '.join(extras)}")
         return ns
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        try:
+            return super().parse_known_args(args, namespace)
+        except UnknownChoice as e:
+            sys.stderr.write(f"harness: {e}\n")
+            raise SystemExit(EXIT_BAD_ARGS) from None
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """A value outside the choices: the nearest choice when one is close (a command,
+        a target...), else argparse's own error listing them."""
+        if action.choices is not None and value not in action.choices:
+            from core.option_checks import unknown_name
+
+            said = unknown_name(_kind(action), value, [str(c) for c in action.choices])
+            if "did you mean" in said:
+                raise UnknownChoice(said)
+        super()._check_value(action, value)
+
+    def format_help(self) -> str:
+        if self.help_writer is None:
+            return super().format_help()
+        return self.help_writer(self, self._get_formatter())
 
     def error(self, message: str) -> NoReturn:
         """One line: what is wrong and where the options are listed (not the usage)."""
         sys.stderr.write(f"harness: error: {message} (see `{self.prog} --help`)\n")
         raise SystemExit(EXIT_BAD_ARGS)
+
+
+def _kind(action: argparse.Action) -> str:
+    """What an action's values are called in errors: ``command``, ``target``..."""
+    if isinstance(action, argparse._SubParsersAction):
+        return "command"
+    return action.option_strings[0].lstrip("-") if action.option_strings else action.dest
+
+
+def _suggest_option(parser: argparse.ArgumentParser, extras: Sequence[str]) -> None:
+    """UnknownChoice naming the nearest option of ``parser`` for the first unrecognized
+    word that looks like a misspelt one (``--taget``); nothing when none is near."""
+    from core.option_checks import unknown_name
+
+    flags = [f for a in parser._actions for f in a.option_strings]
+    for word in extras:
+        if word.startswith("--"):
+            said = unknown_name("option", word.split("=", 1)[0], flags, f"of `{parser.prog}`")
+            if "did you mean" in said:
+                sys.stderr.write(f"harness: {said}\n")
+                raise SystemExit(EXIT_BAD_ARGS)
 
 
 class Deferred(str):
@@ -152,21 +275,29 @@ def number(field: str | Bound) -> Callable[[str], float | int]:
     return parse
 
 
-_OPTION_DEFAULT: Any = object()
-
-
 def number_option(
-    group: argparse._ActionsContainer, flag: str, help: str, default: Any = _OPTION_DEFAULT
-) -> None:
+    group: argparse._ActionsContainer, flag: str, help: str, common: bool = False
+) -> argparse.Action:
     """Add the number option ``flag`` (``--time-limit``) of the run option it names
-    (``time_limit``): its type checks the option's range, its default is the option's own
-    (``RunOptions``) unless ``default`` is given."""
+    (``time_limit``): its type checks the option's range; argparse's default is None (not
+    given: ``RunOptions`` has the default, which adapts to what was given), the help
+    shows the option's own."""
+    from core.option_checks import NUMBERS
     from core.options import RunOptions
 
     field = flag.removeprefix("--").replace("-", "_")
-    if default is _OPTION_DEFAULT:
-        default = RunOptions().get(field)
-    group.add_argument(flag, type=number(field), default=default, help=help)
+    bound = NUMBERS[field]
+    metavar = "N" if bound.integer else "SECONDS" if bound.unit == "seconds" else "X"
+    action = group.add_argument(flag, type=number(field), default=None, metavar=metavar, help=help)
+    shown = RunOptions().get(field)
+    return describe(action, shown=_UNSET if shown is None else shown, common=common)
+
+
+def run_default(field: str) -> Any:
+    """The default ``RunOptions`` gives the run option ``field``, to show in help."""
+    from core.options import RunOptions
+
+    return RunOptions().get(field)
 
 
 def checked(check: Callable[[str], object]) -> Callable[[str], str]:
@@ -184,11 +315,15 @@ def checked(check: Callable[[str], object]) -> Callable[[str], str]:
 
 
 def faults(text: str) -> tuple[str, ...]:
-    from core.option_checks import OptionError
+    from core.option_checks import OptionError, UnknownName
     from nemesis.registry import parse_nemesis
 
     try:
         return parse_nemesis(text)  # as a suite's value: no silently dropped empty name
+    except UnknownName as e:
+        if "did you mean" in str(e):
+            raise UnknownChoice(str(e)) from None
+        raise argparse.ArgumentTypeError(str(e)) from None
     except OptionError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 
@@ -206,22 +341,29 @@ def parsed(parse: Callable[[str], object]) -> Callable[[str], object]:
     return convert
 
 
-def add_ssh_login_options(g: argparse._ArgumentGroup) -> None:
-    """Which hosts, and how to log in to them: shared by ``run`` and ``clusters``."""
+def add_ssh_login_options(g: argparse._ArgumentGroup, given_only: bool = False) -> None:
+    """Which hosts, and how to log in to them: shared by ``run`` and ``clusters``. With
+    ``given_only`` (``run``), an option left out is None, told apart from one given."""
     g.add_argument(
         "--nodes-file", default=None, help="hosts, one [user@]host[:port] a line (default: --nodes)"
     )
     g.add_argument("--ssh-user", default=None, help="login name (default: yours)")
     g.add_argument("--ssh-key", default=None, help="private key (default: agent, ~/.ssh/id_*)")
-    g.add_argument(
-        "--ssh-port", type=number("ssh_port"), default=22, help="1-65535 (default: %(default)s)"
+    port = g.add_argument(
+        "--ssh-port",
+        type=number("ssh_port"),
+        default=None if given_only else 22,
+        help="1-65535 (default: %(default)s)",
     )
     g.add_argument(
         "--ssh-no-strict",
         action="store_false",
         dest="ssh_strict",
+        default=None if given_only else True,
         help="accept unknown host keys (lab machines only)",
     )
+    if given_only:
+        describe(port, shown=run_default("ssh_port"))
     g.add_argument(
         "--ssh-known-hosts",
         default=None,

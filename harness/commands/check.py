@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from core.formats.budget import parse_seconds, parse_size
 from harness.commands.args import (
     UsageError,
+    describe,
     parsed,
 )
 
@@ -37,7 +38,21 @@ def known_model(model: str | None) -> None:
     from checkers.linear.models import MODELS
 
     if model is not None and model not in MODELS:
-        raise UsageError(f"unknown model {model!r}: --model takes one of {', '.join(MODELS)}")
+        from core.option_checks import nearest
+
+        near = nearest(model, list(MODELS))
+        raise UsageError(
+            f"unknown model {model!r}; did you mean {near!r}?"
+            if near
+            else f"unknown model {model!r}: --model takes one of {', '.join(MODELS)}"
+        )
+
+
+def model_names() -> tuple[str, ...]:
+    """The models ``--model`` takes (for completion)."""
+    from checkers.linear.models import MODELS
+
+    return tuple(MODELS)
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,11 +66,14 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "is checked as its history.edn, with Jepsen's own verdict said beside ours.",
     )
     c.add_argument("paths", nargs="+", metavar="PATH")
-    c.add_argument(
-        "--model",
-        default=None,
-        help="register, cas-register, etcd, kv, mutex, multi-register "
-        "(default: implied by the format)",
+    describe(
+        c.add_argument(
+            "--model",
+            default=None,
+            help="register, cas-register, etcd, kv, mutex, multi-register "
+            "(default: implied by the format)",
+        ),
+        offers=model_names,
     )
     c.add_argument(
         "--time-limit",

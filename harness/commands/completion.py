@@ -13,9 +13,8 @@ if TYPE_CHECKING:
 def cmd_completion(args: argparse.Namespace, term: Terminal) -> int:
     from harness.cli import build_parser
     from harness.completion import script
-    from harness.packaged import suite_names
 
-    sys.stdout.write(script(args.shell, build_parser(), suite_names()))
+    sys.stdout.write(script(args.shell, build_parser()))
     return 0
 
 

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Final
 
 from harness.commands.args import (
-    Deferred,
+    Parser,
     UsageError,
     add_ssh_login_options,
     checked,
+    describe,
     faults,
     number_option,
     on_off,
+    run_default,
     writable_dir,
 )
+from harness.option_help import brief_help, topic_group, topics
 
 if TYPE_CHECKING:
     from core.options import RunOptions
@@ -23,46 +28,59 @@ if TYPE_CHECKING:
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
+    """The options of a run, each argparse default None (not given: ``RunOptions`` has the
+    default, which adapts to what was given) and its help showing the default; grouped by
+    topic (``harness docs options TOPIC``), the common ones in ``--help``."""
     from clusters.registry import DEFAULT_TARGET, TARGETS
     from core.option_checks import check_name
-    from core.options import DEFAULT_OP_TIMEOUT, RunOptions
-    from harness.validate import targets_described
-    from nemesis.registry import help_lines
-    from nemesis.targets import targets_help
+    from core.options import DEFAULT_OP_TIMEOUT
+    from harness import validate
+    from nemesis.registry import help_lines, nemesis_names
+    from nemesis.targets import aims, targets_help
     from workloads.herd import RECIPES
     from workloads.registry import DEFAULT_WORKLOAD, WORKLOADS, workloads_help
     from workloads.snowflake import SNOWFLAKE_DEFENCES, SNOWFLAKE_WORKERS
 
-    d = RunOptions()
-    g = p.add_argument_group("what to run")
-    g.add_argument(
-        "--target",
-        default=None,  # the default target (None: --replay keeps the recorded run's)
-        choices=tuple(TARGETS),
-        help=Deferred(lambda: f"{targets_described()} (default: {DEFAULT_TARGET})"),
+    g = topic_group(p, "run", "what to run")
+    describe(
+        g.add_argument(
+            "--target",
+            default=None,  # the default target (None: --replay keeps the recorded run's)
+            choices=tuple(TARGETS),
+            metavar="NAME",
+            help=f"the coordination service to test (default: {DEFAULT_TARGET}, built in, "
+            "no Docker)",
+        ),
+        details=validate.targets_described,
+        common=True,
     )
-    g.add_argument(
-        "--workload",
-        default=DEFAULT_WORKLOAD,
-        choices=tuple(WORKLOADS),
-        help=f"{workloads_help()} (default: %(default)s)",
+    describe(
+        g.add_argument(
+            "--workload",
+            default=None,
+            choices=tuple(WORKLOADS),
+            metavar="NAME",
+            help="what the clients do (default: %(default)s)",
+        ),
+        shown=DEFAULT_WORKLOAD,
+        details=workloads_help,
+        common=True,
     )
-    g.add_argument(
-        "--lock",
-        default=None,
-        help=Deferred(lambda: _lazy_help("lock implementation of the target")),
-    )
-    number_option(g, "--concurrency", "client processes, 1-1000 (default: %(default)s)")
+    _per_target(g, "--lock", "locks", "the target's lock implementation", validate.locks_help, True)
+    number_option(g, "--concurrency", "client processes, 1-1000 (default: %(default)s)", True)
+    number_option(g, "--rate", "operations per second, all clients (default: as fast as they go)")
     number_option(
         g,
-        "--rate",
-        "operations per second, all clients (default: as fast as they go)",
-        default=None,
+        "--time-limit",
+        "seconds of operations before the final heal (default: %(default)s, or longer "
+        "for the pause or interval given)",
+        True,
     )
     number_option(
-        g, "--time-limit", "seconds of operations before the final heal (default: %(default)s)"
+        g,
+        "--recovery-time",
+        "seconds of operations on the healed cluster at the end (default: %(default)s)",
     )
-    number_option(g, "--recovery-time", "seconds of operations on the healed cluster at the end")
     number_option(
         g,
         "--op-timeout",
@@ -70,68 +88,100 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         f"{DEFAULT_OP_TIMEOUT:g}, or longer when the client pause plus the "
         "work time or the acquire wait need it; test.json says why). A value "
         "shorter than they need is refused",
-        default=None,
     )
     number_option(
         g,
         "--seed",
-        "seed of the schedule, 0 or more (default: a random one, recorded in "
-        "test.json and the report's command line)",
-        default=None,
+        "seed of the schedule, 0 or more (default: a random one, recorded in test.json)",
+        True,
     )
-    g.add_argument("--out-dir", "-o", default=d.out_dir, help="results folder (writable)")
+    describe(
+        g.add_argument(
+            "--out-dir",
+            "-o",
+            default=None,
+            metavar="DIR",
+            help="results folder (writable) (default: %(default)s)",
+        ),
+        shown=run_default("out_dir"),
+        common=True,
+    )
     g.add_argument(
         "--name",
         type=checked(check_name),
         default=None,
         help="test name, one folder name (default: from the options)",
     )
-    g.add_argument(
-        "--replay",
-        metavar="RUN_DIR",
-        default=None,
-        help="issue the invocations and faults of this recorded run at their recorded times, "
-        "with its options and seed, on its target or on --target; other options are the "
-        "recorded run's (default: none, a new schedule from --seed)",
+    describe(
+        g.add_argument(
+            "--replay",
+            metavar="RUN_DIR",
+            default=None,
+            help="issue the invocations and faults of this recorded run at their recorded "
+            "times, with its options and seed, on its target or on --target (default: none, "
+            "a new schedule from --seed)",
+        ),
+        common=True,
     )
     g.add_argument(
         "--accept-unavailable",
         action="store_true",
+        default=None,
         help="a fault window without any successful op is accepted (valid, said "
         "out loud) instead of making the run unknown",
     )
-    f = p.add_argument_group("faults")
-    f.add_argument(
-        "--nemesis",
-        type=faults,
-        default=None,
-        help=f"comma-separated faults, or none: {help_lines()} (default: the workload's, "
-        + ", ".join(f"{w.default_fault} for {w.name}" for w in WORKLOADS.values())
-        + ")",
+    f = topic_group(p, "faults", "faults")
+    describe(
+        f.add_argument(
+            "--nemesis",
+            type=faults,
+            metavar="FAULTS",
+            default=None,
+            help="comma-separated faults, or none (default: the workload's own)",
+        ),
+        details=lambda: (
+            help_lines()
+            + "\nthe workloads' own: "
+            + ", ".join(f"{w.default_fault} for {w.name}" for w in WORKLOADS.values())
+        ),
+        offers=nemesis_names,
+        comma=True,
+        common=True,
     )
     number_option(
         f,
         "--nemesis-interval",
         "seconds between fault starts and stops; the first fault starts after "
         "one interval or a fifth of the time limit, whichever is sooner, and "
-        "each fault must start and stop inside the time limit",
+        "each fault must start and stop inside the time limit (default: %(default)s, "
+        "or its share of a shorter time limit)",
     )
-    f.add_argument(
-        "--nemesis-target",
-        default=None,
-        help=f"what each fault aims at: {targets_help()}. holder: the server the "
-        "current lock holder (or leader) talks to (for client-pause: that "
-        "client). One value for every fault, or one per fault: "
-        "client-pause=holder;partition=leader",
+    describe(
+        f.add_argument(
+            "--nemesis-target",
+            default=None,
+            metavar="AIM",
+            help="what each fault aims at: one value for all, or one per fault: "
+            "client-pause=holder;partition=leader (holder: the lock holder's or leader's "
+            "server; for client-pause, that client) (default: each fault's own)",
+        ),
+        details=targets_help,
+        offers=aims,
+        common=True,
     )
     number_option(
         f,
         "--pause-at",
-        "client-pause: seconds into the run (default: %(default)s; "
-        "set --pause-at 0 for the periodic schedule)",
+        "client-pause: seconds into the run (default: %(default)s, or what fits the "
+        "time limit; 0: taking turns with the other faults)",
+        True,
     )
     number_option(
-        f, "--pause-for", "client-pause: seconds the holder stays frozen (default: %(default)s)"
+        f,
+        "--pause-for",
+        "client-pause: seconds the holder stays frozen (default: %(default)s, or 1.4 "
+        "times a longer --lease-ttl)",
+        True,
     )
     number_option(
         f,
@@ -139,56 +189,52 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         "clock: seconds (signed) each clock fault moves a clock by "
         "(default: a random jump each time)",
     )
-    lk = p.add_argument_group("locks and leases")
-    number_option(lk, "--lease-ttl", "seconds")
-    number_option(lk, "--keepalive", "seconds between keepalives")
+    lk = topic_group(p, "locks", "locks and leases")
+    number_option(lk, "--lease-ttl", "seconds a lease lives unrenewed (default: %(default)s)", True)
+    number_option(
+        lk,
+        "--keepalive",
+        "seconds between keepalives (default: %(default)s, or 0.3 of a shorter --lease-ttl)",
+    )
     number_option(lk, "--work-time", "seconds of work in each critical section")
     number_option(lk, "--acquire-wait", "seconds an acquire waits before it fails")
-    number_option(
-        p.add_argument_group("service registration"),
-        "--instances",
-        "registry: the client processes that register themselves (the others list "
-        "them; default: %(default)s)",
-    )
-    lk.add_argument(
-        "--fencing",
-        type=on_off,
-        default=d.lock.fencing,
-        help="on: the protected resource rejects lower tokens; off: accepts all",
+    describe(
+        lk.add_argument(
+            "--fencing",
+            type=on_off,
+            metavar="on|off",
+            default=None,
+            help="on: the protected resource rejects lower tokens; off: accepts all "
+            "(default: %(default)s)",
+        ),
+        shown=run_default("fencing"),
+        offers=lambda: ("on", "off"),
+        common=True,
     )
     number_option(lk, "--locks", "number of locks, 1-1000")
-    cas = p.add_argument_group("CAS register")
+    number_option(
+        topic_group(p, "discovery", "service registration"),
+        "--instances",
+        "registry: the client processes that register themselves (the others list "
+        "them; default: %(default)s, or all clients but one)",
+    )
+    cas = topic_group(p, "cas", "CAS register")
     number_option(cas, "--keys", "independent keys")
-    cas.add_argument(
-        "--read-mode", default=None, help=Deferred(lambda: _lazy_help("how the register reads"))
-    )
-    ids = p.add_argument_group("unique ids")
-    ids.add_argument(
-        "--id-generator",
-        default=None,
-        help=Deferred(
-            lambda: (
-                "how the unique-ids workload makes ids (default: the target's first); "
-                + "; ".join(
-                    f"{n}: {', '.join(t.id_generators)}"
-                    for n, t in TARGETS.items()
-                    if t.id_generators
-                )
-            )
-        ),
-    )
-    ids.add_argument(
+    _per_target(cas, "--read-mode", "read_modes", "how the cas-register's reads are served")
+    ids = topic_group(p, "ids", "unique ids")
+    _per_target(ids, "--id-generator", "id_generators", "how the unique-ids workload makes ids")
+    _chosen(
+        ids,
         "--snowflake-defence",
-        default=d.ids.snowflake_defence,
-        choices=SNOWFLAKE_DEFENCES,
-        help="snowflake: when the clock is behind the last id's time, none (issue anyway), "
+        SNOWFLAKE_DEFENCES,
+        "snowflake: when the clock is behind the last id's time, none (issue anyway), "
         "refuse (fail the op) or wait (until it caught up) (default: %(default)s)",
     )
-    ids.add_argument(
+    _chosen(
+        ids,
         "--snowflake-workers",
-        default=d.ids.snowflake_workers,
-        choices=SNOWFLAKE_WORKERS,
-        help="snowflake: worker ids fixed (the client's thread) or taken from the "
+        SNOWFLAKE_WORKERS,
+        "snowflake: worker ids fixed (the client's thread) or taken from the "
         "service's own counter (default: %(default)s)",
     )
     number_option(
@@ -200,32 +246,41 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     number_option(
         ids, "--segment-prefetch", "segment: fraction of a range used when the next is taken"
     )
-    hd = p.add_argument_group("lock waiters")
-    hd.add_argument(
+    _chosen(
+        topic_group(p, "waiters", "lock waiters"),
         "--recipe",
-        default=d.herd.recipe,
-        choices=RECIPES,
-        help="herd: naive (every waiter watches the lock) or queue (each waits on its "
+        RECIPES,
+        "herd: naive (every waiter watches the lock) or queue (each waits on its "
         "predecessor only) (default: %(default)s)",
     )
-    w = p.add_argument_group("watches")
-    number_option(w, "--watchers", "client processes that watch the keys (the others write)")
-    w.add_argument(
+    w = topic_group(p, "watches", "watches")
+    number_option(
+        w,
+        "--watchers",
+        "client processes that watch the keys, the others write (default: %(default)s, "
+        "or all clients but one)",
+    )
+    _chosen(
+        w,
         "--watch-mode",
-        choices=("reread", "payload"),
-        default=d.watches.mode,
-        help="one-shot watches (ZooKeeper): reread the node after each event, or take the "
+        ("reread", "payload"),
+        "one-shot watches (ZooKeeper): reread the node after each event, or take the "
         "value the event came with (default: %(default)s)",
+        field="watch_mode",
     )
     number_option(
         w, "--compact-every", "seconds between compactions of the service's history (0: none)"
     )
-    t = p.add_argument_group("targets")
-    t.add_argument(
-        "--nodes",
-        default=None,
-        help="cluster size, 1-99 (default: the target's); with --ssh, the hosts: "
-        "host1,user@host2:2222,...",
+    t = topic_group(p, "targets", "targets")
+    describe(
+        t.add_argument(
+            "--nodes",
+            default=None,
+            metavar="N|HOSTS",
+            help="cluster size, 1-99 (default: the target's); with --ssh, the hosts: "
+            "host1,user@host2:2222,...",
+        ),
+        common=True,
     )
     t.add_argument(
         "--image",
@@ -236,35 +291,45 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     t.add_argument(
         "--persistence",
         default=None,
+        metavar="MODE",
         choices=tuple(dict.fromkeys(p for t in TARGETS.values() for p in t.persistence)),
         help=" and ".join(name for name, t in TARGETS.items() if t.persistence)
         + " only (default: none, no persistence)",
     )
-    t.add_argument(
-        "--sim-bug",
-        action="append",
-        default=[],
-        dest="sim_bugs",
-        help=Deferred(
-            lambda: "sim: inject a known bug, one of " + ", ".join(_sim_bugs()) + "; repeatable"
+    describe(
+        t.add_argument(
+            "--sim-bug",
+            action="append",
+            metavar="BUG",
+            default=None,
+            dest="sim_bugs",
+            help="sim: inject a known bug into the service; repeatable (default: none)",
         ),
+        details=validate.bugs_help,
+        offers=validate.sim_bugs,
+        common=True,
     )
-    sh = p.add_argument_group("real hosts over SSH (`harness docs ssh`)")
-    sh.add_argument(
-        "--ssh",
-        action="store_true",
-        help="install and run the target on the hosts named by --nodes/--nodes-file",
+    sh = topic_group(p, "ssh", "real hosts over SSH (`harness docs ssh`)")
+    describe(
+        sh.add_argument(
+            "--ssh",
+            action="store_true",
+            default=None,
+            help="install and run the target on the hosts named by --nodes/--nodes-file",
+        ),
+        common=True,
     )
-    add_ssh_login_options(sh)
-    sh.add_argument(
+    add_ssh_login_options(sh, given_only=True)
+    _chosen(
+        sh,
         "--ssh-install",
-        default="auto",
-        choices=("auto", "apt", "upload", "present"),
-        help="how the target's packages get onto the hosts (default: %(default)s)",
+        ("auto", "apt", "upload", "present"),
+        "how the target's packages get onto the hosts (default: %(default)s)",
     )
     sh.add_argument(
         "--ssh-keep-packages",
         action="store_true",
+        default=None,
         help="leave the installed packages on the hosts at the end",
     )
     sh.add_argument(
@@ -275,16 +340,42 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _lazy_help(what: str) -> str:
-    from harness.validate import targets_help
+def _per_target(
+    group: argparse._ArgumentGroup,
+    flag: str,
+    attribute: str,
+    help: str,
+    details: Callable[[], str] | None = None,
+    common: bool = False,
+) -> None:
+    """An option taking one of a target's names in ``attribute`` (``locks``...): its
+    help ``help``, the reference each target's (``details``, else the names), completion
+    every target's; listed in the short ``--help`` when ``common``."""
+    from harness import validate
 
-    return f"{what}; per target: {targets_help()}"
+    action = group.add_argument(
+        flag, default=None, metavar="NAME", help=f"{help} (default: the target's first)"
+    )
+    describe(
+        action,
+        details=details or (lambda: validate.per_target(attribute)),
+        offers=lambda: validate.every(attribute),
+        common=common,
+    )
 
 
-def _sim_bugs() -> tuple[str, ...]:
-    from harness.validate import sim_bugs
-
-    return sim_bugs()
+def _chosen(
+    group: argparse._ArgumentGroup,
+    flag: str,
+    choices: Sequence[str],
+    help: str,
+    field: str | None = None,
+) -> None:
+    """An option taking one of ``choices``, the run option ``field`` (from the flag by
+    default): None when not given, its help showing the option's own default."""
+    field = field or flag.removeprefix("--").replace("-", "_")
+    action = group.add_argument(flag, default=None, choices=tuple(choices), help=help)
+    describe(action, shown=run_default(field))
 
 
 def _nodes_and_hosts(args: argparse.Namespace) -> tuple[int | None, list[str]]:
@@ -309,17 +400,33 @@ def _nodes_and_hosts(args: argparse.Namespace) -> tuple[int | None, list[str]]:
         raise UsageError(str(e)) from None
 
 
+def given_options(args: argparse.Namespace) -> dict[str, object]:
+    """The run options the command line gave, by name (argparse's None: not given)."""
+    from core.options import FIELDS
+
+    return {k: v for k, v in vars(args).items() if k in FIELDS and v is not None}
+
+
 def options_from(args: argparse.Namespace) -> RunOptions:
     """The run the command line asks for: its arguments taken as a suite's table (argparse
-    dests are the options' names), through the same checks as a suite's runs. The command
-    line's own spelling of ``--nodes`` (a size, or hosts with --ssh) is translated first."""
-    from core.options import FIELDS, RunOptions
-    from harness.validate import check_run
+    dests are the options' names; only those given, so the defaults adapt to them),
+    through the same checks as a suite's runs; a warning on stderr for what changes less
+    than it may seem. The command line's own spelling of ``--nodes`` (a size, or hosts
+    with --ssh) is translated first."""
+    from core.options import RunOptions
+    from harness.validate import check_run, warnings_of
 
     nodes, hosts = _nodes_and_hosts(args)
-    given = {k: v for k, v in vars(args).items() if k in FIELDS and v is not None}
-    given.update(nodes=nodes, ssh_hosts=hosts)
-    return check_run(RunOptions.from_mapping(given))[0]
+    given = given_options(args)
+    given.pop("nodes", None)
+    if nodes is not None:
+        given["nodes"] = nodes
+    if hosts:
+        given["ssh_hosts"] = hosts
+    opts, target = check_run(RunOptions.from_mapping(given))
+    for warning in warnings_of(target, opts):
+        print(f"harness: warning: {warning}", file=sys.stderr)
+    return opts
 
 
 def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
@@ -342,16 +449,30 @@ def answered(outcome: RunOutcome, term: Terminal) -> int:
     return outcome.exit_code
 
 
+REPLAY_TAKES: Final = ("target", "out_dir")
+"""The run options ``--replay`` takes; the others are the recorded run's."""
+
+
 def _replay(args: argparse.Namespace, term: Terminal) -> int:
-    """``--replay RUN_DIR [--target T]``: the recorded run's options and schedule."""
+    """``--replay RUN_DIR [--target T]``: the recorded run's options and schedule; any
+    other option would do nothing, so it is refused."""
     from pathlib import Path
 
     from harness.orchestrate import run_test
     from harness.replay import load_recording, replay_options
     from harness.validate import check_run
 
+    ignored = [k for k in given_options(args) if k not in REPLAY_TAKES]
+    if ignored:
+        from core.options import flag_of
+
+        raise UsageError(
+            f"{flag_of(ignored[0])} does nothing with --replay, which issues the recorded "
+            "run with its own options: leave it out, or run without --replay"
+        )
     recorded = load_recording(Path(args.replay))
-    opts = check_run(replay_options(recorded, args.target, args.out_dir))[0]
+    out_dir = args.out_dir or run_default("out_dir")
+    opts = check_run(replay_options(recorded, args.target, out_dir))[0]
     recording = recorded.on(opts.target)
     writable_dir(opts.out_dir)
     term.err.print(
@@ -361,19 +482,38 @@ def _replay(args: argparse.Namespace, term: Terminal) -> int:
     return answered(run_test(opts, term, recording), term)
 
 
+EXAMPLES: Final = """examples:
+  harness run
+      the classic scenario on the built-in sim: the lock holder paused longer
+      than its lease; fencing keeps it valid
+  harness run --fencing off
+      the same without fencing: invalid, the paused holder's late write lands
+  harness run --target etcd --workload cas-register --nemesis partition
+      etcd's registers under network partitions (Docker), checked for
+      linearizability"""
+
+
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the command's parser to ``sub`` (``harness.cli.build_parser``)."""
     r = sub.add_parser(
         "run",
         help="run a test and check it",
+        usage="%(prog)s [options]",
         description="Run a workload against a target under faults, record the "
         "history, check it. Defaults: the sim target's lock under a "
-        "client pause longer than the lease, fencing on.",
+        "client pause longer than the lease, fencing on; the defaults you do not "
+        "give fit those you do (test.json says how).",
+        epilog=EXAMPLES,
     )
+    if isinstance(r, Parser):
+        r.help_writer = brief_help
     add_run_options(r)
-    r.add_argument(
-        "--json",
-        action="store_true",
-        help="print the results' summary as one JSON object on stdout (the words on stderr)",
+    describe(
+        topics(r)["run"].add_argument(
+            "--json",
+            action="store_true",
+            help="print the results' summary as one JSON object on stdout (the words on stderr)",
+        ),
+        common=True,
     )
     r.set_defaults(fn=cmd_run)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from harness.commands.args import Parser, writable_dir
+from harness.commands.args import Parser, describe, writable_dir
 
 if TYPE_CHECKING:
     from harness.terminal import Terminal
@@ -41,6 +41,12 @@ def cmd_list(args: argparse.Namespace, term: Terminal) -> int:
     return 0
 
 
+def _suite_names() -> tuple[str, ...]:
+    from harness.packaged import suite_names
+
+    return suite_names()
+
+
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the command's parser to ``sub`` (``harness.cli.build_parser``)."""
     st = sub.add_parser("suite", help="run a suite: many runs, each with its expected outcome")
@@ -52,11 +58,15 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "index, the comparison matrix and JUnit XML; exit 1 only "
         "when an outcome differs from its expectation.",
     )
-    sr.add_argument(
-        "file",
-        metavar="SUITE",
-        help="a shipped suite by name (smoke, locks...: `harness suite list`) or a suite "
-        "file, e.g. suites/smoke.toml",
+    describe(
+        sr.add_argument(
+            "file",
+            metavar="SUITE",
+            help="a shipped suite by name (smoke, locks...: `harness suite list`) or a suite "
+            "file, e.g. suites/smoke.toml",
+        ),
+        offers=_suite_names,
+        files=True,
     )
     sr.add_argument("--list", action="store_true", help="list the runs, run nothing")
     sr.add_argument(

@@ -114,8 +114,11 @@ def test_argparse_errors_are_one_line_not_the_usage(capsys: pytest.CaptureFixtur
     assert "usage:" not in err
 
 
-def test_help_lists_every_enumeration(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "run", "--help")
+def test_the_option_reference_lists_every_enumeration(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The per-value tables moved from ``run --help`` to ``harness docs options``."""
+    code, out, _ = run(capsys, "docs", "options")
     assert code == 0
     text = " ".join(out.split())
     for needle in (
@@ -161,11 +164,13 @@ def test_the_first_fault_starts_well_inside_the_time_limit() -> None:
     assert long.first_fault_at() == 5
 
 
-def test_a_client_pause_that_ends_after_the_run_is_refused(
+def test_a_client_pause_given_that_ends_after_the_run_is_refused(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """Only a pause the user wrote is refused; the default one fits (test_option_defaults)."""
     assert_one_line_254(
-        *run(capsys, "run", "--time-limit", "20"), "does not end inside --time-limit 20"
+        *run(capsys, "run", "--time-limit", "20", "--pause-at", "12", "--pause-for", "14"),
+        "does not end inside --time-limit 20",
     )
 
 

@@ -103,10 +103,10 @@ def test_a_suite_s_unknown_fault_is_refused_by_the_registry_not_by_core() -> Non
         check_run(opts)
 
 
-def test_help_lists_every_fault_with_its_help_line_and_targets(
+def test_the_option_reference_lists_every_fault_with_its_help_line_and_targets(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, _ = run(capsys, "run", "--help")
+    code, out, _ = run(capsys, "docs", "options", "faults")
     assert code == 0
     text = " ".join(out.split())
     for spec in FAULTS.values():
