@@ -8,12 +8,16 @@ With ``definite_reads``, a read that failed in any way, even with an unknown out
 ``fail``: a read changes nothing (Jepsen's rule for idempotent operations), and an
 ``info`` would retire the process for nothing. The Docker targets' clients use it; the sim
 target's keep ``info``.
+
+A completion names the node the client was given (``node``), unless its backend knows
+which server answered (``Answered``: a ZooKeeper session that failed over to another
+server names that one).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from core.client import Completion, Invocation, WorkerContext
 from workloads.backoff import Backoff
@@ -31,6 +35,15 @@ class RegisterBackend(Protocol):
     def cas(self, key: str, old: Any, new: Any) -> None: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class Answered(Protocol):
+    """A backend that knows which server answered its last operation."""
+
+    def answered_by(self) -> str | None:
+        """The node that answered the last operation; None when it does not know."""
+        ...
 
 
 class RegisterClient:
@@ -60,22 +73,28 @@ class RegisterClient:
             return self._read(key)
         if inv.f == "write":
             self.backend.write(key, inv.value)
-            return Completion("ok", inv.value, node=self.node)
+            return Completion("ok", inv.value, node=self._node())
         if inv.f == "cas":
             old, new = inv.value
             self.backend.cas(key, old, new)
-            return Completion("ok", [old, new], node=self.node)
+            return Completion("ok", [old, new], node=self._node())
         return Completion(
             "fail", error=f"unknown function {inv.f!r}; register offers read, write, cas"
         )
 
     def _read(self, key: str) -> Completion:
         try:
-            return Completion("ok", self.backend.read(key), node=self.node)
+            return Completion("ok", self.backend.read(key), node=self._node())
         except OpUnknown as e:
             if not self.definite_reads:
                 raise
             return Completion("fail", error=str(e), node=self.node)
+
+    def _node(self) -> str | None:
+        """The server that answered, when the backend knows it, else the client's node."""
+        if isinstance(self.backend, Answered):
+            return self.backend.answered_by() or self.node
+        return self.node
 
     def close(self) -> None:
         self.backend.close()
