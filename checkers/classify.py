@@ -29,6 +29,14 @@ same lock or leadership) and every fencing-number anomaly gets one cause:
 One more cause is not the lock service's: ``resource-bug``, the protected resource
 accepted a token lower than one it had accepted before (its fencing rule failed).
 
+A stale read gets a cause when the run recorded a rule of its service that allows it
+(test.json's ``service_rules``, a rule that ``explains`` the anomaly: ZooKeeper's reads,
+synced or not, are not linearizable): ``documented-rule``, with the evidence the clients
+recorded of the servers that answered (``checkers.served``), which must show the read's
+server answering before it had applied the write the read missed. When it shows that
+server had applied the write and still returned the older value, the rule does not
+explain it: ``unexplained``, never excused.
+
 Evidence, strongest first: the service's own lease log (exact expiries), the client's
 keepalive acknowledgements (a renewal sent at ``s`` keeps the lease valid until at least
 ``s + ttl``), and the fault windows of the nemesis operations (``checkers.windows``).
@@ -42,6 +50,7 @@ from typing import Any, Final, Literal
 
 from checkers.holdings import Holding
 from checkers.leases import LeaseFacts
+from checkers.served import Served
 from checkers.windows import (
     CRASHES,
     CUTS_OFF,
@@ -63,6 +72,7 @@ CLOCK_JUMP: Final = "clock-jump"
 CRASH: Final = "crash-lost-state"
 UNEXPLAINED: Final = "unexplained"
 RESOURCE_BUG: Final = "resource-bug"
+DOCUMENTED: Final = "documented-rule"
 
 LeaseKind = Literal["lease-valid", "lease-expired", "lease-unknown"]
 
@@ -124,6 +134,13 @@ CAUSES: Final[dict[str, Cause]] = {
         False,
         "the resource must compare each write's token with the highest it has accepted and "
         "refuse lower ones",
+    ),
+    DOCUMENTED: Cause(
+        "the service's documented consistency rule allows it",
+        True,
+        "not a bug of the service: it does not promise linearizable reads in this mode; "
+        "read in a mode it documents as linearizable, or build on the weaker guarantee it "
+        "states",
     ),
 }
 
@@ -314,6 +331,41 @@ def _not_higher(numbers: tuple[int | None, int | None]) -> bool:
     not higher, as before the numbers were passed)."""
     mine, theirs = numbers
     return mine is None or theirs is None or theirs <= mine
+
+
+def classify_read(
+    rule: dict[str, Any], target: str, read: Served | None, overwrite: Served | None
+) -> Classification:
+    """Why a read missed a write acknowledged before it began, under the service's
+    ``rule`` (a ``service_rules`` entry of test.json that ``explains`` stale reads), from
+    the answers the clients recorded: the read's (``read``) and the overwriting write's
+    (``overwrite``). The rule is the cause when the read's server answered before it had
+    applied the write; an answer given after applying it is not the rule's doing."""
+    label = f"{target}'s documented rule, {rule.get('setting')}: {rule.get('value')}"
+    fix = f"{CAUSES[DOCUMENTED].fix} ({rule.get('source')})"
+    if read is None or overwrite is None:
+        missing = "the read's" if read is None else "the write's"
+        evidence = f"the run recorded no answer of {missing} server to confirm it"
+        return Classification.of(DOCUMENTED, evidence, label=label, fix=fix)
+    wrote = overwrite.pos(overwrite.version)
+    if read.applied is not None and overwrite.version is not None:
+        if read.applied >= overwrite.version:
+            return Classification.of(
+                UNEXPLAINED,
+                f"{read.where()} answered the read at {read.pos(read.applied)}, having "
+                f"applied the write ({wrote}), yet returned the value of "
+                f"{read.pos(read.version)}, which the rule does not allow ({label})",
+            )
+        evidence = (
+            f"{read.where()} answered the read at {read.pos(read.applied)}, before it had "
+            f"applied the write ({wrote}) that {overwrite.where()} had acknowledged"
+        )
+    else:
+        evidence = (
+            f"{read.where()} answered the read and {overwrite.where()} the write; their "
+            f"answers recorded no {read.position} to compare"
+        )
+    return Classification.of(DOCUMENTED, evidence, label=label, fix=fix)
 
 
 # --- evidence in words -------------------------------------------------------------------

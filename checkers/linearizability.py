@@ -110,9 +110,53 @@ def check(
 
 def check_record(record: RunRecord) -> CheckResult:
     """The run's client operations against the model its options name (``model``;
-    a register that starts empty by default), within the check's time limit."""
+    a register that starts empty by default), within the check's time limit. A named
+    anomaly that a rule the run recorded of its service allows (test.json's
+    ``service_rules``) is given that rule as its cause, with the evidence its clients
+    recorded of the servers that answered (``checkers.classify.classify_read``)."""
     model = record.option("model", DEFAULT_MODEL)
-    return check(record.history.client_ops(), model, record.time_limit(DEFAULT_TIME_LIMIT))
+    result = check(record.history.client_ops(), model, record.time_limit(DEFAULT_TIME_LIMIT))
+    return _caused(result, record)
+
+
+def _caused(result: CheckResult, record: RunRecord) -> CheckResult:
+    """``result`` with its first named anomaly's cause, when a recorded rule explains it:
+    ``classification`` beside the anomaly, and its sentence (the summary) the story's
+    claim, then the cause."""
+    from checkers.anomalies import KEY
+
+    found = result.details.get(KEY) if result.valid is False else None
+    if not found or not found[0].get("claim"):
+        return result
+    a = found[0]
+    rule = next(
+        (
+            r
+            for r in record.test.get("service_rules") or ()
+            if isinstance(r, dict) and r.get("explains") == a.get("kind")
+        ),
+        None,
+    )
+    if rule is None:
+        return result
+    from checkers.anomalies import named
+    from checkers.classify import classify_read
+    from checkers.served import ServedIndex
+
+    served = ServedIndex(record.events)
+    roles = {x.get("role"): x for x in a.get("involved") or ()}
+
+    def answer(role: str) -> Any:
+        x = roles.get(role) or {}
+        return served.lookup(x.get("process"), x.get("invoke_time"), x.get("complete_time"))
+
+    c = classify_read(
+        rule, str(record.option("target", "the service")), answer("read"), answer("overwrite")
+    )
+    sentence = named(a["kind"], f"{a['claim']} Cause: {c.label}: {c.evidence}.", a.get("key"))
+    caused = {**a, "sentence": sentence, "classification": c.to_dict()}
+    details = {**result.details, KEY: [caused, *found[1:]]}
+    return CheckResult(result.checker, result.valid, sentence, details, result.applicable)
 
 
 def _general(

@@ -100,13 +100,24 @@ class ServiceRule:
     """A rule of the service that a verdict on it depends on, said beside the verdict
     and recorded in test.json (``service_rules``): a setting the harness's clients change
     from the service's default (``default`` is the service's own), or a documented rule
-    the checkers measure by. ``source`` is where the service documents it."""
+    the checkers measure by. ``source`` is where the service documents it.
+
+    ``when``: the runs it is about, as flat option names and the values they may have
+    (``{"read_mode": ("sync",)}``); empty: every run on the target. ``explains``: the
+    kind of anomaly (``checkers.anomalies``) the rule allows, which the checkers then
+    name as its cause, with the run's evidence (``checkers.classify.classify_read``)."""
 
     setting: str
     value: str
     default: str | None
     why: str
     source: str
+    when: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    explains: str | None = None
+
+    def applies(self, opts: RunOptions) -> bool:
+        """Whether the rule is about a run with these options."""
+        return all(opts.get(name) in values for name, values in self.when.items())
 
     def line(self, target: str) -> str:
         """``consul: session lock-delay 0 s (Consul's default 15 s): ...``."""
@@ -120,6 +131,7 @@ class ServiceRule:
             "default": self.default,
             "why": self.why,
             "source": self.source,
+            "explains": self.explains,
         }
 
 
@@ -174,7 +186,7 @@ class TargetSpec:
     ``{target}``, ``{fault}`` and ``{real}``, the targets with a real cluster)."""
     rules: tuple[ServiceRule, ...] = ()
     """Settings its clients change from the service's defaults and documented rules the
-    verdict depends on, said with every run on it (``ServiceRule``)."""
+    verdict depends on, said with every run they are about (``ServiceRule``)."""
 
     @property
     def workload_names(self) -> tuple[str, ...]:
@@ -184,6 +196,10 @@ class TargetSpec:
         if self.id_generators:
             names.add(_ids_workload())
         return tuple(sorted(names))
+
+    def rules_for(self, opts: RunOptions) -> tuple[ServiceRule, ...]:
+        """The rules a run with ``opts`` depends on (``ServiceRule.when``)."""
+        return tuple(r for r in self.rules if r.applies(opts))
 
     def check_options(self, opts: RunOptions) -> None:
         """OptionError (one line) for options this target cannot honour (on SSH hosts

@@ -171,7 +171,7 @@ def _run_in(
         },
         "seed": opts.seed,
         "linearizable_locks": target.linearizable_locks,
-        "service_rules": [r.to_dict() for r in target.rules],
+        "service_rules": [r.to_dict() for r in target.rules_for(opts)],
         "service_log": target.service_log,
         "versions": {"harness": HARNESS_VERSION, "python": platform.python_version()},
         "clock_origin_ns": clock.origin,
@@ -185,7 +185,7 @@ def _run_in(
         test["replay_of"] = replay_of
     write_json(run_dir / TEST_FILE, test)
     term.err.print(f"[bold]{opts.test_name()}[/] seed {opts.seed} -> {run_dir}")
-    for rule in target.rules:
+    for rule in target.rules_for(opts):
         log.info("service rule: %s", rule.line(target.name))
     log.info("run %s, seed %s: %s", opts.test_name(), opts.seed, test["command"])
     ended: dict[str, Any] = {"status": "finished"}
@@ -216,7 +216,7 @@ def _run_in(
     results = analysis.check_run(run_dir)
     log.info("verdict: %s (exit %d)", results["verdict"], analysis.exit_code_of(results))
     analysis.print_results(results, term.out)
-    for rule in target.rules:  # what the verdict depends on, beside it
+    for rule in target.rules_for(opts):  # what the verdict depends on, beside it
         term.out.print(rule.line(target.name), highlight=False, markup=False)
     _quietly("write the report", _write_report, run_dir, term.out)
     term.out.print(f"results in {run_dir}", soft_wrap=True)

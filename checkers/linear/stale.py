@@ -200,7 +200,7 @@ def _story(part: _Partition, r: int, w: int, source: int | None) -> Anomaly:
             f"{state_words(model, u)}."
         )
         return _anomaly("lost-update", text, involved, p.label)
-    text = (
+    text = claim = (
         f"{rw} read {state_words(model, v)} at {t.at(p.invokes[r].time)}, but {ww}'s "
         f"{wcall} had taken effect before the read began ({done})."
     )
@@ -218,7 +218,7 @@ def _story(part: _Partition, r: int, w: int, source: int | None) -> Anomaly:
             f" {state_words(model, v)} was set by {_who(p, source)}'s "
             f"{_words(model, p, source)}, which {why}."
         )
-    return _anomaly("stale-read", text, involved, p.label)
+    return _anomaly("stale-read", text, involved, p.label, claim)
 
 
 def _done(part: _Partition, q: int, t: Times) -> str:
@@ -266,8 +266,11 @@ def nonlinearizable(counterexample: dict[str, Any]) -> Anomaly:
     return _anomaly("non-linearizable", text, involved, counterexample.get("partition"))
 
 
-def _anomaly(kind: str, text: str, involved: Any, key: Any) -> Anomaly:
-    return Anomaly(kind, named(kind, text, key), tuple(involved), key)
+def _anomaly(kind: str, text: str, involved: Any, key: Any, claim: str | None = None) -> Anomaly:
+    """``claim``: the story's first sentence, which a cause found later is told after
+    (``extra``'s ``claim``, see ``checkers.linearizability``)."""
+    extra = {"claim": claim} if claim is not None else {}
+    return Anomaly(kind, named(kind, text, key), tuple(involved), key, extra)
 
 
 def _involved(p: Problem, model: Model, i: int, role: str) -> Involved:

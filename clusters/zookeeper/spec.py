@@ -1,19 +1,52 @@
 """The ZooKeeper target: a ZooKeeper 3.9 ensemble in Docker or on SSH hosts.
 
 Lock implementation (``--lock``): ``recipe`` (``kazoo``'s lock on a session per holding).
-Read modes (``--read-mode``, cas-register): ``plain`` (default) and ``sync``. The lease TTL
+Read modes (``--read-mode``, cas-register): ``plain`` (default) and ``sync``, neither of
+them linearizable by ZooKeeper's own account (``RULES``). The lease TTL
 is the session timeout; the ensemble grants 1-60 s (``MIN_SESSION_MS``, ``MAX_SESSION_MS``,
 its configuration too), and other values are refused up front.
 """
 
 from __future__ import annotations
 
-from clusters.spec import LeaseTtl, TargetSpec
+from clusters.spec import LeaseTtl, ServiceRule, TargetSpec
 
 MIN_SESSION_MS = 1000
 MAX_SESSION_MS = 60000
 READ_MODES = ("plain", "sync")
 CLIENTS = "clusters.zookeeper.clients"
+
+CONSISTENCY_DOC = "https://zookeeper.apache.org/doc/r3.9.3/zookeeperInternals.html#sc_consistency"
+"""ZooKeeper's own account of its consistency guarantees (the release our image runs)."""
+RULES = (
+    ServiceRule(
+        "a read",
+        "answered by one server from its own state",
+        None,
+        "ZooKeeper's reads are sequentially consistent, not linearizable: a read is not a "
+        "quorum operation, and the server a client is connected to answers it at once from "
+        "what it has applied, which may lag the leader",
+        CONSISTENCY_DOC,
+        when={"workload": ("cas-register",), "read_mode": (None, "plain")},
+        explains="stale-read",
+    ),
+    ServiceRule(
+        "sync before a read",
+        "not a quorum operation",
+        None,
+        "sync then read is ZooKeeper's documented workaround, which it says does not "
+        "strictly guarantee up-to-date data; the leader lets a sync from its own clients "
+        "through like a read (its CommitProcessor's matchSyncs is false) and sends a commit "
+        "to its followers before it applies it itself (Leader.tryToCommit), so a read "
+        "through the leader can miss a write a follower has already acknowledged",
+        CONSISTENCY_DOC,
+        when={"workload": ("cas-register",), "read_mode": ("sync",)},
+        explains="stale-read",
+    ),
+)
+"""What a verdict on ZooKeeper's registers depends on: said with the runs they are about
+(``ServiceRule``); a stale read under them is named as their doing, with the servers'
+roles and zxids the run recorded (``clusters.zookeeper.served``)."""
 
 SPEC = TargetSpec(
     name="zookeeper",
@@ -37,4 +70,5 @@ SPEC = TargetSpec(
     read_modes=READ_MODES,
     lease_ttl=LeaseTtl(MIN_SESSION_MS / 1000, MAX_SESSION_MS / 1000),
     linearizable_locks=True,
+    rules=RULES,
 )
