@@ -341,7 +341,7 @@ def classify_read(
     the answers the clients recorded: the read's (``read``) and the overwriting write's
     (``overwrite``). The rule is the cause when the read's server answered before it had
     applied the write; an answer given after applying it is not the rule's doing."""
-    label = f"{target}'s documented rule, {rule.get('setting')}: {rule.get('value')}"
+    label = f"{target}'s documented rule, {rule.get('setting')} {rule.get('value')}"
     fix = f"{CAUSES[DOCUMENTED].fix} ({rule.get('source')})"
     if read is None or overwrite is None:
         missing = "the read's" if read is None else "the write's"

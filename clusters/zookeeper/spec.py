@@ -21,7 +21,7 @@ CONSISTENCY_DOC = "https://zookeeper.apache.org/doc/r3.9.3/zookeeperInternals.ht
 RULES = (
     ServiceRule(
         "a read",
-        "answered by one server from its own state",
+        "is answered by one server from its own state",
         None,
         "ZooKeeper's reads are sequentially consistent, not linearizable: a read is not a "
         "quorum operation, and the server a client is connected to answers it at once from "
@@ -31,8 +31,8 @@ RULES = (
         explains="stale-read",
     ),
     ServiceRule(
-        "sync before a read",
-        "not a quorum operation",
+        "a sync before a read",
+        "is not a quorum operation",
         None,
         "sync then read is ZooKeeper's documented workaround, which it says does not "
         "strictly guarantee up-to-date data; the leader lets a sync from its own clients "

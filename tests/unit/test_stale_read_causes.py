@@ -91,7 +91,7 @@ def test_a_stale_sync_read_through_the_leader_is_zookeepers_documented_rule() ->
     assert a["sentence"] == (
         "stale read (key 0): process 1 read 1 at t=4.000 s, but process 0's write 2 had taken "
         "effect before the read began (acknowledged at t=3.000 s). Cause: zookeeper's "
-        "documented rule, sync before a read: not a quorum operation: n1, the leader, "
+        "documented rule, a sync before a read is not a quorum operation: n1, the leader, "
         "answered the read at zxid 0x100000004, before it had applied the write (zxid "
         "0x100000005) that n2, the follower, had acknowledged."
     )
@@ -105,7 +105,7 @@ def test_a_stale_sync_read_through_the_leader_is_zookeepers_documented_rule() ->
 def test_a_plain_read_is_named_by_the_plain_rule() -> None:
     a = named(answers(), recorded(read_mode=None))
     assert (
-        "Cause: zookeeper's documented rule, a read: answered by one server from its own state"
+        "Cause: zookeeper's documented rule, a read is answered by one server from its own state"
         in a["sentence"]
     )
 
@@ -140,7 +140,7 @@ def test_a_run_without_such_a_rule_keeps_its_story() -> None:
 @pytest.mark.parametrize(
     ("kw", "settings"),
     [
-        ({"read_mode": "sync"}, ["sync before a read"]),
+        ({"read_mode": "sync"}, ["a sync before a read"]),
         ({"read_mode": "plain"}, ["a read"]),
         ({}, ["a read"]),
         ({"workload": "lock"}, []),
@@ -170,7 +170,7 @@ def test_harness_check_names_the_cause(capsys: pytest.CaptureFixture[str], tmp_p
     code, out, _ = run(capsys, "check", str(tmp_path))
     assert code == 1
     assert (
-        "Cause: zookeeper's documented rule, sync before a read: not a quorum operation: n1, "
+        "Cause: zookeeper's documented rule, a sync before a read is not a quorum operation: n1, "
         "the leader, answered the read at zxid 0x100000004" in out
     )
     results = json.loads((tmp_path / "results.json").read_text())
