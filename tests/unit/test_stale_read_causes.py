@@ -176,3 +176,52 @@ def test_harness_check_names_the_cause(capsys: pytest.CaptureFixture[str], tmp_p
     results = json.loads((tmp_path / "results.json").read_text())
     lin = results["checkers"]["linearizability"]
     assert lin[KEY][0]["classification"]["cause"] == "documented-rule"
+
+
+class _Socket:
+    def __init__(self, ip: str) -> None:
+        self.ip = ip
+
+    def getpeername(self) -> tuple[str, int]:
+        return (self.ip, 2181)
+
+
+def test_a_zookeeper_session_records_its_server_role_and_zxids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The evidence as ZooKeeper's register records it: the node its connection is to
+    (a failover names the new one), the role srvr gives once per connection, the reply's
+    zxid and the znode's mzxid."""
+    from types import SimpleNamespace
+
+    from clusters.zookeeper import served as zk_served
+    from core.client import WorkerContext
+    from core.clock import RunClock
+
+    asked: list[str] = []
+    roles = {"10.0.0.1": "leader", "10.0.0.2": "follower"}
+
+    def mode(ip: str) -> str:
+        asked.append(ip)
+        return roles[ip]
+
+    monkeypatch.setattr(zk_served, "mode", mode)
+    ctx = WorkerContext(process=3, clock=RunClock(), events_path=tmp_path / "events.jsonl")
+    rec = zk_served.Served(ctx, zk_served.names_of({"n1": "10.0.0.1:2181", "n2": "10.0.0.2:2181"}))
+    zk: Any = SimpleNamespace(_connection=SimpleNamespace(_socket=_Socket("10.0.0.1")))
+    zk.last_zxid = BEFORE
+    rec.record(zk, BEFORE)
+    zk.last_zxid = WROTE
+    rec.record(zk, WROTE)
+    zk._connection._socket = _Socket("10.0.0.2")  # the session failed over to n2
+    rec.record(zk, None)
+    rec.close()
+    lines = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert asked == ["10.0.0.1", "10.0.0.2"]
+    assert [(e["server"], e["role"], e["applied"], e["version"]) for e in lines] == [
+        ("n1", "leader", BEFORE, BEFORE),
+        ("n1", "leader", WROTE, WROTE),
+        ("n2", "follower", WROTE, None),
+    ]
+    assert all(e["event"] == "served" and e["process"] == 3 for e in lines)
+    assert rec.server == "n2"
