@@ -82,6 +82,7 @@ def build_nemesis(
                 replace(
                     gen.nemesis_schedule(opts.faults.nemesis_interval, start_op, stop_op),
                     next_time=gen.to_ns(start + first),
+                    until=gen.to_ns(start + opts.time_limit),  # no start that cannot last
                 )
             )
         finals.append(stop_op)

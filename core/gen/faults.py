@@ -42,6 +42,10 @@ class NemesisSchedule:
     state: int = 0
     awaiting: str | None = None
     """The f of the op invoked and not yet completed: the next op is timed from its end."""
+    until: int | None = None
+    """No fault is started (``ops[0]``) that could not last its interval before this run
+    clock time (ns): a fault started just before the end of a phase would be cut short
+    by the final heal and show nothing (None: no such bound)."""
 
     def _gap(self, state: int) -> tuple[int, int]:
         if not self.jitter:
@@ -72,6 +76,12 @@ class NemesisSchedule:
             if nt == self.next_time:
                 return PENDING, self
             return PENDING, self._with(self.i, nt, state, self.remaining)
+        if (
+            self.until is not None
+            and self.i == 0
+            and max(nt, ctx.time) + self.interval > self.until
+        ):
+            return None, EXHAUSTED  # a start that cannot last its interval: none
         f, value, key = self.ops[self.i]
         req = Request(ctx.thread_process[NEMESIS], f, value, key, nt)
         rem = None if self.remaining is None else self.remaining - 1
@@ -99,6 +109,7 @@ class NemesisSchedule:
             self.next_time,
             seed,
             self.awaiting,
+            self.until,
         )
 
     def _with(
@@ -119,6 +130,7 @@ class NemesisSchedule:
             next_time,
             state,
             awaiting,
+            self.until,
         )
 
 

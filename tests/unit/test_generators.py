@@ -720,3 +720,19 @@ def test_a_time_limit_ends_at_its_deadline_not_at_the_first_request_past_it() ->
     )
     h = simulate(faults, threads=1, latency=3 * S, until_ns=30 * S)
     assert [(o.f, o.time) for o in invokes(h)] == [("start-x", 2 * S), ("stop-x", 11 * S)]
+
+
+def test_no_fault_is_started_that_cannot_last_before_the_end() -> None:
+    """A partition started 0.5 s before the end of the time limit was cut short by the
+    final heal, and no op succeeding in it made the run unknown (issue 30's README run)."""
+    from dataclasses import replace
+
+    schedule = replace(nemesis_schedule(2, cycles=None), until=9 * S)
+    h = simulate(schedule, threads=1, until_ns=30 * S)
+    # starts at 2 and 6 last their 2 s before 9; one at 10 could not: none is made
+    assert [(o.f, o.time) for o in invokes(h)] == [
+        ("start", 2 * S),
+        ("stop", 4 * S),
+        ("start", 6 * S),
+        ("stop", 8 * S),
+    ]
