@@ -1,5 +1,6 @@
 """The results index and `harness serve`: every run listed, the index fresh on each `/`,
-reports written on demand, loopback by default, nothing outside the results folder."""
+missing reports rendered on demand (never written), loopback by default, nothing outside
+the results folder."""
 
 from __future__ import annotations
 
@@ -88,11 +89,16 @@ def test_the_served_index_is_regenerated_on_each_request(
         shutil.rmtree(new.parent)
 
 
-def test_a_missing_report_is_written_when_asked_for(results: Path, server: str) -> None:
+def test_a_missing_report_is_rendered_when_asked_for_and_not_written(
+    results: Path, server: str
+) -> None:
     report = results / "lock-unfenced" / "20260101T000001" / "report.html"
     report.unlink(missing_ok=True)
     status, html = _get(server + "/lock-unfenced/20260101T000001/report.html")
-    assert status == 200 and "FAIL" in html and report.exists()
+    assert status == 200 and "FAIL" in html and not report.exists()
+    status, html = _get(server + "/latest/report.html")  # a link inside: the run it names
+    assert status == 200 and "cas-valid" in html
+    assert not (results / "cas-valid" / "20260101T000002" / "report.html").exists()
 
 
 def test_nothing_outside_the_results_folder_is_served(server: str) -> None:
