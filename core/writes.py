@@ -34,11 +34,12 @@ import io
 import os
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Final, Literal, overload
 
 from core.errors import HarnessError
+from core.formats.files import kind_of
 
 _FOLDER: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _BELOW: Final = _FOLDER | os.O_NOFOLLOW
@@ -63,7 +64,7 @@ def write_bytes(
     way; OSError for a failed write, which leaves the old file as it was."""
     path = Path(path)
     with _folder(path, root, parents) as (fd, name):
-        _refuse_odd(fd, name, path, allow=(stat.S_ISREG,))
+        _refuse_odd(fd, name, path, allow=stat.S_ISREG)
         tmp, out = _temporary(fd, name)
         try:
             try:
@@ -104,11 +105,12 @@ def open_append(
         try:
             out = os.open(name, _APPEND, 0o666, dir_fd=fd)
         except OSError:
-            _refuse_odd(fd, name, path, allow=(stat.S_ISREG,))
+            _refuse_odd(fd, name, path, allow=stat.S_ISREG)
             raise
     try:
-        if not stat.S_ISREG(os.fstat(out).st_mode):
-            raise WriteRefused(f"{path}: not a regular file; the harness appends only to files")
+        mode = os.fstat(out).st_mode
+        if not stat.S_ISREG(mode):
+            raise WriteRefused(f"{path}: {kind_of(mode)}, where the harness was to write")
         os.set_blocking(out, True)
         return os.fdopen(out, "a", encoding="utf-8") if text else os.fdopen(out, "ab", buffering=0)
     except BaseException:
@@ -148,7 +150,7 @@ def _walk(top: Path, parts: tuple[str, ...], create: bool) -> int:
             try:
                 inner = os.open(part, _BELOW, dir_fd=fd)
             except OSError:
-                _refuse_odd(fd, part, at, allow=(stat.S_ISDIR,))
+                _refuse_odd(fd, part, at, allow=stat.S_ISDIR)
                 raise
             os.close(fd)
             fd = inner
@@ -171,31 +173,20 @@ def _folder(path: Path, root: Path | None, create: bool) -> Iterator[tuple[int, 
         os.close(fd)
 
 
-_KINDS: Final = (
-    (stat.S_ISLNK, "a symbolic link"),
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a device"),
-    (stat.S_ISBLK, "a device"),
-)
-
-
-def _refuse_odd(fd: int, name: str, shown: Path, allow: tuple[object, ...]) -> None:
-    """WriteRefused when ``name`` in the folder ``fd`` exists and is not of a kind
-    ``allow`` names (a link never is); nothing when it is missing or allowed."""
+def _refuse_odd(fd: int, name: str, shown: Path, allow: Callable[[int], bool]) -> None:
+    """WriteRefused when ``name`` in the folder ``fd`` exists and is not of the kind
+    ``allow`` tests (a link never is); nothing when it is missing or allowed."""
     try:
         mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
     except FileNotFoundError:
         return
-    for test, kind in _KINDS:
-        if test(mode) and test not in allow:
-            if kind == "a symbolic link":
-                raise WriteRefused(
-                    f"{shown}: a symbolic link; the harness never writes through one "
-                    "(remove it, or name another place)"
-                )
-            raise WriteRefused(f"{shown}: {kind}, where the harness was to write a file")
+    if stat.S_ISLNK(mode):
+        raise WriteRefused(
+            f"{shown}: a symbolic link; the harness never writes through one "
+            "(remove it, or name another place)"
+        )
+    if not allow(mode):
+        raise WriteRefused(f"{shown}: {kind_of(mode)}, where the harness was to write")
 
 
 def _temporary(fd: int, name: str) -> tuple[str, int]:

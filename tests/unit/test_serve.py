@@ -4,6 +4,7 @@ the nodes' files as text (a binary one as a download), and a bad --port is one l
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import os
 import threading
@@ -37,9 +38,10 @@ def results(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def server(results: Path) -> Iterator[tuple[str, int]]:
-    srv = make_server(results, port=0)
+@contextlib.contextmanager
+def serving(root: Path) -> Iterator[tuple[str, int]]:
+    """A server of ``root`` on a free port, serving in a thread meanwhile."""
+    srv = make_server(root, port=0)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
     host, port = srv.server_address[:2]
@@ -49,6 +51,12 @@ def server(results: Path) -> Iterator[tuple[str, int]]:
         srv.shutdown()
         srv.server_close()
         thread.join(5)
+
+
+@pytest.fixture
+def server(results: Path) -> Iterator[tuple[str, int]]:
+    with serving(results) as where:
+        yield where
 
 
 def get(server: tuple[str, int], path: str) -> tuple[int, str, bytes]:
@@ -160,11 +168,7 @@ def test_serve_writes_nothing_and_renders_missing_reports_in_memory(
     from test_writes_links import snapshot
 
     before = snapshot(tmp_path)
-    srv = make_server(runs, port=0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    server = (str(srv.server_address[0]), int(srv.server_address[1]))
-    try:
+    with serving(runs) as server:
         status, _, body = get(server, "/")
         assert status == 200 and b"3 runs in" in body  # the one elsewhere is not listed
         for name in ("fresh", "stale"):
@@ -174,10 +178,6 @@ def test_serve_writes_nothing_and_renders_missing_reports_in_memory(
         assert status == 404 and b"precious" not in body
         status, _, _ = get(server, "/elsewhere/20260101T000000Z/report.html")
         assert status == 404
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        thread.join(5)
     assert snapshot(tmp_path) == before, "harness serve wrote something"
 
 
@@ -189,17 +189,9 @@ def test_a_report_is_not_rendered_from_records_outside_the_results(
     secret = tmp_path / "outside" / "history.jsonl"
     (run / "history.jsonl").rename(secret)
     (run / "history.jsonl").symlink_to(secret)
-    srv = make_server(runs, port=0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    try:
-        server = (str(srv.server_address[0]), int(srv.server_address[1]))
+    with serving(runs) as server:
         status, _, _ = get(server, "/fresh/20260101T000000Z/report.html")
-        assert status == 404
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        thread.join(5)
+    assert status == 404
 
 
 def test_a_burst_of_connections_is_all_answered_by_a_bounded_pool(
