@@ -32,7 +32,6 @@ import contextlib
 import errno
 import io
 import os
-import secrets
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -104,8 +103,8 @@ def open_append(
     with _folder(path, root, False) as (fd, name):
         try:
             out = os.open(name, _APPEND, 0o666, dir_fd=fd)
-        except OSError:
-            _refuse_odd(fd, name, path, allow=stat.S_ISREG)
+        except OSError:  # a link, a FIFO without a reader: refused; else the error says
+            _refuse_odd(fd, name, path, allow=_file_or_folder)
             raise
     try:
         mode = os.fstat(out).st_mode
@@ -189,11 +188,15 @@ def _refuse_odd(fd: int, name: str, shown: Path, allow: Callable[[int], bool]) -
         raise WriteRefused(f"{shown}: {kind_of(mode)}, where the harness was to write")
 
 
+def _file_or_folder(mode: int) -> bool:
+    return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
+
+
 def _temporary(fd: int, name: str) -> tuple[str, int]:
     """A new hidden file beside ``name`` in the folder ``fd``, opened for writing; made
     with O_EXCL and O_NOFOLLOW, so it is never a link or someone else's file."""
     for _ in range(_TRIES):
-        tmp = f".{name}.{secrets.token_hex(4)}.tmp"
+        tmp = f".{name}.{os.urandom(4).hex()}.tmp"
         try:
             return tmp, os.open(tmp, _NEW, 0o666, dir_fd=fd)
         except FileExistsError:
