@@ -1,8 +1,9 @@
 """``harness serve``: browse a results folder over HTTP, on the loopback interface by default.
 
 A static file server (the standard library's) over the results folder, plus two things
-a static folder cannot do: ``/`` (and ``/index.html``) is the index rendered afresh on
-every request, so a run that just finished is listed; and a run's ``report.html`` that
+a static folder cannot do: ``/`` (and ``/index.html``) is the index as the folder is at
+each request, so a run that just finished is listed (rendered again only when the folder
+changed: ``FreshIndex``); and a run's ``report.html`` that
 was never written (or is older than its ``results.json``) is rendered for the answer.
 The server never writes: both are made in memory, nothing is written to the folder.
 
@@ -25,13 +26,11 @@ from __future__ import annotations
 
 import codecs
 import ipaddress
-import math
 import os
 import queue
 import stat
 import sys
 import threading
-import time
 from functools import partial
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -40,7 +39,7 @@ from typing import Any, Final
 from urllib.parse import unquote, urlsplit
 
 from core.errors import HarnessError
-from core.store import RESULTS_FILE
+from core.store import RESULTS_FILE, TEST_FILE
 from harness.report._index import INDEX_FILE, render_index
 from harness.report._page import REPORT_FILE, render_report
 from harness.report._runs import is_run_dir
@@ -194,23 +193,48 @@ class ResultsHandler(SimpleHTTPRequestHandler):
 
 
 class FreshIndex:
-    """The index page of ``root`` as each request finds the folder: rendered after the
-    request came (a run that just finished is listed), but once for all the requests
-    that wait meanwhile, so a burst of them costs two renderings, not one each."""
+    """The index page of ``root`` as each request finds the folder, rendered again only
+    when the folder changed since the last rendering: when a folder's time or a run's
+    test.json, results.json or report.html time is not what it was (the harness writes
+    every file by a rename, which changes its folder's time). A burst of requests costs
+    one rendering, and a run that just finished is listed at the next request."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._lock = threading.Lock()
         self._page = ""
-        self._started = -math.inf
+        self._seen: list[tuple[str, int | None]] | None = None
 
     def text(self) -> str:
-        asked = time.monotonic()
-        with self._lock:  # one rendering at a time; those who waited take the next one
-            if self._started < asked:
-                self._started = time.monotonic()
+        seen = self._times()
+        with self._lock:  # one rendering at a time, after the look: never older than it
+            if seen != self._seen:
                 self._page = render_index(self.root, reports_on_demand=True)
+                self._seen = seen
             return self._page
+
+    def _times(self) -> list[tuple[str, int | None]]:
+        """The times the index depends on, walked as ``find_run_dirs`` walks."""
+        out: list[tuple[str, int | None]] = []
+        for top, dirs, files in os.walk(self.root):
+            out.append((top, _mtime(top)))
+            if TEST_FILE in files:  # a run directory: its records, nothing below it
+                out += [(f, _mtime(os.path.join(top, f))) for f in _INDEXED]
+                dirs[:] = []
+            else:
+                dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(top, d)))
+        return out
+
+
+_INDEXED: Final = (TEST_FILE, RESULTS_FILE, REPORT_FILE)
+"""A run's files the index reads, or links to when they exist."""
+
+
+def _mtime(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
 
 
 def _is_text(path: Path, probe: int = 4096) -> bool:
