@@ -19,11 +19,12 @@ file's own folder is the root.
 - Folders (``make_dirs``) are made one component at a time, the same way.
 
 What the harness finds in the way is refused, never followed or replaced: a symbolic
-link at the name or at a folder on the way (to a file, to a folder, dangling), or a name
-that is not a regular file, is a ``WriteRefused`` (a HarnessError: one line, exit 254)
-and nothing is written. A link planted at the name between the look and the rename is
-replaced by the rename, not written through. The only links the harness replaces on
-purpose are its own ``latest`` links (``core.store.point_latest``).
+link at the name or at a folder on the way (to a file, to a folder, dangling), or a
+FIFO, socket or device there, is a ``WriteRefused`` (a HarnessError: one line, exit 254)
+and nothing is written; a folder where a file goes (or a file where a folder goes) is
+the system's own OSError, as any failed write is. A link planted at the name between the
+look and the rename is replaced by the rename, not written through. The only links the
+harness replaces on purpose are its own ``latest`` links (``core.store.point_latest``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import errno
 import io
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final, Literal, overload
 
@@ -51,7 +52,7 @@ _TRIES: Final = 8
 
 class WriteRefused(HarnessError):
     """A write the harness will not make: a symbolic link at the name or on the way to
-    it, or a name that is not a regular file. Nothing was written."""
+    it, or a FIFO, socket or device at the name. Nothing was written."""
 
 
 def write_bytes(
@@ -63,7 +64,7 @@ def write_bytes(
     way; OSError for a failed write, which leaves the old file as it was."""
     path = Path(path)
     with _folder(path, root, parents) as (fd, name):
-        _refuse_odd(fd, name, path, allow=stat.S_ISREG)
+        _refuse_odd(fd, name, path)
         tmp, out = _temporary(fd, name)
         try:
             try:
@@ -104,7 +105,7 @@ def open_append(
         try:
             out = os.open(name, _APPEND, 0o666, dir_fd=fd)
         except OSError:  # a link, a FIFO without a reader: refused; else the error says
-            _refuse_odd(fd, name, path, allow=_file_or_folder)
+            _refuse_odd(fd, name, path)
             raise
     try:
         mode = os.fstat(out).st_mode
@@ -149,7 +150,7 @@ def _walk(top: Path, parts: tuple[str, ...], create: bool) -> int:
             try:
                 inner = os.open(part, _BELOW, dir_fd=fd)
             except OSError:
-                _refuse_odd(fd, part, at, allow=stat.S_ISDIR)
+                _refuse_odd(fd, part, at)
                 raise
             os.close(fd)
             fd = inner
@@ -172,9 +173,10 @@ def _folder(path: Path, root: Path | None, create: bool) -> Iterator[tuple[int, 
         os.close(fd)
 
 
-def _refuse_odd(fd: int, name: str, shown: Path, allow: Callable[[int], bool]) -> None:
-    """WriteRefused when ``name`` in the folder ``fd`` exists and is not of the kind
-    ``allow`` tests (a link never is); nothing when it is missing or allowed."""
+def _refuse_odd(fd: int, name: str, shown: Path) -> None:
+    """WriteRefused when ``name`` in the folder ``fd`` is a symbolic link, a FIFO, a
+    socket or a device; nothing when it is missing, a file or a folder (where a write
+    fails, the system's own error says why)."""
     try:
         mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
     except FileNotFoundError:
@@ -184,12 +186,8 @@ def _refuse_odd(fd: int, name: str, shown: Path, allow: Callable[[int], bool]) -
             f"{shown}: a symbolic link; the harness never writes through one "
             "(remove it, or name another place)"
         )
-    if not allow(mode):
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         raise WriteRefused(f"{shown}: {kind_of(mode)}, where the harness was to write")
-
-
-def _file_or_folder(mode: int) -> bool:
-    return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
 
 
 def _temporary(fd: int, name: str) -> tuple[str, int]:
