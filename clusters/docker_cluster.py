@@ -27,6 +27,7 @@ from clusters._backend import RUN_ID, LeadingMixin, ServerCluster
 from clusters._network import create_network, node_ip
 from clusters.server import Launch, Peer, Place, ServerSpec
 from core.cluster import ClusterError
+from core.writes import write_text
 
 if TYPE_CHECKING:
     import docker
@@ -360,4 +361,4 @@ def _write_cluster_file(run_dir: Path, cluster: DockerCluster, image: str) -> No
         },
     }
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "cluster.json").write_text(json.dumps(info, indent=2) + "\n")
+    write_text(run_dir / "cluster.json", json.dumps(info, indent=2) + "\n")

@@ -30,6 +30,7 @@ from core.formats import jsonl as formats_jsonl
 from core.formats.jsonl import JsonLines
 from core.history import History
 from core.ops import Op
+from core.writes import open_append, write_bytes
 
 RESOURCE_FILE = "resource.jsonl"
 TEST_FILE = "test.json"
@@ -94,17 +95,12 @@ def point_latest(folder: Path, run: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically (write a temporary file, then rename); a failed write (a
+def write_json(path: Path, data: Any, *, root: Path | None = None, parents: bool = False) -> None:
+    """Write JSON whole and never through a link (``core.writes.write_bytes``: a new
+    temporary file, then a rename; ``root`` and ``parents`` as there); a failed write (a
     full disk) leaves the old file as it was and no temporary file behind."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
-        tmp.replace(path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+    text = json.dumps(data, indent=2, sort_keys=False, default=str) + "\n"
+    write_bytes(path, text.encode(), root=root, parents=parents)
 
 
 class Reserve:
@@ -146,12 +142,14 @@ class JsonlWriter:
     """Appends one JSON object per line and flushes it to the OS at once.
 
     Each line is written with a single ``write`` call on an unbuffered file, so a kill -9 of
-    the writer leaves at worst a truncated last line, which ``read_jsonl`` skips.
+    the writer leaves at worst a truncated last line, which ``read_jsonl`` skips. The file
+    is opened by ``core.writes.open_append`` (``root`` as there): never through a link,
+    and only a regular file.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, root: Path | None = None) -> None:
         self.path = path
-        self._f: IO[bytes] = open(path, "ab", buffering=0)  # noqa: SIM115
+        self._f: IO[bytes] = open_append(path, root=root)  # never through a link
 
     def append(self, obj: dict[str, Any]) -> None:
         self.append_line(json.dumps(obj, separators=(",", ":"), default=str))

@@ -14,7 +14,9 @@ preparing and checking: out of it, the verdict is unknown with the reason. A che
 runs out of memory anyway ends at once with exit 255 and one line, written from a message
 built beforehand (allocating then could fail again).
 A run directory's ``results.json`` is written where ``--out`` says, else into the run
-directory when it can be; either way the output says where, or why not.
+directory when it can be; either way the output says where, or why not. It is never
+written through a symbolic link (``core.writes``): a link in its way is said on stderr
+and makes the exit code 254, the verdict still said.
 
 A Jepsen store directory (``history.edn`` and Jepsen's own ``results.edn``) is checked as
 its ``history.edn`` is, with the model ``--model`` names or its format implies; Jepsen's
@@ -43,6 +45,7 @@ from core import compiled
 from core.errors import EXIT_BAD_INPUT, EXIT_CRASH, HarnessError
 from core.formats import Budget, FormatError, OutOfBudget, Read, read_file
 from core.store import RESULTS_FILE, write_json
+from core.writes import WriteRefused
 
 if TYPE_CHECKING:
     from core.formats.jepsen_store import JepsenVerdict
@@ -138,23 +141,30 @@ def _check_dir(
         "explanation": explanation,
         "details": results,
         "notes": list(results.get("notes", [])),
-        "written": _write_results(path, results, out),
+        **_write_results(path, results, out),
     }
 
 
-def _write_results(run_dir: Path, results: dict[str, Any], out: Path | None) -> str:
-    """Write a run's results.json (into ``out``, else the run directory) and say where;
-    where it cannot be written, say why and go on (a check needs no write access)."""
-    target = run_dir / RESULTS_FILE
+def _write_results(run_dir: Path, results: dict[str, Any], out: Path | None) -> dict[str, str]:
+    """Write a run's results.json (into ``out``, else the run directory) and say where
+    (``written``); where it cannot be written, say why and go on (a check needs no write
+    access). A link in the way is refused (``results_error``: the exit code is 254)."""
+    target, root = run_dir / RESULTS_FILE, None
     if out is not None:
         where = run_dir.resolve()  # <test name>/<timestamp>: both, or two tests collide
-        target = out / where.parent.name / where.name / RESULTS_FILE
+        target, root = out / where.parent.name / where.name / RESULTS_FILE, out
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_json(target, results)
+        if root is not None and not os.path.lexists(root):
+            root.mkdir(parents=True)  # the folder named: its own links are the user's
+        write_json(target, results, root=root, parents=True)
+    except WriteRefused as e:
+        return {"results_error": f"results not written: {e}"}
     except OSError as e:
-        return f"results not written to {target} ({e.strerror}); pass --out DIR to keep them"
-    return f"results: {target}"
+        return {
+            "written": f"results not written to {target} ({e.strerror}); pass --out DIR to "
+            "keep them"
+        }
+    return {"written": f"results: {target}"}
 
 
 def _unknown(path: Path, reason: str) -> dict[str, Any]:
@@ -303,14 +313,15 @@ def check_paths(
         verdicts.append(outcome["valid"])
         total_ms += outcome["check_ms"]
         _say(outcome, as_json, stream, colour)
-        if "report_error" in outcome:
-            unwritten += 1
-            print(f"harness: {p}: {outcome['report_error']}", file=sys.stderr, flush=True)
+        for refused in ("results_error", "report_error"):
+            if refused in outcome:
+                unwritten += 1
+                print(f"harness: {p}: {outcome[refused]}", file=sys.stderr, flush=True)
     overall = worst(verdicts)
     if not as_json:
         word = _word(overall, colour) if verdicts else "none"
         failed = f", {bad} not checked (bad input)" if bad else ""
-        failed += f", {unwritten} report(s) not written" if unwritten else ""
+        failed += f", {unwritten} file(s) not written" if unwritten else ""
         stream.write(
             f"total: {len(paths)} file(s), {total_ms:.1f} ms checking, verdict {word}{failed}\n"
         )

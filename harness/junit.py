@@ -17,6 +17,7 @@ testcase say more than its name and time.
 
 from __future__ import annotations
 
+import io
 import json
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from checkers.result import Validity
 from core.store import HISTORY_FILE
+from core.writes import write_bytes
 from harness.report._runs import RunInfo, find_run_dirs, load_run, verdict_word
 from harness.report._verdict import checker_verdicts, headline
 
@@ -122,9 +124,9 @@ def write_junit(
     for el in (root, ts):
         el.attrib.update({k: v for k, v in counts.items() if el is ts or k != "skipped"})
     ET.indent(root)
-    path = Path(path)
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
-    return path
+    xml = io.BytesIO()
+    ET.ElementTree(root).write(xml, encoding="utf-8", xml_declaration=True)
+    return write_bytes(Path(path), xml.getvalue())  # whole, never through a link
 
 
 def _testcase(parent: ET.Element, c: Case) -> None:

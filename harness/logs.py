@@ -10,20 +10,27 @@ worker is handed the files the harness logs to (``log_files``) and logs there as
 
 from __future__ import annotations
 
+import io
 import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from core.writes import open_append
+
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 class RunLog(logging.FileHandler):
-    """A run's log file. A record it cannot write (a full disk) is dropped without a word
-    on the console: logging's own report of it is a traceback per record, in the middle
-    of the progress line. ``failed`` says it happened (the run's crash line says why)."""
+    """A run's log file, opened never through a link (``core.writes.open_append``). A
+    record it cannot write (a full disk) is dropped without a word on the console:
+    logging's own report of it is a traceback per record, in the middle of the progress
+    line. ``failed`` says it happened (the run's crash line says why)."""
 
     failed = False
+
+    def _open(self) -> io.TextIOWrapper:
+        return open_append(Path(self.baseFilename), text=True)
 
     def handleError(self, record: logging.LogRecord) -> None:
         self.failed = True
@@ -51,10 +58,9 @@ def log_to(path: Path, tag: str = "") -> logging.FileHandler:
 
 
 def log_files() -> tuple[str, ...]:
-    """The files this process logs to, for the workers it starts."""
-    return tuple(
-        h.baseFilename for h in logging.getLogger().handlers if isinstance(h, logging.FileHandler)
-    )
+    """The run logs this process writes (``log_to``'s, not another library's file
+    handler: pytest's goes to /dev/null), for the workers it starts."""
+    return tuple(h.baseFilename for h in logging.getLogger().handlers if isinstance(h, RunLog))
 
 
 def worker_logs_to(files: Sequence[str], process: int) -> None:

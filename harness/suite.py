@@ -52,6 +52,7 @@ from core.errors import HarnessError
 from core.option_checks import OptionError, check_name
 from core.options import FIELDS, OLD_EXTRA, RunOptions
 from core.store import read_json, utc_stamp, write_json
+from core.writes import make_dirs
 from harness.junit import Case
 from harness.report._verdict import headline
 from harness.terminal import Terminal, heading
@@ -361,8 +362,9 @@ def run_suite(
         return 0
     if not runs:
         raise SuiteError(f"no run of {path} matches {only!r}; see --list")
-    base = Path(out) / f"suite-{suite.name}" / utc_stamp()
-    base.mkdir(parents=True, exist_ok=True)
+    root = Path(out)
+    root.mkdir(parents=True, exist_ok=True)  # the folder named: its own links are the user's
+    base = make_dirs(root / f"suite-{suite.name}" / utc_stamp(), root=root)
     suite_started = datetime.now(UTC)
     outcomes: list[Outcome] = []
     for r in runs:

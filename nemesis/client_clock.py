@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from core.client import Completion, Invocation
+from core.writes import write_text
 from nemesis.base import RunView
 from workloads.client_clock import FAKETIME_LIB, clock_file, faketime_env
 
@@ -60,9 +61,7 @@ class ClientClock:
 
     def _write(self, offset: int) -> None:
         assert self.path is not None, "setup() first"
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(f"{offset:+d}\n")
-        tmp.replace(self.path)  # atomic: a client never reads half a line
+        write_text(self.path, f"{offset:+d}\n")  # whole: a client never reads half a line
 
     def invoke(self, inv: Invocation) -> Completion:
         target = 0 if inv.f == STOP else self.delta

@@ -10,7 +10,10 @@ given with ``--run-dir`` (say one of ``harness run --target sim --time-limit 5``
 Each input is one seed with one mutation: bad bytes, random bytes inside an op, garbage
 tokens, a field no op has, truncation, a field of the wrong type, a huge number, deep nesting, lines
 duplicated, swapped or deleted; for run directories also a record replaced by a FIFO, a
-device or a directory. A mutation says whether its result can still be a history
+device or a directory, and a link (to a file outside the run, dangling, or to a folder
+outside) planted at a record or at a name ``check`` writes (results.json, its old
+temporary name, report.html), which is then checked with its results and report written
+into the run directory itself. A mutation says whether its result can still be a history
 (``must_fail`` False: garbage tokens, truncations, line shuffles) or cannot. Each input is
 checked in-process (``harness.checkcmd.check_path``, which calls the readers), with a
 per-input time limit and an alarm at ``--hang`` seconds, and classified:
@@ -19,7 +22,8 @@ per-input time limit and an alarm at ``--hang`` seconds, and classified:
 - ``verdict``: a verdict (valid, invalid or unknown) on an input that may be a history;
 - findings: ``verdict-on-bad-input`` (a verdict where the input cannot be a history),
   ``traceback`` (any other exception), ``hang`` (no answer within ``--hang`` s),
-  ``long-message`` (an error of more than one line).
+  ``long-message`` (an error of more than one line), ``write-outside`` (a file outside
+  the run directory changed: a write through a planted link).
 
 Findings are written to ``--findings DIR`` (default: a temporary directory) to reproduce.
 Exit 1 if there was any finding.
@@ -53,8 +57,12 @@ from core.errors import HarnessError  # noqa: E402
 from harness.checkcmd import check_path  # noqa: E402
 
 SHARED: Final = ROOT.parent / "shared" / "histories"
-FINDINGS: Final = ("verdict-on-bad-input", "traceback", "hang", "long-message")
+FINDINGS: Final = ("verdict-on-bad-input", "traceback", "hang", "long-message", "write-outside")
 RECORDS: Final = ("history.jsonl", "test.json", "events.jsonl", "resource.jsonl")
+WRITTEN: Final = ("results.json", "results.json.tmp", "report.html")
+"""Names ``check`` writes in a run directory (or once did: the temporary name)."""
+LINKS: Final = {"file": "victim.txt", "dangling": "nothing", "folder": "folder"}
+"""A planted link's kind and what it points at, in the tree outside the run."""
 BUILT_IN: Final = {
     "tiny.jsonl": '{"index":0,"time":10,"process":0,"type":"invoke","f":"write","value":1,'
     '"key":3}\n{"index":1,"time":20,"process":0,"type":"ok","f":"write","value":1,"key":3}\n'
@@ -90,7 +98,8 @@ class Seed:
 @dataclass(frozen=True)
 class Mutant:
     """One input: ``data`` replaces the seed's file (for a run directory, its ``record``),
-    or ``special`` names what replaces the record (fifo, device, directory)."""
+    or ``special`` names what replaces the record (fifo, device, directory), or ``link``
+    the kind of link planted at ``record`` (``LINKS``)."""
 
     seed: Seed
     mutation: str
@@ -98,6 +107,7 @@ class Mutant:
     data: bytes = b""
     record: str = ""
     special: str = ""
+    link: str = ""
 
 
 # ---- mutations of a file's bytes -------------------------------------------------------
@@ -323,6 +333,10 @@ def mutants(seeds: list[Seed], rng: random.Random) -> Iterator[Mutant]:
                 yield Mutant(seed, name, made[1], made[0])
             continue
         present = [r for r in RECORDS if (seed.path / r).exists()]
+        if rng.random() < 0.1:  # a record must not be a link; what check writes, never through
+            at = rng.choice(present + list(WRITTEN))
+            yield Mutant(seed, "link", at in RECORDS, record=at, link=rng.choice(list(LINKS)))
+            continue
         record = rng.choice(present)
         if rng.random() < 0.2:
             yield Mutant(seed, "special", True, record=record, special=rng.choice(SPECIALS))
@@ -357,7 +371,10 @@ def materialise(m: Mutant, work: Path) -> Path:
     run = work / "run"
     shutil.copytree(m.seed.path, run, symlinks=True)
     target = run / m.record
-    if m.special:
+    if m.link:
+        target.unlink(missing_ok=True)
+        target.symlink_to(outside_tree(work) / LINKS[m.link])
+    elif m.special:
         target.unlink()
         if m.special == "fifo":
             os.mkfifo(target)
@@ -370,13 +387,50 @@ def materialise(m: Mutant, work: Path) -> Path:
     return run
 
 
+def outside_tree(work: Path) -> Path:
+    """The tree outside the run that its planted links point into (made once per input):
+    a file, a folder holding one, and no ``nothing``."""
+    tree = work / "outside"
+    if not tree.is_dir():
+        (tree / "folder").mkdir(parents=True)
+        (tree / "victim.txt").write_text("precious\n")
+        (tree / "folder" / "kept.txt").write_text("kept\n")
+    return tree
+
+
+def _digest(tree: Path) -> list[tuple[str, bytes]]:
+    """Every entry below ``tree`` with its content (a link: its target), links not
+    followed."""
+    out = []
+    for top, dirs, files in os.walk(tree):
+        for name in sorted(dirs + files):
+            p = Path(top) / name
+            data = os.readlink(p).encode() if p.is_symlink() else b"" if p.is_dir() else None
+            out.append((str(p), data if data is not None else p.read_bytes()))
+    return sorted(out)
+
+
 def classify(m: Mutant, path: Path, out: Path, time_limit: float, hang: float) -> str:
-    """Check one input in-process; its outcome (see the module's docstring)."""
+    """Check one input in-process; its outcome (see the module's docstring). A run
+    directory with a planted link is checked with its results and report written into
+    itself, and then the tree outside it must be as it was."""
+    if m.link:
+        before = _digest(outside_tree(path.parent))
+        outcome = _classify(m, path, None, time_limit, hang, path / "report.html")
+        return "write-outside" if _digest(outside_tree(path.parent)) != before else outcome
+    return _classify(m, path, out, time_limit, hang, None)
+
+
+def _classify(
+    m: Mutant, path: Path, out: Path | None, time_limit: float, hang: float, html: Path | None
+) -> str:
     oom = [b""]
     signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, hang)
     try:
-        check_path(path, model=None, time_limit=time_limit, memory_limit=None, out=out, oom=oom)
+        check_path(
+            path, model=None, time_limit=time_limit, memory_limit=None, out=out, oom=oom, html=html
+        )
     except HarnessError as e:
         return "error" if "\n" not in str(e) else "long-message"
     except Hang:
@@ -440,7 +494,8 @@ def fuzz(
             if outcome in FINDINGS:
                 where = _keep(m, path, keep, n, outcome) if findings else path
                 kept.append(
-                    f"{outcome}: {m.seed.name} {m.mutation} {m.record} {m.special} -> {where}"
+                    f"{outcome}: {m.seed.name} {m.mutation} {m.record} {m.special}{m.link} "
+                    f"-> {where}"
                 )
             if progress is not None and n and not n % 1000:
                 progress(n, Report(counts, kept, n, 0.0).outcomes())

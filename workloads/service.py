@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from core.procutil import die_with_parent
+from core.writes import open_append
 from workloads.errors import OpFailed, OpUnknown
 from workloads.wire import WireClient
 
@@ -126,7 +127,7 @@ class ServiceProcess:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_ROOT), env.get("PYTHONPATH")]))
         env["PYTHONUNBUFFERED"] = "1"
-        self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in _reap
+        self._log = open_append(self.log_path)  # never through a link; closed in _reap
         self._proc = subprocess.Popen(
             cmd,
             stdin=subprocess.DEVNULL,

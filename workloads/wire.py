@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import select
 import signal
 import socket
@@ -27,6 +26,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
+from core.writes import write_text
 from workloads.errors import OpFailed, OpUnknown, Unreachable
 
 Handler = Callable[[str, dict[str, Any]], Awaitable[Any]]
@@ -114,9 +114,7 @@ async def serve_until_signalled(
     port = server.sockets[0].getsockname()[1]
     print(port, flush=True)
     if args.port_file is not None:
-        tmp = args.port_file.with_name(args.port_file.name + f".{os.getpid()}.tmp")
-        tmp.write_text(f"{port}\n")
-        tmp.replace(args.port_file)
+        write_text(args.port_file, f"{port}\n")  # whole, never through a link
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -13,13 +13,13 @@ write-ahead log).
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
 from clusters.sim.service import check_bugs
 from core.clock import RunClock
 from core.cluster import ClusterError
+from core.writes import write_bytes
 from workloads.service import ServiceProcess, ServiceStartError, stable_port
 
 NODE = "sim"
@@ -89,7 +89,7 @@ class SimCluster:
         out.mkdir(parents=True, exist_ok=True)
         for path in (self.dir / "server.log", self.dir.parent / EVENTS_LOG):
             if path.exists():
-                shutil.copy2(path, out / path.name)
+                write_bytes(out / path.name, path.read_bytes())  # never through a link
 
     def stop(self) -> None:
         if self._proc is not None:

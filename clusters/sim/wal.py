@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from core.writes import open_append
+
 
 class WriteAheadLog:
     """An append-only JSON Lines file at ``path``, fsynced on ``sync``."""
@@ -43,7 +45,7 @@ class WriteAheadLog:
         if self._out is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._cut_torn_tail()
-            self._out = open(self.path, "ab", buffering=0)  # noqa: SIM115 - closed in close
+            self._out = open_append(self.path)  # never through a link; closed in close
         self._out.write(json.dumps(record, separators=(",", ":")).encode() + b"\n")
         self._dirty = True
 

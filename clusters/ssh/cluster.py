@@ -40,6 +40,7 @@ from clusters.ssh.firewall import remove_harness_rules
 from clusters.ssh.packages import Installed, InstallFailed, PackageInstaller
 from clusters.ssh.process import Layout, RemoteProcess
 from core.cluster import ClusterError
+from core.writes import write_text
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +122,7 @@ class SshCluster(ServerCluster):
         for node in sorted(self._touched):
             out = dest / node
             out.mkdir(parents=True, exist_ok=True)
-            (out / "host.txt").write_text(f"{self._hosts[node]}\n")
+            write_text(out / "host.txt", f"{self._hosts[node]}\n")
             paths = {self.layout.log: out / "server.log", self.layout.launcher: out / "start.sh"}
             for path in self.launch(node).files if node in self._ips else {}:
                 paths[path] = out / "conf" / Path(path).name
@@ -380,4 +381,4 @@ def _write_cluster_file(run_dir: Path, cluster: SshCluster) -> None:
         "clock_offsets_s": cluster.clock_offsets(),
     }
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "cluster.json").write_text(json.dumps(info, indent=2) + "\n")
+    write_text(run_dir / "cluster.json", json.dumps(info, indent=2) + "\n")

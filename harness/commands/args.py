@@ -390,11 +390,15 @@ def writable_dir(path: str, flag: str = "--out-dir") -> Path:
 
 def writable_file(path: str, flag: str) -> Path:
     """``path`` as a file this process can write (created empty if missing), else a
-    one-line UsageError: not a folder, not in a missing or read-only folder."""
+    one-line UsageError: not a folder, not in a missing or read-only folder; a link
+    there is refused (``core.writes.WriteRefused``), never followed."""
+    from core.writes import WriteRefused, open_append
+
     file = Path(path)
     try:
-        with file.open("a"):
-            pass
+        open_append(file).close()
+    except WriteRefused as e:
+        raise UsageError(f"{flag} {e}") from None
     except OSError as e:
         raise UsageError(
             f"{flag} {path}: cannot write there ({e.strerror or e}); name a "

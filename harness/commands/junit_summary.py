@@ -23,7 +23,9 @@ def cmd_junit_summary(args: argparse.Namespace, term: Terminal) -> int:
     except HarnessError as e:
         raise UsageError(str(e)) from None
     if args.out:
-        with open(args.out, "a", encoding="utf-8") as f:
+        from core.writes import open_append
+
+        with open_append(Path(args.out), text=True) as f:  # never through a link
             f.write(text + "\n")
     else:
         print(text)

@@ -1,4 +1,5 @@
-"""``harness serve``: the results browsed over HTTP, an index of every run."""
+"""``harness serve``: the results browsed over HTTP, an index of every run; it writes
+nothing into the results (the index and missing reports are made in memory)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,11 @@ if TYPE_CHECKING:
 
 
 def cmd_serve(args: argparse.Namespace, term: Terminal) -> int:
-    from harness.report import serve, write_index
+    from harness.report import serve
 
     root = Path(args.results)
     if not root.is_dir():
         raise UsageError(f"{root} is not a directory: pass the results folder (default results/)")
-    term.out.print(f"index: {write_index(root)}")
     serve(root, host=args.host, port=args.port)
     return 0
 

@@ -7,11 +7,11 @@ moved, archived by CI or served by ``harness serve`` as it is.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from checkers.result import INTERRUPTED
 from core.store import HISTORY_FILE, RESULTS_FILE, TEST_FILE
+from core.writes import write_text
 from harness.report._format import DASH
 from harness.report._html import esc, page, table, tag, word_badge
 from harness.report._page import REPORT_FILE
@@ -26,13 +26,9 @@ _HEADERS = ("verdict", "run", "target", "workload", "faults", "date", "events", 
 def write_index(results_root: Path) -> Path:
     """Write ``results_root/index.html`` listing every run below it; return its path.
     A run without ``report.html`` links to its folder instead (``harness report RUN_DIR``
-    writes one)."""
+    writes one). Written whole, never through a link (``core.writes``)."""
     results_root = Path(results_root)
-    out = results_root / INDEX_FILE
-    tmp = out.with_name(f".{INDEX_FILE}.{os.getpid()}.tmp")
-    tmp.write_text(render_index(results_root), encoding="utf-8")
-    tmp.replace(out)
-    return out
+    return write_text(results_root / INDEX_FILE, render_index(results_root))
 
 
 def render_index(results_root: Path, *, reports_on_demand: bool = False) -> str:

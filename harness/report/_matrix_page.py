@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from core.writes import write_text
 from harness.compare import Cell, Matrix
 from harness.report._format import DASH
 from harness.report._herd import herd_html, herd_points
@@ -16,10 +17,9 @@ _LINKED_RUNS = 6  # runs linked by name in a cell; more are counted
 
 def write_matrix_html(matrix: Matrix, path: Path) -> Path:
     """Write the matrix page to ``path`` and return it. Runs link to their report (or
-    folder) relative to the page."""
+    folder) relative to the page. Written whole, never through a link (``core.writes``)."""
     path = Path(path)
-    path.write_text(render_matrix_html(matrix, path.parent), encoding="utf-8")
-    return path
+    return write_text(path, render_matrix_html(matrix, path.parent))
 
 
 def render_matrix_html(matrix: Matrix, base: Path) -> str:

@@ -1,6 +1,7 @@
 """A bounded run of the input fuzzer (scripts/fuzz_inputs.py): thousands of mutated
 histories and run directories, checked in-process; any traceback, hang, verdict on an
-input that cannot be a history, or error of more than one line fails the test."""
+input that cannot be a history, error of more than one line, or write outside a run
+directory through a planted link fails the test."""
 
 from __future__ import annotations
 
@@ -24,5 +25,5 @@ def test_thousands_of_mutated_inputs_get_clean_errors_or_verdicts(tmp_path: Path
     outcomes = report.outcomes()
     assert sum(outcomes.values()) == INPUTS and not set(outcomes) & set(FINDINGS)
     # every mutation was tried, and most inputs were refused in one line
-    assert {m for m, _ in report.counts} == {*FILE_MUTATIONS, "special"}
+    assert {m for m, _ in report.counts} == {*FILE_MUTATIONS, "special", "link"}
     assert outcomes["error"] > INPUTS * 0.7 and outcomes["verdict"] > 0

@@ -162,7 +162,7 @@ def test_a_read_only_run_directory_is_checked_and_said_even_as_root(
     """Issue 16: check wrote results.json into the directory it checks (PermissionError)."""
     from harness import checkcmd
 
-    def read_only(path: Path, data: object) -> None:
+    def read_only(path: Path, data: object, **where: object) -> None:
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(checkcmd, "write_json", read_only)

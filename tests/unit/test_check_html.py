@@ -153,7 +153,7 @@ def test_a_page_that_cannot_be_written_is_said_and_exits_254(
     code, stdout, err = run(capsys, *argv, "--html", str(tmp_path / "pages"))
     assert code == EXIT_BAD_ARGS
     assert victim.read_text() == "keep"
-    assert "invalid" in stdout and "1 report(s) not written" in stdout
+    assert "invalid" in stdout and "1 file(s) not written" in stdout
     assert "report not written" in err and "a symbolic link" in err
     assert (tmp_path / "pages" / f"{STORE.name}.html").is_file()  # the other one is
 

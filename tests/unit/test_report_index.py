@@ -1,9 +1,11 @@
 """The results index and `harness serve`: every run listed, the index fresh on each `/`,
-reports written on demand, loopback by default, nothing outside the results folder."""
+missing reports rendered on demand (never written), loopback by default, nothing outside
+the results folder."""
 
 from __future__ import annotations
 
 import html as html_text
+import json
 import threading
 import urllib.error
 import urllib.request
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis import check_run
 from harness.report import write_index
 from harness.report._index import WHY_CHARS
 from harness.serve import make_server
@@ -88,11 +91,37 @@ def test_the_served_index_is_regenerated_on_each_request(
         shutil.rmtree(new.parent)
 
 
-def test_a_missing_report_is_written_when_asked_for(results: Path, server: str) -> None:
+def test_the_index_follows_a_run_checked_again_and_its_report_written(
+    tmp_path: Path,
+) -> None:
+    """The index is rendered again only when the folder changed: a results.json
+    rewritten (by a rename, or in place) and a report written are such changes."""
+    from harness.report import write_report
+    from harness.serve import FreshIndex
+
+    run = lock_run(tmp_path / "t" / "20260101T000000Z", fencing=False)
+    index = FreshIndex(tmp_path)
+    assert "1 runs in" in index.text() and "NOT CHECKED" in index.text()
+    results = check_run(run)
+    assert "1 invalid" in index.text()
+    (run / "results.json").write_text(json.dumps({**results, "valid": True}))  # in place
+    assert "1 valid" in index.text()
+    assert 'href="t/20260101T000000Z/report.html"' in index.text()  # rendered on demand
+    write_report(run)
+    page = index.text()
+    assert page == index.text() and "1 valid" in page
+
+
+def test_a_missing_report_is_rendered_when_asked_for_and_not_written(
+    results: Path, server: str
+) -> None:
     report = results / "lock-unfenced" / "20260101T000001" / "report.html"
     report.unlink(missing_ok=True)
     status, html = _get(server + "/lock-unfenced/20260101T000001/report.html")
-    assert status == 200 and "FAIL" in html and report.exists()
+    assert status == 200 and "FAIL" in html and not report.exists()
+    status, html = _get(server + "/latest/report.html")  # a link inside: the run it names
+    assert status == 200 and "cas-valid" in html
+    assert not (results / "cas-valid" / "20260101T000002" / "report.html").exists()
 
 
 def test_nothing_outside_the_results_folder_is_served(server: str) -> None:

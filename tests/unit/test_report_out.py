@@ -40,7 +40,7 @@ def test_a_failed_rename_leaves_the_old_page_and_no_temporary_file(
     out = tmp_path / "r.html"
     out.write_text("old")
 
-    def full(src: object, dst: object) -> None:
+    def full(src: object, dst: object, **dir_fds: int) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", full)

@@ -4,6 +4,7 @@ the nodes' files as text (a binary one as a download), and a bad --port is one l
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import os
 import threading
@@ -37,9 +38,10 @@ def results(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def server(results: Path) -> Iterator[tuple[str, int]]:
-    srv = make_server(results, port=0)
+@contextlib.contextmanager
+def serving(root: Path) -> Iterator[tuple[str, int]]:
+    """A server of ``root`` on a free port, serving in a thread meanwhile."""
+    srv = make_server(root, port=0)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
     host, port = srv.server_address[:2]
@@ -49,6 +51,12 @@ def server(results: Path) -> Iterator[tuple[str, int]]:
         srv.shutdown()
         srv.server_close()
         thread.join(5)
+
+
+@pytest.fixture
+def server(results: Path) -> Iterator[tuple[str, int]]:
+    with serving(results) as where:
+        yield where
 
 
 def get(server: tuple[str, int], path: str) -> tuple[int, str, bytes]:
@@ -128,3 +136,113 @@ def test_a_bad_port_is_one_line(
     err = capsys.readouterr().err
     assert code == EXIT_BAD_ARGS and len(err.strip().splitlines()) == 1
     assert "argument --port" in err and "Traceback" not in err
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Path:
+    """A results folder of real runs: one without a report, one whose report is older
+    than its results, one whose report.html is a link to a file outside the folder; a
+    link to a run outside the folder; and the outside tree itself."""
+    from harness.report import write_report
+    from tests.support.synthetic import lock_run
+
+    root = tmp_path / "results"
+    lock_run(root / "fresh" / "20260101T000000Z")
+    stale = lock_run(root / "stale" / "20260101T000000Z")
+    write_report(stale)
+    os.utime(stale / "report.html", (1, 1))
+    linked = lock_run(root / "linked" / "20260101T000000Z")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.html").write_text("precious\n")
+    (linked / "report.html").symlink_to(outside / "victim.html")
+    (root / "elsewhere").symlink_to(lock_run(outside / "run" / "20260101T000000Z").parent)
+    return root
+
+
+def test_serve_writes_nothing_and_renders_missing_reports_in_memory(
+    tmp_path: Path, runs: Path
+) -> None:
+    """Issue 29: a GET of report.html re-rendered the report and wrote it, through a link
+    to a file outside the results (the answer was a 404)."""
+    from test_writes_links import snapshot
+
+    before = snapshot(tmp_path)
+    with serving(runs) as server:
+        status, _, body = get(server, "/")
+        assert status == 200 and b"3 runs in" in body  # the one elsewhere is not listed
+        for name in ("fresh", "stale"):
+            status, ctype, body = get(server, f"/{name}/20260101T000000Z/report.html")
+            assert status == 200 and ctype.startswith("text/html") and b"<html" in body
+        status, _, body = get(server, "/linked/20260101T000000Z/report.html")
+        assert status == 404 and b"precious" not in body
+        status, _, _ = get(server, "/elsewhere/20260101T000000Z/report.html")
+        assert status == 404
+    assert snapshot(tmp_path) == before, "harness serve wrote something"
+
+
+def test_a_report_is_not_rendered_from_records_outside_the_results(
+    tmp_path: Path, runs: Path
+) -> None:
+    """A run whose history links to a file elsewhere: its report would show that file."""
+    run = runs / "fresh" / "20260101T000000Z"
+    secret = tmp_path / "outside" / "history.jsonl"
+    (run / "history.jsonl").rename(secret)
+    (run / "history.jsonl").symlink_to(secret)
+    with serving(runs) as server:
+        status, _, _ = get(server, "/fresh/20260101T000000Z/report.html")
+    assert status == 404
+
+
+def test_a_burst_of_connections_is_all_answered_by_a_bounded_pool(
+    server: tuple[str, int],
+) -> None:
+    """Issue 29: 50 connections at once waited in a listen backlog of 5 (p99 2.5 s), and
+    each connection had a thread of its own. Here 500 GETs from 50 threads are every one
+    answered, by the pool's threads alone (the timing is scripts/bench_serve.py's)."""
+    from harness.serve import BACKLOG, WORKERS
+
+    paths = ["/", "/t/20260101T000000/history.jsonl", "/t/20260101T000000/harness.log"]
+    statuses: list[int] = []
+    threads_seen: list[int] = []
+    lock = threading.Lock()
+    before = threading.active_count()
+
+    def client(n: int) -> None:
+        for i in range(10):
+            status, _, _ = get(server, paths[(n + i) % len(paths)])
+            with lock:
+                statuses.append(status)
+                threads_seen.append(threading.active_count())
+
+    clients = [threading.Thread(target=client, args=(n,)) for n in range(50)]
+    for t in clients:
+        t.start()
+    for t in clients:
+        t.join(60)
+    assert len(statuses) == 500 and set(statuses) == {200}
+    assert max(threads_seen) <= before + len(clients)  # the pool's threads are in before
+    assert sum(t.name.startswith("serve-") for t in threading.enumerate()) == WORKERS
+    assert len(clients) <= BACKLOG
+
+
+def test_serve_says_where_and_writes_no_index(tmp_path: Path, runs: Path) -> None:
+    """``harness serve`` wrote index.html into the results before serving."""
+    import subprocess
+    import sys
+
+    harness = Path(sys.executable).parent / "harness"
+    proc = subprocess.Popen(
+        [str(harness), "serve", str(runs), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith(f"serving {runs} at http://127.0.0.1:")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert not (runs / "index.html").exists()
