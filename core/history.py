@@ -1,9 +1,21 @@
-"""Histories: ordered operations, paired invocations and completions, split by key."""
+"""Histories: ordered operations, paired invocations and completions, split by key.
+
+The op semantics every history keeps (Jepsen's), for the ops of client processes (the
+nemesis records faults as it likes: a lone ``info``, a start and its completion):
+
+- a process invokes only when it has nothing open, and never again after an op of it
+  ended ``info`` (its outcome is unknown: the runner gives its worker a new process);
+- a completion completes the open invocation of its process, with the same ``f`` and
+  ``key``, no earlier in time.
+
+``first_break`` finds the first op that breaks them; the readers refuse such a file
+(``core.formats``) and ``History.pairs`` raises ``MalformedHistory``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -12,7 +24,72 @@ from core.ops import NEMESIS, Op, Process
 
 class MalformedHistory(ValueError):
     """A history that breaks the op semantics (a completion without invocation, a process
-    invoking twice at once, a process invoking again after an ``info``)."""
+    invoking twice at once, a process invoking again after an ``info``, a completion of
+    another ``f`` or key than its invocation's, or timed before it)."""
+
+
+class Break(NamedTuple):
+    """The first op of a history that breaks the op semantics: its ``position`` in the
+    history, what is wrong (``kind``: ``open``, ``retired``, ``orphan``, ``f``, ``key``,
+    ``time``) and the position of the op it conflicts with (-1: none)."""
+
+    position: int
+    kind: str
+    other: int = -1
+
+    def words(self, ops: Sequence[Op], where: Callable[[int], str]) -> str:
+        """What is wrong, naming the other op by ``where(position)`` ("line 3", "op 2")."""
+        op = ops[self.position]
+        p, t = op.process, op.type
+        if self.kind == "orphan":
+            return f"a completion ({t}) of process {p}, which has no open invocation"
+        there = where(self.other)
+        inv = ops[self.other]
+        if self.kind == "open":
+            return f"process {p} invokes again while its op at {there} is still open"
+        if self.kind == "retired":
+            return f"process {p} invokes again after an earlier op of it ended 'info' (at {there})"
+        if self.kind == "f":
+            return f"process {p}'s {t} {op.f!r} completes its invocation {inv.f!r} at {there}"
+        if self.kind == "key":
+            return f"process {p}'s {t} has key {op.key!r}, its invocation at {there} {inv.key!r}"
+        return (
+            f"process {p}'s {t} at time {op.time} comes before its invocation at {there} "
+            f"(time {inv.time})"
+        )
+
+
+def first_break(ops: Sequence[Op]) -> Break | None:
+    """The first op of ``ops`` that breaks the op semantics (see the module's docstring),
+    or None. (``core/formats/_scan.c`` finds the same position in C.)"""
+    open_: dict[Process, int] = {}  # process -> position of its open invocation
+    retired: dict[Process, int] = {}  # process -> position of its op that ended info
+    for i, op in enumerate(ops):
+        p = op.process
+        if p == NEMESIS:
+            continue
+        if op.type == "invoke":
+            j = open_.get(p)
+            if j is not None:
+                return Break(i, "open", j)
+            j = retired.get(p)
+            if j is not None:
+                return Break(i, "retired", j)
+            open_[p] = i
+            continue
+        j = open_.pop(p, -1)
+        if j < 0:
+            return Break(i, "orphan")
+        inv = ops[j]
+        if op.f != inv.f:
+            return Break(i, "f", j)
+        if op.key != inv.key:
+            return Break(i, "key", j)
+        if op.time < inv.time:
+            return Break(i, "time", j)
+        if op.type == "info":
+            retired[p] = j
+    return None
 
 
 class Pair(msgspec.Struct, frozen=True, gc=False):
@@ -123,38 +200,27 @@ def _hashable(key: Any) -> Any:
 
 
 def _pair(ops: Sequence[Op]) -> list[Pair]:
+    broken = first_break(ops)
+    if broken is not None:
+        where = broken.words(ops, lambda i: f"op {ops[i].index}")
+        raise MalformedHistory(f"op {ops[broken.position].index}: {where}")
     open_: dict[Process, int] = {}
-    retired: set[Process] = set()
     invokes: list[Op] = []
     completions: list[Op | None] = []
     for op in ops:
         p = op.process
         if op.type == "invoke":
-            if p in open_:
+            if p in open_:  # the nemesis's: the client's are checked above
                 raise MalformedHistory(
-                    f"process {p} invoked op {op.index} while op "
-                    f"{invokes[open_[p]].index} was still open"
-                )
-            if p in retired and p != NEMESIS:
-                raise MalformedHistory(
-                    f"process {p} invoked op {op.index} after an earlier op of it ended "
-                    "'info'; a process with an unknown outcome must not invoke again"
+                    f"op {op.index}: the nemesis invokes again while op "
+                    f"{invokes[open_[p]].index} is still open"
                 )
             open_[p] = len(invokes)
             invokes.append(op)
             completions.append(None)
-        else:
-            if p not in open_:
-                if p == NEMESIS:
-                    # A lone nemesis info op (a fault event recorded without invocation).
-                    invokes.append(op)
-                    completions.append(op)
-                    continue
-                raise MalformedHistory(
-                    f"op {op.index} completes process {p}, which has no open invocation"
-                )
-            i = open_.pop(p)
-            completions[i] = op
-            if op.type == "info":
-                retired.add(p)
+        elif p in open_:
+            completions[open_.pop(p)] = op
+        else:  # a lone nemesis info op (a fault event recorded without invocation)
+            invokes.append(op)
+            completions.append(op)
     return [Pair(i, c) for i, c in zip(invokes, completions, strict=True)]

@@ -49,6 +49,7 @@ from core.writes import WriteRefused
 
 if TYPE_CHECKING:
     from core.formats.jepsen_store import JepsenVerdict
+    from core.ops import Op
 
 # Printed as plain lines (no rich: its import is most of a small check's start-up), the
 # verdict's word coloured as rich would on a terminal.
@@ -99,7 +100,7 @@ def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes])
             else min(left, linearizability.DEFAULT_MAX_MEMORY),
         )
     except linearizability.ModelError as e:
-        raise HarnessError(f"{path}: {e}") from None
+        raise HarnessError(f"{_where(path, read, e.op)}: {e}") from None
     ms = (time.perf_counter() - started) * 1000
     verdict_ms = result.details.get("verdict_s", ms / 1000) * 1000
     outcome = {
@@ -116,6 +117,17 @@ def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes])
         "notes": list(read.notes),
     }
     return _Checked(outcome, read, chosen, result)
+
+
+def _where(path: Path, read: Read, op: Op | None) -> str:
+    """``path:LINE`` of the op a model could not read (``path`` alone without one)."""
+    if op is None:
+        return str(path)
+    from core.formats import op_line  # only an error needs it
+
+    at = next((i for i, o in enumerate(read.history) if o is op), None)
+    line = None if at is None else op_line(path, read.format, at)
+    return str(path) if line is None else f"{path}:{line}"
 
 
 def _check_dir(

@@ -132,6 +132,27 @@ value_id(Values *vs, PyObject *v)
     return id;
 }
 
+/* registers.py's _written: what a write or cas wrote (a borrowed reference; NULL with
+ * ``*changed`` set when its completion says another value, NULL alone on an error). */
+static PyObject *
+written(const Offsets *o, PyObject *inv, PyObject *comp, int *changed)
+{
+    PyObject *v = FIELD(inv, o->value);
+    *changed = 0;
+    if (v == NULL || comp == NULL)
+        return v;
+    PyObject *done = FIELD(comp, o->value);
+    if (v == Py_None)
+        return done;
+    if (done == NULL || done == Py_None || done == v)
+        return v;
+    int eq = PyObject_RichCompareBool(done, v, Py_EQ);
+    if (eq < 0)
+        return NULL;
+    *changed = !eq;
+    return eq ? v : NULL;
+}
+
 /* registers.py's _code: the code of an invocation and its completion (NULL: it never
  * completed), CANNOT where this path cannot read it, -3 on a Python error. */
 static int64_t
@@ -157,11 +178,10 @@ entry_code(const Offsets *o, Values *vs, PyObject *inv, PyObject *comp, int t,
     if (eq_ascii(f, "write", 5)) {
         if (t == T_FAIL)
             return DROPPED;
-        PyObject *v = FIELD(inv, o->value);
-        if (v == Py_None && comp != NULL)
-            v = FIELD(comp, o->value);
+        int changed;
+        PyObject *v = written(o, inv, comp, &changed);
         if (v == NULL)
-            return CANNOT;
+            return changed || !PyErr_Occurred() ? CANNOT : -3;
         int64_t a = value_id(vs, v);
         if (a == -2)
             return -3;
@@ -170,9 +190,10 @@ entry_code(const Offsets *o, Values *vs, PyObject *inv, PyObject *comp, int t,
         return WRITE | (t == T_OK ? CERTAIN : 0) | a << 4;
     }
     if (eq_ascii(f, "cas", 3)) {
-        PyObject *raw = FIELD(inv, o->value);
-        if (raw == Py_None && comp != NULL)
-            raw = FIELD(comp, o->value);
+        int changed;
+        PyObject *raw = written(o, inv, comp, &changed);
+        if (raw == NULL && !changed && PyErr_Occurred())
+            return -3;
         if (raw == NULL || !PyList_CheckExact(raw) || PyList_GET_SIZE(raw) != 2)
             return CANNOT;
         int64_t a = value_id(vs, PyList_GET_ITEM(raw, 0));

@@ -9,7 +9,10 @@ what they mean for it, because what ``fail`` or ``info`` means depends on the ob
 (Knossos' CAS register: a ``fail`` did not happen; porcupine's etcd logs: a failed cas
 happened without effect). The answer is a ``Call``: input, output, and whether the
 operation certainly took effect (``certain``). An uncertain call may take effect at any
-point after its invocation, or never; its output is ``UNKNOWN``.
+point after its invocation, or never; its output is ``UNKNOWN``. ``call`` is also where a
+model says which values it holds: a value of another type (a register read returning a
+map), or a write completed with another value than it wrote, is a ``ModelError`` naming
+the op (``wrong_value``, ``changed_value``), never a verdict.
 
 Optional abilities are separate small protocols:
 
@@ -31,8 +34,13 @@ from core.ops import Op
 
 
 class ModelError(ValueError):
-    """A history the model cannot read (an op it does not know), or an unknown model name.
-    The message says which op and what to do."""
+    """A history the model cannot read (an op it does not know, a value of a type it does
+    not hold), or an unknown model name. The message says which op and what to do; ``op``
+    is that op (None for a model name), so that a reader can name its line."""
+
+    def __init__(self, message: str, op: Op | None = None) -> None:
+        super().__init__(message)
+        self.op = op
 
 
 class _Sentinel:
@@ -187,11 +195,61 @@ def freeze(value: Any) -> Hashable:
 
 
 _ATOMS: Final = frozenset({int, str, float, bool})
+SCALARS: Final = frozenset({type(None), bool, int, float, str})
+"""The types of a plain value: what a register holds."""
+_KINDS: Final[dict[type, str]] = {
+    dict: "a map",
+    list: "a list",
+    tuple: "a list",
+    set: "a set",
+    frozenset: "a set",
+}
 
 
 def unknown_op(model: str, inv: Op, known: str) -> ModelError:
     """The error for an operation a model does not know."""
     return ModelError(
         f"op {inv.index} (process {inv.process}) is {inv.f!r}, which the {model} model does "
-        f"not know (it knows {known}); choose the model that matches the workload"
+        f"not know (it knows {known}); choose the model that matches the workload",
+        inv,
     )
+
+
+def wrong_value(model: str, op: Op, what: str, value: Any, holds: str) -> ModelError:
+    """The error for an op whose value (``what`` it is: "a read returned") is of a type
+    the model does not hold (``holds``: "nil, booleans, numbers and strings")."""
+    kind = _KINDS.get(type(value), f"a {type(value).__name__}")
+    return ModelError(
+        f"op {op.index} (process {op.process}): {what} {kind} {shown(value)}, which the "
+        f"{model} model does not hold (it holds {holds}); choose the model that matches "
+        "the history",
+        op,
+    )
+
+
+def changed_value(model: str, inv: Op, completion: Op) -> ModelError:
+    """The error for a write (put, append...) completed with another value than the one
+    its invocation wrote."""
+    return ModelError(
+        f"op {completion.index} (process {completion.process}): a {completion.type} of "
+        f"{inv.f} {shown(inv.value)} says it wrote {shown(completion.value)}, which the "
+        f"{model} model cannot read; a completion of a {inv.f} repeats its value",
+        completion,
+    )
+
+
+def differs(done: Any, value: Any) -> bool:
+    """Whether a completion's value ``done`` says another thing than its invocation's
+    ``value`` (neither None; lists and tuples alike)."""
+    return (
+        done is not None and value is not None and done != value and freeze(done) != freeze(value)
+    )
+
+
+def shown(value: Any) -> str:
+    """A value for a message, cut short (a value may hold 100,000 elements)."""
+    import reprlib  # only a message needs it
+
+    brief = reprlib.Repr()
+    brief.maxlevel, brief.maxstring, brief.maxother = 3, 30, 30
+    return brief.repr(value)

@@ -12,7 +12,8 @@ drops or the search's R1 drops (an uncertain read).
 
 It gives up (None: the general path decides the whole history, exactly as before) on
 anything it does not read the way the general path does: values other than integers,
-strings, booleans and nil, an op the model does not know, a malformed history, more than
+strings, booleans and nil, a write or cas completed with another value than it was
+invoked with (the model refuses it), an op the model does not know, a malformed history, more than
 a bounded number of steps in one partition (``STEPS_PER_ENTRY``: the general search's
 reductions are for hard partitions), or the deadline.
 """
@@ -315,17 +316,15 @@ def _code(
     if f == "write":
         if t == "fail":
             return DROPPED
-        v = inv.value
-        if v is None and comp is not None:
-            v = comp.value
+        v = _written(inv, comp)
+        if v is _CHANGED:
+            return _CANNOT
         a = values.id(v)
         if a < 0:
             return _CANNOT
         return WRITE | (CERTAIN if t == "ok" else 0) | a << 4
     if f == "cas":
-        raw = inv.value
-        if raw is None and comp is not None:
-            raw = comp.value
+        raw = _written(inv, comp)
         if type(raw) is not list or len(raw) != 2:
             return _CANNOT
         a = values.id(raw[0])
@@ -339,6 +338,22 @@ def _code(
             return CAS_FAILED | CERTAIN | ab if fail_cas_happened else DROPPED
         return CAS_ANY | ab
     return _CANNOT
+
+
+_CHANGED: Final = object()
+
+
+def _written(inv: Op, comp: Op | None) -> Any:
+    """What a write or cas wrote: its invocation's value, else its completion's (Knossos
+    invokes some with nil); ``_CHANGED`` when the completion says another value."""
+    v = inv.value
+    if comp is not None:
+        done = comp.value
+        if v is None:
+            return done
+        if done is not None and done is not v and done != v:
+            return _CHANGED
+    return v
 
 
 def _search(

@@ -13,7 +13,10 @@ format             what it is                                      default model
 =================  ==============================================  ===============
 
 Every reader raises ``FormatError`` with a one-line message (file, line, what is wrong,
-what to do).
+what to do): for an op whose fields are wrong, for ops that break the op semantics (a
+completion of another ``f`` or key than its invocation's, or timed before it: see
+``core.formats.semantics``) and for a file without a client's op. ``op_line`` finds the
+line of an op again, for an error found later (a value of the wrong type for the model).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from core.formats.errors import FormatError, format_error
 from core.formats.fields import MAX_INT
 from core.formats.files import decode, open_regular, read_rest
 from core.formats.jsonl import read_history_jsonl, read_json, truncation_note
+from core.formats.semantics import refuse_empty
 from core.history import History
 
 __all__ = [
@@ -46,6 +50,7 @@ __all__ = [
     "default_model",
     "detect_format",
     "history_file",
+    "op_line",
     "read_file",
     "read_history",
 ]
@@ -129,6 +134,12 @@ def read_file(
     history's test.json names to its model (the workloads' registry knows them). Raises
     FormatError (one line) for anything that is not a history of a known format."""
     path = history_file(Path(path))
+    read = _read_file(path, budget, max_time, model_of)
+    refuse_empty(path, read.history.ops)
+    return read
+
+
+def _read_file(path: Path, budget: Budget | None, max_time: int, model_of: ModelOf | None) -> Read:
     paused = gc.isenabled()
     gc.disable()  # reading makes many long-lived objects and no cycles
     try:
@@ -152,6 +163,19 @@ def read_file(
     finally:
         if paused:
             gc.enable()
+
+
+def op_line(path: Path | str, fmt: str, position: int) -> int | None:
+    """The line of the op at ``position`` of the history ``read_file`` read from ``path``
+    in the format ``fmt`` (None: no such op)."""
+    path = history_file(Path(path))
+    if fmt == "jsonl":
+        from core.formats.jsonl import op_line as line
+    elif fmt == "porcupine-etcd":
+        from core.formats.porcupine_etcd import op_line as line
+    else:
+        from core.formats.jepsen_edn import op_line as line
+    return line(path, position)
 
 
 def default_model(path: Path, model_of: ModelOf | None = None) -> str:

@@ -1,7 +1,8 @@
 /* The checks of big JSONL histories' ops that no annotation says, in C: ``check_lines``
  * of core/formats/jsonl_fast.py (the reference, and what runs where this is not built)
  * with the op fields read at their slots. A value that is not a scalar or a short list of
- * scalars is handed to a Python callable, as the Python loop does.
+ * scalars is handed to a Python callable, as the Python loop does. ``first_break`` is
+ * core/history.py's: where the ops first break the op semantics (pairing, f, key, time).
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -110,10 +111,107 @@ check_lines(PyObject *self, PyObject *args)
     return PyLong_FromLongLong(previous);
 }
 
+/* A str equal to the ASCII literal ``lit`` of length ``n``. */
+static int
+eq_ascii(PyObject *s, const char *lit, Py_ssize_t n)
+{
+    return PyUnicode_CheckExact(s) && PyUnicode_GET_LENGTH(s) == n &&
+           PyUnicode_KIND(s) == PyUnicode_1BYTE_KIND &&
+           memcmp(PyUnicode_DATA(s), lit, (size_t)n) == 0;
+}
+
+/* Whether the fields at ``off`` of two ops are equal (-1 on a Python error). */
+static int
+same(PyObject *a, PyObject *b, Py_ssize_t off)
+{
+    PyObject *x = FIELD(a, off), *y = FIELD(b, off);
+    if (x == NULL || y == NULL)
+        return x == y;
+    return PyObject_RichCompareBool(x, y, Py_EQ);
+}
+
+/* The position of the first op breaking the op semantics, -1 if none, -2 on an error. */
+static Py_ssize_t
+find_break(PyObject *ops, PyTypeObject *op_type, PyObject *open_, PyObject *retired)
+{
+    Py_ssize_t o_process, o_type, o_f, o_key, o_time;
+    if (slot_offset(op_type, "process", &o_process) < 0 ||
+        slot_offset(op_type, "type", &o_type) < 0 || slot_offset(op_type, "f", &o_f) < 0 ||
+        slot_offset(op_type, "key", &o_key) < 0 || slot_offset(op_type, "time", &o_time) < 0) {
+        PyErr_SetString(PyExc_TypeError, "not an op type");
+        return -2;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(ops);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PyList_GET_ITEM(ops, i);
+        if (Py_TYPE(x) != op_type) {
+            PyErr_SetString(PyExc_TypeError, "not an op");
+            return -2;
+        }
+        PyObject *p = FIELD(x, o_process), *t = FIELD(x, o_type);
+        if (p == NULL || t == NULL)
+            return i;
+        if (eq_ascii(p, "nemesis", 7))
+            continue;
+        if (eq_ascii(t, "invoke", 6)) {
+            int busy = PyDict_Contains(open_, p);
+            if (busy < 0)
+                return -2;
+            int gone = busy ? 0 : PySet_Contains(retired, p);
+            if (gone < 0)
+                return -2;
+            if (busy || gone)
+                return i;
+            if (PyDict_SetItem(open_, p, x) < 0)
+                return -2;
+            continue;
+        }
+        PyObject *inv = PyDict_GetItemWithError(open_, p);
+        if (inv == NULL)
+            return PyErr_Occurred() ? -2 : i;
+        int same_f = same(x, inv, o_f);
+        if (same_f <= 0)
+            return same_f < 0 ? -2 : i;
+        int same_key = same(x, inv, o_key);
+        if (same_key <= 0)
+            return same_key < 0 ? -2 : i;
+        PyObject *t1 = FIELD(x, o_time), *t0 = FIELD(inv, o_time);
+        if (t1 == NULL || t0 == NULL)
+            return i;
+        int early = PyObject_RichCompareBool(t1, t0, Py_LT);
+        if (early != 0)
+            return early < 0 ? -2 : i;
+        if (eq_ascii(t, "info", 4) && PySet_Add(retired, p) < 0)
+            return -2;
+        if (PyDict_DelItem(open_, p) < 0)
+            return -2;
+    }
+    return -1;
+}
+
+static PyObject *
+first_break(PyObject *self, PyObject *args)
+{
+    PyObject *ops;
+    PyTypeObject *op_type;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &ops, &PyType_Type, &op_type))
+        return NULL;
+    PyObject *open_ = PyDict_New(), *retired = PySet_New(NULL);
+    Py_ssize_t at = (open_ == NULL || retired == NULL)
+                        ? -2
+                        : find_break(ops, op_type, open_, retired);
+    Py_XDECREF(open_);
+    Py_XDECREF(retired);
+    return at == -2 ? NULL : PyLong_FromSsize_t(at);
+}
+
 static PyMethodDef methods[] = {
     {"check_lines", check_lines, METH_VARARGS,
      "check_lines(ops, op_type, previous, max_time, complex_ok): the last op's index, or -2 "
      "at the first op that fails a check (core/formats/jsonl_fast.py)."},
+    {"first_break", first_break, METH_VARARGS,
+     "first_break(ops, op_type): the position of the first op breaking the op semantics, or "
+     "-1 (core/history.py's first_break)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -4,9 +4,10 @@ A file is either one vector (or list) of op maps, or one op map per top-level fo
 map needs ``:process``, ``:type`` and ``:f``; ``:value``, ``:key``, ``:error``, ``:node``
 and ``:time`` are kept when present. Every key of an op map is a keyword; porcupine's kv
 logs hold only ``:process :type :f :key :value`` (anything else in one is garbage, not a
-field to skip). Index is the position in the file; time is the file's ``:time`` when ops
-have one (then every op must, a non-negative integer), else the position (Knossos files
-record only order). Fields are checked by ``core.formats.fields.make_op``.
+field to skip), and every one of them names its key. Index is the position in the file;
+time is the file's ``:time`` when ops have one (then every op must, a non-negative
+integer), else the position (Knossos files record only order). Fields are checked by
+``core.formats.fields.make_op``, the op semantics by ``core.formats.semantics``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from core.formats.errors import format_error
 from core.formats.fields import FieldError, make_op
 from core.formats.files import read_text
 from core.formats.jsonl import CHECK_EVERY
+from core.formats.semantics import refuse_breaks
 from core.history import History
 from core.ops import Op
 
@@ -53,7 +55,17 @@ def read_edn_history(
             ops.append(_op(i, ev, timed))
         except FieldError as err:
             raise format_error(path, lines[i], str(err), _FIX) from None
+    refuse_breaks(path, ops, lines.__getitem__)
     return History(ops)
+
+
+def op_line(path: Path, position: int) -> int | None:
+    """The line of the op at ``position`` of the EDN history in ``path`` (None: no such
+    op). Read again: only an error needs it."""
+    for at, (_, line) in enumerate(iter_elements(read_text(path))):
+        if at == position:
+            return line
+    return None
 
 
 def _event(path: Path, form: Any, line: int, kv: bool) -> dict[str, Any]:
@@ -72,6 +84,10 @@ def _event(path: Path, form: Any, line: int, kv: bool) -> dict[str, Any]:
     for k in ("process", "type", "f"):
         if k not in form:
             raise format_error(path, line, f"op map without :{k}", _FIX)
+    if kv and "key" not in form:
+        raise format_error(
+            path, line, "a kv op without :key", "every op of a kv log names the key it is on"
+        )
     return form
 
 

@@ -3,7 +3,8 @@
 Every line is one JSON value (blank lines aside), in strict UTF-8, without ``NaN`` or
 ``Infinity``; a history's lines are op objects whose fields ``make_op`` checks, with
 indices that increase, and no other fields (what ``Op.to_json`` writes: anything else in
-an op is garbage, not a field to skip). The one thing tolerated is what a killed writer
+an op is garbage, not a field to skip), keeping the op semantics
+(``core.formats.semantics``). The one thing tolerated is what a killed writer
 leaves: a last line cut short (no newline after it, the start of a JSON object). It is
 dropped and said: ``JsonLines.truncated`` is its line number.
 """
@@ -21,10 +22,18 @@ from core.formats.errors import FormatError, format_error
 from core.formats.fields import MAX_INT, FieldError, make_op
 from core.formats.files import bad_utf8, open_regular, read_bytes
 from core.formats.jsonl_fast import MIN_BYTES, read_ops
+from core.formats.semantics import refuse_breaks
 from core.history import History
 from core.ops import Op
 
-__all__ = ["CHECK_EVERY", "JsonLines", "read_history_jsonl", "read_json", "truncation_note"]
+__all__ = [
+    "CHECK_EVERY",
+    "JsonLines",
+    "op_line",
+    "read_history_jsonl",
+    "read_json",
+    "truncation_note",
+]
 
 CHECK_EVERY: Final = 8192
 """Lines between two looks at the time and memory budget."""
@@ -178,8 +187,9 @@ def read_history_jsonl(
 ) -> tuple[History, int | None]:
     """The ops of a ``history.jsonl`` file (``file``: already open, at its start), and the
     line number of a truncated last line that was dropped (None if there was none). Times
-    above ``max_time`` are errors. A big file is read by the fast path
-    (``core.formats.jsonl_fast``) when it accepts every line, else by the one below."""
+    above ``max_time`` are errors, and so are ops that break the op semantics. A big file
+    is read by the fast path (``core.formats.jsonl_fast``) when it accepts every line,
+    else by the one below."""
     if file is None:
         with open_regular(path) as f:
             return read_history_jsonl(path, budget, max_time, f)
@@ -218,7 +228,17 @@ def read_history_jsonl(
             raise lines.error(n, f"index {op.index} does not follow index {previous}")
         previous = op.index
         ops.append(op)
+    refuse_breaks(path, ops, lambda i: op_line(path, i))
     return History(ops), lines.truncated
+
+
+def op_line(path: Path, position: int) -> int | None:
+    """The line of the op at ``position`` of the history in ``path`` (None: no such op).
+    Read again: only an error needs it."""
+    for at, (n, _) in enumerate(JsonLines(path)):
+        if at == position:
+            return n
+    return None
 
 
 def _size(file: BinaryIO) -> int:

@@ -4,12 +4,13 @@
 names msgspec checks as it parses (``Op``'s annotations: the checks of
 ``core.formats.fields.make_op`` that a type can say); what no type says (a value's depth,
 size and 64-bit integers, a key's 64 bits, times under ``max_time``, increasing indices)
-is checked here as the ops are built. It never words an error: at the first line it does
-not accept, it gives up (``None``), and the caller reads the file again with the plain
-reader (``core.formats.jsonl``), which says what is wrong, where, and what to do, exactly
-as before. Anything the plain reader accepts and this path does not (a lone surrogate
-escape, a number out of a float's range) is read by the plain reader too. Without
-msgspec (an optional speed-up) every file takes the plain path.
+is checked here as the ops are built, and the op semantics (``core.history.first_break``:
+each completion paired with its invocation) once they are all read. It never words an
+error: at the first line it does not accept, it gives up (``None``), and the caller reads
+the file again with the plain reader (``core.formats.jsonl``), which says what is wrong,
+where, and what to do, exactly as before. Anything the plain reader accepts and this path
+does not (a lone surrogate escape, a number out of a float's range) is read by the plain
+reader too. Without msgspec (an optional speed-up) every file takes the plain path.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any, BinaryIO, Final
 
 from core.formats.budget import Budget
 from core.formats.fields import FieldError, check_value
+from core.history import first_break
 from core.ops import Op
 
 __all__ = ["MIN_BYTES", "read_ops"]
@@ -60,7 +62,7 @@ def read_ops(f: BinaryIO, budget: Budget | None, max_time: int) -> list[Op] | No
 
 
 def _read(f: BinaryIO, decode: Any, budget: Budget | None, max_time: int) -> list[Op] | None:
-    check = _checker()
+    check, find_break = _checker()
     ops: list[Op] = []
     previous = -1
     rest = b""
@@ -86,7 +88,9 @@ def _read(f: BinaryIO, decode: Any, budget: Budget | None, max_time: int) -> lis
         ops += lines
     if rest.strip():
         return None  # a last line without a newline (maybe cut short): the plain reader's
-    return ops
+    if budget is not None:
+        budget.check("reading", len(ops))
+    return None if find_break(ops) >= 0 else ops
 
 
 FAIL: Final = -2
@@ -117,14 +121,24 @@ def check_lines(lines: list[Op], previous: int, max_time: int) -> int:
     return previous
 
 
-def _checker() -> Callable[[list[Op], int, int], int]:
-    """``check_lines``, in C where ``_scan.c`` is built."""
+def break_at(ops: list[Op]) -> int:
+    """The position of the first op breaking the op semantics, or -1 (``_scan.c``'s
+    ``first_break`` says the same in C)."""
+    found = first_break(ops)
+    return -1 if found is None else found.position
+
+
+def _checker() -> tuple[Callable[[list[Op], int, int], int], Callable[[list[Op]], int]]:
+    """``check_lines`` and ``break_at``, in C where ``_scan.c`` is built."""
     try:
         scan = importlib.import_module("core.formats._scan")
     except ImportError:
-        return check_lines
-    return lambda lines, previous, max_time: int(
-        scan.check_lines(lines, Op, previous, max_time, _complex_ok)
+        return check_lines, break_at
+    return (
+        lambda lines, previous, max_time: int(
+            scan.check_lines(lines, Op, previous, max_time, _complex_ok)
+        ),
+        lambda ops: int(scan.first_break(ops, Op)),
     )
 
 

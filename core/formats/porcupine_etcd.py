@@ -4,7 +4,8 @@ Fields are separated by tabs or spaces. Values are ``nil``, an integer, ``[old n
 a cas, or ``:timed-out`` on an ``:info`` write/cas or a ``:fail`` read. The reader keeps the
 facts as written: ``:timed-out`` becomes ``error="timed-out"`` with no value, and a
 ``:fail :cas`` stays a fail (the etcd model decides it means "happened without effect").
-Index and time are the line's position among the ops.
+Index and time are the line's position among the ops; the ops keep the op semantics
+(``core.formats.semantics``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from core.formats.errors import format_error
 from core.formats.fields import MAX_DIGITS, make_op
 from core.formats.files import read_text
 from core.formats.jsonl import CHECK_EVERY
+from core.formats.semantics import refuse_breaks
 from core.history import History
 from core.ops import OP_TYPES, Op
 
@@ -26,10 +28,11 @@ _FIX = "expected lines like 'INFO  jepsen.util - 3\\t:ok\\t:cas\\t[1 2]'"
 
 
 def read_etcd_log(path: Path, text: str | None = None, budget: Budget | None = None) -> History:
-    """The ops of a porcupine etcd log (an empty file is an empty history)."""
+    """The ops of a porcupine etcd log."""
     if text is None:
         text = read_text(path, budget)
     ops: list[Op] = []
+    lines: list[int] = []
     for n, raw in enumerate(text.splitlines(), start=1):
         if budget is not None and not n % CHECK_EVERY:
             budget.check("reading", len(ops))
@@ -55,7 +58,19 @@ def read_etcd_log(path: Path, text: str | None = None, budget: Budget | None = N
             ops.append(make_op(i, i, _int(process), type_, f, value, error=error))
         except ValueError as e:  # a FieldError, or a process beyond 64 bits
             raise format_error(path, n, str(e), _FIX) from None
+        lines.append(n)
+    refuse_breaks(path, ops, lines.__getitem__)
     return History(ops)
+
+
+def op_line(path: Path, position: int) -> int | None:
+    """The line of the op at ``position`` of the log in ``path`` (None: no such op)."""
+    at = -1
+    for n, raw in enumerate(read_text(path).splitlines(), start=1):
+        at += bool(raw.strip())
+        if at == position:
+            return n
+    return None
 
 
 def _value(raw: str) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -119,7 +120,7 @@ ODD_KEYS: list[object] = [None, "k", 3, 2**64 - 1, 2**64, -(2**63) - 1, True, 1.
 def test_the_c_checks_agree_with_the_python_ones() -> None:
     """Every value and key the reader may meet, indices in and out of order, times under
     and over the bound: ``_scan.c`` says what ``check_lines`` says."""
-    check = jsonl_fast._checker()
+    check, _ = jsonl_fast._checker()
     assert check is not jsonl_fast.check_lines  # the C one
     for value in ODD_VALUES:
         for key in ODD_KEYS:
@@ -127,6 +128,70 @@ def test_the_c_checks_agree_with_the_python_ones() -> None:
                 lines = [Op(1, 1, 0, "ok", "read"), Op(index, time, 0, "ok", "read", value, key)]
                 expected = jsonl_fast.check_lines(lines, 0, 50)
                 assert check(lines, 0, 50) == expected, (value, key, index, time)
+
+
+def _broken(ops: list[Op], rng: random.Random) -> list[Op]:
+    """``ops`` with one change that may break the op semantics (or not: a swap of two
+    ops of different processes, a time that stays after its invocation's)."""
+    ops = list(ops)
+    i = rng.randrange(len(ops))
+    op = ops[i]
+    kind = rng.choice(("f", "key", "time", "swap", "delete", "duplicate", "process", "type"))
+    if kind == "f":
+        ops[i] = op.with_(f=rng.choice(("read", "write", "cas", "zz")))
+    elif kind == "key":
+        ops[i] = op.with_(key=rng.choice((None, 0, 1, "0", 2**64 - 1)))
+    elif kind == "time":
+        ops[i] = op.with_(time=max(0, op.time - rng.randrange(3000)))
+    elif kind == "swap":
+        j = rng.randrange(len(ops))
+        ops[i], ops[j] = ops[j], ops[i]
+    elif kind == "delete":
+        del ops[i]
+    elif kind == "duplicate":
+        ops.insert(rng.randrange(len(ops)), op)
+    elif kind == "process":
+        ops[i] = op.with_(process=rng.choice((0, 1, 7, "nemesis", "x")))
+    else:
+        ops[i] = op.with_(type=rng.choice(("invoke", "ok", "fail", "info")))
+    return ops
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("core.formats._scan") is None
+    and os.environ.get("HARNESS_REQUIRE_COMPILED") != "1",
+    reason="the C checks are not built here (scripts/compile_checker.py)",
+)
+def test_the_c_pairing_check_agrees_with_the_python_one() -> None:
+    """Issue 29: ``_scan.c``'s ``first_break`` finds the op ``core.history.first_break``
+    finds, on histories with one change of every kind (f, key, time, order, process)."""
+    _, find = jsonl_fast._checker()
+    assert find is not jsonl_fast.break_at  # the C one
+    rng = random.Random(29)
+    broken = 0
+    for seed in range(300):
+        ops = list(simulate("cas-register", 30, processes=4, keys=2, p_info=0.1, seed=seed))
+        assert find(ops) == jsonl_fast.break_at(ops) == -1
+        bad = _broken(ops, rng)
+        assert find(bad) == jsonl_fast.break_at(bad), seed
+        broken += jsonl_fast.break_at(bad) >= 0
+    assert broken > 150
+
+
+def test_a_big_history_that_breaks_the_op_semantics_gets_the_plain_readers_error(
+    big: tuple[Path, str], tmp_path: Path
+) -> None:
+    """The fast path gives up on a big file whose ops break the op semantics: the plain
+    reader names the line."""
+    _, text = big
+    lines = text.splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if '"type":"ok","f":"write"' in line)
+    lines[at] = lines[at].replace('"f":"write"', '"f":"read"')
+    path = tmp_path / "history.jsonl"
+    path.write_text("".join(lines))
+    assert jsonl_fast.read_ops(io.BytesIO(path.read_bytes()), None, jsonl.MAX_INT) is None
+    with pytest.raises(FormatError, match=rf":{at + 1}: process \d+'s ok 'read' completes"):
+        read_file(path)
 
 
 def test_ops_decode_with_their_constraints_when_msgspec_is_imported_alone() -> None:

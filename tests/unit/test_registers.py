@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checkers.linear import registers
+from checkers.linear.model import ModelError
 from checkers.linear.models import MODELS
 from checkers.linear.models.register import RegisterModel
 from checkers.linear.plain import plain_check
@@ -107,11 +108,25 @@ UNKNOWN_F = [op(0, 0, "invoke", "append", 1), op(1, 0, "ok", "append", 1)]
 ORPHAN = [op(0, 0, "ok", "write", 1)]
 BAD_CAS = [op(0, 0, "invoke", "cas", 1), op(1, 0, "ok", "cas", 1)]
 KEY_CHANGES = [op(0, 0, "invoke", "write", 1, key=1), op(1, 0, "ok", "write", 1, key=2)]
+# Issue 29: what a register does not hold, or a completion that says another value.
+READ_MAP = [op(0, 0, "invoke", "read"), op(1, 0, "ok", "read", {"a": 1})]
+WRITE_CHANGED = [op(0, 0, "invoke", "write", 1), op(1, 0, "ok", "write", 2)]
+CAS_CHANGED = [op(0, 0, "invoke", "cas", [0, 1]), op(1, 0, "ok", "cas", [0, 2])]
+GIVEN_UP = [
+    WRITE_LIST,
+    TWICE,
+    AFTER_INFO,
+    UNKNOWN_F,
+    ORPHAN,
+    BAD_CAS,
+    KEY_CHANGES,
+    READ_MAP,
+    WRITE_CHANGED,
+    CAS_CHANGED,
+]
 
 
-@pytest.mark.parametrize(
-    "ops", [WRITE_LIST, TWICE, AFTER_INFO, UNKNOWN_F, ORPHAN, BAD_CAS, KEY_CHANGES]
-)
+@pytest.mark.parametrize("ops", GIVEN_UP)
 def test_it_leaves_what_it_does_not_read_to_the_general_path(ops: list[Op]) -> None:
     """Values that are not plain scalars, malformed histories and ops the model does not
     know: the general path reads them (and says what is wrong) exactly as before."""
@@ -130,6 +145,15 @@ def test_it_leaves_what_it_does_not_read_to_the_general_path(ops: list[Op]) -> N
     else:
         assert (fast.valid, fast.summary) == (general.valid, general.summary)
         assert "path" not in fast.details
+
+
+@pytest.mark.parametrize("ops", [READ_MAP, WRITE_CHANGED, CAS_CHANGED])
+def test_a_value_the_register_does_not_hold_is_a_model_error(ops: list[Op]) -> None:
+    """Issue 29: a read returning a map was checked (invalid); a write completed with
+    another value than it wrote was checked as the write it invoked."""
+    for model in REGISTERS:
+        with pytest.raises(ModelError, match="op 1 \\(process 0\\): a"):
+            check(History(ops), model)
 
 
 def test_a_hard_partition_goes_to_the_general_search(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -190,9 +214,7 @@ def test_the_c_module_searches_step_for_step_as_the_python_one(
 
 
 @needs_native
-@pytest.mark.parametrize(
-    "ops", [WRITE_LIST, TWICE, AFTER_INFO, UNKNOWN_F, ORPHAN, BAD_CAS, KEY_CHANGES]
-)
+@pytest.mark.parametrize("ops", GIVEN_UP)
 def test_the_c_module_gives_up_where_the_python_one_does(ops: list[Op]) -> None:
     assert both(History(ops), "register") == (None, None)
 

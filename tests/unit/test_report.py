@@ -13,6 +13,7 @@ from checkers.windows import fault_windows
 from core.history import History
 from core.ops import Op
 from core.store import HISTORY_FILE, RESULTS_FILE
+from harness.cli import EXIT_BAD_ARGS, main
 from harness.report import write_report
 from harness.report._metrics import op_stats, quantile
 from tests.support.synthetic import cas_register_run, demo_runs
@@ -164,8 +165,13 @@ def test_a_run_never_checked_says_so(tmp_path: Path) -> None:
     assert "harness check" in html
 
 
-def test_a_malformed_history_still_gets_a_page(tmp_path: Path) -> None:
+def test_a_malformed_history_is_one_line_naming_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 29: a history that breaks the op semantics is no history: no page drawn
+    from it, but the one line naming the line (it was a page saying "malformed")."""
     run = cas_register_run(tmp_path / "r", ops=20, faults=0)
+    lines = len((run / HISTORY_FILE).read_text().splitlines())
     with open(run / HISTORY_FILE, "a") as f:  # a completion nobody invoked
         f.write(
             json.dumps(
@@ -173,9 +179,13 @@ def test_a_malformed_history_still_gets_a_page(tmp_path: Path) -> None:
             )
             + "\n"
         )
-    html = _report(run)
-    assert "The history is malformed" in html
-    assert _data(html)["timeline"] is None
+    assert main(["report", str(run)]) == EXIT_BAD_ARGS
+    err = capsys.readouterr().err
+    assert err == (
+        f"harness: {run / HISTORY_FILE}:{lines + 1}: a completion (ok) of process 77, which has "
+        "no open invocation; a completion must follow its process's invocation\n"
+    )
+    assert not (run / "report.html").exists()
 
 
 def test_availability_is_counted_inside_and_outside_fault_windows() -> None:

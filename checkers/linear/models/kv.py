@@ -3,6 +3,8 @@
 Each key is a string register starting empty: ``get`` returns it, ``put`` replaces it,
 ``append`` adds to its end. A ``fail`` did not happen; an ``info`` put/append may take
 effect at any time after invocation, or never. A get that returned nil reads as ``""``.
+Values are strings: any other (a number, a map), or a put or append completed with
+another value than it was invoked with, is a ``ModelError``.
 """
 
 from __future__ import annotations
@@ -10,11 +12,24 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any, Final
 
-from checkers.linear.model import ANY, NOTHING, UNKNOWN, Call, Hint, by_key, unknown_op
+from checkers.linear.model import (
+    ANY,
+    NOTHING,
+    UNKNOWN,
+    Call,
+    Hint,
+    by_key,
+    changed_value,
+    differs,
+    unknown_op,
+    wrong_value,
+)
 from core.history import History
 from core.ops import Op
 
 GET = ("get",)
+HOLDS: Final = "strings (a get may return nil: the empty string)"
+"""The values a key holds, in words."""
 GET_ANY: Final = Hint(True, NOTHING, NOTHING)
 """The hint of a get of unknown result: legal in every state, never changes it."""
 _new: Final = tuple.__new__  # builds a Call or Hint without its Python-level __new__
@@ -34,13 +49,27 @@ class KvModel:
         if f == "get":
             if kind == "ok":
                 value = completion.value  # type: ignore[union-attr]
-                return _new(Call, (GET, value if type(value) is str else _s(value), True))
+                if type(value) is not str:
+                    if value is not None:
+                        raise wrong_value(self.name, completion, "a get returned", value, HOLDS)  # type: ignore[arg-type]
+                    value = ""
+                return _new(Call, (GET, value, True))
             return None if kind == "fail" else _new(Call, (GET, UNKNOWN, False))
         if f == "put" or f == "append":
             if kind == "fail":
                 return None
             value = invoke.value
-            return _new(Call, ((f, value if type(value) is str else _s(value)), None, kind == "ok"))
+            if type(value) is not str:
+                raise wrong_value(
+                    self.name, invoke, f"{'a' if f == 'put' else 'an'} {f} of", value, HOLDS
+                )
+            if (
+                completion is not None
+                and completion.value is not value
+                and differs(completion.value, value)
+            ):
+                raise changed_value(self.name, invoke, completion)
+            return _new(Call, ((f, value), None, kind == "ok"))
         raise unknown_op(self.name, invoke, "get, put and append")
 
     def step(self, state: Any, input: Any, output: Any) -> tuple[bool, Hashable]:
@@ -76,10 +105,6 @@ class KvModel:
 
     def describe_state(self, state: Any) -> str:
         return repr(state)
-
-
-def _s(value: Any) -> str:
-    return value if type(value) is str else "" if value is None else str(value)
 
 
 APPEND_HINT: Final = Hint(False, NOTHING, ANY)

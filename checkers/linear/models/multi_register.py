@@ -5,6 +5,9 @@ Ops: ``read`` and ``write`` whose value is a map ``{key: value}`` (or a list of
 (``f`` read or write) applied in order. Registers start nil; a read of a key must return
 its current value. A ``fail`` did not happen; an ``info`` may take effect at any time
 after invocation, or never (its reads constrain nothing). Not partitioned: an op spans keys.
+Keys and values are plain (nil, booleans, numbers, strings); anything else, a micro-op
+other than read or write, or a write completed with another value than it was invoked
+with, is a ``ModelError``.
 """
 
 from __future__ import annotations
@@ -15,10 +18,12 @@ from typing import Any
 from checkers.linear.model import (
     ANY,
     NOTHING,
+    SCALARS,
     UNKNOWN,
     Call,
     Hint,
-    freeze,
+    changed_value,
+    differs,
     outcome,
     result_value,
     unknown_op,
@@ -43,10 +48,12 @@ class MultiRegisterModel:
         kind = outcome(completion)
         if kind == "fail":
             return None
+        if f == "write" and completion is not None and differs(completion.value, invoke.value):
+            raise changed_value(self.name, invoke, completion)
         source = result_value(invoke, completion) if kind == "ok" else invoke.value
         try:
             micro = _micro_ops(f, source)
-        except (TypeError, ValueError, IndexError):
+        except (TypeError, ValueError, IndexError, KeyError):
             known = "maps {key: value} or [[f key value] ...]"
             raise unknown_op(self.name, invoke, known) from None
         if kind == "info":
@@ -80,10 +87,17 @@ class MultiRegisterModel:
 
 
 def _micro_ops(f: str, value: Any) -> tuple[Micro, ...]:
+    """The micro-ops of an op's value; ValueError (or TypeError, IndexError) for a value
+    that is not a map, a list of pairs or of ``[f key value]`` micro-ops of plain values."""
     if f == "txn":
-        return tuple((str(m[0]), freeze(m[1]), freeze(m[2])) for m in value)
-    items = value.items() if isinstance(value, dict) else value
-    return tuple((f, freeze(k), freeze(v)) for k, v in items)
+        micro = tuple((m[0], m[1], m[2]) for m in value)
+    else:
+        items = value.items() if isinstance(value, dict) else value
+        micro = tuple((f, k, v) for k, v in items)
+    for g, k, v in micro:
+        if g not in ("read", "write") or type(k) not in SCALARS or type(v) not in SCALARS:
+            raise ValueError("not a micro-op of plain values")
+    return micro
 
 
 MULTI_REGISTER = MultiRegisterModel()

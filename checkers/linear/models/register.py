@@ -8,7 +8,9 @@
   (the compare did not match); a failed read (``:timed-out``) constrains nothing.
 
 In all three, ``info`` write/cas may take effect at any time after invocation, or never.
-Histories with keys are checked per key.
+Histories with keys are checked per key. A register holds plain values (nil, booleans,
+numbers, strings): a read returning a map, a write or cas of a list, or a write or cas
+completed with another value than it was invoked with is a ``ModelError``.
 """
 
 from __future__ import annotations
@@ -18,12 +20,16 @@ from typing import Any, Final
 
 from checkers.linear.model import (
     NOTHING,
+    SCALARS,
     UNKNOWN,
     Call,
     Hint,
     by_key,
+    changed_value,
+    differs,
     freeze,
     unknown_op,
+    wrong_value,
 )
 from core.history import History
 from core.ops import Op
@@ -33,6 +39,8 @@ READ_ANY: Final = Hint(True, NOTHING, NOTHING)
 """The hint of a call legal in every state that never changes it."""
 _new: Final = tuple.__new__  # builds a Call or Hint without its Python-level __new__
 READ_UNKNOWN: Final = Call(READ, UNKNOWN, False)
+HOLDS: Final = "nil, booleans, numbers and strings"
+"""The values a register holds, in words."""
 # The calls of int reads, writes and cases, shared: most histories use few values, and a
 # call costs more to build than to find. Bounded: cleared when full.
 _READS: dict[int, Call] = {}
@@ -79,8 +87,11 @@ class RegisterModel:
         kind = "info" if completion is None else completion.type
         if f == "cas":
             raw = invoke.value
-            if raw is None and completion is not None:
-                raw = completion.value
+            if completion is not None:
+                if raw is None:
+                    raw = completion.value
+                elif completion.value is not raw and differs(completion.value, raw):
+                    raise changed_value(self.name, invoke, completion)
             if (raw.__class__ is not list and not isinstance(raw, (list, tuple))) or len(raw) != 2:
                 raise unknown_op(self.name, invoke, "a cas value [old new]")
             old, new = raw
@@ -98,8 +109,10 @@ class RegisterModel:
                 if c is None:
                     c = _cached(_CASES, key3, (("cas", old, new), output, kind != "info"))
                 return c
-            inp = ("cas", freeze(old), freeze(new))
-            return _new(Call, (inp, output, kind != "info"))
+            for v in (old, new):
+                if type(v) not in SCALARS:
+                    raise wrong_value(self.name, invoke, "a cas expected or wrote", v, HOLDS)
+            return _new(Call, (("cas", old, new), output, kind != "info"))
         if f == "read":
             if kind == "ok":
                 value = completion.value  # type: ignore[union-attr]
@@ -108,21 +121,29 @@ class RegisterModel:
                     return _cached(_READS, value, (READ, value, True)) if c is None else c
                 if value is None:
                     return None if self.nil_read_any else _new(Call, (READ, None, True))
-                return _new(Call, (READ, freeze(value), True))
+                if type(value) not in SCALARS:
+                    raise wrong_value(self.name, completion, "a read returned", value, HOLDS)  # type: ignore[arg-type]
+                return _new(Call, (READ, value, True))
             return None if kind == "fail" else READ_UNKNOWN
         if f == "write":
             if kind == "fail":
                 return None
             value = invoke.value
-            if value is None and completion is not None:
-                value = completion.value
+            if completion is not None:
+                done = completion.value
+                if value is None:
+                    value = done
+                elif done is not value and differs(done, value):
+                    raise changed_value(self.name, invoke, completion)
             if value.__class__ is int:
                 cache = _WRITES if kind == "ok" else _UNSURE_WRITES
                 c = cache.get(value)
                 if c is None:
                     c = _cached(cache, value, (("write", value), None, kind == "ok"))
                 return c
-            return _new(Call, (("write", freeze(value)), None, kind == "ok"))
+            if type(value) not in SCALARS:
+                raise wrong_value(self.name, invoke, "a write of", value, HOLDS)
+            return _new(Call, (("write", value), None, kind == "ok"))
         raise unknown_op(self.name, invoke, "read, write and cas")
 
     def step(self, state: Any, input: Any, output: Any) -> tuple[bool, Hashable]:
