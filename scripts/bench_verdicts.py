@@ -7,7 +7,8 @@ history or run directory of ``tests/unit/histories`` with ``harness check``'s ow
 compiled checker when built, or the plain one with ``HARNESS_PURE_PYTHON=1``), and
 compares everything but the times: the verdict, the explanation, the counterexample and
 the search's counts (steps, model steps, configurations), so a refactor of the search
-that changed the order of its work would show. Exit 1 on any difference.
+that changed the order of its work would show (a file one checkout refuses as bad input
+shows as a verdict of None with its error). Exit 1 on any difference.
 ``--verdicts-only`` compares the verdicts alone, and that each invalid one here is
 explained: for a change that decides some histories another way (the register path), which
 may find another invalid partition, with other counts.
@@ -57,6 +58,7 @@ def _timeless(x: Any) -> Any:
 def emit(root: Path) -> None:
     """One JSON line per history: its result under the checkout ``root``."""
     sys.path.insert(0, str(root))
+    from core.errors import HarnessError
     from harness.checkcmd import check_path  # the checkout's own, imported after the path
 
     for path in histories():
@@ -65,9 +67,12 @@ def emit(root: Path) -> None:
             where = path
             if path.is_dir():  # a check writes its results into a run directory: a copy's
                 where = Path(shutil.copytree(path, Path(tmp) / path.name))
-            out = check_path(
-                where, model=model, time_limit=120, memory_limit=None, out=None, oom=[b""]
-            )
+            try:
+                out = check_path(
+                    where, model=model, time_limit=120, memory_limit=None, out=None, oom=[b""]
+                )
+            except HarnessError as e:  # not a history (an empty file)
+                out = {"file": str(where), "valid": None, "error": str(e)}
         line = json.dumps(_timeless(out), sort_keys=True, default=str)
         print(line.replace(str(where), str(path.relative_to(ROOT.parent))), flush=True)
 
