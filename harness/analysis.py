@@ -19,6 +19,7 @@ from rich.console import Console
 
 from checkers import faults, linearizability
 from checkers.anomalies import KEY, other
+from checkers.linear.model import ModelError
 from checkers.record import Checker, Limits, RunRecord
 from checkers.result import (
     INTERRUPTED,
@@ -29,7 +30,7 @@ from checkers.result import (
     verdict_word,
 )
 from core.errors import HarnessError
-from core.formats import Budget, FormatError
+from core.formats import Budget, FormatError, op_line
 from core.formats.jsonl import read_history_jsonl, truncation_note
 from core.store import (
     EVENTS_FILE,
@@ -143,6 +144,8 @@ def check_run(
         except MemoryError:
             raise  # out of memory is exit 255 with its line built beforehand, not a verdict
         except Exception as e:  # a checker crash is not a verdict
+            if isinstance(e, ModelError):
+                _refuse_unreadable(run_dir, record, e)
             name = _name_of(checker)
             r = CheckResult(name, "unknown", f"the checker crashed: {type(e).__name__}: {e}")
         results.append(r)
@@ -173,6 +176,15 @@ def check_run(
     if write:
         write_json(run_dir / RESULTS_FILE, out)
     return out
+
+
+def _refuse_unreadable(run_dir: Path, record: RunRecord, e: ModelError) -> None:
+    """HarnessError (one line naming the line) when the model could not read an op of
+    the run's history (a register read returning a map): that is no history, and no
+    verdict is drawn from it. An op a checker made itself is left to be its crash."""
+    line = None if e.op is None else op_line(run_dir, "jsonl", record.history.ops, e.op)
+    if line is not None:
+        raise HarnessError(f"{run_dir / HISTORY_FILE}:{line}: {e}") from None
 
 
 def _name_of(checker: Checker) -> str:

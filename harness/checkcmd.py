@@ -125,8 +125,7 @@ def _where(path: Path, read: Read, op: Op | None) -> str:
         return str(path)
     from core.formats import op_line  # only an error needs it
 
-    at = next((i for i, o in enumerate(read.history) if o is op), None)
-    line = None if at is None else op_line(path, read.format, at)
+    line = op_line(path, read.format, read.history.ops, op)
     return str(path) if line is None else f"{path}:{line}"
 
 

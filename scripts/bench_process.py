@@ -160,7 +160,11 @@ def bench_sets(rounds: int, time_limit: float) -> None:
     """Per reference set: one process over all its files, and one over its first file;
     porcupine's total from MANIFEST.tsv."""
     with open(SHARED / "MANIFEST.tsv") as f:
-        rows = [r for r in csv.DictReader(f, delimiter="\t") if r["file"].endswith(HISTORIES)]
+        rows = [
+            r
+            for r in csv.DictReader(f, delimiter="\t")
+            if r["file"].endswith(HISTORIES) and r["expected_verdict"] != "none"  # no history
+        ]
     files = {
         name: [SHARED / r["file"] for r in rows if r["file"].startswith(sub)]
         for name, sub in SETS.items()

@@ -13,15 +13,21 @@ duplicated, swapped or deleted; for run directories also a record replaced by a 
 device or a directory, and a link (to a file outside the run, dangling, or to a folder
 outside) planted at a record or at a name ``check`` writes (results.json, its old
 temporary name, report.html), which is then checked with its results and report written
-into the run directory itself. A mutation says whether its result can still be a history
-(``must_fail`` False: garbage tokens, truncations, line shuffles) or cannot. Each input is
+into the run directory itself. Semantic mutations (issue 29) keep every op well formed and
+make the file no history: a completion of another f than its invocation's, a write
+completed with another value, a completion timed before its invocation, a value of a type
+the model does not hold (a register read returning a map), an op without the key its pair
+has (or, in a kv log, without a key), a file without ops (empty, ``[]``, comments alone).
+A mutation says whether its result can still be a history (``must_fail`` False: garbage
+tokens, truncations, line shuffles) or cannot. Each input is
 checked in-process (``harness.checkcmd.check_path``, which calls the readers), with a
 per-input time limit and an alarm at ``--hang`` seconds, and classified:
 
 - ``error``: a one-line error (what bad input must get);
 - ``verdict``: a verdict (valid, invalid or unknown) on an input that may be a history;
 - findings: ``verdict-on-bad-input`` (a verdict where the input cannot be a history),
-  ``traceback`` (any other exception), ``hang`` (no answer within ``--hang`` s),
+  ``malformed-verdict`` (an unknown verdict for a malformed history: bad input is an
+  error), ``traceback`` (any other exception), ``hang`` (no answer within ``--hang`` s),
   ``long-message`` (an error of more than one line), ``write-outside`` (a file outside
   the run directory changed: a write through a planted link).
 
@@ -34,6 +40,7 @@ Exit 1 if there was any finding.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import re
@@ -57,7 +64,14 @@ from core.errors import HarnessError  # noqa: E402
 from harness.checkcmd import check_path  # noqa: E402
 
 SHARED: Final = ROOT.parent / "shared" / "histories"
-FINDINGS: Final = ("verdict-on-bad-input", "traceback", "hang", "long-message", "write-outside")
+FINDINGS: Final = (
+    "verdict-on-bad-input",
+    "malformed-verdict",
+    "traceback",
+    "hang",
+    "long-message",
+    "write-outside",
+)
 RECORDS: Final = ("history.jsonl", "test.json", "events.jsonl", "resource.jsonl")
 WRITTEN: Final = ("results.json", "results.json.tmp", "report.html")
 """Names ``check`` writes in a run directory (or once did: the temporary name)."""
@@ -288,6 +302,246 @@ def deep_nesting(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool
     return None if out is None else (out, True)
 
 
+# ---- semantic mutations: well-formed ops that make no history (issue 29) ---------------
+# Every seed holds one op per line; each line is read into its process, type and f, and
+# each client completion paired with its invocation, as the readers pair them.
+
+_EDN_OP: Final = re.compile(rb"\{(?=\s*:(?:process|type|f)\b)")
+"""The opening of an op map (a value's map starts with other keys in the seeds)."""
+_EDN_PROCESS: Final = re.compile(rb":process\s+([^\s,{}]+)")
+_EDN_TYPE: Final = re.compile(rb":type\s+:(\w+)")
+_EDN_F: Final = re.compile(rb":f\s+:([\w-]+)")
+_EDN_VALUE: Final = re.compile(rb':value\s+(\[[^\]]*\]|"[^"]*"|[^\s,{}\[\]]+)')
+_EDN_KEY: Final = re.compile(rb':key\s+("[^"]*"|[^\s,{}\[\]]+),?\s*')
+_FS: Final = ("read", "write", "cas", "get", "put", "append", "zz")
+
+
+@dataclass(frozen=True)
+class OpLine:
+    """One op's line: its place among the lines, process, type and f, and the line of
+    its pair (a completion's invocation, an invocation's completion; -1: none)."""
+
+    at: int
+    process: str
+    type: str
+    f: str
+    pair: int
+
+
+def _fields(line: bytes, fmt: str) -> tuple[str, str, str] | None:
+    """(process, type, f) of an op's line, or None for a line that holds no op."""
+    if fmt in ("jsonl", "dir"):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(d, dict) or not {"process", "type", "f"} <= d.keys():
+            return None
+        return str(d["process"]), str(d["type"]), str(d["f"])
+    if fmt == "etcd":
+        m = _ETCD_LINE.match(line)
+        if m is None:
+            return None
+        return m[1].decode(), m[2].decode()[1:], m[3].decode()[1:]
+    found = [r.search(line) for r in (_EDN_PROCESS, _EDN_TYPE, _EDN_F)]
+    if not all(found):
+        return None
+    return tuple(m[1].decode() for m in found)  # type: ignore[index,return-value]
+
+
+def op_lines(lines: list[bytes], fmt: str) -> list[OpLine]:
+    """The ops of a file's lines, each client op paired as the readers pair them."""
+    fields = [(i, _fields(line, fmt)) for i, line in enumerate(lines)]
+    pairs: dict[int, int] = {}
+    open_: dict[str, int] = {}
+    for i, got in fields:
+        if got is None or got[0].lstrip(":").strip('"') == "nemesis":
+            continue
+        process, type_, _ = got
+        if type_ == "invoke":
+            open_[process] = i
+        elif process in open_:
+            j = open_.pop(process)
+            pairs[i], pairs[j] = j, i
+    return [OpLine(i, *got, pairs.get(i, -1)) for i, got in fields if got is not None]
+
+
+def _json_set(line: bytes, **changes: object) -> bytes:
+    d = json.loads(line)
+    for k, v in changes.items():
+        if v is _DROP:
+            d.pop(k, None)
+        else:
+            d[k] = v
+    return json.dumps(d, separators=(",", ":")).encode()
+
+
+_DROP: Final = object()
+
+
+def _other(value: bytes) -> bytes:
+    """Another value of the same kind, as text: a number plus 1000, a string longer, the
+    last number of a list plus 1000."""
+    if value.startswith(b'"'):
+        return value[:-1] + b'zz"'
+    nums = list(re.finditer(rb"-?\d+", value))
+    if not nums:
+        return value + b"1"
+    m = nums[-1]
+    return value[: m.start()] + str(int(m[0]) + 1000).encode() + value[m.end() :]
+
+
+def _mutate_line(
+    rng: random.Random, data: bytes, fmt: str, pick: Callable[[OpLine], bool]
+) -> tuple[list[bytes], OpLine] | None:
+    lines = _lines(data)
+    chosen = [o for o in op_lines(lines, fmt) if pick(o)]
+    return None if not chosen else (lines, rng.choice(chosen))
+
+
+def pairing_f(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    """A completion of another f than its invocation's."""
+    got = _mutate_line(rng, data, fmt, lambda o: o.type != "invoke" and o.pair >= 0)
+    if got is None:
+        return None
+    lines, o = got
+    new = rng.choice([f for f in _FS if f != o.f])
+    line = lines[o.at]
+    if fmt in ("jsonl", "dir"):
+        lines[o.at] = _json_set(line, f=new)
+    elif fmt == "etcd":
+        m = _ETCD_LINE.match(line)
+        assert m is not None
+        lines[o.at] = line[: m.start(3)] + f":{new}".encode() + line[m.end(3) :]
+    else:
+        lines[o.at] = _EDN_F.sub(f":f :{new}".encode(), line, count=1)
+    return b"\n".join(lines), True
+
+
+def pairing_value(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    """An ok write (put, append, cas) that says it wrote another value than it was invoked
+    with. In a run directory a write's completion may carry its result (a lock's fenced
+    write): there it may still be a history."""
+    writes = ("write", "put", "append", "cas")
+    got = _mutate_line(rng, data, fmt, lambda o: o.type == "ok" and o.f in writes and o.pair >= 0)
+    if got is None:
+        return None
+    lines, o = got
+    line = lines[o.at]
+    if fmt in ("jsonl", "dir"):
+        value = json.loads(line).get("value")
+        if value is None:
+            return None
+        new = _other(json.dumps(value).encode())
+        lines[o.at] = _json_set(line, value=json.loads(new))
+    elif fmt == "etcd":
+        m = _ETCD_LINE.match(line)
+        assert m is not None
+        if m[4] in (b"nil", b":timed-out"):
+            return None
+        lines[o.at] = line[: m.start(4)] + _other(m[4]) + line[m.end(4) :]
+    else:
+        m = _EDN_VALUE.search(line)
+        if m is None or m[1] == b"nil":
+            return None
+        lines[o.at] = line[: m.start(1)] + _other(m[1]) + line[m.end(1) :]
+    return b"\n".join(lines), fmt != "dir"
+
+
+def early_completion(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    """A completion timed before its invocation (in an EDN file, every op given a time)."""
+    if fmt not in ("jsonl", "dir", "edn"):
+        return None  # porcupine's logs have no times
+    got = _mutate_line(rng, data, fmt, lambda o: o.type != "invoke" and o.pair >= 0)
+    if got is None:
+        return None
+    lines, o = got
+    if fmt == "edn":  # every op map given a time (a nemesis's may span lines)
+        times = iter(range(100, 10**9, 100))  # every invocation is at 100 or later
+        for i, line in enumerate(lines):
+            stamp = (lambda _: b"{:time 50, ") if i == o.at else _next_time(times)
+            lines[i] = _EDN_OP.sub(stamp, line)
+        return b"\n".join(lines), True
+    invoked = json.loads(lines[o.pair])["time"]
+    if invoked == 0:
+        return None
+    lines[o.at] = _json_set(lines[o.at], time=rng.randrange(invoked))
+    return b"\n".join(lines), True
+
+
+def _next_time(times: Iterator[int]) -> Callable[[re.Match[bytes]], bytes]:
+    return lambda _: f"{{:time {next(times)}, ".encode()
+
+
+_WRONG_JSON: Final = ({"a": 1}, [1, 2], {"k": [1]})
+_WRONG_EDN: Final = (b"{:a 1}", b"[1 2]", b"#{1}")
+_WRONG_KV: Final = (b"{:a 1}", b"5", b"[1]")
+
+
+def wrong_type(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    """A value of a type the model does not hold: a read (get) returning a map or a list,
+    or (not in a run directory, whose writes may carry anything) a write of one."""
+    kinds = ("read", "get") if fmt == "dir" else ("read", "get", "write", "put", "append")
+    got = _mutate_line(rng, data, fmt, lambda o: o.type == "ok" and o.f in kinds and o.pair >= 0)
+    if got is None:
+        return None
+    lines, o = got
+    targets = [o.at] if o.f in ("read", "get") else [o.at, o.pair]  # a write: both alike
+    for at in targets:
+        line = lines[at]
+        if fmt in ("jsonl", "dir"):
+            lines[at] = _json_set(line, value=rng.choice(_WRONG_JSON))
+        elif fmt == "etcd":
+            m = _ETCD_LINE.match(line)
+            assert m is not None
+            lines[at] = line[: m.start(4)] + b"[1 2]" + line[m.end(4) :]
+        else:
+            m = _EDN_VALUE.search(line)
+            new = rng.choice(_WRONG_EDN if fmt == "edn" else _WRONG_KV)
+            if m is None:
+                lines[at] = line.replace(b"}", b", :value " + new + b"}", 1)
+            else:
+                lines[at] = line[: m.start(1)] + new + line[m.end(1) :]
+    return b"\n".join(lines), True
+
+
+def missing_key(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    """An op without the key its pair has (in a kv log, any op without its key)."""
+    if fmt == "kv":
+        spots = [i for i, line in enumerate(_lines(data)) if _EDN_KEY.search(line)]
+        if not spots:
+            return None
+        lines = _lines(data)
+        at = rng.choice(spots)
+        lines[at] = _EDN_KEY.sub(b"", lines[at], count=1)
+        return b"\n".join(lines), True
+    if fmt not in ("jsonl", "dir"):
+        return None  # Knossos and etcd logs have no keys
+    got = _mutate_line(rng, data, fmt, lambda o: o.pair >= 0)
+    if got is None:
+        return None
+    lines, o = got
+    if json.loads(lines[o.at]).get("key") is None:
+        return None
+    lines[o.at] = _json_set(lines[o.at], key=_DROP)
+    return b"\n".join(lines), True
+
+
+_EMPTY: Final = {
+    "jsonl": (b"", b"\n\n", b"  \n"),
+    "edn": (b"", b"[]", b"[]\n", b"; nothing\n;; here\n", b"()"),
+    "kv": (b"", b"[]", b"; nothing here\n", b"\n"),
+    "etcd": (b"", b"\n", b"\n  \n"),
+}
+
+
+def empty(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    """A file without ops: empty, ``[]``, comments or blank lines alone."""
+    if fmt not in _EMPTY:
+        return None  # a run directory's empty history is another matter
+    return rng.choice(_EMPTY[fmt]), True
+
+
 FILE_MUTATIONS: Final[dict[str, Mutation]] = {
     "bad-utf8": bad_utf8,
     "random-bytes": random_bytes,
@@ -298,6 +552,12 @@ FILE_MUTATIONS: Final[dict[str, Mutation]] = {
     "type-swap": type_swap,
     "huge-number": huge_number,
     "deep-nesting": deep_nesting,
+    "pairing-f": pairing_f,
+    "pairing-value": pairing_value,
+    "early-completion": early_completion,
+    "wrong-type": wrong_type,
+    "missing-key": missing_key,
+    "empty": empty,
 }
 RECORD_MUTATIONS: Final = {
     "history.jsonl": (
@@ -309,6 +569,11 @@ RECORD_MUTATIONS: Final = {
         "deep-nesting",
         "shuffle-lines",
         "extra-field",
+        "pairing-f",
+        "pairing-value",
+        "early-completion",
+        "wrong-type",
+        "missing-key",
     ),
     "test.json": ("bad-utf8", "truncate"),
     "events.jsonl": ("bad-utf8", "random-bytes"),
@@ -367,6 +632,9 @@ def materialise(m: Mutant, work: Path) -> Path:
     if m.seed.fmt != "dir":
         path = work / m.seed.path.name
         path.write_bytes(m.data)
+        test = m.seed.path.parent / "test.json"  # a JSONL history's model
+        if m.seed.fmt == "jsonl" and test.is_file():
+            shutil.copy(test, work / "test.json")
         return path
     run = work / "run"
     shutil.copytree(m.seed.path, run, symlinks=True)
@@ -428,7 +696,7 @@ def _classify(
     signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, hang)
     try:
-        check_path(
+        got = check_path(
             path, model=None, time_limit=time_limit, memory_limit=None, out=out, oom=oom, html=html
         )
     except HarnessError as e:
@@ -439,6 +707,8 @@ def _classify(
         return "traceback"
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+    if "malformed history" in json.dumps(got.get("details"), default=str):
+        return "malformed-verdict"
     return "verdict-on-bad-input" if m.must_fail else "verdict"
 
 
@@ -543,6 +813,7 @@ def generated_seeds(where: Path) -> list[Seed]:
             check=True,
             capture_output=True,
         )
+        (out.parent / "test.json").write_text(json.dumps({"model": model}) + "\n")
         seeds.append(Seed(f"gen-{model}", out, "jsonl"))
     seeds.append(
         Seed(

@@ -198,6 +198,10 @@ _ATOMS: Final = frozenset({int, str, float, bool})
 SCALARS: Final = frozenset({type(None), bool, int, float, str})
 """The types of a plain value: what a register holds."""
 _KINDS: Final[dict[type, str]] = {
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
     dict: "a map",
     list: "a list",
     tuple: "a list",
@@ -231,9 +235,9 @@ def changed_value(model: str, inv: Op, completion: Op) -> ModelError:
     """The error for a write (put, append...) completed with another value than the one
     its invocation wrote."""
     return ModelError(
-        f"op {completion.index} (process {completion.process}): a {completion.type} of "
+        f"op {completion.index} (process {completion.process}): the {completion.type} of "
         f"{inv.f} {shown(inv.value)} says it wrote {shown(completion.value)}, which the "
-        f"{model} model cannot read; a completion of a {inv.f} repeats its value",
+        f"{model} model cannot read; a completion repeats the value its invocation wrote",
         completion,
     )
 

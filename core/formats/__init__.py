@@ -29,7 +29,7 @@ import gc
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final, NamedTuple
 
@@ -40,6 +40,7 @@ from core.formats.files import decode, open_regular, read_rest
 from core.formats.jsonl import read_history_jsonl, read_json, truncation_note
 from core.formats.semantics import refuse_empty
 from core.history import History
+from core.ops import Op
 
 __all__ = [
     "FORMATS",
@@ -165,9 +166,13 @@ def _read_file(path: Path, budget: Budget | None, max_time: int, model_of: Model
             gc.enable()
 
 
-def op_line(path: Path | str, fmt: str, position: int) -> int | None:
-    """The line of the op at ``position`` of the history ``read_file`` read from ``path``
-    in the format ``fmt`` (None: no such op)."""
+def op_line(path: Path | str, fmt: str, ops: Sequence[Op], op: Op) -> int | None:
+    """The line of ``op`` in the file ``ops`` were read from (``path``, in the format
+    ``fmt``), for an error found after reading (a value of the wrong type for the model);
+    None when ``op`` is not one of ``ops`` (an op a checker made)."""
+    at = next((i for i, o in enumerate(ops) if o is op), None)
+    if at is None:
+        return None
     path = history_file(Path(path))
     if fmt == "jsonl":
         from core.formats.jsonl import op_line as line
@@ -175,7 +180,7 @@ def op_line(path: Path | str, fmt: str, position: int) -> int | None:
         from core.formats.porcupine_etcd import op_line as line
     else:
         from core.formats.jepsen_edn import op_line as line
-    return line(path, position)
+    return line(path, at)
 
 
 def default_model(path: Path, model_of: ModelOf | None = None) -> str:
