@@ -48,7 +48,12 @@ C_MODULES: Final = ("checkers/linear/_registers.c", "core/formats/_scan.c")
 checks of big JSONL histories' ops."""
 C_HEADERS: Final = ("core/struct_slots.h",)
 """The headers the C modules include (by a path relative to theirs)."""
-TYPES_FROM: Final = ("checkers/linear/model.py", "core/ops.py", "core/history.py")
+TYPES_FROM: Final = (
+    "checkers/linear/model.py",
+    "checkers/linear/values.py",
+    "core/ops.py",
+    "core/history.py",
+)
 """Plain modules whose types the compiled ones are built against."""
 SOURCES: Final = MODULES + C_MODULES + C_HEADERS + TYPES_FROM
 """Every file a build depends on."""

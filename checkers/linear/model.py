@@ -12,7 +12,7 @@ operation certainly took effect (``certain``). An uncertain call may take effect
 point after its invocation, or never; its output is ``UNKNOWN``. ``call`` is also where a
 model says which values it holds: a value of another type (a register read returning a
 map), or a write completed with another value than it wrote, is a ``ModelError`` naming
-the op (``wrong_value``, ``changed_value``), never a verdict.
+the op (``checkers.linear.values``), never a verdict.
 
 Optional abilities are separate small protocols:
 
@@ -195,19 +195,6 @@ def freeze(value: Any) -> Hashable:
 
 
 _ATOMS: Final = frozenset({int, str, float, bool})
-SCALARS: Final = frozenset({type(None), bool, int, float, str})
-"""The types of a plain value: what a register holds."""
-_KINDS: Final[dict[type, str]] = {
-    bool: "a boolean",
-    int: "an integer",
-    float: "a number",
-    str: "a string",
-    dict: "a map",
-    list: "a list",
-    tuple: "a list",
-    set: "a set",
-    frozenset: "a set",
-}
 
 
 def unknown_op(model: str, inv: Op, known: str) -> ModelError:
@@ -217,43 +204,3 @@ def unknown_op(model: str, inv: Op, known: str) -> ModelError:
         f"not know (it knows {known}); choose the model that matches the workload",
         inv,
     )
-
-
-def wrong_value(model: str, op: Op, what: str, value: Any, holds: str) -> ModelError:
-    """The error for an op whose value (``what`` it is: "a read returned") is of a type
-    the model does not hold (``holds``: "nil, booleans, numbers and strings")."""
-    kind = _KINDS.get(type(value), f"a {type(value).__name__}")
-    return ModelError(
-        f"op {op.index} (process {op.process}): {what} {kind} {shown(value)}, which the "
-        f"{model} model does not hold (it holds {holds}); choose the model that matches "
-        "the history",
-        op,
-    )
-
-
-def changed_value(model: str, inv: Op, completion: Op) -> ModelError:
-    """The error for a write (put, append...) completed with another value than the one
-    its invocation wrote."""
-    return ModelError(
-        f"op {completion.index} (process {completion.process}): the {completion.type} of "
-        f"{inv.f} {shown(inv.value)} says it wrote {shown(completion.value)}, which the "
-        f"{model} model cannot read; a completion repeats the value its invocation wrote",
-        completion,
-    )
-
-
-def differs(done: Any, value: Any) -> bool:
-    """Whether a completion's value ``done`` says another thing than its invocation's
-    ``value`` (neither None; lists and tuples alike)."""
-    return (
-        done is not None and value is not None and done != value and freeze(done) != freeze(value)
-    )
-
-
-def shown(value: Any) -> str:
-    """A value for a message, cut short (a value may hold 100,000 elements)."""
-    import reprlib  # only a message needs it
-
-    brief = reprlib.Repr()
-    brief.maxlevel, brief.maxstring, brief.maxother = 3, 30, 30
-    return brief.repr(value)

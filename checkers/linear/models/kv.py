@@ -12,18 +12,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any, Final
 
-from checkers.linear.model import (
-    ANY,
-    NOTHING,
-    UNKNOWN,
-    Call,
-    Hint,
-    by_key,
-    changed_value,
-    differs,
-    unknown_op,
-    wrong_value,
-)
+from checkers.linear.model import ANY, NOTHING, UNKNOWN, Call, Hint, by_key, unknown_op
+from checkers.linear.values import written, wrong_value
 from core.history import History
 from core.ops import Op
 
@@ -47,28 +37,21 @@ class KvModel:
         f = invoke.f
         kind = "info" if completion is None else completion.type
         if f == "get":
-            if kind == "ok":
-                value = completion.value  # type: ignore[union-attr]
-                if type(value) is not str:
-                    if value is not None:
-                        raise wrong_value(self.name, completion, "a get returned", value, HOLDS)  # type: ignore[arg-type]
-                    value = ""
-                return _new(Call, (GET, value, True))
-            return None if kind == "fail" else _new(Call, (GET, UNKNOWN, False))
+            if completion is None or kind != "ok":
+                return None if kind == "fail" else _new(Call, (GET, UNKNOWN, False))
+            value = completion.value
+            if type(value) is not str:
+                if value is not None:
+                    raise wrong_value(self.name, completion, "a get returned", value, HOLDS)
+                value = ""
+            return _new(Call, (GET, value, True))
         if f == "put" or f == "append":
             if kind == "fail":
                 return None
-            value = invoke.value
+            value = written(self.name, invoke, completion)
             if type(value) is not str:
-                raise wrong_value(
-                    self.name, invoke, f"{'a' if f == 'put' else 'an'} {f} of", value, HOLDS
-                )
-            if (
-                completion is not None
-                and completion.value is not value
-                and differs(completion.value, value)
-            ):
-                raise changed_value(self.name, invoke, completion)
+                what = f"{'a' if f == 'put' else 'an'} {f} of"
+                raise wrong_value(self.name, invoke, what, value, HOLDS)
             return _new(Call, ((f, value), None, kind == "ok"))
         raise unknown_op(self.name, invoke, "get, put and append")
 

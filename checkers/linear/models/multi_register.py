@@ -18,16 +18,14 @@ from typing import Any
 from checkers.linear.model import (
     ANY,
     NOTHING,
-    SCALARS,
     UNKNOWN,
     Call,
     Hint,
-    changed_value,
-    differs,
     outcome,
     result_value,
     unknown_op,
 )
+from checkers.linear.values import SCALARS, written
 from core.ops import Op
 
 Micro = tuple[str, Hashable, Hashable]
@@ -48,8 +46,8 @@ class MultiRegisterModel:
         kind = outcome(completion)
         if kind == "fail":
             return None
-        if f == "write" and completion is not None and differs(completion.value, invoke.value):
-            raise changed_value(self.name, invoke, completion)
+        if f == "write":
+            written(self.name, invoke, completion)  # ModelError if the completion says another
         source = result_value(invoke, completion) if kind == "ok" else invoke.value
         try:
             micro = _micro_ops(f, source)

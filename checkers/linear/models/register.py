@@ -20,17 +20,14 @@ from typing import Any, Final
 
 from checkers.linear.model import (
     NOTHING,
-    SCALARS,
     UNKNOWN,
     Call,
     Hint,
     by_key,
-    changed_value,
-    differs,
     freeze,
     unknown_op,
-    wrong_value,
 )
+from checkers.linear.values import SCALARS, written, wrong_value
 from core.history import History
 from core.ops import Op
 
@@ -86,12 +83,7 @@ class RegisterModel:
         f = invoke.f
         kind = "info" if completion is None else completion.type
         if f == "cas":
-            raw = invoke.value
-            if completion is not None:
-                if raw is None:
-                    raw = completion.value
-                elif completion.value is not raw and differs(completion.value, raw):
-                    raise changed_value(self.name, invoke, completion)
+            raw = written(self.name, invoke, completion)
             if (raw.__class__ is not list and not isinstance(raw, (list, tuple))) or len(raw) != 2:
                 raise unknown_op(self.name, invoke, "a cas value [old new]")
             old, new = raw
@@ -114,27 +106,21 @@ class RegisterModel:
                     raise wrong_value(self.name, invoke, "a cas expected or wrote", v, HOLDS)
             return _new(Call, (("cas", old, new), output, kind != "info"))
         if f == "read":
-            if kind == "ok":
-                value = completion.value  # type: ignore[union-attr]
-                if value.__class__ is int:
-                    c = _READS.get(value)
-                    return _cached(_READS, value, (READ, value, True)) if c is None else c
-                if value is None:
-                    return None if self.nil_read_any else _new(Call, (READ, None, True))
-                if type(value) not in SCALARS:
-                    raise wrong_value(self.name, completion, "a read returned", value, HOLDS)  # type: ignore[arg-type]
-                return _new(Call, (READ, value, True))
-            return None if kind == "fail" else READ_UNKNOWN
+            if completion is None or kind != "ok":
+                return None if kind == "fail" else READ_UNKNOWN
+            value = completion.value
+            if value.__class__ is int:
+                c = _READS.get(value)
+                return _cached(_READS, value, (READ, value, True)) if c is None else c
+            if value is None:
+                return None if self.nil_read_any else _new(Call, (READ, None, True))
+            if type(value) not in SCALARS:
+                raise wrong_value(self.name, completion, "a read returned", value, HOLDS)
+            return _new(Call, (READ, value, True))
         if f == "write":
             if kind == "fail":
                 return None
-            value = invoke.value
-            if completion is not None:
-                done = completion.value
-                if value is None:
-                    value = done
-                elif done is not value and differs(done, value):
-                    raise changed_value(self.name, invoke, completion)
+            value = written(self.name, invoke, completion)
             if value.__class__ is int:
                 cache = _WRITES if kind == "ok" else _UNSURE_WRITES
                 c = cache.get(value)
