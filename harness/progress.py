@@ -122,7 +122,12 @@ class Progress:
                 transient=False,
                 redirect_stdout=False,  # results go to stdout: never into the panel
             )
-            self._live.__enter__()
+            try:
+                self._live.__enter__()
+            except BaseException:  # a Ctrl-C as the panel starts: the cursor back first
+                self._live.stop()
+                self.console.show_cursor(True)
+                raise
         else:
             self._thread = threading.Thread(target=self._plain_loop, daemon=True)
             self._thread.start()
