@@ -490,7 +490,8 @@ EXAMPLES: Final = """examples:
       the same without fencing: invalid, the paused holder's late write lands
   harness run --target etcd --workload cas-register --nemesis partition
       etcd's registers under network partitions (Docker), checked for
-      linearizability"""
+      linearizability
+real hosts instead of Docker: `harness docs ssh`"""
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
