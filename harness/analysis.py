@@ -204,12 +204,13 @@ def interruption(test: dict[str, Any]) -> dict[str, Any] | None:
             "at_s": None,
             "text": "the harness stopped before the run finished (killed or crashed)",
         }
-    if status == "crashed":
-        crash = test.get("crashed")
+    if status in ("crashed", "failed"):
+        crash = test.get(status)
         at_s = crash.get("at_s") if isinstance(crash, dict) else None
         error = crash.get("error") if isinstance(crash, dict) else None
         at = f" at {at_s:.1f} s" if isinstance(at_s, (int, float)) else ""
-        return {"signal": None, "at_s": at_s, "text": f"the harness crashed{at}: {error}"}
+        what = "the harness crashed" if status == "crashed" else "the run could not go on"
+        return {"signal": None, "at_s": at_s, "text": f"{what}{at}: {error}"}
     if status != "interrupted":
         return None
     info = test.get("interrupted")

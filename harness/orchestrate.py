@@ -9,6 +9,7 @@ RUN_DIR`` would, so an interrupted run is still checked.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import platform
 import random
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from clusters import run_target
 from clusters.registry import resolve
 from core.clock import RunClock
-from core.errors import CrashReported
+from core.errors import CrashReported, HarnessError
 from core.options import RunOptions
 from core.store import (
     EVENTS_FILE,
@@ -202,6 +203,16 @@ def _run_in(
         term.err.print(
             f"[yellow]interrupted by {stop}: faults healed, checking what was recorded[/]"
         )
+    except HarnessError as e:  # it could not run as asked (a refusal, a cluster never up)
+        log.error("the run could not go on: %s", e)
+        test.update(
+            status="failed",
+            failed={"error": str(e), "at_s": round(clock.seconds(), 3)},
+            ended_at=_utc_now(),
+        )
+        with contextlib.suppress(OSError):
+            write_json(run_dir / TEST_FILE, test)
+        raise  # its one line, exit 254: what to fix is the user's
     except Exception as e:  # the harness failed: say so in test.json, then stop
         ended = {
             "status": "crashed",
