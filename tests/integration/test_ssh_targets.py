@@ -150,7 +150,12 @@ def test_zookeeper_cas_register_with_sync_reads_is_valid_under_partitions(
 def test_a_tokenless_redis_lock_is_judged_by_mutual_exclusion_alone(
     lab: Lab, tmp_path: Path, target: str
 ) -> None:
-    outcome, results = run(lab, target, tmp_path, **{**LOCK, "nemesis": ["pause", "kill"]})
+    # A single Redis server paused answers nothing while it is paused (counted from when
+    # the pause took effect, issue 30): that window proves nothing, as the run accepts.
+    single = {"accept_unavailable": True} if HOSTS[target] == 1 else {}
+    outcome, results = run(
+        lab, target, tmp_path, **{**LOCK, "nemesis": ["pause", "kill"], **single}
+    )
     fencing = results["checkers"]["fencing"]
     assert fencing["applicable"] is False and fencing["valid"] == "unknown", fencing["summary"]
     assert results["checkers"]["mutex"]["valid"] is True, summaries(results)
