@@ -34,6 +34,7 @@ a history the register path decided has ``registers`` (its one pass) and ``resul
 from __future__ import annotations
 
 import gc
+import resource
 import time
 from typing import TYPE_CHECKING, Any, Final
 
@@ -104,7 +105,7 @@ def check(
         started = time.perf_counter()
         deadline = None if time_limit is None else started + time_limit
         m = get_model(model)
-        meter = budget if budget is not None else Budget(time_limit)
+        meter = budget if budget is not None else _cap_only(time_limit)
         try:
             if register_path and max_configs is None and isinstance(m, RegisterModel):
                 d = registers.decide(
@@ -182,7 +183,7 @@ def _general(
     max_memory: int | None,
     explain: bool,
     parallel: bool,
-    meter: Budget,
+    meter: Budget | None,
 ) -> CheckResult:
     """The check by the general path: partitions, problems, searches. OutOfBudget past
     ``meter``."""
@@ -201,7 +202,8 @@ def _general(
         for label, part in parts:
             if deadline is not None and time.perf_counter() > deadline:
                 return _out_of_time(m.name, time.perf_counter() - started, len(probs), len(parts))
-            meter.poll("preparing the partitions", len(probs))
+            if meter is not None:
+                meter.poll("preparing the partitions", len(probs))
             probs.append(problem(part, m, label))
         prepared = time.perf_counter()
         if workers > 1:
@@ -294,7 +296,7 @@ def _decided(
     deadline: float | None,
     max_memory: int | None,
     explain: bool,
-    meter: Budget,
+    meter: Budget | None,
 ) -> CheckResult:
     """The result of a history the register path decided. An invalid partition is
     searched again by the general path, alone, for its counterexample and the anomaly it
@@ -343,6 +345,14 @@ def _out_of_time(model: str, spent: float, prepared: int, n: int) -> CheckResult
     )
     details = {"valid": UNKNOWN, "model": model, "reason": reason, "partitions": n}
     return CheckResult(CHECKER, UNKNOWN, f"Unknown ({model} model): {reason}.", details)
+
+
+def _cap_only(time_limit: float | None) -> Budget | None:
+    """The budget of a check given none: the address space's cap, where the process has
+    one (None otherwise: nothing to poll but the deadline, which the searches keep)."""
+    if resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY:
+        return None
+    return Budget(time_limit)
 
 
 def _out_of_budget(model: str, reason: str) -> CheckResult:
