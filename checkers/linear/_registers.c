@@ -354,7 +354,7 @@ static int
 memo_init(Memo *m, Limits *lim)
 {
     m->cap = 1024;
-    m->size = 1024 * (MEMO_HEAD + 2);
+    m->size = 256 * (MEMO_HEAD + 2);
     m->slots = grow(lim, NULL, 0, m->cap * (Py_ssize_t)sizeof(int64_t));
     if (m->slots == NULL)
         return -1;

@@ -62,6 +62,10 @@ RECORD_BYTES: Final = 48
 record's head and its share of the table); this module accounts its own the same way
 (its own cost more: the budget's polls see the whole process)."""
 DOING: Final = "checking (the register search)"
+SMALL_BYTES: Final = 16 << 20
+"""A history whose search cannot take this much (``most_bytes``) is searched without
+asking the budget what is left (a look at the process's size costs more than checking a
+history of a few hundred ops)."""
 CHECK_EVERY: Final = 4096
 """Steps (or ops read) between two looks at the deadline."""
 
@@ -173,7 +177,7 @@ def decide_in_c(
 ) -> Decided | None:
     """``decide`` by the C module ``c`` (``native()``), with this module's limits."""
     left = -1.0 if deadline is None else max(0.0, deadline - time.perf_counter())
-    memory = None if budget is None else budget.memory_left()
+    memory = None if budget is None or _small(history) else budget.memory_left()
     got = c.decide(
         history,
         Op,
@@ -223,7 +227,7 @@ def decide_here(
     parts = _read(history, values, fail_cas_happened, nil_read_any, deadline, budget)
     if parts is None:
         return None
-    memory = None if budget is None else Allowance(budget, DOING)
+    memory = None if budget is None or _small(history) else Allowance(budget, DOING)
     kept = [len(part.codes) - part.codes.count(DROPPED) for part in parts]
     steps = configs = 0
     # Smallest first, as the general path does: a small invalid partition is found at once.
@@ -245,6 +249,19 @@ def decide_here(
     # A history without keys is one partition, even of nemesis ops alone.
     n = len(parts) or (1 if history else 0)
     return Decided(True, n, n, sum(kept), steps, configs, None)
+
+
+def most_bytes(n: int) -> int:
+    """An upper bound on what the search of a history of ``n`` ops may take: each step
+    memoizes at most one configuration, of a head and at most a word per 32 entries (two
+    lean sets), in a table grown by doubling (twice that, and four slots a record); its
+    arrays take a few hundred bytes an entry."""
+    record = RECORD_BYTES + 32 + 8 * (n // 32 + 2)
+    return 2 * (STEPS_BASE + STEPS_PER_ENTRY * n) * record + 256 * n
+
+
+def _small(history: tuple[Op, ...]) -> bool:
+    return most_bytes(len(history)) < SMALL_BYTES
 
 
 def _read(
