@@ -302,11 +302,11 @@ typedef struct {
     int64_t *slots;   /* index of a record in ``arena``, -1 when empty */
     Py_ssize_t cap;   /* a power of two */
     Py_ssize_t count;
-    uint64_t *arena;  /* records of (hash, state, lo, length, lo, length, words...) */
+    uint64_t *arena;  /* records of a head (``MEMO_HEAD``) and the words of both sets */
     Py_ssize_t used, size;
 } Memo;
 
-#define MEMO_HEAD 6
+#define MEMO_HEAD 4 /* hash, state, lo << 32 | length of the certain and uncertain sets */
 
 /* One segment of a bitset: words ``[start, end)``; ``lo`` the first that is not all
  * ones, ``hi`` one past the last that is not zero (``start`` when none). */
@@ -354,7 +354,7 @@ static int
 memo_init(Memo *m, Limits *lim)
 {
     m->cap = 1024;
-    m->size = 256 * (MEMO_HEAD + 2);
+    m->size = 1024 * (MEMO_HEAD + 2);
     m->slots = grow(lim, NULL, 0, m->cap * (Py_ssize_t)sizeof(int64_t));
     if (m->slots == NULL)
         return -1;
@@ -378,7 +378,7 @@ memo_free(Memo *m, Limits *lim)
 static Py_ssize_t
 record_len(const uint64_t *r)
 {
-    return MEMO_HEAD + (Py_ssize_t)r[3] + (Py_ssize_t)r[5];
+    return MEMO_HEAD + (Py_ssize_t)(r[2] & 0xFFFFFFFF) + (Py_ssize_t)(r[3] & 0xFFFFFFFF);
 }
 
 static int
@@ -401,15 +401,27 @@ memo_grow(Memo *m, Limits *lim)
     return 0;
 }
 
+/* Whether ``n`` words are equal (a few, mostly: a loop costs less than memcmp's call). */
+static int
+words_eq(const uint64_t *a, const uint64_t *b, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (a[i] != b[i])
+            return 0;
+    }
+    return 1;
+}
+
 /* Whether record ``r`` is (state, the lean set ``bs``). */
 static int
 record_is(const uint64_t *r, uint64_t hash, int64_t state, const Bits *bs, Py_ssize_t la,
           Py_ssize_t lb)
 {
-    return r[0] == hash && (int64_t)r[1] == state && (Py_ssize_t)r[2] == bs->a.lo &&
-           (Py_ssize_t)r[3] == la && (Py_ssize_t)r[4] == bs->b.lo && (Py_ssize_t)r[5] == lb &&
-           memcmp(r + MEMO_HEAD, bs->w + bs->a.lo, (size_t)la * 8) == 0 &&
-           memcmp(r + MEMO_HEAD + la, bs->w + bs->b.lo, (size_t)lb * 8) == 0;
+    return r[0] == hash && (int64_t)r[1] == state &&
+           r[2] == ((uint64_t)bs->a.lo << 32 | (uint64_t)la) &&
+           r[3] == ((uint64_t)bs->b.lo << 32 | (uint64_t)lb) &&
+           words_eq(r + MEMO_HEAD, bs->w + bs->a.lo, la) &&
+           words_eq(r + MEMO_HEAD + la, bs->w + bs->b.lo, lb);
 }
 
 /* Insert (state, the set ``bs``) unless present: 1 when inserted, 0 when present, -1 past
@@ -442,12 +454,12 @@ memo_add(Memo *m, Limits *lim, uint64_t hash, int64_t state, const Bits *bs)
     uint64_t *r = m->arena + m->used;
     r[0] = hash;
     r[1] = (uint64_t)state;
-    r[2] = (uint64_t)bs->a.lo;
-    r[3] = (uint64_t)la;
-    r[4] = (uint64_t)bs->b.lo;
-    r[5] = (uint64_t)lb;
-    memcpy(r + MEMO_HEAD, bs->w + bs->a.lo, (size_t)la * 8);
-    memcpy(r + MEMO_HEAD + la, bs->w + bs->b.lo, (size_t)lb * 8);
+    r[2] = (uint64_t)bs->a.lo << 32 | (uint64_t)la;
+    r[3] = (uint64_t)bs->b.lo << 32 | (uint64_t)lb;
+    for (Py_ssize_t k = 0; k < la; k++)
+        r[MEMO_HEAD + k] = bs->w[bs->a.lo + k];
+    for (Py_ssize_t k = 0; k < lb; k++)
+        r[MEMO_HEAD + la + k] = bs->w[bs->b.lo + k];
     m->slots[i] = m->used;
     m->used += rec;
     m->count++;
