@@ -105,14 +105,18 @@ def check(
         started = time.perf_counter()
         deadline = None if time_limit is None else started + time_limit
         m = get_model(model)
-        meter = budget if budget is not None else _cap_only(time_limit)
         try:
             if register_path and max_configs is None and isinstance(m, RegisterModel):
+                # A small history's search cannot run away: no cap to look up for it.
+                small = budget is None and registers.small(history.ops)
+                guard = None if small else _or_cap(budget)
                 d = registers.decide(
-                    history.ops, m.initial, m.fail_cas_happened, m.nil_read_any, deadline, meter
+                    history.ops, m.initial, m.fail_cas_happened, m.nil_read_any, deadline, guard
                 )
                 if d is not None:
+                    meter = _or_cap(budget) if d.valid is False else None  # for its explanation
                     return _decided(history, m, d, started, deadline, max_memory, explain, meter)
+            meter = _or_cap(budget)
             return _general(
                 history, m, started, deadline, max_configs, max_memory, explain, parallel, meter
             )
@@ -347,12 +351,14 @@ def _out_of_time(model: str, spent: float, prepared: int, n: int) -> CheckResult
     return CheckResult(CHECKER, UNKNOWN, f"Unknown ({model} model): {reason}.", details)
 
 
-def _cap_only(time_limit: float | None) -> Budget | None:
-    """The budget of a check given none: the address space's cap, where the process has
-    one (None otherwise: nothing to poll but the deadline, which the searches keep)."""
+def _or_cap(budget: Budget | None) -> Budget | None:
+    """``budget``, or for a check given none, the address space's cap where the process
+    has one (None otherwise: nothing to poll; the searches keep the deadline)."""
+    if budget is not None:
+        return budget
     if resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY:
         return None
-    return Budget(time_limit)
+    return Budget()
 
 
 def _out_of_budget(model: str, reason: str) -> CheckResult:

@@ -177,7 +177,7 @@ def decide_in_c(
 ) -> Decided | None:
     """``decide`` by the C module ``c`` (``native()``), with this module's limits."""
     left = -1.0 if deadline is None else max(0.0, deadline - time.perf_counter())
-    memory = None if budget is None or _small(history) else budget.memory_left()
+    memory = None if budget is None or small(history) else budget.memory_left()
     got = c.decide(
         history,
         Op,
@@ -227,7 +227,7 @@ def decide_here(
     parts = _read(history, values, fail_cas_happened, nil_read_any, deadline, budget)
     if parts is None:
         return None
-    memory = None if budget is None or _small(history) else Allowance(budget, DOING)
+    memory = None if budget is None or small(history) else Allowance(budget, DOING)
     kept = [len(part.codes) - part.codes.count(DROPPED) for part in parts]
     steps = configs = 0
     # Smallest first, as the general path does: a small invalid partition is found at once.
@@ -260,7 +260,8 @@ def most_bytes(n: int) -> int:
     return 2 * (STEPS_BASE + STEPS_PER_ENTRY * n) * record + 256 * n
 
 
-def _small(history: tuple[Op, ...]) -> bool:
+def small(history: tuple[Op, ...]) -> bool:
+    """Whether the search of ``history`` cannot take ``SMALL_BYTES`` (``most_bytes``)."""
     return most_bytes(len(history)) < SMALL_BYTES
 
 
