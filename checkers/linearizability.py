@@ -19,6 +19,8 @@ when unknown; ``counterexample`` when invalid (see ``checkers.linear.counterexam
 ``named_anomalies``, the one named anomaly it shows (``checkers.anomalies``: a stale read or a
 lost update when ``checkers.linear.stale`` proves one, else non-linearizable), whose
 sentence is the summary;
+``counterexample_unknown`` says why an invalid verdict comes without its counterexample
+(the budget ran out while building it);
 ``unknown_partitions`` lists partitions without a verdict; ``workers`` the processes that
 shared the partitions out, when more than this one did; ``unique_values_partitions`` the
 big partitions decided by the unique-values fast path (``checkers.linear.unique``).
@@ -32,6 +34,7 @@ a history the register path decided has ``registers`` (its one pass) and ``resul
 from __future__ import annotations
 
 import gc
+import resource
 import time
 from typing import TYPE_CHECKING, Any, Final
 
@@ -40,6 +43,7 @@ from checkers.linear.model import Model, ModelError
 from checkers.linear.models import MODELS, get_model
 from checkers.linear.models.register import RegisterModel
 from checkers.result import UNKNOWN, CheckResult
+from core.formats.budget import Budget, OutOfBudget
 from core.history import History, MalformedHistory
 from core.ops import NEMESIS
 
@@ -76,10 +80,15 @@ def check(
     explain: bool = True,
     parallel: bool = True,
     register_path: bool = True,
+    budget: Budget | None = None,
 ) -> CheckResult:
     """Check a history against a model within ``time_limit`` seconds (None: no limit)
     and a memory budget for memoized configurations: ``max_memory`` bytes (estimated)
-    and, optionally, ``max_configs`` configurations. Out of either: "unknown". With
+    and, optionally, ``max_configs`` configurations; and within ``budget`` (the check's
+    time and memory, ``harness check --time-limit --memory-limit``), which every search
+    polls between steps and against which the structures they grow are accounted (by
+    default, the address space's cap only, where the process has one). Out of any of
+    them: "unknown", with the reason. With
     ``explain`` (the default), an invalid result carries its counterexample. With
     ``parallel`` (the default), a big history's partitions are shared out among worker
     processes when that pays (``checkers.linear.parallel``). With ``register_path`` (the
@@ -96,13 +105,23 @@ def check(
         started = time.perf_counter()
         deadline = None if time_limit is None else started + time_limit
         m = get_model(model)
-        if register_path and max_configs is None and isinstance(m, RegisterModel):
-            d = registers.decide(
-                history.ops, m.initial, m.fail_cas_happened, m.nil_read_any, deadline
+        try:
+            if register_path and max_configs is None and isinstance(m, RegisterModel):
+                # A small history's search cannot run away: no cap to look up for it.
+                small = budget is None and registers.small(history.ops)
+                guard = None if small else _or_cap(budget)
+                d = registers.decide(
+                    history.ops, m.initial, m.fail_cas_happened, m.nil_read_any, deadline, guard
+                )
+                if d is not None:
+                    meter = _or_cap(budget) if d.valid is False else None  # for its explanation
+                    return _decided(history, m, d, started, deadline, max_memory, explain, meter)
+            meter = _or_cap(budget)
+            return _general(
+                history, m, started, deadline, max_configs, max_memory, explain, parallel, meter
             )
-            if d is not None:
-                return _decided(history, m, d, started, deadline, max_memory, explain)
-        return _general(history, m, started, deadline, max_configs, max_memory, explain, parallel)
+        except OutOfBudget as e:
+            return _out_of_budget(m.name, str(e))
     finally:
         if paused:
             gc.enable()
@@ -168,14 +187,17 @@ def _general(
     max_memory: int | None,
     explain: bool,
     parallel: bool,
+    meter: Budget | None,
 ) -> CheckResult:
-    """The check by the general path: partitions, problems, searches."""
+    """The check by the general path: partitions, problems, searches. OutOfBudget past
+    ``meter``."""
     from checkers.linear.parallel import workers_for
     from checkers.linear.prepare import partitions, problem
-    from checkers.linear.schedule import SKIPPED, Budget
+    from checkers.linear.schedule import SKIPPED
+    from checkers.linear.schedule import Budget as Limits
     from checkers.linear.solve import Solved
 
-    budget = Budget(deadline, max_configs, max_memory)
+    budget = Limits(deadline, max_configs, max_memory, meter)
     parts = partitions(history, m)
     partitioned = time.perf_counter()
     workers = workers_for(len(history), len(parts)) if parallel else 1
@@ -184,6 +206,8 @@ def _general(
         for label, part in parts:
             if deadline is not None and time.perf_counter() > deadline:
                 return _out_of_time(m.name, time.perf_counter() - started, len(probs), len(parts))
+            if meter is not None:
+                meter.poll("preparing the partitions", len(probs))
             probs.append(problem(part, m, label))
         prepared = time.perf_counter()
         if workers > 1:
@@ -238,10 +262,13 @@ def _general(
     if invalid >= 0 and explain:
         from checkers.anomalies import KEY
 
-        cx = solved.explain(invalid) if solved is not None else outcomes[invalid].counterexample
-        if cx is not None:
-            details["counterexample"] = cx
-            details[KEY] = [_name(probs[invalid], m, cx).to_dict()]
+        try:  # the verdict stands without its counterexample when the budget runs out
+            cx = solved.explain(invalid) if solved is not None else outcomes[invalid].counterexample
+            if cx is not None:
+                details["counterexample"] = cx
+                details[KEY] = [_name(probs[invalid], m, cx).to_dict()]
+        except OutOfBudget as e:
+            details["counterexample_unknown"] = str(e)
     if checked < len(results):
         from checkers.linear.counterexample import jsonable
 
@@ -273,10 +300,11 @@ def _decided(
     deadline: float | None,
     max_memory: int | None,
     explain: bool,
+    meter: Budget | None,
 ) -> CheckResult:
     """The result of a history the register path decided. An invalid partition is
     searched again by the general path, alone, for its counterexample and the anomaly it
-    shows (the verdict stands whatever that search finds in the time left)."""
+    shows (the verdict stands whatever that search finds in the time and memory left)."""
     verdict_s = round(time.perf_counter() - started, 6)
     details: dict[str, Any] = {
         "valid": d.valid,
@@ -295,10 +323,16 @@ def _decided(
 
         label = d.invalid_label
         part = History(op for op in history if op.process != NEMESIS and op.key == label)
-        sub = _general(part, m, time.perf_counter(), deadline, None, max_memory, True, False)
-        for key in ("counterexample", KEY):
-            if key in sub.details:
-                details[key] = sub.details[key]
+        try:
+            sub = _general(
+                part, m, time.perf_counter(), deadline, None, max_memory, True, False, meter
+            )
+        except OutOfBudget as e:
+            details["counterexample_unknown"] = str(e)
+        else:
+            for key in ("counterexample", KEY):
+                if key in sub.details:
+                    details[key] = sub.details[key]
     ended = time.perf_counter()
     details["elapsed_s"] = round(ended - started, 6)
     # The register path reads, partitions and searches in one pass: one phase, named so.
@@ -314,6 +348,23 @@ def _out_of_time(model: str, spent: float, prepared: int, n: int) -> CheckResult
         f"({prepared} of {n} prepared; raise --time-limit)"
     )
     details = {"valid": UNKNOWN, "model": model, "reason": reason, "partitions": n}
+    return CheckResult(CHECKER, UNKNOWN, f"Unknown ({model} model): {reason}.", details)
+
+
+def _or_cap(budget: Budget | None) -> Budget | None:
+    """``budget``, or for a check given none, the address space's cap where the process
+    has one (None otherwise: nothing to poll; the searches keep the deadline)."""
+    if budget is not None:
+        return budget
+    if resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY:
+        return None
+    return Budget()
+
+
+def _out_of_budget(model: str, reason: str) -> CheckResult:
+    """The result of a check that ran out of its budget (time or memory) before a
+    verdict."""
+    details = {"valid": UNKNOWN, "model": model, "reason": reason}
     return CheckResult(CHECKER, UNKNOWN, f"Unknown ({model} model): {reason}.", details)
 
 

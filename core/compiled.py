@@ -53,6 +53,7 @@ TYPES_FROM: Final = (
     "checkers/linear/values.py",
     "core/ops.py",
     "core/history.py",
+    "core/formats/budget.py",
 )
 """Plain modules whose types the compiled ones are built against."""
 SOURCES: Final = MODULES + C_MODULES + C_HEADERS + TYPES_FROM

@@ -98,6 +98,7 @@ def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes])
             max_memory=linearizability.DEFAULT_MAX_MEMORY
             if left is None
             else min(left, linearizability.DEFAULT_MAX_MEMORY),
+            budget=budget,
         )
     except linearizability.ModelError as e:
         raise HarnessError(f"{_where(path, read, e.op)}: {e}") from None

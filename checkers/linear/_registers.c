@@ -5,8 +5,13 @@
  * is the reference (tests compare the two) and runs wherever this is not built. What C
  * adds is speed: op fields read at their slots, integers instead of objects, the memo an
  * open-addressing table of bitsets. It gives up (None) wherever the Python module does,
- * and also on a process or key that is not an int, bool or str, and past ``max_bytes``
- * of memo.
+ * and also on a process or key that is not an int, bool or str, and past ``max_memo``
+ * bytes of one partition's memo.
+ *
+ * Every byte it allocates is accounted (``Limits.used``: its arrays, its memo, and an
+ * estimate of each entry it puts in a Python dict) before it is taken, against
+ * ``max_bytes``, what the check's memory budget has left: past it (or where malloc
+ * fails) it stops and says how much it needed, and the check is unknown, never aborted.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -33,6 +38,56 @@
 
 enum { T_INVOKE, T_OK, T_FAIL, T_INFO };
 
+/* ---- the limits, and the bytes accounted against them ---- */
+
+typedef struct {
+    int64_t max_steps;
+    int64_t check_every;
+    double started, left;  /* left < 0: no deadline */
+    Py_ssize_t max_memo;   /* one partition's memo: beyond, this path gives up */
+    Py_ssize_t max_bytes;  /* everything allocated: beyond, out of memory (< 0: no limit) */
+    Py_ssize_t used;       /* bytes accounted so far */
+    Py_ssize_t needed;     /* out of memory: the bytes it would have taken (else 0) */
+} Limits;
+
+/* Account ``n`` more bytes: 0, or -1 (``needed`` set) when they would pass ``max_bytes``. */
+static int
+spend(Limits *lim, Py_ssize_t n)
+{
+    if (lim->max_bytes >= 0 && lim->used + n > lim->max_bytes) {
+        lim->needed = lim->used + n;
+        return -1;
+    }
+    lim->used += n;
+    return 0;
+}
+
+/* malloc or realloc of ``n`` bytes, ``old`` of them held before (accounted already). NULL
+ * when the limit or malloc refuses (``needed`` set either way). */
+static void *
+grow(Limits *lim, void *p, Py_ssize_t old, Py_ssize_t n)
+{
+    if (spend(lim, n - old) < 0)
+        return NULL;
+    void *q = realloc(p, (size_t)(n ? n : 1));
+    if (q == NULL) {
+        lim->used -= n - old;
+        lim->needed = lim->used + n;
+    }
+    return q;
+}
+
+/* free ``p``, of ``n`` accounted bytes. */
+static void
+release(Limits *lim, void *p, Py_ssize_t n)
+{
+    free(p);
+    if (p != NULL)
+        lim->used -= n;
+}
+
+#define PY_ENTRY_BYTES 112 /* an entry put in a Python dict: its slot share, key, int */
+
 /* ---- growable arrays ---- */
 
 typedef struct {
@@ -41,11 +96,12 @@ typedef struct {
 } I64s;
 
 static int
-i64s_push(I64s *a, int64_t x)
+i64s_push(Limits *lim, I64s *a, int64_t x)
 {
     if (a->n == a->cap) {
         Py_ssize_t cap = a->cap ? 2 * a->cap : 64;
-        int64_t *v = realloc(a->v, (size_t)cap * sizeof(int64_t));
+        int64_t *v = grow(lim, a->v, a->cap * (Py_ssize_t)sizeof(int64_t),
+                          cap * (Py_ssize_t)sizeof(int64_t));
         if (v == NULL)
             return -1;
         a->v = v;
@@ -55,16 +111,23 @@ i64s_push(I64s *a, int64_t x)
     return 0;
 }
 
+static void
+i64s_free(Limits *lim, I64s *a)
+{
+    release(lim, a->v, a->cap * (Py_ssize_t)sizeof(int64_t));
+}
+
 /* Grow ``*a`` (of ``*n`` items) to hold index ``i``, new items set to ``fill``. */
 static int
-i64s_reach(int64_t **a, Py_ssize_t *n, Py_ssize_t i, int64_t fill)
+i64s_reach(Limits *lim, int64_t **a, Py_ssize_t *n, Py_ssize_t i, int64_t fill)
 {
     if (i < *n)
         return 0;
     Py_ssize_t cap = *n ? *n : 64;
     while (cap <= i)
         cap *= 2;
-    int64_t *v = realloc(*a, (size_t)cap * sizeof(int64_t));
+    int64_t *v = grow(lim, *a, *n * (Py_ssize_t)sizeof(int64_t),
+                      cap * (Py_ssize_t)sizeof(int64_t));
     if (v == NULL)
         return -1;
     for (Py_ssize_t j = *n; j < cap; j++)
@@ -224,94 +287,188 @@ now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* ---- the memo: configurations (state, bitset of linearized entries) ---- */
+/* ---- the memo: configurations (state, set of linearized entries) ---- */
+
+/* A configuration's set of linearized entries is kept lean. Its bitset numbers the
+ * certain entries first (in order of invocation), then the uncertain ones (entries that
+ * constrain nothing have no bit), in two segments of whole words; a record keeps, of
+ * each segment, the words from the first that is not all ones (``lo``: those below are)
+ * to the last that is not zero. The search linearizes entries mostly in order, so a set
+ * is mostly a prefix of each segment and a record a few words, where the whole bitset
+ * would be a word per 64 entries (quadratic in all). The same sets, so the same
+ * verdicts, steps and configurations. */
 
 typedef struct {
     int64_t *slots;   /* index of a record in ``arena``, -1 when empty */
     Py_ssize_t cap;   /* a power of two */
     Py_ssize_t count;
-    uint64_t *arena;  /* records of (hash, state, words...) */
+    uint64_t *arena;  /* records of a head (``MEMO_HEAD``) and the words of both sets */
     Py_ssize_t used, size;
-    Py_ssize_t words;
 } Memo;
 
+#define MEMO_HEAD 4 /* hash, state, lo << 32 | length of the certain and uncertain sets */
+
+/* One segment of a bitset: words ``[start, end)``; ``lo`` the first that is not all
+ * ones, ``hi`` one past the last that is not zero (``start`` when none). */
+typedef struct {
+    Py_ssize_t start, end, lo, hi;
+} Seg;
+
+static Py_ssize_t
+seg_len(const Seg *g)
+{
+    return g->hi > g->lo ? g->hi - g->lo : 0;
+}
+
+/* A bitset in two segments: the certain entries' and the uncertain ones'. */
+typedef struct {
+    uint64_t *w;
+    Seg a, b;
+} Bits;
+
+static void
+bits_set(Bits *bs, int64_t pos)
+{
+    Py_ssize_t i = (Py_ssize_t)(pos >> 6);
+    Seg *g = i < bs->a.end ? &bs->a : &bs->b;
+    bs->w[i] |= 1ULL << (pos & 63);
+    if (i >= g->hi)
+        g->hi = i + 1;
+    while (g->lo < g->end && bs->w[g->lo] == ~0ULL)
+        g->lo++;
+}
+
+static void
+bits_clear(Bits *bs, int64_t pos)
+{
+    Py_ssize_t i = (Py_ssize_t)(pos >> 6);
+    Seg *g = i < bs->a.end ? &bs->a : &bs->b;
+    bs->w[i] &= ~(1ULL << (pos & 63));
+    if (i < g->lo)
+        g->lo = i;
+    while (g->hi > g->start && bs->w[g->hi - 1] == 0)
+        g->hi--;
+}
+
 static int
-memo_init(Memo *m, Py_ssize_t words)
+memo_init(Memo *m, Limits *lim)
 {
     m->cap = 1024;
-    m->slots = malloc((size_t)m->cap * sizeof(int64_t));
-    m->size = 1024 * (2 + words);
-    m->arena = malloc((size_t)m->size * sizeof(uint64_t));
-    if (m->slots == NULL || m->arena == NULL)
+    m->size = 1024 * (MEMO_HEAD + 2);
+    m->slots = grow(lim, NULL, 0, m->cap * (Py_ssize_t)sizeof(int64_t));
+    if (m->slots == NULL)
         return -1;
+    m->arena = grow(lim, NULL, 0, m->size * (Py_ssize_t)sizeof(uint64_t));
+    if (m->arena == NULL) {
+        release(lim, m->slots, m->cap * (Py_ssize_t)sizeof(int64_t));
+        return -1;
+    }
     memset(m->slots, 0xff, (size_t)m->cap * sizeof(int64_t));
     m->count = m->used = 0;
-    m->words = words;
     return 0;
 }
 
 static void
-memo_free(Memo *m)
+memo_free(Memo *m, Limits *lim)
 {
-    free(m->slots);
-    free(m->arena);
+    release(lim, m->slots, m->cap * (Py_ssize_t)sizeof(int64_t));
+    release(lim, m->arena, m->size * (Py_ssize_t)sizeof(uint64_t));
+}
+
+static Py_ssize_t
+record_len(const uint64_t *r)
+{
+    return MEMO_HEAD + (Py_ssize_t)(r[2] & 0xFFFFFFFF) + (Py_ssize_t)(r[3] & 0xFFFFFFFF);
 }
 
 static int
-memo_grow(Memo *m)
+memo_grow(Memo *m, Limits *lim)
 {
     Py_ssize_t cap = 2 * m->cap;
-    int64_t *slots = malloc((size_t)cap * sizeof(int64_t));
+    int64_t *slots = grow(lim, NULL, 0, cap * (Py_ssize_t)sizeof(int64_t));
     if (slots == NULL)
         return -1;
     memset(slots, 0xff, (size_t)cap * sizeof(int64_t));
-    Py_ssize_t rec = 2 + m->words;
-    for (Py_ssize_t r = 0; r < m->used; r += rec) {
+    for (Py_ssize_t r = 0; r < m->used; r += record_len(m->arena + r)) {
         Py_ssize_t i = (Py_ssize_t)(m->arena[r] & (uint64_t)(cap - 1));
         while (slots[i] >= 0)
             i = (i + 1) & (cap - 1);
         slots[i] = r;
     }
-    free(m->slots);
+    release(lim, m->slots, m->cap * (Py_ssize_t)sizeof(int64_t));
     m->slots = slots;
     m->cap = cap;
     return 0;
 }
 
-/* Insert (state, lin) unless present: 1 when inserted, 0 when present, -1 out of memory
- * or past ``max_bytes``. */
+/* Whether ``n`` words are equal (a few, mostly: a loop costs less than memcmp's call). */
 static int
-memo_add(Memo *m, uint64_t hash, int64_t state, const uint64_t *lin, Py_ssize_t max_bytes)
+words_eq(const uint64_t *a, const uint64_t *b, Py_ssize_t n)
 {
-    Py_ssize_t words = m->words;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (a[i] != b[i])
+            return 0;
+    }
+    return 1;
+}
+
+/* Whether record ``r`` is (state, the lean set ``bs``). */
+static int
+record_is(const uint64_t *r, uint64_t hash, int64_t state, const Bits *bs, Py_ssize_t la,
+          Py_ssize_t lb)
+{
+    return r[0] == hash && (int64_t)r[1] == state &&
+           r[2] == ((uint64_t)bs->a.lo << 32 | (uint64_t)la) &&
+           r[3] == ((uint64_t)bs->b.lo << 32 | (uint64_t)lb) &&
+           words_eq(r + MEMO_HEAD, bs->w + bs->a.lo, la) &&
+           words_eq(r + MEMO_HEAD + la, bs->w + bs->b.lo, lb);
+}
+
+/* Insert (state, the set ``bs``) unless present: 1 when inserted, 0 when present, -1 past
+ * ``max_memo`` bytes (this path gives up), -2 out of memory (``lim->needed`` says how
+ * much it needed). */
+static int
+memo_add(Memo *m, Limits *lim, uint64_t hash, int64_t state, const Bits *bs)
+{
+    Py_ssize_t la = seg_len(&bs->a), lb = seg_len(&bs->b);
     Py_ssize_t i = (Py_ssize_t)(hash & (uint64_t)(m->cap - 1));
     while (m->slots[i] >= 0) {
-        const uint64_t *r = m->arena + m->slots[i];
-        if (r[0] == hash && (int64_t)r[1] == state &&
-            memcmp(r + 2, lin, (size_t)words * sizeof(uint64_t)) == 0)
+        if (record_is(m->arena + m->slots[i], hash, state, bs, la, lb))
             return 0;
         i = (i + 1) & (m->cap - 1);
     }
-    Py_ssize_t rec = 2 + words;
+    Py_ssize_t rec = MEMO_HEAD + la + lb;
     if (m->used + rec > m->size) {
         Py_ssize_t size = 2 * m->size;
-        if ((size + m->cap) * (Py_ssize_t)sizeof(uint64_t) > max_bytes)
+        while (m->used + rec > size)
+            size *= 2;
+        if ((size + m->cap) * (Py_ssize_t)sizeof(uint64_t) > lim->max_memo)
             return -1;
-        uint64_t *arena = realloc(m->arena, (size_t)size * sizeof(uint64_t));
+        uint64_t *arena = grow(lim, m->arena, m->size * (Py_ssize_t)sizeof(uint64_t),
+                               size * (Py_ssize_t)sizeof(uint64_t));
         if (arena == NULL)
-            return -1;
+            return -2;
         m->arena = arena;
         m->size = size;
     }
     uint64_t *r = m->arena + m->used;
     r[0] = hash;
     r[1] = (uint64_t)state;
-    memcpy(r + 2, lin, (size_t)words * sizeof(uint64_t));
+    r[2] = (uint64_t)bs->a.lo << 32 | (uint64_t)la;
+    r[3] = (uint64_t)bs->b.lo << 32 | (uint64_t)lb;
+    for (Py_ssize_t k = 0; k < la; k++)
+        r[MEMO_HEAD + k] = bs->w[bs->a.lo + k];
+    for (Py_ssize_t k = 0; k < lb; k++)
+        r[MEMO_HEAD + la + k] = bs->w[bs->b.lo + k];
     m->slots[i] = m->used;
     m->used += rec;
     m->count++;
-    if (2 * m->count > m->cap && memo_grow(m) < 0)
-        return -1;
+    if (2 * m->count > m->cap) {
+        if ((2 * m->cap + m->size) * (Py_ssize_t)sizeof(uint64_t) > lim->max_memo)
+            return -1;
+        if (memo_grow(m, lim) < 0)
+            return -2;
+    }
     return 1;
 }
 
@@ -327,38 +484,45 @@ mix64(uint64_t x)
 /* ---- one partition's search (registers.py's _search) ---- */
 
 typedef struct {
-    int valid;          /* 1, 0; -1: gave up */
+    int valid;          /* 1, 0; -1: gave up; -2: out of memory (``Limits.needed``) */
     int64_t steps, configs;
 } Searched;
 
-typedef struct {
-    int64_t max_steps;
-    int64_t check_every;
-    double started, left; /* left < 0: no deadline */
-    Py_ssize_t max_bytes;
-} Limits;
+/* The bytes of one partition's arrays, per entry (kinds, certain; a, b, zob, its bit's
+ * position, the two stacks; the two links of its call and return), and the bitset's. */
+#define ENTRY_BYTES (2 + 6 * 8 + 4 * 8)
 
 static Searched
 search(const int64_t *codes, Py_ssize_t n, const int64_t *events, Py_ssize_t n_events,
-       int64_t init, const Limits *lim)
+       int64_t init, Limits *lim)
 {
     Searched out = {-1, 0, 0};
+    Py_ssize_t words = (n + 63) / 64 + 2;
+    Py_ssize_t held = (n + 1) * ENTRY_BYTES + words * 8;
+    if (spend(lim, held) < 0) {
+        out.valid = -2;
+        return out;
+    }
     int8_t *kinds = malloc((size_t)(n ? n : 1));
     int64_t *a_of = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
     int64_t *b_of = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
     int8_t *certain = malloc((size_t)(n ? n : 1));
     uint64_t *zob = malloc((size_t)(n ? n : 1) * sizeof(uint64_t));
+    int64_t *pos = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
     int64_t *nxt = malloc((size_t)(2 * n + 1) * sizeof(int64_t));
     int64_t *prv = malloc((size_t)(2 * n + 1) * sizeof(int64_t));
-    Py_ssize_t words = (n + 63) / 64;
-    uint64_t *lin = calloc((size_t)(words ? words : 1), sizeof(uint64_t));
+    uint64_t *lin_w = calloc((size_t)words, sizeof(uint64_t));
     int64_t *stack_e = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
     int64_t *stack_s = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    Bits lin = {lin_w, {0, 0, 0, 0}, {0, 0, 0, 0}};
     Memo memo = {0};
     int memo_ok = 0;
-    if (!kinds || !a_of || !b_of || !certain || !zob || !nxt || !prv || !lin || !stack_e ||
-        !stack_s)
+    if (!kinds || !a_of || !b_of || !certain || !zob || !pos || !nxt || !prv || !lin_w ||
+        !stack_e || !stack_s) {
+        out.valid = -2;
+        lim->needed = lim->used;
         goto done;
+    }
     int64_t remaining = 0;
     for (Py_ssize_t e = 0; e < n; e++) {
         int64_t code = codes[e];
@@ -379,6 +543,16 @@ search(const int64_t *codes, Py_ssize_t n, const int64_t *events, Py_ssize_t n_e
         out.valid = 1;
         goto done;
     }
+    /* The bits: the certain entries' segment, then the uncertain ones'. */
+    {
+        Py_ssize_t wa = (remaining + 63) / 64;
+        int64_t ca = 0, cb = 64 * (int64_t)wa;
+        for (Py_ssize_t e = 0; e < n; e++)
+            pos[e] = certain[e] ? ca++ : (kinds[e] != DROPPED ? cb++ : -1);
+        Seg a = {0, wa, 0, 0}, b = {wa, (cb + 63) / 64, wa, wa};
+        lin.a = a;
+        lin.b = b;
+    }
     int64_t head = 2 * n;
     for (Py_ssize_t i = 0; i <= 2 * n; i++)
         nxt[i] = prv[i] = -1;
@@ -391,8 +565,10 @@ search(const int64_t *codes, Py_ssize_t n, const int64_t *events, Py_ssize_t n_e
             last = ev;
         }
     }
-    if (memo_init(&memo, words ? words : 1) < 0)
+    if (memo_init(&memo, lim) < 0) {
+        out.valid = -2;
         goto done;
+    }
     memo_ok = 1;
     int64_t state = init;
     uint64_t hlin = 0;
@@ -437,13 +613,15 @@ search(const int64_t *codes, Py_ssize_t n, const int64_t *events, Py_ssize_t n_e
                 after = state == a ? b_of[e] : state;
             }
             if (legal) {
-                uint64_t bit = 1ULL << (e & 63);
-                lin[e >> 6] |= bit;
+                bits_set(&lin, pos[e]);
                 uint64_t h = hlin ^ zob[e];
-                int added = memo_add(&memo, h ^ mix64((uint64_t)after + 0x51ED27ULL), after,
-                                     lin, lim->max_bytes);
-                if (added < 0)
+                int added =
+                    memo_add(&memo, lim, h ^ mix64((uint64_t)after + 0x51ED27ULL), after, &lin);
+                if (added < 0) {
+                    if (added == -2)
+                        out.valid = -2;
                     goto done;
+                }
                 if (added) {
                     configs++;
                     stack_e[depth] = readonly ? ~e : e;
@@ -472,7 +650,7 @@ search(const int64_t *codes, Py_ssize_t n, const int64_t *events, Py_ssize_t n_e
                     node = nxt[head];
                     continue;
                 }
-                lin[e >> 6] &= ~bit;
+                bits_clear(&lin, pos[e]);
                 fails = readonly;
             }
             if (!fails) {
@@ -493,7 +671,7 @@ search(const int64_t *codes, Py_ssize_t n, const int64_t *events, Py_ssize_t n_e
             int forced = e < 0;
             if (forced)
                 e = ~e;
-            lin[e >> 6] &= ~(1ULL << (e & 63));
+            bits_clear(&lin, pos[e]);
             hlin ^= zob[e];
             if (certain[e])
                 remaining++;
@@ -514,17 +692,19 @@ search(const int64_t *codes, Py_ssize_t n, const int64_t *events, Py_ssize_t n_e
     }
 done:
     if (memo_ok)
-        memo_free(&memo);
+        memo_free(&memo, lim);
     free(kinds);
     free(a_of);
     free(b_of);
     free(certain);
     free(zob);
+    free(pos);
     free(nxt);
     free(prv);
-    free(lin);
+    free(lin_w);
     free(stack_e);
     free(stack_s);
+    lim->used -= held;
     return out;
 }
 
@@ -544,6 +724,8 @@ typedef struct {
     I64s part_count;     /* per partition: entries */
     I64s codes, part_of, local_of, inv_of; /* per entry */
     I64s events;         /* g << 1 | is_return, in time order */
+    Limits *lim;
+    Py_ssize_t dict_bytes; /* accounted for the entries of the three dicts */
 } Reader;
 
 static void
@@ -552,15 +734,40 @@ reader_free(Reader *r)
     Py_XDECREF(r->values.ids);
     Py_XDECREF(r->open_big);
     Py_XDECREF(r->part_big);
-    free(r->open_small);
-    free(r->part_small);
-    free(r->part_label_ix.v);
-    free(r->part_count.v);
-    free(r->codes.v);
-    free(r->part_of.v);
-    free(r->local_of.v);
-    free(r->inv_of.v);
-    free(r->events.v);
+    Limits *lim = r->lim;
+    release(lim, r->open_small, r->n_open_small * (Py_ssize_t)sizeof(int64_t));
+    release(lim, r->part_small, r->n_part_small * (Py_ssize_t)sizeof(int64_t));
+    i64s_free(lim, &r->part_label_ix);
+    i64s_free(lim, &r->part_count);
+    i64s_free(lim, &r->codes);
+    i64s_free(lim, &r->part_of);
+    i64s_free(lim, &r->local_of);
+    i64s_free(lim, &r->inv_of);
+    i64s_free(lim, &r->events);
+    lim->used -= r->dict_bytes;
+}
+
+/* Account the entries the dicts gained since the last call (``PY_ENTRY_BYTES`` each):
+ * 0, or -1 past the limit. */
+static int
+account_dicts(Reader *r)
+{
+    Py_ssize_t n = PyDict_GET_SIZE(r->values.ids) + PyDict_GET_SIZE(r->open_big) +
+                   PyDict_GET_SIZE(r->part_big);
+    Py_ssize_t bytes = n * PY_ENTRY_BYTES;
+    if (bytes > r->dict_bytes) {
+        if (spend(r->lim, bytes - r->dict_bytes) < 0)
+            return -1;
+        r->dict_bytes = bytes;
+    }
+    return 0;
+}
+
+/* What a failed step means: -2 out of memory, -1 a Python error, 0 this path gives up. */
+static int
+failed(Reader *r)
+{
+    return r->lim->needed ? -2 : (PyErr_Occurred() ? -1 : 0);
 }
 
 static int64_t
@@ -590,7 +797,7 @@ process_slot(Reader *r, PyObject *p, int64_t *scratch)
 {
     int64_t i = small_int(p);
     if (i >= 0) {
-        if (i64s_reach(&r->open_small, &r->n_open_small, i, 0) < 0)
+        if (i64s_reach(r->lim, &r->open_small, &r->n_open_small, i, 0) < 0)
             return NULL;
         return &r->open_small[i];
     }
@@ -635,7 +842,7 @@ partition_of(Reader *r, PyObject *key, Py_ssize_t i)
         where = &r->part_none;
     }
     else if (k >= 0) {
-        if (i64s_reach(&r->part_small, &r->n_part_small, k, 0) < 0)
+        if (i64s_reach(r->lim, &r->part_small, &r->n_part_small, k, 0) < 0)
             return -1;
         where = &r->part_small[k];
     }
@@ -652,7 +859,7 @@ partition_of(Reader *r, PyObject *key, Py_ssize_t i)
     if (where != NULL && *where > 0)
         return *where - 1;
     int64_t pid = r->part_count.n;
-    if (i64s_push(&r->part_count, 0) < 0 || i64s_push(&r->part_label_ix, i) < 0)
+    if (i64s_push(r->lim, &r->part_count, 0) < 0 || i64s_push(r->lim, &r->part_label_ix, i) < 0)
         return -1;
     if (where != NULL) {
         *where = pid + 1;
@@ -668,15 +875,21 @@ partition_of(Reader *r, PyObject *key, Py_ssize_t i)
     return pid;
 }
 
-/* Read every op: 1 when read, 0 when this path gives up, -1 on a Python error. */
+/* Read every op: 1 when read, 0 when this path gives up, -1 on a Python error, -2 out
+ * of memory. */
 static int
-read_ops(Reader *r, PyObject *ops, int fail_cas_happened, int nil_read_any, const Limits *lim)
+read_ops(Reader *r, PyObject *ops, int fail_cas_happened, int nil_read_any)
 {
+    Limits *lim = r->lim;
     Py_ssize_t n = PyTuple_GET_SIZE(ops);
     const Offsets *o = &r->o;
     for (Py_ssize_t i = 0; i < n; i++) {
-        if ((i & 4095) == 4095 && lim->left >= 0 && now() - lim->started > lim->left)
-            return 0;
+        if ((i & 4095) == 4095) {
+            if (lim->left >= 0 && now() - lim->started > lim->left)
+                return 0;
+            if (account_dicts(r) < 0)
+                return -2;
+        }
         PyObject *op = PyTuple_GET_ITEM(ops, i);
         PyObject *p = FIELD(op, o->process), *t = FIELD(op, o->type);
         if (p == NULL || t == NULL)
@@ -697,7 +910,7 @@ read_ops(Reader *r, PyObject *ops, int fail_cas_happened, int nil_read_any, cons
         int64_t scratch;
         int64_t *slot = process_slot(r, p, &scratch);
         if (slot == NULL)
-            return PyErr_Occurred() ? -1 : 0;
+            return failed(r);
         if (tc == T_INVOKE) {
             if (*slot != 0)
                 return 0; /* busy, or retired */
@@ -706,12 +919,12 @@ read_ops(Reader *r, PyObject *ops, int fail_cas_happened, int nil_read_any, cons
                 return 0;
             int64_t pid = partition_of(r, key, i);
             if (pid < 0)
-                return PyErr_Occurred() ? -1 : 0;
+                return failed(r);
             int64_t g = r->codes.n;
-            if (i64s_push(&r->codes, DROPPED) < 0 || i64s_push(&r->part_of, pid) < 0 ||
-                i64s_push(&r->local_of, r->part_count.v[pid]++) < 0 ||
-                i64s_push(&r->inv_of, i) < 0 || i64s_push(&r->events, g << 1) < 0)
-                return -1;
+            if (i64s_push(lim, &r->codes, DROPPED) < 0 || i64s_push(lim, &r->part_of, pid) < 0 ||
+                i64s_push(lim, &r->local_of, r->part_count.v[pid]++) < 0 ||
+                i64s_push(lim, &r->inv_of, i) < 0 || i64s_push(lim, &r->events, g << 1) < 0)
+                return failed(r);
             if (process_store(r, p, slot, &scratch, g + 1) < 0)
                 return -1;
             continue;
@@ -739,8 +952,8 @@ read_ops(Reader *r, PyObject *ops, int fail_cas_happened, int nil_read_any, cons
         if (code == CANNOT)
             return 0;
         r->codes.v[g] = code;
-        if (code >= 0 && (code & CERTAIN) && i64s_push(&r->events, g << 1 | 1) < 0)
-            return -1;
+        if (code >= 0 && (code & CERTAIN) && i64s_push(lim, &r->events, g << 1 | 1) < 0)
+            return failed(r);
     }
     /* Never completed: unknown outcomes. */
     for (Py_ssize_t g = 0; g < r->codes.n; g++) {
@@ -749,7 +962,7 @@ read_ops(Reader *r, PyObject *ops, int fail_cas_happened, int nil_read_any, cons
         int64_t scratch;
         int64_t *slot = process_slot(r, p, &scratch);
         if (slot == NULL)
-            return PyErr_Occurred() ? -1 : 0;
+            return failed(r);
         if (*slot != g + 1)
             continue;
         int64_t code =
@@ -762,10 +975,10 @@ read_ops(Reader *r, PyObject *ops, int fail_cas_happened, int nil_read_any, cons
     }
     for (Py_ssize_t g = 0; g < r->codes.n; g++) {
         int64_t code = r->codes.v[g];
-        if (code >= 0 && !(code & CERTAIN) && i64s_push(&r->events, g << 1 | 1) < 0)
-            return -1;
+        if (code >= 0 && !(code & CERTAIN) && i64s_push(lim, &r->events, g << 1 | 1) < 0)
+            return failed(r);
     }
-    return 1;
+    return account_dicts(r) < 0 ? -2 : 1;
 }
 
 /* ---- decide ---- */
@@ -784,17 +997,20 @@ decide(PyObject *self, PyObject *args)
     PyTypeObject *op_type;
     int fail_cas_happened, nil_read_any;
     double left;
-    long long steps_base, steps_per_entry, check_every, max_bytes;
-    if (!PyArg_ParseTuple(args, "O!O!OppdLLLL", &PyTuple_Type, &ops, &PyType_Type, &op_type,
+    long long steps_base, steps_per_entry, check_every, max_memo, max_bytes;
+    if (!PyArg_ParseTuple(args, "O!O!OppdLLLLL", &PyTuple_Type, &ops, &PyType_Type, &op_type,
                           &initial, &fail_cas_happened, &nil_read_any, &left, &steps_base,
-                          &steps_per_entry, &check_every, &max_bytes))
+                          &steps_per_entry, &check_every, &max_memo, &max_bytes))
         return NULL;
-    Limits lim = {0, check_every > 0 ? check_every : 1, now(), left, (Py_ssize_t)max_bytes};
+    Limits lim = {0, check_every > 0 ? check_every : 1, now(), left, (Py_ssize_t)max_memo,
+                  (Py_ssize_t)max_bytes, 0, 0};
     Reader r;
     memset(&r, 0, sizeof r);
+    r.lim = &lim;
     PyObject *result = NULL;
     int64_t *order = NULL, *kept = NULL, *offsets = NULL, *sorted_ev = NULL, *local_ev = NULL;
-    int64_t *local_codes = NULL;
+    int64_t *local_codes = NULL, *fill = NULL, *first = NULL;
+    Py_ssize_t held = 0; /* the bytes of the arrays above */
     Py_ssize_t n_ops = PyTuple_GET_SIZE(ops);
     if (slot_offset(op_type, "process", &r.o.process) < 0 ||
         slot_offset(op_type, "type", &r.o.type) < 0 || slot_offset(op_type, "f", &r.o.f) < 0 ||
@@ -815,21 +1031,32 @@ decide(PyObject *self, PyObject *args)
         goto error;
     if (init < 0)
         goto give_up;
-    int got = read_ops(&r, ops, fail_cas_happened, nil_read_any, &lim);
+    int got = read_ops(&r, ops, fail_cas_happened, nil_read_any);
+    if (got == -2)
+        goto out_of_memory;
     if (got < 0)
         goto error;
     if (got == 0)
         goto give_up;
     Py_ssize_t parts = r.part_count.n, n_entries = r.codes.n;
+    held = (Py_ssize_t)sizeof(int64_t) *
+           (5 * (parts + 2) + 2 * (r.events.n + 1) + (n_entries + 1));
+    if (spend(&lim, held) < 0) {
+        held = 0;
+        goto out_of_memory;
+    }
     order = malloc((size_t)(parts + 1) * sizeof(int64_t));
     kept = calloc((size_t)(parts + 1), sizeof(int64_t));
     offsets = calloc((size_t)(parts + 2), sizeof(int64_t));
+    fill = malloc((size_t)(parts + 1) * sizeof(int64_t));
+    first = calloc((size_t)(parts + 1), sizeof(int64_t));
     sorted_ev = malloc((size_t)(r.events.n + 1) * sizeof(int64_t));
     local_ev = malloc((size_t)(r.events.n + 1) * sizeof(int64_t));
     local_codes = malloc((size_t)(n_entries + 1) * sizeof(int64_t));
-    if (!order || !kept || !offsets || !sorted_ev || !local_ev || !local_codes) {
-        PyErr_NoMemory();
-        goto error;
+    if (!order || !kept || !offsets || !fill || !first || !sorted_ev || !local_ev ||
+        !local_codes) {
+        lim.needed = lim.used;
+        goto out_of_memory;
     }
     int64_t total = 0;
     for (Py_ssize_t g = 0; g < n_entries; g++) {
@@ -843,26 +1070,13 @@ decide(PyObject *self, PyObject *args)
         offsets[r.part_of.v[r.events.v[i] >> 1] + 1]++;
     for (Py_ssize_t p = 0; p < parts; p++)
         offsets[p + 1] += offsets[p];
-    {
-        int64_t *fill = malloc((size_t)(parts + 1) * sizeof(int64_t));
-        if (fill == NULL) {
-            PyErr_NoMemory();
-            goto error;
-        }
-        memcpy(fill, offsets, (size_t)(parts + 1) * sizeof(int64_t));
-        for (Py_ssize_t i = 0; i < r.events.n; i++) {
-            int64_t ev = r.events.v[i];
-            sorted_ev[fill[r.part_of.v[ev >> 1]]++] = ev;
-        }
-        free(fill);
+    memcpy(fill, offsets, (size_t)(parts + 1) * sizeof(int64_t));
+    for (Py_ssize_t i = 0; i < r.events.n; i++) {
+        int64_t ev = r.events.v[i];
+        sorted_ev[fill[r.part_of.v[ev >> 1]]++] = ev;
     }
     /* Each partition's entry codes together, numbered locally (its first at ``first``),
      * and its events by those numbers. */
-    int64_t *first = calloc((size_t)(parts + 1), sizeof(int64_t));
-    if (first == NULL) {
-        PyErr_NoMemory();
-        goto error;
-    }
     for (Py_ssize_t p = 1; p <= parts; p++)
         first[p] = first[p - 1] + r.part_count.v[p - 1];
     for (Py_ssize_t g = 0; g < n_entries; g++)
@@ -887,10 +1101,10 @@ decide(PyObject *self, PyObject *args)
             s = search(local_codes + first[p], r.part_count.v[p], local_ev + offsets[p],
                        offsets[p + 1] - offsets[p], init, &lim);
         }
-        if (s.valid < 0) {
-            free(first);
+        if (s.valid == -2)
+            goto out_of_memory;
+        if (s.valid < 0)
             goto give_up;
-        }
         checked++;
         steps += s.steps;
         configs += s.configs;
@@ -900,13 +1114,18 @@ decide(PyObject *self, PyObject *args)
             break;
         }
     }
-    free(first);
     Py_ssize_t n_parts = parts ? parts : (n_ops ? 1 : 0);
     if (valid)
         checked = n_parts;
     result = Py_BuildValue("(NnnLLLO)", PyBool_FromLong(valid), n_parts, checked,
                            (long long)total, (long long)steps, (long long)configs,
                            label_key ? label_key : Py_None);
+    goto done;
+out_of_memory:
+    /* Past what the budget has left (or where malloc failed): how much it needed. */
+    if (PyErr_Occurred())
+        PyErr_Clear();
+    result = PyLong_FromSsize_t(lim.needed);
     goto done;
 give_up:
     if (PyErr_Occurred())
@@ -923,17 +1142,21 @@ done:
     free(order);
     free(kept);
     free(offsets);
+    free(fill);
+    free(first);
     free(sorted_ev);
     free(local_ev);
     free(local_codes);
+    lim.used -= held;
     return result;
 }
 
 static PyMethodDef methods[] = {
     {"decide", decide, METH_VARARGS,
      "decide(ops, op_type, initial, fail_cas_happened, nil_read_any, seconds_left, "
-     "steps_base, steps_per_entry, check_every, max_bytes): (valid, partitions, checked, "
-     "ops, steps, configs, invalid_label), or None where it gives up."},
+     "steps_base, steps_per_entry, check_every, max_memo, max_bytes): (valid, partitions, "
+     "checked, ops, steps, configs, invalid_label); None where it gives up; the bytes it "
+     "needed (an int) where it would pass max_bytes (-1: no limit) or malloc fails."},
     {NULL, NULL, 0, NULL},
 };
 

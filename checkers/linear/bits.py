@@ -9,13 +9,18 @@ big partitions.
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.formats.budget import Allowance
 
 # Big-partition mode, tunable (tests force it on small partitions): partitions with more
 # than LEAN entries keep frames and memo keys without the entries below the forced one;
 # above TABLE_BITS bits (8 MiB) of masks, candidate masks are computed, not tabled.
 LEAN = 4096
 TABLE_BITS = 64 << 20
+SPEND_BYTES = 1 << 20
+"""Bytes of masks built between two accounts of them (and polls of the budget)."""
 # Partitions of at most LAZY (and LEAN) entries are compiled lazily,
 # as the search reaches their entries; tests set it to -1 to compile everything first.
 LAZY = 4096
@@ -77,33 +82,49 @@ def callable_table(starts: list[int], ends: list[int], n_certain: int) -> list[i
 
 
 class CandidateMasks:
-    """The same masks computed on demand, in memory linear in the partition's size.
+    """The same masks computed on demand, in memory linear in the partition's size
+    times its concurrency.
 
     Entries ``0..x`` (certain, returned no later than ``x``) were all invoked before
     ``x`` returned; of the later certain ones, only those still open then (a few, at
     the history's concurrency) were, kept as ``spill[x]`` shifted down by ``x + 1``;
     uncertain entries are in order of invocation, so theirs is a prefix of
-    ``ucount[x]`` entries from ``n_certain`` on.
+    ``ucount[x]`` entries from ``n_certain`` on. The open ones are kept as one mask
+    from ``x`` on, each ``spill[x]`` that mask as it stands after ``x`` (time linear
+    in the partition times its concurrency): at a high concurrency (tens of thousands
+    of operations open together) the masks add up, so they are accounted against
+    ``allowance`` (the check's memory) as they are kept.
     """
 
     __slots__ = ("n_certain", "spill", "ucount")
 
-    def __init__(self, starts: list[int], ends: list[int], n_certain: int) -> None:
+    def __init__(
+        self,
+        starts: list[int],
+        ends: list[int],
+        n_certain: int,
+        allowance: Allowance | None = None,
+    ) -> None:
         self.n_certain = n_certain
         by_start = sorted(range(n_certain), key=starts.__getitem__)
         ustarts = starts[n_certain:]
         self.spill: list[int] = []
         self.ucount: list[int] = []
-        opened: set[int] = set()
+        opened = 0  # the entries invoked and not returned, from x on: bit k - x for k
         j = 0
+        unspent = 0
         for x in range(n_certain):
             end = ends[x]
             while j < n_certain and starts[by_start[j]] < end:
-                opened.add(by_start[j])
+                opened |= 1 << (by_start[j] - x)
                 j += 1
-            opened.discard(x)
-            self.spill.append(sum(1 << (k - x - 1) for k in opened))
+            opened >>= 1  # x returned; from x + 1 on
+            self.spill.append(opened)
             self.ucount.append(bisect_left(ustarts, end))
+            unspent += (opened.bit_length() >> 3) + 32
+            if allowance is not None and (unspent > SPEND_BYTES or not x & 4095):
+                allowance.spend(unspent)
+                unspent = 0
 
     def __getitem__(self, x: int) -> int:
         return (

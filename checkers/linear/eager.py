@@ -1,5 +1,11 @@
 """Eager compilation: the tables of a partition of more than ``bits.LAZY`` operations,
-built at once, in time linear in its size (see ``tables.py`` for the chain of classes)."""
+built at once, in time linear in its size (see ``tables.py`` for the chain of classes).
+
+Its masks are ints as long as the highest entry they hold: where many states are each
+produced (or read) by entries spread over the partition, or many operations of a class
+overlap, they add up to much more than the partition (quadratic in it). So each mask
+is accounted before it is built against the check's budget (``Tables.meter``), which
+the loops poll: out of it, OutOfBudget, and the check is unknown."""
 
 from __future__ import annotations
 
@@ -14,8 +20,14 @@ from checkers.linear.bits import CandidateMasks, callable_table, mask
 from checkers.linear.model import ANY, NO_HINT, NOTHING, Call, Hint
 from checkers.linear.prepare import Problem
 from checkers.linear.tables import Tables
+from core.formats.budget import Allowance
 
 _INPUT_OUTPUT: Final = itemgetter(0, 1)
+COMPILING: Final = "compiling the search"
+POLL_EVERY: Final = 4096
+"""Entries (or classes) between two polls of the budget in the loops of compiling."""
+MASK_BYTES: Final = 64
+"""What an int costs beyond its digits (accounted with them)."""
 
 
 class _Unions:
@@ -25,10 +37,15 @@ class _Unions:
     ``bits.LEAN`` entries, where a mask per class would cost quadratic time), each
     union is built once from its positions, in time linear in the partition."""
 
-    __slots__ = ("certain", "first", "masks", "members", "n_certain", "small")
+    __slots__ = ("allowance", "certain", "first", "masks", "members", "n_certain", "small")
 
     def __init__(
-        self, first: dict[int, int], members: dict[int, list[int]], n: int, n_certain: int
+        self,
+        first: dict[int, int],
+        members: dict[int, list[int]],
+        n: int,
+        n_certain: int,
+        allowance: Allowance | None,
     ) -> None:
         self.first = first
         self.members = members
@@ -36,6 +53,7 @@ class _Unions:
         self.certain = (1 << n_certain) - 1
         self.small = n <= bits.LEAN
         self.masks: dict[int, int] = {}
+        self.allowance = allowance
 
     def __call__(self, classes: list[int], certain_only: bool) -> int:
         """The mask of the classes' entries (only the certain ones if ``certain_only``)."""
@@ -61,6 +79,8 @@ class _Unions:
                 positions += ms[: bisect_left(ms, n_certain)]
             else:
                 positions += ms
+        if self.allowance is not None and positions:
+            self.allowance.spend(max(positions) // 8 + MASK_BYTES)
         return mask(positions)
 
 
@@ -78,6 +98,7 @@ class Eager(Tables):
         binary numerals); Python loops run per class, and (R4) per entry whose class
         has an earlier member. Masks are built in time linear in their highest bit (a
         mask per class or per entry would cost quadratic memory on big partitions)."""
+        allowance = None if self.meter is None else Allowance(self.meter, COMPILING)
         calls = problem.calls
         n_in = len(calls)
         n_certain = problem.n_certain
@@ -110,6 +131,8 @@ class Eager(Tables):
         members: dict[int, list[int]] = {}  # of the classes with several entries
         member_ends: dict[int, list[int]] = {}
         for k in compress(range(n), map(ne, first_pos, range(n))):
+            if allowance is not None and not k % POLL_EVERY:
+                allowance.spend(0)
             c = cids[k]
             ms = members.get(c)
             start = starts[k]
@@ -124,6 +147,8 @@ class Eager(Tables):
             if es[-1] > start:
                 near = ms[bisect_right(es, start) :]
                 z0 = near[0]
+                if allowance is not None:
+                    allowance.spend((near[-1] - z0) // 8 + MASK_BYTES)
                 lower_same[k] = (z0, mask([z - z0 for z in near]))
             ms.append(k)
             es.append(ends[k])
@@ -142,7 +167,9 @@ class Eager(Tables):
         in_free: list[int] = []
         in_made: dict[int, list[int]] = {}
         in_at: dict[int, list[int]] = {}
-        for c, h in class_hint.items():
+        for j, (c, h) in enumerate(class_hint.items()):
+            if allowance is not None and not j % POLL_EVERY:
+                allowance.spend(0)
             class_trans[c] = {}
             pr = h.produces
             rq = h.requires
@@ -190,11 +217,11 @@ class Eager(Tables):
                         in_at[r] = [c]
                     else:
                         cs.append(c)
-        union = _Unions(first_at, members, n, n_certain)
+        union = _Unions(first_at, members, n, n_certain, allowance)
         self.callable = (
             callable_table(starts, ends, n_certain)
             if n_certain * n < bits.TABLE_BITS
-            else CandidateMasks(starts, ends, n_certain)
+            else CandidateMasks(starts, ends, n_certain, allowance)
         )
         self.index = list(range(n)) if index is None else index
         self.starts = starts

@@ -91,6 +91,7 @@ def check_problems(
         budget.deadline,
         None if budget.max_configs is None else budget.max_configs // len(work),
         None if budget.max_memory is None else budget.max_memory // len(work),
+        budget.meter,
     )
     procs: dict[Connection, tuple[Any, list[int]]] = {}
     outcomes: list[Outcome | None] = [None] * len(problems)

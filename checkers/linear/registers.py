@@ -16,6 +16,15 @@ strings, booleans and nil, a write or cas completed with another value than it w
 invoked with (the model refuses it), an op the model does not know, a malformed history, more than
 a bounded number of steps in one partition (``STEPS_PER_ENTRY``: the general search's
 reductions are for hard partitions), or the deadline.
+
+Memory is kept within the check's budget (``core.formats.budget``): the C module accounts
+every byte it allocates against what the budget had left when it started, and this one
+accounts its memo the same way and polls the budget between steps; past it, OutOfBudget
+(the check is unknown, with the reason). A configuration's set of linearized entries is
+memoized lean: the certain entries apart from the uncertain ones (entries that constrain
+nothing have no place), each set without the entries below its lowest unlinearized one
+(all linearized), so that a partition searched mostly in order (the usual case) costs a
+few words per configuration rather than a bit per entry of the partition.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ import importlib
 import time
 from typing import Any, Final, NamedTuple
 
+from core.formats.budget import Allowance, Budget
 from core.ops import NEMESIS, Op
 
 READ: Final = 0
@@ -42,12 +52,20 @@ STEPS_PER_ENTRY: Final = 8
 """The steps a partition may take per entry (plus ``STEPS_BASE``) before this path gives
 it up to the general search."""
 STEPS_BASE: Final = 4096
-MAX_MEMO_BYTES: Final = 1 << 26
-"""The C module's memo of one partition may take this much (beyond: it gives up)."""
-MIX: Final = 0x1F3D5B79A2C4E687
-"""An odd multiplier making the memo's keys (bitsets, whose low bits are mostly all ones)
-hash well: Python hashes an integer to itself modulo 2**61 - 1. Multiplying is
-one-to-one, so keys stay exact."""
+MAX_MEMO_BYTES: Final = 1 << 30
+"""The C module's memo of one partition may take this much (beyond: it gives up, and the
+general search, which would hold the same configurations in more memory, takes it);
+within the memory the check's budget has left, whichever is less (beyond that: out of
+memory, unknown)."""
+RECORD_BYTES: Final = 48
+"""What a memoized configuration costs the C module beyond its lean set's words (its
+record's head and its share of the table); this module accounts its own the same way
+(its own cost more: the budget's polls see the whole process)."""
+DOING: Final = "checking (the register search)"
+SMALL_BYTES: Final = 16 << 20
+"""A history whose search cannot take this much (``most_bytes``) is searched without
+asking the budget what is left (a look at the process's size costs more than checking a
+history of a few hundred ops)."""
 CHECK_EVERY: Final = 4096
 """Steps (or ops read) between two looks at the deadline."""
 
@@ -136,15 +154,16 @@ def decide(
     fail_cas_happened: bool,
     nil_read_any: bool,
     deadline: float | None,
+    budget: Budget | None = None,
 ) -> Decided | None:
     """Every partition's verdict under the register dialect given by ``initial``,
     ``fail_cas_happened`` and ``nil_read_any`` (``RegisterModel``'s fields), or None where
     this path gives up (see the module's docstring). By the C module where it is built
-    (the same reading and search), else here."""
+    (the same reading and search), else here. OutOfBudget past ``budget``'s memory."""
     c = native()
     if c is None:
-        return decide_here(history, initial, fail_cas_happened, nil_read_any, deadline)
-    return decide_in_c(c, history, initial, fail_cas_happened, nil_read_any, deadline)
+        return decide_here(history, initial, fail_cas_happened, nil_read_any, deadline, budget)
+    return decide_in_c(c, history, initial, fail_cas_happened, nil_read_any, deadline, budget)
 
 
 def decide_in_c(
@@ -154,9 +173,11 @@ def decide_in_c(
     fail_cas_happened: bool,
     nil_read_any: bool,
     deadline: float | None,
+    budget: Budget | None = None,
 ) -> Decided | None:
     """``decide`` by the C module ``c`` (``native()``), with this module's limits."""
     left = -1.0 if deadline is None else max(0.0, deadline - time.perf_counter())
+    memory = None if budget is None or small(history) else budget.memory_left()
     got = c.decide(
         history,
         Op,
@@ -168,7 +189,11 @@ def decide_in_c(
         STEPS_PER_ENTRY,
         CHECK_EVERY,
         MAX_MEMO_BYTES,
+        -1 if memory is None else memory,
     )
+    if type(got) is int:
+        assert budget is not None and memory is not None
+        raise budget.out_of_memory(DOING, got, memory)
     return None if got is None else Decided(*got)
 
 
@@ -192,16 +217,17 @@ def decide_here(
     fail_cas_happened: bool,
     nil_read_any: bool,
     deadline: float | None,
+    budget: Budget | None = None,
 ) -> Decided | None:
     """``decide`` in Python: the reference the C module follows step for step."""
     values = _Values()
     init = values.id(initial)
     if init < 0:
         return None
-    parts = _read(history, values, fail_cas_happened, nil_read_any, deadline)
+    parts = _read(history, values, fail_cas_happened, nil_read_any, deadline, budget)
     if parts is None:
         return None
-    bits = values.top.bit_length()  # of a state's number in a memo key
+    memory = None if budget is None or small(history) else Allowance(budget, DOING)
     kept = [len(part.codes) - part.codes.count(DROPPED) for part in parts]
     steps = configs = 0
     # Smallest first, as the general path does: a small invalid partition is found at once.
@@ -209,9 +235,13 @@ def decide_here(
         part = parts[i]
         if deadline is not None and time.perf_counter() > deadline:
             return None
-        got = _search(part, init, bits, STEPS_BASE + STEPS_PER_ENTRY * kept[i], deadline)
+        max_steps = STEPS_BASE + STEPS_PER_ENTRY * kept[i]
+        held = 0 if memory is None else memory.used
+        got = _search(part, init, max_steps, deadline, memory)
         if got is None:
             return None
+        if memory is not None:  # its memo is gone
+            memory.free(memory.used - held)
         steps += got[1]
         configs += got[2]
         if not got[0]:
@@ -221,12 +251,27 @@ def decide_here(
     return Decided(True, n, n, sum(kept), steps, configs, None)
 
 
+def most_bytes(n: int) -> int:
+    """An upper bound on what the search of a history of ``n`` ops may take: each step
+    memoizes at most one configuration, of a head and at most a word per 32 entries (two
+    lean sets), in a table grown by doubling (twice that, and four slots a record); its
+    arrays take a few hundred bytes an entry."""
+    record = RECORD_BYTES + 32 + 8 * (n // 32 + 2)
+    return 2 * (STEPS_BASE + STEPS_PER_ENTRY * n) * record + 256 * n
+
+
+def small(history: tuple[Op, ...]) -> bool:
+    """Whether the search of ``history`` cannot take ``SMALL_BYTES`` (``most_bytes``)."""
+    return most_bytes(len(history)) < SMALL_BYTES
+
+
 def _read(
     history: tuple[Op, ...],
     values: _Values,
     fail_cas_happened: bool,
     nil_read_any: bool,
     deadline: float | None,
+    budget: Budget | None,
 ) -> list[_Part] | None:
     """The partitions (in order of their first op), each entry read by the dialect; None
     where the general path must read the history, or past the deadline."""
@@ -242,6 +287,8 @@ def _read(
             countdown = CHECK_EVERY
             if deadline is not None and time.perf_counter() > deadline:
                 return None
+            if budget is not None:
+                budget.poll(DOING, None)
         p = op.process
         if type(p) is str and p == NEMESIS:
             continue
@@ -357,7 +404,11 @@ def _written(inv: Op, comp: Op | None) -> Any:
 
 
 def _search(
-    part: _Part, init: int, bits: int, max_steps: int, deadline: float | None
+    part: _Part,
+    init: int,
+    max_steps: int,
+    deadline: float | None,
+    memory: Allowance | None,
 ) -> tuple[bool, int, int] | None:
     """Search one partition: its verdict, steps and memoized configurations; None when
     it gives up (too many steps, or the deadline)."""
@@ -379,6 +430,17 @@ def _search(
                 remaining += 1
     if remaining == 0:
         return True, 0, 0
+    # The bit of each entry in the sets of linearized entries: the certain ones from 0,
+    # the uncertain ones in a set of their own (``pos`` then numbers them from 0 too).
+    pos = [0] * n
+    n_certain = n_uncertain = 0
+    for e in range(n):
+        if certain[e]:
+            pos[e] = n_certain
+            n_certain += 1
+        elif kinds[e] != DROPPED:
+            pos[e] = n_uncertain
+            n_uncertain += 1
     # The doubly linked list of events (dropped entries left out), ``head`` its sentinel.
     size = 2 * n
     head = size
@@ -390,10 +452,12 @@ def _search(
             nxt[last] = ev
             prv[ev] = last
             last = ev
-    lin = 0
+    lin_a = lin_b = 0  # the certain entries linearized, and the uncertain ones
     state = init
-    # The configurations entered: per state, the sets of linearized entries (times MIX).
-    memo: dict[int, set[int]] = {}
+    # The configurations entered: per state, the sets of linearized entries, lean: of
+    # each set, the entries above the lowest one not linearized, ``x``, as the int
+    # ``lin >> x << 32 | x``.
+    memo: dict[int, set[tuple[int, int]]] = {}
     configs = 0
     # The linearized entries in order (``~e`` for one linearized as forced, below) and
     # the state before each.
@@ -432,19 +496,30 @@ def _search(
                 legal = True
                 after = b_of[e] if state == a else state
             if legal:
-                lin2 = lin | (1 << e)
+                a2 = lin_a
+                b2 = lin_b
+                if certain[e]:
+                    a2 |= 1 << pos[e]
+                else:
+                    b2 |= 1 << pos[e]
                 seen = memo.get(after)
                 if seen is None:
                     seen = memo[after] = set()
-                key = lin2 * MIX
+                xa = (~a2 & (a2 + 1)).bit_length() - 1
+                xb = (~b2 & (b2 + 1)).bit_length() - 1
+                key = (a2 >> xa << 32 | xa, b2 >> xb << 32 | xb)
                 if key not in seen:
                     seen.add(key)
+                    if memory is not None:  # as the C module's record: a head and words
+                        words = (a2.bit_length() - xa) // 64 + (b2.bit_length() - xb) // 64
+                        memory.spend(RECORD_BYTES + 8 * (words + 2))
                     configs += 1
                     # A read-only entry legal here is linearized here without loss (R3
                     # in docs/linearizability.md): if that fails, so does this config.
                     stack_e.append(~e if readonly else e)
                     stack_s.append(state)
-                    lin = lin2
+                    lin_a = a2
+                    lin_b = b2
                     state = after
                     # Lift the call and the return out of the list.
                     r = node + 1
@@ -478,9 +553,11 @@ def _search(
             forced = e < 0
             if forced:
                 e = ~e
-            lin ^= 1 << e
             if certain[e]:
+                lin_a ^= 1 << pos[e]
                 remaining += 1
+            else:
+                lin_b ^= 1 << pos[e]
             c = 2 * e
             r = c + 1
             nr = nxt[r]

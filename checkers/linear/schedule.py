@@ -10,7 +10,10 @@ first invalid partition ends the check.
 Budgets are honest: when time runs out the unfinished partitions are "unknown"; when the
 memoized configurations of all active searches exceed the memory budget (estimated
 bytes, or a count), the largest search is stopped as "unknown" (and its memory freed)
-and the others go on, since one of them may still prove the history invalid.
+and the others go on, since one of them may still prove the history invalid. The
+check's own budget (``meter``: its time, and the whole process's memory) is polled
+after every slice, and compiling a search accounts its tables against it: past it,
+OutOfBudget ends the check, unknown.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Generator
 from typing import Final, NamedTuple
 
 from checkers.linear.search import Search, SearchResult
+from core.formats.budget import Budget as Meter
 
 FIRST_QUOTA: Final = 16
 LONE_QUOTA: Final = 1024
@@ -32,13 +36,15 @@ SKIPPED: Final = "not checked: another partition was already found invalid"
 
 
 class Budget(NamedTuple):
-    """Limits for one check: a wall-clock deadline (``time.perf_counter`` seconds), and
-    caps on the memoized configurations of the active searches: their estimated bytes
-    (``max_memory``) and their number (``max_configs``)."""
+    """Limits for one check: a wall-clock deadline (``time.perf_counter`` seconds), caps
+    on the memoized configurations of the active searches: their estimated bytes
+    (``max_memory``) and their number (``max_configs``), and the check's budget
+    (``meter``), polled between slices and passed to the searches' compilation."""
 
     deadline: float | None = None
     max_configs: int | None = None
     max_memory: int | None = None
+    meter: Meter | None = None
 
 
 def run_searches(searches: list[Search], budget: Budget) -> list[SearchResult]:
@@ -52,7 +58,7 @@ def run_searches(searches: list[Search], budget: Budget) -> list[SearchResult]:
     else:
         active = list(range(n))
         quota = LONE_QUOTA if n and searches[0].lazy else FIRST_QUOTA
-    deadline, max_configs, max_memory = budget
+    deadline, max_configs, max_memory, meter = budget
     limited = max_configs is not None or max_memory is not None
     clock = time.perf_counter
     while active:
@@ -80,6 +86,8 @@ def run_searches(searches: list[Search], budget: Budget) -> list[SearchResult]:
             if deadline is not None and now > deadline:
                 _stop_all(searches, results, gens, "time limit reached before a verdict")
                 return [r for r in results if r is not None]
+            if meter is not None:
+                meter.poll("searching")
         active = still
         if limited and active:
             active = _enforce_memory(searches, results, gens, active, budget)

@@ -34,6 +34,7 @@ from checkers.linear.bits import unlink
 from checkers.linear.model import Model
 from checkers.linear.prepare import Problem
 from checkers.linear.prune import Prune
+from core.formats.budget import Budget
 
 Verdict = bool | Literal["unknown"]
 
@@ -67,13 +68,19 @@ class Search(Prune):
     __slots__ = ()
 
     def __init__(
-        self, problem: Problem, model: Model, reductions: frozenset[str] = REDUCTIONS
+        self,
+        problem: Problem,
+        model: Model,
+        reductions: frozenset[str] = REDUCTIONS,
+        meter: Budget | None = None,
     ) -> None:
+        """The search of ``problem``; compiling it polls ``meter`` (the check's budget)
+        and accounts the tables it builds against it (OutOfBudget past it)."""
         if reductions is not REDUCTIONS:
             unknown = reductions - REDUCTIONS
             if unknown:
                 raise ValueError(f"unknown reductions {sorted(unknown)}: choose from {REDUCTIONS}")
-        super().__init__(problem, model)
+        super().__init__(problem, model, meter)
         self.reductions = reductions
         self.steps = 0
         self.memo = {}

@@ -51,10 +51,12 @@ class Solved:
         fast: list[Verdict | None] = [None] * len(problems)
         refuted = False
         for i, p in enumerate(problems):
+            if budget.meter is not None:
+                budget.meter.poll("deciding the partitions")
             if _fast_fits(len(p.calls), budget):
                 from checkers.linear import unique, unproduced
 
-                v = fast[i] = unique.verdict(p, model)
+                v = fast[i] = unique.verdict(p, model, budget.meter)
                 if v is None:
                     v = fast[i] = unproduced.verdict(p, model)
                     if v is not None:
@@ -70,7 +72,7 @@ class Solved:
         ]
         rest = [i for i, v in enumerate(fast) if v is None]
         if rest and not refuted:
-            searches = [Search(problems[i], model) for i in rest]
+            searches = [Search(problems[i], model, meter=budget.meter) for i in rest]
             self._searches = dict(zip(rest, searches, strict=True))
             for i, r in zip(rest, run_searches(searches, budget), strict=True):
                 results[i] = r
@@ -109,7 +111,7 @@ def _searched_explain(problem: Problem, model: Model, budget: Budget) -> dict[st
     deadline = time.perf_counter() + EXPLAIN_SECONDS
     if budget.deadline is not None:
         deadline = min(deadline, budget.deadline)
-    search = Search(problem, model)
+    search = Search(problem, model, meter=budget.meter)
     (r,) = run_searches([search], budget._replace(deadline=deadline))
     return counterexample(problem, search, r) if r.valid is False else None
 

@@ -25,6 +25,7 @@ from typing import Any
 from checkers.linear.bits import CandidateMasks
 from checkers.linear.model import Call, Hint, Model
 from checkers.linear.prepare import Entry, Problem
+from core.formats.budget import Budget
 
 
 class Tables:
@@ -72,6 +73,7 @@ class Tables:
         "lazy",
         "lower_same",
         "memo",
+        "meter",
         "model",
         "model_steps",
         "n_certain",
@@ -144,9 +146,10 @@ class Tables:
     _path_sids: list[int]
     _best_x: int
 
-    def __init__(self, problem: Problem, model: Model) -> None:
+    def __init__(self, problem: Problem, model: Model, meter: Budget | None = None) -> None:
         self.problem = problem
         self.model = model
+        self.meter = meter
         self.model_steps = 0
         self.states: list[Hashable] = [problem.init]
         self.sid_of: dict[Hashable, int] = {problem.init: 0}

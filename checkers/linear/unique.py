@@ -40,20 +40,27 @@ a") leaves the partition to the search.
 Measured (``scripts/measure_graph_path.py``): one key, unique values, 100,000 ops: the
 search 54 s (and out of 300 s on an invalid one), this path 2.5 s (0.26 s). The search
 stays first below ``checkers.linear.solve.MIN_OPS`` operations, where it is as fast and
-explains more.
+explains more. The graph takes about ``GRAPH_BYTES`` per node and edge (networkx's
+dicts): it is accounted against the check's budget before it is built.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from checkers.linear.model import ANY, NOTHING, Call, Hint, Model
 from checkers.linear.prepare import INF, Problem
 
 if TYPE_CHECKING:
     import networkx as nx
+
+    from core.formats.budget import Budget
+
+GRAPH_BYTES: Final = 500
+"""What a node or an edge of the graph of real-time precedence costs, its strongly
+connected components found (measured: about 460 bytes)."""
 
 
 class Verdict(NamedTuple):
@@ -76,15 +83,17 @@ class _Partition:
         self.unsure: list[int] = []  # uncertain producers of one state
 
 
-def verdict(problem: Problem, model: Model) -> Verdict | None:
-    """The verdict, or None when the fast path does not apply (see the module doc)."""
+def verdict(problem: Problem, model: Model, meter: Budget | None = None) -> Verdict | None:
+    """The verdict, or None when the fast path does not apply (see the module doc).
+    OutOfBudget when its graph does not fit in what ``meter`` (the check's budget) has
+    left."""
     hint_of: Callable[[Call], Hint] | None = getattr(model, "hint", None)
     if hint_of is None:
         return None
     part = _classify(problem, hint_of, getattr(model, "changes_from", None))
     if part is None:
         return None
-    return _decide(part, model)
+    return _decide(part, model, meter)
 
 
 def _classify(
@@ -154,7 +163,7 @@ def _classify(
     return p
 
 
-def _decide(p: _Partition, model: Model) -> Verdict:
+def _decide(p: _Partition, model: Model, meter: Budget | None) -> Verdict:
     problem = p.problem
     init = problem.init
     starts, ends = problem.starts, problem.ends
@@ -239,6 +248,8 @@ def _decide(p: _Partition, model: Model) -> Verdict:
             last_in = max(g, key=starts.__getitem__)
             if latest < 0 or starts[last_in] > starts[latest]:
                 latest = last_in
+    if meter is not None:  # nodes: a checkpoint per op, a chain; edges: about three per op
+        meter.afford(GRAPH_BYTES * (5 * len(chain_of) + 2 * len(groups)), DOING)
     cycle = _cycle(chain_of, starts, ends, len(groups))  # 4. between chains
     if cycle is None:
         return Verdict(True, None)
@@ -258,6 +269,9 @@ def _decide(p: _Partition, model: Model) -> Verdict:
         "so its writer, readers and the compare-and-set that leaves it form one "
         "run in any linearization; these runs would have to precede each other",
     )
+
+
+DOING: Final = "deciding a partition by its unique values"
 
 
 def _cycle(

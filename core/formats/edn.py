@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from core.formats.edn_symbol import Symbol
@@ -35,22 +35,27 @@ class EdnError(ValueError):
         self.line = line
 
 
+# Every repetition is possessive (``*+``, ``++``): the regex engine keeps no state per
+# character or escape it repeats over, so a string of 10 MB is matched in milliseconds and
+# no memory, where a plain ``(?:[^"\\]|\\.)*`` took a second and a gigabyte.
 _TOKEN: Final = re.compile(
     r"""
-    (?:[\s,]+|;[^\n]*)*
+    (?:[\s,]++|;[^\n]*+)*+
     (?:
-      (?P<str>"(?:[^"\\]|\\.)*")
+      (?P<str>"[^"\\]*+(?:\\.[^"\\]*+)*+")
     | (?P<open>\#\{|[\[({])
     | (?P<close>[\])}])
     | (?P<discard>\#_)
     | (?P<tag>\#[A-Za-z][^\s,\[\](){}"]*)
     | (?P<char>\\(?:newline|space|tab|return|u[0-9a-fA-F]{4}|.))
-    | (?P<atom>[^\s,\[\](){}";]+)
+    | (?P<atom>[^\s,\[\](){}";]++)
     | (?P<end>\Z)
     )
     """,
     re.VERBOSE | re.DOTALL,
 )
+_SKIP: Final = re.compile(r"(?:[\s,]++|;[^\n]*+)*+")
+"""What ``_TOKEN`` skips before a token: whitespace, commas and comments."""
 _INT: Final = re.compile(r"[+-]?\d+N?")
 _FLOAT: Final = re.compile(r"[+-]?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?M?")
 _RATIO: Final = re.compile(r"[+-]?\d+/\d+")
@@ -72,13 +77,19 @@ def loads(text: str) -> Any:
     return values[0][0]
 
 
-def iter_elements(text: str) -> Iterator[tuple[Any, int]]:
+POLL_EVERY: Final = 4096
+"""Tokens read between two calls of ``iter_elements``' ``poll``."""
+
+
+def iter_elements(text: str, poll: Callable[[], None] | None = None) -> Iterator[tuple[Any, int]]:
     """Each value with the line it starts on, for the two shapes history files take.
 
     If the text is one top-level vector or list, its elements are yielded (a Knossos
     history); otherwise each top-level value is (one map per line, as in ``history.edn``).
+    ``poll`` is called every ``POLL_EVERY`` tokens (a value of millions of them is read
+    within the check's budget, which ``poll`` looks at).
     """
-    return _values(text, unwrap=True)
+    return _values(text, unwrap=True, poll=poll)
 
 
 def dumps(value: Any) -> str:
@@ -116,7 +127,9 @@ class _Lines:
         return bisect_right(self._starts, pos) + 1
 
 
-def _values(text: str, unwrap: bool) -> Iterator[tuple[Any, int]]:
+def _values(
+    text: str, unwrap: bool, poll: Callable[[], None] | None = None
+) -> Iterator[tuple[Any, int]]:
     """Top-level values with their line; with ``unwrap``, a single top-level vector or list
     yields its elements instead.
 
@@ -130,10 +143,15 @@ def _values(text: str, unwrap: bool) -> Iterator[tuple[Any, int]]:
     discard = 0  # pending #_ at the current depth
     pos = 0
     match = _TOKEN.match
+    tokens = 0
     while True:
+        tokens += 1
+        if poll is not None and not tokens % POLL_EVERY:
+            poll()
         m = match(text, pos)
         if m is None:
-            pos = len(text) - len(text[pos:].lstrip(" \t\r\n,"))
+            skipped = _SKIP.match(text, pos)
+            pos = pos if skipped is None else skipped.end()
             raise EdnError(f"unexpected character {text[pos]!r}", line_of(pos))
         kind = m.lastgroup or "end"
         if kind == "end":
@@ -252,23 +270,24 @@ def _code_point(hex4: str, line_of: _Lines, pos: int) -> str:
 
 
 def _unescape(body: str, line_of: _Lines, pos: int) -> str:
+    """The string a token's body stands for: the text between escapes taken whole (a
+    huge value costs its size, not a list entry per character)."""
     if "\\" not in body:
         return body
     out: list[str] = []
     i = 0
-    while i < len(body):
-        c = body[i]
-        if c != "\\":
-            out.append(c)
-            i += 1
-            continue
-        nxt = body[i + 1]
+    while True:
+        j = body.find("\\", i)
+        if j < 0:
+            out.append(body[i:])
+            return "".join(out)
+        out.append(body[i:j])
+        nxt = body[j + 1]  # the token's regex puts a character after every backslash
         if nxt == "u":
-            out.append(_code_point(body[i + 2 : i + 6], line_of, pos))
-            i += 6
+            out.append(_code_point(body[j + 2 : j + 6], line_of, pos))
+            i = j + 6
         elif nxt in _ESCAPES:
             out.append(_ESCAPES[nxt])
-            i += 2
+            i = j + 2
         else:
             raise EdnError(f"unknown string escape '\\{nxt}'", line_of(pos))
-    return "".join(out)

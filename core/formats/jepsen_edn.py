@@ -38,8 +38,10 @@ def read_edn_history(
         text = read_text(path, budget)
     events: list[dict[str, Any]] = []
     lines: list[int] = []
+    # A value of millions of tokens is read within the budget too, not just the forms.
+    poll = None if budget is None else lambda: budget.poll("reading", len(events))
     try:
-        for form, line in iter_elements(text):
+        for form, line in iter_elements(text, poll):
             if budget is not None and not len(events) % CHECK_EVERY:
                 budget.check("reading", len(events))
             events.append(_event(path, form, line, kv))
