@@ -163,11 +163,12 @@ def _run_in(
     its check: the body of ``run_test``."""
     _quiet_resource_tracker()
     clock = RunClock()
+    asked = asked_durations(opts)  # how long each fault is to last, for its windows
     test: dict[str, Any] = {
         "name": opts.test_name(),
         "options": opts.to_dict(),
         "faults": {
-            name: {**fact, "asked_s": asked_durations(opts)[name]}
+            name: {**fact, "asked_s": asked[name]}
             for name, fact in facts_of(opts.fault_names()).items()
         },
         "seed": opts.seed,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import sys
 
+import pytest
 from rich.live import Live
 from rich.table import Table
 
@@ -50,10 +51,12 @@ def test_with_json_the_words_go_to_stderr_and_stdout_holds_the_answer() -> None:
     assert err.getvalue() == "verdict: valid\n"
 
 
-def test_silent_prints_nothing() -> None:
+def test_silent_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     term = Terminal.silent()
     term.out.print("x")
+    term.err.print("y")
     term.answer({"x": 1})  # nothing on the real stdout either
+    assert capsys.readouterr() == ("", "")
 
 
 class _Failing(io.StringIO):
