@@ -120,7 +120,9 @@ class LoopbackSshd:
         try:
             channel.sendall(out)
             channel.sendall_stderr(err)
-            channel.send_exit_status(proc.returncode)
+            # A shell reports a command killed by signal N as 128 + N, as sshd does.
+            code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
+            channel.send_exit_status(code)
             channel.close()
         except (OSError, EOFError, paramiko.SSHException):
             pass  # the client gave up (a timeout test)
