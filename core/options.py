@@ -34,6 +34,7 @@ from core.option_checks import (
     OptionError,
     check_name,
     check_number,
+    check_path,
     parse_faults,
 )
 from core.option_records import (
@@ -272,6 +273,7 @@ class RunOptions:
         parse_faults(self.faults.nemesis)
         if self.name is not None:
             check_name(self.name)
+        check_path(self.out_dir, "--out-dir")
         need, why = self.needed_op_timeout(holds, rules)
         if self.op_timeout_given and self.op_timeout <= need:
             raise OptionError(

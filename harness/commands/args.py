@@ -328,6 +328,22 @@ def faults(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def path(what: str) -> Callable[[str], str]:
+    """The argparse type of a path argument (``what``: its name in messages, ``--html``,
+    ``PATH``): bounded as the file system bounds it (``core.option_checks.check_path``), a
+    one-line error otherwise, before anything opens it."""
+    from core.option_checks import OptionError, check_path
+
+    def parse(text: str) -> str:
+        try:
+            return check_path(text, what)
+        except OptionError as e:  # argparse names the argument already
+            raise argparse.ArgumentTypeError(str(e).removeprefix(f"{what}: ")) from None
+
+    parse.__name__ = what  # argparse names the type in some errors
+    return parse
+
+
 def parsed(parse: Callable[[str], object]) -> Callable[[str], object]:
     """An argparse type from a parser that raises ValueError with its reason."""
 
@@ -345,10 +361,18 @@ def add_ssh_login_options(g: argparse._ArgumentGroup, given_only: bool = False) 
     """Which hosts, and how to log in to them: shared by ``run`` and ``clusters``. With
     ``given_only`` (``run``), an option left out is None, told apart from one given."""
     g.add_argument(
-        "--nodes-file", default=None, help="hosts, one [user@]host[:port] a line (default: --nodes)"
+        "--nodes-file",
+        type=path("--nodes-file"),
+        default=None,
+        help="hosts, one [user@]host[:port] a line (default: --nodes)",
     )
     g.add_argument("--ssh-user", default=None, help="login name (default: yours)")
-    g.add_argument("--ssh-key", default=None, help="private key (default: agent, ~/.ssh/id_*)")
+    g.add_argument(
+        "--ssh-key",
+        type=path("--ssh-key"),
+        default=None,
+        help="private key (default: agent, ~/.ssh/id_*)",
+    )
     port = g.add_argument(
         "--ssh-port",
         type=number("ssh_port"),
@@ -366,6 +390,7 @@ def add_ssh_login_options(g: argparse._ArgumentGroup, given_only: bool = False) 
         describe(port, shown=run_default("ssh_port"))
     g.add_argument(
         "--ssh-known-hosts",
+        type=path("--ssh-known-hosts"),
         default=None,
         help="check host keys against this file (default: ~/.ssh/known_hosts)",
     )

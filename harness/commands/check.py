@@ -10,6 +10,7 @@ from harness.commands.args import (
     UsageError,
     describe,
     parsed,
+    path,
 )
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "for linearizability. A Jepsen store directory (history.edn, results.edn) "
         "is checked as its history.edn, with Jepsen's own verdict said beside ours.",
     )
-    c.add_argument("paths", nargs="+", metavar="PATH")
+    c.add_argument("paths", nargs="+", metavar="PATH", type=path("PATH"))
     describe(
         c.add_argument(
             "--model",
@@ -91,6 +92,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     c.add_argument(
         "--out",
+        type=path("--out"),
         default=None,
         metavar="DIR",
         help="write run directories' results.json under DIR (default: into each "
@@ -98,6 +100,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     c.add_argument(
         "--html",
+        type=path("--html"),
         default=None,
         metavar="OUT",
         help="also write a self-contained HTML report per path: the verdict, the timeline "

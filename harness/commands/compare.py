@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.commands.args import (
+    path,
     writable_file,
 )
 
@@ -58,12 +59,18 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "violations, stale writes, danger window, handover delay, "
         "latency quantiles and availability per target and fault.",
     )
-    cp.add_argument("paths", nargs="+", metavar="PATH")
+    cp.add_argument("paths", nargs="+", metavar="PATH", type=path("PATH"))
     cp.add_argument(
-        "--html", default=None, help="also write the matrix as an HTML file (default: none)"
+        "--html",
+        type=path("--html"),
+        default=None,
+        help="also write the matrix as an HTML file (default: none)",
     )
     cp.add_argument(
-        "--junit", default=None, help="also write JUnit XML of these runs (default: none)"
+        "--junit",
+        type=path("--junit"),
+        default=None,
+        help="also write JUnit XML of these runs (default: none)",
     )
     cp.add_argument(
         "--json",

@@ -7,7 +7,7 @@ import glob
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.commands.args import UsageError
+from harness.commands.args import UsageError, path
 
 if TYPE_CHECKING:
     from harness.terminal import Terminal
@@ -42,8 +42,17 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "that was not, its one-sentence reason and report. In GitHub Actions: "
         '--out "$GITHUB_STEP_SUMMARY".',
     )
-    j.add_argument("files", nargs="+", metavar="FILE", help="JUnit XML files or glob patterns")
     j.add_argument(
-        "--out", default=None, help="append to this file (default: print to standard output)"
+        "files",
+        nargs="+",
+        metavar="FILE",
+        type=path("FILE"),
+        help="JUnit XML files or glob patterns",
+    )
+    j.add_argument(
+        "--out",
+        type=path("--out"),
+        default=None,
+        help="append to this file (default: print to standard output)",
     )
     j.set_defaults(fn=cmd_junit_summary)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from harness.commands.args import (
     UsageError,
     number,
+    path,
 )
 
 if TYPE_CHECKING:
@@ -31,7 +32,9 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from core.option_checks import Bound
 
     sv = sub.add_parser("serve", help="browse the results: an index of every run")
-    sv.add_argument("results", nargs="?", default="results", help="results folder")
+    sv.add_argument(
+        "results", nargs="?", default="results", type=path("RESULTS"), help="results folder"
+    )
     sv.add_argument("--host", default="127.0.0.1", help="address to bind (loopback default)")
     sv.add_argument(
         "--port",
