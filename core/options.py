@@ -409,3 +409,25 @@ def _check_kind(name: str, value: Any) -> None:
         ok = all(isinstance(v, str) for v in value)
     if not ok:
         raise OptionError(f"{name} must be {declared.replace(' | None', '')}, not {value!r:.60}")
+
+
+def check_recorded(values: Any) -> None:
+    """A recorded options table (test.json's ``options``) whose known options have their
+    kinds: a table, each number a number or null where the option is optional, each
+    other value of its declared type (an older file's ``extra`` table read as its
+    options); ranges are not checked: a run recorded what it ran. One-line OptionError."""
+    if not isinstance(values, dict):
+        raise OptionError(f"must be a table of options, not {values!r:.40}")
+    extra = values.get(OLD_EXTRA, {})
+    if not isinstance(extra, dict):
+        raise OptionError(f"extra must be a table of options, not {extra!r:.40}")
+    for name, value in [*extra.items(), *values.items()]:
+        if name in NUMBERS and value is not None:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise OptionError(f"{name} must be a number, not {value!r:.40}")
+        elif name in FIELDS and name != "nemesis":
+            _check_kind(name, value)
+        elif name == "nemesis" and not (
+            isinstance(value, list) and all(isinstance(v, str) for v in value)
+        ):
+            raise OptionError(f"nemesis must be a list of fault names, not {value!r:.40}")

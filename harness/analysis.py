@@ -42,6 +42,7 @@ from core.store import (
     read_jsonl,
     write_json,
 )
+from core.test_json import check_test
 
 MAX_RUN_NS = 7 * 24 * 3600 * 10**9
 """A run's history spans at most a week: a time beyond is corrupt, and would make the
@@ -63,8 +64,7 @@ def load_record(run_dir: Path, budget: Budget | None = None) -> RunRecord:
     try:
         history, cut = read_history_jsonl(run_dir / HISTORY_FILE, budget, MAX_RUN_NS)
         test = read_json(run_dir / TEST_FILE) if os.path.lexists(run_dir / TEST_FILE) else {}
-        if not isinstance(test, dict):
-            raise HarnessError(f"{run_dir / TEST_FILE}: not a JSON object; is it a run's?")
+        test = check_test(test, run_dir / TEST_FILE)
 
         def side(name: str) -> list[dict[str, Any]]:
             p = run_dir / name

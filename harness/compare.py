@@ -24,6 +24,7 @@ from checkers.discovery import NAME as DISCOVERY
 from checkers.result import Validity, worst
 from checkers.windows import record_windows
 from core.errors import HarnessError
+from core.test_json import check_test
 from harness.report._format import DASH, ms, pct, secs
 from harness.report._metrics import QUANTILES, OpStats, op_stats, pooled
 from harness.report._runs import RunInfo, find_run_dirs, load_run, verdict_word
@@ -265,21 +266,10 @@ def compare(run_dirs: Sequence[Path]) -> Matrix:
     return Matrix(tuple(rows), tuple(columns), {k: Cell(tuple(v)) for k, v in grouped.items()})
 
 
-# test.json fields the matrix reads, and the types they must have
-_TEST_FIELDS: dict[str, type | tuple[type, ...]] = {"name": str, "options": dict}
-_OPTION_FIELDS: dict[str, type | tuple[type, ...]] = {
-    "target": str,
-    "workload": str,
-    "lock": (str, type(None)),
-    "nemesis": list,
-    "fencing": bool,
-    "extra": dict,
-}
-
-
 def check_test_json(run_dir: Path) -> None:
-    """A run's test.json must be a JSON object whose fields the matrix reads have their
-    types; anything else is a one-line HarnessError naming the file and the field."""
+    """A run's test.json must be a JSON object whose fields have their types
+    (``core.test_json``); anything else is a one-line HarnessError naming the file and
+    the field."""
     path = run_dir / "test.json"
     if not path.is_file():
         raise HarnessError(f"{path}: not a regular file; fix or leave out that run")
@@ -289,24 +279,7 @@ def check_test_json(run_dir: Path) -> None:
         raise HarnessError(
             f"{path}: not readable JSON ({type(e).__name__}); fix or leave out that run"
         ) from None
-    if not isinstance(test, dict):
-        raise HarnessError(f"{path}: not a JSON object; fix or leave out that run")
-    _check_fields(path, test, _TEST_FIELDS, "")
-    _check_fields(path, test.get("options", {}), _OPTION_FIELDS, "options.")
-    nemesis = test.get("options", {}).get("nemesis", [])
-    if not all(isinstance(n, str) for n in nemesis):
-        raise HarnessError(f"{path}: options.nemesis holds a non-string; fix or leave out that run")
-
-
-def _check_fields(
-    path: Path, data: dict[str, Any], types: dict[str, type | tuple[type, ...]], prefix: str
-) -> None:
-    for name, kind in types.items():
-        if name in data and not isinstance(data[name], kind):
-            raise HarnessError(
-                f"{path}: {prefix}{name} is {type(data[name]).__name__} "
-                f"{data[name]!r:.40}; fix or leave out that run"
-            )
+    check_test(test, path)
 
 
 def row_label(run: RunInfo) -> str:
