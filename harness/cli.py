@@ -103,10 +103,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from harness.terminal import guard_streams
-
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] and argv[0] in STOPPED_EARLY:
+        stop_early()
+    try:
+        from harness.terminal import guard_streams
+    except KeyboardInterrupt as e:
+        return _interrupted(e)
     with guard_streams() as outputs:
-        code = _main(list(sys.argv[1:] if argv is None else argv))
+        code = _interruptible(argv)
     if outputs.failure is not None:  # the answer did not arrive: a crash, not a verdict
         _say_last(f"harness: could not write the output ({outputs.failure}); exit {EXIT_CRASH}")
         return EXIT_CRASH
@@ -117,6 +122,51 @@ def _say_last(line: str) -> None:
     """One line on stderr, whatever became of it (it may be the stream that failed)."""
     with contextlib.suppress(OSError):
         os.write(2, (line + "\n").encode())
+
+
+STOPPED_EARLY: Final = ("run", "suite")
+"""The commands a stop signal ends like Ctrl-C from their first instant (``stop_early``):
+a run interrupted is unknown, exit 2, however early."""
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP before a run's own handling of them: ends the command as
+    Ctrl-C does (``harness.orchestrate`` records one that arrives during a run)."""
+
+    def __init__(self, signame: str) -> None:
+        super().__init__(signame)
+        self.signame = signame
+
+
+def stop_early() -> None:
+    """SIGTERM and SIGHUP raise ``Stopped`` from now on, as SIGINT raises
+    KeyboardInterrupt: installed before anything slow (the registries' imports), so that
+    a run stopped in its first instant says so, exit 2, rather than dying by the signal."""
+    import signal
+
+    def handler(signum: int, frame: object) -> None:
+        raise Stopped(signal.Signals(signum).name)
+
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(s) is signal.SIG_DFL:  # an ignored one (nohup) stays ignored
+            signal.signal(s, handler)
+
+
+def _interruptible(argv: list[str]) -> int:
+    """``_main``, a stop before a verdict (Ctrl-C, or with ``stop_early`` SIGTERM and
+    SIGHUP) outside a run's own handling, which checks and reports, being exit 2: however
+    early it came, reading the arguments or importing the registries included."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as e:
+        return _interrupted(e)
+
+
+def _interrupted(e: KeyboardInterrupt) -> int:
+    """Exit 2, said in one line: stopped (by which signal) before a verdict."""
+    by = f" by {e.signame}" if isinstance(e, Stopped) else ""
+    _say_last(f"harness: interrupted{by} before a verdict: unknown (exit 2)")
+    return EXIT_UNKNOWN
 
 
 def _main(argv: list[str]) -> int:
@@ -133,9 +183,6 @@ def _main(argv: list[str]) -> int:
     except UsageError as e:
         print(f"harness: {e}", file=sys.stderr)
         return EXIT_BAD_ARGS
-    except KeyboardInterrupt:  # outside a run's own handling (which checks and reports)
-        print("harness: interrupted before a verdict: unknown (exit 2)", file=sys.stderr)
-        return EXIT_UNKNOWN
     except MemoryError:  # the message is built beforehand: allocating now could fail
         os.write(2, _OUT_OF_MEMORY)
         return EXIT_CRASH

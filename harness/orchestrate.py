@@ -186,6 +186,7 @@ def _run_in(
     if replay_of is not None:
         test["replay_of"] = replay_of
     write_json(run_dir / TEST_FILE, test)
+    HistoryWriter(run_dir / HISTORY_FILE).close()  # a run stopped before its first op has one
     term.err.print(f"[bold]{opts.test_name()}[/] seed {opts.seed} -> {run_dir}")
     for rule in target.rules_for(opts):
         log.info("service rule: %s", rule.line(target.name))
