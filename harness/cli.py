@@ -13,7 +13,7 @@ import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import Any, Final
 
@@ -104,14 +104,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] and argv[0] in STOPPED_EARLY:
-        stop_early()
-    try:
-        from harness.terminal import guard_streams
-    except KeyboardInterrupt as e:
-        return _interrupted(e)
-    with guard_streams() as outputs:
-        code = _interruptible(argv)
+    with stop_early(bool(argv[:1]) and argv[0] in STOPPED_EARLY):
+        try:
+            from harness.terminal import guard_streams
+        except KeyboardInterrupt as e:
+            return _interrupted(e)
+        with guard_streams() as outputs:
+            code = _interruptible(argv)
     if outputs.failure is not None:  # the answer did not arrive: a crash, not a verdict
         _say_last(f"harness: could not write the output ({outputs.failure}); exit {EXIT_CRASH}")
         return EXIT_CRASH
@@ -138,18 +137,27 @@ class Stopped(KeyboardInterrupt):
         self.signame = signame
 
 
-def stop_early() -> None:
-    """SIGTERM and SIGHUP raise ``Stopped`` from now on, as SIGINT raises
-    KeyboardInterrupt: installed before anything slow (the registries' imports), so that
-    a run stopped in its first instant says so, exit 2, rather than dying by the signal."""
+@contextlib.contextmanager
+def stop_early(active: bool) -> Iterator[None]:
+    """While in it (when ``active``), SIGTERM and SIGHUP raise ``Stopped``, as SIGINT
+    raises KeyboardInterrupt: entered before anything slow (the registries' imports), so
+    that a run stopped in its first instant says so, exit 2, rather than dying by the
+    signal. An ignored signal (nohup) stays ignored; the handlers before are restored."""
     import signal
 
     def handler(signum: int, frame: object) -> None:
         raise Stopped(signal.Signals(signum).name)
 
-    for s in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(s) is signal.SIG_DFL:  # an ignored one (nohup) stays ignored
+    signals = (signal.SIGTERM, signal.SIGHUP) if active else ()
+    old = {s: signal.getsignal(s) for s in signals}
+    for s, h in old.items():
+        if h is signal.SIG_DFL:
             signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 def _interruptible(argv: list[str]) -> int:

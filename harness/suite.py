@@ -234,11 +234,10 @@ def parse_toml(text: str) -> dict[str, Any]:
         data = tomllib.loads(text)
     except RecursionError:
         raise TooDeep(_too_deep()) from None
-    deepest, stack = 0, [(data, 1)]
+    stack: list[tuple[Any, int]] = [(data, 1)]
     while stack:  # without recursion: what was read may be nearly as deep as the limit
         value, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if deepest > MAX_DEPTH:
+        if depth > MAX_DEPTH:
             raise TooDeep(_too_deep())
         inner = value.values() if isinstance(value, dict) else value
         stack += [(v, depth + 1) for v in inner if isinstance(v, dict | list)]
