@@ -103,6 +103,10 @@ and the lease TTL at least 10 ms, so that the defaults fitted to them (the inter
 between faults, the keepalive: ``core.option_defaults``) are a millisecond or more."""
 
 
+CHECK_TIME_LIMIT: Final = Bound("--time-limit", MS, 365 * DAY)
+"""``harness check --time-limit``: seconds per path, from a millisecond to a year."""
+
+
 def check_number(name: str, value: Any) -> None:
     """Check the raw value of a number option (from the command line or a suite file)."""
     if value is not None and name in NUMBERS:

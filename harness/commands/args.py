@@ -399,18 +399,50 @@ def add_ssh_login_options(g: argparse._ArgumentGroup, given_only: bool = False) 
 def writable_dir(path: str, flag: str = "--out-dir") -> Path:
     """``path`` as a folder this process can write into (created if missing), else a
     one-line UsageError: not a file, not /proc, not read-only."""
-    import tempfile
-
     folder = Path(path)
     try:
         folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(
+            f"{flag} {path}: cannot write there ({e.strerror or e}); name a folder you can write"
+        ) from None
+    _can_write_in(folder, flag, path)
+    return folder
+
+
+def _can_write_in(folder: Path, flag: str, path: str) -> None:
+    """A one-line UsageError unless this process can make a file in ``folder`` (an
+    existing folder: where ``path``, given as ``flag``, is to be written)."""
+    import tempfile
+
+    try:
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as e:
         raise UsageError(
             f"{flag} {path}: cannot write there ({e.strerror or e}); name a folder you can write"
         ) from None
-    return folder
+
+
+def writable_place(path: str, flag: str) -> Path:
+    """``path`` checked before any work as a place output can go, creating nothing: an
+    existing folder this process can write into, or a regular file or a new name in
+    one; else a one-line UsageError (a device, a missing or read-only folder, a link)."""
+    from core.formats.files import kind_of
+
+    target = Path(path)
+    if target.is_symlink():
+        raise UsageError(f"{flag} {path}: a symbolic link, never written through; name a file")
+    if target.is_dir():
+        _can_write_in(target, flag, path)
+    elif target.exists() and not target.is_file():
+        raise UsageError(f"{flag} {path}: {kind_of(target.stat().st_mode)}, not a file to write")
+    else:
+        parent = target.parent
+        if not parent.is_dir():
+            raise UsageError(f"{flag} {path}: no folder {parent} to write it in; make it first")
+        _can_write_in(parent, flag, path)
+    return target
 
 
 def writable_file(path: str, flag: str) -> Path:

@@ -5,12 +5,16 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from core.formats.budget import parse_seconds, parse_size
+from core.formats.budget import parse_size
+from core.option_checks import CHECK_TIME_LIMIT
 from harness.commands.args import (
     UsageError,
     describe,
+    number,
     parsed,
     path,
+    writable_dir,
+    writable_place,
 )
 
 if TYPE_CHECKING:
@@ -22,6 +26,10 @@ def cmd_check(args: argparse.Namespace, term: Terminal) -> int:
     from harness.checkcmd import check_paths
 
     known_model(args.model)
+    if args.out is not None:  # before any checking: the results must have a place to go
+        writable_dir(args.out, "--out")
+    if args.html is not None:
+        writable_place(args.html, "--html")
     memory = args.memory_limit if args.memory_limit is not None else default_memory_limit()
     return check_paths(
         args.paths,
@@ -78,7 +86,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     c.add_argument(
         "--time-limit",
-        type=parsed(parse_seconds),
+        type=number(CHECK_TIME_LIMIT),
         default=None,
         help="seconds per path, reading included (default: none); out of it, "
         "the verdict is unknown",

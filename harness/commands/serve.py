@@ -20,6 +20,11 @@ if TYPE_CHECKING:
 def cmd_serve(args: argparse.Namespace, term: Terminal) -> int:
     from harness.report import serve
 
+    if not args.host.strip():
+        raise UsageError(
+            "--host '' names no address: give 127.0.0.1 (the default), or 0.0.0.0 to "
+            "listen on every interface"
+        )
     root = Path(args.results)
     if not root.is_dir():
         raise UsageError(f"{root} is not a directory: pass the results folder (default results/)")
