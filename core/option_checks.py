@@ -76,7 +76,7 @@ NUMBERS: Final[dict[str, Bound]] = {
     "rate": Bound("--rate", MS, 1e6, unit="operations per second"),
     "time_limit": Bound("--time-limit", 0.01, DAY),
     "recovery_time": Bound("--recovery-time", MS, DAY, zero=True),
-    "op_timeout": Bound("--op-timeout", MS, DAY),
+    "op_timeout": Bound("--op-timeout", MS, 3 * DAY),  # follows work + pause, each up to a day
     "seed": Bound("--seed", 0, 2**63 - 1, integer=True, unit="integers"),
     "nemesis_interval": Bound("--nemesis-interval", MS, DAY),
     "pause_at": Bound("--pause-at", MS, DAY, zero=True),

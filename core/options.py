@@ -269,7 +269,12 @@ class RunOptions:
         what the faults asked for do to the rules (``rules``)."""
         for name in NUMBERS:
             _check_kind(name, self.get(name))
-            check_number(name, self.get(name))
+            try:
+                check_number(name, self.get(name))
+            except OptionError:
+                if self.was_given(name):
+                    raise
+                raise OptionError(self._fitted_out_of_range(name)) from None
         parse_faults(self.faults.nemesis)
         if self.name is not None:
             check_name(self.name)
@@ -295,6 +300,17 @@ class RunOptions:
                 "host names in --nodes (or --nodes-file) need --ssh; without it "
                 "--nodes is the number of Docker nodes"
             )
+
+    def _fitted_out_of_range(self, name: str) -> str:
+        """The refusal of a default fitted out of its range by the options given (a
+        time limit made longer than a day by the pause given): it names those."""
+        bound = NUMBERS[name]
+        given = [flag_of(g) for g in self.given if g in NUMBERS] or ["the options given"]
+        return (
+            f"{bound.flag} (not given) would be {self.get(name):g} to fit "
+            f"{', '.join(given)}, beyond its range ({bound.low:g} to {bound.high:g} "
+            f"{bound.unit}): give smaller values, or {bound.flag} too"
+        )
 
     def _validate_schedule(self, rules: FaultRules) -> None:
         """Every fault asked for must start and stop inside the time limit: those at
