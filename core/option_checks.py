@@ -1,12 +1,10 @@
 """The checks of option values: each number option's range (``NUMBERS``), names used as
-folder names, paths (``check_path``: bounded as the file system bounds them), the
-``--nemesis`` list; every failure a one-line ``OptionError`` that says what is wrong and
-what to do."""
+folder names, the ``--nemesis`` list (paths: ``core.paths``); every failure a one-line
+``OptionError`` that says what is wrong and what to do."""
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -14,10 +12,6 @@ from typing import Any, Final
 from core.errors import HarnessError
 
 NAME_MAX: Final = 100
-PATH_NAME_MAX: Final = 255
-"""Bytes of one component of a path (Linux's ``NAME_MAX``)."""
-PATH_MAX: Final = 4096
-"""Bytes of a whole path (Linux's ``PATH_MAX``)."""
 MS: Final = 0.001
 """The shortest duration an option takes (a millisecond): below it, the clocks and
 timers a run uses cannot tell it from none, and its inverse overflows."""
@@ -103,10 +97,6 @@ and the lease TTL at least 10 ms, so that the defaults fitted to them (the inter
 between faults, the keepalive: ``core.option_defaults``) are a millisecond or more."""
 
 
-CHECK_TIME_LIMIT: Final = Bound("--time-limit", MS, 365 * DAY)
-"""``harness check --time-limit``: seconds per path, from a millisecond to a year."""
-
-
 def check_number(name: str, value: Any) -> None:
     """Check the raw value of a number option (from the command line or a suite file)."""
     if value is not None and name in NUMBERS:
@@ -125,29 +115,6 @@ def check_name(value: str, what: str = "--name") -> str:
         )
     if len(value) > NAME_MAX:
         raise OptionError(f"{what} is {len(value)} characters long: at most {NAME_MAX}")
-    return value
-
-
-def check_path(value: str, what: str) -> str:
-    """A path a user names (``what``: the option or argument, for the message): not empty,
-    no NUL byte, each component at most ``PATH_NAME_MAX`` bytes and the whole at most
-    ``PATH_MAX``, as the file system allows; OptionError (one line) otherwise."""
-    if not isinstance(value, str) or not value:
-        raise OptionError(f"{what}: an empty path names nothing: give a file or folder")
-    if "\0" in value:
-        raise OptionError(f"{what}: {value!r:.60} holds a NUL byte, which no path can")
-    size = len(os.fsencode(value))
-    if size > PATH_MAX:
-        raise OptionError(
-            f"{what}: a path of {size} bytes, longer than the {PATH_MAX} a path may have: "
-            "give a shorter one"
-        )
-    long = next((p for p in value.split("/") if len(os.fsencode(p)) > PATH_NAME_MAX), None)
-    if long is not None:
-        raise OptionError(
-            f"{what}: {value[:40]!r}... has a name of {len(os.fsencode(long))} bytes, longer "
-            f"than the {PATH_NAME_MAX} a file or folder name may have: give a shorter one"
-        )
     return value
 
 

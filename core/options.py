@@ -34,7 +34,6 @@ from core.option_checks import (
     OptionError,
     check_name,
     check_number,
-    check_path,
     parse_faults,
 )
 from core.option_records import (
@@ -49,6 +48,7 @@ from core.option_records import (
     SshOptions,
     WatchOptions,
 )
+from core.paths import check_path
 
 DEFAULT_OP_TIMEOUT: Final = 10.0
 FOLLOW: Final = 0.0

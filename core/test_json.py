@@ -65,7 +65,7 @@ def check_test(test: Any, path: Path) -> dict[str, Any]:
     """``test`` (read from ``path``) when it is a JSON object whose known fields and
     options have their types; TestJsonError (one line) otherwise."""
     if not isinstance(test, dict):
-        raise TestJsonError(f"{path}: must be a JSON object, not {kind_word(test)}; is it a run's?")
+        raise TestJsonError(f"{path}: not a JSON object but {kind_word(test)}; is it a run's?")
     for name, kinds in FIELDS.items():
         value = test.get(name)
         if name in test and not _is(value, kinds):

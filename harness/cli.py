@@ -173,7 +173,7 @@ def _interruptible(argv: list[str]) -> int:
 def _interrupted(e: KeyboardInterrupt) -> int:
     """Exit 2, said in one line: stopped (by which signal) before a verdict."""
     by = f" by {e.signame}" if isinstance(e, Stopped) else ""
-    _say_last(f"harness: interrupted{by} before a verdict: unknown (exit 2)")
+    print(f"harness: interrupted{by} before a verdict: unknown (exit 2)", file=sys.stderr)
     return EXIT_UNKNOWN
 
 

@@ -330,14 +330,14 @@ def faults(text: str) -> tuple[str, ...]:
 
 def path(what: str) -> Callable[[str], str]:
     """The argparse type of a path argument (``what``: its name in messages, ``--html``,
-    ``PATH``): bounded as the file system bounds it (``core.option_checks.check_path``), a
+    ``PATH``): bounded as the file system bounds it (``core.paths.check_path``), a
     one-line error otherwise, before anything opens it."""
-    from core.option_checks import OptionError, check_path
+    from core.paths import PathError, check_path
 
     def parse(text: str) -> str:
         try:
             return check_path(text, what)
-        except OptionError as e:  # argparse names the argument already
+        except PathError as e:  # argparse names the argument already
             raise argparse.ArgumentTypeError(str(e).removeprefix(f"{what}: ")) from None
 
     parse.__name__ = what  # argparse names the type in some errors

@@ -5,12 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from core.formats.budget import parse_size
-from core.option_checks import CHECK_TIME_LIMIT
+from core.formats.budget import parse_seconds, parse_size
 from harness.commands.args import (
     UsageError,
     describe,
-    number,
     parsed,
     path,
     writable_dir,
@@ -86,7 +84,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     c.add_argument(
         "--time-limit",
-        type=number(CHECK_TIME_LIMIT),
+        type=parsed(parse_seconds),
         default=None,
         help="seconds per path, reading included (default: none); out of it, "
         "the verdict is unknown",

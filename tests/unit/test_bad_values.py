@@ -120,7 +120,7 @@ def test_check_time_limit_is_at_least_a_millisecond(
     capsys: pytest.CaptureFixture[str], run_dir: Path
 ) -> None:
     err = one_line_254(capsys, "check", "--time-limit", "1e-320", str(run_dir))
-    assert "at least 0.001" in err
+    assert "give seconds, at least 0.001" in err
 
 
 @pytest.mark.parametrize("flag", ["--compact-every", "--recovery-time", "--work-time"])
