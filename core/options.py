@@ -59,6 +59,8 @@ OP_TIMEOUT_MARGIN: Final = 5.0
 """Seconds an automatic op timeout leaves beyond the longest an op may legitimately take."""
 FLAGS: Final = {"sim_bugs": "--sim-bug", "ssh_strict": "--ssh-no-strict", "ssh_hosts": "--nodes"}
 """The options whose command-line flag is not their name with dashes (``flag_of``)."""
+PATHS: Final = ("out_dir", "ssh_key", "ssh_known_hosts", "ssh_debs")
+"""The options that name a file or folder: bounded as paths (``core.paths``)."""
 OLD_EXTRA: Final = "extra"
 """A table older suites and test.json files held some options in (``accept_unavailable``,
 ``clock_delta``): its keys are read as options of their own."""
@@ -278,7 +280,9 @@ class RunOptions:
         parse_faults(self.faults.nemesis)
         if self.name is not None:
             check_name(self.name)
-        check_path(self.out_dir, "--out-dir")
+        for name in PATHS:
+            if self.get(name) is not None:
+                check_path(self.get(name), flag_of(name))
         need, why = self.needed_op_timeout(holds, rules)
         if self.op_timeout_given and self.op_timeout <= need:
             raise OptionError(

@@ -18,7 +18,7 @@ from types import ModuleType
 from typing import Any, Final
 
 from core.errors import EXIT_CRASH
-from harness.commands.args import EXIT_BAD_ARGS, EXIT_UNKNOWN, Parser, UsageError
+from harness.commands.args import EXIT_BAD_ARGS, EXIT_UNKNOWN, Parser, UsageError, bounded
 
 _OUT_OF_MEMORY = b"harness: out of memory; try --memory-limit or fewer files\n"
 
@@ -189,7 +189,7 @@ def _main(argv: list[str]) -> int:
     try:
         return int(args.fn(args, Terminal(as_json=bool(getattr(args, "json", False)))))
     except UsageError as e:
-        print(f"harness: {e}", file=sys.stderr)
+        print(f"harness: {bounded(str(e))}", file=sys.stderr)
         return EXIT_BAD_ARGS
     except MemoryError:  # the message is built beforehand: allocating now could fail
         os.write(2, _OUT_OF_MEMORY)
@@ -198,7 +198,7 @@ def _main(argv: list[str]) -> int:
         from core.errors import HarnessError
 
         if isinstance(e, HarnessError):
-            print(f"harness: {e}", file=sys.stderr)
+            print(f"harness: {bounded(str(e))}", file=sys.stderr)
             return EXIT_BAD_ARGS
         print(f"harness: crashed: {crash_line(e)}", file=sys.stderr)
         return EXIT_CRASH

@@ -183,7 +183,7 @@ class Parser(argparse.ArgumentParser):
         try:
             return super().parse_known_args(args, namespace)
         except UnknownChoice as e:
-            sys.stderr.write(f"harness: {e}\n")
+            sys.stderr.write(f"harness: {bounded(str(e))}\n")
             raise SystemExit(EXIT_BAD_ARGS) from None
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
@@ -204,8 +204,22 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """One line: what is wrong and where the options are listed (not the usage)."""
-        sys.stderr.write(f"harness: error: {message} (see `{self.prog} --help`)\n")
+        sys.stderr.write(f"harness: error: {bounded(message)} (see `{self.prog} --help`)\n")
         raise SystemExit(EXIT_BAD_ARGS)
+
+
+WORD_MAX: Final = 300
+"""Characters of one word (a value the user gave, echoed) a refusal shows whole."""
+
+
+def bounded(message: str) -> str:
+    """``message`` with every word longer than ``WORD_MAX`` cut to its start and its
+    length: a refusal echoing a 100,000-character value stays a line one can read."""
+    import re
+
+    return re.sub(
+        rf"\S{{{WORD_MAX + 1},}}", lambda m: f"{m[0][:60]}... ({len(m[0])} characters)", message
+    )
 
 
 def _kind(action: argparse.Action) -> str:

@@ -7,7 +7,7 @@ import glob
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.commands.args import UsageError, path
+from harness.commands.args import UsageError, path, writable_file
 
 if TYPE_CHECKING:
     from harness.terminal import Terminal
@@ -17,6 +17,8 @@ def cmd_junit_summary(args: argparse.Namespace, term: Terminal) -> int:
     from core.errors import HarnessError
     from harness.junit_summary import markdown
 
+    if args.out:  # before reading anything: the summary must have a place to go
+        writable_file(args.out, "--out")
     paths = [Path(p) for pattern in args.files for p in sorted(glob.glob(pattern)) or [pattern]]
     try:
         text = markdown(paths)

@@ -282,3 +282,66 @@ def test_sigterm_in_the_first_instant_of_a_run_is_interrupted(tmp_path: Path, af
     assert child.returncode == 2, (child.returncode, err[-800:])
     assert "interrupted by SIGTERM" in err, err[-800:]
     assert "crashed" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--target", "x" * 100_000],
+        ["run", "--nemesis", "x" * 100_000],
+        ["run", "--sim-bug", "x" * 100_000],
+        ["suite", "run", "--only", "x" * 100_000, "smoke"],
+    ],
+    ids=lambda a: " ".join(a[:2]),
+)
+def test_a_huge_value_is_echoed_cut_short(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str]
+) -> None:
+    """A refusal echoing a 100,000-character value stays a line one can read."""
+    err = one_line_254(capsys, *argv, "-o", str(tmp_path / "never"))
+    assert "... (10000" in err and len(err) < 1000, err[:300]
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        ("out_dir", "o" * 5000, "--out-dir: a path of 5000 bytes"),
+        ("out_dir", "a\u0000b", "--out-dir: 'a\\x00b' holds a NUL byte"),
+        ("ssh_key", "k" * 300, "--ssh-key: 'kkkk"),
+        ("ssh_debs", "", "--ssh-debs: an empty path names nothing"),
+    ],
+)
+def test_a_suite_path_option_is_bounded_too(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, key: str, value: str, said: str
+) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(f"[[run]]\nname = 'r'\n{key} = {json.dumps(value)}\n")
+    assert said in one_line_254(capsys, "suite", "run", "--list", str(path))
+
+
+@pytest.mark.parametrize(
+    ("out", "said"),
+    [
+        ("/dev/full", "--out /dev/full: a character device"),
+        ("/proc/self/x", "--out /proc/self/x: cannot write there"),
+        ("DIR", "cannot write there (Is a directory)"),
+    ],
+)
+def test_junit_summary_out_is_checked_before_reading(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, out: str, said: str
+) -> None:
+    junit = tmp_path / "j.xml"
+    junit.write_text('<testsuite name="s"><testcase name="a" classname="c"/></testsuite>')
+    out = str(tmp_path) if out == "DIR" else out
+    assert said in one_line_254(capsys, "junit-summary", "--out", out, str(junit))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "proc", "folder"])
+def test_junit_summary_of_what_is_no_file_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str
+) -> None:
+    path = {"fifo": tmp_path / "j.xml", "proc": Path("/proc/self/mem"), "folder": tmp_path}[kind]
+    if kind == "fifo":
+        os.mkfifo(path)
+    err = one_line_254(capsys, "junit-summary", str(path))
+    assert f"{path}: " in err and "JUnit XML file" in err
