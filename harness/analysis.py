@@ -32,6 +32,7 @@ from checkers.result import (
 from core.errors import HarnessError
 from core.formats import Budget, FormatError, op_line
 from core.formats.jsonl import read_history_jsonl, truncation_note
+from core.run_json import check_test
 from core.store import (
     EVENTS_FILE,
     HISTORY_FILE,
@@ -42,7 +43,6 @@ from core.store import (
     read_jsonl,
     write_json,
 )
-from core.test_json import check_test
 
 MAX_RUN_NS = 7 * 24 * 3600 * 10**9
 """A run's history spans at most a week: a time beyond is corrupt, and would make the

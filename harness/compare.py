@@ -11,6 +11,7 @@ terminal; ``harness.report.write_matrix_html`` as a page.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,7 +25,8 @@ from checkers.discovery import NAME as DISCOVERY
 from checkers.result import Validity, worst
 from checkers.windows import record_windows
 from core.errors import HarnessError
-from core.test_json import check_test
+from core.run_json import check_results, check_test
+from core.store import RESULTS_FILE
 from harness.report._format import DASH, ms, pct, secs
 from harness.report._metrics import QUANTILES, OpStats, op_stats, pooled
 from harness.report._runs import RunInfo, find_run_dirs, load_run, verdict_word
@@ -267,19 +269,24 @@ def compare(run_dirs: Sequence[Path]) -> Matrix:
 
 
 def check_test_json(run_dir: Path) -> None:
-    """A run's test.json must be a JSON object whose fields have their types
-    (``core.test_json``); anything else is a one-line HarnessError naming the file and
-    the field."""
-    path = run_dir / "test.json"
+    """A run's test.json, and its results.json when it was checked, must be JSON objects
+    whose fields have their types (``core.run_json``); anything else is a one-line
+    HarnessError naming the file and the field."""
+    check_test(_json_of(run_dir / "test.json"), run_dir / "test.json")
+    if os.path.lexists(run_dir / RESULTS_FILE):
+        check_results(_json_of(run_dir / RESULTS_FILE), run_dir / RESULTS_FILE)
+
+
+def _json_of(path: Path) -> Any:
+    """The JSON value of the regular file ``path``, or a one-line HarnessError."""
     if not path.is_file():
         raise HarnessError(f"{path}: not a regular file; fix or leave out that run")
     try:
-        test = json.loads(path.read_bytes().decode("utf-8"))
+        return json.loads(path.read_bytes().decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
         raise HarnessError(
             f"{path}: not readable JSON ({type(e).__name__}); fix or leave out that run"
         ) from None
-    check_test(test, path)
 
 
 def row_label(run: RunInfo) -> str:

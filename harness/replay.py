@@ -19,8 +19,8 @@ from core.errors import HarnessError
 from core.gen.replay import Recorded, replay
 from core.ops import NEMESIS, Op
 from core.options import DERIVED, RunOptions
+from core.run_json import check_test
 from core.store import HISTORY_FILE, TEST_FILE, read_history_jsonl, read_json
-from core.test_json import check_test
 
 
 class ReplayError(HarnessError):

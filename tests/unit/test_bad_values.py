@@ -345,3 +345,31 @@ def test_junit_summary_of_what_is_no_file_is_one_line(
         os.mkfifo(path)
     err = one_line_254(capsys, "junit-summary", str(path))
     assert f"{path}: " in err and "JUnit XML file" in err
+
+
+@pytest.mark.parametrize(
+    ("results", "said"),
+    [
+        ({"valid": True, "verdict": 5, "checkers": {}}, "'verdict' must be a string"),
+        ({"valid": True, "verdict": "valid", "checkers": "x"}, "'checkers' must be a table"),
+        ({"valid": True, "verdict": "valid", "checkers": {"mutex": 1}}, "checker 'mutex'"),
+    ],
+)
+def test_results_json_of_the_wrong_type_is_one_line_in_compare_and_empty_in_the_index(
+    capsys: pytest.CaptureFixture[str], run_dir: Path, results: dict[str, object], said: str
+) -> None:
+    """compare crashed (AttributeError) on a results.json whose checkers were a string;
+    the results index (``harness serve``) failed its request."""
+    from harness.report import write_index
+    from harness.report._runs import load_run
+
+    (run_dir / "results.json").write_text(json.dumps(results))
+    assert f"{run_dir / 'results.json'}: {said}" in one_line_254(capsys, "compare", str(run_dir))
+    assert load_run(run_dir).results is None  # listed as not checked
+    assert write_index(run_dir.parent).is_file()
+
+
+@pytest.mark.parametrize("name", ["x" * 5000, "../../README", "/etc/passwd"])
+def test_docs_takes_names_never_paths(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    """``harness docs`` of a 5,000-character name crashed (File name too long)."""
+    assert "unknown document" in one_line_254(capsys, "docs", name)
