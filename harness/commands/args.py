@@ -358,6 +358,14 @@ def path(what: str) -> Callable[[str], str]:
     return parse
 
 
+def path_option(
+    parser: argparse._ActionsContainer, flag: str, help: str, metavar: str | None = None
+) -> argparse.Action:
+    """Add the optional path option ``flag`` (default None: not given), bounded as a path
+    (``path``)."""
+    return parser.add_argument(flag, type=path(flag), default=None, metavar=metavar, help=help)
+
+
 def parsed(parse: Callable[[str], object]) -> Callable[[str], object]:
     """An argparse type from a parser that raises ValueError with its reason."""
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from harness.commands.args import (
     path,
+    path_option,
     writable_file,
 )
 
@@ -60,18 +61,8 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "latency quantiles and availability per target and fault.",
     )
     cp.add_argument("paths", nargs="+", metavar="PATH", type=path("PATH"))
-    cp.add_argument(
-        "--html",
-        type=path("--html"),
-        default=None,
-        help="also write the matrix as an HTML file (default: none)",
-    )
-    cp.add_argument(
-        "--junit",
-        type=path("--junit"),
-        default=None,
-        help="also write JUnit XML of these runs (default: none)",
-    )
+    path_option(cp, "--html", "also write the matrix as an HTML file (default: none)")
+    path_option(cp, "--junit", "also write JUnit XML of these runs (default: none)")
     cp.add_argument(
         "--json",
         action="store_true",

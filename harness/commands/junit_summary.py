@@ -7,7 +7,7 @@ import glob
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.commands.args import UsageError, path, writable_file
+from harness.commands.args import UsageError, path, path_option, writable_file
 
 if TYPE_CHECKING:
     from harness.terminal import Terminal
@@ -51,10 +51,5 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=path("FILE"),
         help="JUnit XML files or glob patterns",
     )
-    j.add_argument(
-        "--out",
-        type=path("--out"),
-        default=None,
-        help="append to this file (default: print to standard output)",
-    )
+    path_option(j, "--out", "append to this file (default: print to standard output)")
     j.set_defaults(fn=cmd_junit_summary)

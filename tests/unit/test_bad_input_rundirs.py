@@ -132,7 +132,7 @@ def test_results_that_cannot_be_written_are_said_not_a_crash(
     Issue 29: an --out where nothing can be written is refused before any checking."""
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    code, out, err = run(capsys, "check", "--out", str(blocker), str(good))
+    code, _, err = run(capsys, "check", "--out", str(blocker), str(good))
     assert code == 254 and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert f"--out {blocker}: cannot write there" in err
     assert not (good / "results.json").exists()

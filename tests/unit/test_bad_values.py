@@ -156,16 +156,21 @@ def test_check_of_proc_self_mem_is_one_line(capsys: pytest.CaptureFixture[str]) 
 
 
 @pytest.mark.parametrize("kind", ["fifo", "proc", "folder"])
-def test_suite_file_that_is_no_file_is_one_line(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str
+@pytest.mark.parametrize(
+    ("argv", "said"), [(["suite", "run"], "suite"), (["junit-summary"], "JUnit XML file")]
+)
+def test_an_input_that_is_no_file_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str, argv: list[str], said: str
 ) -> None:
-    path = {"fifo": tmp_path / "s.toml", "proc": Path("/proc/self/mem"), "folder": tmp_path}[kind]
+    """A suite file or a JUnit file that is a FIFO (which blocked), /proc/self/mem or a
+    folder."""
+    path = {"fifo": tmp_path / "in", "proc": Path("/proc/self/mem"), "folder": tmp_path}[kind]
     if kind == "fifo":
         os.mkfifo(path)
     started = time.monotonic()
-    err = one_line_254(capsys, "suite", "run", str(path))
+    err = one_line_254(capsys, *argv, str(path))
     assert time.monotonic() - started < 10  # a FIFO is not waited on
-    assert str(path) in err and "suite" in err
+    assert f"{path}" in err and said in err
 
 
 @pytest.mark.parametrize("depth", [5000, 100, 33])
@@ -334,17 +339,6 @@ def test_junit_summary_out_is_checked_before_reading(
     junit.write_text('<testsuite name="s"><testcase name="a" classname="c"/></testsuite>')
     out = str(tmp_path) if out == "DIR" else out
     assert said in one_line_254(capsys, "junit-summary", "--out", out, str(junit))
-
-
-@pytest.mark.parametrize("kind", ["fifo", "proc", "folder"])
-def test_junit_summary_of_what_is_no_file_is_one_line(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str
-) -> None:
-    path = {"fifo": tmp_path / "j.xml", "proc": Path("/proc/self/mem"), "folder": tmp_path}[kind]
-    if kind == "fifo":
-        os.mkfifo(path)
-    err = one_line_254(capsys, "junit-summary", str(path))
-    assert f"{path}: " in err and "JUnit XML file" in err
 
 
 @pytest.mark.parametrize(
