@@ -446,27 +446,6 @@ def _can_write_in(folder: Path, flag: str, path: str) -> None:
         ) from None
 
 
-def writable_place(path: str, flag: str) -> Path:
-    """``path`` checked before any work as a place output can go, creating nothing: an
-    existing folder this process can write into, or a regular file or a new name in
-    one; else a one-line UsageError (a device, a missing or read-only folder, a link)."""
-    from core.formats.files import kind_of
-
-    target = Path(path)
-    if target.is_symlink():
-        raise UsageError(f"{flag} {path}: a symbolic link, never written through; name a file")
-    if target.is_dir():
-        _can_write_in(target, flag, path)
-    elif target.exists() and not target.is_file():
-        raise UsageError(f"{flag} {path}: {kind_of(target.stat().st_mode)}, not a file to write")
-    else:
-        parent = target.parent
-        if not parent.is_dir():
-            raise UsageError(f"{flag} {path}: no folder {parent} to write it in; make it first")
-        _can_write_in(parent, flag, path)
-    return target
-
-
 def writable_file(path: str, flag: str) -> Path:
     """``path`` as a file this process can write (created empty if missing), else a
     one-line UsageError: not a folder, not in a missing or read-only folder; a link

@@ -12,7 +12,6 @@ from harness.commands.args import (
     parsed,
     path,
     writable_dir,
-    writable_place,
 )
 
 if TYPE_CHECKING:
@@ -26,8 +25,6 @@ def cmd_check(args: argparse.Namespace, term: Terminal) -> int:
     known_model(args.model)
     if args.out is not None:  # before any checking: the results must have a place to go
         writable_dir(args.out, "--out")
-    if args.html is not None:
-        writable_place(args.html, "--html")
     memory = args.memory_limit if args.memory_limit is not None else default_memory_limit()
     return check_paths(
         args.paths,
