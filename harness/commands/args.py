@@ -421,29 +421,17 @@ def add_ssh_login_options(g: argparse._ArgumentGroup, given_only: bool = False) 
 def writable_dir(path: str, flag: str = "--out-dir") -> Path:
     """``path`` as a folder this process can write into (created if missing), else a
     one-line UsageError: not a file, not /proc, not read-only."""
+    from core.writes import can_write_in
+
     folder = Path(path)
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        can_write_in(folder)
     except OSError as e:
         raise UsageError(
             f"{flag} {path}: cannot write there ({e.strerror or e}); name a folder you can write"
         ) from None
-    _can_write_in(folder, flag, path)
     return folder
-
-
-def _can_write_in(folder: Path, flag: str, path: str) -> None:
-    """A one-line UsageError unless this process can make a file in ``folder`` (an
-    existing folder: where ``path``, given as ``flag``, is to be written)."""
-    import tempfile
-
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as e:
-        raise UsageError(
-            f"{flag} {path}: cannot write there ({e.strerror or e}); name a folder you can write"
-        ) from None
 
 
 def writable_file(path: str, flag: str) -> Path:

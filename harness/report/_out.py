@@ -19,7 +19,7 @@ from typing import Final
 
 from core.errors import HarnessError
 from core.formats.files import kind_of
-from core.writes import write_text
+from core.writes import can_write_in, write_text
 
 SUFFIX: Final = ".html"
 
@@ -83,11 +83,8 @@ def _parent_exists(target: Path, out: str) -> None:
 def _writable(folder: Path, out: str) -> None:
     """HarnessError (one line) unless a file can be made in ``folder``, as ``write_page``
     makes its temporary one (``/proc``, a read-only mount)."""
-    import tempfile
-
     try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
+        can_write_in(folder)
     except OSError as e:
         raise HarnessError(
             f"--html {out}: cannot write in {folder} ({e.strerror or e}); name another place"
