@@ -70,13 +70,14 @@ NEEDS: Final[dict[str, tuple[str, ...]]] = {
     "mutex-linearizability": (HISTORY, EVENTS, SERVICE),
     "election": (HISTORY, RESOURCE, EVENTS, SERVICE),
     "herd": (HISTORY, EVENTS),
-    "linearizability": (HISTORY, EVENTS),
     "watch-delivery": (HISTORY, EVENTS),
     "watch-latency": (HISTORY, EVENTS),
 }
-"""The records each checker reads, by its name (``CheckResult.checker``); not listed:
-the history alone (``stats``, ``faults``, ``ids``, ``guarded``, ``discovery``: the
-fault windows they judge come from the history's nemesis operations)."""
+"""The records each checker's verdict rests on, by its name (``CheckResult.checker``);
+not listed: the history alone (``stats``, ``faults``, ``ids``, ``guarded``,
+``discovery``: the fault windows they judge come from the history's nemesis operations;
+``linearizability`` reads the clients' ``served`` events only to name the cause of a
+stale read it found, not to find it)."""
 
 
 def needs(checker: str) -> tuple[str, ...]:
@@ -198,17 +199,19 @@ def _faults_asked(record: RunRecord) -> bool:
 
 
 def _events(record: RunRecord, r: Reading) -> str | None:
-    """The clients' events: the runner opens the file as the run starts; missing in a
-    run that asked for faults, the leases lost and kept alive during them, which
-    explain what the faults did, are gone."""
-    if not r.present:
-        if _faults_asked(record):
-            return (
-                f"{r.file} is missing though the run asked for faults: the leases granted, "
-                "kept alive and lost around them are not known"
-            )
-        return None
-    return _cut(r, record)
+    """The clients' events: the runner opens the file as a run starts, so a run that
+    finished, or that asked for faults, has one. Missing, the leases granted, kept alive
+    and lost (around the faults, above all) and what watchers were told are gone."""
+    if r.present:
+        return _cut(r, record)
+    if _faults_asked(record):
+        return (
+            f"{r.file} is missing though the run asked for faults: the leases granted, "
+            "kept alive and lost around them are not known"
+        )
+    if _finished(record):
+        return f"{r.file} is missing though the run finished (its runner writes it from the start)"
+    return None
 
 
 def _client_grants(record: RunRecord) -> list[tuple[Any, Any, Op]]:
@@ -281,17 +284,24 @@ def problems(record: RunRecord, kinds: Iterable[str]) -> dict[str, str]:
 
 def unchecked(record: RunRecord, kinds: Iterable[str]) -> list[str]:
     """What could not be cross-checked, and why, though nothing is wrong with it: the
-    clients' grants of a service that keeps no log of its own."""
+    clients' grants of a service that keeps no log of its own (etcd, ZooKeeper...), or
+    whose log an older run did not collect."""
     if SERVICE not in kinds or SERVICE in record.readings or not record.readings:
         return []
     seen = _client_grants(record)
     if not seen:
         return []
+    grants = plural(len(seen), "grant")
+    if record.keeps_service_log:
+        return [
+            f"{record.test['service_log']}, the service's own log, was not collected by "
+            f"this run (older than its record): the clients' {grants} are not cross-checked"
+        ]
     target = record.options.get("target")
     who = f"the service ({target})" if isinstance(target, str) else "the service"
     return [
-        f"{who} keeps no log of its grants: the clients' {plural(len(seen), 'grant')} "
-        "are not cross-checked against one (not an inconsistency)"
+        f"{who} keeps no log of its grants: the clients' {grants} are not cross-checked "
+        "against one (not an inconsistency)"
     ]
 
 

@@ -83,9 +83,13 @@ def load_record(run_dir: Path, budget: Budget | None = None) -> RunRecord:
         notes: list[str] = []
         if cut is not None:
             notes.append(truncation_note(run_dir / HISTORY_FILE, cut))
+        # A service log test.json names is the run's word that its service kept one; one
+        # filled in from the target's spec (an older run) may never have been collected.
+        said = "service_log" in test
         test = recorded_facts(test)
         log = service_log(test)
-        service = side(evidence.SERVICE, log) if log is not None else []
+        kept = log is not None and (said or os.path.lexists(run_dir / log))
+        service = side(evidence.SERVICE, log) if kept and log is not None else []
         resource = side(evidence.RESOURCE, RESOURCE_FILE)
         events = side(evidence.EVENTS, EVENTS_FILE)
         record = RunRecord(history, resource, events, test, service, notes=notes, readings=readings)
