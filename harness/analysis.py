@@ -4,6 +4,9 @@ The same code serves the end of ``harness run`` and ``harness check RUN_DIR``, s
 cut short by a crash is checked exactly as a finished one. Checkers are pure functions of
 the ``RunRecord`` (``check_record``); which ones run is decided by the workload recorded
 in ``test.json`` (``workloads.registry``), and the fault-effect checker runs on every run.
+A checker's verdict counts only on records that hold together (``checkers.evidence``:
+what reading each file found is in ``RunRecord.readings``); the record files' digests
+taken at the run let a later check say which file changed since.
 """
 
 from __future__ import annotations
