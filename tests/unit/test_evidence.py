@@ -246,3 +246,24 @@ def test_a_record_built_in_memory_is_not_judged() -> None:
     assert evidence.problems(RunRecord(History([])), evidence.KINDS) == {}
     record = RunRecord(History([]), readings={"events": Reading("events.jsonl", False)})
     assert evidence.problems(record, ["events"]) == {}  # no faults, no status: not expected
+
+
+READS = {"resource_log": "resource", "events": "events", "service_events": "service"}
+
+
+def test_the_needs_say_what_each_checker_reads() -> None:
+    """Every checker module that reads a side record (``record.events``...) says so in
+    ``evidence.NEEDS``: a new reader cannot go unguarded. (``linearizability``, which
+    reads the clients' events only to name a stale read's cause, has no ``NAME``.)"""
+    import importlib
+    import re
+
+    root = Path(evidence.__file__).parent
+    for path in sorted(root.glob("*.py")):
+        module = importlib.import_module(f"checkers.{path.stem}")
+        name = getattr(module, "NAME", None)
+        if not isinstance(name, str) or path.stem == "evidence":
+            continue
+        read = set(re.findall(r"record\.(resource_log|events|service_events)\b", path.read_text()))
+        for attribute in read:
+            assert READS[attribute] in evidence.needs(name), (name, attribute)
