@@ -312,7 +312,7 @@ def guard(result: CheckResult, broken: dict[str, str]) -> CheckResult:
     reasons = [broken[k] for k in needs(result.checker) if k in broken]
     if not reasons:
         return result
-    summary = f"Unknown: {'; '.join(reasons)}. No verdict is drawn from a broken record."
+    summary = f"{'; '.join(reasons)}: no verdict is drawn from a broken record."
     return CheckResult(
         result.checker,
         UNKNOWN,

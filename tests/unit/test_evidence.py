@@ -207,13 +207,16 @@ def test_a_history_edited_after_the_run_is_said_beside_the_verdict(
     check, for results.json keeps the run's digests."""
     history = copy / "history.jsonl"
     history.write_text(history.read_text().replace('"node":"sim"', '"node":"sim-edited"', 1))
+    changed = "history.jsonl changed since the run (digest differs)"
     for _ in range(2):
         code, out, results = check(capsys, copy)
         assert code == 1 and results["valid"] is False, out
-        assert "    changed: history.jsonl changed since the run (digest differs)" in out
-        assert results["changed_since_run"] == [
-            "history.jsonl changed since the run (digest differs)"
-        ]
+        assert f"    changed: {changed}" in out
+        assert results["changed_since_run"] == [changed]
+    code, out, _ = run(capsys, "report", str(copy))
+    assert code == 1 and f"  changed: {changed}" in out
+    page = (copy / "report.html").read_text()
+    assert f"Not as the run left it: {changed}." in page
 
 
 def test_a_killed_runs_cut_last_line_is_a_note_not_a_broken_record(tmp_path: Path) -> None:
