@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from checkers import election, fencing, herd, mutex, mutex_lin, watch_delivery, watch_latency
+from checkers.holdings import ELECTION, LOCK, service_grants
 from checkers.record import Reading, RunRecord
 from checkers.result import UNKNOWN, CheckResult
 from checkers.words import plural, secs
@@ -43,12 +45,9 @@ SERVICE: Final = "service"
 
 WRITE: Final = "write"
 """The operation of a holder's write to the protected resource (``workloads.critical``)."""
-TAKES: Final = {
-    "acquire": ("lock-granted", "lock", "token"),
-    "campaign": ("leader-elected", "election", "epoch"),
-}
-"""A grant's take operation -> the service log's event of it, the field naming what was
-granted and the field of its number (``checkers.holdings.LOCK`` and ``ELECTION``)."""
+GRANTS: Final = (LOCK, ELECTION)
+"""The kinds of grant a client sees and a service logs (``checkers.holdings``): a lock's
+take and its service's grant event, an election's."""
 
 Relation = Callable[[RunRecord, Reading], str | None]
 """A record kind's relation: the one sentence saying what is wrong with its reading in
@@ -65,13 +64,13 @@ class RecordKind:
 
 
 NEEDS: Final[dict[str, tuple[str, ...]]] = {
-    "mutex": (HISTORY, RESOURCE, EVENTS, SERVICE),
-    "fencing": (HISTORY, RESOURCE, EVENTS, SERVICE),
-    "mutex-linearizability": (HISTORY, EVENTS, SERVICE),
-    "election": (HISTORY, RESOURCE, EVENTS, SERVICE),
-    "herd": (HISTORY, EVENTS),
-    "watch-delivery": (HISTORY, EVENTS),
-    "watch-latency": (HISTORY, EVENTS),
+    mutex.NAME: (HISTORY, RESOURCE, EVENTS, SERVICE),
+    fencing.NAME: (HISTORY, RESOURCE, EVENTS, SERVICE),
+    mutex_lin.NAME: (HISTORY, EVENTS, SERVICE),
+    election.NAME: (HISTORY, RESOURCE, EVENTS, SERVICE),
+    herd.NAME: (HISTORY, EVENTS),
+    watch_delivery.NAME: (HISTORY, EVENTS),
+    watch_latency.NAME: (HISTORY, EVENTS),
 }
 """The records each checker's verdict rests on, by its name (``CheckResult.checker``);
 not listed: the history alone (``stats``, ``faults``, ``ids``, ``guarded``,
@@ -217,9 +216,10 @@ def _events(record: RunRecord, r: Reading) -> str | None:
 def _client_grants(record: RunRecord) -> list[tuple[Any, Any, Op]]:
     """The grants the clients saw (an ok take with a lease and a number): (lease,
     number, op)."""
+    takes = {f for terms in GRANTS for f in terms.take}
     out = []
     for op in record.history.client_ops():
-        if op.type == "ok" and op.f in TAKES and isinstance(op.value, dict):
+        if op.type == "ok" and op.f in takes and isinstance(op.value, dict):
             number, lease = _number_of(op.value), op.value.get("lease")
             if number is not None and lease is not None:
                 out.append((lease, number, op))
@@ -240,10 +240,9 @@ def _service(record: RunRecord, r: Reading) -> str | None:
     if cut is not None or not seen:
         return cut
     logged = [
-        (e.get("lease"), e.get(number))
-        for e in record.service_events
-        for event, _, number in TAKES.values()
-        if e.get("event") == event
+        (g.lease, g.number)
+        for terms in GRANTS
+        for g in service_grants(record.service_events, terms)
     ]
     missing = _unmatched(seen, logged)
     if not missing:
@@ -271,14 +270,20 @@ KINDS: Final[dict[str, RecordKind]] = {
 
 def problems(record: RunRecord, kinds: Iterable[str]) -> dict[str, str]:
     """The broken records among ``kinds``, each with the sentence saying why; a kind
-    not read from a file (no reading) is not judged."""
+    not read from a file (no reading) is not judged. A relation that cannot even read
+    the entries (a grant without its time) makes its record broken, never a crash."""
     out = {}
     for kind in dict.fromkeys(kinds):
         reading = record.readings.get(kind)
-        if reading is not None:
+        if reading is None:
+            continue
+        try:
             said = KINDS[kind].relation(record, reading)
-            if said is not None:
-                out[kind] = said
+        except Exception as e:  # an entry without the fields its kind has: edited
+            why = f"{type(e).__name__}: {e}"
+            said = f"{reading.file} holds an entry that is not one of its kind ({why})"
+        if said is not None:
+            out[kind] = said
     return out
 
 

@@ -270,3 +270,22 @@ def test_the_needs_say_what_each_checker_reads() -> None:
         read = set(re.findall(r"record\.(resource_log|events|service_events)\b", path.read_text()))
         for attribute in read:
             assert READS[attribute] in evidence.needs(name), (name, attribute)
+
+
+def test_a_service_log_entry_without_its_fields_is_a_broken_record(tmp_path: Path) -> None:
+    """A grant the service's log holds without its time: the record is broken, the
+    checkers that read it unknown, and nothing crashes."""
+    from harness.analysis import check_run
+
+    d = constructed_run(tmp_path, fencing=True)
+    with (d / "sim" / "events.jsonl").open("a") as f:
+        f.write(
+            json.dumps({"event": "lock-granted", "lock": "lock", "lease": 7, "token": 9}) + "\n"
+        )
+    test = json.loads((d / "test.json").read_text())
+    (d / "test.json").write_text(json.dumps({**test, "service_log": "sim/events.jsonl"}))
+    results = check_run(d)
+    assert results["valid"] == "unknown"
+    said = results["evidence"]["broken"]["service"]
+    assert said.startswith("sim/events.jsonl holds an entry that is not one of its kind (KeyError")
+    assert results["checkers"]["fencing"]["valid"] == "unknown"
