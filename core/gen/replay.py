@@ -5,7 +5,10 @@ slot, or the nemesis), each not before its time after ``start``. It never reorde
 thread's ops: when a thread is still busy at its next op's time (the service answered
 later than it did in the recording), that op waits for it, and the other threads go on.
 Which process a thread runs is the runner's (a process whose op ended ``info`` gets a new
-one, as in the recording when the same op ended so).
+one, as in the recording when the same op ended so): a fault recorded against a client
+process (``victim``) is aimed at whichever process runs that process's thread now. Each
+client thread ends where its recording ended (``ends``): once its last op is done and
+that time has come, ``ended`` names it and the runner stops its worker.
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ class Recorded:
     f: str
     value: Any = None
     key: Any = None
+    victim: Thread | None = None
+    """A fault aimed at the client thread it hit in the recording: issued with that
+    thread's process now as its ``target``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +49,8 @@ class Replay:
     done: tuple[int, ...]
     start: int | None = None
     first: int = 0
+    ends: Mapping[Thread, int] | None = None
+    """When each thread's recording ended (ns, counted as ``at``): none when not given."""
 
     def op(self, ctx: Context) -> tuple[Request | Pending | None, Any]:
         if self.start is None:
@@ -60,7 +68,24 @@ class Replay:
         if best is None:
             return (PENDING if waiting else None), self
         _, thread, r = best
-        return Request(ctx.thread_process[thread], r.f, r.value, r.key, self.start + r.at), self
+        value = r.value
+        if r.victim is not None and r.victim in ctx.thread_process and isinstance(value, dict):
+            value = {**value, "target": ctx.thread_process[r.victim]}
+        return Request(ctx.thread_process[thread], r.f, value, r.key, self.start + r.at), self
+
+    def ended(self, now: int) -> frozenset[Thread]:
+        """The threads whose recording has ended by ``now`` (run clock) and that have
+        invoked all of theirs: the runner stops their workers, as the recording's run
+        stopped them, letting go of what they held."""
+        if self.ends is None or self.start is None:
+            return frozenset()
+        return frozenset(
+            t
+            for t, queue, i in zip(self.threads, self.queues, self.done, strict=True)
+            if i >= len(queue) and t in self.ends and now >= self.start + self.ends[t]
+        ) | frozenset(
+            t for t, at in self.ends.items() if t not in self.index and now >= self.start + at
+        )
 
     def update(self, ctx: Context, event: Op) -> Any:
         if event.type != "invoke":
@@ -79,10 +104,15 @@ class Replay:
         return self
 
 
-def replay(recorded: Iterable[Recorded], start: int | None = None, first: int = 0) -> Replay:
+def replay(
+    recorded: Iterable[Recorded],
+    start: int | None = None,
+    first: int = 0,
+    ends: Mapping[Thread, int] | None = None,
+) -> Replay:
     """The generator of ``recorded`` invocations (in time order per thread), each not
     before ``start + at`` ns on the run clock (``Replay``: ``start`` None counts from the
-    first ``op()``, ``first`` ns earlier)."""
+    first ``op()``, ``first`` ns earlier; ``ends``: when each thread's recording ended)."""
     queues: dict[Thread, list[Recorded]] = {}
     for r in sorted(recorded, key=lambda r: r.at):
         queues.setdefault(r.thread, []).append(r)
@@ -94,4 +124,5 @@ def replay(recorded: Iterable[Recorded], start: int | None = None, first: int = 
         (0,) * len(threads),
         start,
         first,
+        ends,
     )
