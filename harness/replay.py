@@ -184,15 +184,22 @@ def recorded(
     clients: list[Recorded] = []
     faults: list[Recorded] = []
     aimed: list[Recorded] = []
+    count: dict[int, int] = {}  # invocations per client thread so far
+    open_: dict[Any, tuple[int, int]] = {}  # a client process's open op: (its k, invoked at)
     for op in ops:
         at = max(0, op.time - start_ns)
         if op.process == NEMESIS and op.type == "invoke":
             faults.append(Recorded(NEMESIS, at, op.f, op.value, op.key))
             aimed.append(faults[-1])
         elif op.process == NEMESIS and aimed and aimed[-1].f == op.f:  # its completion
-            aimed[-1] = _aimed(aimed[-1], op, at, concurrency)
+            aimed[-1] = _aimed(aimed[-1], op, at, concurrency, open_)
         elif isinstance(op.process, int) and op.type == "invoke":
-            clients.append(Recorded(op.process % concurrency, at, op.f, op.value, op.key))
+            thread = op.process % concurrency
+            clients.append(Recorded(thread, at, op.f, op.value, op.key))
+            open_[op.process] = (count.get(thread, 0), at)
+            count[thread] = count.get(thread, 0) + 1
+        elif isinstance(op.process, int):
+            open_.pop(op.process, None)
     return clients, faults, aimed
 
 
@@ -202,9 +209,16 @@ fault's default is ``holder``): replayed at the named target, they are issued wh
 recorded one took effect."""
 
 
-def _aimed(invoked: Recorded, completed: Op, at: int, concurrency: int) -> Recorded:
+def _aimed(
+    invoked: Recorded,
+    completed: Op,
+    at: int,
+    concurrency: int,
+    open_: dict[Any, tuple[int, int]],
+) -> Recorded:
     """A fault start aimed at what its ok completion (at ``at``) says it hit: named nodes
-    for a server fault, the thread of the one client process for a client fault."""
+    for a server fault; for a client fault the thread of the one client process, and the
+    op that process was in then (``open_``: each process's open op) and how far into it."""
     if completed.type != "ok" or not isinstance(invoked.value, dict):
         return invoked
     nodes, process = recorded_aim(invoked.value, completed.value)
@@ -214,7 +228,15 @@ def _aimed(invoked: Recorded, completed: Op, at: int, concurrency: int) -> Recor
     when = at if waited else invoked.at
     if process is not None:
         value = {**invoked.value, "target": process}
-        return replace(invoked, at=when, value=value, victim=process % concurrency)
+        during, since = open_.get(process, (None, at))
+        return replace(
+            invoked,
+            at=when,
+            value=value,
+            victim=process % concurrency,
+            during=during,
+            into=max(0, at - since) if during is not None else 0,
+        )
     return replace(invoked, at=when, value={**invoked.value, "target": nodes})
 
 

@@ -6,7 +6,9 @@ thread's ops: when a thread is still busy at its next op's time (the service ans
 later than it did in the recording), that op waits for it, and the other threads go on.
 Which process a thread runs is the runner's (a process whose op ended ``info`` gets a new
 one, as in the recording when the same op ended so): a fault recorded against a client
-process (``victim``) is aimed at whichever process runs that process's thread now. Each
+process (``victim``) is aimed at whichever process runs that process's thread now, and
+at the same moment of that thread's work: once the thread has begun the op it was in
+when the fault hit it (``during``), as far into it as then (``into``). Each
 client thread ends where its recording ended (``ends``): once its last op is done and
 that time has come, ``ended`` names it and the runner stops its worker.
 """
@@ -33,6 +35,10 @@ class Recorded:
     victim: Thread | None = None
     """A fault aimed at the client thread it hit in the recording: issued with that
     thread's process now as its ``target``."""
+    during: int | None = None
+    """The victim thread's op (its 0-based invocation) the fault hit it in; None: idle."""
+    into: int = 0
+    """How long after that op's invocation the fault took effect (ns)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +57,8 @@ class Replay:
     first: int = 0
     ends: Mapping[Thread, int] | None = None
     """When each thread's recording ended (ns, counted as ``at``): none when not given."""
+    since: Mapping[Thread, int] | None = None
+    """When each thread invoked its latest op (run clock)."""
 
     def op(self, ctx: Context) -> tuple[Request | Pending | None, Any]:
         if self.start is None:
@@ -61,17 +69,33 @@ class Replay:
         for thread, queue, i in zip(self.threads, self.queues, self.done, strict=True):
             if i >= len(queue) or thread not in ctx.all_threads:
                 continue
-            if thread not in ctx.free_threads:
+            due = self._due(queue[i], ctx)
+            if thread not in ctx.free_threads or due is None:
                 waiting = True
-            elif best is None or queue[i].at < best[0]:
-                best = (queue[i].at, thread, queue[i])
+            elif best is None or due < best[0]:
+                best = (due, thread, queue[i])
         if best is None:
             return (PENDING if waiting else None), self
-        _, thread, r = best
+        due, thread, r = best
         value = r.value
         if r.victim is not None and r.victim in ctx.thread_process and isinstance(value, dict):
             value = {**value, "target": ctx.thread_process[r.victim]}
-        return Request(ctx.thread_process[thread], r.f, value, r.key, self.start + r.at), self
+        return Request(ctx.thread_process[thread], r.f, value, r.key, due), self
+
+    def _due(self, r: Recorded, ctx: Context) -> int | None:
+        """When ``r`` is due: its recorded time; for a fault aimed at a thread's op, not
+        before that thread has begun that op and is as far into it as it was (None: it has
+        not begun it yet, and still may)."""
+        assert self.start is not None
+        due = self.start + r.at
+        if r.victim is None or r.during is None or r.victim not in self.index:
+            return due
+        i = self.index[r.victim]
+        if self.done[i] <= r.during:
+            return None if r.victim in ctx.all_threads else due
+        if self.done[i] == r.during + 1 and self.since and r.victim in self.since:
+            return max(due, self.since[r.victim] + r.into)
+        return due
 
     def ended(self, now: int) -> frozenset[Thread]:
         """The threads whose recording has ended by ``now`` (run clock) and that have
@@ -97,7 +121,9 @@ class Replay:
             or self.queues[i][self.done[i]].f != event.f
         ):
             return self  # not one of ours
-        return replace(self, done=(*self.done[:i], self.done[i] + 1, *self.done[i + 1 :]))
+        since = {**(self.since or {}), self.threads[i]: event.time}
+        done = (*self.done[:i], self.done[i] + 1, *self.done[i + 1 :])
+        return replace(self, done=done, since=since)
 
     def reseed(self, seed: int) -> Replay:
         """Nothing random to reseed: the recording decides everything."""

@@ -241,6 +241,47 @@ def test_a_client_fault_hits_whichever_process_runs_its_thread_now() -> None:
     assert pause[0].value == {"target": 2}
 
 
+def test_a_client_fault_waits_for_the_op_it_hit_and_as_far_into_it() -> None:
+    """Recorded: thread 0's second op (a write) began at 10 ms and the pause hit it 3 ms
+    in. Replayed with thread 0's first op answered at 40 ms (later than recorded), the
+    pause is issued 3 ms into the write, at 43 ms, not at its recorded 13 ms while the
+    thread was still in its first op."""
+    recorded = [
+        Recorded(0, 0, "acquire"),
+        Recorded(0, 10 * MS, "write"),
+        Recorded("nemesis", 13 * MS, "start-client-pause", {"target": 0}, victim=0, during=1,
+                 into=3 * MS),
+    ]  # fmt: skip
+    history = gen.simulate(
+        replay(recorded, start=0), 1, latency=lambda op: 40 * MS if op.f == "acquire" else MS
+    )
+    assert [(o.f, o.time // MS) for o in history if o.type == "invoke"] == [
+        ("acquire", 0),
+        ("write", 40),
+        ("start-client-pause", 43),
+    ]
+
+
+def test_the_op_a_client_fault_hit_is_recorded() -> None:
+    from core.ops import Op
+    from harness.replay import recorded
+
+    ops = [
+        Op(0, 0, 1, "invoke", "acquire"),
+        Op(1, 5 * MS, 1, "ok", "acquire"),
+        Op(2, 6 * MS, 1, "invoke", "write"),
+        Op(3, 7 * MS, "nemesis", "invoke", "start-client-pause", {"target": "holder"}),
+        Op(4, 60 * MS, "nemesis", "ok", "start-client-pause", {"processes": [1]}),
+    ]
+    aimed = recorded(ops, start_ns=0, concurrency=2)[2]
+    assert (aimed[0].victim, aimed[0].during, aimed[0].into, aimed[0].at) == (
+        1,
+        1,
+        54 * MS,
+        60 * MS,
+    )
+
+
 def test_a_thread_is_ended_once_its_ops_are_done_and_its_recording_has_ended() -> None:
     r = replay(
         [Recorded(0, 0, "read"), Recorded(1, 0, "read"), Recorded(1, 50 * MS, "read")],
