@@ -93,12 +93,15 @@ def lateness(recording: Recording, ops: list[Op], concurrency: int) -> dict[str,
     previous op, which the service answered later than it had (an op never starts on a
     busy thread), the others the harness issued late. ``on_cue``: the ops the harness
     issued within 50 ms of when they could start (their recorded time, or their thread's
-    previous answer when that came later), its own part of the faithfulness.
+    previous answer when that came later, and for a fault as long after it as recorded:
+    a fault started late still lasts its time), its own part of the faithfulness.
     ``{"recorded", "issued", "on_time", "held", "on_cue", "p50_ms", "p99_ms", "max_ms",
     "latest"}``."""
     wanted: dict[Any, list[int]] = {}
+    gaps: dict[Any, list[int]] = {}  # how long after its thread's previous answer each may start
     for r in sorted(recording.clients + recording.faults, key=lambda r: r.at):
         wanted.setdefault(r.thread, []).append(r.at)
+        gaps.setdefault(r.thread, []).append(r.after or 0)
     invoked = [op for op in ops if op.type == "invoke"]
     if not invoked or not wanted:
         return {"recorded": sum(map(len, wanted.values())), "issued": 0}
@@ -118,9 +121,10 @@ def lateness(recording: Recording, ops: list[Op], concurrency: int) -> dict[str,
         seen[thread] = k + 1
         if k < len(wanted.get(thread, ())):
             due = anchor + wanted[thread][k]
-            held = free_at.get(thread, 0) > due + ON_TIME_NS
+            cue = max(due, free_at.get(thread, 0) + gaps[thread][k])
+            held = cue > due + ON_TIME_NS
             late.append((max(0, op.time - due), thread, held))
-            on_cue += op.time - max(due, free_at.get(thread, 0)) <= ON_TIME_NS
+            on_cue += op.time - cue <= ON_TIME_NS
     if not late:
         return {"recorded": sum(map(len, wanted.values())), "issued": 0}
     delays = sorted(d for d, _, _ in late)
@@ -186,13 +190,16 @@ def recorded(
     aimed: list[Recorded] = []
     count: dict[int, int] = {}  # invocations per client thread so far
     open_: dict[Any, tuple[int, int]] = {}  # a client process's open op: (its k, invoked at)
+    freed: int | None = None  # when the nemesis's latest op completed
     for op in ops:
         at = max(0, op.time - start_ns)
         if op.process == NEMESIS and op.type == "invoke":
-            faults.append(Recorded(NEMESIS, at, op.f, op.value, op.key))
+            after = None if freed is None else at - freed
+            faults.append(Recorded(NEMESIS, at, op.f, op.value, op.key, after=after))
             aimed.append(faults[-1])
         elif op.process == NEMESIS and aimed and aimed[-1].f == op.f:  # its completion
             aimed[-1] = _aimed(aimed[-1], op, at, concurrency, open_)
+            freed = at
         elif isinstance(op.process, int) and op.type == "invoke":
             thread = op.process % concurrency
             clients.append(Recorded(thread, at, op.f, op.value, op.key))

@@ -39,6 +39,9 @@ class Recorded:
     """The victim thread's op (its 0-based invocation) the fault hit it in; None: idle."""
     into: int = 0
     """How long after that op's invocation the fault took effect (ns)."""
+    after: int | None = None
+    """For a fault: how long after its thread's previous op completed it was invoked (a
+    fault lasts its time from when it took effect); None: its recorded time only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +62,8 @@ class Replay:
     """When each thread's recording ended (ns, counted as ``at``): none when not given."""
     since: Mapping[Thread, int] | None = None
     """When each thread invoked its latest op (run clock)."""
+    freed: Mapping[Thread, int] | None = None
+    """When each thread's latest op completed (run clock)."""
 
     def op(self, ctx: Context) -> tuple[Request | Pending | None, Any]:
         if self.start is None:
@@ -88,6 +93,8 @@ class Replay:
         not begun it yet, and still may)."""
         assert self.start is not None
         due = self.start + r.at
+        if r.after is not None and self.freed and r.thread in self.freed:
+            due = max(due, self.freed[r.thread] + r.after)
         if r.victim is None or r.during is None or r.victim not in self.index:
             return due
         i = self.index[r.victim]
@@ -113,7 +120,10 @@ class Replay:
 
     def update(self, ctx: Context, event: Op) -> Any:
         if event.type != "invoke":
-            return self
+            thread = ctx.process_thread(event.process)
+            if thread is None:
+                return self
+            return replace(self, freed={**(self.freed or {}), thread: event.time})
         i = self.index.get(ctx.process_thread(event.process), -1)  # type: ignore[arg-type]
         if (
             i < 0

@@ -262,6 +262,28 @@ def test_a_client_fault_waits_for_the_op_it_hit_and_as_far_into_it() -> None:
     ]
 
 
+def test_a_fault_started_late_still_lasts_its_recorded_time() -> None:
+    """The pause's start waited for its victim's op until 40 ms (recorded: 13 ms); its
+    stop, recorded 100 ms after the start took effect, comes 100 ms after the late start,
+    not at its recorded 113 ms (a pause cut to 73 ms)."""
+    recorded = [
+        Recorded(0, 0, "acquire"),
+        Recorded(0, 10 * MS, "write"),
+        Recorded("nemesis", 13 * MS, "start-client-pause", {"target": 0}, victim=0, during=1),
+        Recorded("nemesis", 113 * MS, "stop-client-pause", after=100 * MS),
+    ]
+    history = gen.simulate(
+        replay(recorded, start=0), 1, latency=lambda op: 40 * MS if op.f == "acquire" else 0
+    )
+    nemesis = [(o.f, o.time // MS) for o in history if o.process == "nemesis"]
+    assert nemesis == [
+        ("start-client-pause", 40),
+        ("start-client-pause", 40),
+        ("stop-client-pause", 140),
+        ("stop-client-pause", 140),
+    ]
+
+
 def test_the_op_a_client_fault_hit_is_recorded() -> None:
     from core.ops import Op
     from harness.replay import recorded
