@@ -91,22 +91,21 @@ def lateness(recording: Recording, ops: list[Op], concurrency: int) -> dict[str,
     What was recorded but never issued (the run ended first) is counted too, and each op
     late by more than 50 ms is told apart: ``held`` ones waited for their thread's
     previous op, which the service answered later than it had (an op never starts on a
-    busy thread), the others the harness issued late. ``on_cue``: the ops the harness
+    busy thread), or a fault for the op of its victim's thread it hit (which began late),
+    the others the harness issued late. ``on_cue``: the ops the harness
     issued within 50 ms of when they could start (their recorded time, or their thread's
     previous answer when that came later, and for a fault as long after it as recorded:
     a fault started late still lasts its time), its own part of the faithfulness.
     ``{"recorded", "issued", "on_time", "held", "on_cue", "p50_ms", "p99_ms", "max_ms",
     "latest"}``."""
-    wanted: dict[Any, list[int]] = {}
-    gaps: dict[Any, list[int]] = {}  # how long after its thread's previous answer each may start
+    wanted: dict[Any, list[Recorded]] = {}
     for r in sorted(recording.clients + recording.faults, key=lambda r: r.at):
-        wanted.setdefault(r.thread, []).append(r.at)
-        gaps.setdefault(r.thread, []).append(r.after or 0)
+        wanted.setdefault(r.thread, []).append(r)
     invoked = [op for op in ops if op.type == "invoke"]
     if not invoked or not wanted:
         return {"recorded": sum(map(len, wanted.values())), "issued": 0}
-    anchor = invoked[0].time - min(ats[0] for ats in wanted.values())
-    seen: dict[Any, int] = {}
+    anchor = invoked[0].time - min(rs[0].at for rs in wanted.values())
+    starts: dict[Any, list[int]] = {}  # each thread's invocation times so far
     free_at: dict[Any, int] = {}  # each thread's last completion so far
     thread_of: dict[Any, Any] = {}  # each process's thread
     late: list[tuple[int, Any, bool]] = []
@@ -117,11 +116,12 @@ def lateness(recording: Recording, ops: list[Op], concurrency: int) -> dict[str,
             free_at[thread_of.get(op.process, thread)] = op.time
             continue
         thread_of[op.process] = thread
-        k = seen.get(thread, 0)
-        seen[thread] = k + 1
+        k = len(starts.setdefault(thread, []))
+        starts[thread].append(op.time)
         if k < len(wanted.get(thread, ())):
-            due = anchor + wanted[thread][k]
-            cue = max(due, free_at.get(thread, 0) + gaps[thread][k])
+            r = wanted[thread][k]
+            due = anchor + r.at
+            cue = max(due, free_at.get(thread, 0) + (r.after or 0), _victim_cue(r, starts))
             held = cue > due + ON_TIME_NS
             late.append((max(0, op.time - due), thread, held))
             on_cue += op.time - cue <= ON_TIME_NS
@@ -144,6 +144,15 @@ def lateness(recording: Recording, ops: list[Op], concurrency: int) -> dict[str,
         "max_ms": round(worst[0] / 1e6, 1),
         "latest": {"thread": worst[1], "late_ms": round(worst[0] / 1e6, 1)},
     }
+
+
+def _victim_cue(r: Recorded, starts: dict[Any, list[int]]) -> int:
+    """When a fault aimed at a thread's op could be issued: as far into that op as
+    recorded, once the thread began it (0: not such a fault, or the op never began)."""
+    if r.victim is None or r.during is None:
+        return 0
+    began = starts.get(r.victim, [])
+    return began[r.during] + r.into if r.during < len(began) else 0
 
 
 def lateness_line(facts: dict[str, Any]) -> str:
