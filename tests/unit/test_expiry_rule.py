@@ -95,6 +95,20 @@ def test_a_grant_within_the_rule_is_said_to_be_within_it(
     assert "within the rule, no delay" in out
 
 
+def test_the_report_shows_the_window_the_rule_allows(tmp_path: Path) -> None:
+    """The run's report: the handover's lease expiry is the window from the deadline to
+    the rule's latest end."""
+    from harness.analysis import check_run
+    from harness.report import write_report
+
+    run_dir = consul_run(tmp_path / "consul" / "20260101T000000")
+    check_run(run_dir)
+    h = handover(run_dir)
+    page = write_report(run_dir).read_text()
+    latest = f"{h['lease_expiry_latest'] / 1e9:.3f}"
+    assert f"{h['lease_expiry'] / 1e9:.3f} s to {latest} s (consul&#x27;s rule)" in page
+
+
 def test_without_the_rule_recorded_the_lease_ends_at_its_deadline(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
