@@ -183,8 +183,9 @@ def summary(m: HerdMetrics, details: dict[str, Any]) -> str:
         text += f" ({details['requests_per_s']:.0f} requests/s)"
     if m.session_events:
         text += (
-            f"; apart from the notifications, {plural(m.session_events, 'watch', 'watches')} "
-            f"fired by the waiters' own connections (a server lost, a session moved or "
+            f"; apart from the notifications, "
+            f"{plural(m.session_events, 'watch fired', 'watches fired')} by the waiters' own "
+            f"connections (a server lost, a session moved or "
             f"expired: no handoff's doing, {plural(len(m.session_events_by_process), 'waiter')})"
         )
     latency = details["handoff_latency_s"]
