@@ -135,7 +135,9 @@ def check_record(record: RunRecord) -> CheckResult:
         record.service_events,
         rule=expiry_rule(record.test),
     )
-    r = linearizability.check(ends.history, MODEL, record.time_limit(DEFAULT_TIME_LIMIT))
+    r = linearizability.check(
+        ends.history, MODEL, record.time_limit(DEFAULT_TIME_LIMIT), budget=record.limits.budget
+    )
     placed = ends.by_service + ends.by_keepalives
     how = (
         f"with {plural(placed, 'lost or unreleased lease')} each counted as a release "
