@@ -9,32 +9,49 @@ given with ``--run-dir`` (say one of ``harness run --target sim --time-limit 5``
 
 Each input is one seed with one mutation: bad bytes, random bytes inside an op, garbage
 tokens, a field no op has, truncation, a field of the wrong type, a huge number, deep nesting, lines
-duplicated, swapped or deleted; for run directories also a record replaced by a FIFO, a
-device or a directory, and a link (to a file outside the run, dangling, or to a folder
-outside) planted at a record or at a name ``check`` writes (results.json, its old
-temporary name, report.html), which is then checked with its results and report written
-into the run directory itself. Semantic mutations (issue 29) keep every op well formed and
+duplicated, swapped or deleted. Semantic mutations (issue 29) keep every op well formed and
 make the file no history: a completion of another f than its invocation's, a write
 completed with another value, a completion timed before its invocation, a value of a type
-the model does not hold (a register read returning a map), an op without the key its pair
-has (or, in a kv log, without a key), a file without ops (empty, ``[]``, comments alone).
-A mutation says whether its result can still be a history (``must_fail`` False: garbage
-tokens, truncations, line shuffles) or cannot. Each input is
-checked in-process (``harness.checkcmd.check_path``, which calls the readers), with a
-per-input time limit and an alarm at ``--hang`` seconds, and classified:
+the model does not hold (a register read returning a map, a kv put of an integer), an op
+without the key its pair has (or, in a kv log, without a key), a file without ops (empty,
+``[]``, comments alone); and values of another plain type that leave a history (a
+register given a string, nil, an integer past 64 bits). Now and then (``--rare``) an input
+is huge: a write of a 10 MB string, or a history of 200,000 ops (``scripts/gen_bounds.py``'s
+shapes), checked with a time limit of 3 s.
 
-- ``error``: a one-line error (what bad input must get);
+Run directories get a record replaced by a FIFO, a device or a directory; a link (to a file
+outside the run, dangling, or to a folder outside) planted at a record, at a name written
+into the run (results.json, report.html, their temporary names) or at the results index
+beside it; the run directory itself a link to a copy outside; and a record missing,
+emptied, cut mid-line or with its last lines gone. Such a run directory is checked with its
+results and report written into itself (``check``), or reported (``harness report``, in
+this process), or its folder indexed. A mutation says whether its result can still be a
+history (``must_fail`` False: garbage tokens, truncations, line shuffles) or cannot. Each
+input is checked in-process (``harness.checkcmd.check_path``, which calls the readers),
+with a per-input time limit and an alarm at ``--hang`` seconds, beside a tree outside the
+output root (a file, a folder, the target of every planted link), and classified:
+
+- ``error``: a one-line error naming the file (and, for a semantic mutation, its line):
+  what bad input must get, exit 254 from the command line;
 - ``verdict``: a verdict (valid, invalid or unknown) on an input that may be a history;
 - findings: ``verdict-on-bad-input`` (a verdict where the input cannot be a history),
   ``malformed-verdict`` (an unknown verdict for a malformed history: bad input is an
-  error), ``traceback`` (any other exception), ``hang`` (no answer within ``--hang`` s),
-  ``long-message`` (an error of more than one line), ``write-outside`` (a file outside
-  the run directory changed: a write through a planted link).
+  error), ``traceback`` (any other exception), ``crashed`` (a checker crashed, or the
+  command said so or exited 255), ``hang`` (no answer within ``--hang`` s), ``overrun``
+  (an answer past the time limit + 2 s), ``long-message`` (an error of more than one
+  line), ``unnamed-file``, ``unnamed-line`` (an error not naming the file, or the line of
+  a semantic mutation), ``write-outside`` (the tree outside changed: a write through a
+  planted link, or a file created through one; through a run directory that is a link,
+  only its results and report may be written, in the directory the link names);
+- expected failures (``EXPECTED``): wrong, known, fixed elsewhere, counted and listed:
+  ``valid-without-evidence`` (a run directory missing a record, or with one emptied or
+  cut, judged valid).
 
 Findings are written to ``--findings DIR`` (default: a temporary directory) to reproduce.
-Exit 1 if there was any finding.
+The closing lines count the inputs per mutation class (with the slowest input's seconds)
+and per outcome. Exit 1 if there was any finding.
 
-    .venv/bin/python scripts/fuzz_inputs.py --inputs 100000 --seed 1
+    nice prlimit --as=4000000000 .venv/bin/python scripts/fuzz_inputs.py --count 100000 --seed 29
 """
 
 from __future__ import annotations
