@@ -158,7 +158,8 @@ class Mutant:
     link: str = ""
     writer: str = "check"
     """What is asked of a run directory: ``check`` (results and report written into it),
-    ``report`` (``harness report RUN``) or ``index`` (the results index of its folder)."""
+    ``report`` (``harness report RUN``) or ``index`` (the results index of its folder);
+    of a history file: ``check`` (in this process) or ``command`` (``harness check``)."""
     evidence: bool = False
     """A record of the run was tampered with (missing, emptied, cut): never valid."""
 
@@ -567,10 +568,10 @@ def missing_key(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool]
 
 
 _EMPTY: Final = {
-    "jsonl": (b"", b"\n\n", b"  \n"),
+    "jsonl": (b"", b"\n\n", b"  \n", b"[]\n"),
     "edn": (b"", b"[]", b"[]\n", b"; nothing\n;; here\n", b"()"),
     "kv": (b"", b"[]", b"; nothing here\n", b"\n"),
-    "etcd": (b"", b"\n", b"\n  \n"),
+    "etcd": (b"", b"\n", b"\n  \n", b"INFO  jepsen.core - no op logged\n"),
 }
 
 
@@ -755,8 +756,9 @@ def mutants(seeds: list[Seed], rng: random.Random, rare: float = 0.002) -> Itera
             name = rng.choice(common)
         if seed.fmt != "dir":
             made = FILE_MUTATIONS[name](rng, contents[seed.name], seed.fmt)
-            if made is not None:
-                yield Mutant(seed, name, made[1], made[0])
+            if made is not None:  # now and then through the command line, as a user would
+                writer = "command" if rng.random() < 0.05 else "check"
+                yield Mutant(seed, name, made[1], made[0], writer=writer)
             continue
         yield from _run_mutant(seed, rng)
 
@@ -945,6 +947,8 @@ def _ask(m: Mutant, path: Path, out: Path, time_limit: float, hang: float) -> An
     try:
         if m.seed.fmt == "dir" and m.writer == "report" and (m.link or m.evidence):
             return _command(["report", str(path)])
+        if m.writer == "command":
+            return _command(["check", "--time-limit", str(time_limit), str(path)])
         plant = m.seed.fmt == "dir" and (m.link or m.evidence)
         got = check_path(
             path,

@@ -300,3 +300,17 @@ def test_six_hundred_thousand_ops_keep_to_a_memory_limit_of_1g(name: str, tmp_pa
         assert got.code == 0 and got.verdict == "valid", got
     else:
         assert got.code == 2 and "out of the memory limit (1,024 MiB)" in got.out, got
+
+
+def test_a_limit_spent_reading_is_named_when_preparing_runs_out() -> None:
+    """A 30 MiB EDN file read in 5.2 s of --time-limit 5 on a busy machine ended "out of
+    time after 0.0274 s while preparing the partitions": the limit given, not the moment
+    the check began, is what ran out."""
+    h = history(sequential(2_000, values="float"))
+    spent = Budget(0.5)
+    spent.deadline = spent.started - 0.1  # the whole limit went to reading the file
+    result = linearizability.check(h, "register", spent.time_left(), budget=spent)
+    assert result.valid == "unknown"
+    reason = result.details["reason"]
+    assert reason.startswith("out of the time limit (0.5 s) while preparing the partitions (0 of")
+    assert reason.endswith("s into the check; raise --time-limit)")
