@@ -612,11 +612,13 @@ HUGE_VALUE_BYTES: Final = 10 << 20
 
 
 def huge_value(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
-    """One write's value (and its completion's) a string of ``HUGE_VALUE_BYTES``: read
-    within the budget, a verdict (or, where the model holds no strings, an error)."""
+    """One write's (put's, append's) value, and its completion's, a string of
+    ``HUGE_VALUE_BYTES``: read within the budget, a verdict (or, where the model holds no
+    strings, an error)."""
     if fmt not in ("jsonl", "edn"):
         return None
-    got = _mutate_line(rng, data, fmt, lambda o: o.type == "ok" and o.f == "write" and o.pair >= 0)
+    writes = ("write", "put", "append")
+    got = _mutate_line(rng, data, fmt, lambda o: o.type == "ok" and o.f in writes and o.pair >= 0)
     if got is None:
         return None
     lines, o = got
