@@ -1197,10 +1197,10 @@ def main() -> int:
         f"findings: {len(report.findings)}" + (f" (kept in {findings})" if report.findings else "")
     )
     for outcome, why in EXPECTED.items():
-        known = [line for line in report.expected if line.startswith(outcome)]
-        print(f"expected failures, {outcome}: {len(known)} ({why})")
-        for line in known[:10]:
-            print(f"  {line}")
+        known = Counter(line for line in report.expected if line.startswith(outcome))
+        print(f"expected failures, {outcome}: {sum(known.values())} ({why})")
+        for line, n in sorted(known.items()):
+            print(f"  {n:6} {line}")
     return 1 if report.findings else 0
 
 
