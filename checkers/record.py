@@ -24,6 +24,19 @@ class Limits:
     time_limit: float | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What reading one record file of a run directory found (``harness.analysis``):
+    whether it was there, how many entries it held and the line of a last entry cut
+    short mid-JSON that was left out (None: none). ``checkers.evidence`` judges it."""
+
+    file: str
+    """Its name in the run directory: ``resource.jsonl``, ``sim/events.jsonl``."""
+    present: bool
+    entries: int = 0
+    cut_line: int | None = None
+
+
 @dataclass(frozen=True)
 class RunRecord:
     """A run's records: the history, the protected resource's write log, the client
@@ -40,6 +53,10 @@ class RunRecord:
     notes: list[str] = field(default_factory=list)
     """What reading the records left out, said with the results (a truncated last line)."""
     limits: Limits = field(default_factory=Limits)
+    readings: dict[str, Reading] = field(default_factory=dict)
+    """What reading each record file found, by record kind (``checkers.evidence``: the
+    history, resource, events, service); empty for records built in memory, whose files
+    nobody read."""
 
     @property
     def keeps_service_log(self) -> bool:
