@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checkers.result import CheckResult
+from core.formats.budget import Budget
 from core.history import History
 
 
@@ -19,9 +20,11 @@ from core.history import History
 class Limits:
     """Check-time settings, not recorded by the run: ``time_limit`` is the seconds a
     search may spend (``harness check --time-limit``, or what the budget has left); None:
-    each checker's own default."""
+    each checker's own default. ``budget``: the check's time and memory (``harness check
+    --memory-limit``), which a search polls as it grows (None: the address space's cap)."""
 
     time_limit: float | None = None
+    budget: Budget | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -165,7 +165,7 @@ def check_run(
     record = load_record(run_dir, budget)
     if budget is not None:
         time_limit = budget.time_left()
-    record = replace(record, limits=Limits(time_limit))
+    record = replace(record, limits=Limits(time_limit, budget))
     checks = checkers_for(record)
     results = _run_checkers(run_dir, record, checks)
     kinds = [k for r in results for k in evidence.needs(r.checker)]

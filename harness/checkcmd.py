@@ -143,6 +143,7 @@ def _check_dir(
         r.get("summary", "") for r in results["checkers"].values() if r.get("valid") is False
     ]
     explanation += _broken_evidence(results)
+    explanation += _unknowns(results)
     return {
         "file": str(path),
         "valid": results["valid"],
@@ -170,6 +171,18 @@ def _broken_evidence(results: dict[str, Any]) -> list[str]:
         if names:
             out.append(f"unknown ({', '.join(names)}): {sentence}")
     return out
+
+
+def _unknowns(results: dict[str, Any]) -> list[str]:
+    """One line per checker that could not decide for a reason of its own (out of time or
+    memory, a crash): ``linearizability: Unknown (register model): out of the memory
+    limit ...``. One that a broken record made unknown is said with that record
+    (``_broken_evidence``)."""
+    return [
+        f"{name}: {r.get('summary', '')}"
+        for name, r in results["checkers"].items()
+        if r.get("valid") == UNKNOWN and not r.get("evidence")
+    ]
 
 
 def _write_results(run_dir: Path, results: dict[str, Any], out: Path | None) -> dict[str, str]:
