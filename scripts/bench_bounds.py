@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -84,31 +83,41 @@ class Outcome(NamedTuple):
         return first.split(": ", 1)[1].split(" ", 1)[0] if ": " in first else f"exit {self.code}"
 
 
+SPAWN: Final = """
+import os, resource, sys
+cap, peak = int(sys.argv[1]), sys.argv[2]
+pid = os.fork()
+if pid == 0:
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    os.execv(sys.executable, [sys.executable, "-m", "harness.cli", "check", *sys.argv[3:]])
+_, status, usage = os.wait4(pid, 0)
+with open(peak, "w") as f:
+    f.write(str(usage.ru_maxrss * 1024))
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+"""Runs the check as its child and writes the child's peak resident size: a process's
+peak counts what it held before its exec, so the check is forked from this small
+process, not from the caller (a test runner holding gigabytes)."""
+
+
 def check(path: Path, extra: list[str], address_space: int, plain: bool = False) -> Outcome:
-    """``harness check [EXTRA] PATH`` in a process capped at ``address_space`` bytes."""
+    """``harness check [EXTRA] PATH`` in a process capped at ``address_space`` bytes (as
+    ``prlimit --as`` caps it)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     if plain:
         env["HARNESS_PURE_PYTHON"] = "1"
-
-    def cap() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
-
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+    with tempfile.TemporaryDirectory(prefix="bench-bounds-") as tmp:
+        peak = Path(tmp) / "peak"
         started = time.perf_counter()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "harness.cli", "check", *extra, str(path)],
-            stdout=out,
-            stderr=err,
+        proc = subprocess.run(
+            [sys.executable, "-c", SPAWN, str(address_space), str(peak), *extra, str(path)],
+            capture_output=True,
+            text=True,
             env=env,
-            preexec_fn=cap,
         )
-        _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak, not the children's
         took = time.perf_counter() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        said, complained = out.read(), err.read()
-    return Outcome(proc.returncode, took, usage.ru_maxrss * 1024, said, complained)
+        return Outcome(proc.returncode, took, int(peak.read_text()), proc.stdout, proc.stderr)
 
 
 def within(case: Case, got: Outcome) -> list[str]:
