@@ -1,0 +1,253 @@
+"""Shrinking a non-linearizable partition: the fewest of its operations that still
+cannot be ordered, so that a reader sees a failure in four operations, not in a
+thousand.
+
+Delta debugging (Zeller and Hildebrandt's ``ddmin``) over the partition's operations:
+an operation is its invocation with its completion (``ok``, ``fail`` or ``info``), or an
+invocation that never completed; it is kept or dropped whole, and the events kept keep
+their own indices and times, so the real-time order of what is left is the original's.
+Operations of unknown outcome (``info``, never completed) are first dropped together, as
+one unit, then one by one like the rest. A candidate "still fails" when the check it is
+given (``Fails``: the checker's own fast path, passed in by ``checkers.linearizability``)
+says it is not linearizable; an unknown (out of the candidate's time) is not a failure.
+
+A candidate must still show the same violation, not one that dropping operations made: a
+read of 3 whose write of 3 was dropped cannot be ordered either, but only because the
+write is gone. So, for a model with hints (``checkers.linear.model.Hint``), a candidate
+where an operation that took effect needs a state that no kept operation invoked before
+it returned can leave (nor the initial one) is refused unchecked, unless the whole
+partition already had that operation so (then that is the violation: a read of a value
+nothing wrote, shown alone).
+
+The result is 1-minimal (dropping any one operation left makes it linearizable) unless the
+time ran out first, or a candidate went undecided: then it is the smallest failing
+sub-history found so far, and says it is not minimal and why. Before it is returned, the
+plain Wing & Gong search (``checkers.linear.plain``: no reductions, no compiled code)
+checks it again; a result that search does not find non-linearizable is not given.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, Final, NamedTuple
+
+from checkers.linear.model import ANY, NOTHING, Hint, Model
+from checkers.linear.plain import plain_check
+from checkers.linear.prepare import problem
+from core.formats.budget import Budget, OutOfBudget
+from core.history import History
+from core.ops import NEMESIS, Op
+
+__all__ = ["CANDIDATE_S", "DEFAULT_SHRINK_S", "Fails", "Shrunk", "operations", "shrink"]
+
+Fails = Callable[[History, float | None], bool | None]
+"""Whether a sub-history is not linearizable (True), is (False), or went undecided within
+the seconds given (None: no limit)."""
+
+DEFAULT_SHRINK_S: Final = 60.0
+"""Seconds a shrink may take at most (less when the check's deadline is nearer)."""
+CANDIDATE_S: Final = 5.0
+"""Seconds one candidate may take: a hard sub-history does not use up the whole shrink."""
+PLAIN_STEPS: Final = 2_000_000
+"""Steps the plain search may take to confirm the result (a 1-minimal history is small)."""
+
+Unit = tuple[int, ...]  # positions in the partition of one operation's events
+
+
+class Shrunk(NamedTuple):
+    """A shrunk partition: the events kept (``ops``, in history order), how many
+    operations they are of how many the partition had, whether no operation of it can be
+    dropped (``minimal``; else ``why_not`` says why it stopped), the candidates checked and
+    whether the plain search confirmed it (``confirmed``: True, False or None when it did
+    not decide within its steps)."""
+
+    ops: tuple[Op, ...]
+    operations: int
+    of: int
+    minimal: bool
+    why_not: str
+    checks: int
+    elapsed_s: float
+    confirmed: bool | None
+
+
+class _Stop(Exception):
+    """The shrink's time (or the check's memory) ran out: keep what was found so far."""
+
+
+def operations(ops: Sequence[Op]) -> list[Unit]:
+    """The operations of ``ops`` (client events of one partition, well formed): each the
+    positions of its invocation and its completion, or of an invocation alone."""
+    open_: dict[Any, int] = {}
+    units: list[Unit] = []
+    at: dict[int, int] = {}  # invocation position -> its unit
+    for i, op in enumerate(ops):
+        if op.process == NEMESIS:
+            continue
+        if op.type == "invoke":
+            open_[op.process] = i
+            at[i] = len(units)
+            units.append((i,))
+        else:
+            inv = open_.pop(op.process)
+            units[at[inv]] = (inv, i)
+    return units
+
+
+def shrink(
+    part: History,
+    model: Model,
+    label: Hashable,
+    fails: Fails,
+    deadline: float | None,
+    budget: Budget | None = None,
+) -> Shrunk:
+    """The smallest sub-history of the non-linearizable partition ``part`` (labelled
+    ``label``) that ``fails`` still finds non-linearizable, by the check's deadline and
+    within ``DEFAULT_SHRINK_S``, and ``budget``'s memory, confirmed by the plain search."""
+    started = time.perf_counter()
+    cap = started + DEFAULT_SHRINK_S
+    deadline = cap if deadline is None else min(deadline, cap)
+    ops = part.ops
+    units = operations(ops)
+    d = _Ddmin(ops, fails, deadline, budget, _Orphans(model, label))
+    kept = units
+    try:
+        certain = [u for u in units if len(u) == 2 and ops[u[1]].type != "info"]
+        if len(certain) < len(units) and d.fails(certain):
+            kept = certain
+        kept = d.run(kept)
+        why_not = f"{d.undecided} sub-histories undecided" if d.undecided else ""
+    except _Stop as e:
+        kept, why_not = d.smallest or kept, str(e)
+    shrunk = d.events(kept)
+    confirmed = plain_check(problem(History(shrunk), model, label), model, PLAIN_STEPS)
+    return Shrunk(
+        shrunk,
+        len(kept),
+        len(units),
+        not why_not,
+        why_not,
+        d.checks,
+        round(time.perf_counter() - started, 6),
+        None if confirmed == "unknown" else confirmed is False,
+    )
+
+
+class _Ddmin:
+    """One shrink's delta debugging: its candidates checked, the smallest failing one so
+    far, the candidates left undecided."""
+
+    def __init__(
+        self,
+        ops: tuple[Op, ...],
+        fails: Fails,
+        deadline: float,
+        budget: Budget | None,
+        orphans: _Orphans,
+    ) -> None:
+        self.ops = ops
+        self._fails = fails
+        self.deadline = deadline
+        self.budget = budget
+        self.orphans = orphans
+        self.allowed = orphans(ops)  # what the whole partition already needs in vain
+        self.checks = 0
+        self.undecided = 0
+        self.smallest: list[Unit] | None = None
+
+    def events(self, units: Sequence[Unit]) -> tuple[Op, ...]:
+        """The events of ``units``, in history order."""
+        ops = self.ops
+        return tuple(ops[i] for i in sorted(i for u in units for i in u))
+
+    def fails(self, units: list[Unit]) -> bool:
+        """Whether the sub-history of ``units`` still fails; _Stop when time is out."""
+        left = self.deadline - time.perf_counter()
+        if left <= 0:
+            raise _Stop("not minimal (out of time)")
+        events = self.events(units)
+        if not self.orphans(events) <= self.allowed:
+            return False  # a violation of its own, made by what was dropped
+        try:
+            if self.budget is not None:
+                self.budget.check("shrinking the counterexample")
+            self.checks += 1
+            got = self._fails(History(events), min(left, CANDIDATE_S))
+        except OutOfBudget as e:
+            raise _Stop(f"not minimal ({e})") from None
+        if got is None:
+            if time.perf_counter() >= self.deadline:
+                raise _Stop("not minimal (out of time)")
+            self.undecided += 1
+            return False
+        if got:
+            self.smallest = units
+        return got
+
+    def run(self, units: list[Unit]) -> list[Unit]:
+        """``ddmin``: split into ``n`` chunks; keep a chunk that fails alone, else a
+        complement that does, else split finer; done when single operations are tried."""
+        n = 2
+        while len(units) >= 2:
+            chunks = _split(units, n)
+            for c in chunks:
+                if self.fails(c):
+                    units, n = c, 2
+                    break
+            else:
+                for k in range(len(chunks)) if n > 2 else ():
+                    rest = [u for j, c in enumerate(chunks) if j != k for u in c]
+                    if self.fails(rest):
+                        units, n = rest, max(n - 1, 2)
+                        break
+                else:
+                    if n >= len(units):
+                        return units
+                    n = min(2 * n, len(units))
+        return units
+
+
+class _Orphans:
+    """The operations of a sub-history that took effect and need a state that none of its
+    operations invoked before they returned can leave, nor the initial state: by their
+    invocations' indices (empty for a model without hints, or where a call may leave any
+    state)."""
+
+    def __init__(self, model: Model, label: Hashable) -> None:
+        self.model = model
+        self.label = label
+        self.hint = getattr(model, "hint", None)
+        self.hints: dict[Any, Hint] = {}
+
+    def __call__(self, events: Sequence[Op]) -> frozenset[int]:
+        if self.hint is None:
+            return frozenset()
+        p = problem(History(events), self.model, self.label)
+        first: dict[Any, int] = {p.init: -1}  # state -> the first invocation leaving it
+        needs = []
+        for i, call in enumerate(p.calls):
+            h = self.hints.get(call)
+            if h is None:
+                h = self.hints[call] = self.hint(call)
+            if h.produces is ANY:
+                return frozenset()
+            if h.produces is not NOTHING:
+                first[h.produces] = min(first.get(h.produces, p.starts[i]), p.starts[i])
+            if i < p.n_certain and h.requires is not NOTHING:
+                needs.append((i, h.requires))
+        return frozenset(
+            p.invokes[i].index for i, state in needs if first.get(state, p.ends[i]) >= p.ends[i]
+        )
+
+
+def _split(units: list[Unit], n: int) -> list[list[Unit]]:
+    """``units`` in ``n`` chunks of sizes differing by at most one, in order."""
+    size, extra = divmod(len(units), n)
+    out, at = [], 0
+    for k in range(n):
+        step = size + (k < extra)
+        out.append(units[at : at + step])
+        at += step
+    return out
