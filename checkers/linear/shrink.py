@@ -17,7 +17,12 @@ write is gone. So, for a model with hints (``checkers.linear.model.Hint``), a ca
 where an operation that took effect needs a state that no kept operation invoked before
 it returned can leave (nor the initial one) is refused unchecked, unless the whole
 partition already had that operation so (then that is the violation: a read of a value
-nothing wrote, shown alone).
+nothing wrote, shown alone). Where the hints cannot tell (a call that may leave any
+state: an append), a candidate that fails is checked once more with every operation
+made concurrent with every other (each its own process): one that cannot be ordered
+even so fails for want of what was dropped, not for real time, and is refused, unless
+the whole partition cannot be ordered even so; one undecided in ``TIMELESS_S`` is
+refused too (the shrink keeps more, never shows another violation).
 
 The result is 1-minimal (dropping any one operation left makes it linearizable) unless the
 time ran out first, or a candidate went undecided: then it is the smallest failing
@@ -49,6 +54,8 @@ DEFAULT_SHRINK_S: Final = 60.0
 """Seconds a shrink may take at most (less when the check's deadline is nearer)."""
 CANDIDATE_S: Final = 5.0
 """Seconds one candidate may take: a hard sub-history does not use up the whole shrink."""
+TIMELESS_S: Final = 1.0
+"""Seconds a candidate's check without real time may take (undecided: refused)."""
 PLAIN_STEPS: Final = 2_000_000
 """Steps the plain search may take to confirm the result (a 1-minimal history is small)."""
 
@@ -153,6 +160,7 @@ class _Ddmin:
         self.budget = budget
         self.orphans = orphans
         self.allowed = orphans(ops)  # what the whole partition already needs in vain
+        self._orderless: bool | None = None  # whether the partition has no order at all
         self.checks = 0
         self.undecided = 0
         self.smallest: list[Unit] | None = None
@@ -168,22 +176,47 @@ class _Ddmin:
         if left <= 0:
             raise _Stop("not minimal (out of time)")
         events = self.events(units)
-        if not self.orphans(events) <= self.allowed:
+        orphans = self.orphans(events)
+        judged = orphans is not None and self.allowed is not None
+        if judged and not orphans <= self.allowed:  # type: ignore[operator]
             return False  # a violation of its own, made by what was dropped
+        got = self._check(History(events), CANDIDATE_S)
+        if got is None:
+            self.undecided += 1
+            return False
+        if got and not judged and not self.orderless() and self._timeless(events) != 0:
+            return False  # no order at all, where the partition has one
+        if got:
+            self.smallest = units
+        return got
+
+    def orderless(self) -> bool:
+        """Whether the whole partition cannot be ordered even without real time."""
+        if self._orderless is None:
+            self._orderless = self._timeless(self.ops) == 1
+        return self._orderless
+
+    def _timeless(self, events: Sequence[Op]) -> int:
+        """1 if ``events`` cannot be ordered with every operation concurrent, 0 if they
+        can, -1 undecided within ``TIMELESS_S``."""
+        got = self._check(_concurrent(events), TIMELESS_S)
+        return -1 if got is None else int(got)
+
+    def _check(self, sub: History, seconds: float) -> bool | None:
+        """``fails`` of ``sub`` within ``seconds`` and the time left; _Stop past the
+        deadline or the budget."""
+        left = self.deadline - time.perf_counter()
+        if left <= 0:
+            raise _Stop("not minimal (out of time)")
         try:
             if self.budget is not None:
                 self.budget.check("shrinking the counterexample")
             self.checks += 1
-            got = self._fails(History(events), min(left, CANDIDATE_S))
+            got = self._fails(sub, min(left, seconds))
         except OutOfBudget as e:
             raise _Stop(f"not minimal ({e})") from None
-        if got is None:
-            if time.perf_counter() >= self.deadline:
-                raise _Stop("not minimal (out of time)")
-            self.undecided += 1
-            return False
-        if got:
-            self.smallest = units
+        if got is None and time.perf_counter() >= self.deadline:
+            raise _Stop("not minimal (out of time)")
         return got
 
     def run(self, units: list[Unit]) -> list[Unit]:
@@ -212,8 +245,8 @@ class _Ddmin:
 class _Orphans:
     """The operations of a sub-history that took effect and need a state that none of its
     operations invoked before they returned can leave, nor the initial state: by their
-    invocations' indices (empty for a model without hints, or where a call may leave any
-    state)."""
+    invocations' indices (None: the hints cannot tell, for a model without them or where
+    a call may leave any state)."""
 
     def __init__(self, model: Model, label: Hashable) -> None:
         self.model = model
@@ -221,9 +254,9 @@ class _Orphans:
         self.hint = getattr(model, "hint", None)
         self.hints: dict[Any, Hint] = {}
 
-    def __call__(self, events: Sequence[Op]) -> frozenset[int]:
+    def __call__(self, events: Sequence[Op]) -> frozenset[int] | None:
         if self.hint is None:
-            return frozenset()
+            return None
         p = problem(History(events), self.model, self.label)
         first: dict[Any, int] = {p.init: -1}  # state -> the first invocation leaving it
         needs = []
@@ -232,7 +265,7 @@ class _Orphans:
             if h is None:
                 h = self.hints[call] = self.hint(call)
             if h.produces is ANY:
-                return frozenset()
+                return None
             if h.produces is not NOTHING:
                 first[h.produces] = min(first.get(h.produces, p.starts[i]), p.starts[i])
             if i < p.n_certain and h.requires is not NOTHING:
@@ -240,6 +273,20 @@ class _Orphans:
         return frozenset(
             p.invokes[i].index for i, state in needs if first.get(state, p.ends[i]) >= p.ends[i]
         )
+
+
+def _concurrent(events: Sequence[Op]) -> History:
+    """``events`` with every operation concurrent with every other: each its own process,
+    every invocation before every completion, in their order."""
+    units = operations(events)
+    n = len(units)
+    out = [events[u[0]].with_(index=k, time=k, process=k) for k, u in enumerate(units)]
+    out += [
+        events[u[1]].with_(index=n + k, time=n + k, process=k)
+        for k, u in enumerate(units)
+        if len(u) == 2
+    ]
+    return History(out)
 
 
 def _split(units: list[Unit], n: int) -> list[list[Unit]]:
