@@ -258,7 +258,9 @@ class _Orphans:
         if self.hint is None:
             return None
         p = problem(History(events), self.model, self.label)
-        first: dict[Any, int] = {p.init: -1}  # state -> the first invocation leaving it
+        starts, ends = p.starts, p.ends
+        # state -> the two first invocations leaving it (one may be the op needing it)
+        first: dict[Any, list[tuple[int, int]]] = {p.init: [(-1, -1)]}
         needs = []
         for i, call in enumerate(p.calls):
             h = self.hints.get(call)
@@ -267,11 +269,13 @@ class _Orphans:
             if h.produces is ANY:
                 return None
             if h.produces is not NOTHING:
-                first[h.produces] = min(first.get(h.produces, p.starts[i]), p.starts[i])
+                first[h.produces] = sorted([*first.get(h.produces, ()), (starts[i], i)])[:2]
             if i < p.n_certain and h.requires is not NOTHING:
                 needs.append((i, h.requires))
         return frozenset(
-            p.invokes[i].index for i, state in needs if first.get(state, p.ends[i]) >= p.ends[i]
+            p.invokes[i].index
+            for i, state in needs
+            if not any(at < ends[i] and j != i for at, j in first.get(state, ()))
         )
 
 
