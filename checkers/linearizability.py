@@ -388,8 +388,11 @@ def _shrunk(
     s = shrink_partition(part, m, label, fails, deadline, meter)
     total = sum(1 for op in history if op.type == "invoke" and op.process != NEMESIS)
     if not s.confirmed:
-        found = "not" if s.confirmed is False else "not within its steps"
-        why = f"the plain search did {found} confirm the {s.operations} operations shrunk to"
+        how = "did not" if s.confirmed is False else "could not, within its steps,"
+        why = (
+            f"the plain search {how} confirm that the {s.operations} operations it shrank "
+            "to cannot be ordered"
+        )
         return _with(result, shrunk_error=why)
     shrunk = {
         "partition": jsonable(label),

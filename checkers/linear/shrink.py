@@ -121,7 +121,7 @@ def shrink(
     d = _Ddmin(ops, fails, deadline, budget, _Orphans(model, label))
     kept = units
     try:
-        certain = [u for u in units if len(u) == 2 and ops[u[1]].type != "info"]
+        certain: list[Unit] = [u for u in units if len(u) == 2 and ops[u[1]].type != "info"]
         if len(certain) < len(units) and d.fails(certain):
             kept = certain
         kept = d.run(kept)

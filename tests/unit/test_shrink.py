@@ -271,3 +271,21 @@ def test_a_runs_results_and_report_open_on_the_shrunk_counterexample(
     assert f"These {n} operations cannot be ordered" in text
     assert 'href="#figure"' in text and 'href="history.jsonl"' in text
     assert run(capsys, "check", str(out), "--model", model)[0] == EXIT_INVALID
+
+
+def test_a_shrink_the_plain_search_does_not_confirm_is_not_written(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Were the fast search wrong, the plain one would not confirm the shrunk history: it
+    is then neither written nor shown, and the line says why."""
+    import checkers.linear.shrink as module
+
+    monkeypatch.setattr(module, "plain_check", lambda *a: True)
+    src, out = tmp_path / "stale.edn", tmp_path / "out.edn"
+    src.write_text(_edn(STALE))
+    code, said, _ = run(capsys, "check", str(src), "--shrink", str(out))
+    assert code == EXIT_INVALID and not out.exists()
+    assert (
+        "not shrunk: the plain search did not confirm that the 3 operations it shrank to "
+        f"cannot be ordered; {out} not written"
+    ) in said
