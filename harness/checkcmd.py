@@ -301,9 +301,9 @@ def check_path(
     or ``report_error`` why not. With ``shrink``, its shrunk history is written there
     (``_shrink_to``)."""
     outcome = _check_path(path, model, time_limit, memory_limit, out, oom, html, shrink)
+    fmt = outcome.pop("_format", "jsonl")  # a run directory's: our JSONL
     if shrink is not None:
-        fmt, chosen = outcome.pop("_format", "jsonl"), outcome["model"]
-        _shrink_to(outcome, fmt, chosen, model is not None, shrink)
+        _shrink_to(outcome, fmt, outcome["model"], model is not None, shrink)
     return outcome
 
 

@@ -289,3 +289,16 @@ def test_a_shrink_the_plain_search_does_not_confirm_is_not_written(
         "not shrunk: the plain search did not confirm that the 3 operations it shrank to "
         f"cannot be ordered; {out} not written"
     ) in said
+
+
+def test_json_says_where_the_shrunk_history_went(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    src, out = tmp_path / "stale.edn", tmp_path / "out.edn"
+    src.write_text(_edn(STALE))
+    code, said, _ = run(capsys, "check", "--json", str(src), "--shrink", str(out))
+    answer = json.loads(said)
+    assert code == EXIT_INVALID and answer["valid"] is False and "_format" not in answer
+    assert answer["shrunk"] == f"shrunk: 3 of {N_STALE} operations still cannot be ordered: {out}"
+    code, said, _ = run(capsys, "check", "--json", str(src))
+    assert "_format" not in json.loads(said) and "shrunk" not in json.loads(said)
