@@ -300,43 +300,29 @@ def check_path(
     With ``html``, its report page is written there: the outcome's ``report`` says where,
     or ``report_error`` why not. With ``shrink``, its shrunk history is written there
     (``_shrink_to``)."""
-    outcome = _check_path(path, model, time_limit, memory_limit, out, oom, html, shrink)
-    fmt = outcome.pop("_format", "jsonl")  # a run directory's: our JSONL
-    if shrink is not None:
-        _shrink_to(outcome, fmt, outcome["model"], model is not None, shrink)
-    return outcome
-
-
-def _check_path(
-    path: Path,
-    model: str | None,
-    time_limit: float | None,
-    memory_limit: int | None,
-    out: Path | None,
-    oom: list[bytes],
-    html: Path | None,
-    shrink: Path | None,
-) -> dict[str, Any]:
-    """``check_path`` but the shrunk history's writing (the format read: ``_format``)."""
     budget = Budget(time_limit, memory_limit)
     oom[0] = _OOM.format("reading or checking" if path.is_dir() else "reading", path, "").encode()
+    checked = None
+    fmt = "jsonl"  # a run directory's shrunk history: our JSONL
     try:
         if path.is_dir() and _is_store(path):
-            return _check_store(path, model, budget, oom, html, shrink is not None)
-        if path.is_dir():
+            outcome, fmt = _check_store(path, model, budget, oom, html, shrink is not None)
+        elif path.is_dir():
             outcome = _check_dir(path, time_limit, budget, out)
             if html is not None:
                 _report(outcome, html, lambda: _run_page(path, outcome["details"]))
-            return outcome
-        checked = _check_file(path, model, budget, oom, shrink is not None)
+        else:
+            checked = _check_file(path, model, budget, oom, shrink is not None)
+            outcome, fmt = checked.outcome, checked.read.format
     except OutOfBudget as e:
         outcome = _unknown(path, str(e))
         if html is not None:
             outcome["report"] = "no report: the history was not read within the budget"
-        return outcome
-    if html is not None:
-        _report(checked.outcome, html, lambda: _file_page(path, checked))
-    return {**checked.outcome, "_format": checked.read.format}
+    if checked is not None and html is not None:
+        _report(outcome, html, lambda: _file_page(path, checked))
+    if shrink is not None:
+        _shrink_to(outcome, fmt, outcome["model"], model is not None, shrink)
+    return outcome
 
 
 def _is_store(path: Path) -> bool:
@@ -353,8 +339,9 @@ def _check_store(
     oom: list[bytes],
     html: Path | None,
     shrink: bool,
-) -> dict[str, Any]:
-    """A Jepsen store's outcome: its history.edn checked, Jepsen's verdict beside it."""
+) -> tuple[dict[str, Any], str]:
+    """A Jepsen store's outcome, its history.edn checked, Jepsen's verdict beside it; and
+    the format of its history."""
     from core.formats.jepsen_store import STORE_HISTORY, read_verdict
 
     checked = _check_file(path / STORE_HISTORY, model, budget, oom, shrink)
@@ -362,7 +349,7 @@ def _check_store(
     checked.outcome.update(file=str(path), jepsen={"valid": jepsen.valid, "said": jepsen.said})
     if html is not None:
         _report(checked.outcome, html, lambda: _file_page(path, checked, jepsen))
-    return {**checked.outcome, "_format": checked.read.format}
+    return checked.outcome, checked.read.format
 
 
 def _file_page(path: Path, checked: _Checked, jepsen: JepsenVerdict | None = None) -> str:

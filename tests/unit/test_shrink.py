@@ -37,40 +37,42 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def _noise(n: int, start: int) -> list[tuple[int, str, str, object]]:
-    """``n`` sequential reads of 9 after a write of 9, by processes 10..: harmless."""
-    rows: list[tuple[int, str, str, object]] = [(10, "invoke", "write", 9), (10, "ok", "write", 9)]
-    for k in range(n):
-        rows += [(11 + k % 3, "invoke", "read", None), (11 + k % 3, "ok", "read", 9)]
-    return rows[: 2 * n + 2][start:]
+Row = tuple[int, str, str, object]  # process, type, f, value
 
 
-# write 3, then write 4, then a read of 3 (stale), among a write of 9 and its reads.
-STALE: list[tuple[int, str, str, object]] = [
-    *_noise(20, 0),
-    (1, "invoke", "write", 3),
-    (1, "ok", "write", 3),
-    (2, "invoke", "write", 4),
-    (2, "ok", "write", 4),
-    (3, "invoke", "read", None),
-    (3, "ok", "read", 3),
-]
+def _ops(*calls: tuple[int, str, object]) -> list[Row]:
+    """Each call ``(process, f, value)`` invoked and completed ok, one after the other
+    (a read is invoked with nil)."""
+    return [
+        row
+        for p, f, v in calls
+        for row in ((p, "invoke", f, None if f == "read" else v), (p, "ok", f, v))
+    ]
+
+
+def _noise(n: int) -> list[Row]:
+    """A write of 9, then ``n`` sequential reads of 9 by processes 10..12: harmless."""
+    return _ops((10, "write", 9), *((11 + k % 3, "read", 9) for k in range(n)))
+
+
+# write 3, then write 4, then a read of 3 (stale), after a write of 9 and its reads.
+STALE = [*_noise(20), *_ops((1, "write", 3), (2, "write", 4), (3, "read", 3))]
 N_STALE = 24  # operations: the write of 9, 20 reads, the three of the story
 
 
-def _edn(rows: list[tuple[int, str, str, object]]) -> str:
+def _edn(rows: list[Row]) -> str:
     nil = lambda v: "nil" if v is None else str(v)  # noqa: E731
     return "".join(
         f"{{:process {p}, :type :{t}, :f :{f}, :value {nil(v)}}}\n" for p, t, f, v in rows
     )
 
 
-def _etcd(rows: list[tuple[int, str, str, object]]) -> str:
+def _etcd(rows: list[Row]) -> str:
     nil = lambda v: "nil" if v is None else str(v)  # noqa: E731
     return "".join(f"INFO  jepsen.util - {p}\t:{t}\t:{f}\t{nil(v)}\n" for p, t, f, v in rows)
 
 
-def _jsonl(rows: list[tuple[int, str, str, object]]) -> str:
+def _jsonl(rows: list[Row]) -> str:
     return "".join(
         json.dumps({"index": i, "time": 1000 * i, "process": p, "type": t, "f": f, "value": v})
         + "\n"
@@ -78,7 +80,7 @@ def _jsonl(rows: list[tuple[int, str, str, object]]) -> str:
     )
 
 
-def _kv(rows: list[tuple[int, str, str, object]]) -> str:
+def _kv(rows: list[Row]) -> str:
     out = []
     for p, t, f, v in rows:
         f, v = {"write": ("put", v), "read": ("get", v)}[f]
@@ -126,7 +128,7 @@ def test_a_read_of_a_value_nothing_wrote_shrinks_to_that_read(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     src, out = tmp_path / "never.edn", tmp_path / "out.edn"
-    src.write_text(_edn([*_noise(10, 0), (5, "invoke", "read", None), (5, "ok", "read", 7)]))
+    src.write_text(_edn([*_noise(10), (5, "invoke", "read", None), (5, "ok", "read", 7)]))
     code, said, _ = run(capsys, "check", str(src), "--shrink", str(out))
     assert code == EXIT_INVALID and "shrunk: 1 of 12 operation still cannot be ordered" in said
     assert [o.value for o in read_file(out).history] == [None, 7]
@@ -136,16 +138,7 @@ def test_a_cas_that_needs_its_own_effect_is_not_a_story_alone(tmp_path: Path) ->
     """A cas 2->2 needs the state 2, which it leaves itself: with the write of 2 it saw
     dropped, it cannot be ordered, but that is not the history's violation (write 2, write
     1, read 2)."""
-    rows = [
-        (0, "invoke", "write", 2),
-        (0, "ok", "write", 2),
-        (1, "invoke", "cas", "[2 2]"),
-        (1, "ok", "cas", "[2 2]"),
-        (2, "invoke", "write", 1),
-        (2, "ok", "write", 1),
-        (3, "invoke", "read", None),
-        (3, "ok", "read", 2),
-    ]
+    rows = _ops((0, "write", 2), (1, "cas", "[2 2]"), (2, "write", 1), (3, "read", 2))
     src = tmp_path / "cas.log"
     src.write_text(_etcd(rows))
     read = read_file(src)
@@ -185,7 +178,7 @@ def test_a_valid_history_writes_nothing_and_says_so(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     src, out = tmp_path / "ok.edn", tmp_path / "out.edn"
-    src.write_text(_edn(_noise(5, 0)))
+    src.write_text(_edn(_noise(5)))
     code, said, _ = run(capsys, "check", str(src), "--shrink", str(out))
     assert code == 0
     assert f"not shrunk: the history is linearizable; {out} not written" in said
