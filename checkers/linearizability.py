@@ -395,10 +395,10 @@ def _shrunk(
         )
         return _with(result, shrunk_error=why)
     shrunk = {
-        "partition": jsonable(label),
+        "key": jsonable(label),
         "operations": s.operations,
         "of": total,
-        "partition_operations": s.of,
+        "key_operations": s.of,
         "ops": [op.to_dict() for op in s.ops],
         "minimal": s.minimal,
         "checks": s.checks,

@@ -69,12 +69,12 @@ def main() -> int:
                 and seconds <= args.time_limit
             )
             bad += not fine
-            n, k = shrunk.get("partition_operations", 0), shrunk.get("operations", 0)
+            n, k = shrunk.get("key_operations", 0), shrunk.get("operations", 0)
             sizes.append((shrunk.get("of", 0), k))
             name = path.relative_to(SHARED)
             flag = "" if fine else f"\tFAILED: again {again['valid']}, {first.get('shrunk')}"
             print(
-                f"{name}\t{shrunk.get('of')} ({n} in its partition)\t{k}\t"
+                f"{name}\t{shrunk.get('of')} ({n} of its key)\t{k}\t"
                 f"{shrunk.get('minimal')}\t{seconds:.3f}{flag}",
                 flush=True,
             )

@@ -27,7 +27,7 @@ def shrunk_section(results: dict[str, Any] | None, history_file: str | None = No
     at = timer("event" if positional else "ns")
     n = shrunk.get("operations", 0)
     words = "operation cannot" if n == 1 else "operations cannot"
-    where = f" (key {shrunk['partition']})" if shrunk.get("partition") is not None else ""
+    where = f" (key {shrunk['key']})" if shrunk.get("key") is not None else ""
     lead = (
         f"These {n} {words} be ordered{where}: shrunk from {shrunk.get('of', 0):,}, "
         f"confirmed by {shrunk.get('confirmed_by', 'the plain search')}"
