@@ -13,16 +13,23 @@ says it is not linearizable; an unknown (out of the candidate's time) is not a f
 
 A candidate must still show the same violation, not one that dropping operations made: a
 read of 3 whose write of 3 was dropped cannot be ordered either, but only because the
-write is gone. So, for a model with hints (``checkers.linear.model.Hint``), a candidate
-where an operation that took effect needs a state that no kept operation invoked before
-it returned can leave (nor the initial one) is refused unchecked, unless the whole
-partition already had that operation so (then that is the violation: a read of a value
-nothing wrote, shown alone). Where the hints cannot tell (a call that may leave any
+write is gone; and a read of 0 after a write of 4 cannot be ordered, but only because the
+writes of 0 between them are gone. So, for a model with hints
+(``checkers.linear.model.Hint``), each read (an operation that took effect and needs one
+state, or an operation that is not blind: a failed cas saw another value) has its sources
+in the whole partition: the operations leaving a state it is legal in, invoked before it
+returned and not overwritten before it began (or all of them, where every one was: a
+stale read); a candidate that keeps a read without any of its sources is refused
+unchecked (``_Sources``). A read whose state nothing leaves is admitted alone: that is its
+violation. Where the hints cannot tell (a call that may leave any
 state: an append), a candidate that fails is checked once more with every operation
 made concurrent with every other (each its own process): one that cannot be ordered
 even so fails for want of what was dropped, not for real time, and is refused, unless
 the whole partition cannot be ordered even so; one undecided in ``TIMELESS_S`` is
-refused too (the shrink keeps more, never shows another violation).
+refused too (the shrink would rather keep more than tell another story). These are
+necessary conditions, not a proof that the story is the same one: the shrunk history is
+a violation the history has, on its failing key, not always the one its counterexample
+names.
 
 The result is 1-minimal (dropping any one operation left makes it linearizable) unless the
 time ran out first, or a candidate went undecided: then it is the smallest failing
@@ -34,12 +41,13 @@ checks it again; a result that search does not find non-linearizable is not give
 from __future__ import annotations
 
 import time
+from bisect import bisect_right
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Final, NamedTuple
 
-from checkers.linear.model import ANY, NOTHING, Hint, Model
+from checkers.linear.model import ANY, NOTHING, Model
 from checkers.linear.plain import plain_check
-from checkers.linear.prepare import problem
+from checkers.linear.prepare import INF, problem
 from core.formats.budget import Budget, OutOfBudget
 from core.history import History
 from core.ops import NEMESIS, Op
@@ -56,6 +64,9 @@ CANDIDATE_S: Final = 5.0
 """Seconds one candidate may take: a hard sub-history does not use up the whole shrink."""
 TIMELESS_S: Final = 1.0
 """Seconds a candidate's check without real time may take (undecided: refused)."""
+MAX_SOURCES_WORK: Final = 4_000_000
+"""States times observations past which the sources are not worked out (the candidates
+are then checked without real time instead, as for a model without hints)."""
 PLAIN_STEPS: Final = 2_000_000
 """Steps the plain search may take to confirm the result (a 1-minimal history is small)."""
 
@@ -118,7 +129,7 @@ def shrink(
     deadline = cap if deadline is None else min(deadline, cap)
     ops = part.ops
     units = operations(ops)
-    d = _Ddmin(ops, fails, deadline, budget, _Orphans(model, label))
+    d = _Ddmin(ops, fails, deadline, budget, _Sources(model, label, ops))
     kept = units
     try:
         certain: list[Unit] = [u for u in units if len(u) == 2 and ops[u[1]].type != "info"]
@@ -152,14 +163,13 @@ class _Ddmin:
         fails: Fails,
         deadline: float,
         budget: Budget | None,
-        orphans: _Orphans,
+        sources: _Sources,
     ) -> None:
         self.ops = ops
         self._fails = fails
         self.deadline = deadline
         self.budget = budget
-        self.orphans = orphans
-        self.allowed = orphans(ops)  # what the whole partition already needs in vain
+        self.sources = sources
         self._orderless: bool | None = None  # whether the partition has no order at all
         self.checks = 0
         self.undecided = 0
@@ -176,9 +186,8 @@ class _Ddmin:
         if left <= 0:
             raise _Stop("not minimal (out of time)")
         events = self.events(units)
-        orphans = self.orphans(events)
-        judged = orphans is not None and self.allowed is not None
-        if judged and not orphans <= self.allowed:  # type: ignore[operator]
+        judged = self.sources.need is not None
+        if not self.sources.admits(events):
             return False  # a violation of its own, made by what was dropped
         got = self._check(History(events), CANDIDATE_S)
         if got is None:
@@ -242,40 +251,82 @@ class _Ddmin:
         return units
 
 
-class _Orphans:
-    """The operations of a sub-history that took effect and need a state that none of its
-    operations invoked before they returned can leave, nor the initial state: by their
-    invocations' indices (None: the hints cannot tell, for a model without them or where
-    a call may leave any state)."""
+class _Sources:
+    """Which operations an observation (an operation that took effect and is not blind: a
+    read, a cas, a failed cas where that means "not the expected value") may have seen the
+    state from, in the whole partition: the operations leaving a state it is legal in
+    (its hint's ``requires``, else the model's ``step`` in each state some operation
+    leaves), invoked before it returned and not overwritten before it began (no operation
+    that took effect changed the state between the two); where every one was overwritten
+    (the violation may be just that: a stale read), all of them. One that may have seen
+    the initial state needs none. ``admits`` a candidate that keeps, for every such
+    operation it keeps, one of its sources: a sub-history where a read lost what it read
+    is another story. ``need`` None: the hints cannot tell (a model without them, a call
+    that may leave any state, too many states)."""
 
-    def __init__(self, model: Model, label: Hashable) -> None:
-        self.model = model
-        self.label = label
-        self.hint = getattr(model, "hint", None)
-        self.hints: dict[Any, Hint] = {}
-
-    def __call__(self, events: Sequence[Op]) -> frozenset[int] | None:
-        if self.hint is None:
-            return None
-        p = problem(History(events), self.model, self.label)
+    def __init__(self, model: Model, label: Hashable, ops: Sequence[Op]) -> None:
+        self.need: dict[int, frozenset[int]] | None = None
+        hint_of = getattr(model, "hint", None)
+        if hint_of is None:
+            return
+        p = problem(History(ops), model, label)
         starts, ends = p.starts, p.ends
-        # state -> the two first invocations leaving it (one may be the op needing it)
-        first: dict[Any, list[tuple[int, int]]] = {p.init: [(-1, -1)]}
-        needs = []
-        for i, call in enumerate(p.calls):
-            h = self.hints.get(call)
-            if h is None:
-                h = self.hints[call] = self.hint(call)
+        hints = []
+        for call in p.calls:
+            h = hint_of(call)
             if h.produces is ANY:
-                return None
+                return
+            hints.append(h)
+        producers: dict[Any, list[int]] = {}
+        for i, h in enumerate(hints):
             if h.produces is not NOTHING:
-                first[h.produces] = sorted([*first.get(h.produces, ()), (starts[i], i)])[:2]
-            if i < p.n_certain and h.requires is not NOTHING:
-                needs.append((i, h.requires))
-        return frozenset(
-            p.invokes[i].index
-            for i, state in needs
-            if not any(at < ends[i] and j != i for at, j in first.get(state, ()))
+                producers.setdefault(h.produces, []).append(i)
+        # Certain changes of the state by start; the least end of those starting later.
+        certain = hints[: p.n_certain]
+        changes = sorted(
+            (starts[i], ends[i]) for i, h in enumerate(certain) if h.produces is not NOTHING
+        )
+        first = [s for s, _ in changes]
+        least = [INF] * (len(changes) + 1)
+        for k in range(len(changes) - 1, -1, -1):
+            least[k] = min(changes[k][1], least[k + 1])
+
+        def overwritten(end: int, by: int) -> bool:  # a change from after ``end`` to ``by``
+            return least[bisect_right(first, end)] < by
+
+        states = [p.init, *(x for x in producers if x != p.init)]
+        if len(states) * p.n_certain > MAX_SOURCES_WORK:
+            return  # too many states to try every observation in: the hints cannot tell
+        need = {}
+        for i, h in enumerate(certain):
+            if h.blind:
+                continue  # it observes nothing
+            call = p.calls[i]
+            seen = (
+                [h.requires]
+                if h.requires is not NOTHING
+                else [x for x in states if model.step(x, call.input, call.output)[0]]
+            )
+            if len(seen) == len(states):
+                continue  # legal whatever the state: nothing it saw to keep
+            some = [j for x in seen for j in producers.get(x, ()) if j != i and starts[j] < ends[i]]
+            if p.init in seen and not overwritten(-1, starts[i]):
+                continue  # it may have seen the initial state: nothing to keep for it
+            live = [j for j in some if not overwritten(ends[j], starts[i])]
+            if some:  # else: a state nothing leaves, or the initial one overwritten
+                need[p.invokes[i].index] = frozenset(p.invokes[j].index for j in live or some)
+        self.need = need
+
+    def admits(self, events: Sequence[Op]) -> bool:
+        """Whether every read ``events`` keep keeps one of its sources (a read whose state
+        nothing in the partition leaves is admitted alone: that is its violation)."""
+        if self.need is None:
+            return True
+        kept = {op.index for op in events if op.type == "invoke"}
+        return all(
+            not sources or not sources.isdisjoint(kept)
+            for r, sources in self.need.items()
+            if r in kept
         )
 
 

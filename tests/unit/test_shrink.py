@@ -295,3 +295,41 @@ def test_json_says_where_the_shrunk_history_went(
     assert answer["shrunk"] == f"shrunk: 3 of {N_STALE} operations still cannot be ordered: {out}"
     code, said, _ = run(capsys, "check", "--json", str(src))
     assert "_format" not in json.loads(said) and "shrunk" not in json.loads(said)
+
+
+# The first half of each (as delta debugging splits it) fails alone, but only for want of
+# an operation of the second half, concurrent with the read or cas of the first.
+BAITS = {
+    # write 0, write 5, write 4, then a read of 0 that a concurrent write of 0 explains
+    "edn": [
+        *_ops((1, "write", 0), (5, "write", 5), (2, "write", 4)),
+        (4, "invoke", "read", None),
+        *_ops((3, "write", 0)),
+        (4, "ok", "read", 0),
+    ],
+    # write 5, write 2, then a failed cas 2->2 that a concurrent write of 1 explains
+    "porcupine-etcd": [
+        *_ops((5, "write", 5), (1, "write", 2)),
+        (3, "invoke", "cas", "[2 2]"),
+        *_ops((2, "write", 1)),
+        (3, "fail", "cas", "[2 2]"),
+    ],
+}
+
+
+@pytest.mark.parametrize("fmt", BAITS)
+def test_a_dropped_write_does_not_make_the_story(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fmt: str
+) -> None:
+    """The first reference runs shrank cas-failure.edn to 'write 4, read 0' (the writes of
+    0 between them dropped) and etcd_000.log to 'write 2, cas 2->2 failed' (the write of 1
+    between them dropped): violations the history does not have. The one it has here is
+    the stale read of 5 (overwritten by 4, 2 or 1, then 6)."""
+    rows = [*BAITS[fmt], *_ops((6, "write", 6), (7, "read", 5))]
+    name = "bait.edn" if fmt == "edn" else "bait.log"
+    src, out = tmp_path / name, tmp_path / f"out-{name}"
+    src.write_text((_edn if fmt == "edn" else _etcd)(rows))
+    code, said, _ = run(capsys, "check", str(src), "--shrink", str(out))
+    assert code == EXIT_INVALID and "shrunk: 3 of " in said
+    kept = [(o.f, o.value) for o in read_file(out).history if o.type != "invoke"]
+    assert kept[0] == ("write", 5) and kept[2] == ("read", 5) and kept[1][0] == "write"
