@@ -65,8 +65,9 @@ CANDIDATE_S: Final = 5.0
 TIMELESS_S: Final = 1.0
 """Seconds a candidate's check without real time may take (undecided: refused)."""
 MAX_SOURCES_WORK: Final = 4_000_000
-"""States times observations past which the sources are not worked out (the candidates
-are then checked without real time instead, as for a model without hints)."""
+"""States times observations without a required state (each tried in every state by
+``step``) past which the sources are not worked out (the candidates are then checked
+without real time instead, as for a model without hints)."""
 PLAIN_STEPS: Final = 2_000_000
 """Steps the plain search may take to confirm the result (a 1-minimal history is small)."""
 
@@ -295,7 +296,8 @@ class _Sources:
             return least[bisect_right(first, end)] < by
 
         states = [p.init, *(x for x in producers if x != p.init)]
-        if len(states) * p.n_certain > MAX_SOURCES_WORK:
+        stepped = sum(1 for h in certain if not h.blind and h.requires is NOTHING)
+        if len(states) * stepped > MAX_SOURCES_WORK:
             return  # too many states to try every observation in: the hints cannot tell
         need = {}
         for i, h in enumerate(certain):
