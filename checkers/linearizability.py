@@ -68,6 +68,9 @@ DEFAULT_MODEL: Final = "register"
 where a failed compare-and-set did not happen."""
 DEFAULT_TIME_LIMIT: Final = 300.0
 """Seconds a run's check may search when it is given no limit."""
+_PART: Final = "_invalid_partition"
+"""A detail ``_general`` leaves for ``check``, which pops it: the invalid partition
+(its label and its history)."""
 
 
 def check(
@@ -81,6 +84,7 @@ def check(
     parallel: bool = True,
     register_path: bool = True,
     budget: Budget | None = None,
+    shrink: bool = False,
 ) -> CheckResult:
     """Check a history against a model within ``time_limit`` seconds (None: no limit)
     and a memory budget for memoized configurations: ``max_memory`` bytes (estimated)
@@ -93,7 +97,9 @@ def check(
     ``parallel`` (the default), a big history's partitions are shared out among worker
     processes when that pays (``checkers.linear.parallel``). With ``register_path`` (the
     default), a register model's history is decided by ``checkers.linear.registers``
-    where it can be; the general path otherwise.
+    where it can be; the general path otherwise. With ``shrink``, an invalid result
+    carries ``shrunk``: the fewest operations of its failing partition that still cannot
+    be ordered (``checkers.linear.shrink``, within what is left of the time limit).
 
     Raises ModelError for an unknown model name or an operation the model does not know.
     The cyclic garbage collector is paused meanwhile: the check makes no reference
@@ -115,11 +121,20 @@ def check(
                 )
                 if d is not None:
                     meter = _or_cap(budget) if d.valid is False else None  # for its explanation
-                    return _decided(history, m, d, started, deadline, max_memory, explain, meter)
+                    result = _decided(history, m, d, started, deadline, max_memory, explain, meter)
+                    if not shrink or d.valid:
+                        return result
+                    label = d.invalid_label
+                    part = History(op for op in history if op.is_client and op.key == label)
+                    return _shrunk(result, history, m, (label, part), deadline, meter)
             meter = _or_cap(budget)
-            return _general(
+            result = _general(
                 history, m, started, deadline, max_configs, max_memory, explain, parallel, meter
             )
+            found = result.details.pop(_PART, None)
+            if not shrink or found is None:
+                return result
+            return _shrunk(result, history, m, found, deadline, meter)
         except OutOfBudget as e:
             return _out_of_budget(m.name, str(e))
     finally:
@@ -132,13 +147,15 @@ def check_record(record: RunRecord) -> CheckResult:
     a register that starts empty by default), within the check's time limit. A named
     anomaly that a rule the run recorded of its service allows (test.json's
     ``service_rules``) is given that rule as its cause, with the evidence its clients
-    recorded of the servers that answered (``checkers.classify.classify_read``)."""
+    recorded of the servers that answered (``checkers.classify.classify_read``). An
+    invalid result carries its shrunk counterexample (``shrunk``)."""
     model = record.option("model", DEFAULT_MODEL)
     result = check(
         record.history.client_ops(),
         model,
         record.time_limit(DEFAULT_TIME_LIMIT),
         budget=record.limits.budget,
+        shrink=True,
     )
     return _caused(result, record)
 
@@ -266,6 +283,8 @@ def _general(
         details["workers"] = workers
     if fast:
         details["unique_values_partitions"] = fast
+    if invalid >= 0:
+        details[_PART] = parts[invalid]  # for ``check``, which pops it
     if invalid >= 0 and explain:
         from checkers.anomalies import KEY
 
@@ -345,6 +364,66 @@ def _decided(
     # The register path reads, partitions and searches in one pass: one phase, named so.
     details["phases_s"] = {"registers": verdict_s, "result": ended - started - verdict_s}
     return CheckResult(CHECKER, d.valid, _summary(d.valid, details, []), details)
+
+
+def _shrunk(
+    result: CheckResult,
+    history: History,
+    m: Model,
+    found: tuple[Any, History],
+    deadline: float | None,
+    meter: Budget | None,
+) -> CheckResult:
+    """The invalid ``result`` of ``history`` with ``shrunk`` in its details: its invalid
+    partition (``found``: its label and history) shrunk (``checkers.linear.shrink``)
+    within the check's ``deadline`` and ``meter``, and confirmed by the plain search; or
+    ``shrunk_error``, why there is none."""
+    from checkers.linear.counterexample import jsonable
+    from checkers.linear.shrink import shrink as shrink_partition
+
+    label, part = found
+
+    def fails(sub: History, seconds: float | None) -> bool | None:
+        got = check(sub, m, seconds, explain=False, parallel=False, budget=meter).valid
+        return None if got == UNKNOWN else got is False
+
+    s = shrink_partition(part, m, label, fails, deadline, meter)
+    total = sum(1 for op in history if op.type == "invoke" and op.process != NEMESIS)
+    if not s.confirmed:
+        how = "did not" if s.confirmed is False else "could not, within its steps,"
+        why = (
+            f"the plain search {how} confirm that the {s.operations} operations it shrank "
+            "to cannot be ordered"
+        )
+        return _with(result, shrunk_error=why)
+    shrunk = {
+        "key": jsonable(label),
+        "operations": s.operations,
+        "of": total,
+        "key_operations": s.of,
+        "ops": [op.to_dict() for op in s.ops],
+        "minimal": s.minimal,
+        "checks": s.checks,
+        "elapsed_s": s.elapsed_s,
+        "confirmed_by": "the plain search",
+        "sentence": shrunk_sentence(s.operations, total, s.why_not),
+    }
+    if s.why_not:
+        shrunk["not_minimal"] = s.why_not
+    return _with(result, shrunk=shrunk)
+
+
+def shrunk_sentence(operations: int, of: int, why_not: str = "") -> str:
+    """``4 of 1,204 operations still cannot be ordered`` (and why it is not minimal)."""
+    words = "operation" if operations == 1 else "operations"
+    said = f"{operations:,} of {of:,} {words} still cannot be ordered"
+    return f"{said}, {why_not}" if why_not else said
+
+
+def _with(result: CheckResult, **more: Any) -> CheckResult:
+    """``result`` with ``more`` in its details."""
+    details = {**result.details, **more}
+    return CheckResult(result.checker, result.valid, result.summary, details, result.applicable)
 
 
 def _out_of_time(

@@ -27,6 +27,15 @@ With ``--html OUT`` each path also gets its report page (``harness.report``: whe
 linearizations step by step and its counterexample; a run directory's run report. The
 report machinery is imported only then: a plain check does not pay for it. A page that
 cannot be written is said on stderr and makes the exit code 254.
+
+With ``--shrink OUT`` (one path), an invalid history's failing partition is shrunk to the
+fewest operations that still cannot be ordered (``checkers.linear.shrink``), within the
+path's budget, and written to OUT in the input's format (``core.formats.writers``; a run
+directory's as our JSONL), never through a link: ``shrunk: 4 of 1,204 operations still
+cannot be ordered: OUT``. ``harness check OUT`` gives the same verdict (with the same
+``--model``: a JSONL history's model comes from the test.json beside it, which OUT has
+not, so the line names the model to pass). A valid or unknown history writes nothing and
+says so; OUT that cannot be written is said on stderr and makes the exit code 254.
 """
 
 from __future__ import annotations
@@ -74,12 +83,17 @@ class _Checked(NamedTuple):
     result: CheckResult
 
 
-def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes]) -> _Checked:
-    """A history file's outcome: read within ``budget``, checked with what is left of it."""
+def _check_file(
+    path: Path, model: str | None, budget: Budget, oom: list[bytes], shrink: bool = False
+) -> _Checked:
+    """A history file's outcome: read within ``budget``, checked with what is left of it
+    (with ``shrink``, its counterexample shrunk too)."""
     try:
         read = read_file(path, budget, model_of=_model_of)
     except FormatError as e:
         raise HarnessError(str(e)) from None
+    if shrink:
+        _can_write(path, read.format)
     history = read.history
     oom[0] = _OOM.format("checking", path, f" after {len(history)} ops").encode()
     chosen = model or read.model
@@ -99,6 +113,7 @@ def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes])
             if left is None
             else min(left, linearizability.DEFAULT_MAX_MEMORY),
             budget=budget,
+            shrink=shrink,
         )
     except linearizability.ModelError as e:
         raise HarnessError(f"{_where(path, read, e.op)}: {e}") from None
@@ -118,6 +133,52 @@ def _check_file(path: Path, model: str | None, budget: Budget, oom: list[bytes])
         "notes": list(read.notes),
     }
     return _Checked(outcome, read, chosen, result)
+
+
+def _can_write(path: Path, fmt: str) -> None:
+    """Refuse (one line) ``--shrink`` of a history in a format without a writer."""
+    from core.formats.writers import WRITERS
+
+    if fmt not in WRITERS:
+        raise HarnessError(
+            f"{path}: --shrink cannot write the {fmt} format; it writes {', '.join(WRITERS)}"
+        )
+
+
+def _shrink_to(outcome: dict[str, Any], fmt: str, model: str, given: bool, out: Path) -> None:
+    """Write the shrunk history of a checked path's ``outcome`` to ``out`` in ``fmt``
+    (``core.writes``: never through a link) and say so (``shrunk``), or why not
+    (``shrunk_error``: not written, the exit code 254; else ``shrunk``: nothing to
+    shrink). ``given``: whether ``--model`` named the model (else OUT's check needs it,
+    where its format does not imply it)."""
+    from core.formats import DEFAULT_MODELS
+    from core.formats.writers import render
+    from core.ops import Op
+    from core.writes import write_text
+
+    details = outcome["details"]
+    if outcome["model"] == "run":
+        details = details["checkers"].get(linearizability.CHECKER) or {}
+        model = str(details.get("model", model))
+    shrunk = details.get("shrunk")
+    if outcome["valid"] is not False or not isinstance(shrunk, dict):
+        why = details.get("shrunk_error") or (
+            "the history is linearizable"
+            if outcome["valid"] is True
+            else "no linearizability violation to shrink"
+        )
+        outcome["shrunk"] = f"not shrunk: {why}; {out} not written"
+        return
+    ops = [Op.from_dict(d) for d in shrunk["ops"]]
+    try:
+        write_text(out, render(fmt, ops))
+    except (HarnessError, OSError) as e:
+        outcome["shrunk_error"] = f"shrunk history not written: {getattr(e, 'strerror', e)}"
+        return
+    line = f"shrunk: {shrunk['sentence']}: {out}"
+    if not given and DEFAULT_MODELS.get(fmt) != model:
+        line += f" (check it with --model {model})"
+    outcome["shrunk"] = line
 
 
 def _where(path: Path, read: Read, op: Op | None) -> str:
@@ -232,30 +293,36 @@ def check_path(
     out: Path | None,
     oom: list[bytes],
     html: Path | None = None,
+    shrink: Path | None = None,
 ) -> dict[str, Any]:
     """One path's outcome; HarnessError (one line) if it is not a history, run directory
     or Jepsen store. ``oom[0]`` holds the line to print if memory runs out meanwhile.
     With ``html``, its report page is written there: the outcome's ``report`` says where,
-    or ``report_error`` why not."""
+    or ``report_error`` why not. With ``shrink``, its shrunk history is written there
+    (``_shrink_to``)."""
     budget = Budget(time_limit, memory_limit)
     oom[0] = _OOM.format("reading or checking" if path.is_dir() else "reading", path, "").encode()
+    checked = None
+    fmt = "jsonl"  # a run directory's shrunk history: our JSONL
     try:
         if path.is_dir() and _is_store(path):
-            return _check_store(path, model, budget, oom, html)
-        if path.is_dir():
+            outcome, fmt = _check_store(path, model, budget, oom, html, shrink is not None)
+        elif path.is_dir():
             outcome = _check_dir(path, time_limit, budget, out)
             if html is not None:
                 _report(outcome, html, lambda: _run_page(path, outcome["details"]))
-            return outcome
-        checked = _check_file(path, model, budget, oom)
+        else:
+            checked = _check_file(path, model, budget, oom, shrink is not None)
+            outcome, fmt = checked.outcome, checked.read.format
     except OutOfBudget as e:
         outcome = _unknown(path, str(e))
         if html is not None:
             outcome["report"] = "no report: the history was not read within the budget"
-        return outcome
-    if html is not None:
-        _report(checked.outcome, html, lambda: _file_page(path, checked))
-    return checked.outcome
+    if checked is not None and html is not None:
+        _report(outcome, html, lambda: _file_page(path, checked))
+    if shrink is not None:
+        _shrink_to(outcome, fmt, outcome["model"], model is not None, shrink)
+    return outcome
 
 
 def _is_store(path: Path) -> bool:
@@ -266,17 +333,23 @@ def _is_store(path: Path) -> bool:
 
 
 def _check_store(
-    path: Path, model: str | None, budget: Budget, oom: list[bytes], html: Path | None
-) -> dict[str, Any]:
-    """A Jepsen store's outcome: its history.edn checked, Jepsen's verdict beside it."""
+    path: Path,
+    model: str | None,
+    budget: Budget,
+    oom: list[bytes],
+    html: Path | None,
+    shrink: bool,
+) -> tuple[dict[str, Any], str]:
+    """A Jepsen store's outcome, its history.edn checked, Jepsen's verdict beside it; and
+    the format of its history."""
     from core.formats.jepsen_store import STORE_HISTORY, read_verdict
 
-    checked = _check_file(path / STORE_HISTORY, model, budget, oom)
+    checked = _check_file(path / STORE_HISTORY, model, budget, oom, shrink)
     jepsen = read_verdict(path, budget)
     checked.outcome.update(file=str(path), jepsen={"valid": jepsen.valid, "said": jepsen.said})
     if html is not None:
         _report(checked.outcome, html, lambda: _file_page(path, checked, jepsen))
-    return checked.outcome
+    return checked.outcome, checked.read.format
 
 
 def _file_page(path: Path, checked: _Checked, jepsen: JepsenVerdict | None = None) -> str:
@@ -318,9 +391,17 @@ def check_paths(
     memory_limit: int | None = None,
     out: str | None = None,
     html: str | None = None,
+    shrink: str | None = None,
 ) -> int:
     """Check every path, each on its own line; the exit code (see the module's docstring).
-    ``html``: ``--html OUT``, checked before any path is."""
+    ``html``: ``--html OUT``, checked before any path is; ``shrink``: ``--shrink OUT``,
+    for one path only."""
+    if shrink is not None and len(paths) != 1:
+        print(
+            f"harness: --shrink writes one history: give one PATH, not {len(paths)}",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
     pages: list[Path | None] = [None] * len(paths)
     if html is not None:
         from harness.report._out import report_targets
@@ -342,6 +423,7 @@ def check_paths(
                 out=None if out is None else Path(out),
                 oom=oom,
                 html=page,
+                shrink=None if shrink is None else Path(shrink),
             )
         except HarnessError as e:
             bad += 1
@@ -353,7 +435,7 @@ def check_paths(
         verdicts.append(outcome["valid"])
         total_ms += outcome["check_ms"]
         _say(outcome, as_json, stream, colour)
-        for refused in ("results_error", "report_error"):
+        for refused in ("results_error", "report_error", "shrunk_error"):
             if refused in outcome:
                 unwritten += 1
                 print(f"harness: {p}: {outcome[refused]}", file=sys.stderr, flush=True)
@@ -422,6 +504,6 @@ def _say(out: dict[str, Any], as_json: bool, stream: TextIO, colour: bool) -> No
     lines += [f"    changed: {line}" for line in out.get("changed", ())]
     if out.get("jepsen"):
         lines.append(f"    {out['jepsen']['said']}")
-    lines += [f"    {out[k]}" for k in ("written", "report") if out.get(k)]
+    lines += [f"    {out[k]}" for k in ("written", "report", "shrunk") if out.get(k)]
     stream.write("\n".join(lines) + "\n")
     stream.flush()

@@ -34,6 +34,7 @@ def cmd_check(args: argparse.Namespace, term: Terminal) -> int:
         memory_limit=memory,
         out=args.out,
         html=args.html,
+        shrink=args.shrink,
     )
 
 
@@ -112,6 +113,14 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "or an existing directory to write NAME.html into; several: OUT is a directory "
         "(made if missing) of one NAME.html per PATH, a name met again numbered "
         "NAME-2.html. OUT's parent must exist; a link is refused (default: no report)",
+    )
+    c.add_argument(
+        "--shrink",
+        default=None,
+        metavar="OUT",
+        help="write the fewest operations of an invalid history that still cannot be ordered "
+        "to OUT, in the input's format (one PATH; a run directory's as JSONL), within the "
+        "time limit; a link is refused (default: no shrinking)",
     )
     c.add_argument("--json", action="store_true", help="one JSON object per file per line")
     c.set_defaults(fn=cmd_check)

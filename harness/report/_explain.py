@@ -66,7 +66,7 @@ def linearizability_section(
     the partial linearizations. A checker other than ``linearizability`` that checks
     with the same search (the owner-aware mutex) gets its own section, its violation
     paragraphs first."""
-    at = _timer(cx.get("time_unit", "ns"))
+    at = timer(cx.get("time_unit", "ns"))
     culprit = (cx.get("op") or {}).get("index")
     window = cx.get("window") or {}
     rows = [_op_row(o, at, o.get("index") == culprit) for o in window.get("ops", ())]
@@ -217,7 +217,7 @@ def _handover_row(h: dict[str, Any]) -> list[str]:
     ]
 
 
-def _timer(unit: str) -> Any:
+def timer(unit: str) -> Any:
     """Times in words: seconds, or event numbers for order-only history formats."""
     if unit == "event":
         return lambda t: DASH if t is None else f"event {t}"

@@ -28,6 +28,7 @@ from harness.report._out import write_page
 from harness.report._page import SCRIPTS, timeline_figure
 from harness.report._runs import RunInfo
 from harness.report._sections import banner, banner_sentences
+from harness.report._shrunk import shrunk_section
 from harness.report._timeline import key_text
 
 EVENTS_SCRIPT = "events.js"
@@ -84,6 +85,7 @@ def render_file_report(check: FileCheck) -> str:
         banner(run, line)
         + "<main>"
         + (_jepsen(check.jepsen, r) if check.jepsen is not None else "")
+        + shrunk_section(results)
         + figure
         + explanations(results, banner_sentences(run))
         + tag("h2", "What was checked")

@@ -2,7 +2,8 @@
 
 Reads the run's records and its ``results.json`` (it does not check the run: ``harness
 check`` or the end of ``harness run`` does). Top to bottom: the verdict banner, the
-timeline opened on the anomaly with the latency and throughput plots under it, the
+shrunk counterexample (``_shrunk``: the fewest operations that still cannot be ordered),
+the timeline opened on the anomaly with the latency and throughput plots under it, the
 counterexample sections, the configuration and the numbers, the run's files.
 """
 
@@ -42,6 +43,7 @@ from harness.report._sections import (
     numbers,
     one_line_config,
 )
+from harness.report._shrunk import shrunk_section
 from harness.report._timeline import build_timeline
 from harness.report._watch import watch_section
 
@@ -113,6 +115,7 @@ def render_report(run_dir: Path, results: dict[str, Any] | None = None) -> str:
     body = (
         banner(run)
         + "<main>"
+        + shrunk_section(run.results, HISTORY_FILE)
         + figure
         + explanations(run.results, banner_sentences(run))
         + ids
