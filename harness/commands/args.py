@@ -434,6 +434,23 @@ def writable_dir(path: str, flag: str = "--out-dir") -> Path:
     return folder
 
 
+def writable_parent(path: str, flag: str) -> Path:
+    """``path`` as a file whose folder exists and this process can write into, else a
+    one-line UsageError; nothing is created (a file written only when there is
+    something to write)."""
+    from core.writes import can_write_in
+
+    folder = Path(path).parent
+    try:
+        can_write_in(folder)
+    except OSError as e:
+        raise UsageError(
+            f"{flag} {path}: cannot write in {folder} ({e.strerror or e}); name a file in a "
+            "folder you can write"
+        ) from None
+    return Path(path)
+
+
 def writable_file(path: str, flag: str) -> Path:
     """``path`` as a file this process can write (created empty if missing), else a
     one-line UsageError: not a folder, not in a missing or read-only folder; a link

@@ -11,7 +11,9 @@ from harness.commands.args import (
     describe,
     parsed,
     path,
+    path_option,
     writable_dir,
+    writable_parent,
 )
 
 if TYPE_CHECKING:
@@ -25,6 +27,8 @@ def cmd_check(args: argparse.Namespace, term: Terminal) -> int:
     known_model(args.model)
     if args.out is not None:  # before any checking: the results must have a place to go
         writable_dir(args.out, "--out")
+    if args.shrink is not None:
+        writable_parent(args.shrink, "--shrink")
     memory = args.memory_limit if args.memory_limit is not None else default_memory_limit()
     return check_paths(
         args.paths,
@@ -114,9 +118,9 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "(made if missing) of one NAME.html per PATH, a name met again numbered "
         "NAME-2.html. OUT's parent must exist; a link is refused (default: no report)",
     )
-    c.add_argument(
+    path_option(
+        c,
         "--shrink",
-        default=None,
         metavar="OUT",
         help="write the fewest operations of an invalid history that still cannot be ordered "
         "to OUT, in the input's format (one PATH; a run directory's as JSONL), within the "

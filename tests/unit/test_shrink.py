@@ -32,7 +32,10 @@ _LINE = re.compile(r"shrunk: (\d+) of ([\d,]+) operations? still cannot be order
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
+    try:
+        code = main(list(argv))
+    except SystemExit as e:  # argparse refuses a bad argument so
+        code = int(e.code or 0)
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -333,3 +336,20 @@ def test_a_dropped_write_does_not_make_the_story(
     assert code == EXIT_INVALID and "shrunk: 3 of " in said
     kept = [(o.f, o.value) for o in read_file(out).history if o.type != "invoke"]
     assert kept[0] == ("write", 5) and kept[2] == ("read", 5) and kept[1][0] == "write"
+
+
+def test_shrink_out_is_bounded_and_its_folder_checked_before_any_checking(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--shrink OUT`` is a path like the others: a name over 255 bytes, or a folder that
+    does not exist, is one line (exit 254) before the history is read."""
+    history = tmp_path / "h.jsonl"
+    history.write_text("")
+    long = str(tmp_path / ("a" * 300))
+    code, out, err = run(capsys, "check", "--shrink", long, str(history))
+    assert code == 254 and out == "" and len(err.splitlines()) == 1 and "255" in err, err
+    missing = str(tmp_path / "no-such-folder" / "out.jsonl")
+    code, out, err = run(capsys, "check", "--shrink", missing, str(history))
+    assert code == 254 and out == "" and len(err.splitlines()) == 1, err
+    assert "--shrink" in err and "no-such-folder" in err
+    assert not (tmp_path / "no-such-folder").exists()
