@@ -308,6 +308,7 @@ def _drive(
             record=writer.write,
             op_timeout=opts.op_timeout,
             events_path=run_dir / EVENTS_FILE,
+            holder=get_workload(opts.workload).holder,
         )
         stack.callback(_quietly, "stop the workers", runner.close)
         runner.start_workers()  # the workload starts once they are ready

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from checkers import election, stats
 from workloads.cycles import election_cycle
+from workloads.holders import LEADER
 from workloads.workload import holding
 
 WORKLOAD = holding(
@@ -15,4 +16,5 @@ WORKLOAD = holding(
     lambda opts, seed: election_cycle(opts.lock.locks),
     (election.check_record, stats.check_record),
     options=("lease_ttl", "keepalive", "work_time", "fencing"),
+    holder=LEADER,
 )

@@ -15,6 +15,7 @@ from operator import attrgetter
 
 from checkers import fencing, herd, mutex, mutex_lin, stats
 from workloads.cycles import lock_cycle
+from workloads.holders import LOCK_HOLDER
 from workloads.workload import When, holding
 
 WORKLOAD = holding(
@@ -37,4 +38,5 @@ WORKLOAD = holding(
         "acquire_wait",
         "fencing",
     ),
+    holder=LOCK_HOLDER,
 )

@@ -13,6 +13,7 @@ from operator import attrgetter
 
 from checkers import fencing, mutex, mutex_lin, stats
 from workloads.cycles import lock_cycle
+from workloads.holders import LOCK_HOLDER
 from workloads.workload import When, holding
 
 WORKLOAD = holding(
@@ -26,5 +27,6 @@ WORKLOAD = holding(
         stats.check_record,
     ),
     options=("lease_ttl", "keepalive", "work_time", "acquire_wait", "fencing", "locks"),
+    holder=LOCK_HOLDER,
     model="mutex",
 )
