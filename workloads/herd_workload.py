@@ -37,6 +37,7 @@ WORKLOAD = holding(
         "work_time",
         "acquire_wait",
         "fencing",
+        "holder_check",
     ),
     holder=LOCK_HOLDER,
 )

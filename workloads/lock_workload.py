@@ -26,7 +26,15 @@ WORKLOAD = holding(
         When(attrgetter("linearizable_locks"), mutex_lin.check_record),
         stats.check_record,
     ),
-    options=("lease_ttl", "keepalive", "work_time", "acquire_wait", "fencing", "locks"),
+    options=(
+        "lease_ttl",
+        "keepalive",
+        "work_time",
+        "acquire_wait",
+        "fencing",
+        "holder_check",
+        "locks",
+    ),
     holder=LOCK_HOLDER,
     model="mutex",
 )
