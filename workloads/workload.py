@@ -13,7 +13,7 @@ the clients (its backend of the workload's client).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from core import gen
 from core.options import RunOptions
 from workloads.cycles import guarded_cycle
 from workloads.holders import WORKER, Holder
+from workloads.overlap import FaultLength, cannot_overlap
 
 ClientGenerator = Callable[[RunOptions, int], Any]
 """(options, seed) -> the clients' generator (``core.gen``), before any ``--rate``."""
@@ -66,6 +67,12 @@ class Workload:
     holder: Holder | None = None
     """Who its holder is (``workloads.holders``), what ``--nemesis-target holder`` aims
     at; None: it has none, and that target is refused."""
+    warn: Callable[[RunOptions, Sequence[FaultLength]], list[str]] = field(
+        default=lambda opts, faults: []
+    )
+    """What it says, one sentence each, of settings that cannot produce what its checkers
+    look for under the run's faults (``workloads.overlap``), said at the start and in
+    test.json; the run goes on."""
 
     def client_generator(self, opts: RunOptions, seed: int) -> Any:
         """The clients' operations, at ``opts.rate`` when it is set."""
@@ -96,9 +103,20 @@ def holding(
 ) -> Workload:
     """A workload whose clients hold something (a lock, a leadership: ``holder``), work
     while holding it and write to the protected resource with its fencing number; its fault
-    when none is named is the classic scenario's, a client pause of the holder."""
+    when none is named is the classic scenario's, a client pause of the holder; it warns of
+    faults too short or too long to make two holders overlap (``workloads.overlap``)."""
     return Workload(
-        name, help, generator, True, True, CLIENT_PAUSE, checkers, options, model, holder=holder
+        name,
+        help,
+        generator,
+        True,
+        True,
+        CLIENT_PAUSE,
+        checkers,
+        options,
+        model,
+        holder=holder,
+        warn=cannot_overlap,
     )
 
 
