@@ -134,7 +134,12 @@ def check_record(record: RunRecord) -> CheckResult:
     ``service_rules``) is given that rule as its cause, with the evidence its clients
     recorded of the servers that answered (``checkers.classify.classify_read``)."""
     model = record.option("model", DEFAULT_MODEL)
-    result = check(record.history.client_ops(), model, record.time_limit(DEFAULT_TIME_LIMIT))
+    result = check(
+        record.history.client_ops(),
+        model,
+        record.time_limit(DEFAULT_TIME_LIMIT),
+        budget=record.limits.budget,
+    )
     return _caused(result, record)
 
 

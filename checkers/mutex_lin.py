@@ -126,7 +126,9 @@ def check_record(record: RunRecord) -> CheckResult:
     """Check a lock run's lease-aware acquire/release history against the mutex model,
     within the check's time limit."""
     ends = with_lease_ends(record.history, record.events, record.service_events)
-    r = linearizability.check(ends.history, MODEL, record.time_limit(DEFAULT_TIME_LIMIT))
+    r = linearizability.check(
+        ends.history, MODEL, record.time_limit(DEFAULT_TIME_LIMIT), budget=record.limits.budget
+    )
     placed = ends.by_service + ends.by_keepalives
     how = (
         f"with {plural(placed, 'lost or unreleased lease')} each counted as a release "

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checkers.result import CheckResult
+from core.formats.budget import Budget
 from core.history import History
 
 
@@ -19,9 +20,24 @@ from core.history import History
 class Limits:
     """Check-time settings, not recorded by the run: ``time_limit`` is the seconds a
     search may spend (``harness check --time-limit``, or what the budget has left); None:
-    each checker's own default."""
+    each checker's own default. ``budget``: the check's time and memory (``harness check
+    --memory-limit``), which a search polls as it grows (None: the address space's cap)."""
 
     time_limit: float | None = None
+    budget: Budget | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What reading one record file of a run directory found (``harness.analysis``):
+    whether it was there, how many entries it held and the line of a last entry cut
+    short mid-JSON that was left out (None: none). ``checkers.evidence`` judges it."""
+
+    file: str
+    """Its name in the run directory: ``resource.jsonl``, ``sim/events.jsonl``."""
+    present: bool
+    entries: int = 0
+    cut_line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -40,6 +56,10 @@ class RunRecord:
     notes: list[str] = field(default_factory=list)
     """What reading the records left out, said with the results (a truncated last line)."""
     limits: Limits = field(default_factory=Limits)
+    readings: dict[str, Reading] = field(default_factory=dict)
+    """What reading each record file found, by record kind (``checkers.evidence``: the
+    history, resource, events, service); empty for records built in memory, whose files
+    nobody read."""
 
     @property
     def keeps_service_log(self) -> bool:

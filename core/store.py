@@ -189,7 +189,20 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     A last line cut short by a crash is skipped; anything else wrong raises a one-line
     ``FormatError`` (a ValueError) naming the file and line.
     """
-    lines = JsonLines(path, fix="each line must be one JSON object")
+    yield from _objects(JsonLines(path, fix=_ONE_OBJECT))
+
+
+def read_records(path: Path) -> tuple[list[dict[str, Any]], int | None]:
+    """Every JSON object of a JSON Lines file, read as ``read_jsonl`` reads them, and the
+    line number of a last line cut short that was left out (None: there was none)."""
+    lines = JsonLines(path, fix=_ONE_OBJECT)
+    return list(_objects(lines)), lines.truncated
+
+
+_ONE_OBJECT = "each line must be one JSON object"
+
+
+def _objects(lines: JsonLines) -> Iterator[dict[str, Any]]:
     for n, value in lines:
         if type(value) is not dict:
             raise lines.error(n, f"a JSON {type(value).__name__}, not an object")

@@ -4,6 +4,9 @@ The same code serves the end of ``harness run`` and ``harness check RUN_DIR``, s
 cut short by a crash is checked exactly as a finished one. Checkers are pure functions of
 the ``RunRecord`` (``check_record``); which ones run is decided by the workload recorded
 in ``test.json`` (``workloads.registry``), and the fault-effect checker runs on every run.
+A checker's verdict counts only on records that hold together (``checkers.evidence``:
+what reading each file found is in ``RunRecord.readings``); the record files' digests
+taken at the run let a later check say which file changed since.
 """
 
 from __future__ import annotations
@@ -17,10 +20,10 @@ from typing import Any
 
 from rich.console import Console
 
-from checkers import faults, linearizability
+from checkers import evidence, faults, linearizability
 from checkers.anomalies import KEY, other
 from checkers.linear.model import ModelError
-from checkers.record import Checker, Limits, RunRecord
+from checkers.record import Checker, Limits, Reading, RunRecord
 from checkers.result import (
     INTERRUPTED,
     UNKNOWN,
@@ -29,6 +32,7 @@ from checkers.result import (
     overall,
     verdict_word,
 )
+from core import digests
 from core.errors import HarnessError
 from core.formats import Budget, FormatError, op_line
 from core.formats.jsonl import read_history_jsonl, truncation_note
@@ -39,7 +43,7 @@ from core.store import (
     RESULTS_FILE,
     TEST_FILE,
     read_json,
-    read_jsonl,
+    read_records,
     write_json,
 )
 
@@ -66,18 +70,34 @@ def load_record(run_dir: Path, budget: Budget | None = None) -> RunRecord:
         if not isinstance(test, dict):
             raise HarnessError(f"{run_dir / TEST_FILE}: not a JSON object; is it a run's?")
 
-        def side(name: str) -> list[dict[str, Any]]:
-            p = run_dir / name
-            return list(read_jsonl(p)) if os.path.lexists(p) else []
+        readings = {evidence.HISTORY: Reading(HISTORY_FILE, True, len(history), cut)}
 
+        def side(kind: str, name: str) -> list[dict[str, Any]]:
+            p = run_dir / name
+            if not os.path.lexists(p):
+                readings[kind] = Reading(name, False)
+                return []
+            rows, cut_line = read_records(p)
+            readings[kind] = Reading(name, True, len(rows), cut_line)
+            if cut_line is not None:
+                notes.append(truncation_note(p, cut_line))
+            return rows
+
+        notes: list[str] = []
+        if cut is not None:
+            notes.append(truncation_note(run_dir / HISTORY_FILE, cut))
+        # A service log test.json names is the run's word that its service kept one; one
+        # filled in from the target's spec (an older run) may never have been collected.
+        said = "service_log" in test
         test = recorded_facts(test)
         log = service_log(test)
-        service = side(log) if log is not None else []
-        record = RunRecord(history, side(RESOURCE_FILE), side(EVENTS_FILE), test, service)
+        kept = log is not None and (said or os.path.lexists(run_dir / log))
+        service = side(evidence.SERVICE, log) if kept and log is not None else []
+        resource = side(evidence.RESOURCE, RESOURCE_FILE)
+        events = side(evidence.EVENTS, EVENTS_FILE)
+        record = RunRecord(history, resource, events, test, service, notes=notes, readings=readings)
     except FormatError as e:
         raise HarnessError(str(e)) from None
-    if cut is not None:
-        record.notes.append(truncation_note(run_dir / HISTORY_FILE, cut))
     return record
 
 
@@ -129,31 +149,28 @@ def check_run(
     *,
     write: bool = True,
     budget: Budget | None = None,
+    at_run: bool = False,
 ) -> dict[str, Any]:
     """Check a run directory and (with ``write``) write its ``results.json``; returns the
-    results. ``budget`` bounds reading the history (OutOfBudget)."""
+    results. ``budget`` bounds reading the history (OutOfBudget).
+
+    Each checker whose records are broken (``checkers.evidence``: missing, cut short,
+    fewer than the others imply) is unknown with the reason. ``at_run``: the check that
+    ends the run, which records the digest of each record file (``record_digests``);
+    any later check keeps the run's digests, recomputes them and says which file changed
+    since (``changed_since_run``). The verdict is always the one the files as they are
+    now give; a change is said beside it, not folded into it: the evidence checks above
+    are what judge whether the records still hold together."""
+    run_digests = None if at_run else _run_digests(run_dir)
     record = load_record(run_dir, budget)
     if budget is not None:
         time_limit = budget.time_left()
-    record = replace(record, limits=Limits(time_limit))
-    results: list[CheckResult] = []
-    for checker in checkers_for(record):
-        started = time.perf_counter()
-        try:
-            r = checker(record)
-        except MemoryError:
-            raise  # out of memory is exit 255 with its line built beforehand, not a verdict
-        except Exception as e:  # a checker crash is not a verdict
-            if isinstance(e, ModelError):
-                _refuse_unreadable(run_dir, record, e)
-            name = _name_of(checker)
-            r = CheckResult(name, "unknown", f"the checker crashed: {type(e).__name__}: {e}")
-        results.append(r)
-        r.details.setdefault("check_ms", round((time.perf_counter() - started) * 1000, 3))
-        log.info("checker %s: %s in %s ms", r.checker, verdict_word(r.valid), r.details["check_ms"])
-        if r.valid is False and KEY not in r.details:  # every violation carries a kind
-            told = r.details.get("violations") or [r.summary]
-            r.details[KEY] = [other(r.checker, str(v)).to_dict() for v in told]
+    record = replace(record, limits=Limits(time_limit, budget))
+    checks = checkers_for(record)
+    results = _run_checkers(run_dir, record, checks)
+    kinds = [k for r in results for k in evidence.needs(r.checker)]
+    broken = evidence.problems(record, kinds)
+    results = [evidence.guard(r, broken) for r in results]
     valid = overall(results)
     out: dict[str, Any] = {
         "valid": valid,
@@ -173,9 +190,68 @@ def check_run(
             out["valid"], out["verdict"] = UNKNOWN, INTERRUPTED
     if record.notes:
         out["notes"] = list(record.notes)
+    said = {"broken": broken, "unchecked": evidence.unchecked(record, kinds)}
+    if any(said.values()):
+        out["evidence"] = {k: v for k, v in said.items() if v}
+    out.update(_digests_of(run_dir, record, run_digests, at_run))
     if write:
         write_json(run_dir / RESULTS_FILE, out)
     return out
+
+
+def _run_digests(run_dir: Path) -> dict[str, str] | None:
+    """The digests the run recorded in its results.json (None: none, or no results.json
+    that can be read: then nothing is compared)."""
+    path = run_dir / RESULTS_FILE
+    if not os.path.lexists(path):
+        return None
+    try:
+        return digests.recorded(read_json(path))
+    except (FormatError, OSError):
+        return None
+
+
+def _digests_of(
+    run_dir: Path, record: RunRecord, run: dict[str, str] | None, at_run: bool
+) -> dict[str, Any]:
+    """results.json's digest fields: at the run, the record files' digests; later, the
+    digests the run recorded (``run``), kept as they were, and the files changed since.
+    A run that recorded none (older, or killed before its check) is left without: a
+    digest taken now would not be the run's."""
+    names = [TEST_FILE, *(r.file for r in record.readings.values())]
+    if not at_run and run is None:
+        return {}
+    try:
+        now = digests.digests(run_dir, names)
+    except FormatError as e:
+        return {"changed_since_run": [f"the records' digests could not be taken: {e}"]}
+    if run is None:
+        return {"record_digests": now}
+    changed = digests.changes(run, now)
+    return {"record_digests": run, **({"changed_since_run": changed} if changed else {})}
+
+
+def _run_checkers(run_dir: Path, record: RunRecord, checks: list[Checker]) -> list[CheckResult]:
+    """Each checker's result; a crash is its unknown, never a verdict."""
+    results: list[CheckResult] = []
+    for checker in checks:
+        started = time.perf_counter()
+        try:
+            r = checker(record)
+        except MemoryError:
+            raise  # out of memory is exit 255 with its line built beforehand, not a verdict
+        except Exception as e:  # a checker crash is not a verdict
+            if isinstance(e, ModelError):
+                _refuse_unreadable(run_dir, record, e)
+            name = _name_of(checker)
+            r = CheckResult(name, "unknown", f"the checker crashed: {type(e).__name__}: {e}")
+        results.append(r)
+        r.details.setdefault("check_ms", round((time.perf_counter() - started) * 1000, 3))
+        log.info("checker %s: %s in %s ms", r.checker, verdict_word(r.valid), r.details["check_ms"])
+        if r.valid is False and KEY not in r.details:  # every violation carries a kind
+            told = r.details.get("violations") or [r.summary]
+            r.details[KEY] = [other(r.checker, str(v)).to_dict() for v in told]
+    return results
 
 
 def _refuse_unreadable(run_dir: Path, record: RunRecord, e: ModelError) -> None:
@@ -290,13 +366,15 @@ def console_line(r: dict[str, Any]) -> str:
 
 
 def print_results(results: dict[str, Any], console: Console) -> None:
-    """One line per checker with its summary (its first violation, named), then the
-    verdict."""
+    """One line per checker with its summary (its first violation, named), each record
+    file changed since the run, then the verdict."""
     for name, r in results["checkers"].items():
         word = "n/a" if r.get("applicable") is False else verdict_word(r["valid"])
         shown = "[bold]n/a[/]" if word == "n/a" else _verdict(word)
         console.print(f"  {name}: {shown} - ", end="", highlight=False, soft_wrap=True)
         console.print(console_line(r), highlight=False, soft_wrap=True, markup=False)
+    for line in results.get("changed_since_run") or ():
+        console.print(f"  changed: {line}", highlight=False, soft_wrap=True, markup=False)
     console.print(verdict_line(results), highlight=False, soft_wrap=True)
 
 

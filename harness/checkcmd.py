@@ -142,6 +142,8 @@ def _check_dir(
     explanation = [
         r.get("summary", "") for r in results["checkers"].values() if r.get("valid") is False
     ]
+    explanation += _broken_evidence(results)
+    explanation += _unknowns(results)
     return {
         "file": str(path),
         "valid": results["valid"],
@@ -153,8 +155,34 @@ def _check_dir(
         "explanation": explanation,
         "details": results,
         "notes": list(results.get("notes", [])),
+        "changed": list(results.get("changed_since_run", [])),
         **_write_results(path, results, out),
     }
+
+
+def _broken_evidence(results: dict[str, Any]) -> list[str]:
+    """One line per broken record of a run (``checkers.evidence``), naming the checkers
+    it made unknown."""
+    out = []
+    for sentence in (results.get("evidence") or {}).get("broken", {}).values():
+        names = [
+            name for name, r in results["checkers"].items() if sentence in (r.get("evidence") or ())
+        ]
+        if names:
+            out.append(f"unknown ({', '.join(names)}): {sentence}")
+    return out
+
+
+def _unknowns(results: dict[str, Any]) -> list[str]:
+    """One line per checker that could not decide for a reason of its own (out of time or
+    memory, a crash): ``linearizability: Unknown (register model): out of the memory
+    limit ...``. One that a broken record made unknown is said with that record
+    (``_broken_evidence``)."""
+    return [
+        f"{name}: {r.get('summary', '')}"
+        for name, r in results["checkers"].items()
+        if r.get("valid") == UNKNOWN and not r.get("evidence")
+    ]
 
 
 def _write_results(run_dir: Path, results: dict[str, Any], out: Path | None) -> dict[str, str]:
@@ -391,6 +419,7 @@ def _say(out: dict[str, Any], as_json: bool, stream: TextIO, colour: bool) -> No
     if out["valid"] == UNKNOWN and out["details"].get("reason"):
         lines.append(f"    {out['details']['reason']}")
     lines += [f"    note: {note}" for note in out["notes"]]
+    lines += [f"    changed: {line}" for line in out.get("changed", ())]
     if out.get("jepsen"):
         lines.append(f"    {out['jepsen']['said']}")
     lines += [f"    {out[k]}" for k in ("written", "report") if out.get(k)]

@@ -231,7 +231,7 @@ def _run_in(
     test.update(ended, ended_at=_utc_now())
     write_json(run_dir / TEST_FILE, test)
     log.info("run %s at %.1f s", test["status"], clock.seconds())
-    results = analysis.check_run(run_dir)
+    results = analysis.check_run(run_dir, at_run=True)
     log.info("verdict: %s (exit %d)", results["verdict"], analysis.exit_code_of(results))
     analysis.print_results(results, term.out)
     for rule in target.rules_for(opts):  # what the verdict depends on, beside it

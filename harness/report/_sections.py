@@ -22,8 +22,9 @@ _WORDS = {True: "PASS", False: "FAIL"}
 
 
 def banner(run: RunInfo, line: str | None = None) -> str:
-    """The verdict, why, and each checker's verdict in a sentence; under them ``line``
-    (what was checked: the run's configuration in one line by default)."""
+    """The verdict, why, and each checker's verdict in a sentence, and each record file
+    changed since the run (``changed_since_run``); under them ``line`` (what was
+    checked: the run's configuration in one line by default)."""
     valid = run.valid
     word = _WORDS[valid] if isinstance(valid, bool) else "NO VERDICT"
     verdicts = checker_verdicts(run.results)
@@ -33,6 +34,8 @@ def banner(run: RunInfo, line: str | None = None) -> str:
     if run.interrupted is not None:
         word = "INTERRUPTED" if run.verdict == INTERRUPTED else word
         items = _interrupted_item(run) + items
+    for changed in (run.results or {}).get("changed_since_run") or ():
+        items += tag("li", esc(f"Not as the run left it: {changed}."), class_="context")
     more = sum(max(0, len(v.explanation) - 1) for v in verdicts)
     if more:
         items += tag(

@@ -189,6 +189,30 @@ def test_a_register_of_floats_past_the_memory_limit(
     assert reason.strip().startswith("out of the memory limit") and total.startswith("total:")
 
 
+def test_a_run_directory_past_the_memory_limit_is_unknown_with_the_reason(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``check RUN --memory-limit`` bounds the run's linearizability search too, not only
+    the reading of its history (it once said valid past the limit)."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    write(run_dir / "history.jsonl", "sequential", 20_000, values="float")
+    (run_dir / "test.json").write_text(
+        '{"workload": "cas-register", "status": "finished", "options": {}}'
+    )
+    limit = memory_in_use()[0] + (24 << 20)
+    out_dir = tmp_path / "out"
+    code, out, err = run(
+        capsys, "check", "--memory-limit", str(limit), "--out", str(out_dir), str(run_dir)
+    )
+    assert code == 2 and err == "", out
+    head, reason, *_ = out.splitlines()
+    assert head.startswith(f"{run_dir}: unknown"), out
+    assert reason.strip().startswith("linearizability: Unknown (register model): out of the memory")
+    code, out, _ = run(capsys, "check", "--out", str(out_dir), str(run_dir))
+    assert code == 0 and f"{run_dir}: valid" in out
+
+
 CAPPED = """
 import resource, sys
 sys.path.insert(0, sys.argv[1])
