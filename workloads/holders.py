@@ -63,6 +63,8 @@ class Holders:
 LOCK_HOLDER = Holder(
     "lock holder", frozenset({"acquire"}), frozenset({"release"}), frozenset({"write"})
 )
+LOCK_OPTIONS = ("lease_ttl", "keepalive", "work_time", "acquire_wait", "fencing", "holder_check")
+"""The run options that shape a lock holder's work (``Workload.options``)."""
 LEADER = Holder("leader", frozenset({"campaign"}), frozenset({"resign"}), frozenset({"write"}))
 INSTANCE = Holder("registered instance", frozenset({"register"}))
 WRITER = Holder("writer", frozenset({"write"}))
