@@ -3,9 +3,17 @@
 The recorded run's options (its seed included) are the new run's, against the same target
 or another (``--target``); its client invocations and its fault starts and stops are
 issued at their recorded times after the workload's start, each client op on the thread
-(worker slot) of the process that invoked it (``core.gen.replay``). The new run's
-test.json names the run it replays (``replay_of``). A run directory without the
-options, the workload's start or a history is bad input: one line.
+(worker slot) of the process that invoked it (``core.gen.replay``). A fault is aimed at
+what it hit, not resolved again (``nemesis.targets.recorded_aim``): a client fault at the
+thread of the process it froze or killed, on any target; a server fault at the nodes it
+hit, on its own target (another target's nodes are others: there it is aimed as asked).
+A start that waited for its moment (``holder``: a holder beginning its work) is issued
+when it took effect. Each client thread ends where the recording ended: once its ops
+are done and that time has come, its worker is stopped and its client closed, as the
+recorded run's end closed it (what it held is let go then, as recorded). The new run's
+test.json names the run it replays (``replay_of``) and how late it issued each op
+(``replay``: ``lateness``). A run directory without the options, the workload's start or
+a history is bad input: one line.
 """
 
 from __future__ import annotations
@@ -16,10 +24,12 @@ from typing import Any
 
 from core import gen
 from core.errors import HarnessError
+from core.gen.context import Thread
 from core.gen.replay import Recorded, replay
 from core.ops import NEMESIS, Op
 from core.options import DERIVED, RunOptions
 from core.store import HISTORY_FILE, TEST_FILE, read_history_jsonl, read_json
+from nemesis.targets import recorded_aim
 
 
 class ReplayError(HarnessError):
@@ -35,51 +45,89 @@ class Recording:
     clients: tuple[Recorded, ...]
     faults: tuple[Recorded, ...]
     aimed: tuple[Recorded, ...] = ()
-    """``faults`` with each start aimed at the nodes it hit (``n2``, not ``one``)."""
+    """``faults`` with each start aimed at what it hit (``n2``, not ``one``; the thread
+    of process 3, not ``holder``)."""
+    end: int | None = None
+    """When the recorded run's last op happened (ns after the workload's start): where
+    each client thread's recording ends."""
 
     def on(self, target: str) -> Recording:
-        """The recording as replayed on ``target``: on its own target each fault hits the
-        nodes it hit (a random ``one`` or the leader of the time, again); on another the
-        nodes differ, and each fault is aimed as it was asked for."""
-        if target != self.options.target or len(self.aimed) != len(self.faults):
+        """The recording as replayed on ``target``: on its own target each fault hits what
+        it hit (a random ``one``, the leader or the holder of the time, again); on another
+        the nodes differ, so a server fault is aimed as it was asked for, while a client
+        fault still hits the thread it hit."""
+        if len(self.aimed) != len(self.faults):
             return self
-        return replace(self, faults=self.aimed)
+        if target == self.options.target:
+            return replace(self, faults=self.aimed)
+        kept = tuple(
+            a if a.victim is not None else f for f, a in zip(self.faults, self.aimed, strict=True)
+        )
+        return replace(self, faults=kept, aimed=kept)
 
     def generator(self) -> gen.Generator:
         """The whole schedule: the client invocations on their threads, the fault starts
         and stops (the final heal included, where it happened) on the nemesis thread, each
         as long after the first as it was in the recording (the new run's workers may take
-        another time to start: its first invocation is issued as soon as they are up)."""
+        another time to start: its first invocation is issued as soon as they are up),
+        each client thread ending where the recording ended."""
         everything = self.clients + self.faults  # one generator: one anchor for all threads
-        return replay(everything, first=min(r.at for r in everything))
+        ends: dict[Thread, int] | None = None
+        if self.end is not None:
+            ends = {t: self.end for t in range(self.options.concurrency)}
+        return replay(everything, first=min(r.at for r in everything), ends=ends)
 
 
 ON_TIME_NS = 50_000_000
 """An invocation within 50 ms of its recorded time counts as on time."""
+FAITHFUL = 0.95
+"""The share of invocations a faithful replay issues on time; below it the line says so."""
 
 
 def lateness(recording: Recording, ops: list[Op], concurrency: int) -> dict[str, Any]:
     """How faithfully a replay issued its recording: each thread's k-th invocation in the
     new history against the k-th recorded for that thread, late by its time minus the
     recorded one (both after the first invocation, which the replay issues at once).
-    What was recorded but never issued (the run ended first) is counted too.
-    ``{"recorded", "issued", "on_time", "p50_ms", "p99_ms", "max_ms", "latest"}``."""
-    wanted: dict[Any, list[int]] = {}
+    What was recorded but never issued (the run ended first) is counted too, and each op
+    late by more than 50 ms is told apart: ``held`` ones waited for their thread's
+    previous op, which the service answered later than it had (an op never starts on a
+    busy thread), or a fault for the op of its victim's thread it hit (which began late),
+    the others the harness issued late. ``on_cue``: the ops the harness
+    issued within 50 ms of when they could start (their recorded time, or their thread's
+    previous answer when that came later, and for a fault as long after it as recorded:
+    a fault started late still lasts its time), its own part of the faithfulness.
+    ``{"recorded", "issued", "on_time", "held", "on_cue", "p50_ms", "p99_ms", "max_ms",
+    "latest"}``."""
+    wanted: dict[Any, list[Recorded]] = {}
     for r in sorted(recording.clients + recording.faults, key=lambda r: r.at):
-        wanted.setdefault(r.thread, []).append(r.at)
+        wanted.setdefault(r.thread, []).append(r)
     invoked = [op for op in ops if op.type == "invoke"]
     if not invoked or not wanted:
         return {"recorded": sum(map(len, wanted.values())), "issued": 0}
-    anchor = invoked[0].time - min(ats[0] for ats in wanted.values())
-    seen: dict[Any, int] = {}
-    late: list[tuple[int, Any]] = []
-    for op in invoked:
+    anchor = invoked[0].time - min(rs[0].at for rs in wanted.values())
+    starts: dict[Any, list[int]] = {}  # each thread's invocation times so far
+    free_at: dict[Any, int] = {}  # each thread's last completion so far
+    thread_of: dict[Any, Any] = {}  # each process's thread
+    late: list[tuple[int, Any, bool]] = []
+    on_cue = 0
+    for op in ops:
         thread = NEMESIS if op.process == NEMESIS else int(op.process) % concurrency
-        k = seen.get(thread, 0)
-        seen[thread] = k + 1
+        if op.type != "invoke":
+            free_at[thread_of.get(op.process, thread)] = op.time
+            continue
+        thread_of[op.process] = thread
+        k = len(starts.setdefault(thread, []))
+        starts[thread].append(op.time)
         if k < len(wanted.get(thread, ())):
-            late.append((max(0, op.time - anchor - wanted[thread][k]), thread))
-    delays = sorted(d for d, _ in late)
+            r = wanted[thread][k]
+            due = anchor + r.at
+            cue = max(due, free_at.get(thread, 0) + (r.after or 0), _victim_cue(r, starts))
+            held = cue > due + ON_TIME_NS
+            late.append((max(0, op.time - due), thread, held))
+            on_cue += op.time - cue <= ON_TIME_NS
+    if not late:
+        return {"recorded": sum(map(len, wanted.values())), "issued": 0}
+    delays = sorted(d for d, _, _ in late)
     worst = max(late, key=lambda x: x[0])
 
     def q(p: float) -> float:
@@ -89,6 +137,8 @@ def lateness(recording: Recording, ops: list[Op], concurrency: int) -> dict[str,
         "recorded": sum(map(len, wanted.values())),
         "issued": len(late),
         "on_time": sum(d <= ON_TIME_NS for d in delays),
+        "held": sum(d > ON_TIME_NS and h for d, _, h in late),
+        "on_cue": on_cue,
         "p50_ms": q(0.5),
         "p99_ms": q(0.99),
         "max_ms": round(worst[0] / 1e6, 1),
@@ -96,52 +146,114 @@ def lateness(recording: Recording, ops: list[Op], concurrency: int) -> dict[str,
     }
 
 
+def _victim_cue(r: Recorded, starts: dict[Any, list[int]]) -> int:
+    """When a fault aimed at a thread's op could be issued: as far into that op as
+    recorded, once the thread began it (0: not such a fault, or the op never began)."""
+    if r.victim is None or r.during is None:
+        return 0
+    began = starts.get(r.victim, [])
+    return began[r.during] + r.into if r.during < len(began) else 0
+
+
 def lateness_line(facts: dict[str, Any]) -> str:
     """``replay: 279 of 279 recorded invocations issued, 268 (96%) within 50 ms of their
-    recorded time; late by p50 3 ms, p99 40 ms, at most 2100 ms (thread 2)``."""
+    recorded time; late by p50 3 ms, p99 40 ms, at most 2100 ms (thread 2)``, and for
+    the rest why they were late: ``; 11 later: 9 waited for their thread's previous op
+    (answered later than recorded), 2 issued late by the harness``, with ``below 95%``
+    when fewer were on time."""
     issued, recorded = facts.get("issued", 0), facts.get("recorded", 0)
     head = f"replay: {issued} of {recorded} recorded invocations issued"
     if not issued:
         return head
     on_time = facts["on_time"]
-    return (
+    line = (
         f"{head}, {on_time} ({100 * on_time // issued}%) within 50 ms of their recorded "
         f"time; late by p50 {facts['p50_ms']:g} ms, p99 {facts['p99_ms']:g} ms, at most "
         f"{facts['max_ms']:g} ms (thread {facts['latest']['thread']})"
     )
+    rest = issued - on_time
+    if rest:
+        held = facts.get("held", 0)
+        line += (
+            f"; {rest} later: {held} waited for their thread's previous op (answered "
+            f"later than recorded), {rest - held} issued late by the harness"
+        )
+    if on_time < FAITHFUL * issued:
+        line += f" (below {FAITHFUL:.0%}: not a faithful replay)"
+    if "on_cue" in facts:
+        line += (
+            f"; the harness issued {facts['on_cue']} ({100 * facts['on_cue'] // issued}%) "
+            "within 50 ms of when their thread was free"
+        )
+    return line
 
 
 def recorded(
     ops: list[Op], start_ns: int, concurrency: int
 ) -> tuple[list[Recorded], list[Recorded], list[Recorded]]:
     """A history's invocations as recordings: the clients', the faults' and the faults'
-    aimed at the nodes their completions name. Times are after ``start_ns``; a client
+    aimed at what their completions say they hit. Times are after ``start_ns``; a client
     process is on its thread (process mod concurrency, as the runner numbers them)."""
     clients: list[Recorded] = []
     faults: list[Recorded] = []
     aimed: list[Recorded] = []
+    count: dict[int, int] = {}  # invocations per client thread so far
+    open_: dict[Any, tuple[int, int]] = {}  # a client process's open op: (its k, invoked at)
+    freed: int | None = None  # when the nemesis's latest op completed
     for op in ops:
         at = max(0, op.time - start_ns)
         if op.process == NEMESIS and op.type == "invoke":
-            faults.append(Recorded(NEMESIS, at, op.f, op.value, op.key))
+            after = None if freed is None else at - freed
+            faults.append(Recorded(NEMESIS, at, op.f, op.value, op.key, after=after))
             aimed.append(faults[-1])
         elif op.process == NEMESIS and aimed and aimed[-1].f == op.f:  # its completion
-            aimed[-1] = _aimed(aimed[-1], op)
+            aimed[-1] = _aimed(aimed[-1], op, at, concurrency, open_)
+            freed = at
         elif isinstance(op.process, int) and op.type == "invoke":
-            clients.append(Recorded(op.process % concurrency, at, op.f, op.value, op.key))
+            thread = op.process % concurrency
+            clients.append(Recorded(thread, at, op.f, op.value, op.key))
+            open_[op.process] = (count.get(thread, 0), at)
+            count[thread] = count.get(thread, 0) + 1
+        elif isinstance(op.process, int):
+            open_.pop(op.process, None)
     return clients, faults, aimed
 
 
-def _aimed(invoked: Recorded, completed: Op) -> Recorded:
-    """A fault start aimed at the nodes its completion says it hit, when it was aimed by a
-    word (``one``, ``leader``, ``minority``...) and hit named nodes."""
-    asked, got = invoked.value, completed.value
-    if not (isinstance(asked, dict) and "target" in asked and isinstance(got, dict)):
+WAITS_FOR_ITS_MOMENT = frozenset({None, "holder"})
+"""The aims whose start waits for a holder to begin its work before it hits (a client
+fault's default is ``holder``): replayed at the named target, they are issued when the
+recorded one took effect."""
+
+
+def _aimed(
+    invoked: Recorded,
+    completed: Op,
+    at: int,
+    concurrency: int,
+    open_: dict[Any, tuple[int, int]],
+) -> Recorded:
+    """A fault start aimed at what its ok completion (at ``at``) says it hit: named nodes
+    for a server fault; for a client fault the thread of the one client process, and the
+    op that process was in then (``open_``: each process's open op) and how far into it."""
+    if completed.type != "ok" or not isinstance(invoked.value, dict):
         return invoked
-    nodes = got.get("nodes")
-    if completed.type != "ok" or not isinstance(nodes, list) or not nodes:
+    nodes, process = recorded_aim(invoked.value, completed.value)
+    if nodes is None and process is None:
         return invoked
-    return replace(invoked, value={**asked, "target": ",".join(map(str, nodes))})
+    waited = invoked.value.get("target") in WAITS_FOR_ITS_MOMENT
+    when = at if waited else invoked.at
+    if process is not None:
+        value = {**invoked.value, "target": process}
+        during, since = open_.get(process, (None, at))
+        return replace(
+            invoked,
+            at=when,
+            value=value,
+            victim=process % concurrency,
+            during=during,
+            into=max(0, at - since) if during is not None else 0,
+        )
+    return replace(invoked, at=when, value={**invoked.value, "target": nodes})
 
 
 def options_of(test: dict[str, Any], path: Path) -> RunOptions:
@@ -176,7 +288,8 @@ def load_recording(run_dir: Path) -> Recording:
     clients, faults, aimed = recorded(history, start, opts.concurrency)
     if not clients:
         raise ReplayError(f"--replay {run_dir}: its history holds no client operation")
-    return Recording(run_dir, opts, tuple(clients), tuple(faults), tuple(aimed))
+    end = max(0, max(op.time for op in history) - start)
+    return Recording(run_dir, opts, tuple(clients), tuple(faults), tuple(aimed), end)
 
 
 def replay_options(recording: Recording, target: str | None, out_dir: str) -> RunOptions:

@@ -16,6 +16,11 @@ What an abandoned worker does afterwards is still evidence, so it is recorded in
 client events (``events.jsonl``): ``late-completion`` when its operation finally returns
 (its type, value and error, and when it was invoked), then ``worker-stopped`` when the
 runner stops it (its client closes then, ending any lease it held: ``lease-ended``).
+
+A replay (``core.gen.replay``) ends each client thread where its recording ended: once
+the generator names a thread ``ended``, its worker is asked to close its client (letting
+go of what it holds, as the recorded run's end did) and the thread takes no more ops
+(``worker-stopped``, reason ``its recording ended``).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from typing import Any
 from core.client import ClientFactory, Completion, Invocation, WorkerContext
 from core.clock import RunClock, ns
 from core.gen import PENDING, Context, Generator, Request
+from core.gen.replay import Replay
 from core.ops import NEMESIS, Op
 from core.store import JsonlWriter
 from harness.worker import Worker
@@ -145,6 +151,7 @@ class Runner:
         self._stopping = False
         self._workers: dict[int, Worker] = {}
         self._abandoned: list[_Abandoned] = []
+        self._ended: list[Worker] = []  # a replay's threads whose recording ended
         self._events = JsonlWriter(events_path) if events_path is not None else None
         self._thread_process: dict[Thread, Any] = {}
         self._open: dict[Thread, _Open] = {}
@@ -213,6 +220,9 @@ class Runner:
             w.stop()
         for a in self._abandoned:
             self._stop_abandoned(a, timeout=2.0)
+        for w in self._ended:
+            w.stop()
+        self._ended.clear()
         self._workers.clear()
         self._abandoned.clear()
         if self._events is not None:
@@ -247,6 +257,8 @@ class Runner:
         while True:
             now = self.clock.now()
             self._expire(now)
+            if isinstance(self.gen, Replay):
+                self._end_threads(self.gen.ended(now))
             if exhausted or self._stopping:
                 if not self._open:
                     return
@@ -270,6 +282,29 @@ class Runner:
             self.gen = nxt
             invoke = self._invoke(req)
             self.gen = self.gen.update(self._context(invoke.time), invoke)
+
+    def _end_threads(self, threads: frozenset[Thread]) -> None:
+        """Stop the idle workers of ``threads``, whose recording ended: each closes its
+        client (what it holds is let go, as when the recorded run ended) without holding
+        up the loop; ``close`` waits for them."""
+        for thread in threads:
+            if thread in self._open or not isinstance(thread, int) or thread not in self._workers:
+                continue
+            w = self._workers.pop(thread)
+            del self._thread_process[thread]
+            self._holders.forget(w.process)
+            try:
+                w.conn.send(None)  # close the client and exit
+            except (OSError, ValueError):
+                pass
+            self._ended.append(w)
+            self._event(
+                "worker-stopped",
+                w.process,
+                sent=self.clock.now(),
+                reason="its recording ended (replay)",
+            )
+            log.info("process %s: its recording ended; its worker closes", w.process)
 
     def _thread_of(self, process: Any) -> Thread:
         for t, p in self._thread_process.items():

@@ -123,3 +123,20 @@ def check_nodes(opts: RunOptions, cluster: Cluster) -> None:
                 f"--nemesis-target names {', '.join(unknown)}, not node(s) of "
                 f"this cluster: its nodes are {', '.join(cluster.nodes())}"
             )
+
+
+def recorded_aim(asked: object, hit: object) -> tuple[str | None, int | None]:
+    """What a recorded fault start hit, to aim its replay there (``harness.replay``): the
+    nodes of a server fault (``"n2,n3"``, from its completion's ``nodes``) or the one
+    client process a client fault froze or killed (its ``processes``); (None, None) when
+    it was not aimed by a word or hit nothing a replay can name. ``asked`` is the
+    start's invocation value, ``hit`` its ok completion's."""
+    if not (isinstance(asked, dict) and isinstance(hit, dict)):
+        return None, None
+    nodes, processes = hit.get("nodes"), hit.get("processes")
+    if isinstance(nodes, list) and nodes and "target" in asked:
+        return ",".join(map(str, nodes)), None
+    if isinstance(processes, list) and len(processes) == 1 and asked.get("target") != "all":
+        process = processes[0]
+        return None, process if isinstance(process, int) else None
+    return None, None

@@ -49,7 +49,11 @@ class Holders:
         if op.type == "ok" and op.f in self.holder.takes:
             self.since[op.process] = op.time
         elif op.type == "info" or (op.type == "invoke" and op.f in self.holder.gives):
-            self.since.pop(op.process, None)
+            self.forget(op.process)
+
+    def forget(self, process: int) -> None:
+        """End ``process``'s holding whatever it did (its worker was stopped)."""
+        self.since.pop(process, None)
 
     def current(self) -> list[int]:
         """The holding processes, the most recent holder first."""

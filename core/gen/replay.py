@@ -5,7 +5,12 @@ slot, or the nemesis), each not before its time after ``start``. It never reorde
 thread's ops: when a thread is still busy at its next op's time (the service answered
 later than it did in the recording), that op waits for it, and the other threads go on.
 Which process a thread runs is the runner's (a process whose op ended ``info`` gets a new
-one, as in the recording when the same op ended so).
+one, as in the recording when the same op ended so): a fault recorded against a client
+process (``victim``) is aimed at whichever process runs that process's thread now, and
+at the same moment of that thread's work: once the thread has begun the op it was in
+when the fault hit it (``during``), as far into it as then (``into``). Each
+client thread ends where its recording ended (``ends``): once its last op is done and
+that time has come, ``ended`` names it and the runner stops its worker.
 """
 
 from __future__ import annotations
@@ -27,6 +32,16 @@ class Recorded:
     f: str
     value: Any = None
     key: Any = None
+    victim: Thread | None = None
+    """A fault aimed at the client thread it hit in the recording: issued with that
+    thread's process now as its ``target``."""
+    during: int | None = None
+    """The victim thread's op (its 0-based invocation) the fault hit it in; None: idle."""
+    into: int = 0
+    """How long after that op's invocation the fault took effect (ns)."""
+    after: int | None = None
+    """For a fault: how long after its thread's previous op completed it was invoked (a
+    fault lasts its time from when it took effect); None: its recorded time only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +58,12 @@ class Replay:
     done: tuple[int, ...]
     start: int | None = None
     first: int = 0
+    ends: Mapping[Thread, int] | None = None
+    """When each thread's recording ended (ns, counted as ``at``): none when not given."""
+    since: Mapping[Thread, int] | None = None
+    """When each thread invoked its latest op (run clock)."""
+    freed: Mapping[Thread, int] | None = None
+    """When each thread's latest op completed (run clock)."""
 
     def op(self, ctx: Context) -> tuple[Request | Pending | None, Any]:
         if self.start is None:
@@ -53,18 +74,56 @@ class Replay:
         for thread, queue, i in zip(self.threads, self.queues, self.done, strict=True):
             if i >= len(queue) or thread not in ctx.all_threads:
                 continue
-            if thread not in ctx.free_threads:
+            due = self._due(queue[i], ctx)
+            if thread not in ctx.free_threads or due is None:
                 waiting = True
-            elif best is None or queue[i].at < best[0]:
-                best = (queue[i].at, thread, queue[i])
+            elif best is None or due < best[0]:
+                best = (due, thread, queue[i])
         if best is None:
             return (PENDING if waiting else None), self
-        _, thread, r = best
-        return Request(ctx.thread_process[thread], r.f, r.value, r.key, self.start + r.at), self
+        due, thread, r = best
+        value = r.value
+        if r.victim is not None and r.victim in ctx.thread_process and isinstance(value, dict):
+            value = {**value, "target": ctx.thread_process[r.victim]}
+        return Request(ctx.thread_process[thread], r.f, value, r.key, due), self
+
+    def _due(self, r: Recorded, ctx: Context) -> int | None:
+        """When ``r`` is due: its recorded time; for a fault aimed at a thread's op, not
+        before that thread has begun that op and is as far into it as it was (None: it has
+        not begun it yet, and still may)."""
+        assert self.start is not None
+        due = self.start + r.at
+        if r.after is not None and self.freed and r.thread in self.freed:
+            due = max(due, self.freed[r.thread] + r.after)
+        if r.victim is None or r.during is None or r.victim not in self.index:
+            return due
+        i = self.index[r.victim]
+        if self.done[i] <= r.during:
+            return None if r.victim in ctx.all_threads else due
+        if self.done[i] == r.during + 1 and self.since and r.victim in self.since:
+            return max(due, self.since[r.victim] + r.into)
+        return due
+
+    def ended(self, now: int) -> frozenset[Thread]:
+        """The threads whose recording has ended by ``now`` (run clock) and that have
+        invoked all of theirs: the runner stops their workers, as the recording's run
+        stopped them, letting go of what they held."""
+        if self.ends is None or self.start is None:
+            return frozenset()
+        return frozenset(
+            t
+            for t, queue, i in zip(self.threads, self.queues, self.done, strict=True)
+            if i >= len(queue) and t in self.ends and now >= self.start + self.ends[t]
+        ) | frozenset(
+            t for t, at in self.ends.items() if t not in self.index and now >= self.start + at
+        )
 
     def update(self, ctx: Context, event: Op) -> Any:
         if event.type != "invoke":
-            return self
+            thread = ctx.process_thread(event.process)
+            if thread is None:
+                return self
+            return replace(self, freed={**(self.freed or {}), thread: event.time})
         i = self.index.get(ctx.process_thread(event.process), -1)  # type: ignore[arg-type]
         if (
             i < 0
@@ -72,17 +131,24 @@ class Replay:
             or self.queues[i][self.done[i]].f != event.f
         ):
             return self  # not one of ours
-        return replace(self, done=(*self.done[:i], self.done[i] + 1, *self.done[i + 1 :]))
+        since = {**(self.since or {}), self.threads[i]: event.time}
+        done = (*self.done[:i], self.done[i] + 1, *self.done[i + 1 :])
+        return replace(self, done=done, since=since)
 
     def reseed(self, seed: int) -> Replay:
         """Nothing random to reseed: the recording decides everything."""
         return self
 
 
-def replay(recorded: Iterable[Recorded], start: int | None = None, first: int = 0) -> Replay:
+def replay(
+    recorded: Iterable[Recorded],
+    start: int | None = None,
+    first: int = 0,
+    ends: Mapping[Thread, int] | None = None,
+) -> Replay:
     """The generator of ``recorded`` invocations (in time order per thread), each not
     before ``start + at`` ns on the run clock (``Replay``: ``start`` None counts from the
-    first ``op()``, ``first`` ns earlier)."""
+    first ``op()``, ``first`` ns earlier; ``ends``: when each thread's recording ended)."""
     queues: dict[Thread, list[Recorded]] = {}
     for r in sorted(recorded, key=lambda r: r.at):
         queues.setdefault(r.thread, []).append(r)
@@ -94,4 +160,5 @@ def replay(recorded: Iterable[Recorded], start: int | None = None, first: int = 
         (0,) * len(threads),
         start,
         first,
+        ends,
     )

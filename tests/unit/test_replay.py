@@ -3,6 +3,7 @@ each thread, at their recorded times; the rerun command line of a run's options.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -195,3 +196,204 @@ def test_faults_are_aimed_at_the_nodes_they_hit_on_their_own_target_only() -> No
     rec = Recording(Path("x"), RunOptions.of(target="etcd"), (), tuple(faults), tuple(aimed))
     assert rec.on("etcd").faults == tuple(aimed)
     assert rec.on("zookeeper").faults == tuple(faults)  # other nodes there: as asked
+
+
+# --- issue 30: a replay aims its faults at what they hit, ends its threads where the
+# recording ended, and says how late it was and why ---
+
+
+def test_a_client_fault_is_aimed_at_the_thread_it_hit_on_any_target() -> None:
+    """The recorded pause of process 4 (thread 1 of 3), asked for the ``holder`` and found
+    it 2.5 s later: replayed at process 4's thread, when it took effect, on its own target
+    and on another (client processes are the harness's, not the cluster's)."""
+    from core.ops import Op
+    from harness.replay import Recording, recorded
+
+    ops = [
+        Op(0, 1_000, "nemesis", "invoke", "start-client-pause", {"target": "holder"}),
+        Op(1, 2_501_000, "nemesis", "ok", "start-client-pause", {"processes": [4], "pids": [9]}),
+        Op(2, 3_000_000, "nemesis", "invoke", "start-kill", {"target": "one"}),
+        Op(3, 3_400_000, "nemesis", "ok", "start-kill", {"target": "one", "nodes": ["n3"]}),
+    ]
+    _, faults, aimed = recorded(ops, start_ns=0, concurrency=3)
+    assert aimed[0] == Recorded("nemesis", 2_501_000, "start-client-pause", {"target": 4}, victim=1)
+    assert aimed[1].at == 3_000_000 and aimed[1].value == {"target": "n3"}  # no wait: as asked
+    rec = Recording(Path("x"), RunOptions.of(target="sim"), (), tuple(faults), tuple(aimed))
+    assert rec.on("sim").faults == tuple(aimed)
+    assert rec.on("etcd").faults == (aimed[0], faults[1])  # another cluster's nodes differ
+
+
+def test_a_client_fault_hits_whichever_process_runs_its_thread_now() -> None:
+    """Thread 0's first op ended info, so process 2 runs it when the pause is due: the
+    pause is aimed at process 2, not at the recorded process 0 (gone)."""
+    recorded = [
+        Recorded(0, 0, "write", 1),
+        Recorded(0, 5 * MS, "write", 2),
+        Recorded("nemesis", 10 * MS, "start-client-pause", {"target": 0}, victim=0),
+    ]
+    history = gen.simulate(
+        replay(recorded, start=0),
+        2,
+        latency=1 * MS,
+        complete=lambda op: "info" if op.value == 1 else "ok",
+    )
+    pause = [o for o in history if o.f == "start-client-pause" and o.type == "invoke"]
+    assert pause[0].value == {"target": 2}
+
+
+def test_a_client_fault_waits_for_the_op_it_hit_and_as_far_into_it() -> None:
+    """Recorded: thread 0's second op (a write) began at 10 ms and the pause hit it 3 ms
+    in. Replayed with thread 0's first op answered at 40 ms (later than recorded), the
+    pause is issued 3 ms into the write, at 43 ms, not at its recorded 13 ms while the
+    thread was still in its first op."""
+    recorded = [
+        Recorded(0, 0, "acquire"),
+        Recorded(0, 10 * MS, "write"),
+        Recorded("nemesis", 13 * MS, "start-client-pause", {"target": 0}, victim=0, during=1,
+                 into=3 * MS),
+    ]  # fmt: skip
+    history = gen.simulate(
+        replay(recorded, start=0), 1, latency=lambda op: 40 * MS if op.f == "acquire" else MS
+    )
+    assert [(o.f, o.time // MS) for o in history if o.type == "invoke"] == [
+        ("acquire", 0),
+        ("write", 40),
+        ("start-client-pause", 43),
+    ]
+
+
+def test_a_fault_started_late_still_lasts_its_recorded_time() -> None:
+    """The pause's start waited for its victim's op until 40 ms (recorded: 13 ms); its
+    stop, recorded 100 ms after the start took effect, comes 100 ms after the late start,
+    not at its recorded 113 ms (a pause cut to 73 ms)."""
+    recorded = [
+        Recorded(0, 0, "acquire"),
+        Recorded(0, 10 * MS, "write"),
+        Recorded("nemesis", 13 * MS, "start-client-pause", {"target": 0}, victim=0, during=1),
+        Recorded("nemesis", 113 * MS, "stop-client-pause", after=100 * MS),
+    ]
+    history = gen.simulate(
+        replay(recorded, start=0), 1, latency=lambda op: 40 * MS if op.f == "acquire" else 0
+    )
+    nemesis = [(o.f, o.time // MS) for o in history if o.process == "nemesis"]
+    assert nemesis == [
+        ("start-client-pause", 40),
+        ("start-client-pause", 40),
+        ("stop-client-pause", 140),
+        ("stop-client-pause", 140),
+    ]
+
+
+def test_the_op_a_client_fault_hit_is_recorded() -> None:
+    from core.ops import Op
+    from harness.replay import recorded
+
+    ops = [
+        Op(0, 0, 1, "invoke", "acquire"),
+        Op(1, 5 * MS, 1, "ok", "acquire"),
+        Op(2, 6 * MS, 1, "invoke", "write"),
+        Op(3, 7 * MS, "nemesis", "invoke", "start-client-pause", {"target": "holder"}),
+        Op(4, 60 * MS, "nemesis", "ok", "start-client-pause", {"processes": [1]}),
+    ]
+    aimed = recorded(ops, start_ns=0, concurrency=2)[2]
+    assert (aimed[0].victim, aimed[0].during, aimed[0].into, aimed[0].at) == (
+        1,
+        1,
+        54 * MS,
+        60 * MS,
+    )
+
+
+def test_a_thread_is_ended_once_its_ops_are_done_and_its_recording_has_ended() -> None:
+    r = replay(
+        [Recorded(0, 0, "read"), Recorded(1, 0, "read"), Recorded(1, 50 * MS, "read")],
+        start=0,
+        ends={0: 20 * MS, 1: 20 * MS, 2: 20 * MS},
+    )
+    assert r.ended(10 * MS) == frozenset()
+    r = dataclasses.replace(r, done=(1, 1))  # thread 0 done, thread 1 has one op left
+    assert r.ended(30 * MS) == {0, 2}  # thread 2 recorded nothing: ended at the end too
+
+
+def _op(i: int, ms: float, process: object, kind: str, f: str = "read") -> object:
+    from core.ops import Op
+
+    return Op(i, int(ms * MS), process, kind, f)  # type: ignore[arg-type]
+
+
+def test_lateness_tells_what_waited_for_its_thread_from_what_the_harness_issued_late() -> None:
+    """Thread 0's second op is due at 10 ms but its first answered at 200 ms (held by the
+    service); thread 1's op is due at 20 ms and the harness issued it at 120 ms."""
+    from harness.replay import Recording, lateness, lateness_line
+
+    rec = Recording(
+        Path("x"),
+        RunOptions.of(),
+        (Recorded(0, 0, "read"), Recorded(0, 10 * MS, "read"), Recorded(1, 20 * MS, "read")),
+        (),
+    )
+    ops = [
+        _op(0, 0, 0, "invoke"),
+        _op(1, 200, 0, "ok"),
+        _op(2, 201, 0, "invoke"),
+        _op(3, 120, 1, "invoke"),
+    ]
+    ops.sort(key=lambda o: o.time)  # type: ignore[attr-defined]
+    facts = lateness(rec, ops, concurrency=2)  # type: ignore[arg-type]
+    assert (facts["issued"], facts["on_time"], facts["held"], facts["on_cue"]) == (3, 1, 1, 2)
+    assert facts["max_ms"] == 191.0 and facts["latest"]["thread"] == 0
+    line = lateness_line(facts)
+    assert "1 (33%) within 50 ms" in line
+    assert "2 later: 1 waited for their thread's previous op" in line
+    assert "1 issued late by the harness" in line and "below 95%" in line
+
+
+def _write_recording(run: Path, concurrency: int, history: list[dict]) -> None:
+    """A run directory by hand: the lock workload on the sim, ``history`` at times in ms
+    after the workload's start (1 s on the run clock)."""
+    run.mkdir(parents=True)
+    opts = RunOptions.of(
+        target="sim", workload="lock", concurrency=concurrency, seed=3, nemesis=("none",)
+    )
+    test = {"options": opts.to_dict(), "seed": 3, "workload_start_ns": 1_000_000_000}
+    (run / "test.json").write_text(json.dumps(test))
+    lines = [
+        json.dumps({**h, "index": i, "time": 1_000_000_000 + int(h["time"] * MS)})
+        for i, h in enumerate(history)
+    ]
+    (run / "history.jsonl").write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.slow
+def test_a_thread_whose_recording_ends_holding_lets_go_where_it_ended(tmp_path: Path) -> None:
+    """Process 0's last recorded op is an acquire it got; the recording ends at 1.5 s, with
+    process 1's acquire granted then (process 0 let go at the run's end). Replayed, process
+    0's worker closes at 1.5 s (not when the whole replay ends) and process 1 is granted
+    the lock then, not after its 5 s acquire wait."""
+    lock = {"name": "lock-0"}
+    _write_recording(
+        tmp_path / "rec",
+        2,
+        [
+            {"process": 0, "type": "invoke", "f": "acquire", "value": lock, "time": 0},
+            {"process": 0, "type": "ok", "f": "acquire", "value": lock, "time": 5},
+            {"process": 1, "type": "invoke", "f": "acquire", "value": lock, "time": 100},
+            {"process": 1, "type": "ok", "f": "acquire", "value": lock, "time": 1500},
+        ],
+    )
+    out = _harness("run", "--replay", str(tmp_path / "rec"), "-o", str(tmp_path / "b"))
+    assert out.returncode in (0, 2), out.stderr[-2000:]
+    run = (tmp_path / "b" / "latest").resolve()
+    ops = [json.loads(line) for line in (run / "history.jsonl").read_text().splitlines()]
+    got = [o for o in ops if o["process"] == 1 and o["f"] == "acquire"]
+    assert [o["type"] for o in got] == ["invoke", "ok"], got
+    waited_s = (got[1]["time"] - got[0]["time"]) / 1e9
+    assert 1.2 <= waited_s <= 3.0, waited_s  # the recorded end (1.4 s after), not 5 s
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    ended = [e for e in events if e["event"] == "worker-stopped" and e["process"] == 0]
+    assert ended and ended[0]["reason"] == "its recording ended (replay)"
+    closed = [e for e in events if e["event"] == "lease-ended" and e["process"] == 0]
+    assert closed and closed[0]["reason"] == "closed"
+    late = json.loads((run / "test.json").read_text())["replay"]
+    assert late["issued"] == late["recorded"] == 2
+    assert "replay: 2 of 2 recorded invocations issued" in out.stdout
