@@ -445,6 +445,13 @@ def _expired_words(facts: LeaseFacts | None, at: int) -> str:
         )
     if expiry is not None:
         last = expiry - int((facts.bound_ttl or 0) * NS)
+        if facts.rule.lazy:
+            latest = facts.rule.latest(expiry, facts.bound_ttl)
+            return (
+                f"its last renewal was acknowledged at {secs(last)}, so its lease could "
+                f"expire from about {secs(expiry)} and ended by {secs(latest)} at the latest "
+                f"({facts.rule.short()})"
+            )
         return (
             f"its last renewal was acknowledged at {secs(last)}, so its lease expired "
             f"by about {secs(expiry)}"

@@ -22,17 +22,20 @@ From the membership timeline (``checkers.membership``):
   already saw removed (a client on a node cut off from the majority).
 - **recovery**: after a pause ends, the time to the instance's next registration and to
   its first listing again.
+- **moved sessions**: an instance whose session reconnected to another server (its own
+  killed or cut off) kept its registration through the fault: named, with the fault, so a
+  fault that removed no one is not read as a removal the service failed to make.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from checkers.membership import IN_FLIGHT_S, PAUSED, Death, Listing, Timeline, timeline
+from checkers.membership import IN_FLIGHT_S, PAUSED, Death, Listing, Move, Timeline, timeline
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
 from checkers.windows import CRASHES, CUTS_OFF, FREEZES_CLIENT, KILLS_CLIENT
-from checkers.words import NS, plural, secs
+from checkers.words import NS, listing, plural, secs
 
 NAME: Final = "discovery"
 EXPECTED, DURING_FAULT, KEEPALIVE, UNEXPLAINED = (
@@ -76,6 +79,7 @@ def check_record(record: RunRecord) -> CheckResult:
         "false_removals": len(unexpected),
         "stale_listings": stale_listings(t),
         "abandoned": {m: at for m, at in t.abandoned.items()},
+        "session_moves": [_move_dict(t, m) for m in t.moves],
     }
     return CheckResult(NAME, valid, summary, details)
 
@@ -245,6 +249,41 @@ def stale_listings(t: Timeline) -> list[dict[str, Any]]:
     return out
 
 
+def _move_dict(t: Timeline, m: Move) -> dict[str, Any]:
+    return {
+        "member": m.member,
+        "time": m.time,
+        "from": m.was,
+        "to": m.server,
+        "connection_lost": m.lost,
+        "sentence": move_sentence(t, m),
+    }
+
+
+def move_sentence(t: Timeline, m: Move) -> str:
+    """``i3's session moved from n1 to n2 at 12.345 s (its connection lost at 11.9 s,
+    during ...): the session, and its registration, lived on``."""
+    lo = m.lost if m.lost is not None else m.time
+    fault = next((w for w in t.windows if w.overlaps(lo, m.time)), None)
+    why = [f"its connection lost at {secs(m.lost)}"] if m.lost is not None else []
+    why += [f"during {fault.describe()}"] if fault is not None else []
+    said = f" ({', '.join(why)})" if why else ""
+    return (
+        f"{m.member}'s session moved from {m.was} to {m.server} at {secs(m.time)}{said}: "
+        "the session, and its registration, lived on"
+    )
+
+
+def _moves_sentence(t: Timeline) -> str:
+    """The moved sessions, the first few in full."""
+    shown = [move_sentence(t, m) for m in t.moves[:3]]
+    more = len(t.moves) - len(shown)
+    text = "; ".join(shown) + (f"; and {plural(more, 'more move')}" if more else "")
+    members = sorted({m.member for m in t.moves})
+    head = f"{plural(len(t.moves), 'session move')} ({listing(members)}): "
+    return head + text + "."
+
+
 def _on(node: str | None) -> str:
     return f" (asking {node})" if node else ""
 
@@ -283,4 +322,6 @@ def _summary(
         parts.append(
             f"{plural(len(unexpected), 'live instance')} dropped ({unexpected[0]['cause']})."
         )
+    if t.moves:
+        parts.append(_moves_sentence(t))
     return " ".join(parts)

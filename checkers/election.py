@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from checkers.anomalies import KEY, Invocations, lead_with
+from checkers.expiry import expiry_rule
 from checkers.fencing import (
     anomaly_paragraphs,
     distinct_count,
@@ -46,7 +47,15 @@ def check_record(record: RunRecord) -> CheckResult:
     history = record.history
     windows = record_windows(record)
     service = list(record.service_events)
-    found = analyse(record.resource_log, history, record.events, service, windows, ELECTION)
+    found = analyse(
+        record.resource_log,
+        history,
+        record.events,
+        service,
+        windows,
+        ELECTION,
+        expiry_rule(record.test),
+    )
     index = Invocations(history)
     j = judge(found, index)
     grants = number_grants(found.held, service_grants(service, ELECTION), found.leases)

@@ -2,13 +2,16 @@
 
 Reads the history (``acquire`` and ``release`` operations) and the client events the herd
 workload's waiters record (``workloads.herd``): ``herd-notified``, one per notification
-delivered to a client, ``herd-failed``, one per attempt that did not give the lock, and
-``herd-acquire``, the sums of one acquire (requests sent). A *handoff* is a grant that
-followed another holding: every ok acquire but the first. Per handoff, counted up to the
-last grant:
+delivered to a client, ``herd-session-event``, one per watch the client's own connection
+fired, ``herd-failed``, one per attempt that did not give the lock, and ``herd-acquire``,
+the sums of one acquire (requests sent). A *handoff* is a grant that followed another
+holding: every ok acquire but the first. Per handoff, counted up to the last grant:
 
 - **notifications** delivered to clients: about N - 1 when every waiter watches the lock
-  (each release wakes them all), about 1 when each watches its predecessor;
+  (each release wakes them all), about 1 when each watches its predecessor. The **session
+  events** are counted apart, in all: a ZooKeeper client fires every watch of its
+  connection when its server dies, which says nothing about the lock, and folded into the
+  notifications they made a server kill look like a herd;
 - **failed attempts**: tries and checks that did not give the lock;
 - **requests** the waiters sent while acquiring, and their rate over the run;
 - **handoff latency**: from the invocation of a release to the completion of the next
@@ -22,7 +25,7 @@ when the run had none to measure (fewer than two waiters, or no lock changed han
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, Final
 
@@ -34,6 +37,9 @@ from checkers.words import NS, plural
 NAME: Final = "herd"
 NOTIFIED: Final = "herd-notified"
 """The client event of one notification delivered to a waiter."""
+SESSION_EVENT: Final = "herd-session-event"
+"""The client event of one watch fired by the waiter's own connection (its server lost,
+its session moved or expired), not by a change of the lock."""
 FAILED: Final = "herd-failed"
 """The client event of one attempt or check that did not give the lock."""
 ACQUIRE: Final = "herd-acquire"
@@ -56,6 +62,9 @@ class HerdMetrics:
     latencies_ns: tuple[int, ...]
     after_last_grant: dict[str, int]
     """What came after the last grant, left out of the counts per handoff."""
+    session_events: int = 0
+    """Watches the waiters' own connections fired (in all: no handoff caused them)."""
+    session_events_by_process: dict[str, int] = field(default_factory=dict)
 
     def per_handoff(self, count: int) -> float | None:
         return count / self.handoffs if self.handoffs else None
@@ -75,6 +84,8 @@ class HerdMetrics:
             "requests_per_handoff": self.per_handoff(self.requests),
             "requests_per_s": self.requests / self.duration_s if self.duration_s > 0 else None,
             "notifications_by_process": self.notifications_by_process,
+            "session_events": self.session_events,
+            "session_events_by_process": self.session_events_by_process,
             "handoff_latency_s": {**quantiles, "max": lat[-1] / NS} if lat else None,
             "after_last_grant": self.after_last_grant,
         }
@@ -120,6 +131,7 @@ def herd_metrics(record: RunRecord) -> HerdMetrics:
 
     notified, late_notified = before_last(NOTIFIED)
     failed, late_failed = before_last(FAILED)
+    sessions = [e for e in record.events if e.get("event") == SESSION_EVENT]
     sums = [e for e in record.events if e.get("event") == ACQUIRE]
     if not failed and not late_failed:
         failed_attempts = sum(int(e.get("failed_attempts", 0)) for e in sums)
@@ -134,12 +146,17 @@ def herd_metrics(record: RunRecord) -> HerdMetrics:
         failed_attempts=failed_attempts,
         requests=sum(int(e.get("requests", 0)) for e in sums),
         duration_s=(max(times) - min(times)) / NS if times else 0.0,
-        notifications_by_process=dict(
-            sorted(Counter(str(e.get("process")) for e in notified).items())
-        ),
+        notifications_by_process=_by_process(notified),
         latencies_ns=tuple(handoff_latencies(record)),
         after_last_grant={"notifications": late_notified, "failed_attempts": late_failed},
+        session_events=len(sessions),
+        session_events_by_process=_by_process(sessions),
     )
+
+
+def _by_process(events: list[dict[str, Any]]) -> dict[str, int]:
+    """How many of ``events`` each process recorded, by process."""
+    return dict(sorted(Counter(str(e.get("process")) for e in events).items()))
 
 
 def check_record(record: RunRecord) -> CheckResult:
@@ -164,6 +181,13 @@ def summary(m: HerdMetrics, details: dict[str, Any]) -> str:
     )
     if details["requests_per_s"] is not None:
         text += f" ({details['requests_per_s']:.0f} requests/s)"
+    if m.session_events:
+        text += (
+            f"; apart from the notifications, "
+            f"{plural(m.session_events, 'watch fired', 'watches fired')} by the waiters' own "
+            f"connections (a server lost, a session moved or "
+            f"expired: no handoff's doing, {plural(len(m.session_events_by_process), 'waiter')})"
+        )
     latency = details["handoff_latency_s"]
     if latency:
         text += (

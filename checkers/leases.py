@@ -18,6 +18,10 @@ earlier than ``s``, so the service's deadline was at least ``s + ttl``: the leas
 was at most ``received + ttl`` if nothing renewed it later. The service's log is exact:
 the lease was alive by its own account from its grant until it logged the lease's end
 (``service_alive``).
+
+A service may keep a lease past its deadline by a documented rule (``checkers.expiry``:
+Consul's sessions end up to twice their TTL after the last renewal): each lease's facts
+carry the run's rule, and the latest end is the rule's (``expiry_window``, ``end_bounds``).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from checkers.expiry import AT_DEADLINE, ExpiryRule
 from core.ops import Process
 
 _NS = 1_000_000_000
@@ -49,6 +54,7 @@ class LeaseFacts:
     ended_at: int | None = None  # service: when it logged the lease's end
     ended_by: str | None = None  # service: "expired" or "revoked"
     deadline: int | None = None  # service: the deadline that passed, for "expired"
+    rule: ExpiryRule = AT_DEADLINE  # the run's: how late past its deadline a lease may end
 
     @property
     def has_service_account(self) -> bool:
@@ -125,14 +131,24 @@ class LeaseFacts:
         estimate = self.expiry(before)
         return (estimate, "client") if estimate is not None else (None, "none")
 
+    def expiry_window(self, before: int | None = None) -> tuple[int | None, int | None, str]:
+        """``(earliest, latest, source)``: ``best_expiry`` and the latest end the service's
+        rule allows after it (the same instant by the plain rule, or when the service's
+        own log says when it ended)."""
+        expiry, source = self.best_expiry(before)
+        if expiry is None or source == "service":
+            return expiry, expiry, source
+        return expiry, self.rule.latest(expiry, self.bound_ttl), source
+
     def end_bounds(self) -> tuple[int, int | None] | None:
         """When the lease ended, as ``(earliest, latest)`` ns (latest None: not before
         the end of the run); None when nothing was recorded about it.
 
         The service's log is exact (an expiry between its deadline and the log line, a
         revocation at its log line). Without it, an acknowledged lease ended between the
-        last renewal's send time + TTL and its arrival + TTL, or earlier when the client
-        let it go (a revoke sent when it released or closed may free it from then on)."""
+        last renewal's send time + TTL and its arrival + TTL (or the latest end the
+        service's rule allows after that), or earlier when the client let it go (a revoke
+        sent when it released or closed may free it from then on)."""
         if self.ended_at is not None:
             lo = self.deadline if self.ended_by == "expired" and self.deadline else self.ended_at
             return min(lo, self.ended_at), self.ended_at
@@ -143,21 +159,25 @@ class LeaseFacts:
             return None
         proofs = self.proofs or self.acks
         lo, hi = max(s for s, _ in proofs) + ttl, max(r for _, r in self.acks) + ttl
+        hi = self.rule.latest(hi, self.bound_ttl)
         if self.let_go_at is not None and self.let_go_at < lo:
             lo = self.let_go_at
         return lo, hi
 
 
 def lease_facts(
-    client_events: Iterable[dict[str, Any]], service_events: Iterable[dict[str, Any]] = ()
+    client_events: Iterable[dict[str, Any]],
+    service_events: Iterable[dict[str, Any]] = (),
+    rule: ExpiryRule = AT_DEADLINE,
 ) -> dict[Any, LeaseFacts]:
-    """The facts of every lease mentioned by either source, by lease id."""
+    """The facts of every lease mentioned by either source, by lease id, under the
+    service's expiry ``rule``."""
     out: dict[Any, LeaseFacts] = {}
     for e in client_events:
         lease = e.get("lease")
         if lease is None:
             continue
-        facts = out.setdefault(lease, LeaseFacts())
+        facts = out.setdefault(lease, LeaseFacts(rule=rule))
         if e.get("ttl") is not None:
             facts.ttl = float(e["ttl"])
         facts.process = e.get("process", facts.process)
@@ -188,7 +208,7 @@ def lease_facts(
         lease, kind = e.get("lease"), e.get("event")
         if lease is None or kind not in _SERVICE_LEASE_EVENTS:
             continue
-        facts = out.setdefault(lease, LeaseFacts())
+        facts = out.setdefault(lease, LeaseFacts(rule=rule))
         if e.get("ttl") is not None and facts.ttl is None:
             facts.ttl = float(e["ttl"])
         if kind in ("lease-granted", "lease-renewed"):

@@ -12,12 +12,16 @@ discovery client saw, read from the history and the fault windows.
   apart; no verdict rests on it.
 - A *listing* is one ``list`` op that succeeded: when it was asked, when it answered,
   the node and the members.
+- A *move* is a member's session that reconnected to another server than it was connected
+  to (the instance's ``session-state`` event ``CONNECTED`` with ``server`` and ``was``,
+  ``workloads.lease``): the session, and the registration on it, lived on through the loss
+  of its server (a ZooKeeper server killed or cut off from its ensemble).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from checkers.record import RunRecord
@@ -56,6 +60,18 @@ class Listing:
     members: frozenset[str]
 
 
+@dataclass(frozen=True, slots=True)
+class Move:
+    """A member's session moved from server ``was`` to ``server`` at ``time``; ``lost``:
+    when its connection was lost before it (its client said ``SUSPENDED``; None: not said)."""
+
+    member: str
+    time: int
+    was: str
+    server: str
+    lost: int | None
+
+
 @dataclass(frozen=True)
 class Timeline:
     """What a registry run recorded, by member."""
@@ -76,6 +92,7 @@ class Timeline:
     grace: float | None
     end: int
     """The time of the last recorded op (ns)."""
+    moves: list[Move] = field(default_factory=list)
 
     @property
     def deadline_s(self) -> float | None:
@@ -138,7 +155,29 @@ def timeline(record: RunRecord) -> Timeline:
         ttl,
         grace,
         end,
+        moves(record.events, set(process_of)),
     )
+
+
+def moves(events: Sequence[dict[str, Any]], members: set[str]) -> list[Move]:
+    """The moves of the ``members``' sessions, in time order (see the module docstring)."""
+    out: list[Move] = []
+    lost: dict[tuple[str, Any], int] = {}
+    states = (e for e in events if e.get("event") == "session-state" and e.get("lock") in members)
+    for e in sorted(states, key=lambda e: _time(e.get("time"))):
+        member, key = str(e["lock"]), (str(e["lock"]), e.get("lease"))
+        if e.get("state") == "SUSPENDED":
+            lost.setdefault(key, _time(e.get("time")))
+        elif e.get("state") == "CONNECTED":
+            was, server = e.get("was"), e.get("server")
+            since = lost.pop(key, None)
+            if isinstance(was, str) and isinstance(server, str) and was != server:
+                out.append(Move(member, _time(e.get("time")), was, server, since))
+    return out
+
+
+def _time(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _dict(value: Any) -> dict[str, Any]:

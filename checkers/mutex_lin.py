@@ -13,7 +13,8 @@ every correct run with a client pause would be reported non-linearizable. So, ho
 release sent while its lease was surely alive, the history gets a ``release`` by the
 holder whose interval is the window in which the lease ended
 (``checkers.leases.LeaseFacts.end_bounds``: exact from the service's own log when it keeps
-one; else from the last acknowledged keepalive: sent + TTL to received + TTL); the
+one; else from the last acknowledged keepalive: sent + TTL to received + TTL, or to the
+latest end the service's documented rule allows, ``checkers.expiry``); the
 holder's own late release, if any, is folded into that window (the lock was freed by
 whichever came first). The search may place the release anywhere in the window, no
 earlier: a service that granted the lock while the lease was still valid (the sim's
@@ -38,6 +39,7 @@ from typing import Any, Final
 
 from checkers import linearizability
 from checkers.anomalies import KEY
+from checkers.expiry import AT_DEADLINE, ExpiryRule, expiry_rule
 from checkers.holdings import LOCK, Holding, Terms, holdings
 from checkers.leases import LeaseFacts, lease_facts
 from checkers.record import RunRecord
@@ -65,10 +67,12 @@ def with_lease_ends(
     events: Iterable[dict[str, Any]] = (),
     service_events: Iterable[dict[str, Any]] = (),
     terms: Terms = LOCK,
+    rule: ExpiryRule = AT_DEADLINE,
 ) -> LeaseEnds:
     """The take/give operations of ``history`` with each lost lease as a release at its
-    end (see the module docstring), keyed by lock name when there are several locks."""
-    leases = lease_facts(events, service_events)
+    end (see the module docstring; by the latest the service's expiry ``rule`` allows),
+    keyed by lock name when there are several locks."""
+    leases = lease_facts(events, service_events, rule)
     everything = holdings(history, terms)
     ops: list[tuple[int, int, Op]] = []  # (time, tie-break, op)
     names = {
@@ -125,7 +129,12 @@ DEFAULT_TIME_LIMIT: Final = 60.0
 def check_record(record: RunRecord) -> CheckResult:
     """Check a lock run's lease-aware acquire/release history against the mutex model,
     within the check's time limit."""
-    ends = with_lease_ends(record.history, record.events, record.service_events)
+    ends = with_lease_ends(
+        record.history,
+        record.events,
+        record.service_events,
+        rule=expiry_rule(record.test),
+    )
     r = linearizability.check(
         ends.history, MODEL, record.time_limit(DEFAULT_TIME_LIMIT), budget=record.limits.budget
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from checkers.expiry import ExpiryRule
 from checkers.holdings import Terms
 from checkers.overlaps import Analysis, Group, StaleWrite
 from checkers.words import listing, plural, secs, span
@@ -59,18 +60,40 @@ def _handover_words(g: Group, t: Terms) -> str:
         if h["lease_expiry_source"] == "service"
         else (f", estimated from keepalives at {secs(h['lease_expiry'])}")
     )
-    if delay >= 0:
-        granted = f"granted again {delay:.3f} s after the lease expired{expiry}"
-    else:
-        granted = f"granted again {-delay:.3f} s before the lease would have expired{expiry}"
     late = (
         f"its last write arrived {danger:.3f} s after the expiry"
         if danger
         else "no write of it arrived after the expiry"
     )
+    danger_words = f"danger window {danger or 0:.3f} s ({late}). "
+    rule = h.get("expiry_rule")
+    if rule is not None:
+        return f"{_by_rule(h, ExpiryRule(**rule), t)}; {danger_words}"
+    if delay >= 0:
+        granted = f"granted again {delay:.3f} s after the lease expired{expiry}"
+    else:
+        granted = f"granted again {-delay:.3f} s before the lease would have expired{expiry}"
+    return f"Handover delay {delay:.3f} s (the {t.prize} was {granted}); {danger_words}"
+
+
+def _by_rule(h: dict[str, Any], rule: ExpiryRule, t: Terms) -> str:
+    """The handover measured by the service's documented expiry rule: where the grant
+    came in the window from the lease's deadline to the rule's latest end, the rule cited."""
+    delay, after = h["handover_delay_s"], h["after_expiry_s"]
+    deadline = (
+        f"the lease's deadline (last renewal + TTL, estimated from keepalives at "
+        f"{secs(h['lease_expiry'])})"
+    )
+    latest = f"the rule's latest end at {secs(h['lease_expiry_latest'])}"
+    if delay > 0:
+        where = f"{after:.3f} s after {deadline}, {delay:.3f} s after {latest}"
+    elif delay < 0:
+        where = f"{-after:.3f} s before {deadline}"
+    else:
+        where = f"{after:.3f} s after {deadline}, by {latest}: within the rule, no delay"
     return (
-        f"Handover delay {delay:.3f} s (the {t.prize} was {granted}); danger window "
-        f"{danger or 0:.3f} s ({late}). "
+        f"Handover delay {delay:.3f} s by {rule.words()}: the {t.prize} was granted again at "
+        f"{secs(h['next_acquired'])}, {where}"
     )
 
 

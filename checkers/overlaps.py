@@ -16,9 +16,13 @@ explain it). From a run's records:
   write arrived (``unfenced``, ``superseded``);
 - **handovers**: for each holding that ended without a release and was followed by
   another holder: the lease expiry (the service's logged deadline when it keeps a log, else
-  the last acknowledgement + TTL), the *danger window* (the stale holder's last write
-  arrival minus the expiry, or 0) and the *handover delay* (the next grant minus the
-  expiry).
+  the last acknowledgement + TTL) and the latest end the service's documented rule allows
+  after it (``checkers.expiry``: the same instant but for a service that may keep a lease
+  past its deadline, as Consul up to twice its TTL), the *danger window* (the stale
+  holder's last write arrival minus the expiry, or 0) and the *handover delay*: how far
+  the next grant came outside the rule's window (after its latest end, or before the
+  expiry, negative; 0 within it), beside the next grant minus the expiry
+  (``after_expiry_s``).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from checkers.classify import (
     classify_takeover,
     lease_kind,
 )
+from checkers.expiry import AT_DEADLINE, ExpiryRule
 from checkers.holdings import (
     Holding,
     Terms,
@@ -145,12 +150,14 @@ def analyse(
     service_events: Iterable[dict[str, Any]],
     windows: Sequence[FaultWindow],
     terms: Terms,
+    rule: ExpiryRule = AT_DEADLINE,
 ) -> Analysis:
-    """Read holdings, leases and writes and find overlaps, stale writes and handovers."""
+    """Read holdings, leases and writes and find overlaps, stale writes and handovers;
+    ``rule``: when the service ends a lease no one renews (``checkers.expiry``)."""
     service = list(service_events)
     writes = sorted(resource_log, key=lambda w: int(w["time"]))
     events = list(events)
-    leases = lease_facts(events, service)
+    leases = lease_facts(events, service, rule)
     everything = holdings(history, terms, late_completions(events))
     end_at_loss(everything, leases)
     held = [h for h in everything if h.definite]
@@ -344,7 +351,7 @@ def _handover(
         return None
     nxt = nexts[0]
     facts = leases.get(h.lease, LeaseFacts())
-    expiry, source = facts.best_expiry(before=nxt.taken)
+    expiry, latest, source = facts.expiry_window(before=nxt.taken)
     arrivals = [int(w["time"]) for w in own_writes(h, held, writes)]
     late = [a for a in arrivals if expiry is not None and a > expiry]
     t: Takeover = takeover(h, nxt.taken)
@@ -355,13 +362,24 @@ def _handover(
         "lease": h.lease,
         "ended_by": h.ended_by,
         "lease_expiry": expiry,
+        "lease_expiry_latest": latest,
         "lease_expiry_source": source,
+        "expiry_rule": facts.rule.to_dict() if latest != expiry else None,
         "last_write_arrival": max(arrivals) if arrivals else None,
         "danger_window_s": None if expiry is None else seconds(max(late) - expiry) if late else 0.0,
         "next_process": nxt.process,
         "next_token": nxt.number,
         "next_acquired": nxt.taken,
-        "handover_delay_s": None if expiry is None else seconds(nxt.taken - expiry),
+        "after_expiry_s": None if expiry is None else seconds(nxt.taken - expiry),
+        "handover_delay_s": _outside(nxt.taken, expiry, latest),
         "kind": t.kind,
         "classification": t.classification.to_dict(),
     }
+
+
+def _outside(t: int, lo: int | None, hi: int | None) -> float | None:
+    """How far ``t`` is outside ``[lo, hi]`` in seconds: after ``hi`` positive, before
+    ``lo`` negative, 0 within (None: no window)."""
+    if lo is None or hi is None:
+        return None
+    return seconds(t - hi if t > hi else t - lo if t < lo else 0)

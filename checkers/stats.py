@@ -15,8 +15,11 @@
 
 The verdict is about what the run can prove, not about speed. A fault window in which no
 client operation succeeded proves nothing about that fault: every other checker would
-pass it vacuously. Such a run is ``unknown`` unless the user accepts it (test options
-``accept_unavailable``: true), which makes it valid with the fact said out loud. A
+pass it vacuously. A run in which every window of a kind of fault asked for was such a
+window did not test that fault: it is ``unknown`` unless the user accepts it (test options
+``accept_unavailable``: true), which makes it valid with the fact said out loud. A silent
+window of a fault that another window of the same kind did test (the last partition
+of a run, started as the workload ended) is said, and the verdict stands. A
 crash is the exception: a service whose every node serving the clients was killed (the
 one-node sim) cannot answer until the restart, and what a crash tests is what the restarted
 service still knows, so a crash window (``kill``) is proven by an operation that succeeded after
@@ -119,11 +122,13 @@ def check_record(record: RunRecord) -> CheckResult:
     pairs = history.client_ops().pairs()
     run_end = history[-1].time if len(history) else 0
     avail = availability(pairs, windows, run_end)
-    silent = [
-        r
+    proven = [
+        r["ok_ops"] > 0 or _served_after(w, pairs)
         for r, w in zip(avail["windows"], windows, strict=True)
-        if r["ok_ops"] == 0 and not _served_after(w, pairs)
     ]
+    silent = [r for r, p in zip(avail["windows"], proven, strict=True) if not p]
+    tested = {r["kind"] for r, p in zip(avail["windows"], proven, strict=True) if p}
+    unproven = [r for r in silent if r["kind"] not in tested]
     completed = sum(1 for p in pairs if p.completion is not None)
     ok = sum(1 for p in pairs if p.type == "ok")
     refused = sum(1 for p in pairs if refused_by_design(p.completion))
@@ -141,12 +146,15 @@ def check_record(record: RunRecord) -> CheckResult:
     if completed == 0:
         valid = UNKNOWN
         head += " No client operation completed: this run proves nothing."
-    elif silent:
-        which = listing(f"{r['kind']} from {secs(r['start'])}" for r in silent)
-        those = "that fault" if len(silent) == 1 else "those faults"
+    else:
+        head += _silent_but_tested([r for r in silent if r["kind"] in tested])
+    if completed and unproven:
+        which = listing(f"{r['kind']} from {secs(r['start'])}" for r in unproven)
+        those = "that fault" if len(unproven) == 1 else "those faults"
         fact = (
-            f" No operation succeeded during {plural(len(silent), 'fault window')} "
-            f"({which}): the run proves nothing about {those}"
+            f" No operation succeeded during {plural(len(unproven), 'fault window')} "
+            f"({which}), and no other window of {those}: the run proves nothing about "
+            f"{those}"
         )
         if accept_unavailable:
             head += fact + ", which the test accepts (accept_unavailable)."
@@ -164,9 +172,22 @@ def check_record(record: RunRecord) -> CheckResult:
             "latency": latencies(pairs),
             "throughput": throughput(pairs),
             "availability": avail,
-            "unproven_faults": [{k: r[k] for k in ("kind", "start", "end")} for r in silent],
+            "unproven_faults": [{k: r[k] for k in ("kind", "start", "end")} for r in unproven],
+            "silent_windows": [{k: r[k] for k in ("kind", "start", "end")} for r in silent],
             "accept_unavailable": accept_unavailable,
         },
+    )
+
+
+def _silent_but_tested(rows: list[dict[str, Any]]) -> str:
+    """`` No operation succeeded during partition from 23.0 s; other windows of that
+    fault tested it.`` ('' for none)."""
+    if not rows:
+        return ""
+    which = listing(f"{r['kind']} from {secs(r['start'])}" for r in rows)
+    return (
+        f" No operation succeeded during {plural(len(rows), 'fault window')} ({which}); "
+        "other windows of the same fault tested it."
     )
 
 

@@ -20,15 +20,21 @@ re-reads (or is promised every change); for one that trusts the notification's v
 without re-reading (``--watch-mode payload``) it is the expected consequence, shown with
 its counts. Changes that completed within ``SETTLE_NS`` of a watcher's last report are
 not owed yet. No watcher, no committed write, or no watcher left at the end: unknown.
+
+A change missed, repeated or reordered is looked up in the service's own record of the
+keys, read back at the end of the run where the target reads one (``checkers.watch_record``:
+etcd's history with its revisions and compaction revision) before anyone is blamed: when
+the service holds it once, the cause named is our watcher client, not the service.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult
+from checkers.watch_record import Finding, ServiceRecord, blame, cause_of, read_record
 from checkers.watch_streams import (
     EVERY_CHANGE,
     SETTLE_NS,
@@ -72,10 +78,14 @@ class Watcher:
     settled: bool = False
     """Whether it still reported once the writes were over (its final values count)."""
     examples: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    """The changes it missed (every-change delivery), got twice or out of order."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, record: ServiceRecord | str | None = None) -> dict[str, Any]:
+        """As JSON, each finding with what the service's record says of it (``cause``)."""
         d = dict(self.__dict__)
         d["process"] = self.process
+        d["findings"] = [{**asdict(f), "cause": cause_of(record, f)} for f in self.findings]
         return d
 
 
@@ -113,9 +123,11 @@ def follow_stream(s: Stream, run: WatchRun) -> Watcher:
             elif value in got.get(key, set()):
                 w.duplicates += 1
                 w.examples.append(f"key {key}: {n.get('value')!r} (revision {rev}) delivered again")
+                w.findings.append(Finding("duplicate", key, n.get("value"), rev))
             elif before is not None and rev is not None and rev < before:
                 w.out_of_order += 1
                 w.examples.append(f"key {key}: revision {rev} delivered after {before}")
+                w.findings.append(Finding("out-of-order", key, n.get("value"), rev))
             else:
                 w.delivered += 1
             got.setdefault(key, set()).add(value)
@@ -140,6 +152,8 @@ def follow_stream(s: Stream, run: WatchRun) -> Watcher:
                 w.excused += 1
                 continue
             w.missed += 1
+            if w.delivery == EVERY_CHANGE:
+                w.findings.append(Finding("missed", key, wr.value, wr.revision))
             if w.delivery == EVERY_CHANGE and len(w.examples) < 5:
                 w.examples.append(
                     f"key {key}: change to {wr.value!r} (revision {wr.revision}) never delivered"
@@ -167,10 +181,12 @@ def check_record(record: RunRecord) -> CheckResult:
     """Judge every watcher's deliveries; see the module docstring."""
     run = read_watch_run(record)
     watchers = [follow_stream(s, run) for s in run.streams if s.notes]
+    kept = read_record(record.events)
     details: dict[str, Any] = {
-        "watchers": [w.to_dict() for w in watchers],
+        "watchers": [w.to_dict(kept) for w in watchers],
         "writes": sum(len(ws) for ws in run.writes.values()),
         "compactions_asked": len(run.compactions),
+        "service_record": kept.to_dict() if isinstance(kept, ServiceRecord) else kept,
     }
     if not watchers or not run.writes:
         why = "no watcher reported anything" if not watchers else "no write was committed"
@@ -180,9 +196,11 @@ def check_record(record: RunRecord) -> CheckResult:
     counts = _counts(watchers)
     if bad:
         ex = "; ".join(e for w in bad for e in w.examples[:2])
+        findings = [f for w in bad for f in w.findings]
+        said = blame(kept, findings) if findings else None
         summary = (
             f"{plural(len(bad), 'watcher')} of {len(watchers)} broke its promise: {ex}. {counts}"
-            f" {NOT_BLAMED}"
+            f" {said or NOT_BLAMED}"
         )
         return CheckResult(NAME, False, summary, details)
     if not settled:

@@ -105,7 +105,10 @@ class ServiceRule:
     ``when``: the runs it is about, as flat option names and the values they may have
     (``{"read_mode": ("sync",)}``); empty: every run on the target. ``explains``: the
     kind of anomaly (``checkers.anomalies``) the rule allows, which the checkers then
-    name as its cause, with the run's evidence (``checkers.classify.classify_read``)."""
+    name as its cause, with the run's evidence (``checkers.classify.classify_read``).
+    ``expiry_ttls``: for a rule of when the service ends a lease its holder stopped
+    renewing, the latest end it documents, in TTLs after the last renewal (Consul: 2); the
+    checkers measure a handover by it (``checkers.expiry``)."""
 
     setting: str
     value: str
@@ -114,6 +117,7 @@ class ServiceRule:
     source: str
     when: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     explains: str | None = None
+    expiry_ttls: float | None = None
 
     def applies(self, opts: RunOptions) -> bool:
         """Whether the rule is about a run with these options."""
@@ -132,6 +136,7 @@ class ServiceRule:
             "why": self.why,
             "source": self.source,
             "explains": self.explains,
+            "expiry_ttls": self.expiry_ttls,
         }
 
 

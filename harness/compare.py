@@ -21,6 +21,7 @@ from rich.text import Text
 
 from checkers import guarded
 from checkers.discovery import NAME as DISCOVERY
+from checkers.expiry import ExpiryRule
 from checkers.result import Validity, worst
 from checkers.windows import record_windows
 from core.errors import HarnessError
@@ -43,6 +44,9 @@ class RunMetrics:
     stale_rejected: int
     danger_window_s: float | None
     handover_delay_s: float | None
+    handover_rule: str | None = None
+    """The service's documented expiry rule its handovers were measured by
+    (``checkers.expiry``), in a few words; None: a lease ends at its deadline."""
     detection_s: tuple[float, ...] = ()
     """Service registration: each dead instance's time until every discovery client
     stopped listing it (``checkers.discovery``)."""
@@ -168,7 +172,7 @@ class Cell:
                 f"{self.total('stale_accepted')} accepted, {self.total('stale_rejected')} rejected",
             ),
             ("danger window", secs(self.longest("danger_window_s"))),
-            ("handover delay", secs(self.longest("handover_delay_s"))),
+            ("handover delay", self._handover()),
             ("latency p50/p95/p99", quantiles),
             (
                 "availability",
@@ -192,12 +196,20 @@ class Cell:
             "stale_rejected": self.total("stale_rejected"),
             "danger_window_s": self.longest("danger_window_s"),
             "handover_delay_s": self.longest("handover_delay_s"),
+            "handover_rules": sorted({m.handover_rule for m in self.runs if m.handover_rule}),
             "latency_s": {f"p{round(q * 100)}": stats.latency_quantile(q) for q in QUANTILES},
             "availability_outside_faults": stats.availability_clear,
             "availability_during_faults": stats.availability_in_fault,
             "detection_s": sorted(t for m in self.runs for t in m.detection_s),
             "deliveries": asdict(WatchNumbers.pool(watches)) if watches else None,
         }
+
+    def _handover(self) -> str:
+        """The longest handover delay, and the service's expiry rule it was measured by
+        (a Consul handover within its documented 2 x TTL is no delay)."""
+        rules = sorted({m.handover_rule for m in self.runs if m.handover_rule})
+        delay = secs(self.longest("handover_delay_s"))
+        return f"{delay} ({'; '.join(rules)})" if rules else delay
 
     def _detection(self) -> list[tuple[str, str]]:
         """Detection times of dead instances, when the runs measured any."""
@@ -344,6 +356,7 @@ def run_metrics(run_dir: Path) -> RunMetrics:
         stale_rejected=len(stale.get("stale_rejected") or ()),
         danger_window_s=_max(h.get("danger_window_s") for h in handovers),
         handover_delay_s=_max(h.get("handover_delay_s") for h in handovers),
+        handover_rule=_handover_rule(handovers),
         detection_s=tuple(
             float(t)
             for t in (checkers.get(DISCOVERY) or {}).get("detection_s") or ()
@@ -351,6 +364,15 @@ def run_metrics(run_dir: Path) -> RunMetrics:
         ),
         watch=WatchNumbers.of(checkers),
     )
+
+
+def _handover_rule(handovers: Iterable[Any]) -> str | None:
+    """The expiry rule a run's handovers were measured by, in a few words (None: none)."""
+    for h in handovers:
+        rule = h.get("expiry_rule") if isinstance(h, dict) else None
+        if isinstance(rule, dict) and isinstance(rule.get("ttls"), int | float):
+            return ExpiryRule(float(rule["ttls"]), str(rule.get("target") or "the service")).short()
+    return None
 
 
 def render_matrix_table(matrix: Matrix) -> Table:

@@ -19,7 +19,9 @@ Operations:
   with the node asked; a read changes nothing, so any failure of it is a ``fail``.
 
 The keeper records its lease events (``lease-granted``, ``keepalive``, ``lease-lost``...,
-``workloads.lease``) with the member as their ``lock``.
+``workloads.lease``) with the member as their ``lock``, and so does a backend that reports
+its session's connection (``session-state``: a ZooKeeper session that moved to another
+server when its own was lost, which keeps the registration alive).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from core.options import RunOptions
 from workloads.backoff import Backoff
 from workloads.errors import OpFailed, OpUnknown
 from workloads.factories import Connector, connector
-from workloads.lease import EventLog, KeptLease, Lease, SharedConnection
+from workloads.lease import EventLog, KeptLease, Lease, SharedConnection, record_states
 
 
 class RegistryBackend(Protocol):
@@ -79,6 +81,7 @@ class InstanceClient:
         self.member = f"i{ctx.process}"
         self.backend = connect()
         self.events = EventLog(ctx)
+        record_states(self.backend, self.events, self.member)
         self.session: KeptLease | None = None
         self.backoff = Backoff(seed=ctx.process)
 

@@ -13,15 +13,17 @@ first): the notification says something changed, never that the lock is free.
 
 What an acquire cost is kept in a ``Tally`` the target's backend fills in: every
 notification delivered to the client (recorded at once as a ``herd-notified`` client
-event, with what it was about), every attempt that did not give the lock (a create that
-found the lock taken, a check that found a predecessor: a ``herd-failed`` event), every
-request sent. At the end of the acquire, granted or not, one ``herd-acquire`` event sums
-them up::
+event, with what it was about), apart from it every watch the client's own connection
+fired (its server lost or its session moved: a ``herd-session-event``, which no handoff
+caused), every attempt that did not give the lock (a create that found the lock taken, a
+check that found a predecessor: a ``herd-failed`` event), every request sent. At the end
+of the acquire, granted or not, one ``herd-acquire`` event sums them up::
 
     {"event": "herd-notified", "lock": NAME, "recipe": R, "about": TEXT}
+    {"event": "herd-session-event", "lock": NAME, "recipe": R, "about": TEXT}
     {"event": "herd-failed", "lock": NAME, "recipe": R}
     {"event": "herd-acquire", "lock": NAME, "recipe": R, "granted": BOOL,
-     "notifications": N, "failed_attempts": N, "requests": N}
+     "notifications": N, "session_events": N, "failed_attempts": N, "requests": N}
 
 ``checkers.herd`` reads them. A target supplies a ``HerdBackend`` and lists
 ``herd_clients(driver)`` for the workload (``lacks`` names a recipe it cannot offer, and
@@ -34,7 +36,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
-from checkers.herd import ACQUIRE, FAILED, NOTIFIED
+from checkers.herd import ACQUIRE, FAILED, NOTIFIED, SESSION_EVENT
 from core.client import ClientFactory
 from core.cluster import Cluster
 from core.option_checks import OptionError
@@ -54,6 +56,7 @@ class Tally:
     def __init__(self, events: EventLog, lock: str, recipe: str) -> None:
         self._events, self.lock, self.recipe = events, lock, recipe
         self.notifications = 0
+        self.session_events = 0
         self.failed_attempts = 0
         self.requests = 0
 
@@ -72,6 +75,14 @@ class Tally:
         self.notifications += 1
         self._events.record(NOTIFIED, lock=self.lock, recipe=self.recipe, about=about[:200])
 
+    def session_event(self, about: str) -> None:
+        """A watch fired by the client's own connection, not by a change of what it
+        watched (its server lost, its session moved or expired: ZooKeeper fires every
+        watch of a connection that drops), recorded as it happens, apart from the
+        notifications: no handoff caused it."""
+        self.session_events += 1
+        self._events.record(SESSION_EVENT, lock=self.lock, recipe=self.recipe, about=about[:200])
+
     def close(self, granted: bool) -> None:
         """Record the acquire's sums."""
         self._events.record(
@@ -80,6 +91,7 @@ class Tally:
             recipe=self.recipe,
             granted=granted,
             notifications=self.notifications,
+            session_events=self.session_events,
             failed_attempts=self.failed_attempts,
             requests=self.requests,
         )

@@ -26,9 +26,11 @@ client letting the lease go (``released``; ``closed`` when its worker was stoppe
 end of the run or after the runner abandoned it; ``not granted``). ``keepalive-failed``
 (with ``error``): a renewal that got no answer, the first of a run of them, which is when
 the holder could first have known something was wrong. ``session-state`` (with
-``state``): what a driver reports of its session's connection, where it says (ZooKeeper:
-``SUSPENDED`` when the connection is lost, ``CONNECTED`` when it is back, ``LOST`` when
-the session expired).
+``state``, and where the driver says, ``server`` and ``was``): what a driver reports of
+its session's connection (ZooKeeper: ``SUSPENDED`` when the connection is lost,
+``CONNECTED`` when it is back, with the node it is to now and the one it was to, ``LOST``
+when the session expired); a ``CONNECTED`` to another server than it was is the session
+moving.
 From ``sent`` on the holder no longer acts on the holding, and the service may free it.
 
 A *lease* here is whatever a holding is taken under and lapses unless renewed: an etcd
@@ -40,7 +42,7 @@ a holder needs of it; ``LeaseSession`` (a lease granted by a ``LeaseBackend``) a
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from checkers.refusals import LEASE_NOT_FOUND, refusal_of
@@ -289,9 +291,23 @@ class ReportsState(Protocol):
     """An optional ability of a ``LeaseBackend`` whose driver reports its session's
     connection state (kazoo's listeners): the holder records each change."""
 
-    def on_state(self, report: Callable[[Lease, str], None]) -> None:
-        """Call ``report(lease, state)`` on every state change of a granted session."""
+    def on_state(self, report: Callable[[Lease, str, Mapping[str, str]], None]) -> None:
+        """Call ``report(lease, state, where)`` on every state change of a session
+        granted from now on; ``where``: what the driver says of the connection (``server``:
+        the node it is to now, ``was``: the one it was to), or nothing."""
         ...
+
+
+def record_states(backend: Any, events: EventLog, name: str) -> None:
+    """Record the ``session-state`` events of the sessions ``backend`` grants from now on,
+    as held under ``name``, when it reports them (``ReportsState``)."""
+    if not isinstance(backend, ReportsState):
+        return
+
+    def report(lease: Lease, state: str, where: Mapping[str, str]) -> None:
+        events.record("session-state", lease=lease, lock=name, state=state, **where)
+
+    backend.on_state(report)
 
 
 @runtime_checkable
@@ -323,12 +339,7 @@ class LeaseSession(KeptLease):
         connection of its own (``connect()``: the keeper runs on another thread), or on
         the same one when the backend is a ``SharedConnection``."""
         sent = events.ctx.clock.now()
-        if isinstance(backend, ReportsState):
-            backend.on_state(
-                lambda lease, state: events.record(
-                    "session-state", lease=lease, lock=name, state=state
-                )
-            )
+        record_states(backend, events, name)
         lease = backend.grant_lease(ttl)
         self._backend = backend
         self._keeper_conn = backend.shared() if isinstance(backend, SharedConnection) else connect()

@@ -26,6 +26,12 @@ received it (``time``), one of these ``kind``\\ s:
 - ``resumed``: the watch broke (``error``) and went on from the revision after the last
   one seen (``revision``), on ``node``;
 - ``error``: the watch failed (``error``) and will be set up again.
+
+At the end of the run (the client closing, once the faults are healed), the client of the
+first thread reads back the service's own record of the keys where its backend keeps one
+(``KeepsHistory``: etcd's history with its revisions) and records it as one
+``service-record`` client event (``checkers.watch_record``), which the delivery checker
+looks a finding up in before it blames anyone.
 """
 
 from __future__ import annotations
@@ -33,11 +39,13 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
+from checkers.watch_record import RECORD
 from checkers.watch_streams import EVERY_CHANGE, LATEST
 from core.client import Completion, Invocation, WorkerContext
 from workloads.backoff import Backoff
+from workloads.lease import EventLog
 
 __all__ = ["EVERY_CHANGE", "LATEST", "Emit", "WatchBackend", "WatchClient", "following"]
 
@@ -61,6 +69,18 @@ class WatchBackend(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class KeepsHistory(Protocol):
+    """An optional ability of a ``WatchBackend`` whose service keeps its own record of
+    the keys' changes, with their revisions, that a client can read back."""
+
+    def service_record(self, keys: Sequence[str]) -> dict[str, Any]:
+        """Every change of ``keys`` the service still holds, as the fields of a
+        ``service-record`` event (``checkers.watch_record``); quick: it is read while the
+        worker closes."""
+        ...
 
 
 def following(addresses: Sequence[str], address: str) -> str:
@@ -141,8 +161,28 @@ class WatchClient:
                 return Completion("ok", got, node=self.node)
 
     def close(self) -> None:
+        if self.ctx.slot == 0:  # one client reads the service's record, before it stops
+            self._record_history()
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2)
         if self._writer is not None:
             self._writer.close()
+
+    def _record_history(self) -> None:
+        """Record the service's own record of the keys (``KeepsHistory``), or why it
+        could not be read; nothing for a backend without one."""
+        try:
+            backend = self._backend()
+            if not isinstance(backend, KeepsHistory):
+                return
+            fields = backend.service_record(self.keys)
+        except Exception as e:  # a record that cannot be read is said, never raised
+            fields = {"error": f"{type(e).__name__}: {e}"}
+        events = EventLog(self.ctx)
+        try:
+            events.record(RECORD, **fields)
+        except OSError:
+            pass
+        finally:
+            events.close()

@@ -36,9 +36,11 @@ RULES = (
         "a lower bound",
         None,
         "Consul invalidates a session no sooner than its TTL after its last renewal and "
-        "may wait up to twice the TTL (its leader tracks renewals lazily): a takeover "
-        "measured from last renewal + TTL can come up to one TTL later without any fault",
+        "may wait up to twice the TTL (its leader arms the session's timer at TTL x "
+        "SessionTTLMultiplier, 2, in agent/consul/session_ttl.go): a takeover measured from "
+        "last renewal + TTL can come up to one TTL later without any fault",
         "https://github.com/hashicorp/consul/pull/524",
+        expiry_ttls=2.0,
     ),
 )
 """What a verdict on Consul depends on: said with every run (``ServiceRule``)."""

@@ -12,11 +12,17 @@ as etcd's own client does: nothing in between is lost unless etcd compacted it. 
 cancelled because its start revision was compacted (``compact_revision`` in the answer,
 etcd's ``ErrCompacted``) is reported as ``compacted``; the keys are read again and the
 watch starts over from that read's revision + 1.
+
+``service_record`` reads back etcd's own record of the keys once the run is over: its MVCC
+history of the prefix, replayed by a watch from revision 1 (or, once compacted, from its
+compaction revision, the oldest it keeps) up to the keys' last change, each change with
+its ``mod_revision``.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +34,8 @@ STREAM_S = 5.0
 """Seconds one watch stream stays open before it is re-opened from the next revision."""
 RETRY_S = 0.5
 """Seconds to wait after a broken stream before the next member is tried."""
+RECORD_S = 1.5
+"""Seconds the read of etcd's record may take (it is read while the worker closes)."""
 MECHANISM = "etcd watch from a revision (v3 gateway /v3/watch), resumed from the last seen + 1"
 
 
@@ -48,6 +56,52 @@ class EtcdWatch(EtcdConnection):
         revision = int(r["header"]["revision"])
         self.call("/v3/kv/compaction", {"revision": revision}, f"compaction at {revision}")
         return revision
+
+    def service_record(self, keys: Sequence[str]) -> dict[str, Any]:
+        """``workloads.watch.KeepsHistory``: etcd's history of the keys (see the module
+        docstring)."""
+        deadline = time.monotonic() + RECORD_S
+        body = {"key": b64(self.folder), "range_end": prefix_end(self.folder)}
+        r = self.call("/v3/kv/range", body, "read of the keys' last revisions", RECORD_S)
+        last = max((int(kv["mod_revision"]) for kv in r.get("kvs", [])), default=0)
+        first, compacted = 1, None
+        changes, complete = self._replay(first, last, deadline)
+        if isinstance(changes, int):  # compacted: replay from the oldest revision it keeps
+            first = compacted = changes
+            changes, complete = self._replay(first, last, deadline)
+        return {
+            "service": "etcd",
+            "source": "its MVCC history, replayed by a watch",
+            "history": True,
+            "first_revision": first,
+            "compact_revision": compacted,
+            "revision": int(r["header"]["revision"]),
+            "complete": complete,
+            "changes": changes if isinstance(changes, list) else [],
+        }
+
+    def _replay(self, start: int, last: int, deadline: float) -> tuple[list[Any] | int, bool]:
+        """The changes etcd holds from revision ``start`` up to ``last`` (a watch replays
+        its history), and whether it got to ``last``; the compaction revision (an int)
+        when ``start`` is compacted away."""
+        changes: list[Any] = []
+        done = last < start
+        create = {"key": b64(self.folder), "range_end": prefix_end(self.folder)}
+        watch = {"create_request": {**create, "start_revision": start}}
+        left = max(0.1, deadline - time.monotonic())
+        for message in self.stream("/v3/watch", watch, "replay of the history", left):
+            compacted = int(message.get("compact_revision", 0) or 0)
+            if compacted:
+                return compacted, False
+            for event in message.get("events", []):
+                kv = event["kv"]
+                revision = int(kv["mod_revision"])
+                value = None if event.get("type") == "DELETE" else decode(kv)
+                changes.append([unb64(kv["key"]).removeprefix(self.folder), revision, value])
+                done = done or revision >= last
+            if done:
+                break
+        return changes, done
 
     def _move_on(self) -> None:
         """Talk to the next member from now on."""

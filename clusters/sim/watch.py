@@ -6,6 +6,9 @@ poll from the revision after the last one seen. While the server cannot be reach
 kill, a pause) it retries with a short pause and, once answered again, says it
 ``resumed`` from where it was. A poll refused with ``compacted`` is reported, every key is
 read again and watching resumes from that read's revision + 1.
+
+``service_record`` reads back every change the store still holds (a watch from its
+compaction revision that does not wait): the service's own record of the keys.
 """
 
 from __future__ import annotations
@@ -43,6 +46,27 @@ class SimWatch:
 
     def compact(self) -> int:
         return int(self.call("kv_compact")["revision"])
+
+    def service_record(self, keys: Sequence[str]) -> dict[str, Any]:
+        """``workloads.watch.KeepsHistory``: every change of ``keys`` the store holds."""
+        first = 1
+        try:
+            r = self.call("kv_watch", keys=list(keys), start=first, wait=0)
+        except Rejected as e:
+            if not str(e).startswith("compacted"):
+                raise
+            first = int(str(e).split(":")[1])
+            r = self.call("kv_watch", keys=list(keys), start=first, wait=0)
+        return {
+            "service": "sim",
+            "source": "its revisioned store's changes since its compaction",
+            "history": True,
+            "first_revision": first,
+            "compact_revision": first if first > 1 else None,
+            "revision": int(r["revision"]),
+            "complete": True,
+            "changes": [[key, revision, value] for key, value, revision in r["events"]],
+        }
 
     def _snapshot(self, keys: Sequence[str], emit: Emit) -> int:
         r = self.call("kv_get", keys=list(keys))

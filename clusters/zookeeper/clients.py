@@ -59,6 +59,15 @@ ELECTION = holder_clients(ElectionClient, ZkElection, "election")
 RECIPE_LOCK = holder_clients(LockClient, ZkLock)
 SEQUENTIAL_IDS = id_clients(ZkSequential)
 SNOWFLAKE_IDS = snowflake_clients(ZkSequential)
-REGISTRY = registry_clients(ZkDiscovery)
+
+
+def registry(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
+    """The registry workload's clients, whose sessions name the server each connection is
+    to (a session that moved is in the records: ``clusters.zookeeper.session``)."""
+    names = names_of(dict(cluster.endpoints()))
+    return registry_clients(partial(ZkDiscovery, names=names))(opts, cluster, resource)
+
+
+REGISTRY = registry
 HERD = herd_clients(ZkHerd)
 WATCH = watch_clients(ZkWatch, one_shot=True)

@@ -10,7 +10,10 @@ per holding (``clusters.zookeeper.session``).
 
 Tokens: the holding node's czxid (zxids only grow). A watch fires once; every firing
 delivered is a notification (counted in the acquire's ``Tally``), never trusted: the
-waiter re-reads. ``release`` deletes the node (``LeaseNotFound`` when it was gone).
+waiter re-reads. A firing of type ``NONE`` is no change of the node: ``kazoo`` fires every
+watch of a connection that drops (its server killed or cut off:
+``KazooClient._session_callback``), so it is counted as a session event, apart.
+``release`` deletes the node (``LeaseNotFound`` when it was gone).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import threading
 import time
 
 from kazoo.exceptions import NodeExistsError
-from kazoo.protocol.states import WatchedEvent
+from kazoo.protocol.states import EventType, WatchedEvent
 
 from clusters.zookeeper.errors import classified
 from clusters.zookeeper.lock import NOT_GRANTED, ZkRecipe
@@ -95,8 +98,13 @@ class ZkHerd(ZkRecipe):
             exists = self.zk.exists(path, watch=watch) if self.zk is not None else None
         if exists is None:
             return  # gone already: re-read at once
-        if fired.wait(left):
-            tally.notified(f"{seen[0].type} of {path}")
+        if not fired.wait(left):
+            return
+        event = seen[0]
+        if event.type == EventType.NONE:  # the connection's state, not the node's
+            tally.session_event(f"connection {event.state} fired the watch of {path}")
+        else:
+            tally.notified(f"{event.type} of {path}")
 
     def release(self, name: str, lease: int) -> None:
         """Delete the holding's node; ``LeaseNotFound`` when it was already gone."""

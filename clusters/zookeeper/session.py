@@ -15,7 +15,12 @@ The keeper must share the connection (the session is the connection's), hence
 ``SharedConnection``; ``kazoo`` clients are thread-safe.
 
 The lease is lost when ``kazoo`` reports the session ``LOST`` (expired), or when the
-session id has changed (``kazoo`` reconnected with a new session after expiry).
+session id has changed (``kazoo`` reconnected with a new session after expiry). A session
+outlives its connection: when the server it is connected to dies or is cut off from its
+ensemble, ``kazoo`` reconnects to another server within the timeout and the session (and
+its ephemeral nodes) lives on. A reconnection is reported with the node the connection is
+to now and the one it was to (``CONNECTED``, ``server`` and ``was``): a session that moved
+is in the records, for the checkers to name (``checkers.membership``).
 
 Operations outside any holding (the register workload, observing an election) use one
 long-lived session instead (``LongSession``), as an application would.
@@ -23,7 +28,7 @@ long-lived session instead (``LongSession``), as an application would.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kazoo.client import KazooClient, KazooState
@@ -78,15 +83,24 @@ class LongSession:
 
 
 class ZkSession(LongSession):
-    """A ``LeaseBackend`` whose leases are sessions; a ``SharedConnection``."""
+    """A ``LeaseBackend`` whose leases are sessions; a ``SharedConnection``. ``names``:
+    server IP -> node name, to name the server a session's connection is to (without it,
+    its IP)."""
 
     def __init__(
-        self, addresses: Sequence[str], *, timeout: float = 5.0, prefix: str = "harness"
+        self,
+        addresses: Sequence[str],
+        *,
+        timeout: float = 5.0,
+        prefix: str = "harness",
+        names: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(addresses, timeout=timeout, prefix=prefix)
         self.zk: KazooClient | None = None
         self._expired = False
-        self._report: Callable[[Any, str], None] | None = None
+        self._report: Callable[[Any, str, Mapping[str, str]], None] | None = None
+        self._names = dict(names or {})
+        self._was: str | None = None  # the node of the session's last connection
 
     # --- LeaseBackend ------------------------------------------------------------------
 
@@ -105,6 +119,7 @@ class ZkSession(LongSession):
         lease = int(zk._session_id)
         zk.add_listener(lambda state: self._on_state(lease, state))
         self.zk = zk
+        self._was = self._server(zk)
         return lease
 
     def renewals_are_local(self) -> bool:
@@ -113,9 +128,10 @@ class ZkSession(LongSession):
         off from the leader that alone expires sessions."""
         return True
 
-    def on_state(self, report: Callable[[Any, str], None]) -> None:
+    def on_state(self, report: Callable[[Any, str, Mapping[str, str]], None]) -> None:
         """``workloads.lease.ReportsState``: report kazoo's state changes of the sessions
-        granted from now on (``SUSPENDED``, ``CONNECTED``, ``LOST``)."""
+        granted from now on (``SUSPENDED``, ``CONNECTED`` with the node its connection is
+        to and the one it was to, ``LOST``)."""
         self._report = report
 
     def _on_state(self, lease: int, state: str) -> None:
@@ -126,9 +142,27 @@ class ZkSession(LongSession):
             return  # a session this client closed itself (``_drop``): not news
         if self._report is not None:
             try:
-                self._report(lease, str(state))
+                self._report(lease, str(state), self._where(zk, state))
             except Exception:  # a listener must never break kazoo's thread
                 pass
+
+    def _where(self, zk: KazooClient, state: str) -> dict[str, str]:
+        """For a reconnection: the node the connection is to now (``server``) and the one
+        it was to (``was``), as far as known; nothing for another state."""
+        if state != KazooState.CONNECTED:
+            return {}
+        server, was = self._server(zk), self._was
+        self._was = server or was
+        return {k: v for k, v in (("server", server), ("was", was)) if v is not None}
+
+    def _server(self, zk: KazooClient) -> str | None:
+        """The node the client's connection is to now (the peer of kazoo's socket: after
+        a reconnection, the new server), by name when known; None when not connected."""
+        try:
+            ip = str(zk._connection._socket.getpeername()[0])
+        except (OSError, IndexError, AttributeError):
+            return None
+        return self._names.get(ip, ip)
 
     def client(self, lease: int) -> KazooClient:
         """The live client of session ``lease``; ``LeaseNotFound`` when it is gone."""

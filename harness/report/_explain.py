@@ -201,10 +201,14 @@ def _op_row(o: dict[str, Any], at: Any, culprit: bool) -> list[str]:
 
 def _handover_row(h: dict[str, Any]) -> list[str]:
     danger = h.get("danger_window_s")
+    expiry = seconds(h.get("lease_expiry"))
+    rule = h.get("expiry_rule")
+    if isinstance(rule, dict):  # the service may end it later, by its documented rule
+        expiry += f" to {seconds(h.get('lease_expiry_latest'))} ({rule.get('target')}'s rule)"
     return [
         esc(f"p{h.get('process')} (token {h.get('token')})"),
         esc(h.get("ended_by", "")),
-        esc(seconds(h.get("lease_expiry"))),
+        esc(expiry),
         esc(seconds(h.get("last_write_arrival"))),
         tag("b" if danger else "span", esc(secs(danger))),
         esc(f"p{h.get('next_process')} (token {h.get('next_token')})"),

@@ -192,12 +192,22 @@ def run_section(run: RunInfo) -> str:
     p = herd_point(run)
     if p is None:
         return ""
-    per_process = p.details.get("notifications_by_process") or {}
     items = list(zip(COLUMNS[2:-1], (esc(c) for c in p.row()[2:-1]), strict=True))
-    items.append(
-        (
-            "notifications per waiter",
-            esc(", ".join(f"process {k}: {v}" for k, v in per_process.items()) or DASH),
+    items.append(("notifications per waiter", _per_process(p.details, "notifications")))
+    sessions = p.details.get("session_events")
+    if isinstance(sessions, int) and sessions:
+        items.append(
+            (
+                "session events, apart",
+                f"{sessions} watches fired by the waiters' own connections (a server lost, "
+                f"a session moved or expired), not counted as notifications: "
+                f"{_per_process(p.details, 'session_events')}",
+            )
         )
-    )
     return tag("h2", f"Herd: {esc(p.recipe)} recipe, {p.waiters} waiters") + definitions(items)
+
+
+def _per_process(details: dict[str, Any], name: str) -> str:
+    """``process 0: 3, process 1: 4`` from ``details[name + "_by_process"]``, escaped."""
+    per_process = details.get(f"{name}_by_process") or {}
+    return esc(", ".join(f"process {k}: {v}" for k, v in per_process.items()) or DASH)

@@ -155,7 +155,8 @@ def _session_event_words(e: dict[str, Any]) -> str | None:
     if kind == "keepalive-failed":
         return f"renewal failed: {e.get('error', 'no answer')}"
     if kind == "session-state":
-        return f"session {e.get('state')}"
+        moved = f" to {e['server']} (was {e['was']})" if e.get("server") and e.get("was") else ""
+        return f"session {e.get('state')}{moved}"
     if kind == "late-completion":
         err = f" ({e['error']})" if e.get("error") else ""
         return f"late completion of an abandoned {e.get('f')}: {e.get('type')}{err}"

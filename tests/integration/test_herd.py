@@ -58,3 +58,19 @@ def test_consul_refuses_the_queue_recipe_with_the_reason(tmp_path: Path) -> None
     assert done.returncode == 254
     assert "no queue recipe" in done.stderr and "\n" not in done.stderr.strip()
     assert not (tmp_path / "latest").exists()
+
+
+def test_a_server_kill_is_no_herd_on_zookeeper(tmp_path: Path) -> None:
+    """Issue 30: a ZooKeeper server killed under waiting clients fires every watch of
+    their dropped connections, which the herd counted as notifications of the lock. They
+    are counted apart, as session events; the queue still wakes one waiter per handoff."""
+    args = ["--concurrency", str(WAITERS), "--nemesis", "kill", "--nemesis-interval", "3"]
+    args += ["--time-limit", "10", "--recovery-time", "1", "--work-time", "0.02"]
+    args += ["--acquire-wait", "3", "--lease-ttl", "3", "--keepalive", "1"]
+    done = run(tmp_path, "--target", "zookeeper", "--recipe", "queue", *args)
+    results: dict[str, Any] = json.loads((tmp_path / "latest" / "results.json").read_text())
+    herd = results["checkers"]["herd"]
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert herd["session_events"] >= 1, herd
+    assert 0.9 <= herd["notifications_per_handoff"] <= 1.2, herd
+    assert "apart from the notifications" in herd["summary"]

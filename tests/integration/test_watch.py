@@ -15,11 +15,12 @@ happen in the time limit, the watchers settle in the recovery time).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_workloads import no_leftovers, run
+from test_workloads import client_ops, no_leftovers, run
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 __all__ = ["no_leftovers"]  # the fixture: no container may outlive a test
@@ -50,6 +51,33 @@ def test_etcd_watch_misses_nothing_under_partitions_and_kills_and_handles_compac
     # reconnection after a kill, in 1 of 3 runs here): every one that did was handled.
     assert all(w["handled"] == w["compactions"] for w in ws)
     assert results["checkers"]["faults"]["valid"] is True
+
+
+def test_etcd_keeps_a_record_of_the_keys_to_check_deliveries_against(tmp_path: Path) -> None:
+    """Issue 30: at the end of the run the first client reads back etcd's own history of
+    the keys (from its last compaction on); it holds every write acknowledged since, each
+    at the revision the writer was given."""
+    code, results, run_dir = run(
+        tmp_path, "--target", "etcd", *WATCH, *SHORT, "--compact-every", "2"
+    )
+    delivery = results["checkers"]["watch-delivery"]
+    assert code == 0, delivery["summary"]
+    kept = delivery["service_record"]
+    assert kept["service"] == "etcd" and kept["complete"] is True, kept
+    assert kept["compact_revision"] == kept["first_revision"] > 1, kept
+    (event,) = [
+        json.loads(line)
+        for line in (run_dir / "events.jsonl").read_text().splitlines()
+        if '"service-record"' in line
+    ]
+    held = {(key, revision): value for key, revision, value in event["changes"]}
+    acknowledged = {
+        (str(op["key"]), op["value"]["revision"]): op["value"]["value"]
+        for op in client_ops(run_dir)
+        if op["f"] == "write" and op["type"] == "ok"
+        and op["value"]["revision"] >= kept["first_revision"]
+    }  # fmt: skip
+    assert acknowledged and held == acknowledged
 
 
 def test_zookeeper_payload_mode_misses_changes(tmp_path: Path) -> None:

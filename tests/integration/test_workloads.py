@@ -197,6 +197,31 @@ def test_fencing_rejects_the_stale_write(tmp_path: Path, target: str, lock: str)
     assert code == 0, {k: c["summary"] for k, c in results["checkers"].items()}
 
 
+def test_a_consul_handover_is_measured_by_its_documented_expiry_rule(tmp_path: Path) -> None:
+    """Issue 30: Consul invalidates a session up to 2 x TTL after its last renewal (its
+    documented lazy invalidation); the lock passed on about a TTL after last renewal + TTL
+    read as a handover delay of a whole TTL. Measured by the rule the run recorded, the
+    delay is the part past the rule's latest end, and the sentence cites the rule."""
+    code, results, _ = paused_run(
+        tmp_path,
+        "mutex",
+        *("--target", "consul", "--workload", "lock", "--lock", "session"),
+        *LEASE,
+        *pause_args("consul"),
+        *("--fencing", "on"),
+    )
+    mutex = results["checkers"]["mutex"]
+    lost = [h for h in mutex["handovers"] if h["lease_expiry_source"] == "client"]
+    assert lost and code == 0, mutex["summary"]
+    for h in lost:
+        assert h["expiry_rule"]["ttls"] == 2.0 and h["expiry_rule"]["target"] == "consul"
+        assert h["lease_expiry_latest"] - h["lease_expiry"] == 2 * 10**9  # one TTL more
+        assert h["after_expiry_s"] > 1.0, h  # the client-side estimate: a TTL "late"
+        assert abs(h["handover_delay_s"]) < 1.0, h  # by Consul's rule: on time
+    assert "Handover delay" in mutex["summary"]
+    assert "by consul's documented rule (session TTL a lower bound)" in mutex["summary"]
+
+
 # --- election -------------------------------------------------------------------------------
 
 

@@ -333,9 +333,12 @@ def lock_run(
     lease_ttl_s: float = 2.0,
     duration_s: float = 14.0,
     seed: int = 1,
+    target: str = "sim",
+    handed_on_ttls: float = 1.0,
 ) -> Path:
     """Write a lock run in which the holder at ``pause_at_s`` is frozen for ``pause_for_s``
-    (longer than its lease): return ``run_dir``."""
+    (longer than its lease): return ``run_dir``. The service hands the lock on
+    ``handed_on_ttls`` TTLs after the frozen holder's last renewal (Consul: up to 2)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     lk = _Lock(fencing=fencing, ttl=int(lease_ttl_s * _S))
     h = lk.history
@@ -358,7 +361,7 @@ def lock_run(
             h.add(pause_at, "nemesis", "ok", "start-client-pause", {"processes": [p]})
             h.add(pause_end, "nemesis", "invoke", "stop-client-pause")
             h.add(pause_end + 10 * _MS, "nemesis", "ok", "stop-client-pause", {"processes": [p]})
-            t = expiry + 5 * _MS  # the service hands the lock on once the lease expired
+            t = expiry + int((handed_on_ttls - 1) * lk.ttl) + 5 * _MS  # once the lease ended
             continue
         token = lk.acquired(p, granted, end)
         back = lk.thaw(before=end - _MS)
@@ -378,8 +381,9 @@ def lock_run(
     _jsonl(run_dir / EVENTS_FILE, sorted(lk.events, key=lambda e: e["time"]))
     _test_json(
         run_dir,
-        "sim-lock-client-pause",
+        f"{target}-lock-client-pause",
         seed,
+        target=target,
         workload="lock",
         concurrency=3,
         nemesis=["client-pause"],

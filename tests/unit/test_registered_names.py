@@ -47,6 +47,9 @@ EXEMPT: dict[str, set[str]] = {
     # Words for what is held ("the lock", "the election"), in the checkers' sentences and
     # in the held resources' names and client messages.
     "checkers/holdings.py": {"lock", "election"},
+    # The client events' field naming what a session is held for (a registry instance's
+    # member: ``workloads.lease``), read for the session's moves.
+    "checkers/membership.py": {"lock"},
     "workloads/cycles.py": {"lock", "election"},
     "workloads/factories.py": {"lock"},
     # The faults' names for runs that did not record their faults' words: the fault

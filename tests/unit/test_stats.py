@@ -123,3 +123,27 @@ def test_a_crash_is_proven_by_the_restarted_service_answering() -> None:
     assert (
         stats.check_record(run_record([], paused)).valid == "unknown"
     )  # only a crash is proven afterwards
+
+
+def test_a_silent_window_of_a_fault_another_window_tested_is_said_not_unknown() -> None:
+    """The last partition of an etcd watch run took effect as the workload ended: no op
+    was left to succeed in it, while the first partition was tested (CI saw the run
+    called unknown for it)."""
+    h = history(
+        ops(1, "read", [(0.0, 0.1, "ok"), (4.5, 5.0, "ok"), (8.9, 12.0, "info")]),
+        fault("partition", 4.0, 6.0, {"grudge": {"n1": ["n2"]}}),
+        fault("partition", 10.0, 11.0, {"grudge": {"n2": ["n1"]}}),
+    )
+    r = stats.check_record(run_record([], h))
+    assert r.valid is True, r.summary
+    assert r.details["unproven_faults"] == []
+    assert [w["start"] for w in r.details["silent_windows"]] == [int(10.001 * S)]
+    assert "No operation succeeded during 1 fault window (partition from 10.001 s)" in r.summary
+    assert "other windows of the same fault tested it" in r.summary
+    only_silent = history(
+        ops(1, "read", [(0.0, 0.1, "ok"), (8.9, 12.0, "info")]),
+        fault("partition", 10.0, 11.0, {"grudge": {"n2": ["n1"]}}),
+        fault("kill", 4.0, 6.0, {"nodes": ["n1"]}),
+    )
+    r = stats.check_record(run_record([], only_silent))
+    assert r.valid == "unknown" and "proves nothing about those faults" in r.summary, r.summary
