@@ -210,7 +210,9 @@ def _general(
         probs: list[Problem] = []
         for label, part in parts:
             if deadline is not None and time.perf_counter() > deadline:
-                return _out_of_time(m.name, time.perf_counter() - started, len(probs), len(parts))
+                spent = time.perf_counter() - started
+                limit = None if meter is None else meter.time_limit
+                return _out_of_time(m.name, spent, len(probs), len(parts), limit)
             if meter is not None:
                 meter.poll("preparing the partitions", len(probs))
             probs.append(problem(part, m, label))
@@ -345,12 +347,16 @@ def _decided(
     return CheckResult(CHECKER, d.valid, _summary(d.valid, details, []), details)
 
 
-def _out_of_time(model: str, spent: float, prepared: int, n: int) -> CheckResult:
+def _out_of_time(
+    model: str, spent: float, prepared: int, n: int, limit: float | None = None
+) -> CheckResult:
     """The result of a check whose time ran out while preparing its partitions (``spent``
-    seconds into it: the limit it was given may be what was left of a larger one)."""
+    seconds into it: the limit it was given may be what was left of a larger one, the
+    budget's ``limit``, which reading the file took its share of: named when known)."""
+    out = f"out of the time limit ({limit:g} s)" if limit else f"out of time after {spent:.3g} s"
     reason = (
-        f"out of time after {spent:.3g} s while preparing the partitions "
-        f"({prepared} of {n} prepared; raise --time-limit)"
+        f"{out} while preparing the partitions ({prepared} of {n} prepared"
+        f"{f', {spent:.3g} s into the check' if limit else ''}; raise --time-limit)"
     )
     details = {"valid": UNKNOWN, "model": model, "reason": reason, "partitions": n}
     return CheckResult(CHECKER, UNKNOWN, f"Unknown ({model} model): {reason}.", details)

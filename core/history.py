@@ -1,7 +1,8 @@
 """Histories: ordered operations, paired invocations and completions, split by key.
 
 The op semantics every history keeps (Jepsen's), for the ops of client processes (the
-nemesis records faults as it likes: a lone ``info``, a start and its completion):
+nemesis records faults as it likes: a lone ``info``, a start and its completion, one fault
+at a time: it never invokes while its last invocation is open):
 
 - a process invokes only when it has nothing open, and never again after an op of it
   ended ``info`` (its outcome is unknown: the runner gives its worker a new process);
@@ -66,7 +67,12 @@ def first_break(ops: Sequence[Op]) -> Break | None:
     retired: dict[Process, int] = {}  # process -> position of its op that ended info
     for i, op in enumerate(ops):
         p = op.process
-        if p == NEMESIS:
+        if p == NEMESIS:  # its faults in turn, completed or not (a lone info is a note)
+            fault = open_.pop(p, -1)
+            if op.type == "invoke":
+                if fault >= 0:
+                    return Break(i, "open", fault)
+                open_[p] = i
             continue
         if op.type == "invoke":
             j = open_.get(p)
@@ -209,12 +215,7 @@ def _pair(ops: Sequence[Op]) -> list[Pair]:
     completions: list[Op | None] = []
     for op in ops:
         p = op.process
-        if op.type == "invoke":
-            if p in open_:  # the nemesis's: the client's are checked above
-                raise MalformedHistory(
-                    f"op {op.index}: the nemesis invokes again while op "
-                    f"{invokes[open_[p]].index} is still open"
-                )
+        if op.type == "invoke":  # nothing of the process open: ``first_break`` said so
             open_[p] = len(invokes)
             invokes.append(op)
             completions.append(None)

@@ -9,37 +9,56 @@ given with ``--run-dir`` (say one of ``harness run --target sim --time-limit 5``
 
 Each input is one seed with one mutation: bad bytes, random bytes inside an op, garbage
 tokens, a field no op has, truncation, a field of the wrong type, a huge number, deep nesting, lines
-duplicated, swapped or deleted; for run directories also a record replaced by a FIFO, a
-device or a directory, and a link (to a file outside the run, dangling, or to a folder
-outside) planted at a record or at a name ``check`` writes (results.json, its old
-temporary name, report.html), which is then checked with its results and report written
-into the run directory itself. Semantic mutations (issue 29) keep every op well formed and
+duplicated, swapped or deleted. Semantic mutations (issue 29) keep every op well formed and
 make the file no history: a completion of another f than its invocation's, a write
 completed with another value, a completion timed before its invocation, a value of a type
-the model does not hold (a register read returning a map), an op without the key its pair
-has (or, in a kv log, without a key), a file without ops (empty, ``[]``, comments alone).
-A mutation says whether its result can still be a history (``must_fail`` False: garbage
-tokens, truncations, line shuffles) or cannot. Each input is
-checked in-process (``harness.checkcmd.check_path``, which calls the readers), with a
-per-input time limit and an alarm at ``--hang`` seconds, and classified:
+the model does not hold (a register read returning a map, a kv put of an integer), an op
+without the key its pair has (or, in a kv log, without a key), a file without ops (empty,
+``[]``, comments alone); and values of another plain type that leave a history (a
+register given a string, nil, an integer past 64 bits). Now and then (``--rare``) an input
+is huge: a write of a 10 MB string, or a history of 200,000 ops (``scripts/gen_bounds.py``'s
+shapes), checked with a time limit of 3 s.
 
-- ``error``: a one-line error (what bad input must get);
+Run directories get a record replaced by a FIFO, a device or a directory; a link (to a file
+outside the run, dangling, or to a folder outside) planted at a record, at a name written
+into the run (results.json, report.html, their temporary names) or at the results index
+beside it; the run directory itself a link to a copy outside; and a record missing,
+emptied, cut mid-line or with its last lines gone. Such a run directory is checked with its
+results and report written into itself (``check``), or reported (``harness report``, in
+this process), or its folder indexed. A mutation says whether its result can still be a
+history (``must_fail`` False: garbage tokens, truncations, line shuffles) or cannot. Each
+input is checked in-process (``harness.checkcmd.check_path``, which calls the readers),
+with a per-input time limit and an alarm at ``--hang`` seconds, beside a tree outside the
+output root (a file, a folder, the target of every planted link), and classified:
+
+- ``error``: a one-line error naming the file (and, for a semantic mutation, its line):
+  what bad input must get, exit 254 from the command line;
 - ``verdict``: a verdict (valid, invalid or unknown) on an input that may be a history;
 - findings: ``verdict-on-bad-input`` (a verdict where the input cannot be a history),
   ``malformed-verdict`` (an unknown verdict for a malformed history: bad input is an
-  error), ``traceback`` (any other exception), ``hang`` (no answer within ``--hang`` s),
-  ``long-message`` (an error of more than one line), ``write-outside`` (a file outside
-  the run directory changed: a write through a planted link).
+  error), ``traceback`` (any other exception), ``crashed`` (a checker crashed, or the
+  command said so or exited 255), ``hang`` (no answer within ``--hang`` s), ``overrun``
+  (an answer past the time limit + 2 s), ``long-message`` (an error of more than one
+  line), ``unnamed-file``, ``unnamed-line`` (an error not naming the file, or the line of
+  a semantic mutation), ``write-outside`` (the tree outside changed: a write through a
+  planted link, or a file created through one; through a run directory that is a link,
+  only its results and report may be written, in the directory the link names);
+  ``valid-without-evidence`` (a run directory missing a record, or with one emptied or
+  cut, judged valid without saying which record changed since the run; or judged valid at
+  all with its resource log missing, emptied or cut mid-line).
 
 Findings are written to ``--findings DIR`` (default: a temporary directory) to reproduce.
-Exit 1 if there was any finding.
+The closing lines count the inputs per mutation class (with the slowest input's seconds)
+and per outcome. Exit 1 if there was any finding.
 
-    .venv/bin/python scripts/fuzz_inputs.py --inputs 100000 --seed 1
+    nice prlimit --as=4000000000 .venv/bin/python scripts/fuzz_inputs.py --count 100000 --seed 29
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import random
@@ -52,7 +71,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Final
@@ -68,13 +87,26 @@ FINDINGS: Final = (
     "verdict-on-bad-input",
     "malformed-verdict",
     "traceback",
+    "crashed",
     "hang",
+    "overrun",
     "long-message",
+    "unnamed-file",
+    "unnamed-line",
     "write-outside",
+    "valid-without-evidence",
 )
+BROKEN: Final = {"resource.jsonl": ("missing", "emptied", "cut-mid-line")}
+"""Tamperings that break a record a checker reads (``checkers.evidence``): such a run is
+never valid, whatever else it says; any other tampering's valid must say which record
+changed since the run."""
 RECORDS: Final = ("history.jsonl", "test.json", "events.jsonl", "resource.jsonl")
-WRITTEN: Final = ("results.json", "results.json.tmp", "report.html")
-"""Names ``check`` writes in a run directory (or once did: the temporary name)."""
+WRITTEN: Final = ("results.json", "results.json.tmp", "report.html", "report.html.tmp")
+"""Names ``check`` and ``report`` write in a run directory (or once did: the temporary
+names)."""
+INDEX: Final = "index.html"
+"""The results index, written into the folder that holds the run directory."""
+WRITERS: Final = ("check", "report", "index")
 LINKS: Final = {"file": "victim.txt", "dangling": "nothing", "folder": "folder"}
 """A planted link's kind and what it points at, in the tree outside the run."""
 BUILT_IN: Final = {
@@ -112,8 +144,9 @@ class Seed:
 @dataclass(frozen=True)
 class Mutant:
     """One input: ``data`` replaces the seed's file (for a run directory, its ``record``),
-    or ``special`` names what replaces the record (fifo, device, directory), or ``link``
-    the kind of link planted at ``record`` (``LINKS``)."""
+    or ``special`` names what replaces the record (fifo, device, directory, ``missing``:
+    nothing), or ``link`` the kind of link planted at ``record`` (``LINKS``; ``run``: the
+    run directory itself a link to a copy outside)."""
 
     seed: Seed
     mutation: str
@@ -122,6 +155,12 @@ class Mutant:
     record: str = ""
     special: str = ""
     link: str = ""
+    writer: str = "check"
+    """What is asked of a run directory: ``check`` (results and report written into it),
+    ``report`` (``harness report RUN``) or ``index`` (the results index of its folder);
+    of a history file: ``check`` (in this process) or ``command`` (``harness check``)."""
+    evidence: bool = False
+    """A record of the run was tampered with (missing, emptied, cut): never valid."""
 
 
 # ---- mutations of a file's bytes -------------------------------------------------------
@@ -528,10 +567,10 @@ def missing_key(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool]
 
 
 _EMPTY: Final = {
-    "jsonl": (b"", b"\n\n", b"  \n"),
+    "jsonl": (b"", b"\n\n", b"  \n", b"[]\n"),
     "edn": (b"", b"[]", b"[]\n", b"; nothing\n;; here\n", b"()"),
     "kv": (b"", b"[]", b"; nothing here\n", b"\n"),
-    "etcd": (b"", b"\n", b"\n  \n"),
+    "etcd": (b"", b"\n", b"\n  \n", b"INFO  jepsen.core - no op logged\n"),
 }
 
 
@@ -540,6 +579,115 @@ def empty(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | Non
     if fmt not in _EMPTY:
         return None  # a run directory's empty history is another matter
     return rng.choice(_EMPTY[fmt]), True
+
+
+_SCALARS: Final = ('"s"', "null", str(2**70), "10" + "0" * 25, "true", "2.5", '""')
+"""Values a register holds, however odd (a string, nil, an integer past 64 bits...)."""
+_KV_WRONG: Final = ("5", str(2**70), "true", "2.5")
+"""Values a kv store does not hold (it holds strings, and nil for an empty get)."""
+
+
+def value_type(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    """A value of another plain type, in our JSONL: a register's read or write given a
+    string, nil, a huge integer, a boolean or a number (still a history: a verdict, maybe
+    invalid), a kv store's put, append or get given one that is not a string (no history)."""
+    if fmt != "jsonl":
+        return None
+    kv = b'"f":"get"' in data or b'"f":"put"' in data or b'"f":"append"' in data
+    kinds = ("put", "append", "get") if kv else ("read", "write")
+    got = _mutate_line(rng, data, fmt, lambda o: o.type == "ok" and o.f in kinds and o.pair >= 0)
+    if got is None:
+        return None
+    lines, o = got
+    new = json.loads(rng.choice(_KV_WRONG if kv else _SCALARS))
+    targets = [o.at] if o.f in ("read", "get") else [o.at, o.pair]  # a write: both alike
+    for at in targets:
+        lines[at] = _json_set(lines[at], value=new)
+    return b"\n".join(lines), kv
+
+
+HUGE_VALUE_BYTES: Final = 10 << 20
+"""The size of a huge value (issue 29: a 10 MB string)."""
+
+
+def huge_value(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    """One write's (put's, append's) value, and its completion's, a string of
+    ``HUGE_VALUE_BYTES``: read within the budget, a verdict (or, where the model holds no
+    strings, an error)."""
+    if fmt not in ("jsonl", "edn"):
+        return None
+    writes = ("write", "put", "append")
+    got = _mutate_line(rng, data, fmt, lambda o: o.type == "ok" and o.f in writes and o.pair >= 0)
+    if got is None:
+        return None
+    lines, o = got
+    huge = "x" * HUGE_VALUE_BYTES
+    for at in (o.at, o.pair):
+        if fmt == "jsonl":
+            lines[at] = _json_set(lines[at], value=huge)
+        else:
+            m = _EDN_VALUE.search(lines[at])
+            if m is None:
+                return None
+            lines[at] = lines[at][: m.start(1)] + f'"{huge}"'.encode() + lines[at][m.end(1) :]
+    return b"\n".join(lines), False
+
+
+HUGE_HISTORY_OPS: Final = 200_000
+"""The operations of a huge history: past what a check decides in a second or two."""
+
+
+def huge_history(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    """The file replaced by a big plain register history of ``scripts/gen_bounds.py``
+    (sequential, a process per op, or all writes concurrent; integers or floats): the check
+    must keep to its time limit, a verdict or unknown with the reason."""
+    if fmt != "jsonl":
+        return None
+    from gen_bounds import concurrent, sequential
+
+    values = rng.choice(("cycle", "unique", "float"))
+    shape = rng.choice(("sequential", "processes", "concurrent"))
+    if shape == "concurrent":
+        events = concurrent(HUGE_HISTORY_OPS // 4, "float" if values == "float" else "unique")
+    else:
+        events = sequential(HUGE_HISTORY_OPS, rng.randint(1, 5), values, shape == "processes")
+    out = []
+    for i, p, t, f_, v in events:
+        value = "null" if v is None else v
+        out.append(
+            f'{{"index":{i},"time":{i},"process":{p},"type":"{t}","f":"{f_}","value":{value}}}'
+        )
+    return ("\n".join(out) + "\n").encode(), False
+
+
+# ---- run-directory tampering: a record missing, emptied or cut (issue 29) --------------
+
+
+def emptied(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    """A record with nothing in it."""
+    return (b"", False) if fmt == "dir" and data else None
+
+
+def cut_mid_line(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    """A record cut inside a line (as a copy cut short, or a full disk, leaves it)."""
+    if fmt != "dir":
+        return None
+    spots = [i for i in range(1, len(data) - 1) if data[i - 1 : i] != b"\n" and data[i] != 10]
+    if not spots:
+        return None
+    return data[: rng.choice(spots)], False
+
+
+def fewer_lines(rng: random.Random, data: bytes, fmt: str) -> tuple[bytes, bool] | None:
+    """A record with its last lines gone, whole (what is left reads as a shorter record)."""
+    lines = data.rstrip(b"\n").split(b"\n")
+    if fmt != "dir" or len(lines) < 2:
+        return None
+    return b"\n".join(lines[: rng.randrange(1, len(lines))]) + b"\n", False
+
+
+TAMPERINGS: Final = ("emptied", "cut-mid-line", "fewer-lines", "missing")
+"""The mutations of a run's record that leave less evidence than the run wrote."""
 
 
 FILE_MUTATIONS: Final[dict[str, Mutation]] = {
@@ -558,7 +706,16 @@ FILE_MUTATIONS: Final[dict[str, Mutation]] = {
     "wrong-type": wrong_type,
     "missing-key": missing_key,
     "empty": empty,
+    "value-type": value_type,
+    "huge-value": huge_value,
+    "huge-history": huge_history,
+    "emptied": emptied,
+    "cut-mid-line": cut_mid_line,
+    "fewer-lines": fewer_lines,
 }
+RARE: Final = frozenset({"huge-value", "huge-history"})
+"""Mutations drawn only now and then (each input takes a second or more): a share
+``rare`` of the inputs (``fuzz``), as against the others' turn."""
 RECORD_MUTATIONS: Final = {
     "history.jsonl": (
         "bad-utf8",
@@ -582,35 +739,63 @@ RECORD_MUTATIONS: Final = {
 SPECIALS: Final = ("fifo", "/dev/zero", "/dev/urandom", "/dev/null", "directory")
 
 
-def mutants(seeds: list[Seed], rng: random.Random) -> Iterator[Mutant]:
-    """An endless stream of inputs, seeds and mutations drawn in turn."""
+def mutants(seeds: list[Seed], rng: random.Random, rare: float = 0.002) -> Iterator[Mutant]:
+    """An endless stream of inputs, seeds and mutations drawn in turn (a share ``rare``
+    of them the ``RARE`` mutations of a JSONL history)."""
     contents = {s.name: s.path.read_bytes() for s in seeds if s.fmt != "dir"}
     by_format: dict[str, list[Seed]] = {}
     for s in seeds:
         by_format.setdefault(s.fmt, []).append(s)
     formats = sorted(by_format)
+    common = [name for name in FILE_MUTATIONS if name not in RARE]
     while True:  # each format as often as the others, however many seeds it has
-        seed = rng.choice(by_format[rng.choice(formats)])
+        if rng.random() < rare and "jsonl" in by_format:
+            seed = rng.choice(by_format["jsonl"])
+            name = rng.choice(sorted(RARE))
+        else:
+            seed = rng.choice(by_format[rng.choice(formats)])
+            name = rng.choice(common)
         if seed.fmt != "dir":
-            name = rng.choice(list(FILE_MUTATIONS))
             made = FILE_MUTATIONS[name](rng, contents[seed.name], seed.fmt)
-            if made is not None:
-                yield Mutant(seed, name, made[1], made[0])
+            if made is not None:  # now and then through the command line, as a user would
+                writer = "command" if rng.random() < 0.05 else "check"
+                yield Mutant(seed, name, made[1], made[0], writer=writer)
             continue
-        present = [r for r in RECORDS if (seed.path / r).exists()]
-        if rng.random() < 0.1:  # a record must not be a link; what check writes, never through
-            at = rng.choice(present + list(WRITTEN))
-            yield Mutant(seed, "link", at in RECORDS, record=at, link=rng.choice(list(LINKS)))
-            continue
-        record = rng.choice(present)
-        if rng.random() < 0.2:
-            yield Mutant(seed, "special", True, record=record, special=rng.choice(SPECIALS))
-            continue
-        name = rng.choice(RECORD_MUTATIONS[record])
-        fmt = "json" if record == "test.json" else "dir"
-        made = FILE_MUTATIONS[name](rng, (seed.path / record).read_bytes(), fmt)
+        yield from _run_mutant(seed, rng)
+
+
+def _run_mutant(seed: Seed, rng: random.Random) -> Iterator[Mutant]:
+    """One input made of a run directory (none when the mutation drawn does not apply)."""
+    present = [r for r in RECORDS if (seed.path / r).exists()]
+    writer = rng.choice(WRITERS)
+    draw = rng.random()
+    if draw < 0.02:  # the run directory itself a link, to a copy outside
+        yield Mutant(seed, "run-link", False, record=".", link="run", writer=writer)
+        return
+    if draw < 0.12:  # a record must not be a link; what is written, never through one
+        at = rng.choice(present + list(WRITTEN) + [INDEX])
+        kind = rng.choice(list(LINKS))
+        writer = "index" if at == INDEX else writer
+        yield Mutant(seed, "link", at in RECORDS, record=at, link=kind, writer=writer)
+        return
+    record = rng.choice(present)
+    if draw < 0.3:
+        yield Mutant(seed, "special", True, record=record, special=rng.choice(SPECIALS))
+        return
+    if draw < 0.45:  # less evidence than the run wrote
+        name = rng.choice(TAMPERINGS)
+        if name == "missing":
+            yield Mutant(seed, name, False, record=record, special=name, evidence=True)
+            return
+        made = FILE_MUTATIONS[name](rng, (seed.path / record).read_bytes(), "dir")
         if made is not None:
-            yield Mutant(seed, name, made[1], made[0], record=record)
+            yield Mutant(seed, name, made[1], made[0], record=record, evidence=True)
+        return
+    name = rng.choice(RECORD_MUTATIONS[record])
+    fmt = "json" if record == "test.json" else "dir"
+    made = FILE_MUTATIONS[name](rng, (seed.path / record).read_bytes(), fmt)
+    if made is not None:
+        yield Mutant(seed, name, made[1], made[0], record=record)
 
 
 # ---- running one input -----------------------------------------------------------------
@@ -626,9 +811,11 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
 
 
 def materialise(m: Mutant, work: Path) -> Path:
-    """Write the input under ``work`` (emptied first); the path to check."""
+    """Write the input under ``work`` (emptied first), beside the tree outside it
+    (``outside_tree``); the path to check."""
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
+    outside = outside_tree(work)
     if m.seed.fmt != "dir":
         path = work / m.seed.path.name
         path.write_bytes(m.data)
@@ -637,18 +824,22 @@ def materialise(m: Mutant, work: Path) -> Path:
             shutil.copy(test, work / "test.json")
         return path
     run = work / "run"
+    if m.link == "run":  # the run directory a link to a copy outside
+        shutil.copytree(m.seed.path, outside / "run", symlinks=True)
+        run.symlink_to(outside / "run")
+        return run
     shutil.copytree(m.seed.path, run, symlinks=True)
-    target = run / m.record
+    target = work / INDEX if m.record == INDEX else run / m.record
     if m.link:
         target.unlink(missing_ok=True)
-        target.symlink_to(outside_tree(work) / LINKS[m.link])
+        target.symlink_to(outside / LINKS[m.link])
     elif m.special:
         target.unlink()
         if m.special == "fifo":
             os.mkfifo(target)
         elif m.special == "directory":
             target.mkdir()
-        else:
+        elif m.special != "missing":
             target.symlink_to(m.special)
     else:
         target.write_bytes(m.data)
@@ -656,13 +847,14 @@ def materialise(m: Mutant, work: Path) -> Path:
 
 
 def outside_tree(work: Path) -> Path:
-    """The tree outside the run that its planted links point into (made once per input):
-    a file, a folder holding one, and no ``nothing``."""
-    tree = work / "outside"
-    if not tree.is_dir():
-        (tree / "folder").mkdir(parents=True)
-        (tree / "victim.txt").write_text("precious\n")
-        (tree / "folder" / "kept.txt").write_text("kept\n")
+    """The tree outside the output root (the run directory, the results folder holding
+    it, and ``--out``) that planted links point into, a sentinel for every input: a file,
+    a folder holding one, and no ``nothing``."""
+    tree = work.parent / "outside"
+    shutil.rmtree(tree, ignore_errors=True)
+    (tree / "folder").mkdir(parents=True)
+    (tree / "victim.txt").write_text("precious\n")
+    (tree / "folder" / "kept.txt").write_text("kept\n")
     return tree
 
 
@@ -678,38 +870,134 @@ def _digest(tree: Path) -> list[tuple[str, bytes]]:
     return sorted(out)
 
 
-def classify(m: Mutant, path: Path, out: Path, time_limit: float, hang: float) -> str:
-    """Check one input in-process; its outcome (see the module's docstring). A run
-    directory with a planted link is checked with its results and report written into
-    itself, and then the tree outside it must be as it was."""
-    if m.link:
-        before = _digest(outside_tree(path.parent))
-        outcome = _classify(m, path, None, time_limit, hang, path / "report.html")
-        return "write-outside" if _digest(outside_tree(path.parent)) != before else outcome
-    return _classify(m, path, out, time_limit, hang, None)
+def _changed(
+    before: list[tuple[str, bytes]], after: list[tuple[str, bytes]], run: Path | None
+) -> bool:
+    """Whether the tree outside changed, but for what a check of ``run`` (a run directory
+    the user named through a link: the resolved one) writes into it: its results and
+    report, whole."""
+    allowed = set() if run is None else {str(run / name) for name in WRITTEN}
+    return [e for e in before if e[0] not in allowed] != [e for e in after if e[0] not in allowed]
 
 
-def _classify(
-    m: Mutant, path: Path, out: Path | None, time_limit: float, hang: float, html: Path | None
-) -> str:
-    oom = [b""]
+SEMANTIC: Final = frozenset(
+    {"pairing-f", "pairing-value", "early-completion", "wrong-type", "missing-key", "value-type"}
+)
+"""Mutations whose error must name the line of the op that makes the file no history."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one input got: a verdict (``valid``, and whether a checker crashed), or an
+    error (its ``message``: stderr's lines), or ``fault`` (traceback, hang)."""
+
+    valid: object = None
+    message: str = ""
+    crashed: bool = False
+    fault: str = ""
+    changed: bool = False
+    """The verdict said a record changed since the run (its digest differs)."""
+
+
+def classify(m: Mutant, path: Path, out: Path, time_limit: float, hang: float) -> tuple[str, float]:
+    """Check one input; its outcome (see the module's docstring) and the seconds it
+    took. The tree outside the output root must be as it was after it."""
+    outside = path.parent.parent / "outside"
+    before = _digest(outside)
+    started = time.perf_counter()
+    answer = _ask(m, path, out, time_limit, hang)
+    took = time.perf_counter() - started
+    if _changed(before, _digest(outside), outside / "run" if m.link == "run" else None):
+        return "write-outside", took
+    return _judge(m, path, answer, took, time_limit), took
+
+
+def _judge(m: Mutant, path: Path, answer: Answer, took: float, time_limit: float) -> str:
+    if answer.fault:
+        return answer.fault
+    if answer.crashed:
+        return "crashed"
+    if took > time_limit + OVERRUN_SLACK:
+        return "overrun"
+    if answer.message:
+        if "\n" in answer.message:
+            return "long-message"
+        name = m.record if m.record in RECORDS else path.name  # the file to blame
+        if name not in answer.message and path.name not in answer.message:
+            return "unnamed-file"
+        if m.mutation in SEMANTIC and not re.search(re.escape(name) + r":\d+", answer.message):
+            return "unnamed-line"
+        return "error"
+    if "malformed history" in json.dumps(answer.valid, default=str):
+        return "malformed-verdict"
+    if m.must_fail:
+        return "verdict-on-bad-input"
+    broken = m.mutation in BROKEN.get(m.record, ())
+    if m.evidence and answer.valid is True and (broken or not answer.changed):
+        return "valid-without-evidence"
+    return "verdict"
+
+
+OVERRUN_SLACK: Final = 2.0
+"""Seconds past its time limit that a check may take (issue 29: limit + 2 s)."""
+
+
+def _ask(m: Mutant, path: Path, out: Path, time_limit: float, hang: float) -> Answer:
+    """Run what ``m`` asks of ``path`` within an alarm of ``hang`` seconds. A run
+    directory with a link planted, or tampered with, has its results and report written
+    into itself (``check``), or is reported (``harness report``), or its folder indexed."""
     signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, hang)
     try:
+        if m.seed.fmt == "dir" and m.writer == "report" and (m.link or m.evidence):
+            return _command(["report", str(path)])
+        if m.writer == "command":
+            return _command(["check", "--time-limit", str(time_limit), str(path)])
+        plant = m.seed.fmt == "dir" and (m.link or m.evidence)
         got = check_path(
-            path, model=None, time_limit=time_limit, memory_limit=None, out=out, oom=oom, html=html
+            path,
+            model=None,
+            time_limit=time_limit,
+            memory_limit=None,
+            out=None if plant else out,
+            oom=[b""],
+            html=path / "report.html" if plant else None,
         )
+        if plant and m.writer == "index":
+            from core.writes import WriteRefused
+            from harness.report._index import write_index
+
+            with contextlib.suppress(WriteRefused):
+                write_index(path.parent)
     except HarnessError as e:
-        return "error" if "\n" not in str(e) else "long-message"
+        return Answer(message=str(e))
     except Hang:
-        return "hang"
+        return Answer(fault="hang")
     except Exception:
-        return "traceback"
+        return Answer(fault="traceback")
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    if "malformed history" in json.dumps(got.get("details"), default=str):
-        return "malformed-verdict"
-    return "verdict-on-bad-input" if m.must_fail else "verdict"
+    details = json.dumps(got.get("details"), default=str)
+    valid = "malformed history" if "malformed history" in details else got.get("valid")
+    changed = bool(got.get("changed"))
+    return Answer(valid=valid, crashed="the checker crashed" in details, changed=changed)
+
+
+def _command(argv: list[str]) -> Answer:
+    """``harness ARGV`` in this process: a verdict (exit 0, 1, 2: ``valid``), or the
+    error it printed (exit 254), or a crash (255, or "crashed" said)."""
+    from harness.cli import main
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(argv)
+    said = stdout.getvalue() + stderr.getvalue()
+    if code == 255 or "crashed" in said:
+        return Answer(crashed=True)
+    if code == 254:
+        return Answer(message=stderr.getvalue().strip())
+    changed = "changed: " in stdout.getvalue()
+    return Answer(valid={0: True, 1: False}.get(code, "unknown"), changed=changed)
 
 
 def _keep(m: Mutant, path: Path, findings: Path, n: int, outcome: str) -> Path:
@@ -724,18 +1012,24 @@ def _keep(m: Mutant, path: Path, findings: Path, n: int, outcome: str) -> Path:
 
 @dataclass
 class Report:
-    """What a fuzzing run found: counts per (mutation, outcome), and the findings kept."""
+    """What a fuzzing run found: counts per (mutation, outcome), the findings kept and
+    the slowest input of each mutation."""
 
     counts: Counter[tuple[str, str]]
     findings: list[str]
     inputs: int
     seconds: float
+    slowest: dict[str, float] = field(default_factory=dict)
 
     def outcomes(self) -> Counter[str]:
         out: Counter[str] = Counter()
         for (_, outcome), n in self.counts.items():
             out[outcome] += n
         return out
+
+
+HUGE_TIME_LIMIT: Final = 3.0
+"""The time limit of a ``RARE`` input's check (what a huge input tests is the bound)."""
 
 
 def fuzz(
@@ -746,30 +1040,32 @@ def fuzz(
     hang: float = 30.0,
     findings: Path | None = None,
     progress: Callable[[int, Counter[str]], None] | None = None,
+    rare: float = 0.002,
 ) -> Report:
-    """Check ``inputs`` mutants of ``seeds``; the findings are kept under ``findings``."""
+    """Check ``inputs`` mutants of ``seeds`` (a share ``rare`` of them huge); the
+    findings are kept under ``findings``."""
     rng = random.Random(seed)
-    counts: Counter[tuple[str, str]] = Counter()
-    kept: list[str] = []
+    report = Report(Counter(), [], inputs, 0.0)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fuzz-inputs-") as tmp:
         work, out = Path(tmp) / "input", Path(tmp) / "out"
         keep = findings or Path(tmp) / "findings"
-        for n, m in enumerate(mutants(seeds, rng)):
+        for n, m in enumerate(mutants(seeds, rng, rare)):
             if n >= inputs:
                 break
             path = materialise(m, work)
-            outcome = classify(m, path, out, time_limit, hang)
-            counts[(m.mutation, outcome)] += 1
+            limit = min(time_limit, HUGE_TIME_LIMIT) if m.mutation in RARE else time_limit
+            outcome, took = classify(m, path, out, limit, hang)
+            report.counts[(m.mutation, outcome)] += 1
+            report.slowest[m.mutation] = max(took, report.slowest.get(m.mutation, 0.0))
+            said = f"{outcome}: {m.seed.name} {m.mutation} {m.record} {m.special}{m.link}"
             if outcome in FINDINGS:
                 where = _keep(m, path, keep, n, outcome) if findings else path
-                kept.append(
-                    f"{outcome}: {m.seed.name} {m.mutation} {m.record} {m.special}{m.link} "
-                    f"-> {where}"
-                )
+                report.findings.append(f"{said} -> {where}")
             if progress is not None and n and not n % 1000:
-                progress(n, Report(counts, kept, n, 0.0).outcomes())
-    return Report(counts, kept, inputs, time.perf_counter() - started)
+                progress(n, report.outcomes())
+    report.seconds = time.perf_counter() - started
+    return report
 
 
 # ---- seeds -----------------------------------------------------------------------------
@@ -790,7 +1086,9 @@ def built_in_seeds(where: Path) -> list[Seed]:
 
 
 def generated_seeds(where: Path) -> list[Seed]:
-    """Histories of ``scripts/gen_history.py`` (register and kv) and synthetic runs."""
+    """Histories of ``scripts/gen_history.py`` (register and kv) and synthetic runs, each
+    checked as a run's end checks it (its results.json holds the records' digests)."""
+    from harness.analysis import check_run
     from tests.support.synthetic import cas_register_run, lock_run
 
     seeds = []
@@ -815,12 +1113,13 @@ def generated_seeds(where: Path) -> list[Seed]:
         )
         (out.parent / "test.json").write_text(json.dumps({"model": model}) + "\n")
         seeds.append(Seed(f"gen-{model}", out, "jsonl"))
-    seeds.append(
-        Seed(
-            "synthetic-cas", cas_register_run(where / "cas", ops=80, faults=1, duration_s=3), "dir"
-        )
-    )
-    seeds.append(Seed("synthetic-lock", lock_run(where / "lock"), "dir"))
+    runs = {
+        "synthetic-cas": cas_register_run(where / "cas", ops=80, faults=1, duration_s=3),
+        "synthetic-lock": lock_run(where / "lock"),
+    }
+    for name, run in runs.items():
+        check_run(run, at_run=True)  # its results.json, with the digests a run records
+        seeds.append(Seed(name, run, "dir"))
     return seeds
 
 
@@ -848,7 +1147,9 @@ def all_seeds(where: Path, run_dirs: list[Path], shared_limit: int | None = None
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--inputs", type=int, default=10_000, help="inputs to check")
+    ap.add_argument(
+        "--count", "--inputs", dest="count", type=int, default=10_000, help="inputs to check"
+    )
     ap.add_argument("--seed", type=int, default=1, help="random seed (replayable)")
     ap.add_argument(
         "--run-dir",
@@ -861,6 +1162,9 @@ def main() -> int:
     ap.add_argument("--hang", type=float, default=30.0, help="seconds before a hang is called")
     ap.add_argument("--findings", type=Path, default=None, help="keep findings here")
     ap.add_argument(
+        "--rare", type=float, default=0.002, help="share of huge inputs (10 MB values, 200,000 ops)"
+    )
+    ap.add_argument(
         "--shared-limit",
         type=int,
         default=None,
@@ -869,18 +1173,28 @@ def main() -> int:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="fuzz-seeds-") as tmp:
         seeds = all_seeds(Path(tmp), args.run_dir, args.shared_limit)
-        print(f"{len(seeds)} seeds; {args.inputs} inputs, seed {args.seed}", flush=True)
+        print(f"{len(seeds)} seeds; {args.count} inputs, seed {args.seed}", flush=True)
 
         def progress(n: int, c: Counter[str]) -> None:
             print(f"  {n} inputs: {dict(sorted(c.items()))}", flush=True)
 
         findings = args.findings or Path(tempfile.mkdtemp(prefix="fuzz-findings-"))
-        report = fuzz(seeds, args.inputs, args.seed, args.time_limit, args.hang, findings, progress)
+        report = fuzz(
+            seeds,
+            args.count,
+            args.seed,
+            args.time_limit,
+            args.hang,
+            findings,
+            progress,
+            args.rare,
+        )
     print(f"{report.inputs} inputs in {report.seconds:.0f} s")
+    print("per mutation class (slowest input in s):")
     for mutation in sorted({m for m, _ in report.counts}):
         row = {o: n for (m, o), n in sorted(report.counts.items()) if m == mutation}
-        print(f"  {mutation:16} {row}")
-    print(f"outcomes: {dict(sorted(report.outcomes().items()))}")
+        print(f"  {mutation:22} {row} ({report.slowest[mutation]:.2f} s)")
+    print(f"per outcome: {dict(sorted(report.outcomes().items()))}")
     for line in report.findings[:50]:
         print(f"  {line}")
     print(

@@ -151,8 +151,20 @@ find_break(PyObject *ops, PyTypeObject *op_type, PyObject *open_, PyObject *reti
         PyObject *p = FIELD(x, o_process), *t = FIELD(x, o_type);
         if (p == NULL || t == NULL)
             return i;
-        if (eq_ascii(p, "nemesis", 7))
+        if (eq_ascii(p, "nemesis", 7)) { /* one fault at a time; a lone info is a note */
+            int busy = PyDict_Contains(open_, p);
+            if (busy < 0)
+                return -2;
+            if (busy && PyDict_DelItem(open_, p) < 0)
+                return -2;
+            if (!eq_ascii(t, "invoke", 6))
+                continue;
+            if (busy)
+                return i;
+            if (PyDict_SetItem(open_, p, x) < 0)
+                return -2;
             continue;
+        }
         if (eq_ascii(t, "invoke", 6)) {
             int busy = PyDict_Contains(open_, p);
             if (busy < 0)

@@ -153,6 +153,18 @@ CASES: list[tuple[str, str, str, str]] = [
         "complete its op before it invokes again",
     ),
     (
+        "nemesis-twice.jsonl",
+        jsonl(
+            ("nemesis", "invoke", "start-partition", None),
+            (0, "invoke", "write", 1),
+            ("nemesis", "invoke", "stop-partition", None),
+            (0, "ok", "write", 1),
+        ),
+        "register",
+        ":3: process nemesis invokes again while its op at line 1 is still open; a process "
+        "must complete its op before it invokes again",
+    ),
+    (
         "retired.log",
         "INFO  jepsen.util - 0\t:invoke\t:write\t1\nINFO  jepsen.util - 0\t:info\t:write\t"
         ":timed-out\n\nINFO  jepsen.util - 0\t:invoke\t:read\tnil\n",
@@ -261,3 +273,30 @@ def test_a_real_history_still_checks(capsys: pytest.CaptureFixture[str], tmp_pat
     code, out, err = run(capsys, "check", str(path))
     assert (code, err) == (0, ""), out
     assert out.startswith(f"{path}: valid (")
+
+
+def test_a_run_whose_nemesis_invoked_twice_is_one_line_and_254(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The fuzzer's find (a line swap in a run's history): the nemesis invoking again
+    while its fault is open crashed the stats and faults checkers ("the checker crashed:
+    MalformedHistory"), and the run was unknown, not refused."""
+    run_dir = cas_register_run(tmp_path / "run", ops=60, faults=1)
+    path = run_dir / HISTORY_FILE
+    lines = path.read_text().splitlines(keepends=True)
+    nemesis = [i for i, line in enumerate(lines) if '"nemesis"' in line]
+    first, second = nemesis[0], nemesis[1]  # a start's invocation, then its completion
+    assert '"invoke"' in lines[first] and '"invoke"' not in lines[second]
+    lines[second] = (
+        lines[second]
+        .replace('"type":"ok"', '"type":"invoke"')
+        .replace('"type": "ok"', '"type": "invoke"')
+    )
+    assert '"invoke"' in lines[second]
+    path.write_text("".join(lines))
+    code, out, err = run(capsys, "check", str(run_dir), "--out", str(tmp_path / "out"))
+    assert code == EXIT_BAD_ARGS, out
+    assert err == (
+        f"harness: {path}:{second + 1}: process nemesis invokes again while its op at line "
+        f"{first + 1} is still open; a process must complete its op before it invokes again\n"
+    )

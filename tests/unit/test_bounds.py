@@ -30,6 +30,7 @@ from core.ops import Op
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
+import bench_bounds
 from gen_bounds import concurrent, sequential, write, write_edn_huge_value
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -301,3 +302,39 @@ def test_an_allowance_refuses_what_does_not_fit() -> None:
     a.spend(1 << 19)
     with pytest.raises(OutOfBudget, match=r"while growing: it needs 2 MiB more, 1 MiB are left"):
         a.spend(3 << 19)
+
+
+# ---- issue 29's "Done when", as scripts/bench_bounds.py measures it ----
+
+
+@pytest.mark.skipif(NATIVE is None, reason="the plain search takes 40 s over 600,000 ops")
+@pytest.mark.parametrize("name", ["seq-600k", "seq-600k-float"])
+def test_six_hundred_thousand_ops_keep_to_a_memory_limit_of_1g(name: str, tmp_path: Path) -> None:
+    """600,000 ops of one register with --memory-limit 1G, in a process capped at 4 GB
+    of address space (as ``prlimit --as``): it aborted at 5.8 GB (SIGABRT, exit 134).
+    Seven values again and again: valid, at about 450 MiB; unique floats (the unique
+    values' path, which needs 1.7 GiB more): unknown, exit 2, the reason in one line,
+    within 1 GiB (and 200 MiB for the interpreter and the file's pages)."""
+    case = bench_bounds.CASES[name]
+    path = tmp_path / case.file
+    write(path, case.shape, case.ops, values=case.values)
+    got = bench_bounds.check(path, [case.flag, case.limit], 4 << 30)
+    assert bench_bounds.within(case, got) == [], got
+    if case.values == "cycle":
+        assert got.code == 0 and got.verdict == "valid", got
+    else:
+        assert got.code == 2 and "out of the memory limit (1,024 MiB)" in got.out, got
+
+
+def test_a_limit_spent_reading_is_named_when_preparing_runs_out() -> None:
+    """A 30 MiB EDN file read in 5.2 s of --time-limit 5 on a busy machine ended "out of
+    time after 0.0274 s while preparing the partitions": the limit given, not the moment
+    the check began, is what ran out."""
+    h = history(sequential(2_000, values="float"))
+    spent = Budget(0.5)
+    spent.deadline = spent.started - 0.1  # the whole limit went to reading the file
+    result = linearizability.check(h, "register", spent.time_left(), budget=spent)
+    assert result.valid == "unknown"
+    reason = result.details["reason"]
+    assert reason.startswith("out of the time limit (0.5 s) while preparing the partitions (0 of")
+    assert reason.endswith("s into the check; raise --time-limit)")

@@ -178,6 +178,34 @@ def test_the_c_pairing_check_agrees_with_the_python_one() -> None:
     assert broken > 150
 
 
+@pytest.mark.skipif(
+    importlib.util.find_spec("core.formats._scan") is None
+    and os.environ.get("HARNESS_REQUIRE_COMPILED") != "1",
+    reason="the C checks are not built here (scripts/compile_checker.py)",
+)
+def test_the_c_pairing_check_holds_the_nemesis_to_one_fault_at_a_time() -> None:
+    """The nemesis invoking again while its fault is open (the fuzzer's find: it crashed
+    the stats and faults checkers) breaks the op semantics in C as in Python; its lone
+    info, or a fault never completed at the end, does not."""
+    _, find = jsonl_fast._checker()
+
+    def ops(*kinds: tuple[object, str]) -> list[Op]:
+        return [Op(i, i, p, t, "f", None) for i, (p, t) in enumerate(kinds)]  # type: ignore[arg-type]
+
+    twice = ops(("nemesis", "invoke"), (0, "invoke"), ("nemesis", "invoke"), (0, "ok"))
+    assert find(twice) == jsonl_fast.break_at(twice) == 2
+    fine = ops(
+        ("nemesis", "info"),
+        ("nemesis", "invoke"),
+        ("nemesis", "info"),
+        (0, "invoke"),
+        ("nemesis", "info"),
+        ("nemesis", "invoke"),
+        (0, "ok"),
+    )
+    assert find(fine) == jsonl_fast.break_at(fine) == -1
+
+
 def test_a_big_history_that_breaks_the_op_semantics_gets_the_plain_readers_error(
     big: tuple[Path, str], tmp_path: Path
 ) -> None:
