@@ -1,6 +1,6 @@
 """The checks of option values: each number option's range (``NUMBERS``), names used as
-folder names, the ``--nemesis`` list; every failure a one-line ``OptionError`` that says
-what is wrong and what to do."""
+folder names, the ``--nemesis`` list (paths: ``core.paths``); every failure a one-line
+``OptionError`` that says what is wrong and what to do."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ from typing import Any, Final
 from core.errors import HarnessError
 
 NAME_MAX: Final = 100
+MS: Final = 0.001
+"""The shortest duration an option takes (a millisecond): below it, the clocks and
+timers a run uses cannot tell it from none, and its inverse overflows."""
 
 
 class OptionError(HarnessError, ValueError):
@@ -25,7 +28,8 @@ class UnknownName(OptionError):
 
 @dataclass(frozen=True, slots=True)
 class Bound:
-    """The range of a number option: ``low`` (exclusive when ``open_low``) to ``high``."""
+    """The range of a number option: ``low`` (exclusive when ``open_low``) to ``high``;
+    with ``zero``, 0 too (a duration whose 0 means "none")."""
 
     flag: str
     low: float
@@ -33,6 +37,7 @@ class Bound:
     open_low: bool = False
     integer: bool = False
     unit: str = "seconds"
+    zero: bool = False
 
     def check(self, value: Any) -> None:
         """OptionError (one line) unless ``value`` is a finite number in range."""
@@ -46,8 +51,9 @@ class Bound:
         if not math.isfinite(value):
             raise OptionError(f"{self.flag} must be a finite number ({self.unit}), not {value!r}")
         low_ok = value > self.low if self.open_low else value >= self.low
-        if not low_ok or value > self.high:
+        if (not low_ok and not (self.zero and value == 0)) or value > self.high:
             low = f"more than {_num(self.low)}" if self.open_low else f"at least {_num(self.low)}"
+            low = f"0 or {low}" if self.zero else low
             raise OptionError(
                 f"{self.flag} must be {low} and at most {_num(self.high)} "
                 f"({self.unit}), not {value!r}"
@@ -61,23 +67,23 @@ def _num(x: float) -> str:
 DAY: Final = 86_400.0
 NUMBERS: Final[dict[str, Bound]] = {
     "concurrency": Bound("--concurrency", 1, 1000, integer=True, unit="client processes"),
-    "rate": Bound("--rate", 0, 1e6, open_low=True, unit="operations per second"),
-    "time_limit": Bound("--time-limit", 0, DAY, open_low=True),
-    "recovery_time": Bound("--recovery-time", 0, DAY),
-    "op_timeout": Bound("--op-timeout", 0, DAY, open_low=True),
+    "rate": Bound("--rate", MS, 1e6, unit="operations per second"),
+    "time_limit": Bound("--time-limit", 0.01, DAY),
+    "recovery_time": Bound("--recovery-time", MS, DAY, zero=True),
+    "op_timeout": Bound("--op-timeout", MS, 3 * DAY),  # follows work + pause, each up to a day
     "seed": Bound("--seed", 0, 2**63 - 1, integer=True, unit="integers"),
-    "nemesis_interval": Bound("--nemesis-interval", 0, DAY, open_low=True),
-    "pause_at": Bound("--pause-at", 0, DAY),
-    "pause_for": Bound("--pause-for", 0, DAY, open_low=True),
+    "nemesis_interval": Bound("--nemesis-interval", MS, DAY),
+    "pause_at": Bound("--pause-at", MS, DAY, zero=True),
+    "pause_for": Bound("--pause-for", MS, DAY),
     "clock_delta": Bound("--clock-delta", -DAY, DAY),
-    "lease_ttl": Bound("--lease-ttl", 0, DAY, open_low=True),
-    "keepalive": Bound("--keepalive", 0, DAY, open_low=True),
-    "work_time": Bound("--work-time", 0, DAY),
-    "acquire_wait": Bound("--acquire-wait", 0, DAY),
+    "lease_ttl": Bound("--lease-ttl", 0.01, DAY),
+    "keepalive": Bound("--keepalive", MS, DAY),
+    "work_time": Bound("--work-time", MS, DAY, zero=True),
+    "acquire_wait": Bound("--acquire-wait", MS, DAY, zero=True),
     "locks": Bound("--locks", 1, 1000, integer=True, unit="locks"),
     "keys": Bound("--keys", 1, 1_000_000, integer=True, unit="keys"),
     "watchers": Bound("--watchers", 1, 1000, integer=True, unit="watchers"),
-    "compact_every": Bound("--compact-every", 0, DAY),
+    "compact_every": Bound("--compact-every", MS, DAY, zero=True),
     "instances": Bound("--instances", 1, 1000, integer=True, unit="instances"),
     "nodes": Bound("--nodes", 1, 99, integer=True, unit="nodes"),
     "client_clock_delta": Bound("--client-clock-delta", -3600, 3600),
@@ -85,7 +91,10 @@ NUMBERS: Final[dict[str, Bound]] = {
     "segment_prefetch": Bound("--segment-prefetch", 0, 1, unit="fraction of a segment"),
     "ssh_port": Bound("--ssh-port", 1, 65535, integer=True, unit="port numbers"),
 }
-"""Every number option and its range; None is allowed where the field is optional."""
+"""Every number option and its range; None is allowed where the field is optional. A
+duration is at least a millisecond (``MS``), or 0 where 0 means none; the time limit
+and the lease TTL at least 10 ms, so that the defaults fitted to them (the interval
+between faults, the keepalive: ``core.option_defaults``) are a millisecond or more."""
 
 
 def check_number(name: str, value: Any) -> None:

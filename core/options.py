@@ -48,6 +48,7 @@ from core.option_records import (
     SshOptions,
     WatchOptions,
 )
+from core.paths import check_path
 
 DEFAULT_OP_TIMEOUT: Final = 10.0
 FOLLOW: Final = 0.0
@@ -58,6 +59,8 @@ OP_TIMEOUT_MARGIN: Final = 5.0
 """Seconds an automatic op timeout leaves beyond the longest an op may legitimately take."""
 FLAGS: Final = {"sim_bugs": "--sim-bug", "ssh_strict": "--ssh-no-strict", "ssh_hosts": "--nodes"}
 """The options whose command-line flag is not their name with dashes (``flag_of``)."""
+PATHS: Final = ("out_dir", "ssh_key", "ssh_known_hosts", "ssh_debs")
+"""The options that name a file or folder: bounded as paths (``core.paths``)."""
 OLD_EXTRA: Final = "extra"
 """A table older suites and test.json files held some options in (``accept_unavailable``,
 ``clock_delta``): its keys are read as options of their own."""
@@ -268,10 +271,18 @@ class RunOptions:
         what the faults asked for do to the rules (``rules``)."""
         for name in NUMBERS:
             _check_kind(name, self.get(name))
-            check_number(name, self.get(name))
+            try:
+                check_number(name, self.get(name))
+            except OptionError:
+                if self.was_given(name):
+                    raise
+                raise OptionError(self._fitted_out_of_range(name)) from None
         parse_faults(self.faults.nemesis)
         if self.name is not None:
             check_name(self.name)
+        for name in PATHS:
+            if self.get(name) is not None:
+                check_path(self.get(name), flag_of(name))
         need, why = self.needed_op_timeout(holds, rules)
         if self.op_timeout_given and self.op_timeout <= need:
             raise OptionError(
@@ -293,6 +304,17 @@ class RunOptions:
                 "host names in --nodes (or --nodes-file) need --ssh; without it "
                 "--nodes is the number of Docker nodes"
             )
+
+    def _fitted_out_of_range(self, name: str) -> str:
+        """The refusal of a default fitted out of its range by the options given (a
+        time limit made longer than a day by the pause given): it names those."""
+        bound = NUMBERS[name]
+        given = [flag_of(g) for g in self.given if g in NUMBERS] or ["the options given"]
+        return (
+            f"{bound.flag} (not given) would be {self.get(name):g} to fit "
+            f"{', '.join(given)}, beyond its range ({bound.low:g} to {bound.high:g} "
+            f"{bound.unit}): give smaller values, or {bound.flag} too"
+        )
 
     def _validate_schedule(self, rules: FaultRules) -> None:
         """Every fault asked for must start and stop inside the time limit: those at
@@ -408,3 +430,25 @@ def _check_kind(name: str, value: Any) -> None:
         ok = all(isinstance(v, str) for v in value)
     if not ok:
         raise OptionError(f"{name} must be {declared.replace(' | None', '')}, not {value!r:.60}")
+
+
+def check_recorded(values: Any) -> None:
+    """A recorded options table (test.json's ``options``) whose known options have their
+    kinds: a table, each number a number or null where the option is optional, each
+    other value of its declared type (an older file's ``extra`` table read as its
+    options); ranges are not checked: a run recorded what it ran. One-line OptionError."""
+    if not isinstance(values, dict):
+        raise OptionError(f"must be a table of options, not {values!r:.40}")
+    extra = values.get(OLD_EXTRA, {})
+    if not isinstance(extra, dict):
+        raise OptionError(f"extra must be a table of options, not {extra!r:.40}")
+    for name, value in [*extra.items(), *values.items()]:
+        if name in NUMBERS and value is not None:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise OptionError(f"{name} must be a number, not {value!r:.40}")
+        elif name in FIELDS and name != "nemesis":
+            _check_kind(name, value)
+        elif name == "nemesis" and not (
+            isinstance(value, list) and all(isinstance(v, str) for v in value)
+        ):
+            raise OptionError(f"nemesis must be a list of fault names, not {value!r:.40}")

@@ -118,6 +118,16 @@ def open_append(
         raise
 
 
+def can_write_in(folder: Path) -> None:
+    """Make and remove a nameless file in ``folder`` (as every write makes its temporary
+    one), to learn before any work whether output can go there; the OSError if not
+    (``/proc``, a read-only mount, a missing folder)."""
+    import tempfile
+
+    with tempfile.TemporaryFile(dir=folder):
+        pass
+
+
 def make_dirs(path: Path, *, root: Path) -> Path:
     """Make the folder ``path`` and those between ``root`` and it (those that exist are
     kept); return ``path``. WriteRefused for a link on the way."""

@@ -36,6 +36,7 @@ from core import digests
 from core.errors import HarnessError
 from core.formats import Budget, FormatError, op_line
 from core.formats.jsonl import read_history_jsonl, truncation_note
+from core.run_json import check_test
 from core.store import (
     EVENTS_FILE,
     HISTORY_FILE,
@@ -67,8 +68,7 @@ def load_record(run_dir: Path, budget: Budget | None = None) -> RunRecord:
     try:
         history, cut = read_history_jsonl(run_dir / HISTORY_FILE, budget, MAX_RUN_NS)
         test = read_json(run_dir / TEST_FILE) if os.path.lexists(run_dir / TEST_FILE) else {}
-        if not isinstance(test, dict):
-            raise HarnessError(f"{run_dir / TEST_FILE}: not a JSON object; is it a run's?")
+        test = check_test(test, run_dir / TEST_FILE)
 
         readings = {evidence.HISTORY: Reading(HISTORY_FILE, True, len(history), cut)}
 

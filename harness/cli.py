@@ -13,12 +13,12 @@ import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import Any, Final
 
 from core.errors import EXIT_CRASH
-from harness.commands.args import EXIT_BAD_ARGS, EXIT_UNKNOWN, Parser, UsageError
+from harness.commands.args import EXIT_BAD_ARGS, EXIT_UNKNOWN, Parser, UsageError, bounded
 
 _OUT_OF_MEMORY = b"harness: out of memory; try --memory-limit or fewer files\n"
 
@@ -103,10 +103,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from harness.terminal import guard_streams
-
-    with guard_streams() as outputs:
-        code = _main(list(sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    with stop_early(bool(argv[:1]) and argv[0] in STOPPED_EARLY):
+        try:
+            from harness.terminal import guard_streams
+        except KeyboardInterrupt as e:
+            return _interrupted(e)
+        with guard_streams() as outputs:
+            code = _interruptible(argv)
     if outputs.failure is not None:  # the answer did not arrive: a crash, not a verdict
         _say_last(f"harness: could not write the output ({outputs.failure}); exit {EXIT_CRASH}")
         return EXIT_CRASH
@@ -117,6 +121,60 @@ def _say_last(line: str) -> None:
     """One line on stderr, whatever became of it (it may be the stream that failed)."""
     with contextlib.suppress(OSError):
         os.write(2, (line + "\n").encode())
+
+
+STOPPED_EARLY: Final = ("run", "suite")
+"""The commands a stop signal ends like Ctrl-C from their first instant (``stop_early``):
+a run interrupted is unknown, exit 2, however early."""
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP before a run's own handling of them: ends the command as
+    Ctrl-C does (``harness.orchestrate`` records one that arrives during a run)."""
+
+    def __init__(self, signame: str) -> None:
+        super().__init__(signame)
+        self.signame = signame
+
+
+@contextlib.contextmanager
+def stop_early(active: bool) -> Iterator[None]:
+    """While in it (when ``active``), SIGTERM and SIGHUP raise ``Stopped``, as SIGINT
+    raises KeyboardInterrupt: entered before anything slow (the registries' imports), so
+    that a run stopped in its first instant says so, exit 2, rather than dying by the
+    signal. An ignored signal (nohup) stays ignored; the handlers before are restored."""
+    import signal
+
+    def handler(signum: int, frame: object) -> None:
+        raise Stopped(signal.Signals(signum).name)
+
+    signals = (signal.SIGTERM, signal.SIGHUP) if active else ()
+    old = {s: signal.getsignal(s) for s in signals}
+    for s, h in old.items():
+        if h is signal.SIG_DFL:
+            signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _interruptible(argv: list[str]) -> int:
+    """``_main``, a stop before a verdict (Ctrl-C, or with ``stop_early`` SIGTERM and
+    SIGHUP) outside a run's own handling, which checks and reports, being exit 2: however
+    early it came, reading the arguments or importing the registries included."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as e:
+        return _interrupted(e)
+
+
+def _interrupted(e: KeyboardInterrupt) -> int:
+    """Exit 2, said in one line: stopped (by which signal) before a verdict."""
+    by = f" by {e.signame}" if isinstance(e, Stopped) else ""
+    print(f"harness: interrupted{by} before a verdict: unknown (exit 2)", file=sys.stderr)
+    return EXIT_UNKNOWN
 
 
 def _main(argv: list[str]) -> int:
@@ -131,11 +189,8 @@ def _main(argv: list[str]) -> int:
     try:
         return int(args.fn(args, Terminal(as_json=bool(getattr(args, "json", False)))))
     except UsageError as e:
-        print(f"harness: {e}", file=sys.stderr)
+        print(f"harness: {bounded(str(e))}", file=sys.stderr)
         return EXIT_BAD_ARGS
-    except KeyboardInterrupt:  # outside a run's own handling (which checks and reports)
-        print("harness: interrupted before a verdict: unknown (exit 2)", file=sys.stderr)
-        return EXIT_UNKNOWN
     except MemoryError:  # the message is built beforehand: allocating now could fail
         os.write(2, _OUT_OF_MEMORY)
         return EXIT_CRASH
@@ -143,7 +198,7 @@ def _main(argv: list[str]) -> int:
         from core.errors import HarnessError
 
         if isinstance(e, HarnessError):
-            print(f"harness: {e}", file=sys.stderr)
+            print(f"harness: {bounded(str(e))}", file=sys.stderr)
             return EXIT_BAD_ARGS
         print(f"harness: crashed: {crash_line(e)}", file=sys.stderr)
         return EXIT_CRASH

@@ -11,6 +11,7 @@ terminal; ``harness.report.write_matrix_html`` as a page.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -25,6 +26,8 @@ from checkers.expiry import ExpiryRule
 from checkers.result import Validity, worst
 from checkers.windows import record_windows
 from core.errors import HarnessError
+from core.run_json import check_results, check_test
+from core.store import RESULTS_FILE
 from harness.report._format import DASH, ms, pct, secs
 from harness.report._metrics import QUANTILES, OpStats, op_stats, pooled
 from harness.report._runs import RunInfo, find_run_dirs, load_run, verdict_word
@@ -277,48 +280,25 @@ def compare(run_dirs: Sequence[Path]) -> Matrix:
     return Matrix(tuple(rows), tuple(columns), {k: Cell(tuple(v)) for k, v in grouped.items()})
 
 
-# test.json fields the matrix reads, and the types they must have
-_TEST_FIELDS: dict[str, type | tuple[type, ...]] = {"name": str, "options": dict}
-_OPTION_FIELDS: dict[str, type | tuple[type, ...]] = {
-    "target": str,
-    "workload": str,
-    "lock": (str, type(None)),
-    "nemesis": list,
-    "fencing": bool,
-    "extra": dict,
-}
-
-
 def check_test_json(run_dir: Path) -> None:
-    """A run's test.json must be a JSON object whose fields the matrix reads have their
-    types; anything else is a one-line HarnessError naming the file and the field."""
-    path = run_dir / "test.json"
+    """A run's test.json, and its results.json when it was checked, must be JSON objects
+    whose fields have their types (``core.run_json``); anything else is a one-line
+    HarnessError naming the file and the field."""
+    check_test(_json_of(run_dir / "test.json"), run_dir / "test.json")
+    if os.path.lexists(run_dir / RESULTS_FILE):
+        check_results(_json_of(run_dir / RESULTS_FILE), run_dir / RESULTS_FILE)
+
+
+def _json_of(path: Path) -> Any:
+    """The JSON value of the regular file ``path``, or a one-line HarnessError."""
     if not path.is_file():
         raise HarnessError(f"{path}: not a regular file; fix or leave out that run")
     try:
-        test = json.loads(path.read_bytes().decode("utf-8"))
+        return json.loads(path.read_bytes().decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
         raise HarnessError(
             f"{path}: not readable JSON ({type(e).__name__}); fix or leave out that run"
         ) from None
-    if not isinstance(test, dict):
-        raise HarnessError(f"{path}: not a JSON object; fix or leave out that run")
-    _check_fields(path, test, _TEST_FIELDS, "")
-    _check_fields(path, test.get("options", {}), _OPTION_FIELDS, "options.")
-    nemesis = test.get("options", {}).get("nemesis", [])
-    if not all(isinstance(n, str) for n in nemesis):
-        raise HarnessError(f"{path}: options.nemesis holds a non-string; fix or leave out that run")
-
-
-def _check_fields(
-    path: Path, data: dict[str, Any], types: dict[str, type | tuple[type, ...]], prefix: str
-) -> None:
-    for name, kind in types.items():
-        if name in data and not isinstance(data[name], kind):
-            raise HarnessError(
-                f"{path}: {prefix}{name} is {type(data[name]).__name__} "
-                f"{data[name]!r:.40}; fix or leave out that run"
-            )
 
 
 def row_label(run: RunInfo) -> str:

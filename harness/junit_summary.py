@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import HarnessError
+from core.formats.errors import FormatError
+from core.formats.files import read_bytes
 
 MAX_ROWS = 200
 """Rows shown per file: beyond them, only the failures (a summary page has a size cap)."""
@@ -40,9 +42,11 @@ def _reason(text: str) -> str:
 def rows_of(path: Path) -> tuple[str, list[Row]]:
     """A JUnit file's suite name and its testcases; a file that is not JUnit XML is a
     one-line ``HarnessError``."""
-    try:
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError) as e:
+    try:  # a regular file only: a FIFO would block, a device never end
+        root = ET.fromstring(read_bytes(path, give="give a JUnit XML file"))
+    except FormatError as e:
+        raise HarnessError(str(e)) from None
+    except ET.ParseError as e:
         raise HarnessError(f"{path}: not a JUnit XML file ({e})") from None
     if root.tag not in ("testsuites", "testsuite"):
         raise HarnessError(f"{path}: not a JUnit XML file (its root is <{root.tag}>)")

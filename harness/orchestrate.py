@@ -189,6 +189,7 @@ def _run_in(
     if replay_of is not None:
         test["replay_of"] = replay_of
     write_json(run_dir / TEST_FILE, test)
+    HistoryWriter(run_dir / HISTORY_FILE).close()  # a run stopped before its first op has one
     term.err.print(f"[bold]{opts.test_name()}[/] seed {opts.seed} -> {run_dir}")
     for warning in warnings:
         term.err.print(f"warning: {warning}", markup=False, highlight=False)

@@ -271,9 +271,9 @@ def make_server(
         )
     try:
         return _Server((host, port), partial(ResultsHandler, root=root, index=FreshIndex(root)))
-    except (OSError, OverflowError) as e:
+    except (OSError, OverflowError, UnicodeError) as e:  # UnicodeError: no DNS name
         raise HarnessError(
-            f"cannot listen on {host}:{port} ({getattr(e, 'strerror', None) or e})"
+            f"cannot listen on {host:.60}:{port} ({getattr(e, 'strerror', None) or e})"
             ": pick another --port or --host"
         ) from None
 
@@ -288,6 +288,7 @@ class _Server(ThreadingHTTPServer):
 
     def __init__(self, address: tuple[str, int], handler: Any) -> None:
         self._waiting: queue.SimpleQueue[tuple[Any, Any] | None] = queue.SimpleQueue()
+        self._workers: list[threading.Thread] = []  # none yet if binding fails
         super().__init__(address, handler)
         self._workers = [
             threading.Thread(target=self._work, name=f"serve-{n}", daemon=True)

@@ -34,6 +34,7 @@ outcome differs from its expectation.
 from __future__ import annotations
 
 import fnmatch
+import os
 import time
 import tomllib
 from collections.abc import Callable
@@ -49,6 +50,8 @@ from checkers import election, ids, mutex
 from checkers.anomalies import KEY
 from checkers.classify import CAUSES
 from core.errors import HarnessError
+from core.formats.errors import FormatError
+from core.formats.files import read_text
 from core.option_checks import OptionError, check_name
 from core.options import FIELDS, OLD_EXTRA, RunOptions
 from core.store import read_json, utc_stamp, write_json
@@ -215,6 +218,39 @@ def checked(opts: RunOptions) -> RunOptions:
     return check_run(opts)[0]
 
 
+MAX_DEPTH = 32
+"""The deepest nesting of arrays and tables a suite file may have: a suite's values are
+at most a list inside a table; far deeper would exhaust the TOML reader's recursion."""
+
+
+class TooDeep(ValueError):
+    """TOML nested deeper than ``MAX_DEPTH``."""
+
+
+def parse_toml(text: str) -> dict[str, Any]:
+    """``text`` read as TOML, nesting deeper than ``MAX_DEPTH`` refused (``TooDeep``, one
+    line): the reader's own recursion running out, or what it read measured."""
+    try:
+        data = tomllib.loads(text)
+    except RecursionError:
+        raise TooDeep(_too_deep()) from None
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:  # without recursion: what was read may be nearly as deep as the limit
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise TooDeep(_too_deep())
+        inner = value.values() if isinstance(value, dict) else value
+        stack += [(v, depth + 1) for v in inner if isinstance(v, dict | list)]
+    return data
+
+
+def _too_deep() -> str:
+    return (
+        f"nested more than {MAX_DEPTH} arrays or tables deep: a suite's values are "
+        "numbers, names and lists of names; flatten it"
+    )
+
+
 def load_suite(path: Path, decide: Callable[[RunOptions], RunOptions] = checked) -> Suite:
     """Parse and validate a suite file; every problem is one line naming the run. Each
     run's options are made by ``decide``: every check of a run by default; only the
@@ -222,9 +258,7 @@ def load_suite(path: Path, decide: Callable[[RunOptions], RunOptions] = checked)
     this machine has it (``harness.host_packages``)."""
     if path.is_dir():
         raise SuiteError(f"{path} is a folder: pass a suite file, e.g. suites/smoke.toml")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         from core.option_checks import nearest
         from harness.packaged import suite_names
 
@@ -233,11 +267,15 @@ def load_suite(path: Path, decide: Callable[[RunOptions], RunOptions] = checked)
             f"unknown suite {str(path)!r}; did you mean {near!r}?"
             if near
             else f"{path}: no such suite file (the shipped suites, by name: harness suite list)"
-        ) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise SuiteError(f"{path}: cannot read it ({getattr(e, 'strerror', None) or e})") from None
+        )
+    try:  # a regular file only: a FIFO or a device would block or never end
+        data = parse_toml(read_text(path, give="give a suite file"))
+    except FormatError as e:
+        raise SuiteError(str(e)) from None
     except tomllib.TOMLDecodeError as e:
         raise SuiteError(f"{path}: not valid TOML ({e})") from None
+    except TooDeep as e:
+        raise SuiteError(f"{path}: {e}") from None
     suite_table, defaults = data.get("suite", {}), data.get("defaults", {})
     runs = data.get("run", [])
     if not (

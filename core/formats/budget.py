@@ -202,13 +202,14 @@ class Allowance:
 
 
 def parse_seconds(text: str) -> float:
-    """A time limit: a finite number of seconds above 0 (ValueError otherwise)."""
+    """A time limit: a finite number of seconds, a millisecond or more (below it no
+    clock the check reads can tell it from none); ValueError otherwise."""
     try:
         x = float(text)
     except ValueError:
         raise ValueError(f"{text!r} is not a number of seconds") from None
-    if not math.isfinite(x) or x <= 0:
-        raise ValueError(f"{text!r} is not a time limit: give seconds above 0")
+    if not math.isfinite(x) or x < 0.001:
+        raise ValueError(f"{text!r} is not a time limit: give seconds, at least 0.001")
     return x
 
 

@@ -35,9 +35,10 @@ def kind_of(mode: int) -> str:
     return "not a regular file"
 
 
-def open_regular(path: Path) -> BinaryIO:
+def open_regular(path: Path, give: str = "give a history file") -> BinaryIO:
     """The regular file ``path`` opened for reading (binary); FormatError for anything
-    else, or when it cannot be opened."""
+    else (``give`` says what to give instead), or when it cannot be opened or read: a file
+    of ``/proc`` that is regular in name only (``/proc/self/mem``) fails its first read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -49,18 +50,24 @@ def open_regular(path: Path) -> BinaryIO:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
+            raise format_error(path, None, f"{kind_of(mode)}, not a regular file", give)
+        try:
+            os.pread(fd, 1, 0)
+        except OSError as e:
             raise format_error(
-                path, None, f"{kind_of(mode)}, not a regular file", "give a history file"
-            )
+                path, None, f"cannot read it ({e.strerror})", f"{give} that can be read"
+            ) from None
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
 
 
-def read_bytes(path: Path, budget: Budget | None = None) -> bytes:
+def read_bytes(
+    path: Path, budget: Budget | None = None, give: str = "give a history file"
+) -> bytes:
     """The content of the regular file ``path``; FormatError for anything else."""
-    with open_regular(path) as f:
+    with open_regular(path, give) as f:
         return read_rest(path, f, budget)
 
 
@@ -99,6 +106,7 @@ def bad_utf8(
     )
 
 
-def read_text(path: Path, budget: Budget | None = None) -> str:
-    """The content of the regular file ``path`` as strict UTF-8."""
-    return decode(path, read_bytes(path, budget))
+def read_text(path: Path, budget: Budget | None = None, give: str = "give a history file") -> str:
+    """The content of the regular file ``path`` as strict UTF-8 (``give``: what to give
+    instead of a file that is none)."""
+    return decode(path, read_bytes(path, budget, give))

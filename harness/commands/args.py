@@ -183,7 +183,7 @@ class Parser(argparse.ArgumentParser):
         try:
             return super().parse_known_args(args, namespace)
         except UnknownChoice as e:
-            sys.stderr.write(f"harness: {e}\n")
+            sys.stderr.write(f"harness: {bounded(str(e))}\n")
             raise SystemExit(EXIT_BAD_ARGS) from None
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
@@ -204,8 +204,22 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """One line: what is wrong and where the options are listed (not the usage)."""
-        sys.stderr.write(f"harness: error: {message} (see `{self.prog} --help`)\n")
+        sys.stderr.write(f"harness: error: {bounded(message)} (see `{self.prog} --help`)\n")
         raise SystemExit(EXIT_BAD_ARGS)
+
+
+WORD_MAX: Final = 300
+"""Characters of one word (a value the user gave, echoed) a refusal shows whole."""
+
+
+def bounded(message: str) -> str:
+    """``message`` with every word longer than ``WORD_MAX`` cut to its start and its
+    length: a refusal echoing a 100,000-character value stays a line one can read."""
+    import re
+
+    return re.sub(
+        rf"\S{{{WORD_MAX + 1},}}", lambda m: f"{m[0][:60]}... ({len(m[0])} characters)", message
+    )
 
 
 def _kind(action: argparse.Action) -> str:
@@ -328,6 +342,30 @@ def faults(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def path(what: str) -> Callable[[str], str]:
+    """The argparse type of a path argument (``what``: its name in messages, ``--html``,
+    ``PATH``): bounded as the file system bounds it (``core.paths.check_path``), a
+    one-line error otherwise, before anything opens it."""
+    from core.paths import PathError, check_path
+
+    def parse(text: str) -> str:
+        try:
+            return check_path(text, what)
+        except PathError as e:  # argparse names the argument already
+            raise argparse.ArgumentTypeError(str(e).removeprefix(f"{what}: ")) from None
+
+    parse.__name__ = what  # argparse names the type in some errors
+    return parse
+
+
+def path_option(
+    parser: argparse._ActionsContainer, flag: str, help: str, metavar: str | None = None
+) -> argparse.Action:
+    """Add the optional path option ``flag`` (default None: not given), bounded as a path
+    (``path``)."""
+    return parser.add_argument(flag, type=path(flag), default=None, metavar=metavar, help=help)
+
+
 def parsed(parse: Callable[[str], object]) -> Callable[[str], object]:
     """An argparse type from a parser that raises ValueError with its reason."""
 
@@ -345,10 +383,18 @@ def add_ssh_login_options(g: argparse._ArgumentGroup, given_only: bool = False) 
     """Which hosts, and how to log in to them: shared by ``run`` and ``clusters``. With
     ``given_only`` (``run``), an option left out is None, told apart from one given."""
     g.add_argument(
-        "--nodes-file", default=None, help="hosts, one [user@]host[:port] a line (default: --nodes)"
+        "--nodes-file",
+        type=path("--nodes-file"),
+        default=None,
+        help="hosts, one [user@]host[:port] a line (default: --nodes)",
     )
     g.add_argument("--ssh-user", default=None, help="login name (default: yours)")
-    g.add_argument("--ssh-key", default=None, help="private key (default: agent, ~/.ssh/id_*)")
+    g.add_argument(
+        "--ssh-key",
+        type=path("--ssh-key"),
+        default=None,
+        help="private key (default: agent, ~/.ssh/id_*)",
+    )
     port = g.add_argument(
         "--ssh-port",
         type=number("ssh_port"),
@@ -366,6 +412,7 @@ def add_ssh_login_options(g: argparse._ArgumentGroup, given_only: bool = False) 
         describe(port, shown=run_default("ssh_port"))
     g.add_argument(
         "--ssh-known-hosts",
+        type=path("--ssh-known-hosts"),
         default=None,
         help="check host keys against this file (default: ~/.ssh/known_hosts)",
     )
@@ -374,13 +421,12 @@ def add_ssh_login_options(g: argparse._ArgumentGroup, given_only: bool = False) 
 def writable_dir(path: str, flag: str = "--out-dir") -> Path:
     """``path`` as a folder this process can write into (created if missing), else a
     one-line UsageError: not a file, not /proc, not read-only."""
-    import tempfile
+    from core.writes import can_write_in
 
     folder = Path(path)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=folder):
-            pass
+        can_write_in(folder)
     except OSError as e:
         raise UsageError(
             f"{flag} {path}: cannot write there ({e.strerror or e}); name a folder you can write"

@@ -10,6 +10,8 @@ from harness.commands.args import (
     UsageError,
     describe,
     parsed,
+    path,
+    writable_dir,
 )
 
 if TYPE_CHECKING:
@@ -21,6 +23,8 @@ def cmd_check(args: argparse.Namespace, term: Terminal) -> int:
     from harness.checkcmd import check_paths
 
     known_model(args.model)
+    if args.out is not None:  # before any checking: the results must have a place to go
+        writable_dir(args.out, "--out")
     memory = args.memory_limit if args.memory_limit is not None else default_memory_limit()
     return check_paths(
         args.paths,
@@ -65,7 +69,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "for linearizability. A Jepsen store directory (history.edn, results.edn) "
         "is checked as its history.edn, with Jepsen's own verdict said beside ours.",
     )
-    c.add_argument("paths", nargs="+", metavar="PATH")
+    c.add_argument("paths", nargs="+", metavar="PATH", type=path("PATH"))
     describe(
         c.add_argument(
             "--model",
@@ -91,6 +95,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     c.add_argument(
         "--out",
+        type=path("--out"),
         default=None,
         metavar="DIR",
         help="write run directories' results.json under DIR (default: into each "
@@ -98,6 +103,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     c.add_argument(
         "--html",
+        type=path("--html"),
         default=None,
         metavar="OUT",
         help="also write a self-contained HTML report per path: the verdict, the timeline "

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.commands.args import (
+    path,
+    path_option,
     writable_file,
 )
 
@@ -58,13 +60,9 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "violations, stale writes, danger window, handover delay, "
         "latency quantiles and availability per target and fault.",
     )
-    cp.add_argument("paths", nargs="+", metavar="PATH")
-    cp.add_argument(
-        "--html", default=None, help="also write the matrix as an HTML file (default: none)"
-    )
-    cp.add_argument(
-        "--junit", default=None, help="also write JUnit XML of these runs (default: none)"
-    )
+    cp.add_argument("paths", nargs="+", metavar="PATH", type=path("PATH"))
+    path_option(cp, "--html", "also write the matrix as an HTML file (default: none)")
+    path_option(cp, "--junit", "also write JUnit XML of these runs (default: none)")
     cp.add_argument(
         "--json",
         action="store_true",

@@ -63,7 +63,8 @@ def cmd_docs(args: argparse.Namespace, term: Terminal) -> int:
         return 0
     if args.topic is not None:
         raise UsageError(f"only `harness docs {OPTIONS}` takes a topic: leave out {args.topic!r}")
-    path = doc_file(args.name)
+    known = args.name.removesuffix(".md") in shipped()  # a name, never a path to follow
+    path = doc_file(args.name) if known else None
     if path is None:
         raise UsageError(unknown_name("document", args.name, doc_names()))
     if args.path:

@@ -7,7 +7,7 @@ import glob
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.commands.args import UsageError
+from harness.commands.args import UsageError, path, path_option, writable_file
 
 if TYPE_CHECKING:
     from harness.terminal import Terminal
@@ -17,6 +17,8 @@ def cmd_junit_summary(args: argparse.Namespace, term: Terminal) -> int:
     from core.errors import HarnessError
     from harness.junit_summary import markdown
 
+    if args.out:  # before reading anything: the summary must have a place to go
+        writable_file(args.out, "--out")
     paths = [Path(p) for pattern in args.files for p in sorted(glob.glob(pattern)) or [pattern]]
     try:
         text = markdown(paths)
@@ -42,8 +44,12 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "that was not, its one-sentence reason and report. In GitHub Actions: "
         '--out "$GITHUB_STEP_SUMMARY".',
     )
-    j.add_argument("files", nargs="+", metavar="FILE", help="JUnit XML files or glob patterns")
     j.add_argument(
-        "--out", default=None, help="append to this file (default: print to standard output)"
+        "files",
+        nargs="+",
+        metavar="FILE",
+        type=path("FILE"),
+        help="JUnit XML files or glob patterns",
     )
+    path_option(j, "--out", "append to this file (default: print to standard output)")
     j.set_defaults(fn=cmd_junit_summary)

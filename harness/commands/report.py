@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.commands.args import UsageError
+from harness.commands.args import UsageError, path
 
 if TYPE_CHECKING:
     from harness.terminal import Terminal
@@ -45,7 +45,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "linearizability and a report.html written into it, Jepsen's own verdict "
         "beside ours.",
     )
-    rp.add_argument("run_dir", metavar="DIR")
+    rp.add_argument("run_dir", metavar="DIR", type=path("DIR"))
     rp.add_argument(
         "--model",
         default=None,

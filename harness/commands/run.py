@@ -16,6 +16,7 @@ from harness.commands.args import (
     faults,
     number_option,
     on_off,
+    path,
     run_default,
     writable_dir,
 )
@@ -99,6 +100,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         g.add_argument(
             "--out-dir",
             "-o",
+            type=path("--out-dir"),
             default=None,
             metavar="DIR",
             help="results folder (writable) (default: %(default)s)",
@@ -116,6 +118,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         g.add_argument(
             "--replay",
             metavar="RUN_DIR",
+            type=path("--replay"),
             default=None,
             help="issue the invocations and faults of this recorded run at their recorded "
             "times, with its options and seed, on its target or on --target (default: none, "
@@ -347,6 +350,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     )
     sh.add_argument(
         "--ssh-debs",
+        type=path("--ssh-debs"),
         default=None,
         help="upload the .debs of this directory instead of downloading them (default: "
         "download them)",

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from harness.commands.args import (
     UsageError,
     number,
+    path,
 )
 
 if TYPE_CHECKING:
@@ -19,6 +20,11 @@ if TYPE_CHECKING:
 def cmd_serve(args: argparse.Namespace, term: Terminal) -> int:
     from harness.report import serve
 
+    if not args.host.strip():
+        raise UsageError(
+            "--host '' names no address: give 127.0.0.1 (the default), or 0.0.0.0 to "
+            "listen on every interface"
+        )
     root = Path(args.results)
     if not root.is_dir():
         raise UsageError(f"{root} is not a directory: pass the results folder (default results/)")
@@ -31,7 +37,9 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from core.option_checks import Bound
 
     sv = sub.add_parser("serve", help="browse the results: an index of every run")
-    sv.add_argument("results", nargs="?", default="results", help="results folder")
+    sv.add_argument(
+        "results", nargs="?", default="results", type=path("RESULTS"), help="results folder"
+    )
     sv.add_argument("--host", default="127.0.0.1", help="address to bind (loopback default)")
     sv.add_argument(
         "--port",

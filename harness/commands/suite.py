@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from harness.commands.args import Parser, describe, writable_dir
+from harness.commands.args import Parser, describe, path, writable_dir
 
 if TYPE_CHECKING:
     from harness.terminal import Terminal
@@ -62,6 +62,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         sr.add_argument(
             "file",
             metavar="SUITE",
+            type=path("SUITE"),
             help="a shipped suite by name (smoke, locks...: `harness suite list`) or a suite "
             "file, e.g. suites/smoke.toml",
         ),
@@ -72,7 +73,9 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sr.add_argument(
         "--only", default=None, help="only runs whose name matches (glob or part; default: all)"
     )
-    sr.add_argument("--out-dir", "-o", default="results", help="results folder")
+    sr.add_argument(
+        "--out-dir", "-o", default="results", type=path("--out-dir"), help="results folder"
+    )
     sr.add_argument(
         "--json",
         action="store_true",

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Final
 
 from core.errors import HarnessError
-from core.writes import write_text
+from core.formats.files import kind_of
+from core.writes import can_write_in, write_text
 
 SUFFIX: Final = ".html"
 
@@ -26,8 +27,8 @@ SUFFIX: Final = ".html"
 def report_targets(paths: Sequence[str], out: str) -> list[Path]:
     """The page of each of ``paths`` under ``--html out``, in order; the directory OUT
     names is made here when several paths need it. HarnessError (one line) for an OUT
-    that is a link, whose parent does not exist, or that is a file where a directory is
-    needed."""
+    that is a link, a device, whose parent does not exist, that is a file where a
+    directory is needed, or where nothing can be written: said before any checking."""
     target = Path(out)
     if target.is_symlink():
         raise HarnessError(
@@ -36,6 +37,12 @@ def report_targets(paths: Sequence[str], out: str) -> list[Path]:
         )
     if len(paths) == 1 and not target.is_dir():
         _parent_exists(target, out)
+        if target.exists() and not target.is_file():
+            raise HarnessError(
+                f"--html {out}: {kind_of(target.stat().st_mode)}, not a file to write; "
+                "name a file or directory"
+            )
+        _writable(target.absolute().parent, out)
         return [target]
     if target.exists() and not target.is_dir():
         raise HarnessError(
@@ -48,6 +55,7 @@ def report_targets(paths: Sequence[str], out: str) -> list[Path]:
             target.mkdir()
         except OSError as e:
             raise HarnessError(f"--html {out}: cannot make the directory ({e.strerror})") from None
+    _writable(target, out)
     return [target / name for name in page_names(paths)]
 
 
@@ -70,6 +78,17 @@ def _parent_exists(target: Path, out: str) -> None:
             f"--html {out}: its directory {parent} does not exist; make it first or name "
             "another place"
         )
+
+
+def _writable(folder: Path, out: str) -> None:
+    """HarnessError (one line) unless a file can be made in ``folder``, as ``write_page``
+    makes its temporary one (``/proc``, a read-only mount)."""
+    try:
+        can_write_in(folder)
+    except OSError as e:
+        raise HarnessError(
+            f"--html {out}: cannot write in {folder} ({e.strerror or e}); name another place"
+        ) from None
 
 
 def write_page(path: Path, text: str) -> Path:

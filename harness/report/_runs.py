@@ -18,6 +18,7 @@ from typing import Any
 
 from checkers.result import INTERRUPTED, Validity
 from checkers.result import verdict_word as result_word
+from core.run_json import TestJsonError, check_results, check_test
 from core.store import HISTORY_FILE, RESULTS_FILE, TEST_FILE, read_json
 
 _STAMP = re.compile(r"(\d{8}T\d{6})(Z?)")
@@ -138,9 +139,19 @@ def find_run_dirs(paths: Iterable[Path]) -> list[Path]:
 
 
 def load_run(run_dir: Path) -> RunInfo:
-    """The summary of a run directory; missing or unreadable files leave fields empty."""
+    """The summary of a run directory; missing or unreadable files leave fields empty, as
+    does a test.json or results.json whose fields are not of their types
+    (``core.run_json``)."""
     test = _read(run_dir / TEST_FILE) or {}
     results = _read(run_dir / RESULTS_FILE)
+    try:
+        check_test(test, run_dir / TEST_FILE)
+    except TestJsonError:
+        test = {}
+    try:
+        results = check_results(results, run_dir / RESULTS_FILE) if results else None
+    except TestJsonError:
+        results = None  # as if never checked: `harness check RUN` writes it again
     options = test.get("options") or {}
     name = str(test.get("name") or run_dir.name)
     return RunInfo(run_dir, name, options, test, results, _date(run_dir))

@@ -128,14 +128,14 @@ def test_results_go_where_they_can_and_the_output_says_where(
 def test_results_that_cannot_be_written_are_said_not_a_crash(
     capsys: pytest.CaptureFixture[str], good: Path, tmp_path: Path
 ) -> None:
-    """Issue 16: check wrote results.json into the directory it checked, or crashed."""
+    """Issue 16: check wrote results.json into the directory it checked, or crashed.
+    Issue 29: an --out where nothing can be written is refused before any checking."""
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    code, out, err = run(capsys, "check", "--out", str(blocker), str(good))
-    assert code == 0 and "Traceback" not in err
-    where = good.resolve()
-    target = blocker / where.parent.name / where.name / "results.json"
-    assert f"results not written to {target} (Not a directory)" in out
+    code, _, err = run(capsys, "check", "--out", str(blocker), str(good))
+    assert code == 254 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert f"--out {blocker}: cannot write there" in err
+    assert not (good / "results.json").exists()
 
 
 def test_unreadable_records_are_one_line_even_as_root(

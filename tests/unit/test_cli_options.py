@@ -230,7 +230,7 @@ def _suite(tmp_path: Path, body: str, suite_name: str = "t") -> Path:
     [
         ("rate = nan", "--rate must be a finite number"),
         ("time_limit = inf", "--time-limit must be a finite number"),
-        ("time_limit = 1e308", "--time-limit must be more than 0"),
+        ("time_limit = 1e308", "--time-limit must be at least 0.01"),
         ("locks = 0", "--locks must be at least 1"),
         ("keys = 1.5", "--keys must be an integer"),
         ("seed = -1", "--seed must be at least 0"),
@@ -297,10 +297,10 @@ def test_every_suite_in_the_repository_loads() -> None:
         (b"[]", "test.json: not a JSON object"),
         (b"garbage", "test.json: not readable JSON"),
         (b"\xff\xfe{}", "test.json: not readable JSON (UnicodeDecodeError)"),
-        (b'{"options": 5}', "test.json: options is int 5"),
-        (b'{"options": {"target": 5}}', "test.json: options.target is int 5"),
-        (b'{"options": {"nemesis": [1]}}', "options.nemesis holds a non-string"),
-        (b'{"name": ["x"]}', "test.json: name is list"),
+        (b'{"options": 5}', "test.json: 'options' must be a table, not an integer"),
+        (b'{"options": {"target": 5}}', "test.json: 'options': target must be str, not 5"),
+        (b'{"options": {"nemesis": [1]}}', "'options': nemesis must be a list of fault names"),
+        (b'{"name": ["x"]}', "test.json: 'name' must be a string, not a list"),
     ],
 )
 def test_compare_on_a_run_whose_test_json_is_odd_is_one_line(

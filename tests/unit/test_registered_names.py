@@ -56,7 +56,6 @@ EXEMPT: dict[str, set[str]] = {
     # modules take their names from here (checkers sit below nemesis).
     "checkers/windows.py": {"client-pause", "pause", "partition", "kill", "clock"},
     # The --lock option (a lock implementation), not the workload.
-    "harness/compare.py": {"lock"},
     "harness/report/_runs.py": {"lock"},
     # The timeline's lane of clock offsets (a JSON key and a lane kind).
     "harness/report/_timeline.py": {"clock"},
