@@ -48,6 +48,11 @@ class LockOptions:
     acquire_wait: float = 5.0
     fencing: bool = True
     locks: int = 1
+    holder_check: bool = True
+    """Whether a holder checks that its lease or session is not known to be lost before
+    it writes, as a careful application does; off: it writes on the belief that it still
+    holds (``workloads.critical``), the naive application whose worst case failovers,
+    session moves and lost connections show."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -366,6 +366,7 @@ is held as a tuple: a JSON list in test.json and suite files)."""
 
 NAMED: Final[dict[str, str]] = {
     "fencing": "fence",
+    "holder_check": "holdercheck",
     "read_mode": "read",
     "persistence": "persist",
     "recipe": "recipe",

@@ -41,7 +41,7 @@ from core.store import (
 )
 from harness import analysis
 from harness.logs import log_to
-from harness.plan import build_plan
+from harness.plan import build_plan, warnings_at_start
 from harness.progress import Progress
 from harness.rerun import rerun_command
 from harness.runner import Runner
@@ -181,6 +181,9 @@ def _run_in(
         "argv": sys.argv,
         "status": "running",
     }
+    warnings = warnings_at_start(opts, target)
+    if warnings:
+        test["warnings"] = warnings
     replay_of = str(recording.run_dir.resolve()) if recording is not None else None
     test["command"] = rerun_command(opts, replay_of)
     if replay_of is not None:
@@ -188,6 +191,9 @@ def _run_in(
     write_json(run_dir / TEST_FILE, test)
     HistoryWriter(run_dir / HISTORY_FILE).close()  # a run stopped before its first op has one
     term.err.print(f"[bold]{opts.test_name()}[/] seed {opts.seed} -> {run_dir}")
+    for warning in warnings:
+        term.err.print(f"warning: {warning}", markup=False, highlight=False)
+        log.warning("%s", warning)
     for rule in target.rules_for(opts):
         log.info("service rule: %s", rule.line(target.name))
     log.info("run %s, seed %s: %s", opts.test_name(), opts.seed, test["command"])
@@ -309,6 +315,7 @@ def _drive(
             record=writer.write,
             op_timeout=opts.op_timeout,
             events_path=run_dir / EVENTS_FILE,
+            holder=get_workload(opts.workload).holder,
         )
         stack.callback(_quietly, "stop the workers", runner.close)
         runner.start_workers()  # the workload starts once they are ready

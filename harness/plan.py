@@ -19,6 +19,10 @@ from core import gen
 from core.client import ClientFactory
 from core.cluster import Cluster
 from core.options import RunOptions
+from nemesis.build import asked_durations
+from nemesis.registry import spec_of
+from nemesis.targets import target_of
+from workloads.overlap import FaultLength
 from workloads.registry import get_workload
 
 
@@ -68,3 +72,18 @@ def build_plan(
     generator = workload.client_generator(opts, seed)
     recovery = workload.recovery_generator(opts, seed)
     return Plan(client, generator, opts.time_limit, opts.recovery_time, seed, recovery)
+
+
+def warnings_at_start(opts: RunOptions, target: TargetSpec) -> list[str]:
+    """What the run's workload says its settings cannot produce under its faults
+    (``Workload.warn``), one sentence each: printed under the start line and recorded in
+    test.json (``warnings``); the run goes on, as asked."""
+    nodes = len(opts.ssh.hosts) if opts.ssh.enabled else opts.backend.nodes or target.default_nodes
+    asked = asked_durations(opts)
+    faults = [
+        FaultLength(
+            name, spec_of(name).effects, asked[name], nodes == 1 or target_of(name, opts) == "all"
+        )
+        for name in opts.fault_names()
+    ]
+    return get_workload(opts.workload).warn(opts, faults)

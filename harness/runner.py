@@ -42,17 +42,10 @@ from core.ops import NEMESIS, Op
 from core.store import JsonlWriter
 from harness.worker import Worker
 from nemesis.base import Nemesis
+from workloads.holders import Holder, Holders
 
 log = logging.getLogger("harness.runner")
 
-HOLD_FS = frozenset({"acquire", "campaign", "register", "begin"})
-"""Operations after whose ok a client works on what it took: a lock, a leadership, a
-registration, the basis a lock-free workload read (``workloads.guarded``); client pauses
-aim at them."""
-RELEASE_FS = frozenset({"release", "resign"})
-WORK_FS = frozenset({"write", "heartbeat"})
-"""What a holder does while holding (a critical section's write, a registered instance's
-heartbeat): a client pause of the holder freezes it in the middle of one."""
 Thread = int | str
 
 
@@ -141,7 +134,10 @@ class Runner:
         nemesis: Nemesis | None = None,
         op_timeout: float = 10.0,
         events_path: Path | None = None,
+        holder: Holder | None = None,
     ) -> None:
+        """``holder``: who the workload's holder is (``Workload.holder``), followed op by
+        op for the faults aimed at it."""
         self.gen = generator
         self.factory = client_factory
         self.concurrency = concurrency
@@ -159,7 +155,7 @@ class Runner:
         self._events = JsonlWriter(events_path) if events_path is not None else None
         self._thread_process: dict[Thread, Any] = {}
         self._open: dict[Thread, _Open] = {}
-        self._holders: dict[int, int] = {}
+        self._holders = Holders(holder)
         self._nodes: dict[Thread, str] = {}  # the node each thread's client talks to
         self._nemesis_thread: _NemesisThread | None = None
 
@@ -167,16 +163,20 @@ class Runner:
     def client_pids(self) -> dict[int, int]:
         return {w.process: w.pid for w in self._workers.values() if w.is_ready()}
 
-    def writing_since(self, process: int) -> int | None:
+    @property
+    def holder(self) -> Holder | None:
+        return self._holders.holder
+
+    def working_since(self, process: int) -> int | None:
         for o in list(self._open.values()):
-            if o.invoke.process == process and o.invoke.f in WORK_FS:
+            if o.invoke.process == process and self._holders.works_in(o.invoke.f):
                 return o.invoke.time
         return None
 
-    def lock_holders(self) -> list[int]:
-        """Processes holding a lock by their own account (acquired, release not yet
-        invoked), the most recent acquirer first: with one lock, the current holder."""
-        return [p for p, _ in sorted(self._holders.items(), key=lambda kv: -kv[1])]
+    def holders(self) -> list[int]:
+        """Processes holding by their own account (``workloads.holders``), the most
+        recent holder first: with one lock, the current holder."""
+        return self._holders.current()
 
     def node_of(self, process: int) -> str | None:
         """The node named by the completions of ``process``'s thread (a replacement
@@ -292,7 +292,7 @@ class Runner:
                 continue
             w = self._workers.pop(thread)
             del self._thread_process[thread]
-            self._holders.pop(w.process, None)
+            self._holders.forget(w.process)
             try:
                 w.conn.send(None)  # close the client and exit
             except (OSError, ValueError):
@@ -318,8 +318,6 @@ class Runner:
             raise RuntimeError(f"generator asked busy process {req.process!r} to invoke")
         op = self._record(process=req.process, type="invoke", f=req.f, value=req.value, key=req.key)
         inv = Invocation(req.f, req.value, req.key)
-        if req.f in RELEASE_FS:
-            self._holders.pop(int(req.process), None)  # giving it up: no longer a pause target
         if thread == NEMESIS:
             assert self._nemesis_thread is not None
             log.info("fault %s invoked at %.3f s: %r", req.f, _secs(op.time), req.value)
@@ -328,6 +326,7 @@ class Runner:
         else:
             self._open[thread] = _Open(op, op.time + self.op_timeout_ns)
             self.stats.invoked += 1
+            self._holders.follow(op)  # giving it up: no longer a fault's target
             try:
                 self._workers[int(thread)].send(inv)
             except (BrokenPipeError, OSError):
@@ -425,16 +424,13 @@ class Runner:
             self._retire(int(thread), inv)
 
     def _count(self, op: Op) -> None:
-        p = int(op.process)
+        self._holders.follow(op)
         if op.type == "ok":
             self.stats.ok += 1
-            if op.f in HOLD_FS:
-                self._holders[p] = op.time
         elif op.type == "fail":
             self.stats.fail += 1
         else:
             self.stats.info += 1
-            self._holders.pop(p, None)
 
     def _track_fault(self, op: Op) -> None:
         outcome = {"ok": "took effect", "fail": "did not take effect"}.get(op.type, "unknown")

@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 
 from core.client import Completion, Invocation
 from core.clock import RunClock
+from workloads.holders import Holder
 
 
 class RunView(Protocol):
@@ -22,17 +23,23 @@ class RunView(Protocol):
 
     clock: RunClock
 
+    @property
+    def holder(self) -> Holder | None:
+        """Who the workload's holder is (``workloads.holders``); None: it has none."""
+        ...
+
     def client_pids(self) -> dict[int, int]:
         """Live client process id -> OS pid of its worker."""
         ...
 
-    def lock_holders(self) -> list[int]:
-        """Client processes that acquired a lock (or won an election) and have
-        not yet invoked a release, most recent acquirer first."""
+    def holders(self) -> list[int]:
+        """Client processes holding now (a lock, a leadership, a registration: the
+        workload's ``holder`` says), the most recent holder first."""
         ...
 
-    def writing_since(self, process: int) -> int | None:
-        """When ``process`` invoked the ``write`` it is executing now (run clock, ns)."""
+    def working_since(self, process: int) -> int | None:
+        """When ``process`` invoked the holder's work it is doing now (``Holder.work``,
+        run clock, ns); None when it is doing none."""
         ...
 
     def node_of(self, process: int) -> str | None:

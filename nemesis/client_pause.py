@@ -2,7 +2,7 @@
 
 The whole worker process freezes, its lease keepalive thread included, exactly as a
 stop-the-world pause freezes a lock holder. ``start-client-pause`` picks its victim by
-``value["target"]``: ``holder`` (the most recent lock holder, else any client),
+``value["target"]``: ``holder`` (the most recent holder, else any client),
 ``random``, ``all``, or an explicit process id. The completion records the pids paused
 and the proof (their state read from /proc was ``T``).
 """
@@ -68,18 +68,20 @@ class ClientPause:
         return {p: pids[p]}
 
     def _fresh_holder(self) -> dict[int, int] | None:
-        """A holder frozen in the middle of its critical section, the worst moment for a
-        GC pause: wait (up to ``holder_wait``) for a holder to start its next ``write``
-        (the work that precedes the write to the resource) and freeze it at once, so it
-        wakes with its work done and writes before noticing its lease is gone. Failing
-        that, any current holder."""
+        """A holder frozen in the middle of its work (``Holder.work``: a critical
+        section), the worst moment for a GC pause: wait (up to ``holder_wait``) for a
+        holder to begin its next one and freeze it at once, so it wakes with its work done
+        and writes before noticing its lease is gone. A holder whose workload gives it no
+        such work (a registered instance, a writer) is taken at once, as is any current
+        holder when none began its work in time."""
         assert self._view is not None
+        holder = self._view.holder
         asked = self._view.clock.now()
-        deadline = time.monotonic() + self.holder_wait
+        deadline = time.monotonic() + (self.holder_wait if holder and holder.work else 0.0)
         while time.monotonic() < deadline:
             pids = self._view.client_pids()
-            for p in self._view.lock_holders():
-                since = self._view.writing_since(p)
+            for p in self._view.holders():
+                since = self._view.working_since(p)
                 if p in pids and since is not None and since >= asked:
                     # Into the work, not before it: a worker frozen before it starts the
                     # work would start it afresh on waking and notice the loss first.
@@ -89,7 +91,7 @@ class ClientPause:
                     return {p: pids[p]}
             time.sleep(0.001)
         pids = self._view.client_pids()
-        for p in self._view.lock_holders():
+        for p in self._view.holders():
             if p in pids:
                 return {p: pids[p]}
         return None

@@ -18,13 +18,15 @@ from typing import Final, Protocol, runtime_checkable
 from core.cluster import Cluster, HasLeader
 from nemesis.base import RunView
 from nemesis.spec import Aim
+from nemesis.topology import NO_HOLDER
 
 TARGETS = ("one", "leader", "holder", "minority", "majority", "all")
 AT_NODES: Final = Aim(TARGETS, "one", node_names=True)
 """The aim of a fault of server nodes (``pick_nodes``)."""
 HOLDER_WAIT_S = 5.0
-"""How long a fault aimed at the holder waits for one (between two holdings) before it
-fails: lock cycles are short, and a fault that hits another node would be a lie."""
+"""How long a fault aimed at the holder waits for one when nobody holds (between two
+holdings) before it fails: lock cycles are short, and a fault that hits another node
+would be a lie. A holder there is is taken at once."""
 
 
 @runtime_checkable
@@ -61,10 +63,7 @@ def pick_nodes(
         return [leader if leader is not None and leader in pool else rng.choice(pool)]
     if spec == "holder":
         if holder is None or holder not in pool:
-            raise ValueError(
-                "no current lock holder (or leader client) whose node is known: "
-                "the fault was not applied"
-            )
+            raise ValueError(NO_HOLDER)
         return [holder]
     if spec in ("one", "minority", "majority"):
         rng.shuffle(pool)
@@ -94,27 +93,23 @@ def leader_of(cluster: Cluster) -> str | None:
 
 
 def holder_node(view: RunView | None, wait: float | None = None) -> str | None:
-    """The node the current lock holder (or leader client) talks to. Like a client pause,
-    a cut hurts most at the start of a critical section (the holder's lease then runs out
-    while it works, and it writes when done): wait up to ``wait`` seconds (default
-    ``HOLDER_WAIT_S``, read at call time) for a holder to begin its next ``write``, else
-    take any holder whose node is known; None when there is none."""
+    """The node the current holder (``workloads.holders``: the lock holder, the leader,
+    the registered instance, the writer) talks to, the most recent holder's first, taken
+    at once: a fault's window counts from when it takes effect, and no workload's holder
+    owes the fault an event. Only when nobody holding has a known node does it wait for
+    one, up to ``wait`` seconds (default ``HOLDER_WAIT_S``, read at call time); None when
+    none came."""
     if view is None:
         return None
-    asked = view.clock.now()
     deadline = time.monotonic() + (HOLDER_WAIT_S if wait is None else wait)
-    while time.monotonic() < deadline:
-        for process in view.lock_holders():
-            since = view.writing_since(process)
+    while True:
+        for process in view.holders():
             node = view.node_of(process)
-            if node is not None and since is not None and since >= asked:
+            if node is not None:
                 return node
+        if time.monotonic() >= deadline:
+            return None
         time.sleep(0.005)
-    for process in view.lock_holders():
-        node = view.node_of(process)
-        if node is not None:
-            return node
-    return None
 
 
 def aim(spec: str, cluster: Cluster, rng: random.Random, view: RunView | None) -> list[str]:

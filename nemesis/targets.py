@@ -21,7 +21,7 @@ from core.option_checks import OptionError
 from core.options import RunOptions
 from nemesis.nodes import node_names
 from nemesis.registry import FAULTS, spec_of
-from workloads.registry import get_workload
+from workloads.registry import WORKLOADS, get_workload
 
 NODE_NAME: Final = re.compile(r"n[1-9][0-9]*")
 MAX_NODES: Final = 99
@@ -95,10 +95,11 @@ def check_nemesis_target(opts: RunOptions) -> None:
                 f"fault: it takes {aimed.takes() or 'no target'} (one value for every "
                 "fault, or fault=value pairs separated by ;)"
             )
-        if spec in NEEDS_HOLDERS and not get_workload(opts.workload).holds:
+        if spec in NEEDS_HOLDERS and get_workload(opts.workload).holder is None:
+            having = ", ".join(w.name for w in WORKLOADS.values() if w.holder is not None)
             raise OptionError(
-                f"--nemesis-target {spec} needs lock holders or leaders: use "
-                "--workload lock or election, or another target"
+                f"--nemesis-target {spec}: the {opts.workload} workload has no holder; "
+                f"aim elsewhere, or use a workload that has one ({having})"
             )
 
 

@@ -106,12 +106,16 @@ TOPOLOGIES: Final[tuple[str, ...]] = (
 )
 
 
+NO_HOLDER: Final = (
+    "no current holder (lock holder, leader, registered instance or writer) whose node "
+    "is known: the fault was not applied"
+)
+"""Why a fault aimed at the holder was not applied (``nemesis.nodes`` says it too)."""
+
+
 def _isolate_holder(nodes: Sequence[str], holder: str | None) -> Grudge:
     if holder is None:
-        raise ValueError(
-            "no current lock holder (or leader client) whose node is known: "
-            "the partition was not applied"
-        )
+        raise ValueError(NO_HOLDER)
     return isolate(nodes, holder)
 
 

@@ -4,7 +4,10 @@ A holder computes for ``work`` seconds and then writes to the protected resource
 fencing number (lock token or election epoch). What it writes names its writer and that
 number (``signed``), so the resource's contents say whose write they are. It checks that
 its lease is not known to be lost before and after the work, as a correct application
-must; a process that was frozen during the work cannot know, and writes anyway.
+must; a process that was frozen during the work cannot know, and writes anyway. With the
+check off (``--holder-check off``) it writes on its belief alone, as a naive application
+that never asks its session does: a failover, a moved session or a lost connection then
+shows its worst case.
 
 The work is deliberately CPU-bound, not a sleep: it keeps the interpreter (the GIL), as
 real computation does. A process frozen mid-work (SIGSTOP, like a GC pause) then resumes
@@ -52,19 +55,21 @@ def fenced_write(
     value: Any,
     work: float,
     number_key: str = "token",
+    check: bool = True,
 ) -> Completion:
     """Compute for ``work`` s, then write ``value``, signed by ``writer`` and ``number``
     (``signed``, the number under ``number_key``), to resource ``name`` with token ``number``.
 
     ok (value: what was written and the token) if the resource accepted it; fail
     ``"rejected: stale token"`` if it refused (a refused write certainly did not take
-    effect); fail ``"lease lost"`` without writing when the keeper has noticed the loss.
-    Transport errors propagate (``workloads.errors``) for the caller to classify.
+    effect); fail ``"lease lost"`` without writing when the keeper has noticed the loss
+    (only when ``check``: a holder that does not check writes anyway). Transport errors
+    propagate (``workloads.errors``) for the caller to classify.
     """
-    if session.lost:
+    if check and session.lost:
         return Completion("fail", error=LEASE_LOST)
     compute_for(work)
-    if session.lost:
+    if check and session.lost:
         return Completion("fail", error=LEASE_LOST)
     written = signed(value, writer, number_key, number)
     result = resource.write(writer, name, number, written)

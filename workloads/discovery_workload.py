@@ -12,6 +12,7 @@ from checkers.windows import CLIENT_PAUSE
 from core.option_checks import OptionError
 from core.options import RunOptions
 from workloads.discovery_gen import Discovery
+from workloads.holders import INSTANCE
 from workloads.workload import Workload
 
 
@@ -35,4 +36,5 @@ WORKLOAD = Workload(
     checkers=(discovery.check_record, stats.check_record),
     options=("instances", "lease_ttl", "keepalive"),
     check=_check,
+    holder=INSTANCE,
 )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from checkers import election, stats
 from workloads.cycles import election_cycle
+from workloads.holders import LEADER
 from workloads.workload import holding
 
 WORKLOAD = holding(
@@ -14,5 +15,6 @@ WORKLOAD = holding(
     "campaign, write as leader with the epoch, resign, in --locks elections",
     lambda opts, seed: election_cycle(opts.lock.locks),
     (election.check_record, stats.check_record),
-    options=("lease_ttl", "keepalive", "work_time", "fencing"),
+    options=("lease_ttl", "keepalive", "work_time", "fencing", "holder_check"),
+    holder=LEADER,
 )

@@ -84,6 +84,8 @@ class HolderFactory:
     work: float
     wait: float
     timeout: float = REQUEST_TIMEOUT
+    check: bool = True
+    """Whether holders check their lease before writing (``--holder-check``)."""
 
     @classmethod
     def for_run(
@@ -94,7 +96,8 @@ class HolderFactory:
         resource: str | None,
         name: str = "lock",
     ) -> HolderFactory:
-        """The factory for a run's options (lease TTL, keepalive, work time, acquire wait)."""
+        """The factory for a run's options (lease TTL, keepalive, work time, acquire wait,
+        holder check)."""
         if resource is None:
             raise ValueError("lock and election clients need the protected resource's address")
         return cls(
@@ -107,6 +110,7 @@ class HolderFactory:
             opts.lock.work_time,
             opts.lock.acquire_wait,
             request_timeout(opts),
+            opts.lock.holder_check,
         )
 
     def __call__(self, ctx: WorkerContext) -> Client:
@@ -121,6 +125,7 @@ class HolderFactory:
             self.work,
             self.wait,
             node,
+            self.check,
         )
 
 

@@ -15,6 +15,7 @@ from operator import attrgetter
 
 from checkers import fencing, herd, mutex, mutex_lin, stats
 from workloads.cycles import lock_cycle
+from workloads.holders import LOCK_HOLDER, LOCK_OPTIONS
 from workloads.workload import When, holding
 
 WORKLOAD = holding(
@@ -28,13 +29,6 @@ WORKLOAD = holding(
         herd.check_record,
         stats.check_record,
     ),
-    options=(
-        "recipe",
-        "concurrency",
-        "lease_ttl",
-        "keepalive",
-        "work_time",
-        "acquire_wait",
-        "fencing",
-    ),
+    options=("recipe", "concurrency", *LOCK_OPTIONS),
+    holder=LOCK_HOLDER,
 )

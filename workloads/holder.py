@@ -55,13 +55,16 @@ class HolderClient(Generic[B]):
         work: float,
         wait: float,
         node: str | None = None,
+        check: bool = True,
     ) -> None:
         """``connect`` opens a new driver connection: one for this client, one per keeper
         thread. ``name`` is both the lock/election name and the resource name written to.
+        ``check``: whether the holder checks its lease is not known lost before writing
+        (``--holder-check``, ``workloads.critical``).
         """
         self.ctx, self._connect, self.resource = ctx, connect, resource
         self.name, self.ttl, self.keepalive, self.work, self.wait = name, ttl, keepalive, work, wait
-        self.node = node
+        self.node, self.check = node, check
         self.backend: B = connect()
         self.events = EventLog(ctx)
         self.session: Session | None = None
@@ -131,6 +134,7 @@ class HolderClient(Generic[B]):
             value,
             self.work,
             self.number_key,
+            self.check,
         )
         return Completion(c.type, c.value, c.error, self.node)
 

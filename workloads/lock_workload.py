@@ -13,6 +13,7 @@ from operator import attrgetter
 
 from checkers import fencing, mutex, mutex_lin, stats
 from workloads.cycles import lock_cycle
+from workloads.holders import LOCK_HOLDER, LOCK_OPTIONS
 from workloads.workload import When, holding
 
 WORKLOAD = holding(
@@ -25,6 +26,7 @@ WORKLOAD = holding(
         When(attrgetter("linearizable_locks"), mutex_lin.check_record),
         stats.check_record,
     ),
-    options=("lease_ttl", "keepalive", "work_time", "acquire_wait", "fencing", "locks"),
+    options=(*LOCK_OPTIONS, "locks"),
+    holder=LOCK_HOLDER,
     model="mutex",
 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from checkers import stats, watch_delivery, watch_latency
 from core.option_checks import OptionError
 from core.options import RunOptions
+from workloads.holders import WRITER
 from workloads.watch_gen import WatchGen
 from workloads.workload import Workload
 
@@ -43,4 +44,5 @@ WORKLOAD = Workload(
     checkers=(watch_delivery.check_record, watch_latency.check_record, stats.check_record),
     options=("keys", "watchers", "watch_mode", "compact_every"),
     check=_check,
+    holder=WRITER,
 )

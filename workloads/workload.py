@@ -13,7 +13,7 @@ the clients (its backend of the workload's client).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,8 @@ from checkers.windows import CLIENT_PAUSE
 from core import gen
 from core.options import RunOptions
 from workloads.cycles import guarded_cycle
+from workloads.holders import WORKER, Holder
+from workloads.overlap import FaultLength, cannot_overlap
 
 ClientGenerator = Callable[[RunOptions, int], Any]
 """(options, seed) -> the clients' generator (``core.gen``), before any ``--rate``."""
@@ -62,6 +64,15 @@ class Workload:
     recovery: ClientGenerator | None = None
     """Its clients' operations during the recovery time, once the time limit is over (the
     watch workload's watchers settle while nobody writes); None: ``generator`` goes on."""
+    holder: Holder | None = None
+    """Who its holder is (``workloads.holders``), what ``--nemesis-target holder`` aims
+    at; None: it has none, and that target is refused."""
+    warn: Callable[[RunOptions, Sequence[FaultLength]], list[str]] = field(
+        default=lambda opts, faults: []
+    )
+    """What it says, one sentence each, of settings that cannot produce what its checkers
+    look for under the run's faults (``workloads.overlap``), said at the start and in
+    test.json; the run goes on."""
 
     def client_generator(self, opts: RunOptions, seed: int) -> Any:
         """The clients' operations, at ``opts.rate`` when it is set."""
@@ -87,12 +98,26 @@ def holding(
     generator: ClientGenerator,
     checkers: tuple[Checker | When, ...],
     options: tuple[str, ...],
+    holder: Holder,
     model: str | None = None,
 ) -> Workload:
-    """A workload whose clients hold something (a lock, a leadership), work while holding
-    it and write to the protected resource with its fencing number; its fault when none is
-    named is the classic scenario's, a client pause of the holder."""
-    return Workload(name, help, generator, True, True, CLIENT_PAUSE, checkers, options, model)
+    """A workload whose clients hold something (a lock, a leadership: ``holder``), work
+    while holding it and write to the protected resource with its fencing number; its fault
+    when none is named is the classic scenario's, a client pause of the holder; it warns of
+    faults too short or too long to make two holders overlap (``workloads.overlap``)."""
+    return Workload(
+        name,
+        help,
+        generator,
+        True,
+        True,
+        CLIENT_PAUSE,
+        checkers,
+        options,
+        model,
+        holder=holder,
+        warn=cannot_overlap,
+    )
 
 
 def lock_free(name: str, help: str, prefix: str) -> Workload:
@@ -109,4 +134,5 @@ def lock_free(name: str, help: str, prefix: str) -> Workload:
         default_fault=CLIENT_PAUSE,
         checkers=(guarded.check_record, stats.check_record),
         options=("work_time", "locks"),
+        holder=WORKER,
     )

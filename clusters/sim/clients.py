@@ -67,6 +67,7 @@ def _holder_clients(factory: Any) -> ClientBuilder:
             work=opts.lock.work_time,
             wait=opts.lock.acquire_wait,
             timeout=min(opts.op_timeout, 5.0),
+            check=opts.lock.holder_check,
         )
 
     return build

@@ -34,7 +34,8 @@ class SimLockClientFactory:
 
     ``ttl``: lease TTL (s); ``keepalive``: renewal interval (s); ``work``: time spent in
     the critical section before each write (s); ``wait``: how long ``acquire`` blocks
-    before "not granted" (s); ``timeout``: per-request answer timeout (s).
+    before "not granted" (s); ``timeout``: per-request answer timeout (s); ``check``:
+    whether a holder checks its lease before writing (``--holder-check``).
     """
 
     sim: str
@@ -45,6 +46,7 @@ class SimLockClientFactory:
     work: float = 1.0
     wait: float = 30.0
     timeout: float = 5.0
+    check: bool = True
 
     def __call__(self, ctx: WorkerContext) -> LockClient:
         return LockClient(
@@ -57,6 +59,7 @@ class SimLockClientFactory:
             self.work,
             self.wait,
             NODE,
+            self.check,
         )
 
 
@@ -73,6 +76,7 @@ class SimElectionClientFactory:
     work: float = 1.0
     wait: float = 30.0
     timeout: float = 5.0
+    check: bool = True
 
     def __call__(self, ctx: WorkerContext) -> ElectionClient:
         return ElectionClient(
@@ -85,6 +89,7 @@ class SimElectionClientFactory:
             self.work,
             self.wait,
             NODE,
+            self.check,
         )
 
 

@@ -215,6 +215,19 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         common=True,
     )
     number_option(lk, "--locks", "number of locks, 1-1000")
+    describe(
+        lk.add_argument(
+            "--holder-check",
+            type=on_off,
+            metavar="on|off",
+            default=None,
+            help="on: a holder checks its lease or session is not known lost before it "
+            "writes; off: it writes on its belief, as a naive application does "
+            "(default: %(default)s)",
+        ),
+        shown=run_default("holder_check"),
+        offers=lambda: ("on", "off"),
+    )
     number_option(
         topic_group(p, "discovery", "service registration"),
         "--instances",

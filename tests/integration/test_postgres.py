@@ -46,6 +46,40 @@ def test_lock_table_under_a_client_pause(tmp_path: Path, fencing: str, code: int
     assert got == code, {k: c["summary"] for k, c in results["checkers"].items()}
 
 
+FAILOVER = [
+    *("--target", "postgres", "--workload", "lock", "--lock", "advisory"),
+    *("--persistence", "async-failover", "--nemesis", "kill", "--nemesis-target", "leader"),
+    *("--work-time", "12", "--time-limit", "40", "--recovery-time", "5", "--concurrency", "5"),
+    *("--lease-ttl", "3", "--keepalive", "1", "--acquire-wait", "2", "--nemesis-interval", "8"),
+]
+"""The primary killed under a session-lock holder (issue 30, item 5): its replica takes
+over about 4 s later and grants the lock again while the holder, 12 s in its critical
+section, still works; two kills, so that one lands early enough in a holding."""
+
+
+def test_a_naive_holder_writes_across_a_failover(tmp_path: Path) -> None:
+    """``--holder-check off``: the holder never asks its session, so it writes after the
+    new primary granted the lock to another; the verdict names the stale write. Its token
+    is the highest the resource has seen (the new holder has not written yet), so fencing
+    could not refuse it either (measured: INVALID with --fencing on as well)."""
+    args = [*FAILOVER, "--holder-check", "off", "--fencing", "off"]
+    code, results, _ = run(tmp_path / "first", *args)
+    if not results["checkers"]["mutex"]["stale_accepted"]:  # no kill landed early enough
+        code, results, _ = run(tmp_path / "again", *args)
+    mutex = results["checkers"]["mutex"]
+    assert mutex["stale_accepted"] and code == 1, mutex["summary"]
+    assert "stale write accepted" in mutex["summary"]
+
+
+def test_a_holder_that_checks_its_session_does_not_write_across_a_failover(
+    tmp_path: Path,
+) -> None:
+    """The default ``--holder-check on``: the lost session is noticed and nothing lands."""
+    code, results, _ = run(tmp_path, *FAILOVER, "--fencing", "off")
+    mutex = results["checkers"]["mutex"]
+    assert code == 0 and not mutex["stale_accepted"], mutex["summary"]
+
+
 def late_refused(results: dict[str, Any]) -> int:
     return int(results["checkers"]["guarded"]["late_refused"])
 

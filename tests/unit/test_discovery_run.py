@@ -18,6 +18,7 @@ from core.clock import RunClock
 from harness.compare import compare
 from harness.report import write_report
 from nemesis.client_kill import START, ClientKill
+from workloads.holders import INSTANCE
 
 
 def test_no_discovery_client_left_is_refused_in_one_line(
@@ -37,10 +38,12 @@ class _View:
     def client_pids(self) -> dict[int, int]:
         return {7: self.pid}
 
-    def lock_holders(self) -> list[int]:
+    holder = INSTANCE
+
+    def holders(self) -> list[int]:
         return []
 
-    def writing_since(self, process: int) -> int | None:
+    def working_since(self, process: int) -> int | None:
         return None
 
     def node_of(self, process: int) -> str | None:
@@ -66,7 +69,7 @@ def test_an_instance_paused_past_its_ttl_is_removed_then_registers_again(
     args = [
         *("--target", "sim", "--workload", "registry", "--concurrency", "3"),
         *("--instances", "1", "--lease-ttl", "2", "--keepalive", "0.5"),
-        # 8 s: past the deadline (2.6 s) even when the nemesis waits its 5 s for a heartbeat
+        # 8 s: well past the deadline (2.6 s)
         *("--pause-at", "2", "--pause-for", "8", "--time-limit", "11", "--recovery-time", "1"),
     ]
     started = time.monotonic()

@@ -29,23 +29,26 @@ from nemesis.nodes import pick_nodes
 from nemesis.partition import Partition
 from nemesis.targets import check_nemesis_target, target_of
 from nemesis.topology import grudge_for
+from workloads.holders import LOCK_HOLDER
 
 
 class FakeView:
     """The run as a nemesis sees it: who holds the lock, and which node each talks to."""
 
-    def __init__(self, holders: list[int], node: dict[int, str]) -> None:
+    holder = LOCK_HOLDER
+
+    def __init__(self, holding: list[int], node: dict[int, str]) -> None:
         self.clock = RunClock()
-        self.holders = holders
+        self.holding = holding
         self.node = node
 
     def client_pids(self) -> dict[int, int]:
         return {}
 
-    def lock_holders(self) -> list[int]:
-        return list(self.holders)
+    def holders(self) -> list[int]:
+        return list(self.holding)
 
-    def writing_since(self, process: int) -> int | None:
+    def working_since(self, process: int) -> int | None:
         return None
 
     def node_of(self, process: int) -> str | None:
@@ -57,7 +60,7 @@ HOLDER_ON_N3 = FakeView([4, 1], {4: "n3", 1: "n1"})  # process 4 acquired last
 
 @pytest.fixture(autouse=True)
 def _short_holder_wait(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No holder of the fake view ever begins a write: wait 0.1 s for one, not 5."""
+    """A view without holders gets none: wait 0.1 s for one, not 5."""
     monkeypatch.setattr(nodes, "HOLDER_WAIT_S", 0.1)
 
 
@@ -93,7 +96,7 @@ def test_no_holder_known_fails_with_the_reason_instead_of_hitting_another_node()
     ):  # type: ignore[arg-type]
         nem.setup(nobody)
         done = nem.invoke(Invocation(f, {"target": "holder", "topology": "holder"}))
-        assert done.type == "fail" and "no current lock holder" in (done.error or ""), f
+        assert done.type == "fail" and "no current holder" in (done.error or ""), f
     assert not c.killed and not any(c.rules.values())
     redlock = FakeView([0], {})  # clients talk to every node: completions name none
     k = NodeKill(c)  # type: ignore[arg-type]
@@ -137,10 +140,13 @@ def test_unknown_targets_are_refused_per_fault(
     assert needle in str(e.value) and "\n" not in str(e.value)
 
 
-def test_holder_needs_holders() -> None:
+def test_holder_needs_a_workload_with_holders() -> None:
     opts = RunOptions.of(workload="cas-register", nemesis=["kill"], nemesis_target="holder")
-    with pytest.raises(OptionError, match="needs lock holders"):
+    with pytest.raises(OptionError, match="the cas-register workload has no holder") as e:
         check_nemesis_target(opts)
+    assert "registry" in str(e.value) and "watch" in str(e.value)
+    for workload in ("registry", "watch", "election", "herd", "version-cas"):
+        check_nemesis_target(opts.with_(workload=workload))
 
 
 def test_one_target_per_fault_and_defaults_for_the_rest() -> None:
@@ -185,6 +191,7 @@ def test_the_runner_knows_each_threads_node_across_replacements() -> None:
         concurrency=2,
         clock=RunClock(),
         record=record.append,
+        holder=LOCK_HOLDER,
     )
     r._thread_process = {0: 0, 1: 1}
     for thread, node in ((0, "n2"), (1, None)):
@@ -192,6 +199,6 @@ def test_the_runner_knows_each_threads_node_across_replacements() -> None:
         r._open[thread] = _Open(invoke, None)
         r._complete(thread, Completion("ok", node=node))
     assert r.node_of(0) == "n2" and r.node_of(1) is None
-    assert r.lock_holders()[0] in (0, 1)
+    assert r.holders()[0] in (0, 1)
     r._thread_process[0] = 2  # process 0 timed out: process 2 replaces it on thread 0
     assert r.node_of(2) == "n2" and r.node_of(0) is None

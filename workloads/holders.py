@@ -1,0 +1,76 @@
+"""Who a workload's holder is: what ``--nemesis-target holder`` aims at.
+
+Each workload that has one says so in its operations (``Workload.holder``): the lock and
+herd holder (after an ``acquire``, until it invokes ``release``), the election leader
+(``campaign`` .. ``resign``), the registered instance (after ``register``), the watch
+writer (after a ``write``), the lock-free client working on the basis it read (after
+``begin``). The runner follows the holders op by op (``Holders``) and a nemesis asks it
+who holds now (``nemesis.base.RunView``): the answer never waits on an operation the
+workload does not have. ``work`` names the operations a holder works in while it holds (a
+critical section's write): a client pause freezes the holder at the start of one, the worst
+moment for it; a workload whose holders have no such work has its holder frozen at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from core.ops import Op
+
+
+@dataclass(frozen=True, slots=True)
+class Holder:
+    """Who holds, in a workload's operations: see the module docstring."""
+
+    role: str
+    """What the holder is, in words: ``lock holder``, ``leader``..."""
+    takes: frozenset[str]
+    """An ok of one of these makes its process a holder (the most recent one first)."""
+    gives: frozenset[str] = frozenset()
+    """Invoking one of these ends the process's holding."""
+    work: frozenset[str] = frozenset()
+    """What a holder works in while holding (a client pause waits for one to begin); empty:
+    a holder is frozen at once."""
+
+
+@dataclass(slots=True)
+class Holders:
+    """The holders of a run in progress, fed every op by the runner (one thread)."""
+
+    holder: Holder | None
+    since: dict[int, int] = field(default_factory=dict)
+    """Holding process -> when its holding began (run clock, ns)."""
+
+    def follow(self, op: Op) -> None:
+        """Learn from one op of a client: an ok take begins a holding, an invoked give or
+        an ``info`` (the process is retired) ends it."""
+        if self.holder is None or not isinstance(op.process, int):
+            return
+        if op.type == "ok" and op.f in self.holder.takes:
+            self.since[op.process] = op.time
+        elif op.type == "info" or (op.type == "invoke" and op.f in self.holder.gives):
+            self.forget(op.process)
+
+    def forget(self, process: int) -> None:
+        """End ``process``'s holding whatever it did (its worker was stopped)."""
+        self.since.pop(process, None)
+
+    def current(self) -> list[int]:
+        """The holding processes, the most recent holder first."""
+        return sorted(self.since, key=lambda p: -self.since[p])
+
+    def works_in(self, f: str) -> bool:
+        """Whether ``f`` is the work of a holder (``Holder.work``)."""
+        return self.holder is not None and f in self.holder.work
+
+
+LOCK_HOLDER = Holder(
+    "lock holder", frozenset({"acquire"}), frozenset({"release"}), frozenset({"write"})
+)
+LOCK_OPTIONS = ("lease_ttl", "keepalive", "work_time", "acquire_wait", "fencing", "holder_check")
+"""The run options that shape a lock holder's work (``Workload.options``)."""
+LEADER = Holder("leader", frozenset({"campaign"}), frozenset({"resign"}), frozenset({"write"}))
+INSTANCE = Holder("registered instance", frozenset({"register"}))
+WRITER = Holder("writer", frozenset({"write"}))
+WORKER = Holder("client working on its basis", frozenset({"begin"}), work=frozenset({"write"}))
+"""The lock-free workloads' holder (``workloads.guarded``): it works on the basis it read."""
