@@ -22,8 +22,9 @@ same lock or leadership) and every fencing-number anomaly gets one cause:
   the lease) is the harness's doing, so the overlap is not blamed on anyone (unknown).
 - ``clock-jump``: a node's clock jumped during the holding; a lock whose safety depends on
   clocks (Redlock) is then unsafe.
-- ``crash-lost-state``: a node crashed during the holding and came back without the lock
-  state (a Redis restart without fsync, a sim restart).
+- ``crash-lost-state``: a node crashed during the holding and the service granted the
+  lock again: the crash lost the lock state (a Redis restart without fsync, a sim
+  restart) or the node that took over never had it (a PostgreSQL failover).
 - ``unexplained``: none of the above fits the records.
 
 One more cause is not the lock service's: ``resource-bug``, the protected resource
@@ -385,7 +386,11 @@ def _clock(w: FaultWindow) -> Classification:
 
 def _crash(w: FaultWindow) -> Classification:
     return Classification.of(
-        CRASH, f"{w.describe()}; the node came back without the lock state it had granted", w
+        CRASH,
+        f"{w.describe()}, during the holding; the service granted the lock again as though "
+        "the holding had ended: the crash lost the lock state (or the node that took over "
+        "never had it)",
+        w,
     )
 
 

@@ -121,7 +121,7 @@ def test_crash_explains_a_grant_over_a_valid_lease() -> None:
     ws = windows(fault("kill", 4.0, 4.5, {"nodes": ["n1"]}))
     t = classify_takeover(HOLDER, facts([0.05, 3.0]), int(5 * S), ws)
     assert (t.kind, t.classification.cause) == ("lease-valid", CRASH)
-    assert "came back without the lock state" in t.classification.evidence
+    assert "the crash lost the lock state" in t.classification.evidence
 
 
 def test_without_lease_events_a_pause_is_the_probable_cause_but_unconfirmed() -> None:
