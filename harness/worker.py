@@ -1,7 +1,10 @@
 """Worker processes: one OS process per client thread.
 
 A worker builds its client from a picklable ``ClientFactory`` and executes the invocations
-the runner sends it, one at a time, replying with a ``Completion``. Being a real process,
+the runner sends it, one at a time, replying with a ``Completion``. On the pipe both are
+plain tuples pickled by hand (``_wire``): a dataclass goes through ``copyreg`` and
+multiprocessing's own pickler, a tuple does not, and these messages are the run's hottest
+path (two per operation). Being a real process,
 it can be frozen with SIGSTOP, its keepalive threads included, exactly as a GC pause
 freezes a lock holder.
 
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import pickle
 import signal
 import traceback
 from dataclasses import dataclass
@@ -25,6 +29,24 @@ from core.procutil import die_with_parent, signal_quietly
 from harness.logs import log_files, worker_logs_to
 
 _CTX = mp.get_context("spawn")
+_PROTOCOL = pickle.HIGHEST_PROTOCOL
+_STOP = b""
+"""The message that asks a worker to close its client and exit."""
+
+
+def _wire(msg: Invocation | Completion) -> bytes:
+    """An invocation or completion as the bytes the pipe carries: its fields as a tuple."""
+    if isinstance(msg, Invocation):
+        return pickle.dumps((msg.f, msg.value, msg.key), _PROTOCOL)
+    return pickle.dumps((msg.type, msg.value, msg.error, msg.node), _PROTOCOL)
+
+
+def _invocation(data: bytes) -> Invocation:
+    return Invocation(*pickle.loads(data))
+
+
+def _completion(data: bytes) -> Completion:
+    return Completion(*pickle.loads(data))
 
 
 def _worker_main(
@@ -43,12 +65,12 @@ def _worker_main(
     try:
         while True:
             try:
-                msg = conn.recv()
+                msg = conn.recv_bytes()
             except EOFError:
                 return
-            if msg is None:
+            if msg == _STOP:
                 return
-            inv: Invocation = msg
+            inv = _invocation(msg)
             try:
                 if client is None:
                     client = factory(ctx)
@@ -57,7 +79,7 @@ def _worker_main(
                 tb = traceback.format_exc(limit=3).strip().splitlines()[-1]
                 done = Completion("info", error=f"unexpected {type(e).__name__}: {e} ({tb})")
             try:
-                conn.send(done)
+                conn.send_bytes(_wire(done))
             except (BrokenPipeError, OSError):
                 return
     finally:
@@ -103,17 +125,29 @@ class Worker:
     def pid(self) -> int:
         return int(self.proc.pid)
 
+    def fileno(self) -> int:
+        """The runner's end of the pipe, to wait on."""
+        return self.conn.fileno()
+
     def send(self, inv: Invocation) -> None:
-        self.conn.send(inv)
+        self.conn.send_bytes(_wire(inv))
+
+    def recv(self) -> Completion:
+        """The completion of the operation sent (EOFError or OSError: the worker died)."""
+        return _completion(self.conn.recv_bytes())
+
+    def close_client(self) -> None:
+        """Ask the worker to close its client and exit, without waiting for it."""
+        try:
+            self.conn.send_bytes(_STOP)
+        except (OSError, ValueError):
+            pass
 
     def stop(self, timeout: float = 2.0) -> None:
         """Thaw, ask to close, then terminate and finally kill. Safe to call twice."""
         if self.proc.pid is not None:
             signal_quietly(self.pid, signal.SIGCONT)
-        try:
-            self.conn.send(None)
-        except (OSError, ValueError):
-            pass
+        self.close_client()
         self.proc.join(timeout)
         if self.proc.is_alive():
             self.proc.terminate()
