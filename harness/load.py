@@ -119,15 +119,15 @@ class Load:
         if self.asked_rate is None or self.rate >= FAR_BELOW * self.asked_rate:
             return None
         return (
-            f"the run achieved {self.rate:.0f} ops/s of the {self.asked_rate:g} asked "
+            f"the run achieved {self.rate:.0f} ops/s of the {self.asked_rate:.12g} asked "
             f"({100 * self.rate / self.asked_rate:.0f}%): it tested less load than it "
-            "claims; give fewer --rate, more --concurrency, or a faster machine"
+            "claims; give a lower --rate, more --concurrency, or a faster machine"
         )
 
     def line(self) -> str:
         """The run's load in words, for the end of its output."""
         per_op = self.cpu_us_per_op()
         cpu = "" if per_op is None else f", harness CPU {per_op:.0f} us per op"
-        asked = f" (asked {self.asked_rate:g})" if self.asked_rate is not None else ""
+        asked = f" (asked {self.asked_rate:.12g})" if self.asked_rate is not None else ""
         done = f"{self.ops} client ops in {self.seconds:.1f} s"
         return f"load: {done}, {self.rate:.0f} ops/s{asked}{cpu}"

@@ -352,6 +352,7 @@ def _record_load(load: Load | None, test: dict[str, Any], term: Terminal) -> Non
         return
     test["load"] = load.to_dict()
     log.info("%s", load.line())
+    term.err.print(load.line(), markup=False, highlight=False)
     warning = load.warning()
     if warning is not None:
         test.setdefault("warnings", []).append(warning)
