@@ -41,6 +41,31 @@ def _wire(msg: Invocation | Completion) -> bytes:
     return pickle.dumps((msg.type, msg.value, msg.error, msg.node), _PROTOCOL)
 
 
+class _Reader:
+    """Reads the messages of one end of a worker's pipe (multiprocessing's framing: a
+    4-byte length, then the bytes) with one ``read`` each where ``recv_bytes`` makes two:
+    what arrived is kept, and a message is taken from it once whole. EOFError when the
+    other end is closed."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._fd = conn.fileno()
+        self._buf = bytearray()
+
+    def read(self) -> bytes:
+        buf = self._buf
+        while True:
+            if len(buf) >= 4:
+                end = 4 + int.from_bytes(buf[:4], "big", signed=True)
+                if len(buf) >= end:
+                    msg = bytes(buf[4:end])
+                    del buf[:end]
+                    return msg
+            chunk = os.read(self._fd, 65536)
+            if not chunk:
+                raise EOFError
+            buf += chunk
+
+
 def _invocation(data: bytes) -> Invocation:
     return Invocation(*pickle.loads(data))
 
@@ -62,11 +87,12 @@ def _worker_main(
     worker_logs_to(logs, ctx.process)
     ready.set()
     client = None
+    reader = _Reader(conn)
     try:
         while True:
             try:
-                msg = conn.recv_bytes()
-            except EOFError:
+                msg = reader.read()
+            except (EOFError, OSError):
                 return
             if msg == _STOP:
                 return
@@ -98,6 +124,7 @@ class Worker:
     proc: Any  # multiprocessing.Process (spawn context)
     conn: Connection
     ready: Any  # multiprocessing.Event, set once the worker will die with the runner
+    reader: _Reader
 
     @classmethod
     def spawn(cls, process: int, factory: ClientFactory, ctx: WorkerContext) -> Worker:
@@ -111,7 +138,7 @@ class Worker:
         )
         proc.start()
         child.close()
-        return cls(process=process, proc=proc, conn=parent, ready=ready)
+        return cls(process=process, proc=proc, conn=parent, ready=ready, reader=_Reader(parent))
 
     def is_ready(self) -> bool:
         """Started far enough to die with the runner: only then may a nemesis freeze it
@@ -134,7 +161,7 @@ class Worker:
 
     def recv(self) -> Completion:
         """The completion of the operation sent (EOFError or OSError: the worker died)."""
-        return _completion(self.conn.recv_bytes())
+        return _completion(self.reader.read())
 
     def close_client(self) -> None:
         """Ask the worker to close its client and exit, without waiting for it."""

@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 TICK = os.sysconf("SC_CLK_TCK")
@@ -160,18 +161,65 @@ def _wait_for_history(out: Path, proc: subprocess.Popen[bytes]) -> Path:
     raise SystemExit("no op in the history within 300 s")
 
 
+def _client_loop(factory: Any, process: int, clock: Any, seconds: float, out: Any) -> None:
+    """One client alone: reads, writes and compare-and-sets on three keys, back to back,
+    for ``seconds``; puts (ops, its CPU seconds) on ``out``."""
+    from core.client import Invocation, WorkerContext
+
+    client = factory(WorkerContext(process, clock, thread=process))
+    rng = random.Random(process)
+    ops, value = 0, process * 10**9
+    cpu0 = time.process_time()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        key, pick = f"k{rng.randrange(3)}", rng.random()
+        value += 1
+        if pick < 0.5:
+            inv = Invocation("read", None, key)
+        elif pick < 0.75:
+            inv = Invocation("write", value, key)
+        else:
+            inv = Invocation("cas", [rng.randrange(value - 5, value), value], key)
+        client.invoke(inv)
+        ops += 1
+    out.put((ops, time.process_time() - cpu0))
+    client.close()
+
+
 def client_bench(args: argparse.Namespace) -> Sample:
-    """The target's register clients alone, one process each, for the window's length."""
-    code = ROOT / "scripts" / "_client_bench.py"
-    r = subprocess.run(
-        [sys.executable, str(code), args.target, str(args.concurrency), str(args.time_limit)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    ops, seconds, cpu = r.stdout.split()
-    return Sample(int(ops), float(seconds), float(cpu))
+    """The target's register clients alone (the harness's own client library, one process
+    each, no runner, no generator, no history) on a cluster of its own, for as long as
+    the runs' window: what the service and its clients give on this machine."""
+    import multiprocessing as mp
+
+    from clusters import run_target
+    from clusters.registry import resolve
+    from core.clock import RunClock
+    from core.options import RunOptions
+
+    opts = RunOptions.of(target=args.target, workload="cas-register", nemesis=["none"])
+    target = resolve(args.target)
+    opts = target.decide(opts)
+    clock = RunClock()
+    cluster = run_target.make_cluster(target, opts, clock)
+    cluster.start(Path(tempfile.mkdtemp(prefix="bench-clients-")))
+    try:
+        factory = target.client_factory(opts, cluster, None)
+        ctx = mp.get_context("spawn")
+        out = ctx.Queue()
+        seconds = args.time_limit - 2 * args.skip
+        procs = [
+            ctx.Process(target=_client_loop, args=(factory, p, clock, seconds, out))
+            for p in range(args.concurrency)
+        ]
+        for p in procs:
+            p.start()
+        got = [out.get(timeout=seconds + 120) for _ in procs]
+        for p in procs:
+            p.join(30)
+    finally:
+        cluster.stop()
+    return Sample(sum(g[0] for g in got), seconds, sum(g[1] for g in got))
 
 
 def _row(name: str, samples: list[Sample]) -> tuple[float, float]:
@@ -211,7 +259,9 @@ def main() -> int:
     )
     rows = {name: _row(name, samples) for name, samples in results.items()}
     if args.client_bench:
-        _row(f"{args.target} clients alone", [client_bench(args) for _ in range(args.rounds)])
+        alone = [client_bench(args) for _ in range(args.rounds)]
+        _row(f"{args.target} clients alone", alone)
+        print("  (clients alone: their own CPU per op, the client library's, no harness)")
     ok = True
     if len(rows) == 2:
         (rate, per_op), (base_rate, base_per_op) = rows.values()
