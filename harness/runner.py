@@ -337,6 +337,9 @@ class Runner:
                     return
                 self._wait_events(self._next_deadline(now))
                 continue
+            if len(self._open) == len(self._threads):  # no thread free: nothing to invoke
+                self._wait_events(self._next_deadline(now))
+                continue
             req, nxt = self.gen.op(self._context(now))
             if req is None:
                 exhausted = True

@@ -193,13 +193,12 @@ def client_bench(args: argparse.Namespace) -> Sample:
     import multiprocessing as mp
 
     from clusters import run_target
-    from clusters.registry import resolve
     from core.clock import RunClock
     from core.options import RunOptions
+    from harness.validate import check_run, decide
 
-    opts = RunOptions.of(target=args.target, workload="cas-register", nemesis=["none"])
-    target = resolve(args.target)
-    opts = target.decide(opts)
+    asked = RunOptions.of(target=args.target, workload="cas-register", nemesis=["none"])
+    opts, target = check_run(decide(asked))
     clock = RunClock()
     cluster = run_target.make_cluster(target, opts, clock)
     cluster.start(Path(tempfile.mkdtemp(prefix="bench-clients-")))
