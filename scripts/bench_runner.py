@@ -186,12 +186,39 @@ def _client_loop(factory: Any, process: int, clock: Any, seconds: float, out: An
     client.close()
 
 
-def client_bench(args: argparse.Namespace) -> Sample:
+def _raw_etcd_loop(address: str, process: int, seconds: float, out: Any) -> None:
+    """etcd's own ceiling from one process: linearizable reads and puts on three keys as
+    plain HTTP/1.1 keep-alive POSTs to its JSON gateway (no client library to speak
+    of); puts (ops, its CPU seconds) on ``out``."""
+    import base64
+    import http.client
+    import json
+
+    host, _, port = address.rpartition(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    rng = random.Random(process)
+    keys = [base64.b64encode(f"bench/k{i}".encode()).decode() for i in range(3)]
+    ops, cpu0 = 0, time.process_time()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        key = keys[rng.randrange(3)]
+        if rng.random() < 0.5:
+            path, body = "/v3/kv/range", {"key": key}
+        else:
+            value = base64.b64encode(str(ops).encode()).decode()
+            path, body = "/v3/kv/put", {"key": key, "value": value}
+        conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
+        conn.getresponse().read()
+        ops += 1
+    out.put((ops, time.process_time() - cpu0))
+    conn.close()
+
+
+def client_bench(args: argparse.Namespace) -> list[tuple[str, Sample]]:
     """The target's register clients alone (the harness's own client library, one process
     each, no runner, no generator, no history) on a cluster of its own, for as long as
-    the runs' window: what the service and its clients give on this machine."""
-    import multiprocessing as mp
-
+    the runs' window: what the service and its clients give on this machine; for etcd
+    also plain HTTP to its gateway (``_raw_etcd_loop``): what etcd gives here."""
     from clusters import run_target
     from core.clock import RunClock
     from core.options import RunOptions
@@ -204,20 +231,32 @@ def client_bench(args: argparse.Namespace) -> Sample:
     cluster.start(Path(tempfile.mkdtemp(prefix="bench-clients-")))
     try:
         factory = target.client_factory(opts, cluster, None)
-        ctx = mp.get_context("spawn")
-        out = ctx.Queue()
-        seconds = args.time_limit - 2 * args.skip
-        procs = [
-            ctx.Process(target=_client_loop, args=(factory, p, clock, seconds, out))
-            for p in range(args.concurrency)
+        rows = [
+            (f"{args.target} clients alone", _in_processes(_client_loop, (factory,), clock, args))
         ]
-        for p in procs:
-            p.start()
-        got = [out.get(timeout=seconds + 120) for _ in procs]
-        for p in procs:
-            p.join(30)
+        if args.target == "etcd":
+            address = next(iter(cluster.endpoints().values()))
+            sample = _in_processes(_raw_etcd_loop, (address,), None, args)
+            rows.append(("etcd alone, plain HTTP", sample))
     finally:
         cluster.stop()
+    return rows
+
+
+def _in_processes(loop: Any, head: tuple[Any, ...], clock: Any, args: argparse.Namespace) -> Sample:
+    """``loop`` in ``--concurrency`` processes at once for the window's length."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    seconds = args.time_limit - 2 * args.skip
+    tail = (clock, seconds, out) if clock is not None else (seconds, out)
+    procs = [ctx.Process(target=loop, args=(*head, p, *tail)) for p in range(args.concurrency)]
+    for p in procs:
+        p.start()
+    got = [out.get(timeout=seconds + 120) for _ in procs]
+    for p in procs:
+        p.join(30)
     return Sample(sum(g[0] for g in got), seconds, sum(g[1] for g in got))
 
 
@@ -259,8 +298,9 @@ def main() -> int:
     rows = {name: _row(name, samples) for name, samples in results.items()}
     if args.client_bench:
         alone = [client_bench(args) for _ in range(args.rounds)]
-        _row(f"{args.target} clients alone", alone)
-        print("  (clients alone: their own CPU per op, the client library's, no harness)")
+        for i, (name, _) in enumerate(alone[0]):
+            _row(name, [rows_of_round[i][1] for rows_of_round in alone])
+        print("  (alone: the clients' own CPU per op, no harness)")
     ok = True
     if len(rows) == 2:
         (rate, per_op), (base_rate, base_per_op) = rows.values()
