@@ -338,9 +338,11 @@ def _drive(
         )
         runner.begin(schedule, nemesis)
         total = opts.time_limit + opts.recovery_time
-        with Progress(term.err, runner.stats, clock.seconds, total, opts.test_name()):
-            runner.run()
-        _record_load(runner.load(opts.rate), test, term)
+        try:
+            with Progress(term.err, runner.stats, clock.seconds, total, opts.test_name()):
+                runner.run()
+        finally:  # an interrupted run's load too: what it drove before it stopped
+            _record_load(runner.load(opts.rate), test, term)
         log.info("the schedule ended at %.1f s; tearing down", clock.seconds())
 
 
