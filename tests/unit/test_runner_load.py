@@ -14,10 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from core import gen
+from core.client import Completion, Invocation
+from core.clock import RunClock
 from core.ops import Op
 from core.store import HistoryWriter, read_history_jsonl
 from harness.cli import EXIT_BAD_ARGS, main
 from harness.load import Load, process_cpu_s
+from harness.runner import Runner
 
 SIM_CAS = ["run", "--workload", "cas-register", "--time-limit", "1.5", "--recovery-time", "0"]
 
@@ -167,3 +171,48 @@ def test_a_runner_killed_mid_run_leaves_a_history_check_reads_cut_at_most_ms_sho
         [str(harness), "check", str(history.parent)], capture_output=True, check=False
     ).returncode
     assert code in (0, 2)  # checked: valid, or unknown as a run killed unfinished
+
+
+class _LookingNemesis:
+    """A nemesis that, when invoked, reads what the history file holds."""
+
+    def __init__(self, history: Path) -> None:
+        self.history = history
+        self.seen: list[list[str]] = []
+
+    def fs(self) -> frozenset[str]:
+        return frozenset({"start-look"})
+
+    def setup(self, view: object) -> None:
+        pass
+
+    def invoke(self, inv: Invocation) -> Completion:
+        self.seen.append([op.f for op in read_history_jsonl(self.history)])
+        return Completion("ok")
+
+    def teardown(self) -> None:
+        pass
+
+
+def test_a_batched_history_is_on_disk_up_to_a_fault_before_the_fault_is_invoked(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "history.jsonl"
+    writer = HistoryWriter(path, batched=True)
+    nemesis = _LookingNemesis(path)
+    runner = Runner(
+        generator=gen.nemesis(gen.once({"f": "start-look"})),
+        client_factory=None,  # type: ignore[arg-type]
+        concurrency=0,
+        clock=RunClock(),
+        record=writer.write,
+        flush=writer.flush,
+        nemesis=nemesis,  # type: ignore[arg-type]
+    )
+    try:
+        runner.run()
+    finally:
+        runner.close()
+        writer.close()
+    assert nemesis.seen == [["start-look"]]  # its own invocation was written before it ran
+    assert [op.type for op in read_history_jsonl(path)] == ["invoke", "ok"]
