@@ -37,8 +37,9 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from harness.load import process_cpu_s
+
 ROOT = Path(__file__).resolve().parents[1]
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 class Sample(NamedTuple):
@@ -58,12 +59,7 @@ class Sample(NamedTuple):
 
 
 def _cpu(pid: int) -> float:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return 0.0
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
+    return process_cpu_s(pid) or 0.0
 
 
 def _children(pid: int) -> list[int]:
