@@ -432,6 +432,7 @@ def run_suite(
     root.mkdir(parents=True, exist_ok=True)  # the folder named: its own links are the user's
     base = make_dirs(root / f"suite-{suite.name}" / utc_stamp(), root=root)
     suite_started = datetime.now(UTC)
+    record["started"] = suite_started.isoformat()
     outcomes: list[Outcome] = []
     for r in runs:
         heading(term.err, f"{suite.name}: {r.name} (expect {r.expect})")
