@@ -77,7 +77,7 @@ def test_the_nightly_runs_through_the_matrix_workflow() -> None:
     matrix = (WORKFLOWS / "suite-matrix.yml").read_text()
     for step in (
         "harness suite plan",
-        'harness suite run "$SUITE" --shard "$SHARD"',
+        'harness suite run "$SUITE" --shard "$SHARD" ${DURATIONS:+--durations "$DURATIONS"}',
         "harness merge shards/* --out merged",
         "actions/upload-artifact",
         "actions/download-artifact",
