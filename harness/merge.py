@@ -93,7 +93,10 @@ def read_shard(given: Path) -> ShardResult:
         record = read_json(folder / RESULT_FILE)
         shard = record["shard"]
         int(shard["index"]), int(shard["of"]), list(shard["runs"]), list(record["outcomes"])
+        if record.get("started"):
+            datetime.fromisoformat(record["started"])
         missing = [k for k in _SAME if k not in record]
+        ran = {str(o["name"]) for o in record["outcomes"]}
     except HarnessError as e:
         raise MergeError(str(e)) from None
     except (OSError, ValueError, KeyError, TypeError) as e:
@@ -105,6 +108,13 @@ def read_shard(given: Path) -> ShardResult:
         raise MergeError(
             f"{folder}: its {RESULT_FILE} does not record {', '.join(missing)}: made by "
             "an older harness; run the shard again"
+        )
+    if ran != set(shard["runs"]):
+        raise MergeError(
+            f"{folder}: its outcomes are not those of its runs (no outcome for "
+            f"{', '.join(sorted(set(shard['runs']) - ran)) or 'none'}; an outcome of "
+            f"{', '.join(sorted(ran - set(shard['runs']))) or 'none'} it was not given); "
+            "run the shard again"
         )
     return ShardResult(folder, record)
 
@@ -191,8 +201,14 @@ def _outcome(shard: ShardResult, recorded: dict[str, Any], out: Path, term: Term
     run_dir = recorded.get("run_dir")
     moved = None
     if run_dir:
-        rel = Path(*Path(run_dir).parts[-2:])
+        parts = Path(run_dir).parts[-2:]
+        rel = Path(*parts)
         source = shard.folder / rel
+        if len(parts) != 2 or any(p in (".", "..", "/") for p in parts):
+            raise MergeError(
+                f"shard {shard.label}: run {recorded.get('name')!r} names the directory "
+                f"{run_dir!r}, not one a suite writes (TEST/STAMP); run the shard again"
+            )
         if source.is_symlink() or not source.is_dir():
             raise MergeError(
                 f"shard {shard.label}: the directory of run {recorded.get('name')!r} "

@@ -244,3 +244,26 @@ def test_a_link_in_a_shard_is_not_followed_and_a_missing_run_is_named(
     shutil.rmtree(run)
     code, err = _merge([a], tmp_path / "out2", capsys)
     assert code == 254 and "the directory of run 'lock-fenced'" in err and "missing" in err
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda d: d["outcomes"].pop(), "no outcome for lock-fenced"),
+        (lambda d: d["outcomes"][0].update(run_dir="/x/../.."), "not one a suite writes"),
+        (lambda d: d.update(started="yesterday"), "not a shard's result (ValueError"),
+    ],
+)
+def test_a_shard_result_that_does_not_hold_together_is_refused(
+    tmp_path: Path, demo: dict[str, Path], capsys: pytest.CaptureFixture[str], edit: Any, said: str
+) -> None:
+    """A shard cut short (an outcome missing), a run directory outside the shard's folder,
+    a time that is not one: refused before anything is copied."""
+    a = _shard(tmp_path / "a", demo, 1, 1, ["lock-fenced"], runs=["lock-fenced"])
+    result = next(a.glob("suite-t/*/suite.json"))
+    data = json.loads(result.read_text())
+    edit(data)
+    result.write_text(json.dumps(data))
+    code, err = _merge([a], tmp_path / "out", capsys)
+    assert code == 254 and said in err and err.count("\n") == 1, err
+    assert list((tmp_path / "out").iterdir()) == []
