@@ -148,3 +148,14 @@ def test_a_shard_run_lists_only_its_runs(
     assert main(["suite", "run", str(suite_file), "--shard", "1/2", "--list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert [r["name"] for r in listed["runs"]] == ["long", "short-a", "short-c"]
+
+
+@pytest.mark.parametrize("content", ["nope", '{"outcomes": 3}', '{"runs": []}'])
+def test_a_durations_file_that_is_not_a_suite_result_is_one_line(
+    content: str, suite_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    assert main(["suite", "plan", str(suite_file), "--shards", "2", "--durations", str(bad)]) == 254
+    err = capsys.readouterr().err
+    assert "not a suite result's suite.json" in err and err.count("\n") == 1, err
