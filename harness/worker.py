@@ -41,6 +41,14 @@ def _wire(msg: Invocation | Completion) -> bytes:
     return pickle.dumps((msg.type, msg.value, msg.error, msg.node), _PROTOCOL)
 
 
+def _write(fd: int, data: bytes) -> None:
+    """One message on a pipe in multiprocessing's framing (a 4-byte length, then the
+    bytes), in one ``write`` as ``send_bytes`` makes it, without its checks and copies."""
+    view = memoryview(len(data).to_bytes(4, "big", signed=True) + data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 class _Reader:
     """Reads the messages of one end of a worker's pipe (multiprocessing's framing: a
     4-byte length, then the bytes) with one ``read`` each where ``recv_bytes`` makes two:
@@ -105,7 +113,7 @@ def _worker_main(
                 tb = traceback.format_exc(limit=3).strip().splitlines()[-1]
                 done = Completion("info", error=f"unexpected {type(e).__name__}: {e} ({tb})")
             try:
-                conn.send_bytes(_wire(done))
+                _write(conn.fileno(), _wire(done))
             except (BrokenPipeError, OSError):
                 return
     finally:
@@ -157,7 +165,7 @@ class Worker:
         return self.conn.fileno()
 
     def send(self, inv: Invocation) -> None:
-        self.conn.send_bytes(_wire(inv))
+        _write(self.conn.fileno(), _wire(inv))
 
     def recv(self) -> Completion:
         """The completion of the operation sent (EOFError or OSError: the worker died)."""
@@ -166,7 +174,7 @@ class Worker:
     def close_client(self) -> None:
         """Ask the worker to close its client and exit, without waiting for it."""
         try:
-            self.conn.send_bytes(_STOP)
+            _write(self.conn.fileno(), _STOP)
         except (OSError, ValueError):
             pass
 
