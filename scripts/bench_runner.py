@@ -40,6 +40,8 @@ from typing import Any, NamedTuple
 from harness.load import process_cpu_s
 
 ROOT = Path(__file__).resolve().parents[1]
+SPAWN_S = 15.0
+"""Seconds the clients-alone processes are given to start before their common window."""
 
 
 class Sample(NamedTuple):
@@ -157,16 +159,20 @@ def _wait_for_history(out: Path, proc: subprocess.Popen[bytes]) -> Path:
     raise SystemExit("no op in the history within 300 s")
 
 
-def _client_loop(factory: Any, process: int, clock: Any, seconds: float, out: Any) -> None:
+def _client_loop(
+    factory: Any, process: int, clock: Any, window: tuple[float, float], out: Any
+) -> None:
     """One client alone: reads, writes and compare-and-sets on three keys, back to back,
-    for ``seconds``; puts (ops, its CPU seconds) on ``out``."""
+    in ``window`` (monotonic start and end, the same for every process); puts (ops, its
+    CPU seconds) on ``out``."""
     from core.client import Invocation, WorkerContext
 
     client = factory(WorkerContext(process, clock, thread=process))
     rng = random.Random(process)
     ops, value = 0, process * 10**9
+    start, end = window
+    time.sleep(max(0.0, start - time.monotonic()))
     cpu0 = time.process_time()
-    end = time.monotonic() + seconds
     while time.monotonic() < end:
         key, pick = f"k{rng.randrange(3)}", rng.random()
         value += 1
@@ -182,7 +188,7 @@ def _client_loop(factory: Any, process: int, clock: Any, seconds: float, out: An
     client.close()
 
 
-def _raw_etcd_loop(address: str, process: int, seconds: float, out: Any) -> None:
+def _raw_etcd_loop(address: str, process: int, window: tuple[float, float], out: Any) -> None:
     """etcd's own ceiling from one process: linearizable reads and puts on three keys as
     plain HTTP/1.1 keep-alive POSTs to its JSON gateway (no client library to speak
     of); puts (ops, its CPU seconds) on ``out``."""
@@ -194,8 +200,9 @@ def _raw_etcd_loop(address: str, process: int, seconds: float, out: Any) -> None
     conn = http.client.HTTPConnection(host, int(port), timeout=10)
     rng = random.Random(process)
     keys = [base64.b64encode(f"bench/k{i}".encode()).decode() for i in range(3)]
+    start, end = window
+    time.sleep(max(0.0, start - time.monotonic()))
     ops, cpu0 = 0, time.process_time()
-    end = time.monotonic() + seconds
     while time.monotonic() < end:
         key = keys[rng.randrange(3)]
         if rng.random() < 0.5:
@@ -240,17 +247,21 @@ def client_bench(args: argparse.Namespace) -> list[tuple[str, Sample]]:
 
 
 def _in_processes(loop: Any, head: tuple[Any, ...], clock: Any, args: argparse.Namespace) -> Sample:
-    """``loop`` in ``--concurrency`` processes at once for the window's length."""
+    """``loop`` in ``--concurrency`` processes over one window as long as the runs' (all
+    started first: ``SPAWN_S`` is left for their start-up, which would otherwise take
+    CPU from the first ones' loops)."""
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
     seconds = args.time_limit - 2 * args.skip
-    tail = (clock, seconds, out) if clock is not None else (seconds, out)
+    start = time.monotonic() + SPAWN_S
+    window = (start, start + seconds)
+    tail = (clock, window, out) if clock is not None else (window, out)
     procs = [ctx.Process(target=loop, args=(*head, p, *tail)) for p in range(args.concurrency)]
     for p in procs:
         p.start()
-    got = [out.get(timeout=seconds + 120) for _ in procs]
+    got = [out.get(timeout=SPAWN_S + seconds + 120) for _ in procs]
     for p in procs:
         p.join(30)
     return Sample(sum(g[0] for g in got), seconds, sum(g[1] for g in got))
