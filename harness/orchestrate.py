@@ -164,6 +164,7 @@ def _run_in(
     _quiet_resource_tracker()
     clock = RunClock()
     asked = asked_durations(opts)  # how long each fault is to last, for its windows
+    holder = get_workload(opts.workload).holder
     test: dict[str, Any] = {
         "name": opts.test_name(),
         "options": opts.to_dict(),
@@ -173,6 +174,7 @@ def _run_in(
         },
         "seed": opts.seed,
         "linearizable_locks": target.linearizable_locks,
+        "holder": holder.to_dict() if holder is not None else None,
         "service_rules": [r.to_dict() for r in target.rules_for(opts)],
         "service_log": target.service_log,
         "versions": {"harness": HARNESS_VERSION, "python": platform.python_version()},
