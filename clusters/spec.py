@@ -18,7 +18,7 @@ import importlib
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from clusters.server import ClusterOptions
 from core.abilities import SERVER_ABILITIES, Ability
@@ -27,6 +27,9 @@ from core.clock import RunClock
 from core.cluster import Cluster, ClusterError
 from core.option_checks import OptionError, nearest
 from core.options import RunOptions
+
+if TYPE_CHECKING:
+    from workloads.workload import Variant
 
 ClientBuilder = Callable[[RunOptions, Cluster, "str | None"], ClientFactory]
 """(options, cluster, resource address or None) -> a picklable client factory."""
@@ -79,20 +82,50 @@ class LeaseTtl:
     whole: bool = False
 
 
-def _lock_workload() -> str:
-    """The name of the lock workload, the one a target backs with its ``locks`` (imported
-    when asked: the registry of targets is listed without the workloads' checkers)."""
-    from workloads.lock_workload import WORKLOAD
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """What a target offers of one workload: the client builder of each of its variants
+    (``module:attribute`` of a ``ClientBuilder``; the option the workload names picks one,
+    ``workloads.workload.Variant``, the first the default), or its one ``client`` for a
+    workload it runs one way; or, with neither, why it does not offer it (``why_not``,
+    said when the workload is asked for)."""
 
-    return WORKLOAD.name
+    client: str | None = None
+    variants: Mapping[str, str] = field(default_factory=dict)
+    why_not: str | None = None
+    lacks: Mapping[str, str] = field(default_factory=dict)
+    """Variants of the workload it does not offer -> why (said when one is asked for)."""
+    unfenced: tuple[str, ...] = ()
+    """Its variants that hand out no fencing token: ``--fencing on`` fences nothing with
+    them (said as a warning; the unfenced outcome is what they show)."""
+
+    @property
+    def offered(self) -> bool:
+        return self.why_not is None
+
+    @property
+    def default(self) -> str | None:
+        """Its default variant, the first; None: it has no variants."""
+        return next(iter(self.variants), None)
+
+    def builder(self, variant: str | None) -> ClientBuilder:
+        """The client builder of ``variant`` (None: the default)."""
+        ref = self.variants[variant or next(iter(self.variants))] if self.variants else self.client
+        if ref is None:
+            raise ClusterError(f"not offered: {self.why_not}")
+        builder: ClientBuilder = Lazy(ref).load()
+        return builder
 
 
-def _ids_workload() -> str:
-    """The name of the unique-ids workload, the one a target backs with its
-    ``id_generators`` (imported when asked, as ``_lock_workload``)."""
-    from workloads.unique_ids_workload import WORKLOAD
+def variants(client: str, names: tuple[str, ...], **more: Any) -> Offer:
+    """An offer of one ``client`` under each of ``names`` (read modes, recipes: one
+    builder that reads the option itself)."""
+    return Offer(variants=dict.fromkeys(names, client), **more)
 
-    return WORKLOAD.name
+
+def refused(why: str) -> Offer:
+    """An offer of nothing: the target does not offer the workload, because ``why``."""
+    return Offer(why_not=why)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,20 +175,13 @@ class ServiceRule:
 
 @dataclass(frozen=True)
 class TargetSpec:
-    """One target. ``workloads`` and ``locks`` map names to ``module:attribute`` of a
-    ``ClientBuilder``; the lock workload is offered when ``locks`` is not empty."""
+    """One target. ``offers``: workload name -> what it offers of it (``Offer``: the
+    clients of each variant, or why not); a workload it has no offer for it does not run."""
 
     name: str
     description: str
     default_nodes: int
-    workloads: Mapping[str, str] = field(default_factory=dict)
-    locks: Mapping[str, str] = field(default_factory=dict)
-    default_lock: str | None = None
-    refuses: Mapping[str, str] = field(default_factory=dict)
-    """Workloads it does not offer -> why (said when one is asked for)."""
-    id_generators: Mapping[str, str] = field(default_factory=dict)
-    """Its id generators (``--id-generator``, the first is its default) -> ``module:attribute``
-    of a ``ClientBuilder``; the unique-ids workload is offered when it is not empty."""
+    offers: Mapping[str, Offer] = field(default_factory=dict)
     server: str | None = None
     """``module:NAME`` of its ``ServerSpec`` (its ``server.py``): how to run its server,
     which the Docker backend runs in containers and the SSH backend on hosts."""
@@ -165,8 +191,6 @@ class TargetSpec:
     """The image definition it runs (``clusters/<image>/``); None for a target without one."""
     persistence: tuple[str, ...] = ()
     """Accepted ``persistence`` values; empty when the target has no such option."""
-    read_modes: tuple[str, ...] = ()
-    """``--read-mode`` values of its cas-register (the first is its default)."""
     lease_ttl: LeaseTtl | None = None
     """The lease TTLs its service grants as asked; None: any."""
     linearizable_locks: bool = False
@@ -178,9 +202,6 @@ class TargetSpec:
     """Packages current Debian releases lack -> the older suite to take them from (SSH)."""
     bugs: Mapping[str, Bug] = field(default_factory=dict)
     """Bugs ``--sim-bug`` can inject into it, by name."""
-    unfenced_locks: tuple[str, ...] = ()
-    """Its lock implementations that hand out no fencing token: ``--fencing on`` fences
-    nothing with them (said as a warning; the unfenced outcome is what they show)."""
     version: str | None = None
     """Its fixed version; None: asked of the running cluster (``version()``)."""
     abilities: frozenset[Ability] = SERVER_ABILITIES
@@ -195,54 +216,41 @@ class TargetSpec:
 
     @property
     def workload_names(self) -> tuple[str, ...]:
-        names = set(self.workloads)
-        if self.locks:
-            names.add(_lock_workload())
-        if self.id_generators:
-            names.add(_ids_workload())
-        return tuple(sorted(names))
+        """The workloads it offers."""
+        return tuple(sorted(name for name, o in self.offers.items() if o.offered))
 
     def rules_for(self, opts: RunOptions) -> tuple[ServiceRule, ...]:
         """The rules a run with ``opts`` depends on (``ServiceRule.when``)."""
         return tuple(r for r in self.rules if r.applies(opts))
 
-    def check_options(self, opts: RunOptions) -> None:
-        """OptionError (one line) for options this target cannot honour (on SSH hosts
-        too: see ``clusters.run_target``; its faults: ``clusters.run_target.check_faults``)."""
-        if opts.workload in self.refuses:
-            raise OptionError(
-                f"{self.name} has no {opts.workload} workload: {self.refuses[opts.workload]}"
-            )
-        if opts.workload not in self.workload_names:
+    def offer(self, opts: RunOptions) -> Offer:
+        """Its offer of ``opts.workload``; OptionError (one line) when it makes none."""
+        offer = self.offers.get(opts.workload)
+        if offer is not None and offer.why_not is not None:
+            raise OptionError(f"{self.name} has no {opts.workload} workload: {offer.why_not}")
+        if offer is None:
             raise OptionError(
                 f"{self.name} has no {opts.workload} workload; choose from "
                 f"{', '.join(self.workload_names)}"
             )
-        if opts.workload in self.workloads:
-            check = getattr(self.client_builder(opts), "check_options", None)
-            if check is not None:  # a builder that refuses some of its workload's options
-                check(opts, self.name)
-        if (
-            opts.workload == _lock_workload()
-            and opts.lock.impl is not None
-            and opts.lock.impl not in self.locks
-        ):
-            near = nearest(opts.lock.impl, list(self.locks))
-            raise OptionError(
-                f"{self.name} has no lock implementation {opts.lock.impl!r}; "
-                + (f"did you mean {near!r}?" if near else f"choose from {', '.join(self.locks)}")
-            )
-        if opts.workload == _ids_workload():
-            from workloads.ids import check_id_options
+        return offer
 
-            check_id_options(opts, self.name, tuple(self.id_generators))
-        if opts.register.read_mode is not None and opts.register.read_mode not in self.read_modes:
-            if not self.read_modes:
-                raise OptionError(f"{self.name} has no read modes: leave out --read-mode")
-            raise OptionError(
-                f"{self.name} has no read mode {opts.register.read_mode!r}; choose from "
-                f"{', '.join(self.read_modes)}"
-            )
+    def check_options(self, opts: RunOptions) -> None:
+        """OptionError (one line) for options this target cannot honour (on SSH hosts
+        too: see ``clusters.run_target``; its faults: ``clusters.run_target.check_faults``)."""
+        from workloads.registry import WORKLOADS
+
+        offer = self.offer(opts)
+        for workload in WORKLOADS.values():
+            v = workload.variant
+            if v is None:
+                continue
+            if workload.name == opts.workload:
+                self._check_variant(workload.name, v, opts.get(v.option), offer)
+            elif opts.was_given(v.option):  # another workload's: it must name something
+                self._check_variant(
+                    workload.name, v, opts.get(v.option), self.offers.get(workload.name)
+                )
         if opts.backend.persistence is not None and not self.persistence:
             raise OptionError(f"{self.name} has no persistence option: leave out --persistence")
         self.check_persistence(opts.backend.persistence)
@@ -252,12 +260,48 @@ class TargetSpec:
             rule = self.lease_ttl
             check_lease_ttl(opts, self.name, rule.low, rule.high, whole=rule.whole)
 
+    def _check_variant(self, workload: str, v: Variant, value: Any, offer: Offer | None) -> None:
+        """OptionError (one line) unless ``value`` of ``v``'s option (None: the default)
+        names one of the variants ``offer`` offers of ``workload``."""
+        if value is None:
+            return
+        choices = list(offer.variants) if offer is not None else []
+        if not choices:
+            raise OptionError(f"{self.name} has no {v.words}s: leave out {v.flag}")
+        if offer is not None and value in offer.lacks:
+            raise OptionError(
+                f"{self.name} has no {value} {v.words} for the {workload} workload: "
+                f"{offer.lacks[value]}; use {v.flag} {', '.join(choices)}"
+            )
+        if value not in choices:
+            near = nearest(str(value), choices)
+            raise OptionError(
+                f"{self.name} has no {v.words} {value!r}; "
+                + (f"did you mean {near!r}?" if near else f"choose from {', '.join(choices)}")
+            )
+
+    def variant(self, opts: RunOptions) -> str | None:
+        """The variant of ``opts.workload`` a run with ``opts`` gets (None: it has none)."""
+        from workloads.registry import get_workload
+
+        v = get_workload(opts.workload).variant
+        offer = self.offers.get(opts.workload)
+        if offer is None or not offer.variants:
+            return None
+        chosen = opts.get(v.option) if v is not None else None
+        return chosen if isinstance(chosen, str) else offer.default
+
     def decide(self, opts: RunOptions) -> RunOptions:
-        """``opts`` with the defaults that depend on this target decided: the id generator
-        of the unique-ids workload (its first), so test.json names the one that ran."""
-        if opts.workload == _ids_workload() and opts.ids.generator is None and self.id_generators:
-            return opts.with_(id_generator=next(iter(self.id_generators)))
-        return opts
+        """``opts`` with the defaults that depend on this target decided: the variant of
+        a workload whose option says so (``Variant.decided``: the unique-ids workload's
+        generator), so test.json names the one that ran."""
+        from workloads.registry import get_workload
+
+        v = get_workload(opts.workload).variant
+        if v is None or not v.decided or opts.get(v.option) is not None:
+            return opts
+        chosen = self.variant(opts)
+        return opts if chosen is None else opts.with_(**{v.option: chosen})
 
     def check_persistence(self, persistence: str | None) -> None:
         """ClusterError (one line) unless ``persistence`` is None or one this target takes
@@ -301,16 +345,8 @@ class TargetSpec:
         return {self.name: str(version() if callable(version) else "unknown")}
 
     def client_builder(self, opts: RunOptions) -> ClientBuilder:
-        """The client builder of ``opts.workload`` (and of its lock implementation)."""
-        if opts.workload == _lock_workload() and self.locks:
-            impl = opts.lock.impl or self.default_lock or next(iter(self.locks))
-            builder: ClientBuilder = Lazy(self.locks[impl]).load()
-        elif opts.workload == _ids_workload() and self.id_generators:
-            name = opts.ids.generator or next(iter(self.id_generators))
-            builder = Lazy(self.id_generators[name]).load()
-        else:
-            builder = Lazy(self.workloads[opts.workload]).load()
-        return builder
+        """The client builder of ``opts.workload`` (of the variant its options pick)."""
+        return self.offer(opts).builder(self.variant(opts))
 
     def client_factory(
         self, opts: RunOptions, cluster: Cluster, resource: str | None

@@ -26,7 +26,7 @@ from core.option_records import SshOptions
 from core.options import RunOptions, flag_of
 from nemesis.registry import needs_of, parse_nemesis, rules_of
 from nemesis.targets import check_nemesis_target
-from workloads.registry import get_workload
+from workloads.registry import WORKLOADS, get_workload
 
 
 def decide(opts: RunOptions) -> RunOptions:
@@ -131,8 +131,9 @@ def warnings_of(target: TargetSpec, opts: RunOptions) -> list[str]:
     """What the user wrote that changes less than they may think, without refusing the
     run: ``--fencing on`` with a lock that hands out no token (unfenced is the point)."""
     found = []
-    lock = opts.lock.impl or target.default_lock
-    if opts.was_given("fencing") and opts.lock.fencing and lock in target.unfenced_locks:
+    offer, lock = target.offers.get(opts.workload), target.variant(opts)
+    unfenced = offer is not None and lock in offer.unfenced
+    if opts.was_given("fencing") and opts.lock.fencing and unfenced:
         found.append(
             f"--fencing on fences nothing with the {lock} lock of {target.name}: it hands "
             "out no fencing token, so the resource accepts every write (the run shows what "
@@ -158,25 +159,41 @@ def bugs_help() -> str:
     )
 
 
-def per_target(attribute: str, note: Callable[[TargetSpec], str] = lambda t: "") -> str:
-    """Each target's names in ``attribute`` (``locks``, ``read_modes``: its first the
-    default) with ``note`` on it, one target a line, for an option's reference."""
+def variants_of(option: str) -> dict[str, tuple[str, ...]]:
+    """Each target's variants that ``option`` picks (a workload's ``Variant.option``:
+    ``lock``, ``read_mode``...; its first the default), for the targets that have some."""
+    named = [w.name for w in WORKLOADS.values() if w.variant and w.variant.option == option]
+    out = {}
+    for name, t in TARGETS.items():
+        offers = [t.offers[w] for w in named if w in t.offers]
+        found = tuple(dict.fromkeys(v for o in offers for v in o.variants))
+        if found:
+            out[name] = found
+    return out
+
+
+def per_target(option: str, note: Callable[[TargetSpec], str] = lambda t: "") -> str:
+    """Each target's variants that ``option`` picks (``variants_of``) with ``note`` on
+    it, one target a line, for an option's reference."""
     return "\n".join(
-        f"{name}: {', '.join(getattr(t, attribute))}{note(t)}"
-        for name, t in TARGETS.items()
-        if getattr(t, attribute)
+        f"{name}: {', '.join(names)}{note(TARGETS[name])}"
+        for name, names in variants_of(option).items()
     )
 
 
 def locks_help() -> str:
     """Each target's lock implementations, those without a token said, for ``--lock``."""
-    return per_target("locks", lambda t: " (no token)" if t.unfenced_locks else "")
+    return per_target("lock", lambda t: " (no token)" if _unfenced(t) else "")
 
 
-def every(attribute: str) -> tuple[str, ...]:
-    """The values some target has in ``attribute`` (``locks``, ``read_modes``...), in
-    order, for completion."""
-    return tuple(dict.fromkeys(v for t in TARGETS.values() for v in getattr(t, attribute)))
+def _unfenced(target: TargetSpec) -> bool:
+    """Whether some variant ``target`` offers hands out no fencing token."""
+    return any(o.unfenced for o in target.offers.values())
+
+
+def every(option: str) -> tuple[str, ...]:
+    """The variants some target has that ``option`` picks, in order, for completion."""
+    return tuple(dict.fromkeys(v for names in variants_of(option).values() for v in names))
 
 
 def targets_described() -> str:

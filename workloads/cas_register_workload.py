@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from checkers import linearizability, stats
 from workloads.cas_gen import CasRegisterGen
-from workloads.workload import Workload
+from workloads.workload import Variant, Workload
 
 WORKLOAD = Workload(
     name="cas-register",
@@ -20,4 +20,5 @@ WORKLOAD = Workload(
     checkers=(linearizability.check_record, stats.check_record),
     options=("keys", "read_mode"),
     model="register",
+    variant=Variant("read_mode", "read mode"),
 )

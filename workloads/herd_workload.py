@@ -16,7 +16,7 @@ from operator import attrgetter
 from checkers import fencing, herd, mutex, mutex_lin, stats
 from workloads.cycles import lock_cycle
 from workloads.holders import LOCK_HOLDER, LOCK_OPTIONS
-from workloads.workload import When, holding
+from workloads.workload import Variant, When, holding
 
 WORKLOAD = holding(
     "herd",
@@ -31,4 +31,5 @@ WORKLOAD = holding(
     ),
     options=("recipe", "concurrency", *LOCK_OPTIONS),
     holder=LOCK_HOLDER,
+    variant=Variant("recipe", "recipe"),
 )

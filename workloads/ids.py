@@ -13,7 +13,7 @@ The factories and builders a target's ``id_generators`` table lists are in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from checkers.refusals import CAS_MISMATCH, refusal_of
@@ -106,14 +106,9 @@ class SnowflakeIds:
         pass
 
 
-def check_id_options(opts: RunOptions, target: str, generators: Sequence[str]) -> None:
-    """OptionError (one line) for an id generator ``target`` lacks or a snowflake
-    setting that does not exist."""
-    if opts.ids.generator is not None and opts.ids.generator not in generators:
-        raise OptionError(
-            f"{target} has no id generator {opts.ids.generator!r}; choose from "
-            f"{', '.join(generators)}"
-        )
+def check_id_options(opts: RunOptions) -> None:
+    """OptionError (one line) for a snowflake setting that does not exist (the id
+    generator is a target's variant of the workload: ``clusters.spec.Offer``)."""
     for flag, value, choices in (
         ("--snowflake-defence", opts.ids.snowflake_defence, SNOWFLAKE_DEFENCES),
         ("--snowflake-workers", opts.ids.snowflake_workers, SNOWFLAKE_WORKERS),

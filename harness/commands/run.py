@@ -67,7 +67,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         details=workloads_help,
         common=True,
     )
-    _per_target(g, "--lock", "locks", "the target's lock implementation", validate.locks_help, True)
+    _per_target(g, "--lock", "lock", "the target's lock implementation", validate.locks_help, True)
     number_option(g, "--concurrency", "client processes, 1-1000 (default: %(default)s)", True)
     number_option(g, "--rate", "operations per second, all clients (default: as fast as they go)")
     number_option(
@@ -236,9 +236,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     )
     cas = topic_group(p, "cas", "CAS register")
     number_option(cas, "--keys", "independent keys")
-    _per_target(cas, "--read-mode", "read_modes", "how the cas-register's reads are served")
+    _per_target(cas, "--read-mode", "read_mode", "how the cas-register's reads are served")
     ids = topic_group(p, "ids", "unique ids")
-    _per_target(ids, "--id-generator", "id_generators", "how the unique-ids workload makes ids")
+    _per_target(ids, "--id-generator", "id_generator", "how the unique-ids workload makes ids")
     _chosen(
         ids,
         "--snowflake-defence",
@@ -360,14 +360,14 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
 def _per_target(
     group: argparse._ArgumentGroup,
     flag: str,
-    attribute: str,
+    option: str,
     help: str,
     details: Callable[[], str] | None = None,
     common: bool = False,
 ) -> None:
-    """An option taking one of a target's names in ``attribute`` (``locks``...): its
-    help ``help``, the reference each target's (``details``, else the names), completion
-    every target's; listed in the short ``--help`` when ``common``."""
+    """An option picking one of a target's variants of a workload (``option``, its flat
+    name: ``lock``...): its help ``help``, the reference each target's (``details``, else
+    the names), completion every target's; listed in the short ``--help`` when ``common``."""
     from harness import validate
 
     action = group.add_argument(
@@ -375,8 +375,8 @@ def _per_target(
     )
     describe(
         action,
-        details=details or (lambda: validate.per_target(attribute)),
-        offers=lambda: validate.every(attribute),
+        details=details or (lambda: validate.per_target(option)),
+        offers=lambda: validate.every(option),
         common=common,
     )
 

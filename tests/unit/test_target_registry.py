@@ -36,9 +36,11 @@ def test_every_target_is_complete(name: str) -> None:
         opts = RunOptions.of(target=name, workload=workload)
         spec.check_options(opts)
         assert callable(spec.client_builder(opts)), workload
-    for lock in spec.locks:
-        assert callable(Lazy(spec.locks[lock]).load()), lock
-    assert spec.default_lock is None or spec.default_lock in spec.locks
+    for name, offer in spec.offers.items():
+        assert offer.offered == (offer.client is not None or bool(offer.variants)), name
+        for variant in offer.variants:
+            assert callable(Lazy(offer.variants[variant]).load()), (name, variant)
+        assert set(offer.unfenced) <= set(offer.variants), name
     if spec.server is not None:
         assert isinstance(Lazy(spec.server).load(), ServerSpec), "server names a ServerSpec"
     assert (spec.image is None) == (spec.server is None), "a target with a server has an image"

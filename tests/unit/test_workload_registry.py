@@ -163,7 +163,7 @@ def made_up(monkeypatch: pytest.MonkeyPatch) -> Workload:
     """MADE_UP registered, and the sim target's client backend for it (the one edit a new
     workload needs outside its module and its registry line)."""
     monkeypatch.setitem(registry.WORKLOADS, MADE_UP.name, MADE_UP)
-    monkeypatch.setitem(SIM.workloads, MADE_UP.name, SIM.workloads["cas-register"])  # type: ignore[index]
+    monkeypatch.setitem(SIM.offers, MADE_UP.name, SIM.offers["cas-register"])  # type: ignore[index]
     return MADE_UP
 
 
