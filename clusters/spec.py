@@ -1,11 +1,14 @@
 """``TargetSpec``: everything about one target, one value; ``clusters.registry`` lists them.
 
-A target's spec says what it is (name, description, default size, image, versions), how a
-run gets its cluster (in Docker, as a local process, or on SSH hosts), the clients of each
-workload and lock implementation, what it accepts (read modes, persistence, lease TTLs),
-what faults may do to its cluster (``abilities``, ``core.abilities``) and whether its
-locks claim linearizability (recorded in test.json, read by the checkers). Each
-``clusters/<target>/spec.py`` writes one; nothing else names a target.
+A target's spec says what it is (name, description, default size, image), how a run gets
+its cluster (a ``ServerSpec`` in Docker or on SSH hosts, or a ``LocalServer``), what it
+offers of each workload (``Offer``: the clients of each variant, or why not), what it
+accepts (persistence, and its own rules on the options, ``checks``: the lease TTLs its
+service grants, the bugs it injects), what faults may do to its cluster (``abilities``,
+``core.abilities``), the service's rules a verdict depends on (``ServiceRule``) and
+whether its locks claim linearizability (recorded in test.json, read by the checkers).
+Each ``clusters/<target>/spec.py`` writes one; nothing else names a target, and nothing of
+it names a workload but the keys of its offers.
 
 Everything heavy is lazy: clusters and clients are ``module:attribute`` references
 imported when a run uses them, so importing the registry (and listing targets) needs
@@ -18,14 +21,14 @@ import importlib
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from clusters.server import ClusterOptions
 from core.abilities import SERVER_ABILITIES, Ability
 from core.client import ClientFactory
 from core.clock import RunClock
 from core.cluster import Cluster, ClusterError
-from core.option_checks import OptionError, nearest
+from core.option_checks import OptionError, UnknownName, nearest, unknown_name
 from core.options import RunOptions
 
 if TYPE_CHECKING:
@@ -62,6 +65,18 @@ LocalFactory = Callable[[RunOptions, RunClock], Cluster]
 
 
 @dataclass(frozen=True, slots=True)
+class LocalServer:
+    """A target's service run as a local process of this machine (the sim), no server to
+    install: how a run builds its cluster, the service's fixed version and where its own
+    event log (lease expiries, lock grants) lands, relative to the run directory (None:
+    it keeps none the checkers read)."""
+
+    cluster: LocalFactory
+    version: str
+    service_log: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Bug:
     """A bug ``--sim-bug`` injects into a target's service: what it does, the workloads
     whose operations meet it (empty: every one), and the fault it needs to show (None:
@@ -72,6 +87,40 @@ class Bug:
     fault: str | None = None
 
 
+class OptionRule(Protocol):
+    """A rule of a target's own on a run's options (the lease TTLs its service grants as
+    asked, the bugs it can inject): ``TargetSpec.checks``."""
+
+    def check(self, opts: RunOptions, target: str) -> None:
+        """OptionError (one line) for options the target cannot honour."""
+
+
+@dataclass(frozen=True, slots=True)
+class Bugs:
+    """The bugs ``--sim-bug`` injects into a target's service, by name; a run that cannot
+    meet one is refused (``check``): the bug would do nothing."""
+
+    table: Mapping[str, Bug]
+
+    def check(self, opts: RunOptions, target: str) -> None:
+        """The bugs asked for are these, and each one the run can meet: its workload's
+        operations reach it and the fault it needs is asked for."""
+        for name in opts.backend.sim_bugs:
+            bug = self.table.get(name)
+            if bug is None:
+                raise UnknownName(unknown_name("sim bug", name, list(self.table), "for --sim-bug"))
+            if bug.workloads and opts.workload not in bug.workloads:
+                raise OptionError(
+                    f"--sim-bug {name} does nothing to the {opts.workload} workload: it "
+                    f"affects {', '.join(bug.workloads)}; use --workload {bug.workloads[0]}"
+                )
+            if bug.fault is not None and bug.fault not in opts.fault_names():
+                raise OptionError(
+                    f"--sim-bug {name} does nothing without the {bug.fault} fault: add "
+                    f"--nemesis {bug.fault}"
+                )
+
+
 @dataclass(frozen=True, slots=True)
 class LeaseTtl:
     """The lease TTLs (``--lease-ttl``) a target's service grants as asked: from ``low``
@@ -80,6 +129,13 @@ class LeaseTtl:
     low: float
     high: float | None = None
     whole: bool = False
+
+    def check(self, opts: RunOptions, target: str) -> None:
+        """OptionError (one line) for a ``--lease-ttl`` outside them, of a workload whose
+        lease it shapes (``workloads.factories.check_lease_ttl``)."""
+        from workloads.factories import check_lease_ttl
+
+        check_lease_ttl(opts, target, self.low, self.high, whole=self.whole)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,25 +241,17 @@ class TargetSpec:
     server: str | None = None
     """``module:NAME`` of its ``ServerSpec`` (its ``server.py``): how to run its server,
     which the Docker backend runs in containers and the SSH backend on hosts."""
-    local: LocalFactory | None = None
-    """How to build its cluster as a local process (the sim), when it has no server."""
+    local: LocalServer | None = None
+    """How it runs as a local process (the sim), when it has no server."""
     image: str | None = None
     """The image definition it runs (``clusters/<image>/``); None for a target without one."""
     persistence: tuple[str, ...] = ()
     """Accepted ``persistence`` values; empty when the target has no such option."""
-    lease_ttl: LeaseTtl | None = None
-    """The lease TTLs its service grants as asked; None: any."""
+    checks: tuple[OptionRule, ...] = ()
+    """Its own rules on a run's options (``LeaseTtl``: the lease TTLs its service grants
+    as asked, none: any; ``Bugs``: the bugs it can inject)."""
     linearizable_locks: bool = False
     """Whether its locks claim linearizability (the mutex-linearizability check)."""
-    service_log: str | None = None
-    """Where its service's own event log (lease expiries, lock grants) lands, relative
-    to the run directory; None: its service keeps none the checkers read."""
-    deb_suites: Mapping[str, str] = field(default_factory=dict)
-    """Packages current Debian releases lack -> the older suite to take them from (SSH)."""
-    bugs: Mapping[str, Bug] = field(default_factory=dict)
-    """Bugs ``--sim-bug`` can inject into it, by name."""
-    version: str | None = None
-    """Its fixed version; None: asked of the running cluster (``version()``)."""
     abilities: frozenset[Ability] = SERVER_ABILITIES
     """What faults may do to its cluster in Docker (``core.abilities``; on SSH hosts every
     target can move a clock: ``clusters.run_target``)."""
@@ -213,6 +261,17 @@ class TargetSpec:
     rules: tuple[ServiceRule, ...] = ()
     """Settings its clients change from the service's defaults and documented rules the
     verdict depends on, said with every run they are about (``ServiceRule``)."""
+
+    @property
+    def service_log(self) -> str | None:
+        """Where its service's own event log lands in the run directory (its local
+        server's, ``LocalServer``); None: its service keeps none the checkers read."""
+        return self.local.service_log if self.local is not None else None
+
+    @property
+    def bugs(self) -> Mapping[str, Bug]:
+        """The bugs ``--sim-bug`` can inject into it, by name (its ``Bugs`` rule)."""
+        return next((r.table for r in self.checks if isinstance(r, Bugs)), {})
 
     @property
     def workload_names(self) -> tuple[str, ...]:
@@ -254,11 +313,8 @@ class TargetSpec:
         if opts.backend.persistence is not None and not self.persistence:
             raise OptionError(f"{self.name} has no persistence option: leave out --persistence")
         self.check_persistence(opts.backend.persistence)
-        if self.lease_ttl is not None:
-            from workloads.factories import check_lease_ttl
-
-            rule = self.lease_ttl
-            check_lease_ttl(opts, self.name, rule.low, rule.high, whole=rule.whole)
+        for rule in self.checks:
+            rule.check(opts, self.name)
 
     def _check_variant(self, workload: str, v: Variant, value: Any, offer: Offer | None) -> None:
         """OptionError (one line) unless ``value`` of ``v``'s option (None: the default)
@@ -327,7 +383,7 @@ class TargetSpec:
         """The run's cluster, not started, in Docker (or as a local process); on SSH
         hosts see ``clusters.run_target``."""
         if self.local is not None:
-            return self.local(opts, clock)
+            return self.local.cluster(opts, clock)
         return self.build(
             ClusterOptions(
                 run_id=secrets.token_hex(3),
@@ -339,8 +395,8 @@ class TargetSpec:
 
     def versions(self, cluster: Cluster) -> dict[str, str]:
         """What test.json records of the target's version."""
-        if self.version is not None:
-            return {self.name: self.version}
+        if self.local is not None:
+            return {self.name: self.local.version}
         version = getattr(cluster, "version", None)
         return {self.name: str(version() if callable(version) else "unknown")}
 

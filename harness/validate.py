@@ -20,7 +20,7 @@ from dataclasses import fields, replace
 from clusters import run_target
 from clusters.registry import TARGETS, resolve
 from clusters.spec import TargetSpec
-from core.option_checks import OptionError, UnknownName, unknown_name
+from core.option_checks import OptionError
 from core.option_defaults import fit_defaults
 from core.option_records import SshOptions
 from core.options import RunOptions, flag_of
@@ -77,30 +77,14 @@ def check_target(target: TargetSpec, opts: RunOptions) -> None:
 
 
 def _check_bugs(target: TargetSpec, opts: RunOptions) -> None:
-    """The bugs asked for are the target's, and each one the run can meet: its workload's
-    operations reach it and the fault it needs is asked for; else it would do nothing."""
-    if not opts.backend.sim_bugs:
-        return
-    if not target.bugs:
+    """Bugs are asked for of a target that has some (the target's ``Bugs`` rule checks
+    which: ``clusters.spec``)."""
+    if opts.backend.sim_bugs and not target.bugs:
         buggy = [name for name, t in TARGETS.items() if t.bugs]
         raise OptionError(
             f"--sim-bug injects bugs into the {', '.join(buggy)} target only: add "
             f"--target {buggy[0]} or leave it out"
         )
-    for name in opts.backend.sim_bugs:
-        bug = target.bugs.get(name)
-        if bug is None:
-            raise UnknownName(unknown_name("sim bug", name, list(target.bugs), "for --sim-bug"))
-        if bug.workloads and opts.workload not in bug.workloads:
-            raise OptionError(
-                f"--sim-bug {name} does nothing to the {opts.workload} workload: it "
-                f"affects {', '.join(bug.workloads)}; use --workload {bug.workloads[0]}"
-            )
-        if bug.fault is not None and bug.fault not in opts.fault_names():
-            raise OptionError(
-                f"--sim-bug {name} does nothing without the {bug.fault} fault: add "
-                f"--nemesis {bug.fault}"
-            )
 
 
 def check_given(target: TargetSpec, opts: RunOptions) -> None:

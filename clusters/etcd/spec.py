@@ -43,7 +43,7 @@ SPEC = TargetSpec(
     },
     server="clusters.etcd.server:SERVER",
     image="etcd",
-    lease_ttl=LeaseTtl(MIN_TTL, whole=True),
+    checks=(LeaseTtl(MIN_TTL, whole=True),),
     linearizable_locks=True,
     abilities=SERVER_ABILITIES - {Ability.CLOCK},
     lacks=NO_GO_CLOCK,

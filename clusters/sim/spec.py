@@ -7,7 +7,7 @@ from __future__ import annotations
 from checkers.windows import KILL
 from clusters.sim.cluster import EVENTS_LOG
 from clusters.sim.service import BUGS
-from clusters.spec import CLIENT_CLOCK, Bug, Offer, TargetSpec, variants
+from clusters.spec import CLIENT_CLOCK, Bug, Bugs, LocalServer, Offer, TargetSpec, variants
 from core.abilities import Ability
 from core.clock import RunClock
 from core.cluster import Cluster
@@ -56,11 +56,9 @@ SPEC = TargetSpec(
         "herd": variants(f"{CLIENTS}:HERD", RECIPES),
         "watch": Offer(f"{CLIENTS}:watch_clients"),
     },
-    local=_cluster,
+    local=LocalServer(_cluster, "built-in", EVENTS_LOG),
     linearizable_locks=True,
-    service_log=EVENTS_LOG,
-    bugs=BUG_TABLE,
-    version="built-in",
+    checks=(Bugs(BUG_TABLE),),
     abilities=frozenset({Ability.KILL, Ability.PAUSE}),
     lacks={
         **dict.fromkeys((Ability.NETWORK, Ability.LOSE_PACKETS), ONE_NODE),

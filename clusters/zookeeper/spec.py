@@ -69,7 +69,7 @@ SPEC = TargetSpec(
     },
     server="clusters.zookeeper.server:SERVER",
     image="zookeeper",
-    lease_ttl=LeaseTtl(MIN_SESSION_MS / 1000, MAX_SESSION_MS / 1000),
+    checks=(LeaseTtl(MIN_SESSION_MS / 1000, MAX_SESSION_MS / 1000),),
     linearizable_locks=True,
     rules=RULES,
 )

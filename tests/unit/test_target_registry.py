@@ -54,7 +54,7 @@ def test_images_ssh_and_packages_come_from_the_specs() -> None:
 
     assert set(IMAGES) == {t.image for t in TARGETS.values() if t.image}
     assert set(registry.ssh_targets()) == {n for n, t in TARGETS.items() if t.server}
-    assert {p: s for t in TARGETS.values() for p, s in t.deb_suites.items()} == SUITE_OVERRIDES
+    assert SUITE_OVERRIDES == {"consul": "bullseye"}
     assert registry.DEFAULT_TARGET in TARGETS
     assert resolve("").name == registry.DEFAULT_TARGET
 
@@ -170,11 +170,15 @@ def test_the_grep_reads_constants_not_docstrings() -> None:
     assert [n.value for n in strings(planted)] == ["redlock"]
 
 
-@pytest.mark.parametrize("name", [n for n, t in TARGETS.items() if t.lease_ttl is not None])
+def lease_rules() -> dict[str, LeaseTtl]:
+    """Each target's lease-TTL rule (among its own rules on the options)."""
+    return {n: r for n, t in TARGETS.items() for r in t.checks if isinstance(r, LeaseTtl)}
+
+
+@pytest.mark.parametrize("name", list(lease_rules()))
 def test_a_lease_ttl_the_service_would_change_is_refused(name: str) -> None:
     spec = TARGETS[name]
-    rule = spec.lease_ttl
-    assert rule is not None
+    rule = lease_rules()[name]
 
     def lock(ttl: float) -> RunOptions:
         return RunOptions.of(target=name, workload="lock", lease_ttl=ttl, keepalive=ttl / 4)
@@ -193,7 +197,7 @@ def test_a_lease_ttl_the_service_would_change_is_refused(name: str) -> None:
 
 
 def test_the_known_lease_rules() -> None:
-    rules = {n: t.lease_ttl for n, t in TARGETS.items() if t.lease_ttl is not None}
+    rules = lease_rules()
     assert rules["etcd"] == LeaseTtl(2, whole=True)  # etcd raises shorter leases silently
     assert rules["zookeeper"] == LeaseTtl(1.0, 60.0)  # minSessionTimeout, maxSessionTimeout
     assert rules["consul"] == LeaseTtl(1.0, 86400.0)  # session_ttl_min, Consul's 24 h
