@@ -24,7 +24,6 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from clusters import run_target
-from clusters.registry import resolve
 from core.clock import RunClock
 from core.errors import CrashReported, HarnessError
 from core.options import RunOptions
@@ -45,7 +44,7 @@ from harness.plan import build_plan, warnings_at_start
 from harness.progress import Progress
 from harness.rerun import rerun_command
 from harness.runner import Runner
-from harness.validate import check_target, decide
+from harness.validate import Checked
 from nemesis.build import asked_durations, build_nemesis
 from nemesis.registry import facts_of
 from workloads.registry import get_workload
@@ -131,14 +130,14 @@ def _log_to(run_dir: Path) -> logging.Handler:
     return log_to(run_dir / LOG_FILE)
 
 
-def run_test(opts: RunOptions, term: Terminal, recording: Recording | None = None) -> RunOutcome:
-    """Run a test end to end and print its verdict; never leaves a fault behind. With a
-    ``recording`` (``harness run --replay``), its invocations and faults are the schedule."""
-    opts = decide(opts)  # done already by check_run, unless the caller built ``opts`` itself
+def run_test(checked: Checked, term: Terminal, recording: Recording | None = None) -> RunOutcome:
+    """Run a test end to end and print its verdict; never leaves a fault behind. It runs
+    only options checked and decided (``harness.validate.check_run``), as they are but for
+    the seed, chosen here when none was given. With a ``recording`` (``harness run
+    --replay``), its invocations and faults are the schedule."""
+    opts, target = checked
     seed = opts.seed if opts.seed is not None else random.randrange(2**31)
-    target = resolve(opts.target)  # fails fast on an unknown target
-    opts = replace(opts, seed=seed, target=target.name)
-    check_target(target, opts)  # --ssh: the cluster on the hosts (docs/ssh.md)
+    opts = replace(opts, seed=seed)
     run_dir = new_run_dir(Path(opts.out_dir), opts.test_name())
     handler = _log_to(run_dir)
     try:

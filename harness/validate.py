@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import fields, replace
+from typing import NamedTuple
 
 from clusters import run_target
 from clusters.registry import TARGETS, resolve
@@ -54,7 +55,16 @@ def check_options(opts: RunOptions) -> RunOptions:
     return opts
 
 
-def check_run(opts: RunOptions) -> tuple[RunOptions, TargetSpec]:
+class Checked(NamedTuple):
+    """A run's options checked and decided, once (``check_run``: the workload's defaults,
+    the target's name and its defaults), with their target: the one value
+    ``harness.orchestrate.run_test`` runs, which the run only reads."""
+
+    options: RunOptions
+    target: TargetSpec
+
+
+def check_run(opts: RunOptions) -> Checked:
     """The options to run (the workload's defaults decided, the target's name filled in
     when left to the default) and their target, or a one-line HarnessError for anything
     ``opts`` cannot run as asked."""
@@ -66,7 +76,7 @@ def check_run(opts: RunOptions) -> tuple[RunOptions, TargetSpec]:
     check_target(target, opts)
     _check_bugs(target, opts)
     check_given(target, opts)
-    return opts, target
+    return Checked(opts, target)
 
 
 def check_target(target: TargetSpec, opts: RunOptions) -> None:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from core.options import RunOptions
     from harness.orchestrate import RunOutcome
     from harness.terminal import Terminal
+    from harness.validate import Checked
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
@@ -425,11 +426,16 @@ def given_options(args: argparse.Namespace) -> dict[str, object]:
 
 
 def options_from(args: argparse.Namespace) -> RunOptions:
+    """The options of the run the command line asks for (``checked_from``)."""
+    return checked_from(args).options
+
+
+def checked_from(args: argparse.Namespace) -> Checked:
     """The run the command line asks for: its arguments taken as a suite's table (argparse
     dests are the options' names; only those given, so the defaults adapt to them),
-    through the same checks as a suite's runs; a warning on stderr for what changes less
-    than it may seem. The command line's own spelling of ``--nodes`` (a size, or hosts
-    with --ssh) is translated first."""
+    through the same checks as a suite's runs, checked and decided once; a warning on
+    stderr for what changes less than it may seem. The command line's own spelling of
+    ``--nodes`` (a size, or hosts with --ssh) is translated first."""
     from core.options import RunOptions
     from harness.validate import check_run, warnings_of
 
@@ -440,10 +446,10 @@ def options_from(args: argparse.Namespace) -> RunOptions:
         given["nodes"] = nodes
     if hosts:
         given["ssh_hosts"] = hosts
-    opts, target = check_run(RunOptions.from_mapping(given))
-    for warning in warnings_of(target, opts):
+    checked = check_run(RunOptions.from_mapping(given))
+    for warning in warnings_of(checked.target, checked.options):
         print(f"harness: warning: {warning}", file=sys.stderr)
-    return opts
+    return checked
 
 
 def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
@@ -451,9 +457,9 @@ def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
 
     if args.replay is not None:
         return _replay(args, term)
-    opts = options_from(args)
-    writable_dir(opts.out_dir)
-    return answered(run_test(opts, term), term)
+    checked = checked_from(args)
+    writable_dir(checked.options.out_dir)
+    return answered(run_test(checked, term), term)
 
 
 def answered(outcome: RunOutcome, term: Terminal) -> int:
@@ -489,14 +495,15 @@ def _replay(args: argparse.Namespace, term: Terminal) -> int:
         )
     recorded = load_recording(Path(args.replay))
     out_dir = args.out_dir or run_default("out_dir")
-    opts = check_run(replay_options(recorded, args.target, out_dir))[0]
+    checked = check_run(replay_options(recorded, args.target, out_dir))
+    opts = checked.options
     recording = recorded.on(opts.target)
     writable_dir(opts.out_dir)
     term.err.print(
         f"replaying {recording.run_dir}: {len(recording.clients)} client invocations, "
         f"{len(recording.faults)} fault ops, on {opts.target}"
     )
-    return answered(run_test(opts, term, recording), term)
+    return answered(run_test(checked, term, recording), term)
 
 
 EXAMPLES: Final = """examples:

@@ -1,0 +1,47 @@
+"""A run's options are checked and decided once (issue 31): ``harness.validate.check_run``
+gives the one value ``harness.orchestrate.run_test`` runs, which decides nothing again
+(before, the orchestration decided the workload's defaults a second time)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_cli import run
+
+from core.options import RunOptions
+from harness import validate
+from harness.validate import Checked, check_run
+
+
+@pytest.mark.slow
+def test_a_run_decides_its_options_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    decided: list[RunOptions] = []
+    fit = validate.fit_defaults
+
+    def counted(opts: RunOptions, *rest: Any) -> RunOptions:
+        decided.append(opts)
+        return fit(opts, *rest)
+
+    monkeypatch.setattr(validate, "fit_defaults", counted)
+    code, out, err = run(
+        capsys,
+        *("run", "--workload", "cas-register", "--time-limit", "2", "--recovery-time", "0"),
+        *("-o", str(tmp_path)),
+    )
+    assert code == 0, out + err
+    assert len(decided) == 1
+    test = json.loads((tmp_path / "latest" / "test.json").read_text())
+    assert test["options"]["workload"] == "cas-register" and test["options"]["target"] == "sim"
+
+
+def test_the_checked_value_names_its_target_and_reads_only() -> None:
+    checked = check_run(RunOptions.of(workload="unique-ids"))
+    assert isinstance(checked, Checked) and checked.target.name == checked.options.target
+    assert checked.options.ids.generator == "counter"  # the target's default, decided
+    with pytest.raises(AttributeError):
+        checked.options = RunOptions()  # type: ignore[misc]
