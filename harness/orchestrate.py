@@ -19,9 +19,10 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from importlib import metadata
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from clusters import run_target
 from core.clock import RunClock
@@ -59,7 +60,17 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("harness")
 
-HARNESS_VERSION = "0.1.0"
+PACKAGE: Final = "coordination-harness"
+"""The distribution whose version test.json records (``harness_version``)."""
+
+
+def harness_version() -> str:
+    """The harness's version as its installed package's metadata says (pyproject.toml's,
+    one place), recorded in test.json; ``unknown`` for code not installed as a package."""
+    try:
+        return metadata.version(PACKAGE)
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 @dataclass(frozen=True)
@@ -176,7 +187,7 @@ def _run_in(
         "holder": holder.to_dict() if holder is not None else None,
         "service_rules": [r.to_dict() for r in target.rules_for(opts)],
         "service_log": target.service_log,
-        "versions": {"harness": HARNESS_VERSION, "python": platform.python_version()},
+        "versions": {"harness": harness_version(), "python": platform.python_version()},
         "clock_origin_ns": clock.origin,
         "started": _utc_now(),
         "argv": sys.argv,

@@ -1,10 +1,12 @@
 """A run's options are checked and decided once (issue 31): ``harness.validate.check_run``
 gives the one value ``harness.orchestrate.run_test`` runs, which decides nothing again
-(before, the orchestration decided the workload's defaults a second time)."""
+(before, the orchestration decided the workload's defaults a second time). The run
+records the harness's version from the package's metadata (issue 31's small debts)."""
 
 from __future__ import annotations
 
 import json
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from test_cli import run
 
 from core.options import RunOptions
 from harness import validate
+from harness.orchestrate import PACKAGE
 from harness.validate import Checked, check_run
 
 
@@ -37,6 +40,8 @@ def test_a_run_decides_its_options_once(
     assert len(decided) == 1
     test = json.loads((tmp_path / "latest" / "test.json").read_text())
     assert test["options"]["workload"] == "cas-register" and test["options"]["target"] == "sim"
+    # The version recorded is the package's own, from its metadata (not a constant).
+    assert test["versions"]["harness"] == metadata.version(PACKAGE) != "unknown"
 
 
 def test_the_checked_value_names_its_target_and_reads_only() -> None:
