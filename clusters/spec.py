@@ -131,11 +131,27 @@ class LeaseTtl:
     whole: bool = False
 
     def check(self, opts: RunOptions, target: str) -> None:
-        """OptionError (one line) for a ``--lease-ttl`` outside them, of a workload whose
-        lease it shapes (``workloads.factories.check_lease_ttl``)."""
-        from workloads.factories import check_lease_ttl
+        """Refuse (``OptionError``) a ``--lease-ttl`` the target's service would not grant
+        as asked, of a workload whose options it shapes: below ``low``, above ``high``, or
+        fractional when it counts in ``whole`` seconds. Silently granting another TTL
+        would make the recorded one a lie."""
+        from workloads.registry import WORKLOADS
 
-        check_lease_ttl(opts, target, self.low, self.high, whole=self.whole)
+        workload = WORKLOADS.get(opts.workload)
+        if workload is None or "lease_ttl" not in workload.options:
+            return
+        low, high, ttl = self.low, self.high, opts.lock.lease_ttl
+        fits = ttl >= low and (high is None or ttl <= high) and (not self.whole or ttl == int(ttl))
+        if fits:
+            return
+        span = f"from {low:g} s" + (f" to {high:g} s" if high is not None else "")
+        unit = " in whole seconds" if self.whole else ""
+        near = round(ttl) if self.whole else ttl
+        suggestion = min(max(low, near), high if high is not None else ttl)
+        raise OptionError(
+            f"{target} grants lease TTLs {span}{unit}, not --lease-ttl {ttl:g}; "
+            f"use --lease-ttl {suggestion:g}"
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,7 @@ from typing import Any, Final, Protocol
 from checkers.herd import ACQUIRE, FAILED, NOTIFIED, SESSION_EVENT
 from core.client import ClientFactory
 from core.cluster import Cluster
+from core.option_records import option
 from core.options import RunOptions
 from workloads.factories import HolderFactory, connector
 from workloads.holder import LeaseHolderClient
@@ -48,6 +49,21 @@ from workloads.lease import EventLog, Lease, LeaseBackend
 NAIVE: Final = "naive"
 QUEUE: Final = "queue"
 RECIPES: Final = (NAIVE, QUEUE)
+
+
+@dataclass(frozen=True, slots=True)
+class HerdOptions:
+    """The waiters of the herd workload: how they wait for the lock, ``naive`` (all watch
+    it) or ``queue`` (each its predecessor); ``opts.record(HerdOptions)``."""
+
+    recipe: str = option(
+        NAIVE,
+        "naive (every waiter watches the lock) or queue (each waits on its predecessor "
+        "only) (default: %(default)s)",
+        choices=RECIPES,
+        named="recipe",
+        variant=True,
+    )
 
 
 class Tally:
@@ -150,7 +166,10 @@ class HerdClients:
 
     def __call__(self, opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
         return HolderFactory.for_run(
-            opts, CLIENTS[opts.herd.recipe], connector(opts, cluster, self.driver), resource
+            opts,
+            CLIENTS[opts.record(HerdOptions).recipe],
+            connector(opts, cluster, self.driver),
+            resource,
         )
 
 

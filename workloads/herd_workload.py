@@ -15,6 +15,7 @@ from operator import attrgetter
 
 from checkers import fencing, herd, mutex, mutex_lin, stats
 from workloads.cycles import lock_cycle
+from workloads.herd import HerdOptions
 from workloads.holders import LOCK_HOLDER, LOCK_OPTIONS
 from workloads.workload import Variant, When, holding
 
@@ -32,4 +33,5 @@ WORKLOAD = holding(
     options=("recipe", "concurrency", *LOCK_OPTIONS),
     holder=LOCK_HOLDER,
     variant=Variant("recipe", "recipe"),
+    records=(HerdOptions,),
 )

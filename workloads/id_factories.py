@@ -15,7 +15,7 @@ from core.cluster import Cluster
 from core.options import RunOptions
 from workloads.client_clock import WallClock, clock_file
 from workloads.factories import Builder, Connector, connector
-from workloads.ids import IdBackend, IdClient, SnowflakeIds
+from workloads.ids import IdBackend, IdClient, IdsOptions, SnowflakeIds
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +73,9 @@ def snowflake_clients(workers: Callable[..., IdBackend], spread: bool = True) ->
     ``workers`` connections (the target's own generator)."""
 
     def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
-        if opts.ids.snowflake_workers == "fixed":
-            return SnowflakeFactory(opts.ids.snowflake_defence)
-        return SnowflakeFactory(
-            opts.ids.snowflake_defence, connector(opts, cluster, workers, spread)
-        )
+        ids = opts.record(IdsOptions)
+        if ids.snowflake_workers == "fixed":
+            return SnowflakeFactory(ids.snowflake_defence)
+        return SnowflakeFactory(ids.snowflake_defence, connector(opts, cluster, workers, spread))
 
     return build

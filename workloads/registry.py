@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Final
 
 from core.option_checks import OptionError, unknown_name
+from core.options import hand_in
 from workloads import (
     cas_register_workload,
     discovery_workload,
@@ -30,6 +31,8 @@ WORKLOADS: Final[dict[str, Workload]] = {
     "herd": herd_workload.WORKLOAD,
     "watch": watch_workload.WORKLOAD,
 }
+
+hand_in(*(record for w in WORKLOADS.values() for record in w.records))
 
 DEFAULT_WORKLOAD: Final = next(iter(WORKLOADS))
 """The workload of a run that names none: the first of the table."""

@@ -95,6 +95,10 @@ class Workload:
     variant: Variant | None = None
     """The option that picks one of a target's variants of it (``clusters.spec.Offer``);
     None: a target offers it with one client."""
+    records: tuple[type, ...] = ()
+    """Its own options records (``core.option_records.option`` fields), which the
+    registry hands in (``core.options.hand_in``): read as ``opts.record(HerdOptions)``,
+    their flags built from their fields and shown under its name in ``run --help``."""
 
     def client_generator(self, opts: RunOptions, seed: int) -> Any:
         """The clients' operations, at ``opts.rate`` when it is set."""
@@ -123,6 +127,7 @@ def holding(
     holder: Holder,
     model: str | None = None,
     variant: Variant | None = None,
+    records: tuple[type, ...] = (),
 ) -> Workload:
     """A workload whose clients hold something (a lock, a leadership: ``holder``), work
     while holding it and write to the protected resource with its fencing number; its fault
@@ -141,6 +146,7 @@ def holding(
         holder=holder,
         warn=cannot_overlap,
         variant=variant,
+        records=records,
     )
 
 

@@ -28,7 +28,7 @@ from workloads.factories import Connector, connector, holder_clients
 from workloads.herd import herd_clients
 from workloads.id_factories import id_clients, snowflake_clients
 from workloads.lock import LockClient
-from workloads.register import RegisterClient
+from workloads.register import RegisterClient, RegisterOptions
 from workloads.watch_factory import watch_clients
 
 
@@ -50,7 +50,7 @@ class ServedRegisterFactory:
 def register_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
     """The cas-register workload's clients (``ServedRegisterFactory``)."""
     return ServedRegisterFactory(
-        connector(opts, cluster, ZkRegister, read_mode=opts.register.read_mode)
+        connector(opts, cluster, ZkRegister, read_mode=opts.record(RegisterOptions).read_mode)
     )
 
 

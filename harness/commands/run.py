@@ -39,9 +39,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     from harness import validate
     from nemesis.registry import help_lines, nemesis_names
     from nemesis.targets import aims, targets_help
-    from workloads.herd import RECIPES
     from workloads.registry import DEFAULT_WORKLOAD, WORKLOADS, workloads_help
-    from workloads.snowflake import SNOWFLAKE_DEFENCES, SNOWFLAKE_WORKERS
 
     g = topic_group(p, "run", "what to run")
     describe(
@@ -193,6 +191,11 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         "clock: seconds (signed) each clock fault moves a clock by "
         "(default: a random jump each time)",
     )
+    number_option(
+        f,
+        "--client-clock-delta",
+        "client-clock: seconds the clients' wall clock steps (negative: back)",
+    )
     lk = topic_group(p, "locks", "locks and leases")
     number_option(lk, "--lease-ttl", "seconds a lease lives unrenewed (default: %(default)s)", True)
     number_option(
@@ -229,65 +232,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         shown=run_default("holder_check"),
         offers=lambda: ("on", "off"),
     )
-    number_option(
-        topic_group(p, "discovery", "service registration"),
-        "--instances",
-        "registry: the client processes that register themselves (the others list "
-        "them; default: %(default)s, or all clients but one)",
-    )
-    cas = topic_group(p, "cas", "CAS register")
-    number_option(cas, "--keys", "independent keys")
-    _per_target(cas, "--read-mode", "read_mode", "how the cas-register's reads are served")
-    ids = topic_group(p, "ids", "unique ids")
-    _per_target(ids, "--id-generator", "id_generator", "how the unique-ids workload makes ids")
-    _chosen(
-        ids,
-        "--snowflake-defence",
-        SNOWFLAKE_DEFENCES,
-        "snowflake: when the clock is behind the last id's time, none (issue anyway), "
-        "refuse (fail the op) or wait (until it caught up) (default: %(default)s)",
-    )
-    _chosen(
-        ids,
-        "--snowflake-workers",
-        SNOWFLAKE_WORKERS,
-        "snowflake: worker ids fixed (the client's thread) or taken from the "
-        "service's own counter (default: %(default)s)",
-    )
-    number_option(
-        ids,
-        "--client-clock-delta",
-        "client-clock: seconds the clients' wall clock steps (negative: back)",
-    )
-    number_option(ids, "--segment-size", "segment: ids a client takes at a time")
-    number_option(
-        ids, "--segment-prefetch", "segment: fraction of a range used when the next is taken"
-    )
-    _chosen(
-        topic_group(p, "waiters", "lock waiters"),
-        "--recipe",
-        RECIPES,
-        "herd: naive (every waiter watches the lock) or queue (each waits on its "
-        "predecessor only) (default: %(default)s)",
-    )
-    w = topic_group(p, "watches", "watches")
-    number_option(
-        w,
-        "--watchers",
-        "client processes that watch the keys, the others write (default: %(default)s, "
-        "or all clients but one)",
-    )
-    _chosen(
-        w,
-        "--watch-mode",
-        ("reread", "payload"),
-        "one-shot watches (ZooKeeper): reread the node after each event, or take the "
-        "value the event came with (default: %(default)s)",
-        field="watch_mode",
-    )
-    number_option(
-        w, "--compact-every", "seconds between compactions of the service's history (0: none)"
-    )
+    _workload_options(p)
     t = topic_group(p, "targets", "targets")
     describe(
         t.add_argument(
@@ -356,6 +301,35 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         help="upload the .debs of this directory instead of downloading them (default: "
         "download them)",
     )
+
+
+def _workload_options(p: argparse.ArgumentParser) -> None:
+    """Each workload's own options, built from the fields of its records
+    (``Workload.records``, ``core.option_records.option``: help, choices, range) under a
+    topic named for it; a record two workloads share is shown with the first."""
+    from dataclasses import fields
+
+    from workloads.registry import WORKLOADS
+
+    shown: set[type] = set()
+    for w in WORKLOADS.values():
+        records = [r for r in w.records if r not in shown]
+        if not records:
+            continue
+        group = topic_group(p, w.name, f"the {w.name} workload")
+        for record in records:
+            shown.add(record)
+            for f in fields(record):
+                name, meta = f.metadata.get("flat", f.name), f.metadata
+                flag = "--" + name.replace("_", "-")
+                if "bound" in meta:
+                    number_option(group, flag, meta["help"])
+                elif meta["choices"]:
+                    _chosen(group, flag, meta["choices"], meta["help"], field=name)
+                elif meta["variant"]:
+                    _per_target(group, flag, name, meta["help"])
+                else:
+                    group.add_argument(flag, default=None, help=meta["help"])
 
 
 def _per_target(

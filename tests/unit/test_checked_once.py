@@ -17,6 +17,7 @@ from core.options import RunOptions
 from harness import validate
 from harness.orchestrate import PACKAGE
 from harness.validate import Checked, check_run
+from workloads.ids import IdsOptions
 
 
 @pytest.mark.slow
@@ -47,6 +48,8 @@ def test_a_run_decides_its_options_once(
 def test_the_checked_value_names_its_target_and_reads_only() -> None:
     checked = check_run(RunOptions.of(workload="unique-ids"))
     assert isinstance(checked, Checked) and checked.target.name == checked.options.target
-    assert checked.options.ids.generator == "counter"  # the target's default, decided
+    assert (
+        checked.options.record(IdsOptions).generator == "counter"
+    )  # the target's default, decided
     with pytest.raises(AttributeError):
         checked.options = RunOptions()  # type: ignore[misc]

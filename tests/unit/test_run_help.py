@@ -85,7 +85,7 @@ def test_every_help_text_is_about_its_own_option() -> None:
     modes = {m for t in TARGETS.values() for m in t.offers.get("cas-register", Offer()).variants}
     assert not any(lock in own("--read-mode").split() for lock in locks - modes)
     assert not any(f"{m}," in own("--lock") for m in modes - locks)
-    reference = " ".join(_printed("docs", "options", "cas").split())
+    reference = " ".join(_printed("docs", "options", "cas-register").split())
     assert "etcd: linearizable, serializable" in reference and "lease-lock" not in reference
 
 
