@@ -175,9 +175,10 @@ def per_target(option: str, note: Callable[[TargetSpec], str] = lambda t: "") ->
     )
 
 
-def locks_help() -> str:
-    """Each target's lock implementations, those without a token said, for ``--lock``."""
-    return per_target("lock", lambda t: " (no token)" if _unfenced(t) else "")
+def locks_help(option: str) -> str:
+    """Each target's lock implementations (picked by ``option``: ``--lock``), those
+    without a token said."""
+    return per_target(option, lambda t: " (no token)" if _unfenced(t) else "")
 
 
 def _unfenced(target: TargetSpec) -> bool:

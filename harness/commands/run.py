@@ -66,7 +66,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         details=workloads_help,
         common=True,
     )
-    _per_target(g, "--lock", "lock", "the target's lock implementation", validate.locks_help, True)
+    _per_target(g, "--lock", "the target's lock implementation", validate.locks_help, True)
     number_option(g, "--concurrency", "client processes, 1-1000 (default: %(default)s)", True)
     number_option(g, "--rate", "operations per second, all clients (default: as fast as they go)")
     number_option(
@@ -327,7 +327,7 @@ def _workload_options(p: argparse.ArgumentParser) -> None:
                 elif meta["choices"]:
                     _chosen(group, flag, meta["choices"], meta["help"], field=name)
                 elif meta["variant"]:
-                    _per_target(group, flag, name, meta["help"])
+                    _per_target(group, flag, meta["help"])
                 else:
                     group.add_argument(flag, default=None, help=meta["help"])
 
@@ -335,22 +335,23 @@ def _workload_options(p: argparse.ArgumentParser) -> None:
 def _per_target(
     group: argparse._ArgumentGroup,
     flag: str,
-    option: str,
     help: str,
-    details: Callable[[], str] | None = None,
+    details: Callable[[str], str] | None = None,
     common: bool = False,
 ) -> None:
-    """An option picking one of a target's variants of a workload (``option``, its flat
-    name: ``lock``...): its help ``help``, the reference each target's (``details``, else
-    the names), completion every target's; listed in the short ``--help`` when ``common``."""
+    """An option picking one of a target's variants of a workload (its flag ``flag``, its
+    flat name the flag's: ``--lock``...): its help ``help``, the reference each target's
+    (``details`` of the option, else the names), completion every target's; listed in the
+    short ``--help`` when ``common``."""
     from harness import validate
 
+    option = flag.removeprefix("--").replace("-", "_")
     action = group.add_argument(
         flag, default=None, metavar="NAME", help=f"{help} (default: the target's first)"
     )
     describe(
         action,
-        details=details or (lambda: validate.per_target(option)),
+        details=lambda: (details or validate.per_target)(option),
         offers=lambda: validate.every(option),
         common=common,
     )

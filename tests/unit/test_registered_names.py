@@ -27,9 +27,8 @@ EXEMPT: dict[str, set[str]] = {
     "checkers/linear/models/register.py": {"cas-register"},
     "checkers/linear/simulate.py": {"cas-register"},
     "checkers/linear/stale.py": {"cas-register", "partition"},
-    # The run options' records of the lock and of the herd's waiters (``opts.herd``), and
-    # the --lock option's flat name.
-    "core/option_records.py": {"lock", "herd"},
+    # The run options' record of the lock, and the --lock option's flat name.
+    "core/option_records.py": {"lock"},
     # An op's f "lock" (the mutex model's acquire).
     "checkers/linear/models/mutex.py": {"lock"},
     # "partition": a history split per key (P-compositionality), not the network fault.
