@@ -3,7 +3,7 @@ words in ``checkers.mutex_words``).
 
 Reads three records of a run (plus the service's own log when it keeps one):
 
-- the protected resource's write log (``workloads.resource``): what arrived, when, with
+- the protected resource's write log (``workloads.common.resource``): what arrived, when, with
   which token, and what the resource did with it;
 - the client history: ``acquire``/``release`` (or ``campaign``/``resign``) operations,
   whose ``ok`` completions carry ``{"token"|"epoch": n, "lease": id, "name": lock}``;

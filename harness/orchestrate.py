@@ -48,8 +48,8 @@ from harness.runner import Runner
 from harness.validate import Checked
 from nemesis.build import asked_durations, build_nemesis
 from nemesis.registry import facts_of
+from workloads.common.resource import ResourceServer
 from workloads.registry import get_workload
-from workloads.resource import ResourceServer
 
 if TYPE_CHECKING:
     from rich.console import Console

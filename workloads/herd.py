@@ -42,9 +42,9 @@ from core.client import ClientFactory
 from core.cluster import Cluster
 from core.option_records import option
 from core.options import RunOptions
-from workloads.factories import HolderFactory, connector
-from workloads.holder import LeaseHolderClient
-from workloads.lease import EventLog, Lease, LeaseBackend
+from workloads.common.factories import HolderFactory, connector
+from workloads.common.holder import LeaseHolderClient
+from workloads.common.lease import EventLog, Lease, LeaseBackend
 
 NAIVE: Final = "naive"
 QUEUE: Final = "queue"

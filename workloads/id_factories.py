@@ -14,7 +14,7 @@ from core.client import Client, ClientFactory, WorkerContext
 from core.cluster import Cluster
 from core.options import RunOptions
 from workloads.client_clock import WallClock, clock_file
-from workloads.factories import Builder, Connector, connector
+from workloads.common.factories import Builder, Connector, connector
 from workloads.ids import IdBackend, IdClient, IdsOptions, SnowflakeIds
 
 

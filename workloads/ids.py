@@ -22,7 +22,7 @@ from core.client import Completion, Invocation, WorkerContext
 from core.option_checks import Bound, OptionError
 from core.option_records import option
 from core.options import RunOptions
-from workloads.backoff import Backoff
+from workloads.common.backoff import Backoff
 from workloads.errors import OpFailed
 from workloads.snowflake import SNOWFLAKE_DEFENCES, SNOWFLAKE_WORKERS, Snowflake
 

@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 from core.client import Completion, Invocation, WorkerContext
 from core.option_checks import Bound
 from core.option_records import option
-from workloads.backoff import Backoff
+from workloads.common.backoff import Backoff
 from workloads.errors import OpUnknown
 
 
@@ -80,7 +80,7 @@ class RegisterClient:
 
     def invoke(self, inv: Invocation) -> Completion:
         """One operation; while the service is unreachable, its failure is paced by the
-        client's backoff (``workloads.backoff``)."""
+        client's backoff (``workloads.common.backoff``)."""
         return self.backoff.run(lambda: self._do(inv), self.node)
 
     def _do(self, inv: Invocation) -> Completion:

@@ -47,8 +47,8 @@ from checkers.watch_streams import EVERY_CHANGE, LATEST
 from core.client import Completion, Invocation, WorkerContext
 from core.option_checks import DAY, MS, Bound
 from core.option_records import option
-from workloads.backoff import Backoff
-from workloads.lease import EventLog
+from workloads.common.backoff import Backoff
+from workloads.common.lease import EventLog
 
 WATCH_MODES: Final = ("reread", "payload")
 """How a one-shot watch learns the value (``--watch-mode``)."""

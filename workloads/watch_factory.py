@@ -1,5 +1,5 @@
 """The watch workload's client factory for the targets with a driver
-(``workloads.factories.Connector``): what a target's ``clients.py`` names for ``watch``."""
+(``workloads.common.factories.Connector``): what a target's ``clients.py`` names for ``watch``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from core.client import Client, ClientFactory, WorkerContext
 from core.cluster import Cluster
 from core.options import RunOptions
-from workloads.factories import Builder, Connector, connector
+from workloads.common.factories import Builder, Connector, connector
 from workloads.register import RegisterOptions
 from workloads.watch import WatchClient, WatchOptions
 

@@ -12,9 +12,9 @@ from clusters.consul.herd import ConsulHerd
 from clusters.consul.lock import ConsulLock
 from clusters.consul.register import ConsulRegister
 from clusters.consul.watch import ConsulWatch
+from workloads.common.factories import holder_clients, register_clients
 from workloads.discovery import registry_clients
 from workloads.election import ElectionClient
-from workloads.factories import holder_clients, register_clients
 from workloads.herd import herd_clients
 from workloads.lock import LockClient
 from workloads.watch_factory import watch_clients

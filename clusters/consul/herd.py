@@ -20,9 +20,9 @@ import time
 
 from clusters.consul.lock import NOT_GRANTED, ConsulHold
 from clusters.consul.spec import NO_QUEUE
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed
 from workloads.herd import QUEUE, Tally
-from workloads.lease import LeaseNotFound
 
 
 class ConsulHerd(ConsulHold):

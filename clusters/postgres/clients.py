@@ -11,7 +11,7 @@ from clusters.postgres.locks import AdvisoryLock, RowLock, TableLock
 from core.client import ClientFactory
 from core.cluster import Cluster
 from core.options import RunOptions
-from workloads.factories import connector, holder_clients
+from workloads.common.factories import connector, holder_clients
 from workloads.guarded import guarded_clients
 from workloads.id_factories import IdFactory, id_clients, snowflake_clients
 from workloads.ids import IdsOptions

@@ -80,8 +80,8 @@ def _holder_clients(factory: Any) -> ClientBuilder:
 def registry_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
     """Registry instances and discovery clients on the sim service."""
     from clusters.sim.discovery import SimRegistry
+    from workloads.common.factories import Connector
     from workloads.discovery import RegistryFactory
-    from workloads.factories import Connector
 
     timeout = min(opts.op_timeout, 5.0)
     connector = Connector.of({NODE: cluster.endpoints()[NODE]}, SimRegistry, timeout=timeout)

@@ -47,10 +47,10 @@ EXEMPT: dict[str, set[str]] = {
     # in the held resources' names and client messages.
     "checkers/holdings.py": {"lock", "election"},
     # The client events' field naming what a session is held for (a registry instance's
-    # member: ``workloads.lease``), read for the session's moves.
+    # member: ``workloads.common.lease``), read for the session's moves.
     "checkers/membership.py": {"lock"},
     "workloads/cycles.py": {"lock", "election"},
-    "workloads/factories.py": {"lock"},
+    "workloads/common/factories.py": {"lock"},
     # The faults' names for runs that did not record their faults' words: the fault
     # modules take their names from here (checkers sit below nemesis).
     "checkers/windows.py": {"client-pause", "pause", "partition", "kill", "clock"},

@@ -28,9 +28,9 @@ from typing import Any
 from core.client import Client, ClientFactory, WorkerContext
 from core.cluster import Cluster
 from core.options import RunOptions
-from workloads.holder import HolderClient
+from workloads.common.holder import HolderClient
+from workloads.common.resource import ResourceClient
 from workloads.register import RegisterClient, RegisterOptions
-from workloads.resource import ResourceClient
 
 REQUEST_TIMEOUT = 5.0
 """Seconds a single request may wait for its answer (capped by ``--op-timeout``)."""
