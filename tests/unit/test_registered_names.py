@@ -68,7 +68,7 @@ def _owner_modules(
 ) -> dict[str, str]:
     """Name -> the module (relative path) whose ``attribute`` is a ``kind`` of that name."""
     owners: dict[str, str] = {}
-    for path in sorted(folder.glob("*.py")):
+    for path in sorted(folder.rglob("*.py")):
         rel = path.relative_to(ROOT)
         module = importlib.import_module(".".join(rel.with_suffix("").parts))
         value = getattr(module, attribute, None)
