@@ -11,13 +11,13 @@ from workloads import (
     cas_register_workload,
     discovery_workload,
     election_workload,
-    herd_workload,
     lock_workload,
     unique_ids_workload,
     unique_key_workload,
     version_cas_workload,
     watch_workload,
 )
+from workloads.herd import workload as herd_workload
 from workloads.workload import Workload
 
 WORKLOADS: Final[dict[str, Workload]] = {
