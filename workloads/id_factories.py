@@ -1,6 +1,6 @@
 """The unique-ids workload's client factories (what the runner sends to each worker) and
-the ``ClientBuilder``s a target's ``id_generators`` table lists
-(``clusters.spec.TargetSpec``): ids from a target's generator (``id_clients``) or
+the ``ClientBuilder``s of a target's id generators (the variants of its offer of the
+workload, ``clusters.spec.Offer``): ids from a target's generator (``id_clients``) or
 Snowflake ids made in the client (``snowflake_clients``), whose clock the client-clock
 fault can move (``workloads.client_clock``).
 """

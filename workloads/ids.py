@@ -7,8 +7,8 @@ never saw it. Snowflake ids are made in the client (``workloads.snowflake``) fro
 clock, which the client-clock fault moves (``workloads.client_clock``); their worker ids
 are fixed or taken from the target's own generator.
 
-The factories and builders a target's ``id_generators`` table lists are in
-``workloads.id_factories``.
+The factories and builders of a target's id generators (the variants of its offer of the
+workload, ``clusters.spec.Offer``) are in ``workloads.id_factories``.
 """
 
 from __future__ import annotations
