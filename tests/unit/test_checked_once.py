@@ -5,13 +5,12 @@ records the harness's version from the package's metadata (issue 31's small debt
 
 from __future__ import annotations
 
-import json
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_cli import run
+from test_cli import recorded_run
 
 from core.options import RunOptions
 from harness import validate
@@ -32,14 +31,10 @@ def test_a_run_decides_its_options_once(
         return fit(opts, *rest)
 
     monkeypatch.setattr(validate, "fit_defaults", counted)
-    code, out, err = run(
-        capsys,
-        *("run", "--workload", "cas-register", "--time-limit", "2", "--recovery-time", "0"),
-        *("-o", str(tmp_path)),
+    test = recorded_run(
+        capsys, tmp_path, "--workload", "cas-register", "--time-limit", "2", "--recovery-time", "0"
     )
-    assert code == 0, out + err
     assert len(decided) == 1
-    test = json.loads((tmp_path / "latest" / "test.json").read_text())
     assert test["options"]["workload"] == "cas-register" and test["options"]["target"] == "sim"
     # The version recorded is the package's own, from its metadata (not a constant).
     assert test["versions"]["harness"] == metadata.version(PACKAGE) != "unknown"

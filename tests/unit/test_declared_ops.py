@@ -5,11 +5,10 @@ declaration reads by the names runs used then."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from test_cli import run
+from test_cli import recorded_run
 from test_mutex import paused_holder
 from test_mutex_records import S, run_record
 
@@ -74,12 +73,11 @@ def test_every_holding_workload_declares_what_its_checkers_read() -> None:
 def test_a_run_records_its_workloads_operations(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    code, out, err = run(
+    test = recorded_run(
         capsys,
-        *("run", "--workload", "election", "--time-limit", "3", "--recovery-time", "0"),
-        *("--nemesis", "none", "-o", str(tmp_path)),
+        tmp_path,
+        *("--workload", "election", "--time-limit", "3", "--recovery-time", "0"),
+        *("--nemesis", "none"),
     )
-    assert code == 0, out + err
-    test = json.loads((tmp_path / "latest" / "test.json").read_text())
     assert test["holder"] == LEADER.to_dict()
     assert test["holder"]["takes"] == ["campaign"] and test["holder"]["number"] == "epoch"
