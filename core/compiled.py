@@ -43,9 +43,13 @@ MODULES: Final = (
 )
 """The compiled modules: the search's hot path, the models of the reference histories, and
 the EDN reader (Jepsen's and Knossos' histories)."""
-C_MODULES: Final = ("checkers/linear/_registers.c", "core/formats/_scan.c")
-"""Modules written in C, built with them: the register path's reading and search, and the
-checks of big JSONL histories' ops."""
+C_MODULES: Final = (
+    "checkers/linear/_registers.c",
+    "core/formats/_scan.c",
+    "core/formats/_edn.c",
+)
+"""Modules written in C, built with them: the register path's reading and search, the
+checks of big JSONL histories' ops, and EDN histories read into ops."""
 C_HEADERS: Final = ("core/struct_slots.h",)
 """The headers the C modules include (by a path relative to theirs)."""
 TYPES_FROM: Final = (

@@ -7,7 +7,9 @@ logs hold only ``:process :type :f :key :value`` (anything else in one is garbag
 field to skip), and every one of them names its key. Index is the position in the file;
 time is the file's ``:time`` when ops have one (then every op must, a non-negative
 integer), else the position (Knossos files record only order). Fields are checked by
-``core.formats.fields.make_op``, the op semantics by ``core.formats.semantics``.
+``core.formats.fields.make_op``, the op semantics by ``core.formats.semantics``. A text
+of the usual shape is read by ``core.formats.edn_fast`` in C, to the same ops; the plain
+reader here reads the rest and words every error.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any, Final
 
 from core.formats.budget import Budget
 from core.formats.edn import EdnError, dumps, iter_elements
+from core.formats.edn_fast import read_ops
 from core.formats.errors import format_error
 from core.formats.fields import FieldError, make_op
 from core.formats.files import read_text
@@ -36,6 +39,10 @@ def read_edn_history(
     hold nothing but their five keys)."""
     if text is None:
         text = read_text(path, budget)
+    # Most histories are read into ops in C; the rest, and every error, here.
+    fast = read_ops(text, kv, None if budget is None else lambda: budget.poll("reading"))
+    if fast is not None:
+        return History(fast)
     events: list[dict[str, Any]] = []
     lines: list[int] = []
     # A value of millions of tokens is read within the budget too, not just the forms.

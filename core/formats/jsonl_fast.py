@@ -130,16 +130,31 @@ def break_at(ops: list[Op]) -> int:
 
 def _checker() -> tuple[Callable[[list[Op], int, int], int], Callable[[list[Op]], int]]:
     """``check_lines`` and ``break_at``, in C where ``_scan.c`` is built."""
-    try:
-        scan = importlib.import_module("core.formats._scan")
-    except ImportError:
+    scan = _scan()
+    if scan is None:
         return check_lines, break_at
     return (
         lambda lines, previous, max_time: int(
             scan.check_lines(lines, Op, previous, max_time, _complex_ok)
         ),
-        lambda ops: int(scan.first_break(ops, Op)),
+        break_finder(),
     )
+
+
+def break_finder() -> Callable[[list[Op]], int]:
+    """``break_at``, in C where ``_scan.c`` is built (the EDN fast path's too)."""
+    scan = _scan()
+    if scan is None:
+        return break_at
+    return lambda ops: int(scan.first_break(ops, Op))
+
+
+def _scan() -> Any:
+    """``_scan.c``'s module, or None where it is not built."""
+    try:
+        return importlib.import_module("core.formats._scan")
+    except ImportError:
+        return None
 
 
 def _complex_ok(value: Any) -> bool:
