@@ -16,11 +16,13 @@ build, never a compiled copy of older code. ``HARNESS_PURE_PYTHON=1`` forces the
 from __future__ import annotations
 
 import functools
+import importlib
 import importlib.util
 import os
 import sys
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
+from types import ModuleType
 from typing import Final
 
 PACKAGES_ROOT: Final = Path(__file__).resolve().parents[1]
@@ -156,6 +158,16 @@ def _load_shared(where: Path) -> None:
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
+
+
+@functools.cache
+def loaded(name: str) -> ModuleType | None:
+    """The compiled module ``name`` (one of ``C_MODULES``, dotted) where it is built and
+    loads, else None: its caller then takes its plain path."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
 
 
 def active() -> bool:

@@ -13,10 +13,10 @@ compiler), every file takes the plain path.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
+from core.compiled import loaded
 from core.formats.jsonl_fast import break_finder
 from core.ops import Op
 
@@ -39,13 +39,4 @@ def read_ops(text: str, kv: bool, poll: Callable[[], None] | None) -> list[Op] |
 
 def _native() -> Any:
     """The C module, or None where it is not built."""
-    global _c
-    if _c is False:
-        try:
-            _c = importlib.import_module("core.formats._edn")
-        except ImportError:
-            _c = None
-    return _c
-
-
-_c: Any = False
+    return loaded("core.formats._edn")

@@ -16,10 +16,10 @@ reader too. Without msgspec (an optional speed-up) every file takes the plain pa
 from __future__ import annotations
 
 import gc
-import importlib
 from collections.abc import Callable
 from typing import Any, BinaryIO, Final
 
+from core.compiled import loaded
 from core.formats.budget import Budget
 from core.formats.fields import FieldError, check_value
 from core.history import first_break
@@ -151,10 +151,7 @@ def break_finder() -> Callable[[list[Op]], int]:
 
 def _scan() -> Any:
     """``_scan.c``'s module, or None where it is not built."""
-    try:
-        return importlib.import_module("core.formats._scan")
-    except ImportError:
-        return None
+    return loaded("core.formats._scan")
 
 
 def _complex_ok(value: Any) -> bool:
