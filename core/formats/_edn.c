@@ -4,7 +4,8 @@
  * It reads a file of op maps - one vector or list of them, or one map per top-level form -
  * whose keys are keywords and whose values are nil, true, false, integers of at most 18
  * digits, keywords, strings without escapes, and vectors or lists of those; and it checks
- * each op's fields as ``core.formats.fields.make_op`` does. At anything else (a float, a
+ * each op's fields as ``core.formats.fields.make_op`` does (an error vector, such as
+ * ``[:timeout nil]``, made text by ``render``, the plain reader's ``dumps``). At anything else (a float, a
  * symbol, a set, a nested map, an escape, a tag, a comment's neighbour it cannot tell, a
  * byte outside ASCII outside a string, a field of the wrong type, a key given twice) it
  * gives up (None), and the plain reader (``core.formats.jepsen_edn``) reads the file and
@@ -275,10 +276,11 @@ fields_ok(PyObject **f, int timed, int kv)
     PyObject *k = f[F_KEY];
     if (k != NULL && k != Py_None && !PyUnicode_CheckExact(k) && !PyLong_CheckExact(k))
         return 0;
-    for (int i = F_ERROR; i <= F_NODE; i++) {
-        if (f[i] != NULL && f[i] != Py_None && !PyUnicode_CheckExact(f[i]))
-            return 0;
-    }
+    PyObject *e = f[F_ERROR], *node = f[F_NODE];
+    if (e != NULL && e != Py_None && !PyUnicode_CheckExact(e) && !PyList_CheckExact(e))
+        return 0; /* a vector is rendered as text (``render``); a number is refused */
+    if (node != NULL && node != Py_None && !PyUnicode_CheckExact(node))
+        return 0;
     if (timed) {
         PyObject *time = f[F_TIME];
         if (time == NULL || !PyLong_CheckExact(time))
@@ -300,9 +302,9 @@ clear_fields(PyObject **fields, Py_ssize_t n)
 static PyObject *
 read_ops(PyObject *self, PyObject *args)
 {
-    PyObject *text, *op_type, *poll;
+    PyObject *text, *op_type, *poll, *render;
     int kv;
-    if (!PyArg_ParseTuple(args, "UOpO", &text, &op_type, &kv, &poll))
+    if (!PyArg_ParseTuple(args, "UOpOO", &text, &op_type, &kv, &poll, &render))
         return NULL;
     Py_ssize_t size;
     const char *data = PyUnicode_AsUTF8AndSize(text, &size);
@@ -390,6 +392,19 @@ read_ops(PyObject *self, PyObject *args)
             result = Py_NewRef(Py_None);
             goto done;
         }
+        if (f[F_ERROR] != NULL && PyList_CheckExact(f[F_ERROR])) {
+            /* An error vector, such as [:timeout nil], is kept as its EDN text. */
+            PyObject *said = PyObject_CallOneArg(render, f[F_ERROR]);
+            if (said == NULL)
+                PyErr_Clear(); /* the plain reader's to say */
+            else
+                Py_SETREF(f[F_ERROR], said);
+            if (said == NULL || !PyUnicode_CheckExact(said)) {
+                Py_DECREF(ops);
+                result = Py_NewRef(Py_None);
+                goto done;
+            }
+        }
         PyObject *index = PyLong_FromSsize_t(i);
         if (index == NULL) {
             Py_DECREF(ops);
@@ -420,9 +435,10 @@ done:
 
 static PyMethodDef methods[] = {
     {"read_ops", read_ops, METH_VARARGS,
-     "read_ops(text, op_type, kv, poll): the ops of a Jepsen EDN history's text, or None "
-     "where this path does not read it (the plain reader then does); ``poll`` (or None) "
-     "is called every 4,096 op maps, and what it raises is raised."},
+     "read_ops(text, op_type, kv, poll, render): the ops of a Jepsen EDN history's text, "
+     "or None where this path does not read it (the plain reader then does); ``poll`` (or "
+     "None) is called every 4,096 op maps, and what it raises is raised; ``render`` gives "
+     "the text of an error that is a vector."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -31,10 +31,18 @@ def read_ops(text: str, kv: bool, poll: Callable[[], None] | None) -> list[Op] |
     c = _native()
     if c is None:
         return None
-    ops: list[Op] | None = c.read_ops(text, Op, kv, poll)
+    ops: list[Op] | None = c.read_ops(text, Op, kv, poll, _render)
     if ops is None or break_finder()(ops) >= 0:
         return None
     return ops
+
+
+def _render(error: list[Any]) -> str:
+    """An error that is a vector (``[:timeout nil]``) as the plain reader keeps it: its EDN
+    text (the EDN module imported only for such a file)."""
+    from core.formats.edn import dumps
+
+    return dumps(error)
 
 
 def _native() -> Any:
