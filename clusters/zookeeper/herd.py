@@ -42,7 +42,7 @@ class ZkHerd(ZkRecipe):
         path = self.path("herd-naive", name)
         deadline = time.monotonic() + wait
         while True:
-            tally.request()
+            tally.request("create")
             with classified(f"create {path}", session_bound=True):
                 try:
                     _, stat = zk.create(path, ephemeral=True, makepath=True, include_data=True)
@@ -57,7 +57,7 @@ class ZkHerd(ZkRecipe):
         zk = self.client(lease)
         folder = self.path("herd-queue", name)
         deadline = time.monotonic() + wait
-        tally.request()
+        tally.request("create")
         with classified(f"create under {folder}", session_bound=True):
             mine, stat = zk.create(
                 f"{folder}/{QUEUE_PREFIX}",
@@ -68,7 +68,7 @@ class ZkHerd(ZkRecipe):
             )
         node = mine.rsplit("/", 1)[1]
         while True:
-            tally.request()
+            tally.request("getChildren")
             with classified(f"children of {folder}", session_bound=True):
                 children = sorted(zk.get_children(folder), key=_sequence)
             if node not in children:
@@ -93,7 +93,7 @@ class ZkHerd(ZkRecipe):
             seen.append(event)
             fired.set()
 
-        tally.request()
+        tally.request("exists")
         with classified(f"watch {path}", session_bound=True):
             exists = self.zk.exists(path, watch=watch) if self.zk is not None else None
         if exists is None:
