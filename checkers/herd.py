@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, Final
 
-from checkers.herd_counters import CrossCheck, cross_check, describe
+from checkers.herd_counters import NOTIFICATIONS, CrossCheck, cross_check, describe
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult
 from checkers.stats import quantile
@@ -73,6 +73,11 @@ class HerdMetrics:
     session_events_by_process: dict[str, int] = field(default_factory=dict)
     requests_by_method: dict[str, int] = field(default_factory=dict)
     """Every request the waiters sent while acquiring, by method (the run's whole)."""
+
+    @property
+    def notifications_in_all(self) -> int:
+        """Every notification the waiters got, those after the last grant too."""
+        return self.notifications + self.after_last_grant.get("notifications", 0)
 
     def per_handoff(self, count: int) -> float | None:
         return count / self.handoffs if self.handoffs else None
@@ -184,7 +189,8 @@ def check_record(record: RunRecord) -> CheckResult:
     servers' own counters show far more requests than our waiters counted."""
     m = herd_metrics(record)
     details = m.to_dict()
-    counted = cross_check(record.events, m.requests_by_method)
+    ours = {**m.requests_by_method, NOTIFICATIONS: m.notifications_in_all}
+    counted = cross_check(record.events, ours)
     said = describe(counted)
     if counted is not None:
         details["server_counters"] = (

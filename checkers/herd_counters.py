@@ -12,8 +12,9 @@ client events::
      "errors": {NODE: TEXT}}
 
 or ``{"event": "server-counters", "phase": ..., "error": TEXT}`` when none could be read.
-``covers`` says which of our methods each server counter counts (``"*"``: all of them, as
-ZooKeeper's packets received). What a server counted in the run is its end count less its
+``covers`` says which of our methods each server counter counts (``"*"``: all of them;
+``NOTIFICATIONS``: the notifications our waiters got, which ZooKeeper counts as the
+watches it fired). What a server counted in the run is its end count less its
 start count; a server whose count went back was restarted, and its end count (since its
 restart) is taken. Every server figure is so a lower bound of what the servers served.
 
@@ -35,6 +36,8 @@ START: Final = "start"
 END: Final = "end"
 ALL: Final = "*"
 """A counter that counts every method of ours."""
+NOTIFICATIONS: Final = "notifications"
+"""Our count of the notifications our waiters got, held against a counter as a method."""
 FACTOR: Final = 2
 SLACK: Final = 20
 """The servers' count is far above ours beyond ``FACTOR`` x ours + ``SLACK``: what the

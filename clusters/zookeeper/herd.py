@@ -14,18 +14,24 @@ waiter re-reads. A firing of type ``NONE`` is no change of the node: ``kazoo`` f
 watch of a connection that drops (its server killed or cut off:
 ``KazooClient._session_callback``), so it is counted as a session event, apart.
 ``release`` deletes the node (``LeaseNotFound`` when it was gone).
+
+``server_counters`` reads the watches each server fired (``clusters.zookeeper.mntr``):
+the service's own count of the notifications (``workloads.herd.CountsRequests``).
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 from kazoo.exceptions import NodeExistsError
 from kazoo.protocol.states import EventType, WatchedEvent
 
+from checkers.herd_counters import NOTIFICATIONS
 from clusters.zookeeper.errors import classified
 from clusters.zookeeper.lock import NOT_GRANTED, ZkRecipe
+from clusters.zookeeper.mntr import watch_counters
 from workloads.errors import OpFailed
 from workloads.herd import Tally
 from workloads.lease import LeaseNotFound
@@ -105,6 +111,10 @@ class ZkHerd(ZkRecipe):
             tally.session_event(f"connection {event.state} fired the watch of {path}")
         else:
             tally.notified(f"{event.type} of {path}")
+
+    def server_counters(self) -> dict[str, Any]:
+        """``workloads.herd.CountsRequests``: each server's watches fired."""
+        return watch_counters(self.addresses, (NOTIFICATIONS,))
 
     def release(self, name: str, lease: int) -> None:
         """Delete the holding's node; ``LeaseNotFound`` when it was already gone."""

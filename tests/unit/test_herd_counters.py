@@ -142,3 +142,36 @@ def test_a_sim_herd_run_cross_checks_its_counts_from_the_command_line(
     for tally in counted["counters"].values():
         assert tally["ours"] > 0 and abs(tally["servers"] - tally["ours"]) <= 2, counted
     assert "Cross-checked with sim's own counters" in out
+
+
+MNTR = "\n".join(
+    [
+        "zk_version\t3.9.3-1, built on 2026-03-08 16:19 UTC",
+        "zk_packets_received\t812",
+        "zk_cnt_node_deleted_watch_count\t40",
+        "zk_sum_node_deleted_watch_count\t160",
+        "zk_sum_node_changed_watch_count\t1",
+        "zk_avg_node_deleted_watch_count\t4.0",
+    ]
+)
+
+
+def test_zookeeper_counts_the_watches_it_fired_in_mntr() -> None:
+    """ZooKeeper 3.9's mntr (read from our image's server) counts no requests per
+    operation, but the watchers each kind of change triggered: summed, the notifications
+    it sent, held against our waiters' notifications."""
+    from clusters.zookeeper.mntr import watches_fired
+
+    assert watches_fired(MNTR) == 161
+    assert watches_fired("zk_version\t3.9.3") is None
+    events = [
+        {"event": COUNTERS, "phase": START, "nodes": {"n1": {"watches fired": 10}}},
+        {"event": COUNTERS, "phase": END, "service": "ZooKeeper", "source": "mntr",
+         "nodes": {"n1": {"watches fired": 171}}, "covers": {"watches fired": ["notifications"]}},
+    ]  # fmt: skip
+    checked = cross_check(events, {"notifications": 150, "exists": 400})
+    assert isinstance(checked, CrossCheck)
+    assert [(t.counter, t.ours, t.servers) for t in checked.tallies] == [
+        ("watches fired", 150, 161)
+    ]
+    assert not checked.far
