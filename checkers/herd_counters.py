@@ -51,6 +51,8 @@ class Tally:
     counter: str
     ours: int
     servers: int
+    covers: str = ""
+    """Which of ours it covers, in words, when not the counter's own name."""
 
     @property
     def far_above(self) -> bool:
@@ -89,7 +91,9 @@ class CrossCheck:
         """What the servers' counters say of our count, in one sentence."""
 
         def pair(t: Tally) -> str:
-            return f"{t.counter} {t.servers:,} against our {t.ours:,}"
+            return f"{t.counter} {t.servers:,} against our {t.ours:,}" + (
+                f" {t.covers}" if t.covers else ""
+            )
 
         where = f"Cross-checked with {self.service}'s own counters ({self.source}), the servers"
         notes = ""
@@ -99,15 +103,15 @@ class CrossCheck:
             notes += f"; {', '.join(self.unread)} could not be read at the end: not counted"
         if self.far:
             return (
-                f"{where} counted far more requests than our waiters say they sent: "
+                f"{where} counted far more than our waiters did: "
                 + ", ".join(pair(t) for t in self.far)
                 + f" (more than {FACTOR} x ours + {SLACK}, beyond what releases, leases and "
-                "pings add): our request count is not the truth" + notes
+                "pings add): our count is not the truth" + notes
             )
         if not self.tallies:
             return f"{where} counted none of the methods our waiters count" + notes
         return (
-            f"{where} counted about what our waiters say they sent: "
+            f"{where} counted about as many as our waiters did: "
             + ", ".join(pair(t) for t in self.tallies)
             + notes
         )
@@ -140,7 +144,8 @@ def cross_check(
         names = set(methods) if isinstance(methods, list) else set()
         mine = sum(n for m, n in ours.items() if ALL in names or m in names)
         if mine:
-            tallies.append(Tally(counter, mine, served.get(counter, 0)))
+            said = "" if names == {counter} or ALL in names else ", ".join(sorted(names))
+            tallies.append(Tally(counter, mine, served.get(counter, 0), said))
     errors = _mapping(end.get("errors"))
     return CrossCheck(
         str(end.get("service") or "the service"),

@@ -58,7 +58,7 @@ def test_servers_counting_about_ours_agree() -> None:
     }
     assert (
         "Cross-checked with etcd's own counters (grpc_server_started_total of each member's "
-        "/metrics), the servers counted about what our waiters say they sent: Txn 34 against "
+        "/metrics), the servers counted about as many as our waiters did: Txn 34 against "
         "our 30, Watch 12 against our 20."
     ) in result.summary
 
@@ -68,11 +68,11 @@ def test_servers_counting_far_more_make_the_measurement_unknown() -> None:
     assert result.valid == UNKNOWN
     assert result.details["server_counters"]["counters"]["Txn"]["far_above"] is True
     assert (
-        "the servers counted far more requests than our waiters say they sent: Txn 390 "
-        "against our 30 (more than 2 x ours + 20, beyond what releases, leases and pings "
-        "add): our request count is not the truth"
+        "the servers counted far more than our waiters did: Txn 390 against our 30 (more "
+        "than 2 x ours + 20, beyond what releases, leases and pings add): our count is "
+        "not the truth"
     ) in result.summary
-    assert "Watch" not in result.summary.split("sent:")[1].split("(")[0]
+    assert "Watch" not in result.summary.split("did:")[1].split("(")[0]
 
 
 def test_a_restarted_server_counts_from_its_restart_and_an_unread_one_not_at_all() -> None:
@@ -175,3 +175,4 @@ def test_zookeeper_counts_the_watches_it_fired_in_mntr() -> None:
         ("watches fired", 150, 161)
     ]
     assert not checked.far
+    assert "watches fired 161 against our 150 notifications" in checked.words()
