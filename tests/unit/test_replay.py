@@ -508,3 +508,23 @@ def test_lateness_counts_the_works_shortened_to_catch_up() -> None:
     assert "1 holder work issued late shortened to catch up (by at most 69 ms)" in (
         lateness_line(facts)
     )
+
+
+def test_a_client_fault_hits_a_caught_up_work_at_its_recorded_moment() -> None:
+    """As above, but the write is a holder's work that catches up: issued 30 ms late, it
+    is 30 ms shorter, so the pause recorded 35 ms into it (at 45 ms) hits it at 45 ms, 5 ms
+    into the shortened work, not 35 ms into it (at 75 ms, perhaps after it ended)."""
+    recorded = [
+        Recorded(0, 0, "acquire"),
+        Recorded(0, 10 * MS, "write", {}, catch_up=True),
+        Recorded("nemesis", 45 * MS, "start-client-pause", {"target": 0}, victim=0, during=1,
+                 into=35 * MS),
+    ]  # fmt: skip
+    history = gen.simulate(
+        replay(recorded, start=0), 1, latency=lambda op: 40 * MS if op.f == "acquire" else MS
+    )
+    assert [(o.f, o.time // MS) for o in history if o.type == "invoke"] == [
+        ("acquire", 0),
+        ("write", 40),
+        ("start-client-pause", 45),
+    ]
