@@ -32,9 +32,9 @@ from checkers.herd_counters import NOTIFICATIONS
 from clusters.zookeeper.errors import classified
 from clusters.zookeeper.lock import NOT_GRANTED, ZkRecipe
 from clusters.zookeeper.mntr import watch_counters
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed
 from workloads.herd import Tally
-from workloads.lease import LeaseNotFound
 
 QUEUE_PREFIX = "w-"
 
