@@ -241,16 +241,28 @@ def test_a_client_fault_hits_whichever_process_runs_its_thread_now() -> None:
     assert pause[0].value == {"target": 2}
 
 
-def test_a_client_fault_waits_for_the_op_it_hit_and_as_far_into_it() -> None:
-    """Recorded: thread 0's second op (a write) began at 10 ms and the pause hit it 3 ms
-    in. Replayed with thread 0's first op answered at 40 ms (later than recorded), the
-    pause is issued 3 ms into the write, at 43 ms, not at its recorded 13 ms while the
-    thread was still in its first op."""
+@pytest.mark.parametrize(
+    ("catch_up", "into_ms", "hit_ms"),
+    [
+        # Recorded: thread 0's write began at 10 ms and the pause hit it 3 ms in. Replayed
+        # with thread 0's first op answered at 40 ms (later than recorded), the pause is
+        # issued 3 ms into the write, at 43 ms, not at 13 ms while the thread was still in
+        # its first op.
+        (False, 3, 43),
+        # The write is a holder's work that catches up: issued 30 ms late, it is 30 ms
+        # shorter, so the pause recorded 35 ms into it (at 45 ms) hits it at 45 ms, 5 ms
+        # into the shortened work, not 35 ms into it (at 75 ms, perhaps after it ended).
+        (True, 35, 45),
+    ],
+)
+def test_a_client_fault_waits_for_the_op_it_hit_and_as_far_into_it(
+    catch_up: bool, into_ms: int, hit_ms: int
+) -> None:
     recorded = [
         Recorded(0, 0, "acquire"),
-        Recorded(0, 10 * MS, "write"),
-        Recorded("nemesis", 13 * MS, "start-client-pause", {"target": 0}, victim=0, during=1,
-                 into=3 * MS),
+        Recorded(0, 10 * MS, "write", {}, catch_up=catch_up),
+        Recorded("nemesis", (10 + into_ms) * MS, "start-client-pause", {"target": 0}, victim=0,
+                 during=1, into=into_ms * MS),
     ]  # fmt: skip
     history = gen.simulate(
         replay(recorded, start=0), 1, latency=lambda op: 40 * MS if op.f == "acquire" else MS
@@ -258,7 +270,7 @@ def test_a_client_fault_waits_for_the_op_it_hit_and_as_far_into_it() -> None:
     assert [(o.f, o.time // MS) for o in history if o.type == "invoke"] == [
         ("acquire", 0),
         ("write", 40),
-        ("start-client-pause", 43),
+        ("start-client-pause", hit_ms),
     ]
 
 
@@ -508,23 +520,3 @@ def test_lateness_counts_the_works_shortened_to_catch_up() -> None:
     assert "1 holder work issued late shortened to catch up (by at most 69 ms)" in (
         lateness_line(facts)
     )
-
-
-def test_a_client_fault_hits_a_caught_up_work_at_its_recorded_moment() -> None:
-    """As above, but the write is a holder's work that catches up: issued 30 ms late, it
-    is 30 ms shorter, so the pause recorded 35 ms into it (at 45 ms) hits it at 45 ms, 5 ms
-    into the shortened work, not 35 ms into it (at 75 ms, perhaps after it ended)."""
-    recorded = [
-        Recorded(0, 0, "acquire"),
-        Recorded(0, 10 * MS, "write", {}, catch_up=True),
-        Recorded("nemesis", 45 * MS, "start-client-pause", {"target": 0}, victim=0, during=1,
-                 into=35 * MS),
-    ]  # fmt: skip
-    history = gen.simulate(
-        replay(recorded, start=0), 1, latency=lambda op: 40 * MS if op.f == "acquire" else MS
-    )
-    assert [(o.f, o.time // MS) for o in history if o.type == "invoke"] == [
-        ("acquire", 0),
-        ("write", 40),
-        ("start-client-pause", 45),
-    ]
