@@ -474,7 +474,7 @@ def test_the_client_shortens_its_work_by_how_late_it_was_issued(
     from types import SimpleNamespace
 
     from core.gen.replay import BEHIND
-    from workloads import holder
+    from workloads.common import holder
 
     seen: list[tuple[object, float]] = []
 
