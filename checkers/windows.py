@@ -48,6 +48,7 @@ CLIENT_PAUSE: Final = "client-pause"
 NODE_PAUSE: Final = "pause"
 PARTITION: Final = "partition"
 KILL: Final = "kill"
+POWER_LOSS: Final = "power-loss"
 CLOCK: Final = "clock"
 
 WORDS: Final[dict[str, str]] = {

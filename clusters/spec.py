@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from checkers.windows import POWER_LOSS
 from clusters.server import ClusterOptions
 from core.abilities import SERVER_ABILITIES, Ability
 from core.client import ClientFactory
@@ -290,6 +291,7 @@ class TargetSpec:
                 nodes=opts.backend.nodes,
                 image=opts.backend.image,
                 persistence=opts.backend.persistence,
+                power_loss=POWER_LOSS in opts.fault_names(),
             )
         )
 

@@ -14,7 +14,8 @@ from core.abilities import SERVER_ABILITIES, Ability
 
 PERSISTENCE = ("none", "aof-everysec", "aof-always")
 CLIENTS = "clusters.redis.clients"
-NO_NETWORK = SERVER_ABILITIES - {Ability.NETWORK}
+NO_NETWORK = (SERVER_ABILITIES - {Ability.NETWORK}) | {Ability.POWER_LOSS}
+"""Every server ability but partitions, and power loss (its image has the layer)."""
 NOTIFICATIONS = (
     "keyspace notifications, fire-and-forget pub/sub (no revision to resume from, and a "
     "subscriber disconnected for a moment, or too slow for its output buffer, loses the "
