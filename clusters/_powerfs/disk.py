@@ -11,9 +11,10 @@ backing directory at once (reads stay plain reads) and keeps what it needs to un
   unsynced write or truncation replaced, saved once; fsync or fdatasync of the file drops
   them (the data is durable).
 - **entries**: an ordered journal of creations, removals and renames; an unlinked or
-  replaced file is moved aside, not deleted, until its removal is durable. An fsync of a
-  directory makes its latest change durable and, as a journaling file system commits in
-  order, every change before it.
+  replaced file is moved aside, not deleted, until its removal is durable. Any fsync, of
+  a file or of a directory, makes every entry change before it durable: a journaling file
+  system (ext4's ordered mode) commits its whole running transaction on any fsync, so
+  what is on disk is always a prefix of the changes, never a mix.
 
 ``cut`` is the power cut: every unsynced write and truncation is undone, then every
 pending entry change, newest first; it answers what it discarded, bytes per file.
@@ -73,12 +74,11 @@ def _uncovered(start: int, end: int, covered: list[tuple[int, int]]) -> list[tup
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
-    """One pending directory-entry change: how to undo it and the directories it touched."""
+    """One pending directory-entry change, and how to undo it."""
 
     kind: str
     """created, mkdir, removed (moved to ``aside``), renamed (``path`` was ``old``)."""
     path: str
-    dirs: tuple[str, ...]
     old: str = ""
     aside: str = ""
     """Where a removed or replaced file waits until its removal is durable."""
@@ -132,11 +132,12 @@ class Disk:
             os.ftruncate(fd, length)
 
     def fsync(self, fd: int) -> None:
-        """fsync/fdatasync of ``fd``: its data so far is durable."""
+        """fsync/fdatasync of ``fd``: its data so far is durable, and every entry change."""
         with self.lock:
             data = self._data.pop(os.fstat(fd).st_ino, None)
             if data is not None:
                 os.close(data.fd)
+            self.fsync_dir()
 
     # -- directory entries -------------------------------------------------------------
 
@@ -151,32 +152,32 @@ class Disk:
                 return fd
             fd = os.open(real, flags, mode)
             if not existed:
-                self._journal.append(_Entry("created", path, (_parent(path),)))
+                self._journal.append(_Entry("created", path))
             return fd
 
     def mkdir(self, path: str, mode: int) -> None:
         """A new directory; pending in its parent."""
         with self.lock:
             os.mkdir(self.real(path), mode)
-            self._journal.append(_Entry("mkdir", path, (_parent(path),)))
+            self._journal.append(_Entry("mkdir", path))
 
     def symlink(self, target: str, path: str) -> None:
         """A new symbolic link; pending in its parent."""
         with self.lock:
             os.symlink(target, self.real(path))
-            self._journal.append(_Entry("created", path, (_parent(path),)))
+            self._journal.append(_Entry("created", path))
 
     def link(self, existing: str, path: str) -> None:
         """A new hard link to ``existing``; pending in its parent."""
         with self.lock:
             os.link(self.real(existing), self.real(path))
-            self._journal.append(_Entry("created", path, (_parent(path),)))
+            self._journal.append(_Entry("created", path))
 
     def unlink(self, path: str) -> None:
         """Remove ``path``: moved aside until its directory is synced."""
         with self.lock:
             aside = self._set_aside(path)
-            self._journal.append(_Entry("removed", path, (_parent(path),), aside=aside))
+            self._journal.append(_Entry("removed", path, aside=aside))
 
     def rmdir(self, path: str) -> None:
         """Remove the empty directory ``path`` (kept aside like a file)."""
@@ -188,19 +189,17 @@ class Disk:
     def rename(self, old: str, new: str) -> None:
         """Rename ``old`` to ``new``; a file it replaces is moved aside."""
         with self.lock:
-            dirs = tuple(dict.fromkeys((_parent(old), _parent(new))))
             aside = self._set_aside(new) if os.path.lexists(self.real(new)) else ""
             os.rename(self.real(old), self.real(new))
-            self._journal.append(_Entry("renamed", new, dirs, old=old, aside=aside))
+            self._journal.append(_Entry("renamed", new, old=old, aside=aside))
 
-    def fsync_dir(self, path: str) -> None:
-        """fsync of the directory ``path``: its changes, and all before them, are durable."""
+    def fsync_dir(self) -> None:
+        """fsync of a directory (or of a file): every entry change so far is durable."""
         with self.lock:
-            last = max((i for i, e in enumerate(self._journal) if path in e.dirs), default=-1)
-            durable, self._journal = self._journal[: last + 1], self._journal[last + 1 :]
-            for entry in durable:
+            for entry in self._journal:
                 if entry.aside:
                     _remove(entry.aside)
+            self._journal.clear()
 
     def _set_aside(self, path: str) -> str:
         self._serial += 1
@@ -251,14 +250,7 @@ class Disk:
             for data in self._data.values():
                 os.close(data.fd)
             self._data.clear()
-            for entry in self._journal:
-                if entry.aside:
-                    _remove(entry.aside)
-            self._journal.clear()
-
-
-def _parent(path: str) -> str:
-    return os.path.dirname(path.rstrip("/")) or "/"
+            self.fsync_dir()
 
 
 def _size(real: str) -> int:

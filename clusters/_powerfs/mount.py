@@ -7,8 +7,14 @@ off (``direct_io``, no attribute or entry caching), so what the server reads is 
 answer is the JSON object of the bytes discarded per file), ``sync`` (everything so far
 taken as on disk) and ``pending`` (what a cut would discard now). ``ctl SOCKET COMMAND``
 asks it and prints the answer. Thin on purpose: each callback is one call of the ``Disk``
-or of ``os``; the bookkeeping is tested without FUSE. It needs Debian's ``python3-fuse``
-(fuse-python, libfuse 2) and, in a container, /dev/fuse and CAP_SYS_ADMIN.
+or of ``os``; the bookkeeping is tested without FUSE.
+
+No ``fsyncdir``: fuse-python (1.0.5 and 1.0.9, Debian's) crashes with a segmentation fault
+when it is defined and called. Without it the kernel answers a directory's fsync itself
+(ENOSYS from the layer, remembered, then success), and the entry changes before it become
+durable with the next fsync of a file, as a journal's commit would make them. It needs
+Debian's ``python3-fuse`` (fuse-python, libfuse 2) and, in a container, /dev/fuse and
+CAP_SYS_ADMIN.
 """
 
 from __future__ import annotations
@@ -51,13 +57,7 @@ def make_fs(disk: Disk, mountpoint: str) -> Any:
         def readlink(self, path: str) -> str:
             return os.readlink(disk.real(path))
 
-        def opendir(self, path: str) -> _Handle:
-            return _Handle(-1)  # fuse-python's fsyncdir needs an open directory's handle
-
-        def releasedir(self, path: str, fh: _Handle) -> None:
-            return None
-
-        def readdir(self, path: str, offset: int, *fh: _Handle) -> Any:
+        def readdir(self, path: str, offset: int) -> Any:
             for name in (".", "..", *os.listdir(disk.real(path))):
                 yield fuse.Direntry(name)
 
@@ -125,14 +125,13 @@ def make_fs(disk: Disk, mountpoint: str) -> Any:
         def fsync(self, path: str, datasync: int, fh: _Handle) -> None:
             disk.fsync(fh.fd)
 
-        def fsyncdir(self, path: str, datasync: int, fh: _Handle) -> None:
-            disk.fsync_dir(path)
-
         def release(self, path: str, flags: int, fh: _Handle) -> None:
             os.close(fh.fd)
 
-    fs = PowerFs(dash_s_do="setsingle")
-    fs.parse(["-f", "-s", "-o", ",".join(FUSE_OPTIONS), mountpoint], errex=1)
+    # Multithreaded: fuse-python's single-threaded loop holds the GIL, which would starve
+    # the control socket's thread; the Disk's lock orders the callbacks that change it.
+    fs = PowerFs()
+    fs.parse(["-f", "-o", ",".join(FUSE_OPTIONS), mountpoint], errex=1)
     return fs
 
 

@@ -31,7 +31,6 @@ def test_synced_data_survives_and_unsynced_data_does_not(disk: Disk) -> None:
     fd = _create(disk, "/aof")
     disk.write(fd, "/aof", b"SET a 1\n", 0)
     disk.fsync(fd)
-    disk.fsync_dir("/")
     disk.write(fd, "/aof", b"SET b 2\n", 8)
     assert _read(disk, "/aof") == b"SET a 1\nSET b 2\n"  # the server reads its own writes
 
@@ -44,7 +43,6 @@ def test_an_overwrite_and_a_truncation_of_synced_bytes_are_undone(disk: Disk) ->
     fd = _create(disk, "/f")
     disk.write(fd, "/f", b"0123456789", 0)
     disk.fsync(fd)
-    disk.fsync_dir("/")
     disk.write(fd, "/f", b"ab", 2)
     disk.truncate(fd, "/f", 5)
     disk.write(fd, "/f", b"XYZ", 3)
@@ -55,23 +53,27 @@ def test_an_overwrite_and_a_truncation_of_synced_bytes_are_undone(disk: Disk) ->
     os.close(fd)
 
 
-def test_a_synced_file_whose_directory_was_not_synced_is_lost_whole(disk: Disk) -> None:
+def test_a_file_never_fsynced_is_lost_whole_and_its_fsync_keeps_its_entry(disk: Disk) -> None:
     fd = _create(disk, "/new")
-    disk.write(fd, "/new", b"durable data", 0)
-    disk.fsync(fd)
+    disk.write(fd, "/new", b"unsynced", 0)
     os.close(fd)
-
-    assert disk.cut() == {"/new": 12}
+    assert disk.cut() == {"/new": 8}
     assert not os.path.exists(disk.real("/new"))
 
+    fd = _create(disk, "/new")
+    disk.write(fd, "/new", b"durable", 0)
+    disk.fsync(fd)
+    os.close(fd)
+    assert disk.cut() == {}
+    assert _read(disk, "/new") == b"durable"
 
-def test_a_rename_over_a_file_is_undone_unless_its_directory_was_synced(disk: Disk) -> None:
+
+def test_a_rename_over_a_file_is_undone_unless_an_fsync_followed(disk: Disk) -> None:
     for name, text in (("/manifest", b"old"), ("/manifest.tmp", b"new")):
         fd = _create(disk, name)
         disk.write(fd, name, text, 0)
         disk.fsync(fd)
         os.close(fd)
-    disk.fsync_dir("/")
     disk.rename("/manifest.tmp", "/manifest")
     assert _read(disk, "/manifest") == b"new"
 
@@ -80,21 +82,24 @@ def test_a_rename_over_a_file_is_undone_unless_its_directory_was_synced(disk: Di
     assert _read(disk, "/manifest.tmp") == b"new"
 
     disk.rename("/manifest.tmp", "/manifest")
-    disk.fsync_dir("/")
+    disk.fsync_dir()
     assert disk.cut() == {}
     assert _read(disk, "/manifest") == b"new"
     assert os.listdir(disk.aside) == []
 
 
-def test_an_unlink_comes_back_and_a_directory_fsync_commits_what_came_before(
+def test_an_unlink_comes_back_and_any_fsync_commits_every_entry_before_it(
     disk: Disk,
 ) -> None:
     disk.mkdir("/sub", 0o755)
     fd = _create(disk, "/sub/f")
     disk.write(fd, "/sub/f", b"x", 0)
+    other = _create(disk, "/other")
+    disk.fsync(other)  # commits the mkdir and the creation of /sub/f too, as a journal does
+    os.close(other)
+    assert disk.pending() == {"/sub/f": 1}
     disk.fsync(fd)
     os.close(fd)
-    disk.fsync_dir("/sub")  # also commits the earlier mkdir in "/", as a journal does
     disk.unlink("/sub/f")
     assert not os.path.exists(disk.real("/sub/f"))
 
@@ -133,7 +138,7 @@ def test_a_cut_gives_back_the_content_of_the_last_fsync(
     (root / "fs").mkdir()
     disk = Disk(root / "fs", root / "aside")
     fd = _create(disk, "/f")
-    disk.fsync_dir("/")
+    disk.fsync(fd)
     durable = b""
     for step, at, data in steps:
         if step == "write":
