@@ -48,7 +48,7 @@ def files() -> dict[str, tuple[str, int]]:
 
 
 def _python(*args: str) -> str:
-    return f"PYTHONPATH={HOME} python3 -m clusters._powerfs.mount " + shlex.join(args)
+    return f"env PYTHONPATH={HOME} python3 -m clusters._powerfs.mount " + shlex.join(args)
 
 
 def mount_script(data_dir: str) -> str:
