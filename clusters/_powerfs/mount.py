@@ -1,13 +1,13 @@
 """The FUSE glue of the power-loss layer, and its control: run inside a node.
 
 ``serve BACKING MOUNT SOCKET`` mounts ``BACKING`` at ``MOUNT`` through a ``Disk``
-(``clusters._powerfs.disk``: every change undoable until fsynced) with the kernel's caches
-off (``direct_io``, no attribute or entry caching), so what the server reads is what the
-``Disk`` holds, and answers on the Unix socket ``SOCKET``: ``cut`` (the power cut; the
-answer is the JSON object of the bytes discarded per file), ``sync`` (everything so far
-taken as on disk) and ``pending`` (what a cut would discard now). ``ctl SOCKET COMMAND``
-asks it and prints the answer. Thin on purpose: each callback is one call of the ``Disk``
-or of ``os``; the bookkeeping is tested without FUSE.
+(``clusters._powerfs.disk``: every change undoable until fsynced) with the kernel's
+attribute and entry caches off, so what the server reads is what the ``Disk`` holds, and
+answers on the Unix socket ``SOCKET``: ``cut`` (the power cut; the answer is the JSON
+object of the bytes discarded per file), ``sync`` (everything so far taken as on disk) and
+``pending`` (what a cut would discard now). ``ctl SOCKET COMMAND`` asks it and prints the
+answer. Thin on purpose: each callback is one call of the ``Disk`` or of ``os``; the
+bookkeeping is tested without FUSE.
 
 No ``fsyncdir``: fuse-python (1.0.5 and 1.0.9, Debian's) crashes with a segmentation fault
 when it is defined and called. Without it the kernel answers a directory's fsync itself
@@ -32,7 +32,10 @@ from typing import Any
 from clusters._powerfs.disk import Disk
 
 COMMANDS = ("cut", "sync", "pending")
-FUSE_OPTIONS = ("direct_io", "attr_timeout=0", "entry_timeout=0", "negative_timeout=0")
+FUSE_OPTIONS = ("attr_timeout=0", "entry_timeout=0", "negative_timeout=0")
+"""No attribute or entry caching. No direct_io, which would refuse mmap (etcd's bbolt maps
+its file): the kernel's page cache of a file is dropped when it is opened again (no
+keep_cache), and a server restarted after a cut opens every file anew."""
 
 
 class _Handle:
