@@ -119,6 +119,9 @@ class ServiceRule:
     when: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     explains: str | None = None
     expiry_ttls: float | None = None
+    lost_within_s: float | None = None
+    """For a rule of what a power cut may take: the longest a write acknowledged before the
+    cut may be lost, in seconds (0: the setting promises none is; ``checkers.durability``)."""
 
     def applies(self, opts: RunOptions) -> bool:
         """Whether the rule is about a run with these options."""
@@ -138,6 +141,7 @@ class ServiceRule:
             "source": self.source,
             "explains": self.explains,
             "expiry_ttls": self.expiry_ttls,
+            "lost_within_s": self.lost_within_s,
         }
 
 

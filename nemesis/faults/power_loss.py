@@ -5,7 +5,7 @@ survives it, fsynced or not."""
 
 from __future__ import annotations
 
-from checkers.windows import CRASHES, POWER_LOSS
+from checkers.windows import CRASHES, LOSES_UNSYNCED, POWER_LOSS
 from core.abilities import Ability
 from nemesis.node_faults import NodePowerLoss
 from nemesis.nodes import AT_NODES
@@ -18,7 +18,7 @@ FAULT = FaultSpec(
     build=simple(NodePowerLoss),
     describe="node {nodes} lost power {when}: killed, what it had not fsynced discarded "
     "(restarted at the stop)",
-    effects=frozenset({CRASHES}),
+    effects=frozenset({CRASHES, LOSES_UNSYNCED}),
     needs=frozenset({Ability.POWER_LOSS}),
     aim=AT_NODES,
 )
