@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from checkers.expiry import recorded_rule
+
 
 @dataclass(frozen=True, slots=True)
 class DurabilityRule:
@@ -44,16 +46,14 @@ class DurabilityRule:
 def durability_rule(test: Mapping[str, Any]) -> DurabilityRule | None:
     """The durability rule a run recorded (test.json's ``service_rules``: the entry with
     ``lost_within_s``), else None."""
-    options = test.get("options")
-    target = options.get("target") if isinstance(options, Mapping) else None
-    for r in test.get("service_rules") or ():
-        within = r.get("lost_within_s") if isinstance(r, Mapping) else None
-        if isinstance(within, int | float) and not isinstance(within, bool) and within >= 0:
-            return DurabilityRule(
-                float(within),
-                target if isinstance(target, str) else "the service",
-                str(r.get("setting") or "?"),
-                str(r.get("value") or "?"),
-                str(r.get("source") or ""),
-            )
-    return None
+    found = recorded_rule(test, "lost_within_s", 0)
+    if found is None:
+        return None
+    target, r, within = found
+    return DurabilityRule(
+        within,
+        target,
+        str(r.get("setting") or "?"),
+        str(r.get("value") or "?"),
+        str(r.get("source") or ""),
+    )

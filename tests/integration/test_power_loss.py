@@ -16,41 +16,17 @@ import pytest
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
+RUN = (
+    "--target redis --workload lock --persistence aof-everysec --nemesis power-loss "
+    "--nemesis-interval 1 --time-limit 10 --recovery-time 1 --lease-ttl 10 --keepalive 5 "
+    "--work-time 4 --op-timeout 8 --seed 1"
+)
+"""Down 1 s in every 2 while holders work 4 s: the nightly run's shape, shorter."""
+
 
 def test_every_power_cut_is_in_the_history_with_the_bytes_it_discarded(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "harness.cli",
-            "run",
-            "--target",
-            "redis",
-            "--workload",
-            "lock",
-            "--persistence",
-            "aof-everysec",
-            "--nemesis",
-            "power-loss",
-            "--nemesis-interval",
-            "1",
-            "--time-limit",
-            "10",
-            "--recovery-time",
-            "1",
-            "--lease-ttl",
-            "10",
-            "--keepalive",
-            "5",
-            "--work-time",
-            "4",
-            "--op-timeout",
-            "8",
-            "--seed",
-            "1",
-            "-o",
-            str(tmp_path),
-        ],
+        [sys.executable, "-m", "harness.cli", "run", *RUN.split(), "-o", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=150,

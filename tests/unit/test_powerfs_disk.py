@@ -23,14 +23,20 @@ def _create(disk: Disk, path: str) -> int:
     return disk.create(path, os.O_CREAT | os.O_RDWR, 0o644)
 
 
+def _synced(disk: Disk, path: str, data: bytes) -> int:
+    """A new file ``path`` holding ``data``, fsynced; its open descriptor."""
+    fd = _create(disk, path)
+    disk.write(fd, path, data, 0)
+    disk.fsync(fd)
+    return fd
+
+
 def _read(disk: Disk, path: str) -> bytes:
     return Path(disk.real(path)).read_bytes()
 
 
 def test_synced_data_survives_and_unsynced_data_does_not(disk: Disk) -> None:
-    fd = _create(disk, "/aof")
-    disk.write(fd, "/aof", b"SET a 1\n", 0)
-    disk.fsync(fd)
+    fd = _synced(disk, "/aof", b"SET a 1\n")
     disk.write(fd, "/aof", b"SET b 2\n", 8)
     assert _read(disk, "/aof") == b"SET a 1\nSET b 2\n"  # the server reads its own writes
 
@@ -40,9 +46,7 @@ def test_synced_data_survives_and_unsynced_data_does_not(disk: Disk) -> None:
 
 
 def test_an_overwrite_and_a_truncation_of_synced_bytes_are_undone(disk: Disk) -> None:
-    fd = _create(disk, "/f")
-    disk.write(fd, "/f", b"0123456789", 0)
-    disk.fsync(fd)
+    fd = _synced(disk, "/f", b"0123456789")
     disk.write(fd, "/f", b"ab", 2)
     disk.truncate(fd, "/f", 5)
     disk.write(fd, "/f", b"XYZ", 3)
@@ -60,20 +64,14 @@ def test_a_file_never_fsynced_is_lost_whole_and_its_fsync_keeps_its_entry(disk: 
     assert disk.cut() == {"/new": 8}
     assert not os.path.exists(disk.real("/new"))
 
-    fd = _create(disk, "/new")
-    disk.write(fd, "/new", b"durable", 0)
-    disk.fsync(fd)
-    os.close(fd)
+    os.close(_synced(disk, "/new", b"durable"))
     assert disk.cut() == {}
     assert _read(disk, "/new") == b"durable"
 
 
 def test_a_rename_over_a_file_is_undone_unless_an_fsync_followed(disk: Disk) -> None:
     for name, text in (("/manifest", b"old"), ("/manifest.tmp", b"new")):
-        fd = _create(disk, name)
-        disk.write(fd, name, text, 0)
-        disk.fsync(fd)
-        os.close(fd)
+        os.close(_synced(disk, name, text))
     disk.rename("/manifest.tmp", "/manifest")
     assert _read(disk, "/manifest") == b"new"
 
