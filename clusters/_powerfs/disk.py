@@ -38,7 +38,8 @@ class _Data:
     and how many bytes were written since."""
 
     fd: int
-    """The layer's own descriptor of the file (a dup), valid whatever renames it."""
+    """The layer's own descriptor of the file, read-write (the server's may be write-only:
+    etcd's WAL is), valid whatever renames or unlinks it."""
     name: str
     durable_size: int
     saved: Ranges = field(default_factory=list)
@@ -111,7 +112,8 @@ class Disk:
         ino = os.fstat(fd).st_ino
         data = self._data.get(ino)
         if data is None:
-            data = _Data(os.dup(fd), path, os.fstat(fd).st_size)
+            own = os.open(f"/proc/self/fd/{fd}", os.O_RDWR)  # a new description of the file
+            data = _Data(own, path, os.fstat(fd).st_size)
             self._data[ino] = data
         data.name = path
         return data

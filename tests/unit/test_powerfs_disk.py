@@ -57,6 +57,16 @@ def test_an_overwrite_and_a_truncation_of_synced_bytes_are_undone(disk: Disk) ->
     os.close(fd)
 
 
+def test_an_overwrite_through_a_write_only_descriptor_is_undone(disk: Disk) -> None:
+    """etcd writes its preallocated WAL through a write-only descriptor."""
+    os.close(_synced(disk, "/wal", b"\0" * 16))
+    fd = os.open(disk.real("/wal"), os.O_WRONLY)
+    disk.write(fd, "/wal", b"entry", 0)
+    os.close(fd)
+    assert disk.cut() == {"/wal": 5}
+    assert _read(disk, "/wal") == b"\0" * 16
+
+
 def test_a_file_never_fsynced_is_lost_whole_and_its_fsync_keeps_its_entry(disk: Disk) -> None:
     fd = _create(disk, "/new")
     disk.write(fd, "/new", b"unsynced", 0)
