@@ -126,10 +126,13 @@ class NodeKill(_NodeFault):
         return {n: not self._running(n) for n in nodes}
 
     def _undo(self, nodes: list[str]) -> dict[str, bool]:
+        """Restart every node, then wait for each: a node of a quorum service is healthy
+        only once enough of the others are back (etcd's /health needs a leader)."""
         proof = {}
         wait = getattr(self.cluster, "wait_healthy", None)
         for n in nodes:
             self.killable.restart(n)
+        for n in nodes:
             try:
                 if wait is not None:
                     wait(n, self.restart_timeout)

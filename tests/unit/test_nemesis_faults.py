@@ -190,6 +190,21 @@ def test_kill_then_restart_with_proof() -> None:
     )
 
 
+def test_killing_every_node_restarts_them_all_before_waiting_for_a_quorum() -> None:
+    """A node of a quorum service is healthy only once a majority runs again."""
+    c = FakeCluster()
+
+    def quorum(node: str, timeout: float) -> None:
+        if len(c.killed) > 1:
+            raise ClusterError(f"{node} has no leader")
+
+    c.wait_healthy = quorum  # type: ignore[method-assign]
+    k = NodeKill(c, "all")  # type: ignore[arg-type]
+    assert k.invoke(Invocation("start-kill")).type == "ok" and len(c.killed) == 3
+    back = k.invoke(Invocation("stop-kill"))
+    assert back.type == "ok" and back.value["proof"] == {"n1": True, "n2": True, "n3": True}
+
+
 def test_a_power_cut_says_what_it_discarded_per_node_and_file_and_restarts() -> None:
     c = FakeCluster()
     cut = NodePowerLoss(c, "leader")  # type: ignore[arg-type]
