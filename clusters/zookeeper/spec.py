@@ -14,6 +14,9 @@ from clusters.spec import LeaseTtl, ServiceRule, TargetSpec
 MIN_SESSION_MS = 1000
 MAX_SESSION_MS = 60000
 READ_MODES = ("plain", "sync")
+PERSISTENCE = ("force-sync", "no-force-sync")
+"""ZooKeeper's transaction log fsynced before a write is acknowledged (``forceSync``, its
+default), or not (``forceSync=no``)."""
 CLIENTS = "clusters.zookeeper.clients"
 
 CONSISTENCY_DOC = "https://zookeeper.apache.org/doc/r3.9.3/zookeeperInternals.html#sc_consistency"
@@ -71,4 +74,5 @@ SPEC = TargetSpec(
     lease_ttl=LeaseTtl(MIN_SESSION_MS / 1000, MAX_SESSION_MS / 1000),
     linearizable_locks=True,
     rules=RULES,
+    persistence=PERSISTENCE,
 )
