@@ -56,6 +56,8 @@ WORDS: Final[dict[str, str]] = {
     NODE_PAUSE: "node {nodes} paused {when}",
     PARTITION: "a network partition involving {nodes} {when}",
     KILL: "node {nodes} killed {when} (restarted at the stop)",
+    POWER_LOSS: "node {nodes} lost power {when}: killed, what it had not fsynced discarded "
+    "(restarted at the stop)",
     CLOCK: "clock of {jumps} {when}",
 }
 """The words of the faults' windows for runs that did not record them (see above)."""
@@ -82,6 +84,7 @@ KIND_EFFECTS: Final[dict[str, frozenset[str]]] = {
     NODE_PAUSE: frozenset({CUTS_OFF}),
     PARTITION: frozenset({CUTS_OFF}),
     KILL: frozenset({CRASHES}),
+    POWER_LOSS: frozenset({CRASHES, LOSES_UNSYNCED}),
     CLOCK: frozenset({MOVES_CLOCK}),
 }
 """The effects of the faults' windows for runs that did not record them."""

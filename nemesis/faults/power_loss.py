@@ -5,7 +5,7 @@ survives it, fsynced or not."""
 
 from __future__ import annotations
 
-from checkers.windows import CRASHES, LOSES_UNSYNCED, POWER_LOSS
+from checkers.windows import KIND_EFFECTS, POWER_LOSS, WORDS
 from core.abilities import Ability
 from nemesis.node_faults import NodePowerLoss
 from nemesis.nodes import AT_NODES
@@ -16,9 +16,8 @@ FAULT = FaultSpec(
     help="cut nodes' power: kill -9 and discard what the server had not fsynced; "
     "restart at the stop",
     build=simple(NodePowerLoss),
-    describe="node {nodes} lost power {when}: killed, what it had not fsynced discarded "
-    "(restarted at the stop)",
-    effects=frozenset({CRASHES, LOSES_UNSYNCED}),
+    describe=WORDS[POWER_LOSS],
+    effects=KIND_EFFECTS[POWER_LOSS],
     needs=frozenset({Ability.POWER_LOSS}),
     aim=AT_NODES,
 )
