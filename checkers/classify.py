@@ -425,8 +425,10 @@ def _crash(
 def _power_cut(w: FaultWindow, earlier: Holding, rule: DurabilityRule) -> Classification | None:
     """A grant lost to the power cut ``w``, by the run's durability ``rule``: acknowledged
     within the time the rule says may be lost, on a node the cut discarded bytes of (else
-    None: the rule does not explain it, and it stays a crash)."""
-    before = (w.since - earlier.taken) / NS
+    None: the rule does not explain it, and it stays a crash). The cut is timed at the
+    start's answer, by which it had discarded: a grant between its invocation and the kill
+    was acknowledged before the cut, and the time before it is an upper bound."""
+    before = (w.start - earlier.taken) / NS
     if before < 0 or sum(b for _, b in w.discarded) <= 0:
         return None
     where = listing(f"{b} bytes on {n}" for n, b in w.discarded if b > 0)

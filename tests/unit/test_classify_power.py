@@ -40,9 +40,19 @@ def takeover(ws: list[FaultWindow], rule: DurabilityRule | None) -> Any:
 def test_a_grant_acknowledged_just_before_an_everysec_cut_is_lost_as_documented() -> None:
     c = takeover(cut(0.6, {"n1": {"/appendonlydir/appendonly.aof.1.incr.aof": 115}}), EVERYSEC)
     assert c.cause == UNSYNCED and c.expected
-    assert "acknowledged 0.500 s before the power cut" in c.evidence
+    assert "acknowledged 0.501 s before the power cut" in c.evidence
     assert "not fsynced under redis's appendfsync everysec" in c.evidence
     assert "115 bytes on n1" in c.evidence and "lost, as documented" in c.evidence
+
+
+def test_a_grant_between_the_cuts_invocation_and_its_answer_was_lost_by_it() -> None:
+    """The nemesis invokes the cut, kills, then discards: a grant in between is lost."""
+    value = {"nodes": ["n1"], "discarded": {"n1": {"aof": 115}}, "proof": {"n1": True}}
+    late = [(0.05, "nemesis", "invoke", "start-power-loss", None)]
+    late += [(0.5, "nemesis", "ok", "start-power-loss", value)]
+    ws = fault_windows(history(late), FACTS)
+    c = takeover(ws, EVERYSEC)
+    assert c.cause == UNSYNCED and "acknowledged 0.400 s before the power cut" in c.evidence
 
 
 def test_the_same_loss_under_a_setting_that_promised_durability_is_the_services() -> None:
