@@ -35,6 +35,7 @@ from checkers.holdings import (
     ServiceGrant,
     Terms,
     attach_grants,
+    declared,
     holdings,
     service_grants,
 )
@@ -168,7 +169,7 @@ def lower_accepted(writes: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 def check_record(record: RunRecord) -> CheckResult:
     """Judge both fencing rules over a lock run; whether the resource was told to enforce
     tokens is the run's recorded ``fencing`` option (None: not recorded, taken as on)."""
-    history, terms = record.history, LOCK
+    history, terms = record.history, declared(record.test, LOCK)
     enforced = record.options.get("fencing")
     windows = record_windows(record)
     service = list(record.service_events)

@@ -439,7 +439,7 @@ def run_suite(
         started = time.monotonic()
         o = Outcome(r, started=datetime.now(UTC))
         try:
-            res = run_test(replace(r.options, out_dir=str(base)), term)
+            res = run_test(check_run(replace(r.options, out_dir=str(base))), term)
             o.run_dir = str(res.run_dir)
             results = read_json(res.run_dir / "results.json")
             o.valid = results.get("valid")
