@@ -40,6 +40,7 @@ from core.store import (
     write_json,
 )
 from harness import analysis
+from harness.load import Load
 from harness.logs import log_to
 from harness.plan import build_plan, warnings_at_start
 from harness.progress import Progress
@@ -317,7 +318,7 @@ def _drive(
 
         resource = _start_resource(opts, run_dir, clock, stack)
         plan = build_plan(opts, target, cluster, seed_of(opts), resource)
-        writer = HistoryWriter(run_dir / HISTORY_FILE)
+        writer = HistoryWriter(run_dir / HISTORY_FILE, batched=True)
         stack.callback(writer.close)
         runner = Runner(
             generator=plan.client_gen,  # the schedule comes with begin(), below
@@ -325,6 +326,7 @@ def _drive(
             concurrency=opts.concurrency,
             clock=clock,
             record=writer.write,
+            flush=writer.flush,
             op_timeout=opts.op_timeout,
             events_path=run_dir / EVENTS_FILE,
             holder=get_workload(opts.workload).holder,
@@ -348,9 +350,28 @@ def _drive(
         )
         runner.begin(schedule, nemesis)
         total = opts.time_limit + opts.recovery_time
-        with Progress(term.err, runner.stats, clock.seconds, total, opts.test_name()):
-            runner.run()
+        try:
+            with Progress(term.err, runner.stats, clock.seconds, total, opts.test_name()):
+                runner.run()
+        finally:  # an interrupted run's load too: what it drove before it stopped
+            _record_load(runner.load(opts.rate), test, term)
         log.info("the schedule ended at %.1f s; tearing down", clock.seconds())
+
+
+def _record_load(load: Load | None, test: dict[str, Any], term: Terminal) -> None:
+    """The load the run achieved and the harness's CPU for it, in test.json (``load``,
+    written with the run's end) and on the console; a rate far below the asked one is a
+    warning there and in test.json's ``warnings``."""
+    if load is None:
+        return
+    test["load"] = load.to_dict()
+    log.info("%s", load.line())
+    term.err.print(load.line(), markup=False, highlight=False)
+    warning = load.warning()
+    if warning is not None:
+        test.setdefault("warnings", []).append(warning)
+        term.err.print(f"warning: {warning}", markup=False, highlight=False)
+        log.warning("%s", warning)
 
 
 def _utc_now() -> str:

@@ -71,6 +71,12 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     number_option(g, "--rate", "operations per second, all clients (default: as fast as they go)")
     number_option(
         g,
+        "--min-rate",
+        "the load floor: a run whose clients completed fewer operations per second is "
+        "unknown, not valid (default: none)",
+    )
+    number_option(
+        g,
         "--time-limit",
         "seconds of operations before the final heal (default: %(default)s, or longer "
         "for the pause or interval given)",
