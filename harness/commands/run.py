@@ -261,8 +261,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="MODE",
         choices=tuple(dict.fromkeys(p for t in TARGETS.values() for p in t.persistence)),
-        help=" and ".join(name for name, t in TARGETS.items() if t.persistence)
-        + " only (default: none, no persistence)",
+        help="how the target keeps its data (default: its first); "
+        + "; ".join(
+            f"{name}: {', '.join(t.persistence)}" for name, t in TARGETS.items() if t.persistence
+        ),
     )
     describe(
         t.add_argument(
