@@ -168,7 +168,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 @pytest.mark.root
 def test_a_full_disk_is_one_line_exit_255_and_a_checkable_history(small_disk: Path) -> None:
     """A run whose output directory filled up: exit 255, 104 lines, three tracebacks and
-    test.json left "running"."""
+    test.json left "running" (before; now four lines, the last saying what happened)."""
     r = subprocess.run(
         [HARNESS, "run", *QUICK[:-4], "--time-limit", "120", "-o", str(small_disk)],
         capture_output=True,
@@ -178,7 +178,8 @@ def test_a_full_disk_is_one_line_exit_255_and_a_checkable_history(small_disk: Pa
     assert r.returncode == 255, r.stderr
     assert r.stdout == ""  # no verdict: nothing was checked
     said = [line for line in r.stderr.splitlines() if not line.startswith("[")]  # progress
-    assert len(said) == 3, r.stderr  # the start, "starting sim ...", the crash
+    # the start, "starting sim ...", the load the run reached before the disk filled, the crash
+    assert len(said) == 4 and said[2].startswith("load: "), r.stderr
     assert said[-1].startswith("harness: crashed: the run stopped at ")
     assert "No space left on device" in said[-1] and "harness check" in said[-1]
     run_dir = (small_disk / "latest").resolve()
