@@ -35,6 +35,7 @@ FIELDS: Final[dict[str, tuple[type, ...]]] = {
     "workload_start_ns": (int,),
     "replay_of": (str,),
     "replay": (dict,),
+    "repeat": (dict,),
     "interrupted": (dict,),
     "crashed": (dict, str),
 }

@@ -131,9 +131,15 @@ def _log_to(run_dir: Path) -> logging.Handler:
     return log_to(run_dir / LOG_FILE)
 
 
-def run_test(opts: RunOptions, term: Terminal, recording: Recording | None = None) -> RunOutcome:
+def run_test(
+    opts: RunOptions,
+    term: Terminal,
+    recording: Recording | None = None,
+    repeat: dict[str, Any] | None = None,
+) -> RunOutcome:
     """Run a test end to end and print its verdict; never leaves a fault behind. With a
-    ``recording`` (``harness run --replay``), its invocations and faults are the schedule."""
+    ``recording`` (``harness run --replay``), its invocations and faults are the schedule;
+    ``repeat``: which run of a repeat this is (``harness.repeat``), for test.json."""
     opts = decide(opts)  # done already by check_run, unless the caller built ``opts`` itself
     seed = opts.seed if opts.seed is not None else random.randrange(2**31)
     target = resolve(opts.target)  # fails fast on an unknown target
@@ -144,7 +150,7 @@ def run_test(opts: RunOptions, term: Terminal, recording: Recording | None = Non
     try:
         reserve = Reserve(run_dir)
         try:
-            return _run_in(run_dir, opts, target, term, recording)
+            return _run_in(run_dir, opts, target, term, recording, repeat)
         finally:
             reserve.release()
     finally:
@@ -158,6 +164,7 @@ def _run_in(
     target: TargetSpec,
     term: Terminal,
     recording: Recording | None,
+    repeat: dict[str, Any] | None = None,
 ) -> RunOutcome:
     """The run in ``run_dir`` (its log open, its reserve of disk space set aside), then
     its check: the body of ``run_test``."""
@@ -188,6 +195,8 @@ def _run_in(
     test["command"] = rerun_command(opts, replay_of)
     if replay_of is not None:
         test["replay_of"] = replay_of
+    if repeat is not None:
+        test["repeat"] = repeat
     write_json(run_dir / TEST_FILE, test)
     HistoryWriter(run_dir / HISTORY_FILE).close()  # a run stopped before its first op has one
     term.err.print(f"[bold]{opts.test_name()}[/] seed {opts.seed} -> {run_dir}")

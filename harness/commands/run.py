@@ -14,6 +14,7 @@ from harness.commands.args import (
     checked,
     describe,
     faults,
+    number,
     number_option,
     on_off,
     path,
@@ -448,12 +449,62 @@ def options_from(args: argparse.Namespace) -> RunOptions:
 
 def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
     from harness.orchestrate import run_test
+    from harness.repeat import repeat_command
 
+    _repeat_flags_need_repeat(args)
     if args.replay is not None:
         return _replay(args, term)
     opts = options_from(args)
     writable_dir(opts.out_dir)
+    if args.repeat is not None:
+        return repeat_command(opts, term, args.repeat, args.pass_rule, args.repeat_seed)
     return answered(run_test(opts, term), term)
+
+
+def _repeat_flags_need_repeat(args: argparse.Namespace) -> None:
+    """``--pass-rule`` and ``--repeat-seed`` shape a repeat: without one they do nothing."""
+    for flag, value in (("--pass-rule", args.pass_rule), ("--repeat-seed", args.repeat_seed)):
+        if value is not None and args.repeat is None:
+            raise UsageError(
+                f"{flag} shapes the runs of --repeat N: give --repeat, or leave it out"
+            )
+
+
+def add_repeat_options(g: argparse._ArgumentGroup) -> None:
+    """``--repeat N`` and what shapes it (``harness.repeat``): not run options, but how
+    many runs of them, with which seeds, and the rule that decides the exit code."""
+    from harness.repeat import PASS_RULES, REPEATS, SEED_MODES
+
+    describe(
+        g.add_argument(
+            "--repeat",
+            type=number(REPEATS),
+            default=None,
+            metavar="N",
+            help="run the scenario N times, seeds --seed, --seed+1, ... (each run in its own "
+            "directory beside repeat.json), and report k/N invalid, the seeds and the first "
+            "failing run; with --replay, how often the recording's anomaly comes back "
+            "(default: once)",
+        ),
+        common=True,
+    )
+    describe(
+        g.add_argument(
+            "--pass-rule",
+            default=None,
+            choices=tuple(PASS_RULES),
+            help="with --repeat, the exit code: the scenario passes when all, most (more than "
+            "half) or any of the runs were valid (default: all)",
+        ),
+        offers=lambda: tuple(PASS_RULES),
+    )
+    g.add_argument(
+        "--repeat-seed",
+        default=None,
+        choices=SEED_MODES,
+        help="with --repeat, next: seed, seed+1, ...; same: the one seed every time "
+        "(default: next, and same with --replay)",
+    )
 
 
 def answered(outcome: RunOutcome, term: Terminal) -> int:
@@ -492,10 +543,18 @@ def _replay(args: argparse.Namespace, term: Terminal) -> int:
     opts = check_run(replay_options(recorded, args.target, out_dir))[0]
     recording = recorded.on(opts.target)
     writable_dir(opts.out_dir)
+    if args.repeat is not None:  # refused before anything is said when nothing is to reproduce
+        from harness.repeat import recorded_kinds
+
+        recorded_kinds(recording.run_dir)
     term.err.print(
         f"replaying {recording.run_dir}: {len(recording.clients)} client invocations, "
         f"{len(recording.faults)} fault ops, on {opts.target}"
     )
+    if args.repeat is not None:
+        from harness.repeat import repeat_command
+
+        return repeat_command(opts, term, args.repeat, args.pass_rule, args.repeat_seed, recording)
     return answered(run_test(opts, term, recording), term)
 
 
@@ -526,6 +585,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     if isinstance(r, Parser):
         r.help_writer = brief_help
     add_run_options(r)
+    add_repeat_options(topics(r)["run"])
     describe(
         topics(r)["run"].add_argument(
             "--json",
