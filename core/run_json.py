@@ -36,6 +36,7 @@ FIELDS: Final[dict[str, tuple[type, ...]]] = {
     "replay_of": (str,),
     "replay": (dict,),
     "repeat": (dict,),
+    "live_anomaly": (dict,),
     "interrupted": (dict,),
     "crashed": (dict, str),
 }

@@ -39,7 +39,7 @@ from core.store import (
     new_run_dir,
     write_json,
 )
-from harness import analysis
+from harness import analysis, live_check
 from harness.logs import log_to
 from harness.plan import build_plan, warnings_at_start
 from harness.progress import Progress
@@ -316,12 +316,13 @@ def _drive(
         plan = build_plan(opts, target, cluster, seed_of(opts), resource)
         writer = HistoryWriter(run_dir / HISTORY_FILE)
         stack.callback(writer.close)
+        live = live_check.for_run(opts, clock, term.err)  # None: checked at the end only
         runner = Runner(
             generator=plan.client_gen,  # the schedule comes with begin(), below
             client_factory=plan.client,
             concurrency=opts.concurrency,
             clock=clock,
-            record=writer.write,
+            record=writer.write if live is None else live.tee(writer.write),
             op_timeout=opts.op_timeout,
             events_path=run_dir / EVENTS_FILE,
             holder=get_workload(opts.workload).holder,
@@ -345,8 +346,17 @@ def _drive(
         )
         runner.begin(schedule, nemesis)
         total = opts.time_limit + opts.recovery_time
-        with Progress(term.err, runner.stats, clock.seconds, total, opts.test_name()):
+        if live is not None and opts.stop_on_anomaly:
+            live.on_found.append(lambda first: runner.stop())
+        note = live.note if live is not None else None
+        with (
+            live or contextlib.nullcontext(),
+            Progress(term.err, runner.stats, clock.seconds, total, opts.test_name(), note),
+        ):
             runner.run()
+        if live is not None and live.first is not None:
+            test["live_anomaly"] = {**live.first, "stopped_run": opts.stop_on_anomaly}
+            log.info("first anomaly found during the run: %s", live.first)
         log.info("the schedule ended at %.1f s; tearing down", clock.seconds())
 
 

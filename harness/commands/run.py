@@ -134,6 +134,13 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         help="a fault window without any successful op is accepted (valid, said "
         "out loud) instead of making the run unknown",
     )
+    g.add_argument(
+        "--stop-on-anomaly",
+        action="store_true",
+        default=None,
+        help="end the run at the first anomaly the check during the run finds (the "
+        "workloads checked for linearizability): healed, checked, exit 1",
+    )
     f = topic_group(p, "faults", "faults")
     describe(
         f.add_argument(
