@@ -319,12 +319,15 @@ def _json_of(path: Path) -> Any:
 def row_label(run: RunInfo) -> str:
     """``target (lock) · workload``, plus ``fencing off`` for a run of a workload with
     fencing (``Workload.options``) run without it: the one setting that decides whether a
-    stale holder does harm."""
+    stale holder does harm; and the sim's bugs injected (``bug stale-read``)."""
     label = f"{run.target_label} · {run.workload}"
     workload = WORKLOADS.get(run.workload)
     fenced = workload is not None and "fencing" in workload.options
     if fenced and run.options.get("fencing") is False:
         label += " · fencing off"
+    bugs = run.options.get("sim_bugs")
+    if isinstance(bugs, list) and bugs:  # a service with a bug injected is another service
+        label += " · bug " + ",".join(map(str, bugs))
     return label
 
 

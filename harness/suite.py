@@ -434,7 +434,7 @@ def run_suite(
                 r.options.target,
                 r.options.workload,
                 ",".join(r.options.faults.nemesis),
-                r.expect + (f" ({r.violation})" if r.violation else ""),
+                r.expect + (f" ({r.violation})" if r.violation else "") + _repeat_words(r),
             )
         if term.as_json:
             term.answer({"suite": suite.name, "runs": [_listed(r) for r in runs]})
@@ -513,9 +513,16 @@ def _repeated(o: Outcome, base: Path, term: Terminal) -> None:
     o.reason = "; ".join(rate.lines()[1:])
 
 
+def _repeat_words(r: SuiteRun) -> str:
+    """`` x5, pass rule most`` for a repeated run ("" for one run)."""
+    return "" if r.repeat is None else f" x{r.repeat}, pass rule {r.pass_rule}"
+
+
 def _listed(r: SuiteRun) -> dict[str, Any]:
     """A suite's run as ``suite run --list --json`` lists it."""
     return {
+        "repeat": r.repeat,
+        "pass_rule": r.pass_rule if r.repeat is not None else None,
         "name": r.name,
         "target": r.options.target,
         "workload": r.options.workload,
