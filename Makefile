@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 ARGS ?=
 
-.PHONY: setup run test lint unit integration clean
+.PHONY: setup run test nightly-tests lint unit integration clean
 
 # The search compiled with mypyc (core/compiled.py): rebuilt when its sources
 # change, a no-op otherwise; without a C compiler the plain Python search runs.
@@ -37,7 +37,11 @@ integration: setup
 
 # Everything CI runs: lint, type checks, unit and integration tests.
 test: lint
-	$(BIN)/pytest -q tests
+	$(BIN)/pytest -q --durations=40 -m "not nightly" tests
+
+# The variants and repeats of CI's tests (marked nightly): the nightly workflow runs them.
+nightly-tests: setup
+	$(BIN)/pytest -q --durations=40 -m nightly tests
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -315,8 +315,13 @@ def guard(result: CheckResult, broken: dict[str, str]) -> CheckResult:
     valid, never invalid on the strength of a broken record. What the checker made of
     the records as they are is kept beside (``on_the_records``), not as its verdict."""
     reasons = [broken[k] for k in needs(result.checker) if k in broken]
-    if not reasons:
-        return result
+    return unknown_for(result, reasons) if reasons else result
+
+
+def unknown_for(result: CheckResult, reasons: Sequence[str], ran: bool = True) -> CheckResult:
+    """``result`` made unknown for ``reasons`` (each a sentence naming a broken record),
+    what the checker made of the records as they are kept beside (``ran``: it was run on
+    them; else ``result`` is a placeholder naming the checker)."""
     summary = f"{'; '.join(reasons)}: no verdict is drawn from a broken record."
     return CheckResult(
         result.checker,
@@ -325,7 +330,11 @@ def guard(result: CheckResult, broken: dict[str, str]) -> CheckResult:
         {
             "reason": summary,
             "evidence": reasons,
-            "on_the_records": {"valid": result.valid, "summary": result.summary},
+            **(
+                {"on_the_records": {"valid": result.valid, "summary": result.summary}}
+                if ran
+                else {}
+            ),
             **{k: result.details[k] for k in ("check_ms",) if k in result.details},
         },
     )

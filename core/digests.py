@@ -35,6 +35,13 @@ def digests(run_dir: Path, names: Iterable[str]) -> dict[str, str]:
     return {name: digest(run_dir / name) for name in names if (run_dir / name).is_file()}
 
 
+def inside(name: str) -> bool:
+    """Whether a record name read from results.json stays inside the run directory (a
+    relative path without ``..``): only those are compared."""
+    path = Path(name)
+    return bool(name) and not path.is_absolute() and ".." not in path.parts
+
+
 def recorded(results: Any) -> dict[str, str] | None:
     """The digests a run recorded in its results.json (``results``, as read), None when
     it recorded none (an older run, a run killed before its check, no results.json)."""

@@ -167,10 +167,19 @@ def check_run(
         time_limit = budget.time_left()
     record = replace(record, limits=Limits(time_limit, budget))
     checks = checkers_for(record)
-    results = _run_checkers(run_dir, record, checks)
+    gone = _test_gone(run_dir, run_digests)
+    if gone:  # every checker rests on test.json (which ones run, on which model): none runs
+        results = [
+            evidence.unknown_for(CheckResult(_name_of(c), UNKNOWN), [gone], ran=False)
+            for c in checks
+        ]
+    else:
+        results = _run_checkers(run_dir, record, checks)
     kinds = [k for r in results for k in evidence.needs(r.checker)]
     broken = evidence.problems(record, kinds)
     results = [evidence.guard(r, broken) for r in results]
+    if gone:
+        broken = {**broken, "test": gone}
     valid = overall(results)
     out: dict[str, Any] = {
         "valid": valid,
@@ -211,6 +220,19 @@ def _run_digests(run_dir: Path) -> dict[str, str] | None:
         return None
 
 
+def _test_gone(run_dir: Path, run: dict[str, str] | None) -> str | None:
+    """The sentence saying the run's test.json is gone (None: it is there, or the run
+    recorded no digest of it). Without it the run's workload, model, target and options
+    are not known: its checkers ran on defaults that may not be the run's, so none of
+    their verdicts is the run's."""
+    if run is None or TEST_FILE not in run or os.path.lexists(run_dir / TEST_FILE):
+        return None
+    return (
+        f"{TEST_FILE} is gone since the run, so its workload, model and options are not "
+        "known (put it back to check the run)"
+    )
+
+
 def _digests_of(
     run_dir: Path, record: RunRecord, run: dict[str, str] | None, at_run: bool
 ) -> dict[str, Any]:
@@ -221,6 +243,9 @@ def _digests_of(
     names = [TEST_FILE, *(r.file for r in record.readings.values())]
     if not at_run and run is None:
         return {}
+    # every file the run recorded is compared, read by this check or not (without
+    # test.json, the target's own records are not read, yet they are still there)
+    names += [n for n in run or () if n not in names and digests.inside(n)]
     try:
         now = digests.digests(run_dir, names)
     except FormatError as e:

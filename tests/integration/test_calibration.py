@@ -89,7 +89,9 @@ def test_zookeeper_work_longer_than_the_op_timeout_is_not_a_service_bug(tmp_path
     assert any(e["event"] == "lease-ended" for e in events)
 
 
-@pytest.mark.parametrize("persistence", ["aof-everysec", "aof-always"])
+@pytest.mark.parametrize(
+    "persistence", ["aof-everysec", pytest.param("aof-always", marks=pytest.mark.nightly)]
+)
 def test_redis_kill_reaches_a_verdict_without_a_retry_storm(
     tmp_path: Path, persistence: str
 ) -> None:

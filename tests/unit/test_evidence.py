@@ -289,3 +289,21 @@ def test_a_service_log_entry_without_its_fields_is_a_broken_record(tmp_path: Pat
     said = results["evidence"]["broken"]["service"]
     assert said.startswith("sim/events.jsonl holds an entry that is not one of its kind (KeyError")
     assert results["checkers"]["fencing"]["valid"] == "unknown"
+
+
+def test_a_run_whose_test_json_is_gone_is_unknown_not_checked_on_defaults(
+    capsys: pytest.CaptureFixture[str], copy: Path
+) -> None:
+    """Without test.json the run's workload and model are not known: the history was
+    checked as a plain register history and said valid (an INVALID lock run). Now every
+    checker is unknown with the reason; the target's records still there are not called
+    gone because this check did not read them."""
+    (copy / "test.json").unlink()
+    code, out, results = check(capsys, copy)
+    assert code == 2 and results["valid"] == "unknown", out
+    gone = "test.json is gone since the run, so its workload, model and options are not known"
+    assert all(gone in r["summary"] for r in results["checkers"].values()), out
+    assert f"unknown ({', '.join(results['checkers'])}): {gone}" in out
+    assert results["changed_since_run"] == [
+        "test.json is gone since the run (the run recorded its digest)"
+    ]

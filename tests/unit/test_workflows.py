@@ -67,3 +67,14 @@ def test_actionlint_finds_a_broken_workflow(tmp_path: Path) -> None:
     )
     out = subprocess.run([tool, "-no-color", str(bad)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 1 and 'unexpected key "step"' in out.stdout, out.stdout
+
+
+def test_tests_moved_out_of_ci_still_run_nightly() -> None:
+    """A test marked nightly is deselected by ``make test`` (CI) and run by the nightly
+    workflow's ``make nightly-tests``: moving a variant out of CI never drops it."""
+    make = (ROOT / "Makefile").read_text()
+    test_rule = make.split("\ntest:", 1)[1].split("\n\n", 1)[0]
+    assert '-m "not nightly"' in test_rule
+    nightly_rule = make.split("\nnightly-tests:", 1)[1].split("\n\n", 1)[0]
+    assert "-m nightly" in nightly_rule
+    assert "make -s nightly-tests" in (WORKFLOWS / "nightly.yml").read_text()
