@@ -22,8 +22,10 @@ The result is checked once more by the checker, whole, before it is given; it is
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Callable, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -70,16 +72,15 @@ def units_of(record: RunRecord, terms: Terms) -> list[Unit]:
         if not mine or (op.type == "invoke" and op.f in terms.take):
             mine.append([])
         mine[-1].append(i)
-    found: list[tuple[Any, int, int | None, Any, list[int]]] = []
+    found: list[tuple[Any, int, Any, list[int]]] = []  # process, take time, lease, ops
     for process, segs in segments.items():
-        starts = [history[s[0]].time for s in segs]
-        for k, seg in enumerate(segs):
-            until = starts[k + 1] if k + 1 < len(segs) else None
-            found.append((process, starts[k], until, _lease(history, seg), seg))
-    found.sort(key=lambda f: f[4][0])
+        found += [(process, history[seg[0]].time, _lease(history, seg), seg) for seg in segs]
+    found.sort(key=lambda f: f[3][0])
+    by_process = _Current((p, start, k) for k, (p, start, _, _) in enumerate(found))
+    by_lease = _Current((lease, start, k) for k, (_, start, lease, _) in enumerate(found) if lease)
     claimed_w: dict[int, list[int]] = {}
     for w_at, w in enumerate(writes):
-        owner = _owner(found, w.get("writer"), int(w["time"]))
+        owner = by_process.at(w.get("writer"), int(w["time"]))
         if owner is not None:
             claimed_w.setdefault(owner, []).append(w_at)
     claimed_g: dict[int, list[int]] = {}
@@ -87,7 +88,7 @@ def units_of(record: RunRecord, terms: Terms) -> list[Unit]:
     for g_at, e in enumerate(record.service_events):
         if e.get("event") != terms.service_grant:
             continue
-        owner = _lease_owner(found, e.get("lease"), int(e["time"]))
+        owner = by_lease.at(e.get("lease"), int(e["time"]))
         if owner is None:
             free_grants.append(g_at)
         else:
@@ -110,23 +111,23 @@ def _lease(history: History, seg: Sequence[int]) -> Any:
     return None
 
 
-def _owner(
-    found: Sequence[tuple[Any, int, int | None, Any, list[int]]], writer: Any, t: int
-) -> int | None:
-    """The holding of ``writer`` a write at ``t`` was made in (from its take to the next)."""
-    for k, (process, start, until, _, _) in enumerate(found):
-        if process == writer and start <= t and (until is None or t < until):
-            return k
-    return None
+class _Current:
+    """Holdings by what they share (their process, their lease): which one was current
+    at an instant, the latest begun by then (a write belongs to its writer's holding from
+    its take to the next; a grant to the latest take of its lease)."""
 
+    def __init__(self, keyed: Iterable[tuple[Any, int, int]]) -> None:
+        self._by: dict[Any, list[tuple[int, int]]] = {}
+        for key, start, k in keyed:
+            self._by.setdefault(key, []).append((start, k))
+        for starts in self._by.values():
+            starts.sort()
 
-def _lease_owner(
-    found: Sequence[tuple[Any, int, int | None, Any, list[int]]], lease: Any, t: int
-) -> int | None:
-    """The holding a grant to ``lease`` at ``t`` went to: of that lease, the latest take
-    invoked before it."""
-    mine = [k for k, (_, start, _, held, _) in enumerate(found) if held == lease and start <= t]
-    return max(mine, key=lambda k: found[k][1]) if lease is not None and mine else None
+    def at(self, key: Any, t: int) -> int | None:
+        """The holding of ``key`` current at ``t`` (None: none had begun)."""
+        mine = self._by.get(key) if isinstance(key, Hashable) else None
+        i = bisect_right(mine, (t, math.inf)) if mine else 0
+        return mine[i - 1][1] if mine and i else None
 
 
 def signature(anomaly: dict[str, Any]) -> tuple[Any, ...]:
