@@ -246,6 +246,7 @@ def shrink_result(
         "kind": named[0].get("kind"),
         "ops": [op.to_dict() for op in sub.history if op.process != NEMESIS],
         "resource_log": sub.resource_log,
+        "tenure": terms.tenure,
         "holdings": holdings,
         "of_holdings": sum(1 for u in s.units if u.ops),
         "writes": writes,

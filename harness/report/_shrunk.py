@@ -18,7 +18,7 @@ from harness.report._html import esc, table, tag
 _HEADERS = ("#", "process", "operation", "outcome", "invoked", "completed")
 
 
-SHRUNK_BY: Final = (LINEARIZABILITY, "mutex", "fencing")
+SHRUNK_BY: Final = (LINEARIZABILITY, "mutex", "fencing", "election")
 """The checkers whose invalid result carries a shrunk counterexample, in the order a
 page prefers them: linearizability's (``checkers.linear.shrink``), then the lock run's
 fewest holdings and writes (``checkers.shrink_holdings``)."""
@@ -71,10 +71,11 @@ def _holdings_lead(shrunk: dict[str, Any]) -> str:
     holdings and 92 writes, confirmed by the mutex checker)``: the anomaly's own sentence
     is the banner's, not said twice."""
     h, w = shrunk.get("holdings", 0), shrunk.get("writes", 0)
-    said = f"{h} holding{'s' * (h != 1)} and {w} write{'s' * (w != 1)}"
+    tenure = str(shrunk.get("tenure") or "holding")  # an election's: leadership
+    said = f"{h} {tenure}{'s' * (h != 1)} and {w} write{'s' * (w != 1)}"
     return (
         f"These {said} still show the {KINDS.get(str(shrunk.get('kind')), 'violation')} "
-        f"(shrunk from {shrunk.get('of_holdings', 0):,} holdings and "
+        f"(shrunk from {shrunk.get('of_holdings', 0):,} {tenure}s and "
         f"{shrunk.get('of_writes', 0):,} writes, confirmed by "
         f"{shrunk.get('confirmed_by', 'the checker')})"
     )

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from checkers import fencing, mutex
+from checkers import election, fencing, mutex
 from checkers.ddmin import ddmin
 from checkers.record import RunRecord
 from checkers.result import CheckResult
@@ -97,5 +97,26 @@ def test_a_token_reuse_shrinks_to_two_grants_from_the_command_line(
     assert shows(again, signature(r["named_anomalies"][0])) is not None
     assert (
         "These 2 holdings and 0 writes still show the token reuse"
+        in (run / "report.html").read_text()
+    )
+
+
+@pytest.mark.slow
+def test_an_epoch_reuse_shrinks_to_two_leaderships(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The election checker shrinks the same way, in its own words."""
+    out = tmp_path / "out"
+    argv = ["run", "--workload", "election", "--sim-bug", "epoch-reuse", "--nemesis", "none"]
+    assert main([*argv, "--time-limit", "3", "--seed", "3", "-o", str(out)]) == 1
+    capsys.readouterr()
+    run = (out / "latest").resolve()
+    r = json.loads((run / "results.json").read_text())["checkers"]["election"]
+    shrunk = r["shrunk"]
+    assert shrunk["kind"] == "epoch-reused" and shrunk["holdings"] == 2, shrunk
+    again = election.judged(_again(load_record(run), shrunk))
+    assert shows(again, signature(r["named_anomalies"][0])) is not None
+    assert (
+        "These 2 leaderships and 0 writes still show the epoch reuse"
         in (run / "report.html").read_text()
     )
