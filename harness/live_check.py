@@ -15,6 +15,7 @@ first anomaly it checks nothing more: the final check finds them all.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from core.options import RunOptions
+
+log = logging.getLogger("harness")
 
 EVERY_S: Final = 0.2
 """Seconds between two checks of the keys that changed."""
@@ -125,10 +128,17 @@ class LiveCheck:
         }
 
     def _loop(self) -> None:
+        """The turns, until the run ends or an anomaly is found; a check that fails (an
+        operation the model refuses) ends the live check, logged: the run's own check
+        at the end says what is wrong with the history."""
         wait = self.every
         while not self._stop.wait(wait):
             started = time.monotonic()
-            if self.check_now() is not None:
+            try:
+                if self.check_now() is not None:
+                    return
+            except Exception:
+                log.exception("the check during the run stopped; the run goes on")
                 return
             wait = max(self.every, PACE * (time.monotonic() - started))
 

@@ -77,3 +77,20 @@ def test_a_run_with_stop_on_anomaly_stops_within_a_second_of_a_stale_read(
     assert "first anomaly, found at" in err and "stopping the run" in err
     results = json.loads((run / "results.json").read_text())
     assert results["valid"] is False
+
+
+def test_a_history_the_model_refuses_ends_the_live_check_not_the_run(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import time
+
+    live = LiveCheck("register", RunClock(), every=0.01)
+    with live:
+        live.add(_op(0, 0.1, 0, "invoke", "write", {"not": "a register value"}))
+        live.add(_op(1, 0.2, 0, "ok", "write", {"not": "a register value"}))
+        deadline = time.monotonic() + 5
+        while live._thread is not None and live._thread.is_alive():
+            assert time.monotonic() < deadline, "the live check kept going"
+            time.sleep(0.01)
+    assert live.first is None
+    assert "the check during the run stopped" in caplog.text
