@@ -200,3 +200,17 @@ def test_replay_repeat_of_a_run_without_an_anomaly_is_refused(
     assert main(["run", "--replay", str(run), "--repeat", "2", "-o", str(tmp_path / "o")]) == 254
     err = capsys.readouterr().err
     assert "no anomaly to reproduce" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_repeat_folder_that_is_a_link_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing is written through a symbolic link: not repeat.json, not a run."""
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (out / "repeat-sim-cas-register-no-fault").symlink_to(elsewhere)
+    assert main(["run", "--repeat", "2", *SIM, "-o", str(out)]) == 254
+    err = capsys.readouterr().err
+    assert "symbolic link" in err and len(err.strip().splitlines()) == 1, err
+    assert not list(elsewhere.iterdir())
