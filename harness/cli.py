@@ -30,6 +30,7 @@ COMMANDS: Final = (
     "serve",
     "compare",
     "suite",
+    "merge",
     "images",
     "clusters",
     "docs",

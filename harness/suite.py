@@ -198,7 +198,28 @@ class Outcome:
             "seconds": round(self.seconds, 1),
             "error": self.error,
             "reason": self.reason,
+            "cause": self.run.cause,
+            "started": self.started.isoformat() if self.started else None,
         }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], run_dir: str | None) -> Outcome:
+        """The outcome ``to_dict`` recorded, its run now in ``run_dir`` (``harness merge``
+        copies runs from where they were made); ``KeyError`` or ``TypeError`` when ``d``
+        is not one."""
+        run = SuiteRun(d["name"], RunOptions(), d["expect"], d["violation"], d.get("cause"))
+        started = d.get("started")
+        return cls(
+            run,
+            valid=d["valid"],
+            met=bool(d["met"]),
+            why=str(d["why"]),
+            run_dir=run_dir,
+            seconds=float(d["seconds"]),
+            error=d["error"],
+            reason=str(d.get("reason") or ""),
+            started=datetime.fromisoformat(started) if started else None,
+        )
 
     def junit_case(self, suite: str) -> Case:
         """The run as a JUnit testcase: a failure's message is why the expectation was not
@@ -420,12 +441,19 @@ def run_suite(
     only: str | None = None,
     out: str = "results",
     list_only: bool = False,
+    shard: tuple[int, int] | None = None,
+    durations: Path | None = None,
 ) -> int:
-    """Run a suite file; exit 0 when every outcome met its expectation, else 1."""
+    """Run a suite file, or with ``shard`` (I, N) its I-th of N shards
+    (``harness.shard``); exit 0 when every outcome met its expectation, else 1."""
     from harness.orchestrate import run_test
+    from harness.shard import sharded
 
     suite = load_suite(path)
     runs = select(suite, only)
+    record = provenance(path, runs)
+    if shard is not None:
+        runs, record["shard"] = sharded(runs, shard, durations)
     if list_only:
         table = Table("run", "target", "workload", "faults", "expect", title=suite.name)
         for r in runs:
@@ -441,12 +469,13 @@ def run_suite(
         else:
             term.out.print(table)
         return 0
-    if not runs:
+    if not record["runs"]:
         raise SuiteError(f"no run of {path} matches {only!r}; see --list")
     root = Path(out)
     root.mkdir(parents=True, exist_ok=True)  # the folder named: its own links are the user's
     base = make_dirs(root / f"suite-{suite.name}" / utc_stamp(), root=root)
     suite_started = datetime.now(UTC)
+    record["started"] = suite_started.isoformat()
     outcomes: list[Outcome] = []
     for r in runs:
         heading(term.err, f"{suite.name}: {r.name} (expect {r.expect})")
@@ -469,7 +498,7 @@ def run_suite(
         o.seconds = time.monotonic() - started
         outcomes.append(o)
         term.out.print(f"[{'green' if o.met else 'red'}]{r.name}: {o.why}[/]")
-    _write_outputs(suite, base, outcomes, term.out, suite_started)
+    write_outputs(suite.name, base, outcomes, term.out, suite_started, record)
     met = all(o.met for o in outcomes)
     if term.as_json:
         term.answer(
@@ -532,24 +561,44 @@ def _listed(r: SuiteRun) -> dict[str, Any]:
     }
 
 
-def _write_outputs(
-    suite: Suite, base: Path, outcomes: list[Outcome], console: Console, started: datetime
+def provenance(path: Path, runs: list[SuiteRun]) -> dict[str, Any]:
+    """What a suite result records of what made it (``harness.provenance``): the suite
+    file's digest, the harness's commit and the entries chosen, for ``harness merge``."""
+    from harness.provenance import source_commit, suite_digest
+
+    return {
+        "digest": suite_digest(path),
+        "commit": source_commit(),
+        "runs": [r.name for r in runs],
+    }
+
+
+def write_outputs(
+    suite: str,
+    base: Path,
+    outcomes: list[Outcome],
+    console: Console,
+    started: datetime,
+    record: dict[str, Any],
 ) -> None:
+    """Write a suite result into ``base`` (``suite.json`` with ``record`` in it, JUnit,
+    the index and the matrix) and print its tables: a suite's run and ``harness merge``."""
     from harness.junit import write_junit
     from harness.report import compare, render_matrix_table, write_index, write_matrix_html
 
     write_json(
-        base / "suite.json", {"suite": suite.name, "outcomes": [o.to_dict() for o in outcomes]}
+        base / "suite.json",
+        {"suite": suite, **record, "outcomes": [o.to_dict() for o in outcomes]},
     )
-    cases = [o.junit_case(suite.name) for o in outcomes]
-    write_junit(cases, base / "junit.xml", suite=suite.name, started=started)
+    cases = [o.junit_case(suite) for o in outcomes]
+    write_junit(cases, base / "junit.xml", suite=suite, started=started)
     write_index(base)
     dirs = [Path(o.run_dir) for o in outcomes if o.run_dir]
     if dirs:
         matrix = compare(dirs)
         write_matrix_html(matrix, base / "matrix.html")
         console.print(render_matrix_table(matrix))
-    table = Table("run", "expected", "found", "met", "s", title=f"suite {suite.name}")
+    table = Table("run", "expected", "found", "met", "s", title=f"suite {suite}")
     for o in outcomes:
         table.add_row(
             o.run.name,

@@ -1,9 +1,10 @@
-"""``harness suite run|list``: a suite's runs, each with its expected outcome; the suites
-shipped with the package."""
+"""``harness suite run|plan|list``: a suite's runs (or one shard of them), each with its
+expected outcome; the split of a suite into shards; the suites shipped with the package."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.commands.args import Parser, describe, path, writable_dir
@@ -19,8 +20,41 @@ def cmd_suite(args: argparse.Namespace, term: Terminal) -> int:
     if not args.list:
         writable_dir(args.out_dir)
     return run_suite(
-        suite_file(args.file), term, only=args.only, out=args.out_dir, list_only=args.list
+        suite_file(args.file),
+        term,
+        only=args.only,
+        out=args.out_dir,
+        list_only=args.list,
+        shard=args.shard,
+        durations=Path(args.durations) if args.durations else None,
     )
+
+
+def cmd_plan(args: argparse.Namespace, term: Terminal) -> int:
+    import json
+
+    from harness.packaged import suite_file
+    from harness.provenance import suite_digest
+    from harness.shard import plan_answer, recorded_durations, split
+    from harness.suite import load_suite, select
+
+    path = suite_file(args.file)
+    suite = load_suite(path)
+    recorded = recorded_durations(Path(args.durations)) if args.durations else {}
+    shards = split(select(suite, args.only), args.shards, recorded)
+    answer = plan_answer(suite.name, suite_digest(path), shards)
+    if args.format == "github":
+        print(json.dumps(answer["matrix"], separators=(",", ":")))
+    elif args.format == "json":
+        print(json.dumps(answer, indent=2))
+    else:
+        from rich.table import Table
+
+        table = Table("shard", "expected s", "runs", title=f"{suite.name} in {args.shards}")
+        for s in shards:
+            table.add_row(s.label, f"{s.expected_s:.0f}", " ".join(s.runs))
+        term.out.print(table)
+    return 0
 
 
 def cmd_list(args: argparse.Namespace, term: Terminal) -> int:
@@ -39,6 +73,31 @@ def cmd_list(args: argparse.Namespace, term: Terminal) -> int:
         where = suite_file(suite_names()[0]).parent
         term.out.print(f"in {where}; run one with `harness suite run NAME`", soft_wrap=True)
     return 0
+
+
+def _shard(text: str) -> tuple[int, int]:
+    from harness.shard import parse_shard
+
+    return parse_shard(text)
+
+
+def _count(text: str) -> int:
+    if not text.isdecimal() or int(text) < 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of shards: give a whole number, 1 or more"
+        )
+    return int(text)
+
+
+def _durations(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--durations",
+        metavar="SUITE_JSON",
+        type=path("--durations"),
+        default=None,
+        help="an earlier result's suite.json: weigh each run by its recorded seconds "
+        "(default: estimated from its time limit); give every shard the same file",
+    )
 
 
 def _suite_names() -> tuple[str, ...]:
@@ -81,7 +140,50 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="print the outcomes (or with --list the runs) as one JSON object on stdout",
     )
+    sr.add_argument(
+        "--shard",
+        metavar="I/N",
+        type=_shard,
+        default=None,
+        help="run only shard I of N (balanced by expected duration; the same split on "
+        "every machine); put the shards together with `harness merge` (default: the "
+        "whole suite)",
+    )
+    _durations(sr)
     sr.set_defaults(fn=cmd_suite)
+    sp = st_sub.add_parser(
+        "plan",
+        help="split a suite into N shards: a GitHub matrix or an Indexed Job's indexes",
+        description="Split a suite into N shards of about equal expected duration, as "
+        "`suite run --shard I/N` runs them: as a table, as the value of a workflow's "
+        "strategy.matrix (--format github), or as JSON with each shard's runs and a "
+        "Kubernetes Indexed Job's completions and indexes (--format json).",
+    )
+    describe(
+        sp.add_argument("file", metavar="SUITE", type=path("SUITE"), help="a suite"),
+        offers=_suite_names,
+        files=True,
+    )
+    sp.add_argument(
+        "--shards",
+        type=_count,
+        required=True,
+        metavar="N",
+        help="how many shards (no default: required)",
+    )
+    sp.add_argument(
+        "--format",
+        choices=("table", "github", "json"),
+        default="table",
+        help="table, github (one line of JSON for strategy.matrix) or json",
+    )
+    sp.add_argument(
+        "--only",
+        default=None,
+        help="only runs whose name matches, as `suite run --only` (default: all)",
+    )
+    _durations(sp)
+    sp.set_defaults(fn=cmd_plan)
     sl = st_sub.add_parser(
         "list",
         help="the suites shipped with the harness",
