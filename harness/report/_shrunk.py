@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from checkers import election, fencing, mutex
 from checkers.anomalies import KINDS
 from core.formats.edn import dumps
 from harness.report._explain import LINEARIZABILITY, timer
@@ -18,7 +19,7 @@ from harness.report._html import esc, table, tag
 _HEADERS = ("#", "process", "operation", "outcome", "invoked", "completed")
 
 
-SHRUNK_BY: Final = (LINEARIZABILITY, "mutex", "fencing", "election")
+SHRUNK_BY: Final = (LINEARIZABILITY, mutex.NAME, fencing.NAME, election.NAME)
 """The checkers whose invalid result carries a shrunk counterexample, in the order a
 page prefers them: linearizability's (``checkers.linear.shrink``), then the lock run's
 fewest holdings and writes (``checkers.shrink_holdings``)."""
