@@ -31,7 +31,7 @@ from checkers.fencing import (
     number_anomalies,
     number_grants,
 )
-from checkers.holdings import ELECTION, service_grants
+from checkers.holdings import ELECTION, declared, service_grants
 from checkers.mutex import judge
 from checkers.overlaps import analyse, both_believed_s
 from checkers.record import RunRecord
@@ -55,21 +55,22 @@ def judged(record: RunRecord) -> CheckResult:
     history = record.history
     windows = record_windows(record)
     service = list(record.service_events)
+    terms = declared(record.test, ELECTION)
     found = analyse(
         record.resource_log,
         history,
         record.events,
         service,
         windows,
-        ELECTION,
+        terms,
         expiry_rule(record.test),
     )
     index = Invocations(history)
     j = judge(found, index)
-    grants = number_grants(found.held, service_grants(service, ELECTION), found.leases)
-    anomalies = number_anomalies(grants, ELECTION.number, windows)
-    epoch_paragraphs = anomaly_paragraphs(anomalies, ELECTION)
-    named = [*named_anomalies(anomalies, ELECTION, index), *j.anomalies]
+    grants = number_grants(found.held, service_grants(service, terms), found.leases)
+    anomalies = number_anomalies(grants, terms.number, windows)
+    epoch_paragraphs = anomaly_paragraphs(anomalies, terms)
+    named = [*named_anomalies(anomalies, terms, index), *j.anomalies]
     valid = worst([j.valid, not anomalies])
     by_name: dict[Any, list[dict[str, Any]]] = {}
     for p in found.overlaps:

@@ -35,6 +35,7 @@ from checkers.holdings import (
     ServiceGrant,
     Terms,
     attach_grants,
+    declared,
     holdings,
     service_grants,
 )
@@ -176,7 +177,7 @@ def check_record(record: RunRecord) -> CheckResult:
 
 def judged(record: RunRecord) -> CheckResult:
     """The fencing result of ``record``, without its shrink."""
-    history, terms = record.history, LOCK
+    history, terms = record.history, declared(record.test, LOCK)
     enforced = record.options.get("fencing")
     windows = record_windows(record)
     service = list(record.service_events)

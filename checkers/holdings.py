@@ -17,14 +17,17 @@ When the service keeps its own log (the sim server), ``service_grants`` reads it
 was granted, which ``attach_grants`` copies onto the matching holding.
 
 ``Terms`` holds the words a report uses for one kind of holding, so that the lock and
-election checkers share their analysis and differ only in vocabulary.
+election checkers share their analysis and differ only in vocabulary. Its take and give
+operations are the ones the run's workload declared (``workloads.holders``, recorded in
+test.json's ``holder``: ``declared``); ``LOCK`` and ``ELECTION`` carry the names runs
+used before they recorded them, for those runs' test.json and for records built in memory.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from checkers.leases import LeaseFacts
 from core.history import History, Pair
@@ -72,7 +75,39 @@ ELECTION: Final = Terms(
     "election",
 )
 EITHER: Final = replace(LOCK, take=LOCK.take + ELECTION.take, give=LOCK.give + ELECTION.give)
-"""Lock words, but reading election operations too (the report's lock lanes)."""
+"""Lock words, but reading election operations too (the report's lock lanes of a run
+recorded before its workload declared its operations)."""
+
+
+def declared(test: Mapping[str, Any], terms: Terms) -> Terms:
+    """``terms`` taking and giving by the operations the run's workload declared (test.json's
+    ``holder``: ``takes`` and ``gives``); a run recorded before the declaration (or built in
+    memory without one) keeps ``terms``' own names."""
+    holder = test.get("holder")
+    if not isinstance(holder, Mapping):
+        return terms
+    takes, gives = holder.get("takes"), holder.get("gives")
+    if not _names(takes) or not _names(gives):
+        return terms
+    return replace(terms, take=tuple(takes), give=tuple(gives))
+
+
+def recorded_terms(test: Mapping[str, Any]) -> Terms | None:
+    """The words and operations of a run's numbered holdings as its workload declared them
+    (an ``epoch``: an election's words, else a lock's); None when its holder's holdings are
+    not numbered, or it has no holder (nothing of it is a holding these functions read);
+    ``EITHER`` for a run recorded before the declaration."""
+    if "holder" not in test:
+        return EITHER
+    holder = test["holder"]
+    if not isinstance(holder, Mapping) or holder.get("number") is None:
+        return None
+    return declared(test, ELECTION if holder["number"] == ELECTION.number else LOCK)
+
+
+def _names(value: Any) -> TypeGuard[list[str]]:
+    """Whether ``value`` is a list of operation names, as test.json records them."""
+    return isinstance(value, list) and all(isinstance(f, str) for f in value)
 
 
 @dataclass(slots=True)

@@ -3,7 +3,7 @@ service keeps a log of its own, the service's account.
 
 Two sources, read into one ``LeaseFacts`` per lease id:
 
-- the client events (``workloads.lease``): ``lease-granted`` and ``keepalive`` with the
+- the client events (``workloads.common.lease``): ``lease-granted`` and ``keepalive`` with the
   time the request left (``sent``) and the time its answer arrived (``time``), and
   ``lease-lost`` when the holder noticed the loss, ``lease-ended`` when the client let it
   go (a release, or its worker closing: ``sent`` is the first instant the service may

@@ -14,7 +14,7 @@ discovery client saw, read from the history and the fault windows.
   the node and the members.
 - A *move* is a member's session that reconnected to another server than it was connected
   to (the instance's ``session-state`` event ``CONNECTED`` with ``server`` and ``was``,
-  ``workloads.lease``): the session, and the registration on it, lived on through the loss
+  ``workloads.common.lease``): the session, and the registration on it, lived on through the loss
   of its server (a ZooKeeper server killed or cut off from its ensemble).
 """
 

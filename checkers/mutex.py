@@ -3,7 +3,7 @@ words in ``checkers.mutex_words``).
 
 Reads three records of a run (plus the service's own log when it keeps one):
 
-- the protected resource's write log (``workloads.resource``): what arrived, when, with
+- the protected resource's write log (``workloads.common.resource``): what arrived, when, with
   which token, and what the resource did with it;
 - the client history: ``acquire``/``release`` (or ``campaign``/``resign``) operations,
   whose ``ok`` completions carry ``{"token"|"epoch": n, "lease": id, "name": lock}``;
@@ -42,7 +42,7 @@ from checkers.anomalies import (
     named,
 )
 from checkers.expiry import expiry_rule
-from checkers.holdings import ELECTION, LOCK, Holding, Terms
+from checkers.holdings import ELECTION, LOCK, Holding, Terms, declared
 from checkers.mutex_words import expiry_of, group_paragraph, write_paragraph
 from checkers.overlaps import Analysis, Group, StaleWrite, analyse
 from checkers.record import RunRecord
@@ -83,7 +83,7 @@ def judged(record: RunRecord) -> CheckResult:
         record.events,
         record.service_events,
         record_windows(record),
-        LOCK,
+        declared(record.test, LOCK),
         expiry_rule(record.test),
     )
     j = judge(found, Invocations(history))

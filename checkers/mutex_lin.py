@@ -40,7 +40,7 @@ from typing import Any, Final
 from checkers import linearizability
 from checkers.anomalies import KEY
 from checkers.expiry import AT_DEADLINE, ExpiryRule, expiry_rule
-from checkers.holdings import LOCK, Holding, Terms, holdings
+from checkers.holdings import LOCK, Holding, Terms, declared, holdings
 from checkers.leases import LeaseFacts, lease_facts
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
@@ -133,6 +133,7 @@ def check_record(record: RunRecord) -> CheckResult:
         record.history,
         record.events,
         record.service_events,
+        declared(record.test, LOCK),
         rule=expiry_rule(record.test),
     )
     r = linearizability.check(

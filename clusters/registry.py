@@ -12,7 +12,7 @@ from clusters.etcd.spec import SPEC as ETCD
 from clusters.postgres.spec import SPEC as POSTGRES
 from clusters.redis.spec import REDIS, REDLOCK
 from clusters.sim.spec import SPEC as SIM
-from clusters.spec import TargetSpec
+from clusters.spec import Lazy, TargetSpec
 from clusters.zookeeper.spec import SPEC as ZOOKEEPER
 from core.errors import HarnessError
 from core.option_checks import nearest
@@ -63,4 +63,5 @@ def ssh_targets() -> tuple[str, ...]:
 
 def deb_suites() -> dict[str, str]:
     """Packages current Debian releases lack -> the older suite to take them from."""
-    return {pkg: suite for t in TARGETS.values() for pkg, suite in t.deb_suites.items()}
+    servers = [Lazy(t.server).load() for t in TARGETS.values() if t.server is not None]
+    return {pkg: suite for s in servers for pkg, suite in s.deb_suites.items()}

@@ -73,6 +73,9 @@ class ServerSpec:
     """The Docker image definition it runs (``clusters/<image>/``)."""
     packages: tuple[str, ...] = ()
     """Debian packages that provide it on a host."""
+    deb_suites: Mapping[str, str] = field(default_factory=dict)
+    """Its packages current Debian releases lack -> the older suite to take them from
+    (on SSH hosts: ``clusters.ssh.debs``)."""
     services: tuple[str, ...] = ()
     """The packages' own systemd units, kept from starting (they would take the ports)."""
     commands: Mapping[str, str] = field(default_factory=dict)

@@ -1,11 +1,14 @@
 """``TargetSpec``: everything about one target, one value; ``clusters.registry`` lists them.
 
-A target's spec says what it is (name, description, default size, image, versions), how a
-run gets its cluster (in Docker, as a local process, or on SSH hosts), the clients of each
-workload and lock implementation, what it accepts (read modes, persistence, lease TTLs),
-what faults may do to its cluster (``abilities``, ``core.abilities``) and whether its
-locks claim linearizability (recorded in test.json, read by the checkers). Each
-``clusters/<target>/spec.py`` writes one; nothing else names a target.
+A target's spec says what it is (name, description, default size, image), how a run gets
+its cluster (a ``ServerSpec`` in Docker or on SSH hosts, or a ``LocalServer``), what it
+offers of each workload (``Offer``: the clients of each variant, or why not), what it
+accepts (persistence, and its own rules on the options, ``checks``: the lease TTLs its
+service grants, the bugs it injects), what faults may do to its cluster (``abilities``,
+``core.abilities``), the service's rules a verdict depends on (``ServiceRule``) and
+whether its locks claim linearizability (recorded in test.json, read by the checkers).
+Each ``clusters/<target>/spec.py`` writes one; nothing else names a target, and nothing of
+it names a workload but the keys of its offers.
 
 Everything heavy is lazy: clusters and clients are ``module:attribute`` references
 imported when a run uses them, so importing the registry (and listing targets) needs
@@ -18,15 +21,18 @@ import importlib
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from clusters.server import ClusterOptions
 from core.abilities import SERVER_ABILITIES, Ability
 from core.client import ClientFactory
 from core.clock import RunClock
 from core.cluster import Cluster, ClusterError
-from core.option_checks import OptionError, nearest
+from core.option_checks import OptionError, UnknownName, nearest, unknown_name
 from core.options import RunOptions
+
+if TYPE_CHECKING:
+    from workloads.workload import Variant
 
 ClientBuilder = Callable[[RunOptions, Cluster, "str | None"], ClientFactory]
 """(options, cluster, resource address or None) -> a picklable client factory."""
@@ -59,6 +65,18 @@ LocalFactory = Callable[[RunOptions, RunClock], Cluster]
 
 
 @dataclass(frozen=True, slots=True)
+class LocalServer:
+    """A target's service run as a local process of this machine (the sim), no server to
+    install: how a run builds its cluster, the service's fixed version and where its own
+    event log (lease expiries, lock grants) lands, relative to the run directory (None:
+    it keeps none the checkers read)."""
+
+    cluster: LocalFactory
+    version: str
+    service_log: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Bug:
     """A bug ``--sim-bug`` injects into a target's service: what it does, the workloads
     whose operations meet it (empty: every one), and the fault it needs to show (None:
@@ -67,6 +85,40 @@ class Bug:
     description: str
     workloads: tuple[str, ...] = ()
     fault: str | None = None
+
+
+class OptionRule(Protocol):
+    """A rule of a target's own on a run's options (the lease TTLs its service grants as
+    asked, the bugs it can inject): ``TargetSpec.checks``."""
+
+    def check(self, opts: RunOptions, target: str) -> None:
+        """OptionError (one line) for options the target cannot honour."""
+
+
+@dataclass(frozen=True, slots=True)
+class Bugs:
+    """The bugs ``--sim-bug`` injects into a target's service, by name; a run that cannot
+    meet one is refused (``check``): the bug would do nothing."""
+
+    table: Mapping[str, Bug]
+
+    def check(self, opts: RunOptions, target: str) -> None:
+        """The bugs asked for are these, and each one the run can meet: its workload's
+        operations reach it and the fault it needs is asked for."""
+        for name in opts.backend.sim_bugs:
+            bug = self.table.get(name)
+            if bug is None:
+                raise UnknownName(unknown_name("sim bug", name, list(self.table), "for --sim-bug"))
+            if bug.workloads and opts.workload not in bug.workloads:
+                raise OptionError(
+                    f"--sim-bug {name} does nothing to the {opts.workload} workload: it "
+                    f"affects {', '.join(bug.workloads)}; use --workload {bug.workloads[0]}"
+                )
+            if bug.fault is not None and bug.fault not in opts.fault_names():
+                raise OptionError(
+                    f"--sim-bug {name} does nothing without the {bug.fault} fault: add "
+                    f"--nemesis {bug.fault}"
+                )
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,21 +130,74 @@ class LeaseTtl:
     high: float | None = None
     whole: bool = False
 
+    def check(self, opts: RunOptions, target: str) -> None:
+        """Refuse (``OptionError``) a ``--lease-ttl`` the target's service would not grant
+        as asked, of a workload whose options it shapes: below ``low``, above ``high``, or
+        fractional when it counts in ``whole`` seconds. Silently granting another TTL
+        would make the recorded one a lie."""
+        from workloads.registry import WORKLOADS
 
-def _lock_workload() -> str:
-    """The name of the lock workload, the one a target backs with its ``locks`` (imported
-    when asked: the registry of targets is listed without the workloads' checkers)."""
-    from workloads.lock_workload import WORKLOAD
+        workload = WORKLOADS.get(opts.workload)
+        if workload is None or "lease_ttl" not in workload.options:
+            return
+        low, high, ttl = self.low, self.high, opts.lock.lease_ttl
+        fits = ttl >= low and (high is None or ttl <= high) and (not self.whole or ttl == int(ttl))
+        if fits:
+            return
+        span = f"from {low:g} s" + (f" to {high:g} s" if high is not None else "")
+        unit = " in whole seconds" if self.whole else ""
+        near = round(ttl) if self.whole else ttl
+        suggestion = min(max(low, near), high if high is not None else ttl)
+        raise OptionError(
+            f"{target} grants lease TTLs {span}{unit}, not --lease-ttl {ttl:g}; "
+            f"use --lease-ttl {suggestion:g}"
+        )
 
-    return WORKLOAD.name
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """What a target offers of one workload: the client builder of each of its variants
+    (``module:attribute`` of a ``ClientBuilder``; the option the workload names picks one,
+    ``workloads.workload.Variant``, the first the default), or its one ``client`` for a
+    workload it runs one way; or, with neither, why it does not offer it (``why_not``,
+    said when the workload is asked for)."""
+
+    client: str | None = None
+    variants: Mapping[str, str] = field(default_factory=dict)
+    why_not: str | None = None
+    lacks: Mapping[str, str] = field(default_factory=dict)
+    """Variants of the workload it does not offer -> why (said when one is asked for)."""
+    unfenced: tuple[str, ...] = ()
+    """Its variants that hand out no fencing token: ``--fencing on`` fences nothing with
+    them (said as a warning; the unfenced outcome is what they show)."""
+
+    @property
+    def offered(self) -> bool:
+        return self.why_not is None
+
+    @property
+    def default(self) -> str | None:
+        """Its default variant, the first; None: it has no variants."""
+        return next(iter(self.variants), None)
+
+    def builder(self, variant: str | None) -> ClientBuilder:
+        """The client builder of ``variant`` (None: the default)."""
+        ref = self.variants[variant or next(iter(self.variants))] if self.variants else self.client
+        if ref is None:
+            raise ClusterError(f"not offered: {self.why_not}")
+        builder: ClientBuilder = Lazy(ref).load()
+        return builder
 
 
-def _ids_workload() -> str:
-    """The name of the unique-ids workload, the one a target backs with its
-    ``id_generators`` (imported when asked, as ``_lock_workload``)."""
-    from workloads.unique_ids_workload import WORKLOAD
+def variants(client: str, names: tuple[str, ...], **more: Any) -> Offer:
+    """An offer of one ``client`` under each of ``names`` (read modes, recipes: one
+    builder that reads the option itself)."""
+    return Offer(variants=dict.fromkeys(names, client), **more)
 
-    return WORKLOAD.name
+
+def refused(why: str) -> Offer:
+    """An offer of nothing: the target does not offer the workload, because ``why``."""
+    return Offer(why_not=why)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,47 +247,27 @@ class ServiceRule:
 
 @dataclass(frozen=True)
 class TargetSpec:
-    """One target. ``workloads`` and ``locks`` map names to ``module:attribute`` of a
-    ``ClientBuilder``; the lock workload is offered when ``locks`` is not empty."""
+    """One target. ``offers``: workload name -> what it offers of it (``Offer``: the
+    clients of each variant, or why not); a workload it has no offer for it does not run."""
 
     name: str
     description: str
     default_nodes: int
-    workloads: Mapping[str, str] = field(default_factory=dict)
-    locks: Mapping[str, str] = field(default_factory=dict)
-    default_lock: str | None = None
-    refuses: Mapping[str, str] = field(default_factory=dict)
-    """Workloads it does not offer -> why (said when one is asked for)."""
-    id_generators: Mapping[str, str] = field(default_factory=dict)
-    """Its id generators (``--id-generator``, the first is its default) -> ``module:attribute``
-    of a ``ClientBuilder``; the unique-ids workload is offered when it is not empty."""
+    offers: Mapping[str, Offer] = field(default_factory=dict)
     server: str | None = None
     """``module:NAME`` of its ``ServerSpec`` (its ``server.py``): how to run its server,
     which the Docker backend runs in containers and the SSH backend on hosts."""
-    local: LocalFactory | None = None
-    """How to build its cluster as a local process (the sim), when it has no server."""
+    local: LocalServer | None = None
+    """How it runs as a local process (the sim), when it has no server."""
     image: str | None = None
     """The image definition it runs (``clusters/<image>/``); None for a target without one."""
     persistence: tuple[str, ...] = ()
     """Accepted ``persistence`` values; empty when the target has no such option."""
-    read_modes: tuple[str, ...] = ()
-    """``--read-mode`` values of its cas-register (the first is its default)."""
-    lease_ttl: LeaseTtl | None = None
-    """The lease TTLs its service grants as asked; None: any."""
+    checks: tuple[OptionRule, ...] = ()
+    """Its own rules on a run's options (``LeaseTtl``: the lease TTLs its service grants
+    as asked, none: any; ``Bugs``: the bugs it can inject)."""
     linearizable_locks: bool = False
     """Whether its locks claim linearizability (the mutex-linearizability check)."""
-    service_log: str | None = None
-    """Where its service's own event log (lease expiries, lock grants) lands, relative
-    to the run directory; None: its service keeps none the checkers read."""
-    deb_suites: Mapping[str, str] = field(default_factory=dict)
-    """Packages current Debian releases lack -> the older suite to take them from (SSH)."""
-    bugs: Mapping[str, Bug] = field(default_factory=dict)
-    """Bugs ``--sim-bug`` can inject into it, by name."""
-    unfenced_locks: tuple[str, ...] = ()
-    """Its lock implementations that hand out no fencing token: ``--fencing on`` fences
-    nothing with them (said as a warning; the unfenced outcome is what they show)."""
-    version: str | None = None
-    """Its fixed version; None: asked of the running cluster (``version()``)."""
     abilities: frozenset[Ability] = SERVER_ABILITIES
     """What faults may do to its cluster in Docker (``core.abilities``; on SSH hosts every
     target can move a clock: ``clusters.run_target``)."""
@@ -194,70 +279,101 @@ class TargetSpec:
     verdict depends on, said with every run they are about (``ServiceRule``)."""
 
     @property
+    def service_log(self) -> str | None:
+        """Where its service's own event log lands in the run directory (its local
+        server's, ``LocalServer``); None: its service keeps none the checkers read."""
+        return self.local.service_log if self.local is not None else None
+
+    @property
+    def bugs(self) -> Mapping[str, Bug]:
+        """The bugs ``--sim-bug`` can inject into it, by name (its ``Bugs`` rule)."""
+        return next((r.table for r in self.checks if isinstance(r, Bugs)), {})
+
+    @property
     def workload_names(self) -> tuple[str, ...]:
-        names = set(self.workloads)
-        if self.locks:
-            names.add(_lock_workload())
-        if self.id_generators:
-            names.add(_ids_workload())
-        return tuple(sorted(names))
+        """The workloads it offers."""
+        return tuple(sorted(name for name, o in self.offers.items() if o.offered))
 
     def rules_for(self, opts: RunOptions) -> tuple[ServiceRule, ...]:
         """The rules a run with ``opts`` depends on (``ServiceRule.when``)."""
         return tuple(r for r in self.rules if r.applies(opts))
 
-    def check_options(self, opts: RunOptions) -> None:
-        """OptionError (one line) for options this target cannot honour (on SSH hosts
-        too: see ``clusters.run_target``; its faults: ``clusters.run_target.check_faults``)."""
-        if opts.workload in self.refuses:
-            raise OptionError(
-                f"{self.name} has no {opts.workload} workload: {self.refuses[opts.workload]}"
-            )
-        if opts.workload not in self.workload_names:
+    def offer(self, opts: RunOptions) -> Offer:
+        """Its offer of ``opts.workload``; OptionError (one line) when it makes none."""
+        offer = self.offers.get(opts.workload)
+        if offer is not None and offer.why_not is not None:
+            raise OptionError(f"{self.name} has no {opts.workload} workload: {offer.why_not}")
+        if offer is None:
             raise OptionError(
                 f"{self.name} has no {opts.workload} workload; choose from "
                 f"{', '.join(self.workload_names)}"
             )
-        if opts.workload in self.workloads:
-            check = getattr(self.client_builder(opts), "check_options", None)
-            if check is not None:  # a builder that refuses some of its workload's options
-                check(opts, self.name)
-        if (
-            opts.workload == _lock_workload()
-            and opts.lock.impl is not None
-            and opts.lock.impl not in self.locks
-        ):
-            near = nearest(opts.lock.impl, list(self.locks))
-            raise OptionError(
-                f"{self.name} has no lock implementation {opts.lock.impl!r}; "
-                + (f"did you mean {near!r}?" if near else f"choose from {', '.join(self.locks)}")
-            )
-        if opts.workload == _ids_workload():
-            from workloads.ids import check_id_options
+        return offer
 
-            check_id_options(opts, self.name, tuple(self.id_generators))
-        if opts.register.read_mode is not None and opts.register.read_mode not in self.read_modes:
-            if not self.read_modes:
-                raise OptionError(f"{self.name} has no read modes: leave out --read-mode")
-            raise OptionError(
-                f"{self.name} has no read mode {opts.register.read_mode!r}; choose from "
-                f"{', '.join(self.read_modes)}"
-            )
+    def check_options(self, opts: RunOptions) -> None:
+        """OptionError (one line) for options this target cannot honour (on SSH hosts
+        too: see ``clusters.run_target``; its faults: ``clusters.run_target.check_faults``)."""
+        from workloads.registry import WORKLOADS
+
+        offer = self.offer(opts)
+        for workload in WORKLOADS.values():
+            v = workload.variant
+            if v is None:
+                continue
+            if workload.name == opts.workload:
+                self._check_variant(workload.name, v, opts.get(v.option), offer)
+            elif opts.was_given(v.option):  # another workload's: it must name something
+                self._check_variant(
+                    workload.name, v, opts.get(v.option), self.offers.get(workload.name)
+                )
         if opts.backend.persistence is not None and not self.persistence:
             raise OptionError(f"{self.name} has no persistence option: leave out --persistence")
         self.check_persistence(opts.backend.persistence)
-        if self.lease_ttl is not None:
-            from workloads.factories import check_lease_ttl
+        for rule in self.checks:
+            rule.check(opts, self.name)
 
-            rule = self.lease_ttl
-            check_lease_ttl(opts, self.name, rule.low, rule.high, whole=rule.whole)
+    def _check_variant(self, workload: str, v: Variant, value: Any, offer: Offer | None) -> None:
+        """OptionError (one line) unless ``value`` of ``v``'s option (None: the default)
+        names one of the variants ``offer`` offers of ``workload``."""
+        if value is None:
+            return
+        choices = list(offer.variants) if offer is not None else []
+        if not choices:
+            raise OptionError(f"{self.name} has no {v.words}s: leave out {v.flag}")
+        if offer is not None and value in offer.lacks:
+            raise OptionError(
+                f"{self.name} has no {value} {v.words} for the {workload} workload: "
+                f"{offer.lacks[value]}; use {v.flag} {', '.join(choices)}"
+            )
+        if value not in choices:
+            near = nearest(str(value), choices)
+            raise OptionError(
+                f"{self.name} has no {v.words} {value!r}; "
+                + (f"did you mean {near!r}?" if near else f"choose from {', '.join(choices)}")
+            )
+
+    def variant(self, opts: RunOptions) -> str | None:
+        """The variant of ``opts.workload`` a run with ``opts`` gets (None: it has none)."""
+        from workloads.registry import get_workload
+
+        v = get_workload(opts.workload).variant
+        offer = self.offers.get(opts.workload)
+        if offer is None or not offer.variants:
+            return None
+        chosen = opts.get(v.option) if v is not None else None
+        return chosen if isinstance(chosen, str) else offer.default
 
     def decide(self, opts: RunOptions) -> RunOptions:
-        """``opts`` with the defaults that depend on this target decided: the id generator
-        of the unique-ids workload (its first), so test.json names the one that ran."""
-        if opts.workload == _ids_workload() and opts.ids.generator is None and self.id_generators:
-            return opts.with_(id_generator=next(iter(self.id_generators)))
-        return opts
+        """``opts`` with the defaults that depend on this target decided: the variant of
+        a workload whose option says so (``Variant.decided``: the unique-ids workload's
+        generator), so test.json names the one that ran."""
+        from workloads.registry import get_workload
+
+        v = get_workload(opts.workload).variant
+        if v is None or not v.decided or opts.get(v.option) is not None:
+            return opts
+        chosen = self.variant(opts)
+        return opts if chosen is None else opts.with_(**{v.option: chosen})
 
     def check_persistence(self, persistence: str | None) -> None:
         """ClusterError (one line) unless ``persistence`` is None or one this target takes
@@ -283,7 +399,7 @@ class TargetSpec:
         """The run's cluster, not started, in Docker (or as a local process); on SSH
         hosts see ``clusters.run_target``."""
         if self.local is not None:
-            return self.local(opts, clock)
+            return self.local.cluster(opts, clock)
         return self.build(
             ClusterOptions(
                 run_id=secrets.token_hex(3),
@@ -295,22 +411,14 @@ class TargetSpec:
 
     def versions(self, cluster: Cluster) -> dict[str, str]:
         """What test.json records of the target's version."""
-        if self.version is not None:
-            return {self.name: self.version}
+        if self.local is not None:
+            return {self.name: self.local.version}
         version = getattr(cluster, "version", None)
         return {self.name: str(version() if callable(version) else "unknown")}
 
     def client_builder(self, opts: RunOptions) -> ClientBuilder:
-        """The client builder of ``opts.workload`` (and of its lock implementation)."""
-        if opts.workload == _lock_workload() and self.locks:
-            impl = opts.lock.impl or self.default_lock or next(iter(self.locks))
-            builder: ClientBuilder = Lazy(self.locks[impl]).load()
-        elif opts.workload == _ids_workload() and self.id_generators:
-            name = opts.ids.generator or next(iter(self.id_generators))
-            builder = Lazy(self.id_generators[name]).load()
-        else:
-            builder = Lazy(self.workloads[opts.workload]).load()
-        return builder
+        """The client builder of ``opts.workload`` (of the variant its options pick)."""
+        return self.offer(opts).builder(self.variant(opts))
 
     def client_factory(
         self, opts: RunOptions, cluster: Cluster, resource: str | None

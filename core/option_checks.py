@@ -81,17 +81,12 @@ NUMBERS: Final[dict[str, Bound]] = {
     "work_time": Bound("--work-time", MS, DAY, zero=True),
     "acquire_wait": Bound("--acquire-wait", MS, DAY, zero=True),
     "locks": Bound("--locks", 1, 1000, integer=True, unit="locks"),
-    "keys": Bound("--keys", 1, 1_000_000, integer=True, unit="keys"),
-    "watchers": Bound("--watchers", 1, 1000, integer=True, unit="watchers"),
-    "compact_every": Bound("--compact-every", MS, DAY, zero=True),
-    "instances": Bound("--instances", 1, 1000, integer=True, unit="instances"),
     "nodes": Bound("--nodes", 1, 99, integer=True, unit="nodes"),
     "client_clock_delta": Bound("--client-clock-delta", -3600, 3600),
-    "segment_size": Bound("--segment-size", 1, 10**9, integer=True, unit="ids"),
-    "segment_prefetch": Bound("--segment-prefetch", 0, 1, unit="fraction of a segment"),
     "ssh_port": Bound("--ssh-port", 1, 65535, integer=True, unit="port numbers"),
 }
-"""Every number option and its range; None is allowed where the field is optional. A
+"""Every number option and its range (a workload's record's own come in with it:
+``core.options.hand_in``); None is allowed where the field is optional. A
 duration is at least a millisecond (``MS``), or 0 where 0 means none; the time limit
 and the lease TTL at least 10 ms, so that the defaults fitted to them (the interval
 between faults, the keepalive: ``core.option_defaults``) are a millisecond or more."""

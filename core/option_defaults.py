@@ -14,33 +14,29 @@ import math
 from typing import Final
 
 from core.option_checks import OptionError
-from core.option_records import DiscoveryOptions, FaultOptions, LockOptions, WatchOptions
-from core.options import FaultRules, RunOptions
+from core.option_records import FaultOptions, LockOptions
+from core.options import FaultRules, RunOptions, metadata_of
 
 CLASSIC_TIME_LIMIT: Final = RunOptions().time_limit
 CLASSIC_INTERVAL: Final = FaultOptions().nemesis_interval
 KEEPALIVE_SHARE: Final = LockOptions().keepalive / LockOptions().lease_ttl
 """The classic keepalive's share of the lease TTL (3 s of 10 s)."""
-SHARED: Final = {
-    "watchers": (WatchOptions().watchers, "writer"),
-    "instances": (DiscoveryOptions().instances, "discovery client"),
-}
-"""Options that take some of the ``--concurrency`` clients, leaving the others a role:
-their default and the others' role."""
 
 
 def fit_defaults(opts: RunOptions, rules: FaultRules, shaping: tuple[str, ...]) -> RunOptions:
     """``opts`` with every default the user did not write fitted to those they did: the
     faults' own (``rules.adapts``), the keepalive to the lease TTL, the interval between
     faults to the time limit (or the time limit to the interval given), and the clients of
-    a role to ``--concurrency`` (for the workload whose options, ``shaping``, name them)."""
+    a role to ``--concurrency`` (the options of the workload, ``shaping``, whose record
+    says they take some of the clients: ``shares``)."""
     for adapt in rules.adapts:
         opts = adapt(opts)
     opts = _fit_keepalive(opts)
     opts = _fit_interval(opts, len(rules.periodic))
-    for name in SHARED:
-        if name in shaping:
-            opts = _fit_share(opts, name)
+    for name in shaping:
+        other = metadata_of(name).get("shares")
+        if other is not None:
+            opts = _fit_share(opts, name, other)
     return opts
 
 
@@ -101,10 +97,11 @@ def _interval_fits(opts: RunOptions, periodic: int) -> bool:
     return opts.first_fault_at() + opts.faults.nemesis_interval * k <= opts.time_limit
 
 
-def _fit_share(opts: RunOptions, name: str) -> RunOptions:
-    """Clients of a role (``SHARED``) not given leave at least one client of the other
-    role among ``--concurrency``; none can when it is 1, which names ``--concurrency``."""
-    default, other = SHARED[name]
+def _fit_share(opts: RunOptions, name: str, other: str) -> RunOptions:
+    """Clients of a role (the option ``name``) not given leave at least one client of the
+    ``other`` role among ``--concurrency``; none can when it is 1, which names
+    ``--concurrency``."""
+    default = RunOptions().get(name)
     share, concurrency = opts.get(name), opts.concurrency
     if share < concurrency or opts.was_given(name):
         return opts  # fits, or given: the workload's check refuses what does not fit

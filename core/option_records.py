@@ -1,12 +1,15 @@
 """The typed records a run's options are made of (``core.options.RunOptions`` holds one
-of each): the faults, the lock, the register, each workload's own, the backend and the SSH
-hosts. Each field has one flat name (its own, or ``flat("...")`` where that would say less
-or clash): a suite's key, the command line's argparse dest, test.json's key."""
+of each): the faults, the lock, the backend and the SSH hosts; each workload's own record
+is declared beside the workload with ``option`` fields and handed in by its registry. Each
+field has one flat name (its own, or ``flat("...")`` where that would say less or clash):
+a suite's key, the command line's argparse dest, test.json's key."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+from core.option_checks import Bound
 
 
 def flat(name: str) -> Any:
@@ -30,6 +33,8 @@ class FaultOptions:
     pause_for: float = 14.0
     clock_delta: float | None = None
     """Seconds the clock fault moves a clock by; None: its own default."""
+    client_clock_delta: float = -5.0
+    """Seconds the client-clock fault steps the clients' wall clock by (negative: back)."""
 
     def __post_init__(self) -> None:
         if self.pause_at == 0:  # the command line's and suites' spelling of "no fixed pause"
@@ -53,42 +58,6 @@ class LockOptions:
     it writes, as a careful application does; off: it writes on the belief that it still
     holds (``workloads.critical``), the naive application whose worst case failovers,
     session moves and lost connections show."""
-
-
-@dataclass(frozen=True, slots=True)
-class RegisterOptions:
-    """The CAS registers of the cas-register workload."""
-
-    keys: int = 3
-    read_mode: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class DiscoveryOptions:
-    """Service registration: the first ``instances`` client processes register
-    themselves, the others list the live instances (read as ``opts.discovery.instances``)."""
-
-    instances: int = 2
-
-
-@dataclass(frozen=True, slots=True)
-class HerdOptions:
-    """The waiters of the herd workload (``workloads/herd_workload.py``): how they wait
-    for the lock, ``naive`` (all watch it) or ``queue`` (each its predecessor)."""
-
-    recipe: str = "naive"
-
-
-@dataclass(frozen=True, slots=True)
-class WatchOptions:
-    """The watch workload (``workloads/watch_workload.py``): the first ``watchers`` client
-    threads follow the keys (``--keys``, ``RegisterOptions.keys``), the others write them;
-    ``mode`` says how a one-shot watch learns the value (``reread`` or ``payload``); a
-    compaction every ``compact_every`` seconds (0: none) where the service keeps a history."""
-
-    watchers: int = 2
-    mode: str = field(default="reread", metadata=flat("watch_mode"))
-    compact_every: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,30 +86,35 @@ class BackendOptions:
     sim_bugs: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class IdsOptions:
-    """The unique-ids workload (``workloads/unique_ids_workload.py``) and the clients'
-    clock fault (``nemesis/faults/client_clock.py``)."""
-
-    generator: str | None = field(default=None, metadata=flat("id_generator"))
-    """The id generator (a target's ``id_generators``); None: the target's first."""
-    snowflake_defence: str = "none"
-    snowflake_workers: str = "fixed"
-    client_clock_delta: float = -5.0
-    segment_size: int = 1000
-    segment_prefetch: float = 0.1
-    """Leaf-segment: the fraction of a range used when the next is taken."""
-
-
 RECORDS: Final[dict[str, type]] = {
     "faults": FaultOptions,
     "lock": LockOptions,
-    "register": RegisterOptions,
-    "discovery": DiscoveryOptions,
-    "herd": HerdOptions,
-    "watches": WatchOptions,
     "backend": BackendOptions,
     "ssh": SshOptions,
-    "ids": IdsOptions,
 }
-"""The run's records: ``RunOptions`` attribute -> its type."""
+"""The run's own records: ``RunOptions`` attribute -> its type. A workload's options are
+a record of its own, handed in by the workloads' registry (``core.options.hand_in``)."""
+
+
+def option(
+    default: Any,
+    help: str,
+    *,
+    flat: str | None = None,
+    choices: tuple[str, ...] = (),
+    bound: Bound | None = None,
+    named: str | None = None,
+    shares: str | None = None,
+    variant: bool = False,
+) -> Any:
+    """A field of a workload's options record, with what the rest of the harness reads of
+    it: its ``help`` (its flag's), its flat name when not its own (``flat``), its
+    ``choices``, the range of a number (``bound``), the word a test name spells it with
+    when not at its default (``named``), the role of the other clients when it takes some
+    of ``--concurrency`` (``shares``: their default adapts to it) and whether it picks a
+    target's variant of the workload (``variant``: the choices are the target's)."""
+    meta: dict[str, Any] = {"help": help, "choices": choices, "variant": variant}
+    for key, value in (("flat", flat), ("bound", bound), ("named", named), ("shares", shares)):
+        if value is not None:
+            meta[key] = value
+    return field(default=default, metadata=meta)

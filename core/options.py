@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from core.option_checks import (
     NUMBERS,
@@ -39,17 +39,13 @@ from core.option_checks import (
 from core.option_records import (
     RECORDS,
     BackendOptions,
-    DiscoveryOptions,
     FaultOptions,
-    HerdOptions,
-    IdsOptions,
     LockOptions,
-    RegisterOptions,
     SshOptions,
-    WatchOptions,
 )
 from core.paths import check_path
 
+R = TypeVar("R")
 DEFAULT_OP_TIMEOUT: Final = 10.0
 FOLLOW: Final = 0.0
 """``op_timeout`` not asked for (no asked value can be 0): it follows the pause and work."""
@@ -114,13 +110,11 @@ class RunOptions:
     """Whether the run ends at the first anomaly its live check finds (``harness.live_check``)."""
     faults: FaultOptions = field(default_factory=FaultOptions)
     lock: LockOptions = field(default_factory=LockOptions)
-    register: RegisterOptions = field(default_factory=RegisterOptions)
-    discovery: DiscoveryOptions = field(default_factory=DiscoveryOptions)
-    herd: HerdOptions = field(default_factory=HerdOptions)
-    watches: WatchOptions = field(default_factory=WatchOptions)
     backend: BackendOptions = field(default_factory=BackendOptions)
     ssh: SshOptions = field(default_factory=SshOptions)
-    ids: IdsOptions = field(default_factory=IdsOptions)
+    records: tuple[Any, ...] = ()
+    """The workloads' own records (``hand_in``) whose values are not their defaults, in
+    the order they were handed in; read one with ``record``."""
     given: tuple[str, ...] = field(default=(), compare=False)
     """The options the user wrote (the command line's, a suite's keys), by flat name: a
     refusal is only ever about one of them; the others are defaults, which adapt to them.
@@ -170,7 +164,7 @@ class RunOptions:
         return self._with(values, keep_decided=True)
 
     def _with(self, values: Mapping[str, Any], keep_decided: bool = False) -> RunOptions:
-        by_record: dict[str, dict[str, Any]] = {}
+        by_record: dict[str | type, dict[str, Any]] = {}
         top: dict[str, Any] = {}
         for name, value in values.items():
             where = FIELDS.get(name)
@@ -179,16 +173,30 @@ class RunOptions:
             record, attr, is_tuple = where
             value = tuple(value) if is_tuple and isinstance(value, list) else value
             (by_record.setdefault(record, {}) if record else top)[attr] = value
+        handed = {type(r): r for r in self.records}
         for record, changes in by_record.items():
-            top[record] = replace(getattr(self, record), **changes)
+            if isinstance(record, str):
+                top[record] = replace(getattr(self, record), **changes)
+            else:
+                handed[record] = replace(self.record(record), **changes)
+        if any(isinstance(record, type) for record in by_record):
+            top["records"] = tuple(r for t, r in _ordered(handed) if r != t())
         if not keep_decided and "op_timeout" in top:
             top.setdefault("op_timeout_reason", "")
         return replace(self, **top)
 
+    def record(self, kind: type[R]) -> R:
+        """The run's record of the type ``kind`` (a workload's own options record, as
+        ``opts.record(HerdOptions)``): its values, or its defaults when none was given."""
+        return next((r for r in self.records if type(r) is kind), None) or kind()
+
     def get(self, name: str) -> Any:
         """The value of the option ``name`` (a flat name, ``FIELDS``)."""
         record, attr, _ = FIELDS[name]
-        return getattr(getattr(self, record) if record else self, attr)
+        if record is None:
+            return getattr(self, attr)
+        holder = getattr(self, record) if isinstance(record, str) else self.record(record)
+        return getattr(holder, attr)
 
     def was_given(self, name: str) -> bool:
         """Whether the user wrote the option ``name`` (a flat name): only such a value is
@@ -350,6 +358,8 @@ def flag_of(name: str) -> str:
 def _fields() -> Iterator[tuple[str, str | None, str, str]]:
     """(flat name, record or None, attribute, declared type) of every option."""
     for f in fields(RunOptions):
+        if f.name == "records":  # the workloads' records: their fields come in with them
+            continue
         if f.name in RECORDS:
             for g in fields(RECORDS[f.name]):
                 yield g.metadata.get("flat", g.name), f.name, g.name, str(g.type)
@@ -358,28 +368,62 @@ def _fields() -> Iterator[tuple[str, str | None, str, str]]:
 
 
 _TYPES: Final = {name: declared for name, _, _, declared in _fields()}
-FIELDS: Final[dict[str, tuple[str | None, str, bool]]] = {
+FIELDS: Final[dict[str, tuple[str | type | None, str, bool]]] = {
     name: (record, attr, declared.startswith("tuple")) for name, record, attr, declared in _fields()
 }
 """The options' flat names (a suite's keys, the command line's argparse dests, test.json's
-keys) -> (the record holding it or None for the run's own, its attribute there, whether it
-is held as a tuple: a JSON list in test.json and suite files)."""
+keys) -> (the record holding it: the ``RunOptions`` attribute of one of the run's own, a
+workload's record type handed in, or None for the run's own fields; its attribute there,
+whether it is held as a tuple: a JSON list in test.json and suite files)."""
+HANDED: Final[dict[type, dict[str, Any]]] = {}
+"""The workloads' records handed in (``hand_in``), in order -> each field's metadata by its
+flat name (``core.option_records.option``: help, choices, range...)."""
+
+
+def hand_in(*records: type) -> None:
+    """Take in workloads' options records (the workloads' registry hands in each
+    workload's): their fields become options like the run's own, with flat names
+    (``FIELDS``), ranges (``NUMBERS``, from their ``bound``) and the words a test name
+    spells them with (``NAMED``). A record handed in again is left as it is; a flat name
+    another option has is a TypeError (a programming error, found at import)."""
+    for record in records:
+        if record in HANDED:
+            continue
+        meta: dict[str, Any] = {}
+        for g in fields(record):
+            name = g.metadata.get("flat", g.name)
+            if name in FIELDS:
+                raise TypeError(f"{record.__name__}.{g.name}: the option {name!r} exists")
+            FIELDS[name] = (record, g.name, str(g.type).startswith("tuple"))
+            _TYPES[name] = str(g.type)
+            if "bound" in g.metadata:
+                NUMBERS[name] = g.metadata["bound"]
+            if "named" in g.metadata:
+                NAMED[name] = g.metadata["named"]
+            meta[name] = dict(g.metadata)
+        HANDED[record] = meta
+
+
+def metadata_of(name: str) -> Mapping[str, Any]:
+    """What a handed-in record says of its option ``name`` (empty: none, or a run's own)."""
+    return next((m[name] for m in HANDED.values() if name in m), {})
+
+
+def _ordered(records: Mapping[type, Any]) -> list[tuple[type, Any]]:
+    """``records`` (type -> value) in the order their types were handed in."""
+    return [(t, records[t]) for t in HANDED if t in records]
 
 
 NAMED: Final[dict[str, str]] = {
     "fencing": "fence",
     "holder_check": "holdercheck",
-    "read_mode": "read",
     "persistence": "persist",
-    "recipe": "recipe",
-    "watch_mode": "mode",
-    "snowflake_defence": "defence",
-    "snowflake_workers": "workers",
     "sim_bugs": "bug",
 }
 """The options a test name spells when not at their default (option -> its word): the
 choices, not numbers, that change what a run finds (the workloads' and faults' ``options``
-name them; ``tests/unit/test_run_names.py`` holds this table to those registries) and the
+name them, a workload's record's come in with it: ``named``;
+``tests/unit/test_run_names.py`` holds this table to those registries) and the
 target's own (persistence, injected bugs). The lock implementation comes before the faults
 (``test_name``); ``id_generator`` is not here: the target decides it for every run, so
 spelling it would rename the runs that left it to the default."""

@@ -22,6 +22,7 @@ FIELDS: Final[dict[str, tuple[type, ...]]] = {
     "faults": (dict,),
     "seed": (int, NONE),
     "linearizable_locks": (bool,),
+    "holder": (dict, NONE),
     "service_rules": (list,),
     "service_log": (str, NONE),
     "versions": (dict,),

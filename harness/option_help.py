@@ -52,14 +52,16 @@ def brief_help(parser: argparse.ArgumentParser, formatter: argparse.HelpFormatte
     formatter.end_section()
     width = getattr(formatter, "_width", 78)
     lines = [f"more options, by topic (`{REFERENCE} [TOPIC]`):"]
-    for topic, group in topics(parser).items():
+    grouped = topics(parser)
+    column = max((len(t) for t in grouped), default=8) + 2  # a workload's name is a topic
+    for topic, group in grouped.items():
         rest = [a.option_strings[0] for a in _shown(group) if not info_of(a).common]
         if rest:
             lines += textwrap.wrap(
                 " ".join(rest),
                 width,
-                initial_indent=f"  {topic:<10}",
-                subsequent_indent=" " * 12,
+                initial_indent=f"  {topic:<{column}}",
+                subsequent_indent=" " * (column + 2),
                 break_on_hyphens=False,
             )
     return "\n".join([formatter.format_help().rstrip("\n"), "", *lines, "", parser.epilog or ""])

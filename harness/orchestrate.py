@@ -19,12 +19,12 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from importlib import metadata
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from clusters import run_target
-from clusters.registry import resolve
 from core.clock import RunClock
 from core.errors import CrashReported, HarnessError
 from core.options import RunOptions
@@ -45,11 +45,11 @@ from harness.plan import build_plan, warnings_at_start
 from harness.progress import Progress
 from harness.rerun import rerun_command
 from harness.runner import Runner
-from harness.validate import check_target, decide
+from harness.validate import Checked
 from nemesis.build import asked_durations, build_nemesis
 from nemesis.registry import facts_of
+from workloads.common.resource import ResourceServer
 from workloads.registry import get_workload
-from workloads.resource import ResourceServer
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -60,7 +60,17 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("harness")
 
-HARNESS_VERSION = "0.1.0"
+PACKAGE: Final = "coordination-harness"
+"""The distribution whose version test.json records (``harness_version``)."""
+
+
+def harness_version() -> str:
+    """The harness's version as its installed package's metadata says (pyproject.toml's,
+    one place), recorded in test.json; ``unknown`` for code not installed as a package."""
+    try:
+        return metadata.version(PACKAGE)
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 @dataclass(frozen=True)
@@ -132,19 +142,19 @@ def _log_to(run_dir: Path) -> logging.Handler:
 
 
 def run_test(
-    opts: RunOptions,
+    checked: Checked,
     term: Terminal,
     recording: Recording | None = None,
     repeat: dict[str, Any] | None = None,
 ) -> RunOutcome:
-    """Run a test end to end and print its verdict; never leaves a fault behind. With a
-    ``recording`` (``harness run --replay``), its invocations and faults are the schedule;
-    ``repeat``: which run of a repeat this is (``harness.repeat``), for test.json."""
-    opts = decide(opts)  # done already by check_run, unless the caller built ``opts`` itself
+    """Run a test end to end and print its verdict; never leaves a fault behind. It runs
+    only options checked and decided (``harness.validate.check_run``), as they are but for
+    the seed, chosen here when none was given. With a ``recording`` (``harness run
+    --replay``), its invocations and faults are the schedule; ``repeat``: which run of a
+    repeat this is (``harness.repeat``), for test.json."""
+    opts, target = checked
     seed = opts.seed if opts.seed is not None else random.randrange(2**31)
-    target = resolve(opts.target)  # fails fast on an unknown target
-    opts = replace(opts, seed=seed, target=target.name)
-    check_target(target, opts)  # --ssh: the cluster on the hosts (docs/ssh.md)
+    opts = replace(opts, seed=seed)
     run_dir = new_run_dir(Path(opts.out_dir), opts.test_name())
     handler = _log_to(run_dir)
     try:
@@ -171,6 +181,7 @@ def _run_in(
     _quiet_resource_tracker()
     clock = RunClock()
     asked = asked_durations(opts)  # how long each fault is to last, for its windows
+    holder = get_workload(opts.workload).holder
     test: dict[str, Any] = {
         "name": opts.test_name(),
         "options": opts.to_dict(),
@@ -180,9 +191,10 @@ def _run_in(
         },
         "seed": opts.seed,
         "linearizable_locks": target.linearizable_locks,
+        "holder": holder.to_dict() if holder is not None else None,
         "service_rules": [r.to_dict() for r in target.rules_for(opts)],
         "service_log": target.service_log,
-        "versions": {"harness": HARNESS_VERSION, "python": platform.python_version()},
+        "versions": {"harness": harness_version(), "python": platform.python_version()},
         "clock_origin_ns": clock.origin,
         "started": _utc_now(),
         "argv": sys.argv,

@@ -177,7 +177,8 @@ def anomaly_kinds(results: dict[str, Any]) -> tuple[str, ...]:
 
 
 RunOne = Callable[["RunOptions", dict[str, Any]], "RunOutcome"]
-"""Runs one repeat's options, its ``repeat`` facts for test.json (``run_test``)."""
+"""Runs one repeat's options (checked again: their seed and folder are the repeat's),
+its ``repeat`` facts for test.json (``run_test``)."""
 
 
 def repeat_dir(out_dir: str | Path, test_name: str) -> Path:
@@ -269,13 +270,14 @@ def repeat_command(
     failing run on stdout (``--json``: repeat.json's object); the exit code the pass rule
     gives. A replay's runs keep the recorded seed unless ``--repeat-seed next``."""
     from harness.orchestrate import run_test
+    from harness.validate import check_run
 
     wanted = recorded_kinds(recording.run_dir) if recording is not None else ()
     mode = seed_mode or ("same" if recording is not None else "next")
     rate, base = run_repeated(
         opts,
         n,
-        lambda o, facts: run_test(o, term, recording, facts),
+        lambda o, facts: run_test(check_run(o), term, recording, facts),
         term,
         pass_rule=pass_rule or DEFAULT_PASS_RULE,
         seed_mode=mode,

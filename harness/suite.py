@@ -485,7 +485,7 @@ def run_suite(
             if r.repeat is not None:
                 _repeated(o, base, term)
             else:
-                res = run_test(replace(r.options, out_dir=str(base)), term)
+                res = run_test(check_run(replace(r.options, out_dir=str(base))), term)
                 o.run_dir = str(res.run_dir)
                 results = read_json(res.run_dir / "results.json")
                 o.valid = results.get("valid")
@@ -524,7 +524,7 @@ def _repeated(o: Outcome, base: Path, term: Terminal) -> None:
     rate, folder = run_repeated(
         replace(r.options, out_dir=str(base)),
         r.repeat,
-        lambda opts, facts: run_test(opts, term, repeat=facts),
+        lambda opts, facts: run_test(check_run(opts), term, repeat=facts),
         term,
         pass_rule=r.pass_rule,
         seed_mode=r.repeat_seed,

@@ -16,18 +16,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import fields, replace
+from typing import NamedTuple
 
 from clusters import run_target
 from clusters.registry import TARGETS, resolve
 from clusters.spec import TargetSpec
-from core.option_checks import OptionError, UnknownName, unknown_name
+from core.option_checks import OptionError
 from core.option_defaults import fit_defaults
 from core.option_records import SshOptions
 from core.options import RunOptions, flag_of
 from harness.live_check import live_model
 from nemesis.registry import needs_of, parse_nemesis, rules_of
 from nemesis.targets import check_nemesis_target
-from workloads.registry import get_workload
+from workloads.registry import WORKLOADS, get_workload
 
 
 def decide(opts: RunOptions) -> RunOptions:
@@ -55,7 +56,16 @@ def check_options(opts: RunOptions) -> RunOptions:
     return opts
 
 
-def check_run(opts: RunOptions) -> tuple[RunOptions, TargetSpec]:
+class Checked(NamedTuple):
+    """A run's options checked and decided, once (``check_run``: the workload's defaults,
+    the target's name and its defaults), with their target: the one value
+    ``harness.orchestrate.run_test`` runs, which the run only reads."""
+
+    options: RunOptions
+    target: TargetSpec
+
+
+def check_run(opts: RunOptions) -> Checked:
     """The options to run (the workload's defaults decided, the target's name filled in
     when left to the default) and their target, or a one-line HarnessError for anything
     ``opts`` cannot run as asked."""
@@ -67,7 +77,7 @@ def check_run(opts: RunOptions) -> tuple[RunOptions, TargetSpec]:
     check_target(target, opts)
     _check_bugs(target, opts)
     check_given(target, opts)
-    return opts, target
+    return Checked(opts, target)
 
 
 def check_target(target: TargetSpec, opts: RunOptions) -> None:
@@ -78,30 +88,14 @@ def check_target(target: TargetSpec, opts: RunOptions) -> None:
 
 
 def _check_bugs(target: TargetSpec, opts: RunOptions) -> None:
-    """The bugs asked for are the target's, and each one the run can meet: its workload's
-    operations reach it and the fault it needs is asked for; else it would do nothing."""
-    if not opts.backend.sim_bugs:
-        return
-    if not target.bugs:
+    """Bugs are asked for of a target that has some (the target's ``Bugs`` rule checks
+    which: ``clusters.spec``)."""
+    if opts.backend.sim_bugs and not target.bugs:
         buggy = [name for name, t in TARGETS.items() if t.bugs]
         raise OptionError(
             f"--sim-bug injects bugs into the {', '.join(buggy)} target only: add "
             f"--target {buggy[0]} or leave it out"
         )
-    for name in opts.backend.sim_bugs:
-        bug = target.bugs.get(name)
-        if bug is None:
-            raise UnknownName(unknown_name("sim bug", name, list(target.bugs), "for --sim-bug"))
-        if bug.workloads and opts.workload not in bug.workloads:
-            raise OptionError(
-                f"--sim-bug {name} does nothing to the {opts.workload} workload: it "
-                f"affects {', '.join(bug.workloads)}; use --workload {bug.workloads[0]}"
-            )
-        if bug.fault is not None and bug.fault not in opts.fault_names():
-            raise OptionError(
-                f"--sim-bug {name} does nothing without the {bug.fault} fault: add "
-                f"--nemesis {bug.fault}"
-            )
 
 
 def check_given(target: TargetSpec, opts: RunOptions) -> None:
@@ -137,8 +131,9 @@ def warnings_of(target: TargetSpec, opts: RunOptions) -> list[str]:
     """What the user wrote that changes less than they may think, without refusing the
     run: ``--fencing on`` with a lock that hands out no token (unfenced is the point)."""
     found = []
-    lock = opts.lock.impl or target.default_lock
-    if opts.was_given("fencing") and opts.lock.fencing and lock in target.unfenced_locks:
+    offer, lock = target.offers.get(opts.workload), target.variant(opts)
+    unfenced = offer is not None and lock in offer.unfenced
+    if opts.was_given("fencing") and opts.lock.fencing and unfenced:
         found.append(
             f"--fencing on fences nothing with the {lock} lock of {target.name}: it hands "
             "out no fencing token, so the resource accepts every write (the run shows what "
@@ -164,25 +159,42 @@ def bugs_help() -> str:
     )
 
 
-def per_target(attribute: str, note: Callable[[TargetSpec], str] = lambda t: "") -> str:
-    """Each target's names in ``attribute`` (``locks``, ``read_modes``: its first the
-    default) with ``note`` on it, one target a line, for an option's reference."""
+def variants_of(option: str) -> dict[str, tuple[str, ...]]:
+    """Each target's variants that ``option`` picks (a workload's ``Variant.option``:
+    ``lock``, ``read_mode``...; its first the default), for the targets that have some."""
+    named = [w.name for w in WORKLOADS.values() if w.variant and w.variant.option == option]
+    out = {}
+    for name, t in TARGETS.items():
+        offers = [t.offers[w] for w in named if w in t.offers]
+        found = tuple(dict.fromkeys(v for o in offers for v in o.variants))
+        if found:
+            out[name] = found
+    return out
+
+
+def per_target(option: str, note: Callable[[TargetSpec], str] = lambda t: "") -> str:
+    """Each target's variants that ``option`` picks (``variants_of``) with ``note`` on
+    it, one target a line, for an option's reference."""
     return "\n".join(
-        f"{name}: {', '.join(getattr(t, attribute))}{note(t)}"
-        for name, t in TARGETS.items()
-        if getattr(t, attribute)
+        f"{name}: {', '.join(names)}{note(TARGETS[name])}"
+        for name, names in variants_of(option).items()
     )
 
 
-def locks_help() -> str:
-    """Each target's lock implementations, those without a token said, for ``--lock``."""
-    return per_target("locks", lambda t: " (no token)" if t.unfenced_locks else "")
+def locks_help(option: str) -> str:
+    """Each target's lock implementations (picked by ``option``: ``--lock``), those
+    without a token said."""
+    return per_target(option, lambda t: " (no token)" if _unfenced(t) else "")
 
 
-def every(attribute: str) -> tuple[str, ...]:
-    """The values some target has in ``attribute`` (``locks``, ``read_modes``...), in
-    order, for completion."""
-    return tuple(dict.fromkeys(v for t in TARGETS.values() for v in getattr(t, attribute)))
+def _unfenced(target: TargetSpec) -> bool:
+    """Whether some variant ``target`` offers hands out no fencing token."""
+    return any(o.unfenced for o in target.offers.values())
+
+
+def every(option: str) -> tuple[str, ...]:
+    """The variants some target has that ``option`` picks, in order, for completion."""
+    return tuple(dict.fromkeys(v for names in variants_of(option).values() for v in names))
 
 
 def targets_described() -> str:

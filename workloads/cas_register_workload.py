@@ -8,16 +8,19 @@ from __future__ import annotations
 
 from checkers import linearizability, stats
 from workloads.cas_gen import CasRegisterGen
-from workloads.workload import Workload
+from workloads.register import RegisterOptions
+from workloads.workload import Variant, Workload
 
 WORKLOAD = Workload(
     name="cas-register",
     help="read, write and compare-and-set on --keys independent registers",
-    generator=lambda opts, seed: CasRegisterGen(keys=opts.register.keys, seed=seed),
+    generator=lambda opts, seed: CasRegisterGen(keys=opts.record(RegisterOptions).keys, seed=seed),
     needs_resource=False,
     holds=False,
     default_fault="none",
     checkers=(linearizability.check_record, stats.check_record),
     options=("keys", "read_mode"),
     model="register",
+    variant=Variant("read_mode", "read mode"),
+    records=(RegisterOptions,),
 )

@@ -23,8 +23,8 @@ from typing import Any
 
 from checkers.refusals import STALE_TOKEN
 from core.client import Completion
-from workloads.lease import Session
-from workloads.resource import ResourceClient
+from workloads.common.lease import Session
+from workloads.common.resource import ResourceClient
 
 LEASE_LOST = "lease lost"
 

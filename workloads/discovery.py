@@ -19,7 +19,7 @@ Operations:
   with the node asked; a read changes nothing, so any failure of it is a ``fail``.
 
 The keeper records its lease events (``lease-granted``, ``keepalive``, ``lease-lost``...,
-``workloads.lease``) with the member as their ``lock``, and so does a backend that reports
+``workloads.common.lease``) with the member as their ``lock``, and so does a backend that reports
 its session's connection (``session-state``: a ZooKeeper session that moved to another
 server when its own was lost, which keeps the registration alive).
 """
@@ -32,11 +32,27 @@ from typing import Any, Protocol
 
 from core.client import Client, ClientFactory, Completion, Invocation, WorkerContext
 from core.cluster import Cluster
+from core.option_checks import Bound
+from core.option_records import option
 from core.options import RunOptions
-from workloads.backoff import Backoff
+from workloads.common.backoff import Backoff
+from workloads.common.factories import Connector, connector
+from workloads.common.lease import EventLog, KeptLease, Lease, SharedConnection, record_states
 from workloads.errors import OpFailed, OpUnknown
-from workloads.factories import Connector, connector
-from workloads.lease import EventLog, KeptLease, Lease, SharedConnection, record_states
+
+
+@dataclass(frozen=True, slots=True)
+class DiscoveryOptions:
+    """Service registration: the first ``instances`` client processes register
+    themselves, the others list the live instances (``opts.record(DiscoveryOptions)``)."""
+
+    instances: int = option(
+        2,
+        "the client processes that register themselves (the others list them; default: "
+        "%(default)s, or all clients but one)",
+        bound=Bound("--instances", 1, 1000, integer=True, unit="instances"),
+        shares="discovery client",
+    )
 
 
 class RegistryBackend(Protocol):
@@ -51,7 +67,7 @@ class RegistryBackend(Protocol):
         ...
 
     def keepalive(self, lease: Lease) -> float:
-        """Renew; ``workloads.lease.LeaseNotFound`` when the registration is gone."""
+        """Renew; ``workloads.common.lease.LeaseNotFound`` when the registration is gone."""
         ...
 
     def revoke(self, lease: Lease) -> None:
@@ -179,7 +195,7 @@ def registry_clients(
     def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
         return RegistryFactory(
             connector(opts, cluster, driver),
-            opts.discovery.instances,
+            opts.record(DiscoveryOptions).instances,
             opts.lock.lease_ttl,
             opts.lock.keepalive,
         )

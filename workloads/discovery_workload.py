@@ -11,6 +11,7 @@ from checkers import discovery, stats
 from checkers.windows import CLIENT_PAUSE
 from core.option_checks import OptionError
 from core.options import RunOptions
+from workloads.discovery import DiscoveryOptions
 from workloads.discovery_gen import Discovery
 from workloads.holders import INSTANCE
 from workloads.workload import Workload
@@ -18,7 +19,7 @@ from workloads.workload import Workload
 
 def _check(opts: RunOptions) -> None:
     """At least one discovery client besides the instances."""
-    instances = opts.discovery.instances
+    instances = opts.record(DiscoveryOptions).instances
     if instances >= opts.concurrency:
         raise OptionError(
             f"--instances {instances} leaves no discovery client among --concurrency "
@@ -29,7 +30,7 @@ def _check(opts: RunOptions) -> None:
 WORKLOAD = Workload(
     name="registry",
     help="instances register with a TTL and keep it alive, discovery clients list them",
-    generator=lambda opts, seed: Discovery(opts.discovery.instances),
+    generator=lambda opts, seed: Discovery(opts.record(DiscoveryOptions).instances),
     needs_resource=False,
     holds=True,
     default_fault=CLIENT_PAUSE,
@@ -37,4 +38,5 @@ WORKLOAD = Workload(
     options=("instances", "lease_ttl", "keepalive"),
     check=_check,
     holder=INSTANCE,
+    records=(DiscoveryOptions,),
 )

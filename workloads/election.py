@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from core.client import Completion, Invocation
+from workloads.common.holder import LeaseHolderClient
+from workloads.common.lease import Lease, LeaseBackend
 from workloads.errors import OpUnknown
-from workloads.holder import LeaseHolderClient
-from workloads.lease import Lease, LeaseBackend
 
 
 class ElectionBackend(LeaseBackend, Protocol):

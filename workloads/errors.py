@@ -22,7 +22,7 @@ class OpFailed(Exception):
 
 class Unreachable(OpFailed):
     """The service could not be reached (connection refused, no route, connect timeout):
-    nothing was sent. Clients back off before the next try (``workloads.backoff``)."""
+    nothing was sent. Clients back off before the next try (``workloads.common.backoff``)."""
 
 
 class OpUnknown(Exception):

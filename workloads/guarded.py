@@ -26,9 +26,9 @@ from typing import Any, Protocol
 from checkers.refusals import REJECTED_BY_DATA
 from core.client import Client, Completion, Invocation, WorkerContext
 from core.options import RunOptions
-from workloads.backoff import Backoff
+from workloads.common.backoff import Backoff
+from workloads.common.factories import Builder, Connector, connector
 from workloads.critical import compute_for
-from workloads.factories import Builder, Connector, connector
 
 REJECTED = REJECTED_BY_DATA
 """The error of a write the data refused (``checkers.guarded`` counts these)."""

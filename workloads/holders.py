@@ -14,6 +14,7 @@ moment for it; a workload whose holders have no such work has its holder frozen 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from core.ops import Op
 
@@ -31,6 +32,21 @@ class Holder:
     work: frozenset[str] = frozenset()
     """What a holder works in while holding (a client pause waits for one to begin); empty:
     a holder is frozen at once."""
+    number: str | None = None
+    """What a take grants the holder to fence with (``token``, ``epoch``): its holdings are
+    the ones ``checkers.holdings`` reads and the report draws; None: not numbered holdings,
+    which neither reads."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """What test.json records of it (``holder``), for the checkers and the report of the
+        finished run: they read the operation names from there, not from a list of their own."""
+        return {
+            "role": self.role,
+            "takes": sorted(self.takes),
+            "gives": sorted(self.gives),
+            "work": sorted(self.work),
+            "number": self.number,
+        }
 
 
 @dataclass(slots=True)
@@ -65,11 +81,13 @@ class Holders:
 
 
 LOCK_HOLDER = Holder(
-    "lock holder", frozenset({"acquire"}), frozenset({"release"}), frozenset({"write"})
+    "lock holder", frozenset({"acquire"}), frozenset({"release"}), frozenset({"write"}), "token"
 )
 LOCK_OPTIONS = ("lease_ttl", "keepalive", "work_time", "acquire_wait", "fencing", "holder_check")
 """The run options that shape a lock holder's work (``Workload.options``)."""
-LEADER = Holder("leader", frozenset({"campaign"}), frozenset({"resign"}), frozenset({"write"}))
+LEADER = Holder(
+    "leader", frozenset({"campaign"}), frozenset({"resign"}), frozenset({"write"}), "epoch"
+)
 INSTANCE = Holder("registered instance", frozenset({"register"}))
 WRITER = Holder("writer", frozenset({"write"}))
 WORKER = Holder("client working on its basis", frozenset({"begin"}), work=frozenset({"write"}))

@@ -1,6 +1,6 @@
 """The unique-ids workload's client factories (what the runner sends to each worker) and
-the ``ClientBuilder``s a target's ``id_generators`` table lists
-(``clusters.spec.TargetSpec``): ids from a target's generator (``id_clients``) or
+the ``ClientBuilder``s of a target's id generators (the variants of its offer of the
+workload, ``clusters.spec.Offer``): ids from a target's generator (``id_clients``) or
 Snowflake ids made in the client (``snowflake_clients``), whose clock the client-clock
 fault can move (``workloads.client_clock``).
 """
@@ -14,8 +14,8 @@ from core.client import Client, ClientFactory, WorkerContext
 from core.cluster import Cluster
 from core.options import RunOptions
 from workloads.client_clock import WallClock, clock_file
-from workloads.factories import Builder, Connector, connector
-from workloads.ids import IdBackend, IdClient, SnowflakeIds
+from workloads.common.factories import Builder, Connector, connector
+from workloads.ids import IdBackend, IdClient, IdsOptions, SnowflakeIds
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +73,9 @@ def snowflake_clients(workers: Callable[..., IdBackend], spread: bool = True) ->
     ``workers`` connections (the target's own generator)."""
 
     def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
-        if opts.ids.snowflake_workers == "fixed":
-            return SnowflakeFactory(opts.ids.snowflake_defence)
-        return SnowflakeFactory(
-            opts.ids.snowflake_defence, connector(opts, cluster, workers, spread)
-        )
+        ids = opts.record(IdsOptions)
+        if ids.snowflake_workers == "fixed":
+            return SnowflakeFactory(ids.snowflake_defence)
+        return SnowflakeFactory(ids.snowflake_defence, connector(opts, cluster, workers, spread))
 
     return build

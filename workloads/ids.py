@@ -7,22 +7,60 @@ never saw it. Snowflake ids are made in the client (``workloads.snowflake``) fro
 clock, which the client-clock fault moves (``workloads.client_clock``); their worker ids
 are fixed or taken from the target's own generator.
 
-The factories and builders a target's ``id_generators`` table lists are in
-``workloads.id_factories``.
+The factories and builders of a target's id generators (the variants of its offer of the
+workload, ``clusters.spec.Offer``) are in ``workloads.id_factories``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from checkers.refusals import CAS_MISMATCH, refusal_of
 from core.client import Completion, Invocation, WorkerContext
-from core.option_checks import OptionError
+from core.option_checks import Bound, OptionError
+from core.option_records import option
 from core.options import RunOptions
-from workloads.backoff import Backoff
+from workloads.common.backoff import Backoff
 from workloads.errors import OpFailed
 from workloads.snowflake import SNOWFLAKE_DEFENCES, SNOWFLAKE_WORKERS, Snowflake
+
+
+@dataclass(frozen=True, slots=True)
+class IdsOptions:
+    """The unique-ids workload's options (``opts.record(IdsOptions)``)."""
+
+    generator: str | None = option(
+        None, "how the unique-ids workload makes ids", flat="id_generator", variant=True
+    )
+    """The id generator (a target's variant of the workload); None: the target's first."""
+    snowflake_defence: str = option(
+        "none",
+        "snowflake: when the clock is behind the last id's time, none (issue anyway), "
+        "refuse (fail the op) or wait (until it caught up) (default: %(default)s)",
+        choices=SNOWFLAKE_DEFENCES,
+        named="defence",
+    )
+    snowflake_workers: str = option(
+        "fixed",
+        "snowflake: worker ids fixed (the client's thread) or taken from the "
+        "service's own counter (default: %(default)s)",
+        choices=SNOWFLAKE_WORKERS,
+        named="workers",
+    )
+    segment_size: int = option(
+        1000,
+        "segment: ids a client takes at a time",
+        bound=Bound("--segment-size", 1, 10**9, integer=True, unit="ids"),
+    )
+    segment_prefetch: float = option(
+        0.1,
+        "segment: fraction of a range used when the next is taken",
+        bound=Bound("--segment-prefetch", 0, 1, unit="fraction of a segment"),
+    )
+    """Leaf-segment: the fraction of a range used when the next is taken."""
+
 
 GENERATE = "generate"
 CAS_TRIES = 100
@@ -106,17 +144,12 @@ class SnowflakeIds:
         pass
 
 
-def check_id_options(opts: RunOptions, target: str, generators: Sequence[str]) -> None:
-    """OptionError (one line) for an id generator ``target`` lacks or a snowflake
-    setting that does not exist."""
-    if opts.ids.generator is not None and opts.ids.generator not in generators:
-        raise OptionError(
-            f"{target} has no id generator {opts.ids.generator!r}; choose from "
-            f"{', '.join(generators)}"
-        )
+def check_id_options(opts: RunOptions) -> None:
+    """OptionError (one line) for a snowflake setting that does not exist (the id
+    generator is a target's variant of the workload: ``clusters.spec.Offer``)."""
     for flag, value, choices in (
-        ("--snowflake-defence", opts.ids.snowflake_defence, SNOWFLAKE_DEFENCES),
-        ("--snowflake-workers", opts.ids.snowflake_workers, SNOWFLAKE_WORKERS),
+        ("--snowflake-defence", opts.record(IdsOptions).snowflake_defence, SNOWFLAKE_DEFENCES),
+        ("--snowflake-workers", opts.record(IdsOptions).snowflake_workers, SNOWFLAKE_WORKERS),
     ):
         if value not in choices:
             raise OptionError(f"unknown {flag} {value!r}: choose from {', '.join(choices)}")

@@ -12,15 +12,15 @@ Operations (``Invocation.f``):
   lock or the lease was already gone (the release certainly did nothing).
 
 A target supplies a ``LockBackend`` (its driver, raising ``workloads.errors`` classes and
-``workloads.lease.LeaseNotFound``) and a picklable factory that builds a ``LockClient``.
+``workloads.common.lease.LeaseNotFound``) and a picklable factory that builds a ``LockClient``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from workloads.holder import LeaseHolderClient
-from workloads.lease import Lease, LeaseBackend
+from workloads.common.holder import LeaseHolderClient
+from workloads.common.lease import Lease, LeaseBackend
 
 
 class LockBackend(LeaseBackend, Protocol):

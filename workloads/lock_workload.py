@@ -14,7 +14,7 @@ from operator import attrgetter
 from checkers import fencing, mutex, mutex_lin, stats
 from workloads.cycles import lock_cycle
 from workloads.holders import LOCK_HOLDER, LOCK_OPTIONS
-from workloads.workload import When, holding
+from workloads.workload import Variant, When, holding
 
 WORKLOAD = holding(
     "lock",
@@ -29,4 +29,5 @@ WORKLOAD = holding(
     options=(*LOCK_OPTIONS, "locks"),
     holder=LOCK_HOLDER,
     model="mutex",
+    variant=Variant("lock", "lock implementation"),
 )

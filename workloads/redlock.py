@@ -25,8 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown
-from workloads.lease import LeaseNotFound
 
 DRIFT_FACTOR = 0.01
 DRIFT_FIXED = 0.002

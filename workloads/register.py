@@ -17,11 +17,27 @@ server names that one).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from core.client import Completion, Invocation, WorkerContext
-from workloads.backoff import Backoff
+from core.option_checks import Bound
+from core.option_records import option
+from workloads.common.backoff import Backoff
 from workloads.errors import OpUnknown
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterOptions:
+    """The CAS registers of the cas-register workload (the watch workload's keys too),
+    read as ``opts.record(RegisterOptions)``."""
+
+    keys: int = option(
+        3, "independent keys", bound=Bound("--keys", 1, 1_000_000, integer=True, unit="keys")
+    )
+    read_mode: str | None = option(
+        None, "how the cas-register's reads are served", named="read", variant=True
+    )
 
 
 class RegisterBackend(Protocol):
@@ -64,7 +80,7 @@ class RegisterClient:
 
     def invoke(self, inv: Invocation) -> Completion:
         """One operation; while the service is unreachable, its failure is paced by the
-        client's backoff (``workloads.backoff``)."""
+        client's backoff (``workloads.common.backoff``)."""
         return self.backoff.run(lambda: self._do(inv), self.node)
 
     def _do(self, inv: Invocation) -> Completion:

@@ -6,17 +6,18 @@ from __future__ import annotations
 from typing import Final
 
 from core.option_checks import OptionError, unknown_name
+from core.options import hand_in
 from workloads import (
     cas_register_workload,
     discovery_workload,
     election_workload,
-    herd_workload,
     lock_workload,
     unique_ids_workload,
     unique_key_workload,
     version_cas_workload,
     watch_workload,
 )
+from workloads.herd import workload as herd_workload
 from workloads.workload import Workload
 
 WORKLOADS: Final[dict[str, Workload]] = {
@@ -30,6 +31,8 @@ WORKLOADS: Final[dict[str, Workload]] = {
     "herd": herd_workload.WORKLOAD,
     "watch": watch_workload.WORKLOAD,
 }
+
+hand_in(*(record for w in WORKLOADS.values() for record in w.records))
 
 DEFAULT_WORKLOAD: Final = next(iter(WORKLOADS))
 """The workload of a run that names none: the first of the table."""

@@ -26,9 +26,9 @@ import time
 from typing import Any, Protocol
 
 from checkers.refusals import NOT_GRANTED
+from workloads.common.holder import HolderClient
+from workloads.common.lease import KeptLease, Session
 from workloads.errors import OpFailed, OpUnknown
-from workloads.holder import HolderClient
-from workloads.lease import KeptLease, Session
 
 RETRY_PAUSE = (0.005, 0.05)
 """Seconds between two attempts: uniformly random in this range."""

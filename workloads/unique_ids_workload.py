@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from checkers import ids, stats
 from core import gen
-from workloads.ids import GENERATE
-from workloads.workload import Workload
+from workloads.ids import GENERATE, IdsOptions, check_id_options
+from workloads.workload import Variant, Workload
 
 WORKLOAD = Workload(
     name="unique-ids",
@@ -27,4 +27,7 @@ WORKLOAD = Workload(
         "segment_size",
         "segment_prefetch",
     ),
+    check=check_id_options,
+    variant=Variant("id_generator", "id generator", decided=True),
+    records=(IdsOptions,),
 )

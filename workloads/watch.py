@@ -39,13 +39,49 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Final, Protocol, runtime_checkable
 
 from checkers.watch_record import RECORD
 from checkers.watch_streams import EVERY_CHANGE, LATEST
 from core.client import Completion, Invocation, WorkerContext
-from workloads.backoff import Backoff
-from workloads.lease import EventLog
+from core.option_checks import DAY, MS, Bound
+from core.option_records import option
+from workloads.common.backoff import Backoff
+from workloads.common.lease import EventLog
+
+WATCH_MODES: Final = ("reread", "payload")
+"""How a one-shot watch learns the value (``--watch-mode``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WatchOptions:
+    """The watch workload: the first ``watchers`` client threads follow the keys
+    (``--keys``, ``workloads.register.RegisterOptions``), the others write them; ``mode``
+    says how a one-shot watch learns the value; a compaction every ``compact_every``
+    seconds (0: none) where the service keeps a history. ``opts.record(WatchOptions)``."""
+
+    watchers: int = option(
+        2,
+        "client processes that watch the keys, the others write (default: %(default)s, "
+        "or all clients but one)",
+        bound=Bound("--watchers", 1, 1000, integer=True, unit="watchers"),
+        shares="writer",
+    )
+    mode: str = option(
+        WATCH_MODES[0],
+        "one-shot watches (ZooKeeper): reread the node after each event, or take the "
+        "value the event came with (default: %(default)s)",
+        flat="watch_mode",
+        choices=WATCH_MODES,
+        named="mode",
+    )
+    compact_every: float = option(
+        0.0,
+        "seconds between compactions of the service's history (0: none)",
+        bound=Bound("--compact-every", MS, DAY, zero=True),
+    )
+
 
 __all__ = ["EVERY_CHANGE", "LATEST", "Emit", "WatchBackend", "WatchClient", "following"]
 

@@ -1,5 +1,5 @@
 """The watch workload's client factory for the targets with a driver
-(``workloads.factories.Connector``): what a target's ``clients.py`` names for ``watch``."""
+(``workloads.common.factories.Connector``): what a target's ``clients.py`` names for ``watch``."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from typing import Any
 from core.client import Client, ClientFactory, WorkerContext
 from core.cluster import Cluster
 from core.options import RunOptions
-from workloads.factories import Builder, Connector, connector
-from workloads.watch import WatchClient
+from workloads.common.factories import Builder, Connector, connector
+from workloads.register import RegisterOptions
+from workloads.watch import WatchClient, WatchOptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +32,9 @@ def watch_clients(driver: Callable[..., Any], one_shot: bool = False) -> Builder
     the driver takes the run's ``--watch-mode`` (``mode=``)."""
 
     def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
-        options: dict[str, Any] = {"mode": opts.watches.mode} if one_shot else {}
-        return WatchFactory(connector(opts, cluster, driver, **options), opts.register.keys)
+        mode = opts.record(WatchOptions).mode
+        options: dict[str, Any] = {"mode": mode} if one_shot else {}
+        keys = opts.record(RegisterOptions).keys
+        return WatchFactory(connector(opts, cluster, driver, **options), keys)
 
     return build

@@ -12,13 +12,15 @@ from checkers import stats, watch_delivery, watch_latency
 from core.option_checks import OptionError
 from core.options import RunOptions
 from workloads.holders import WRITER
+from workloads.register import RegisterOptions
+from workloads.watch import WatchOptions
 from workloads.watch_gen import WatchGen
 from workloads.workload import Workload
 
 
 def _check(opts: RunOptions) -> None:
     """At least one writer besides the watchers."""
-    watchers = opts.watches.watchers
+    watchers = opts.record(WatchOptions).watchers
     if watchers >= opts.concurrency:
         raise OptionError(
             f"--watchers {watchers} leaves no writer among --concurrency "
@@ -30,13 +32,15 @@ WORKLOAD = Workload(
     name="watch",
     help="--watchers clients follow --keys keys that the other clients write",
     generator=lambda opts, seed: WatchGen(
-        keys=opts.register.keys,
-        watchers=opts.watches.watchers,
-        compact_every=opts.watches.compact_every,
+        keys=opts.record(RegisterOptions).keys,
+        watchers=opts.record(WatchOptions).watchers,
+        compact_every=opts.record(WatchOptions).compact_every,
         seed=seed,
     ),
     recovery=lambda opts, seed: WatchGen(
-        keys=opts.register.keys, watchers=opts.watches.watchers, writes=False
+        keys=opts.record(RegisterOptions).keys,
+        watchers=opts.record(WatchOptions).watchers,
+        writes=False,
     ),
     needs_resource=False,
     holds=False,
@@ -45,4 +49,5 @@ WORKLOAD = Workload(
     options=("keys", "watchers", "watch_mode", "compact_every"),
     check=_check,
     holder=WRITER,
+    records=(WatchOptions, RegisterOptions),
 )

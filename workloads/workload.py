@@ -39,6 +39,25 @@ class When:
 
 
 @dataclass(frozen=True, slots=True)
+class Variant:
+    """The run option that picks which of a target's variants of a workload runs (a lock
+    implementation, an id generator, a read mode, a recipe: ``clusters.spec.Offer``)."""
+
+    option: str
+    """Its flat name (``lock``, ``id_generator``, ``read_mode``, ``recipe``); None as its
+    value: the target's default, its first variant."""
+    words: str
+    """What one variant is called in a sentence: ``lock implementation``, ``read mode``."""
+    decided: bool = False
+    """Whether the target's default is written into the options when none is named (so
+    test.json names the one that ran)."""
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.option.replace("_", "-")
+
+
+@dataclass(frozen=True, slots=True)
 class Workload:
     """One workload: see the module docstring."""
 
@@ -73,6 +92,13 @@ class Workload:
     """What it says, one sentence each, of settings that cannot produce what its checkers
     look for under the run's faults (``workloads.overlap``), said at the start and in
     test.json; the run goes on."""
+    variant: Variant | None = None
+    """The option that picks one of a target's variants of it (``clusters.spec.Offer``);
+    None: a target offers it with one client."""
+    records: tuple[type, ...] = ()
+    """Its own options records (``core.option_records.option`` fields), which the
+    registry hands in (``core.options.hand_in``): read as ``opts.record(HerdOptions)``,
+    their flags built from their fields and shown under its name in ``run --help``."""
 
     def client_generator(self, opts: RunOptions, seed: int) -> Any:
         """The clients' operations, at ``opts.rate`` when it is set."""
@@ -100,6 +126,8 @@ def holding(
     options: tuple[str, ...],
     holder: Holder,
     model: str | None = None,
+    variant: Variant | None = None,
+    records: tuple[type, ...] = (),
 ) -> Workload:
     """A workload whose clients hold something (a lock, a leadership: ``holder``), work
     while holding it and write to the protected resource with its fencing number; its fault
@@ -117,6 +145,8 @@ def holding(
         model,
         holder=holder,
         warn=cannot_overlap,
+        variant=variant,
+        records=records,
     )
 
 

@@ -6,7 +6,7 @@ Consul's API is a handful of calls. Every failure is classified by
 ``workloads.http_errors`` (transport) and ``clusters.consul.errors`` (Consul's answers).
 
 ``ConsulConnection`` is one HTTP session with one server agent (writes are forwarded to
-the leader); it is a ``workloads.lease.LeaseBackend`` whose leases are Consul sessions:
+the leader); it is a ``workloads.common.lease.LeaseBackend`` whose leases are Consul sessions:
 a TTL, no lock delay (Consul's lock delay would hide exactly the takeover the lock
 workload looks for), behaviour ``release``, and the default ``serfHealth`` check of the
 agent's node. The keeper renews with ``/v1/session/renew``; a 404 means it is gone.
@@ -23,9 +23,9 @@ from typing import Any
 import requests
 
 from clusters.consul.errors import answer_error
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown
 from workloads.http_errors import request_error
-from workloads.lease import LeaseNotFound
 
 CONNECT_TIMEOUT = 2.0
 """Seconds to establish a connection: a refused or unreachable agent fails fast (fail)."""

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from clusters.consul.discovery import ConsulDiscovery
 from clusters.consul.election import ConsulElection
-from clusters.consul.herd import LACKS, ConsulHerd
+from clusters.consul.herd import ConsulHerd
 from clusters.consul.lock import ConsulLock
 from clusters.consul.register import ConsulRegister
 from clusters.consul.watch import ConsulWatch
+from workloads.common.factories import holder_clients, register_clients
 from workloads.discovery import registry_clients
 from workloads.election import ElectionClient
-from workloads.factories import holder_clients, register_clients
 from workloads.herd import herd_clients
 from workloads.lock import LockClient
 from workloads.watch_factory import watch_clients
@@ -23,5 +23,5 @@ REGISTER = register_clients(ConsulRegister)
 ELECTION = holder_clients(ElectionClient, ConsulElection, "election")
 SESSION_LOCK = holder_clients(LockClient, ConsulLock)
 REGISTRY = registry_clients(ConsulDiscovery)
-HERD = herd_clients(ConsulHerd, LACKS)
+HERD = herd_clients(ConsulHerd)
 WATCH = watch_clients(ConsulWatch)

@@ -21,7 +21,7 @@ import json
 
 from clusters.consul.api import ConsulConnection
 from clusters.consul.errors import answer_error
-from workloads.lease import LeaseNotFound
+from workloads.common.lease import LeaseNotFound
 
 DEREGISTER_AFTER = "1m"
 GONE = ("unknown check", "does not have associated ttl", "not found")

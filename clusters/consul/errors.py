@@ -21,8 +21,8 @@ have been committed
 
 from __future__ import annotations
 
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown
-from workloads.lease import LeaseNotFound
 
 DEFINITE_STATUS = frozenset({400, 401, 403, 405, 413, 429})
 SESSION_GONE = ("invalid session", "not found")

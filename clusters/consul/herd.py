@@ -7,7 +7,7 @@
 - queue: Consul has none. Its semaphore (``consul lock -n``, the API's ``Semaphore``)
   has every contender block on the whole prefix of contender keys and the ``.lock`` key,
   so every change wakes all of them, as the lock does; Consul offers no ordering of
-  waiters to watch a predecessor by. The run is refused (``LACKS``).
+  waiters to watch a predecessor by. The run is refused (``clusters.consul.spec.NO_QUEUE``).
 
 A blocking query that returns with a higher index is a notification (counted in the
 acquire's ``Tally``, never trusted: the waiter re-reads); one that returns at its wait's
@@ -19,14 +19,10 @@ from __future__ import annotations
 import time
 
 from clusters.consul.lock import NOT_GRANTED, ConsulHold
+from clusters.consul.spec import NO_QUEUE
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed
 from workloads.herd import QUEUE, Tally
-from workloads.lease import LeaseNotFound
-
-LACKS = {
-    QUEUE: "Consul has no queue of waiters (its semaphore, like its lock, has every "
-    "contender block on the same keys, so each change wakes them all)"
-}
 
 
 class ConsulHerd(ConsulHold):
@@ -54,7 +50,7 @@ class ConsulHerd(ConsulHold):
                 self._notified(key, index, left, tally)
 
     def acquire_queue(self, name: str, lease: str, wait: float, tally: Tally) -> int:
-        raise OpFailed(f"{NOT_GRANTED}: {LACKS[QUEUE]}")
+        raise OpFailed(f"{NOT_GRANTED}: {NO_QUEUE[QUEUE]}")
 
     def release(self, name: str, lease: str) -> None:
         self.give_up(name, lease)

@@ -20,8 +20,8 @@ from typing import Any
 
 from checkers.refusals import NOT_GRANTED
 from clusters.consul.api import ConsulConnection, encode
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed
-from workloads.lease import LeaseNotFound
 
 
 class ConsulHold(ConsulConnection):

@@ -48,6 +48,7 @@ class ConsulServer(ServerSpec):
     ports: tuple[int, ...] = (SERVER_PORT, SERF_LAN_PORT, SERF_WAN_PORT, HTTP_PORT, DNS_PORT)
     image: str = "consul"
     packages: tuple[str, ...] = ("consul",)
+    deb_suites: Mapping[str, str] = field(default_factory=lambda: {"consul": "bullseye"})
     services: tuple[str, ...] = ("consul",)
     commands: Mapping[str, str] = field(default_factory=lambda: {"consul": "consul"})
     start_timeout: float = 60.0

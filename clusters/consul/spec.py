@@ -11,8 +11,9 @@ image installs the same package the same way (``clusters/consul/Dockerfile``).
 
 from __future__ import annotations
 
-from clusters.spec import NO_GO_CLOCK, LeaseTtl, ServiceRule, TargetSpec
+from clusters.spec import NO_GO_CLOCK, LeaseTtl, Offer, ServiceRule, TargetSpec, variants
 from core.abilities import SERVER_ABILITIES, Ability
+from workloads.herd import NAIVE, QUEUE
 
 SESSION_TTL_MIN = 1.0
 """Seconds: the shortest session TTL the servers accept (their configuration too)."""
@@ -45,25 +46,28 @@ RULES = (
 )
 """What a verdict on Consul depends on: said with every run (``ServiceRule``)."""
 
+NO_QUEUE = {
+    QUEUE: "Consul has no queue of waiters (its semaphore, like its lock, has every "
+    "contender block on the same keys, so each change wakes them all)"
+}
+"""The herd recipe Consul does not offer, and why."""
+
 SPEC = TargetSpec(
     name="consul",
     description="Consul 1.8.7 servers (Debian bullseye), Raft; locks via sessions",
     default_nodes=3,
-    workloads={
-        "cas-register": f"{CLIENTS}:REGISTER",
-        "election": f"{CLIENTS}:ELECTION",
-        "registry": f"{CLIENTS}:REGISTRY",
-        "herd": f"{CLIENTS}:HERD",
-        "watch": f"{CLIENTS}:WATCH",
+    offers={
+        "lock": Offer(variants={"session": f"{CLIENTS}:SESSION_LOCK"}),
+        "cas-register": variants(f"{CLIENTS}:REGISTER", READ_MODES),
+        "election": Offer(f"{CLIENTS}:ELECTION"),
+        "registry": Offer(f"{CLIENTS}:REGISTRY"),
+        "herd": variants(f"{CLIENTS}:HERD", (NAIVE,), lacks=NO_QUEUE),
+        "watch": Offer(f"{CLIENTS}:WATCH"),
     },
-    locks={"session": f"{CLIENTS}:SESSION_LOCK"},
-    default_lock="session",
     server="clusters.consul.server:SERVER",
     image="consul",
-    read_modes=READ_MODES,
-    lease_ttl=LeaseTtl(SESSION_TTL_MIN, SESSION_TTL_MAX),
+    checks=(LeaseTtl(SESSION_TTL_MIN, SESSION_TTL_MAX),),
     linearizable_locks=True,
-    deb_suites={"consul": "bullseye"},
     abilities=SERVER_ABILITIES - {Ability.CLOCK},
     lacks=NO_GO_CLOCK,
     rules=RULES,

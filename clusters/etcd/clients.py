@@ -14,9 +14,9 @@ from clusters.etcd.lock import RecipeLock, ServiceLock
 from clusters.etcd.register import EtcdRegister
 from clusters.etcd.version_cas import EtcdVersionCas
 from clusters.etcd.watch import EtcdWatch
+from workloads.common.factories import holder_clients, register_clients
 from workloads.discovery import registry_clients
 from workloads.election import ElectionClient
-from workloads.factories import holder_clients, register_clients
 from workloads.guarded import guarded_clients
 from workloads.herd import herd_clients
 from workloads.id_factories import id_clients, snowflake_clients

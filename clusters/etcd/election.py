@@ -18,8 +18,8 @@ from typing import Any
 
 from clusters.etcd.gateway import EtcdConnection, b64, decode, encode, revision
 from clusters.etcd.lock import CANCELLED
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown
-from workloads.lease import LeaseNotFound
 
 
 class EtcdElection(EtcdConnection):

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown
-from workloads.lease import LeaseNotFound
 
 # gRPC status codes
 CANCELLED, UNKNOWN, INVALID_ARGUMENT, DEADLINE_EXCEEDED, NOT_FOUND = 1, 2, 3, 4, 5

@@ -6,7 +6,7 @@ base64-encoded; int64 fields come back as strings. Every failure is classified b
 ``workloads.http_errors`` (transport) and ``clusters.etcd.errors`` (etcd's answers).
 
 ``EtcdConnection`` is one HTTP session to one member (a worker talks to the member its
-process id picks); it is a ``workloads.lease.LeaseBackend``, and the lock, election and
+process id picks); it is a ``workloads.common.lease.LeaseBackend``, and the lock, election and
 register drivers of this package extend it. Keys live under ``prefix`` (one per run).
 """
 
@@ -22,9 +22,9 @@ import requests
 from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
 from clusters.etcd.errors import answer_error
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpUnknown
 from workloads.http_errors import request_error
-from workloads.lease import LeaseNotFound
 
 CONNECT_TIMEOUT = 2.0
 """Seconds to establish a connection: a refused or unreachable member fails fast (fail)."""

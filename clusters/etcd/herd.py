@@ -21,9 +21,9 @@ from typing import Any
 
 from clusters.etcd.gateway import b64, revision
 from clusters.etcd.lock import NOT_GRANTED, RETRY_PAUSE, RecipeLock, lock_key
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown
 from workloads.herd import Tally
-from workloads.lease import LeaseNotFound
 
 
 class EtcdHerd(RecipeLock):

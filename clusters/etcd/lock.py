@@ -35,8 +35,8 @@ from typing import Any
 
 from checkers.refusals import NOT_GRANTED
 from clusters.etcd.gateway import EtcdConnection, b64, prefix_end, revision, unb64
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown
-from workloads.lease import LeaseNotFound
 
 CANCELLED = "etcd drops the key of a request cancelled while it waits, unless it was granted"
 RETRY_PAUSE = 0.1

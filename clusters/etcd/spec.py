@@ -10,8 +10,9 @@ Docker.
 
 from __future__ import annotations
 
-from clusters.spec import NO_GO_CLOCK, LeaseTtl, TargetSpec
+from clusters.spec import NO_GO_CLOCK, LeaseTtl, Offer, TargetSpec, variants
 from core.abilities import SERVER_ABILITIES, Ability
+from workloads.herd import RECIPES
 
 MIN_TTL = 2
 """Seconds: the shortest lease etcd grants as asked."""
@@ -22,25 +23,27 @@ SPEC = TargetSpec(
     name="etcd",
     description="etcd 3.5 (Debian trixie), Raft; locks via leases, CAS via txn",
     default_nodes=3,
-    workloads={
-        "cas-register": f"{CLIENTS}:REGISTER",
-        "election": f"{CLIENTS}:ELECTION",
-        "registry": f"{CLIENTS}:REGISTRY",
-        "version-cas": f"{CLIENTS}:VERSION_CAS",
-        "herd": f"{CLIENTS}:HERD",
-        "watch": f"{CLIENTS}:WATCH",
-    },
-    locks={"lease-lock": f"{CLIENTS}:LEASE_LOCK", "recipe": f"{CLIENTS}:RECIPE_LOCK"},
-    default_lock="lease-lock",
-    id_generators={
-        "counter": f"{CLIENTS}:COUNTER_IDS",
-        "revision": f"{CLIENTS}:REVISION_IDS",
-        "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS",
+    offers={
+        "lock": Offer(
+            variants={"lease-lock": f"{CLIENTS}:LEASE_LOCK", "recipe": f"{CLIENTS}:RECIPE_LOCK"}
+        ),
+        "cas-register": variants(f"{CLIENTS}:REGISTER", READ_MODES),
+        "election": Offer(f"{CLIENTS}:ELECTION"),
+        "registry": Offer(f"{CLIENTS}:REGISTRY"),
+        "version-cas": Offer(f"{CLIENTS}:VERSION_CAS"),
+        "unique-ids": Offer(
+            variants={
+                "counter": f"{CLIENTS}:COUNTER_IDS",
+                "revision": f"{CLIENTS}:REVISION_IDS",
+                "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS",
+            }
+        ),
+        "herd": variants(f"{CLIENTS}:HERD", RECIPES),
+        "watch": Offer(f"{CLIENTS}:WATCH"),
     },
     server="clusters.etcd.server:SERVER",
     image="etcd",
-    read_modes=READ_MODES,
-    lease_ttl=LeaseTtl(MIN_TTL, whole=True),
+    checks=(LeaseTtl(MIN_TTL, whole=True),),
     linearizable_locks=True,
     abilities=SERVER_ABILITIES - {Ability.CLOCK},
     lacks=NO_GO_CLOCK,

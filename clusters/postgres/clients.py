@@ -11,9 +11,10 @@ from clusters.postgres.locks import AdvisoryLock, RowLock, TableLock
 from core.client import ClientFactory
 from core.cluster import Cluster
 from core.options import RunOptions
-from workloads.factories import connector, holder_clients
+from workloads.common.factories import connector, holder_clients
 from workloads.guarded import guarded_clients
 from workloads.id_factories import IdFactory, id_clients, snowflake_clients
+from workloads.ids import IdsOptions
 
 TABLE_LOCK = holder_clients(TableLockClient, TableLock, spread=False, driver_ttl=True)
 ADVISORY_LOCK = holder_clients(SessionLockClient, AdvisoryLock, spread=False, driver_ttl=True)
@@ -26,7 +27,7 @@ SNOWFLAKE_IDS = snowflake_clients(PgSequence, spread=False)
 
 def SEGMENT_IDS(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
     """Leaf-segment clients, ``--segment-size`` ids a range, the next at ``--segment-prefetch``."""
-    seg = opts.ids
+    seg = opts.record(IdsOptions)
     return IdFactory(
         connector(
             opts, cluster, PgSegments, False, size=seg.segment_size, prefetch=seg.segment_prefetch

@@ -39,8 +39,8 @@ from contextlib import contextmanager
 import psycopg
 from psycopg import errors as pg
 
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown, Unreachable
-from workloads.lease import LeaseNotFound
 
 REFUSED = (
     psycopg.IntegrityError,

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any, cast
 
 from clusters.postgres.locks import SessionLock, TableLock
-from workloads.holder import HolderClient
-from workloads.lease import KeptLease, Lease, Session
+from workloads.common.holder import HolderClient
+from workloads.common.lease import KeptLease, Lease, Session
 from workloads.ttl_lock import TtlLockClient
 
 

@@ -25,8 +25,8 @@ from checkers.refusals import NOT_GRANTED
 from clusters.postgres.connection import Connection
 from clusters.postgres.errors import LOCK_NOT_AVAILABLE, Refused
 from clusters.postgres.schema import ready
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed
-from workloads.lease import LeaseNotFound
 
 
 def _not_granted(e: OpFailed) -> OpFailed:
@@ -45,7 +45,7 @@ def ms(seconds: float) -> int:
 
 
 class LockDriver:
-    """What every lock driver here takes (``workloads.factories``' driver options): the
+    """What every lock driver here takes (``workloads.common.factories``' driver options): the
     nodes, the answer timeout, the run's key prefix and the lease TTL."""
 
     def __init__(

@@ -12,7 +12,7 @@ Clock faults are refused in Docker: the image runs the server without libfaketim
 
 from __future__ import annotations
 
-from clusters.spec import TargetSpec
+from clusters.spec import Offer, TargetSpec
 from core.abilities import SERVER_ABILITIES, Ability
 
 PERSISTENCE = ("async", "sync", "async-failover", "sync-failover")
@@ -24,17 +24,23 @@ SPEC = TargetSpec(
     name="postgres",
     description="PostgreSQL 17 primary with a streaming replica; locks in the database",
     default_nodes=2,
-    workloads={"version-cas": f"{CLIENTS}:VERSION_CAS", "unique-key": f"{CLIENTS}:UNIQUE_KEY"},
-    locks={
-        "table": f"{CLIENTS}:TABLE_LOCK",
-        "advisory": f"{CLIENTS}:ADVISORY_LOCK",
-        "row": f"{CLIENTS}:ROW_LOCK",
-    },
-    default_lock="table",
-    id_generators={
-        "sequence": f"{CLIENTS}:SEQUENCE_IDS",
-        "segment": f"{CLIENTS}:SEGMENT_IDS",
-        "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS",
+    offers={
+        "lock": Offer(
+            variants={
+                "table": f"{CLIENTS}:TABLE_LOCK",
+                "advisory": f"{CLIENTS}:ADVISORY_LOCK",
+                "row": f"{CLIENTS}:ROW_LOCK",
+            }
+        ),
+        "version-cas": Offer(f"{CLIENTS}:VERSION_CAS"),
+        "unique-key": Offer(f"{CLIENTS}:UNIQUE_KEY"),
+        "unique-ids": Offer(
+            variants={
+                "sequence": f"{CLIENTS}:SEQUENCE_IDS",
+                "segment": f"{CLIENTS}:SEGMENT_IDS",
+                "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS",
+            }
+        ),
     },
     server="clusters.postgres.server:SERVER",
     image="postgres",

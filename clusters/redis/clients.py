@@ -9,8 +9,8 @@ from clusters.redis.discovery import RedisDiscovery
 from clusters.redis.ids import RedisIncr
 from clusters.redis.lock import RedlockLock, SetNxLock
 from clusters.redis.register import RedisRegister
+from workloads.common.factories import holder_clients, register_clients
 from workloads.discovery import registry_clients
-from workloads.factories import holder_clients, register_clients
 from workloads.id_factories import id_clients, snowflake_clients
 from workloads.ttl_lock import TtlLockClient
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from clusters.redis.connection import connect
 from clusters.redis.errors import classified
-from workloads.lease import LeaseNotFound
+from workloads.common.lease import LeaseNotFound
 
 
 class RedisDiscovery:

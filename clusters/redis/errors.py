@@ -40,8 +40,8 @@ from redis.exceptions import (
     ResponseError,
 )
 
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown, Unreachable
-from workloads.lease import LeaseNotFound
 
 NOT_SENT = ("connecting to", "Timeout connecting")
 """Message fragments of redis-py's connection-establishment errors."""

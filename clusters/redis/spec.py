@@ -9,7 +9,7 @@ are refused: they cut links between servers, and these servers have none.
 
 from __future__ import annotations
 
-from clusters.spec import TargetSpec
+from clusters.spec import Offer, TargetSpec, refused
 from core.abilities import SERVER_ABILITIES, Ability
 
 PERSISTENCE = ("none", "aof-everysec", "aof-always")
@@ -21,9 +21,13 @@ NOTIFICATIONS = (
     "changes of that moment for good)"
 )
 NO_WATCH = {
-    "watch": f"its only change feed is {NOTIFICATIONS}, so there is no delivery promise to test",
-    "herd": f"a waiter could only wait on {NOTIFICATIONS}, and Redis keeps no ordered queue "
-    "of waiters (SET NX waiters poll), so there is no notification per handoff to count",
+    "watch": refused(
+        f"its only change feed is {NOTIFICATIONS}, so there is no delivery promise to test"
+    ),
+    "herd": refused(
+        f"a waiter could only wait on {NOTIFICATIONS}, and Redis keeps no ordered queue "
+        "of waiters (SET NX waiters poll), so there is no notification per handoff to count"
+    ),
 }
 """The notification workloads Redis does not offer, and why."""
 NO_PARTITION = {
@@ -36,12 +40,15 @@ REDIS = TargetSpec(
     name="redis",
     description="one Redis 8.0 primary (built with libc malloc); SET NX PX locks",
     default_nodes=1,
-    workloads={"cas-register": f"{CLIENTS}:REGISTER", "registry": f"{CLIENTS}:REGISTRY"},
-    locks={"set-nx": f"{CLIENTS}:SET_NX_LOCK"},
-    default_lock="set-nx",
-    unfenced_locks=("set-nx",),
-    refuses=NO_WATCH,
-    id_generators={"incr": f"{CLIENTS}:INCR_IDS", "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS"},
+    offers={
+        "lock": Offer(variants={"set-nx": f"{CLIENTS}:SET_NX_LOCK"}, unfenced=("set-nx",)),
+        "cas-register": Offer(f"{CLIENTS}:REGISTER"),
+        "registry": Offer(f"{CLIENTS}:REGISTRY"),
+        "unique-ids": Offer(
+            variants={"incr": f"{CLIENTS}:INCR_IDS", "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS"}
+        ),
+        **NO_WATCH,
+    },
     server="clusters.redis.server:REDIS",
     image="redis",
     persistence=PERSISTENCE,
@@ -53,10 +60,10 @@ REDLOCK = TargetSpec(
     name="redlock",
     description="five independent Redis 8.0 servers for the Redlock algorithm",
     default_nodes=5,
-    locks={"redlock": f"{CLIENTS}:REDLOCK_LOCK"},
-    default_lock="redlock",
-    unfenced_locks=("redlock",),
-    refuses=NO_WATCH,
+    offers={
+        "lock": Offer(variants={"redlock": f"{CLIENTS}:REDLOCK_LOCK"}, unfenced=("redlock",)),
+        **NO_WATCH,
+    },
     server="clusters.redis.server:REDLOCK",
     image="redis",
     persistence=PERSISTENCE,

@@ -21,8 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from checkers.refusals import LEASE_NOT_FOUND
-from workloads.lease import LeaseNotFound
-from workloads.wire import NoAnswer, NotSent, Rejected, WireClient
+from workloads.common.lease import LeaseNotFound
+from workloads.common.wire import NoAnswer, NotSent, Rejected, WireClient
 
 __all__ = ["LeaseNotFound", "NoAnswer", "NotSent", "Rejected", "SimClient"]
 

@@ -22,9 +22,11 @@ from core.client import ClientFactory
 from core.clock import RunClock
 from core.cluster import Cluster
 from core.options import RunOptions
+from workloads.discovery import DiscoveryOptions
 from workloads.herd import herd_clients
 from workloads.id_factories import id_clients, snowflake_clients
 from workloads.ids import CasCounter
+from workloads.register import RegisterOptions
 
 
 def make_cluster(opts: RunOptions, clock: RunClock) -> SimCluster:
@@ -50,7 +52,9 @@ def unique_key_clients(opts: RunOptions, cluster: Cluster, resource: str | None)
 def watch_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
     """Watch workload clients on the sim service (its ``kv_*`` watch primitive)."""
     return SimWatchClientFactory(
-        cluster.endpoints()[NODE], opts.register.keys, timeout=min(opts.op_timeout, 5.0)
+        cluster.endpoints()[NODE],
+        opts.record(RegisterOptions).keys,
+        timeout=min(opts.op_timeout, 5.0),
     )
 
 
@@ -76,13 +80,13 @@ def _holder_clients(factory: Any) -> ClientBuilder:
 def registry_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
     """Registry instances and discovery clients on the sim service."""
     from clusters.sim.discovery import SimRegistry
+    from workloads.common.factories import Connector
     from workloads.discovery import RegistryFactory
-    from workloads.factories import Connector
 
     timeout = min(opts.op_timeout, 5.0)
     connector = Connector.of({NODE: cluster.endpoints()[NODE]}, SimRegistry, timeout=timeout)
     return RegistryFactory(
-        connector, opts.discovery.instances, opts.lock.lease_ttl, opts.lock.keepalive
+        connector, opts.record(DiscoveryOptions).instances, opts.lock.lease_ttl, opts.lock.keepalive
     )
 
 

@@ -20,7 +20,7 @@ from clusters.sim.service import check_bugs
 from core.clock import RunClock
 from core.cluster import ClusterError
 from core.writes import write_bytes
-from workloads.service import ServiceProcess, ServiceStartError, stable_port
+from workloads.common.service import ServiceProcess, ServiceStartError, stable_port
 
 NODE = "sim"
 DIR = "sim"

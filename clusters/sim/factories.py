@@ -17,12 +17,12 @@ from functools import partial
 
 from clusters.sim.client import Rejected, SimClient
 from core.client import WorkerContext
+from workloads.common.resource import ResourceClient
 from workloads.election import ElectionClient
 from workloads.guarded import GuardedClient
 from workloads.guarded_register import RegisterKeys, RegisterVersions
 from workloads.lock import LockClient
 from workloads.register import RegisterClient
-from workloads.resource import ResourceClient
 from workloads.watch import WatchClient
 
 NODE = "sim"

@@ -25,7 +25,7 @@ import asyncio
 from typing import Any
 
 from clusters.sim.wal import WriteAheadLog
-from workloads.wire import RequestError
+from workloads.common.wire import RequestError
 
 
 class KvStore:

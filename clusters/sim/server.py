@@ -47,7 +47,7 @@ from clusters.sim.service import BUGS, SimService, UnknownBug, check_bugs
 from clusters.sim.wal import WriteAheadLog
 from core.clock import RunClock
 from core.store import JsonlWriter
-from workloads.wire import RequestError, add_server_arguments, serve_until_signalled
+from workloads.common.wire import RequestError, add_server_arguments, serve_until_signalled
 
 
 def _arg(args: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:

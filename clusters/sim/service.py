@@ -39,7 +39,7 @@ from typing import Any, Final
 from checkers.refusals import CAS_MISMATCH, LEASE_NOT_FOUND, NOT_ELECTED, NOT_GRANTED
 from clusters.sim.wal import WriteAheadLog
 from core.store import JsonlWriter
-from workloads.wire import RequestError
+from workloads.common.wire import RequestError
 
 BUGS: Final[dict[str, str]] = {
     "lock-ignores-lease": "a lock waiter is granted the lock after a fixed grace even though "

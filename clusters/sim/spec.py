@@ -7,11 +7,12 @@ from __future__ import annotations
 from checkers.windows import KILL
 from clusters.sim.cluster import EVENTS_LOG
 from clusters.sim.service import BUGS
-from clusters.spec import CLIENT_CLOCK, Bug, TargetSpec
+from clusters.spec import CLIENT_CLOCK, Bug, Bugs, LocalServer, Offer, TargetSpec, variants
 from core.abilities import Ability
 from core.clock import RunClock
 from core.cluster import Cluster
 from core.options import RunOptions
+from workloads.herd import RECIPES
 
 CLIENTS = "clusters.sim.clients"
 ONE_NODE = (
@@ -42,23 +43,22 @@ SPEC = TargetSpec(
     name="sim",
     description="the built-in service, one local process (no Docker), bugs to inject",
     default_nodes=1,
-    workloads={
-        "cas-register": f"{CLIENTS}:register_clients",
-        "election": f"{CLIENTS}:ELECTION",
-        "registry": f"{CLIENTS}:registry_clients",
-        "version-cas": f"{CLIENTS}:version_cas_clients",
-        "unique-key": f"{CLIENTS}:unique_key_clients",
-        "herd": f"{CLIENTS}:HERD",
-        "watch": f"{CLIENTS}:watch_clients",
+    offers={
+        "lock": Offer(variants={"sim": f"{CLIENTS}:LOCK"}),
+        "cas-register": Offer(f"{CLIENTS}:register_clients"),
+        "election": Offer(f"{CLIENTS}:ELECTION"),
+        "registry": Offer(f"{CLIENTS}:registry_clients"),
+        "version-cas": Offer(f"{CLIENTS}:version_cas_clients"),
+        "unique-key": Offer(f"{CLIENTS}:unique_key_clients"),
+        "unique-ids": Offer(
+            variants={"counter": f"{CLIENTS}:COUNTER_IDS", "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS"}
+        ),
+        "herd": variants(f"{CLIENTS}:HERD", RECIPES),
+        "watch": Offer(f"{CLIENTS}:watch_clients"),
     },
-    locks={"sim": f"{CLIENTS}:LOCK"},
-    default_lock="sim",
-    id_generators={"counter": f"{CLIENTS}:COUNTER_IDS", "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS"},
-    local=_cluster,
+    local=LocalServer(_cluster, "built-in", EVENTS_LOG),
     linearizable_locks=True,
-    service_log=EVENTS_LOG,
-    bugs=BUG_TABLE,
-    version="built-in",
+    checks=(Bugs(BUG_TABLE),),
     abilities=frozenset({Ability.KILL, Ability.PAUSE}),
     lacks={
         **dict.fromkeys((Ability.NETWORK, Ability.LOSE_PACKETS), ONE_NODE),

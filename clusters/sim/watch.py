@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from clusters.sim.client import SimClient
+from workloads.common.wire import Rejected
 from workloads.errors import OpFailed, OpUnknown
 from workloads.watch import EVERY_CHANGE, Emit
-from workloads.wire import Rejected
 
 POLL_S = 1.0
 """Seconds one long poll waits on the server."""

@@ -43,7 +43,7 @@ _INST = re.compile(r"^Inst (\S+) (?:\[[^]]*\] )?\((\S+) ")
 
 SUITE_OVERRIDES: dict[str, str] = deb_suites()
 """Packages that current Debian releases lack -> the older suite to take them from (each
-target's ``TargetSpec.deb_suites``: consul from bullseye, see ``clusters.consul.spec``)."""
+target's ``ServerSpec.deb_suites``: consul from bullseye, see ``clusters.consul.server``)."""
 
 
 @dataclass(frozen=True, slots=True)

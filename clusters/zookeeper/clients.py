@@ -22,13 +22,13 @@ from clusters.zookeeper.watch import ZkWatch
 from core.client import Client, ClientFactory, WorkerContext
 from core.cluster import Cluster
 from core.options import RunOptions
+from workloads.common.factories import Connector, connector, holder_clients
 from workloads.discovery import registry_clients
 from workloads.election import ElectionClient
-from workloads.factories import Connector, connector, holder_clients
 from workloads.herd import herd_clients
 from workloads.id_factories import id_clients, snowflake_clients
 from workloads.lock import LockClient
-from workloads.register import RegisterClient
+from workloads.register import RegisterClient, RegisterOptions
 from workloads.watch_factory import watch_clients
 
 
@@ -36,7 +36,7 @@ from workloads.watch_factory import watch_clients
 class ServedRegisterFactory:
     """CAS-register clients whose ZooKeeper sessions record which server answered each
     operation, its role and zxids (``clusters.zookeeper.served``); a read that fails in
-    any way is a ``fail`` (``workloads.factories.RegisterFactory``)."""
+    any way is a ``fail`` (``workloads.common.factories.RegisterFactory``)."""
 
     connector: Connector
 
@@ -50,7 +50,7 @@ class ServedRegisterFactory:
 def register_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
     """The cas-register workload's clients (``ServedRegisterFactory``)."""
     return ServedRegisterFactory(
-        connector(opts, cluster, ZkRegister, read_mode=opts.register.read_mode)
+        connector(opts, cluster, ZkRegister, read_mode=opts.record(RegisterOptions).read_mode)
     )
 
 

@@ -48,8 +48,8 @@ from kazoo.exceptions import (
 )
 from kazoo.handlers.threading import KazooTimeoutError
 
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown
-from workloads.lease import LeaseNotFound
 
 REFUSALS = (
     NoNodeError,

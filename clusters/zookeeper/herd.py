@@ -26,9 +26,9 @@ from kazoo.protocol.states import EventType, WatchedEvent
 
 from clusters.zookeeper.errors import classified
 from clusters.zookeeper.lock import NOT_GRANTED, ZkRecipe
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed
 from workloads.herd import Tally
-from workloads.lease import LeaseNotFound
 
 QUEUE_PREFIX = "w-"
 

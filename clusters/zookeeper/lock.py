@@ -25,8 +25,8 @@ from kazoo.recipe.lock import Lock
 from checkers.refusals import NOT_GRANTED
 from clusters.zookeeper.errors import classified
 from clusters.zookeeper.session import ZkSession
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed
-from workloads.lease import LeaseNotFound
 
 
 class ZkRecipe(ZkSession):

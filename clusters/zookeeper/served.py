@@ -29,7 +29,7 @@ from kazoo.client import KazooClient
 
 from clusters.zookeeper.server import mode
 from core.client import WorkerContext
-from workloads.lease import EventLog
+from workloads.common.lease import EventLog
 
 EVENT = "served"
 

@@ -34,8 +34,8 @@ from typing import Any
 from kazoo.client import KazooClient, KazooState
 
 from clusters.zookeeper.errors import classified
+from workloads.common.lease import LeaseBackend, LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown
-from workloads.lease import LeaseBackend, LeaseNotFound
 
 
 def new_client(addresses: Sequence[str], session_timeout: float) -> KazooClient:
@@ -123,13 +123,13 @@ class ZkSession(LongSession):
         return lease
 
     def renewals_are_local(self) -> bool:
-        """``workloads.lease.LocalRenewals``: a renewal is a read (``exists``), which the
+        """``workloads.common.lease.LocalRenewals``: a renewal is a read (``exists``), which the
         server the client is connected to answers from its own state, even when it is cut
         off from the leader that alone expires sessions."""
         return True
 
     def on_state(self, report: Callable[[Any, str, Mapping[str, str]], None]) -> None:
-        """``workloads.lease.ReportsState``: report kazoo's state changes of the sessions
+        """``workloads.common.lease.ReportsState``: report kazoo's state changes of the sessions
         granted from now on (``SUSPENDED``, ``CONNECTED`` with the node its connection is
         to and the one it was to, ``LOST``)."""
         self._report = report

@@ -9,7 +9,8 @@ its configuration too), and other values are refused up front.
 
 from __future__ import annotations
 
-from clusters.spec import LeaseTtl, ServiceRule, TargetSpec
+from clusters.spec import LeaseTtl, Offer, ServiceRule, TargetSpec, variants
+from workloads.herd import RECIPES
 
 MIN_SESSION_MS = 1000
 MAX_SESSION_MS = 60000
@@ -52,23 +53,23 @@ SPEC = TargetSpec(
     name="zookeeper",
     description="ZooKeeper 3.9 ensemble (Debian trixie), ZAB; locks via ephemeral nodes",
     default_nodes=3,
-    workloads={
-        "cas-register": f"{CLIENTS}:REGISTER",
-        "election": f"{CLIENTS}:ELECTION",
-        "registry": f"{CLIENTS}:REGISTRY",
-        "herd": f"{CLIENTS}:HERD",
-        "watch": f"{CLIENTS}:WATCH",
-    },
-    locks={"recipe": f"{CLIENTS}:RECIPE_LOCK"},
-    default_lock="recipe",
-    id_generators={
-        "sequential": f"{CLIENTS}:SEQUENTIAL_IDS",
-        "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS",
+    offers={
+        "lock": Offer(variants={"recipe": f"{CLIENTS}:RECIPE_LOCK"}),
+        "cas-register": variants(f"{CLIENTS}:REGISTER", READ_MODES),
+        "election": Offer(f"{CLIENTS}:ELECTION"),
+        "registry": Offer(f"{CLIENTS}:REGISTRY"),
+        "unique-ids": Offer(
+            variants={
+                "sequential": f"{CLIENTS}:SEQUENTIAL_IDS",
+                "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS",
+            }
+        ),
+        "herd": variants(f"{CLIENTS}:HERD", RECIPES),
+        "watch": Offer(f"{CLIENTS}:WATCH"),
     },
     server="clusters.zookeeper.server:SERVER",
     image="zookeeper",
-    read_modes=READ_MODES,
-    lease_ttl=LeaseTtl(MIN_SESSION_MS / 1000, MAX_SESSION_MS / 1000),
+    checks=(LeaseTtl(MIN_SESSION_MS / 1000, MAX_SESSION_MS / 1000),),
     linearizable_locks=True,
     rules=RULES,
 )

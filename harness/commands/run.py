@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from core.options import RunOptions
     from harness.orchestrate import RunOutcome
     from harness.terminal import Terminal
+    from harness.validate import Checked
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
@@ -39,9 +40,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     from harness import validate
     from nemesis.registry import help_lines, nemesis_names
     from nemesis.targets import aims, targets_help
-    from workloads.herd import RECIPES
     from workloads.registry import DEFAULT_WORKLOAD, WORKLOADS, workloads_help
-    from workloads.snowflake import SNOWFLAKE_DEFENCES, SNOWFLAKE_WORKERS
 
     g = topic_group(p, "run", "what to run")
     describe(
@@ -68,7 +67,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         details=workloads_help,
         common=True,
     )
-    _per_target(g, "--lock", "locks", "the target's lock implementation", validate.locks_help, True)
+    _per_target(g, "--lock", "the target's lock implementation", validate.locks_help, True)
     number_option(g, "--concurrency", "client processes, 1-1000 (default: %(default)s)", True)
     number_option(g, "--rate", "operations per second, all clients (default: as fast as they go)")
     number_option(
@@ -200,6 +199,11 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         "clock: seconds (signed) each clock fault moves a clock by "
         "(default: a random jump each time)",
     )
+    number_option(
+        f,
+        "--client-clock-delta",
+        "client-clock: seconds the clients' wall clock steps (negative: back)",
+    )
     lk = topic_group(p, "locks", "locks and leases")
     number_option(lk, "--lease-ttl", "seconds a lease lives unrenewed (default: %(default)s)", True)
     number_option(
@@ -236,65 +240,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         shown=run_default("holder_check"),
         offers=lambda: ("on", "off"),
     )
-    number_option(
-        topic_group(p, "discovery", "service registration"),
-        "--instances",
-        "registry: the client processes that register themselves (the others list "
-        "them; default: %(default)s, or all clients but one)",
-    )
-    cas = topic_group(p, "cas", "CAS register")
-    number_option(cas, "--keys", "independent keys")
-    _per_target(cas, "--read-mode", "read_modes", "how the cas-register's reads are served")
-    ids = topic_group(p, "ids", "unique ids")
-    _per_target(ids, "--id-generator", "id_generators", "how the unique-ids workload makes ids")
-    _chosen(
-        ids,
-        "--snowflake-defence",
-        SNOWFLAKE_DEFENCES,
-        "snowflake: when the clock is behind the last id's time, none (issue anyway), "
-        "refuse (fail the op) or wait (until it caught up) (default: %(default)s)",
-    )
-    _chosen(
-        ids,
-        "--snowflake-workers",
-        SNOWFLAKE_WORKERS,
-        "snowflake: worker ids fixed (the client's thread) or taken from the "
-        "service's own counter (default: %(default)s)",
-    )
-    number_option(
-        ids,
-        "--client-clock-delta",
-        "client-clock: seconds the clients' wall clock steps (negative: back)",
-    )
-    number_option(ids, "--segment-size", "segment: ids a client takes at a time")
-    number_option(
-        ids, "--segment-prefetch", "segment: fraction of a range used when the next is taken"
-    )
-    _chosen(
-        topic_group(p, "waiters", "lock waiters"),
-        "--recipe",
-        RECIPES,
-        "herd: naive (every waiter watches the lock) or queue (each waits on its "
-        "predecessor only) (default: %(default)s)",
-    )
-    w = topic_group(p, "watches", "watches")
-    number_option(
-        w,
-        "--watchers",
-        "client processes that watch the keys, the others write (default: %(default)s, "
-        "or all clients but one)",
-    )
-    _chosen(
-        w,
-        "--watch-mode",
-        ("reread", "payload"),
-        "one-shot watches (ZooKeeper): reread the node after each event, or take the "
-        "value the event came with (default: %(default)s)",
-        field="watch_mode",
-    )
-    number_option(
-        w, "--compact-every", "seconds between compactions of the service's history (0: none)"
-    )
+    _workload_options(p)
     t = topic_group(p, "targets", "targets")
     describe(
         t.add_argument(
@@ -365,26 +311,56 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _workload_options(p: argparse.ArgumentParser) -> None:
+    """Each workload's own options, built from the fields of its records
+    (``Workload.records``, ``core.option_records.option``: help, choices, range) under a
+    topic named for it; a record two workloads share is shown with the first."""
+    from dataclasses import fields
+
+    from workloads.registry import WORKLOADS
+
+    shown: set[type] = set()
+    for w in WORKLOADS.values():
+        records = [r for r in w.records if r not in shown]
+        if not records:
+            continue
+        group = topic_group(p, w.name, f"the {w.name} workload")
+        for record in records:
+            shown.add(record)
+            for f in fields(record):
+                name, meta = f.metadata.get("flat", f.name), f.metadata
+                flag = "--" + name.replace("_", "-")
+                if "bound" in meta:
+                    number_option(group, flag, meta["help"])
+                elif meta["choices"]:
+                    _chosen(group, flag, meta["choices"], meta["help"], field=name)
+                elif meta["variant"]:
+                    _per_target(group, flag, meta["help"])
+                else:
+                    group.add_argument(flag, default=None, help=meta["help"])
+
+
 def _per_target(
     group: argparse._ArgumentGroup,
     flag: str,
-    attribute: str,
     help: str,
-    details: Callable[[], str] | None = None,
+    details: Callable[[str], str] | None = None,
     common: bool = False,
 ) -> None:
-    """An option taking one of a target's names in ``attribute`` (``locks``...): its
-    help ``help``, the reference each target's (``details``, else the names), completion
-    every target's; listed in the short ``--help`` when ``common``."""
+    """An option picking one of a target's variants of a workload (its flag ``flag``, its
+    flat name the flag's: ``--lock``...): its help ``help``, the reference each target's
+    (``details`` of the option, else the names), completion every target's; listed in the
+    short ``--help`` when ``common``."""
     from harness import validate
 
+    option = flag.removeprefix("--").replace("-", "_")
     action = group.add_argument(
         flag, default=None, metavar="NAME", help=f"{help} (default: the target's first)"
     )
     describe(
         action,
-        details=details or (lambda: validate.per_target(attribute)),
-        offers=lambda: validate.every(attribute),
+        details=lambda: (details or validate.per_target)(option),
+        offers=lambda: validate.every(option),
         common=common,
     )
 
@@ -433,11 +409,16 @@ def given_options(args: argparse.Namespace) -> dict[str, object]:
 
 
 def options_from(args: argparse.Namespace) -> RunOptions:
+    """The options of the run the command line asks for (``checked_from``)."""
+    return checked_from(args).options
+
+
+def checked_from(args: argparse.Namespace) -> Checked:
     """The run the command line asks for: its arguments taken as a suite's table (argparse
     dests are the options' names; only those given, so the defaults adapt to them),
-    through the same checks as a suite's runs; a warning on stderr for what changes less
-    than it may seem. The command line's own spelling of ``--nodes`` (a size, or hosts
-    with --ssh) is translated first."""
+    through the same checks as a suite's runs, checked and decided once; a warning on
+    stderr for what changes less than it may seem. The command line's own spelling of
+    ``--nodes`` (a size, or hosts with --ssh) is translated first."""
     from core.options import RunOptions
     from harness.validate import check_run, warnings_of
 
@@ -448,10 +429,10 @@ def options_from(args: argparse.Namespace) -> RunOptions:
         given["nodes"] = nodes
     if hosts:
         given["ssh_hosts"] = hosts
-    opts, target = check_run(RunOptions.from_mapping(given))
-    for warning in warnings_of(target, opts):
+    checked = check_run(RunOptions.from_mapping(given))
+    for warning in warnings_of(checked.target, checked.options):
         print(f"harness: warning: {warning}", file=sys.stderr)
-    return opts
+    return checked
 
 
 def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
@@ -461,11 +442,11 @@ def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
     _repeat_flags_need_repeat(args)
     if args.replay is not None:
         return _replay(args, term)
-    opts = options_from(args)
-    writable_dir(opts.out_dir)
+    checked = checked_from(args)
+    writable_dir(checked.options.out_dir)
     if args.repeat is not None:
-        return repeat_command(opts, term, args.repeat, args.pass_rule, args.repeat_seed)
-    return answered(run_test(opts, term), term)
+        return repeat_command(checked.options, term, args.repeat, args.pass_rule, args.repeat_seed)
+    return answered(run_test(checked, term), term)
 
 
 def _repeat_flags_need_repeat(args: argparse.Namespace) -> None:
@@ -547,7 +528,8 @@ def _replay(args: argparse.Namespace, term: Terminal) -> int:
         )
     recorded = load_recording(Path(args.replay))
     out_dir = args.out_dir or run_default("out_dir")
-    opts = check_run(replay_options(recorded, args.target, out_dir))[0]
+    checked = check_run(replay_options(recorded, args.target, out_dir))
+    opts = checked.options
     recording = recorded.on(opts.target)
     writable_dir(opts.out_dir)
     if args.repeat is not None:  # refused before anything is said when nothing is to reproduce
@@ -562,7 +544,7 @@ def _replay(args: argparse.Namespace, term: Terminal) -> int:
         from harness.repeat import repeat_command
 
         return repeat_command(opts, term, args.repeat, args.pass_rule, args.repeat_seed, recording)
-    return answered(run_test(opts, term, recording), term)
+    return answered(run_test(checked, term, recording), term)
 
 
 EXAMPLES: Final = """examples:

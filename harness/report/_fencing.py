@@ -1,7 +1,7 @@
 """The fencing switch: the run's recorded writes replayed against the resource's rule with
 fencing on and with fencing off, for the time cursor of a lock report.
 
-The replay is the protected resource's own rule (``workloads.resource.FencedStore``, the
+The replay is the protected resource's own rule (``workloads.common.resource.FencedStore``, the
 store the run wrote through) fed the resource log in order of arrival: the same writes at
 the same moments, so the two endings differ only by what the resource accepted. The mode
 the run had must give back what the log recorded (``agrees``), else the switch is not
@@ -14,7 +14,7 @@ from typing import Any
 
 from checkers.words import article
 from core.clock import RunClock
-from workloads.resource import FencedStore
+from workloads.common.resource import FencedStore
 
 MODES = {"on": True, "off": False}
 

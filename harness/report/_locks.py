@@ -26,12 +26,11 @@ from checkers.holdings import (
     end_at_loss,
     holdings,
     late_completions,
+    recorded_terms,
 )
 from checkers.leases import LeaseFacts, lease_facts
 from core.history import History
 from core.ops import Process
-
-TAKE = EITHER.take
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +46,15 @@ class LeaseSpan:
     lost_at: int | None
 
 
-def terms_of(history: History) -> Terms:
-    """The words of a run's holdings, from the operations its clients recorded: an
-    election's (leader, epoch) when they campaigned, else a lock's (holder, token). The
-    checkers speak of the same run in the same ``Terms``."""
+def terms_of(history: History, test: dict[str, Any]) -> Terms | None:
+    """The words and operations of a run's holdings: as its workload declared them
+    (test.json's ``holder``: ``checkers.holdings.recorded_terms``), the checkers' own;
+    None when it has no numbered holdings to draw. A run recorded before the declaration
+    is read by the operations its clients recorded: an election's (leader, epoch) when
+    they campaigned, else a lock's (holder, token)."""
+    terms = recorded_terms(test)
+    if terms is not EITHER:
+        return terms
     return ELECTION if any(op.f in ELECTION.take for op in history) else LOCK
 
 
@@ -69,12 +73,14 @@ def held(
     history: History,
     events: Iterable[dict[str, Any]],
     service_events: Iterable[dict[str, Any]] = (),
+    terms: Terms | None = EITHER,
 ) -> tuple[list[Holding], dict[Any, LeaseFacts]]:
-    """The definite holdings (cut where their holder noticed its lease lost) and the
-    facts of every lease."""
+    """The definite holdings of ``terms``' operations (None: the run has none; cut where
+    their holder noticed its lease lost) and the facts of every lease."""
     events = list(events)
     facts = lease_facts(events, service_events)
-    taken = [h for h in holdings(history, EITHER, late_completions(events)) if h.definite]
+    found = holdings(history, terms, late_completions(events)) if terms is not None else []
+    taken = [h for h in found if h.definite]
     end_at_loss(taken, facts)
     return taken, facts
 

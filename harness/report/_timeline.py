@@ -14,12 +14,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from checkers.holdings import LOCK, Terms
 from checkers.record import RunRecord
 from checkers.windows import MOVES_CLOCK, FaultWindow
 from core.history import Pair
 from harness.report._lanes import Lanes
 from harness.report._locks import (
-    TAKE,
     held,
     is_stale,
     lease_spans,
@@ -86,8 +86,9 @@ def build_timeline(
     data["ops"], tables = _ops(pairs, lanes, strs)
     data.update(tables)
     mutex = (results or {}).get("checkers", {}).get("mutex")
-    data["holds"], data["leases"] = _holds_and_leases(record, lanes, pairs)
-    data["words"] = words(terms_of(history))
+    terms = terms_of(history, record.test)
+    data["holds"], data["leases"] = _holds_and_leases(record, lanes, pairs, terms)
+    data["words"] = words(terms or LOCK)
     data["writes"] = _writes(record.resource_log, lanes, strs, mutex)
     data["sessions"] = _session_events(record.events, lanes, strs)
     data["faults"] = [_fault(w, lanes) for w in windows]
@@ -125,13 +126,15 @@ def _ops(
 
 
 def _holds_and_leases(
-    record: RunRecord, lanes: Lanes, pairs: list[Pair]
+    record: RunRecord, lanes: Lanes, pairs: list[Pair], terms: Terms | None
 ) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
+    """The holding lanes of ``terms``' operations (None: none) and the lease lanes."""
     holds: dict[str, list[Any]] = {"lane": [], "s": [], "e": [], "token": [], "ended": []}
     ls: dict[str, list[Any]] = {"lane": [], "s": [], "ack": [], "e": [], "lost": [], "id": []}
-    if not record.events and not any(p.invoke.f in TAKE for p in pairs):
+    takes = terms.take if terms is not None else ()
+    if not record.events and not any(p.invoke.f in takes for p in pairs):
         return holds, ls  # no lock, no lease: a register run
-    taken, facts = held(record.history, record.events, record.service_events)
+    taken, facts = held(record.history, record.events, record.service_events, terms)
     for h in taken:
         holds["lane"].append(lanes.of(h.process))
         holds["s"].append(us(h.start))

@@ -21,7 +21,7 @@ libfaketime installs ``FAKETIME_LIB``."""
 
 
 def _build(cluster: Cluster, target: str, seed: int, opts: RunOptions) -> Nemesis:
-    return ClientClock(opts.ids.client_clock_delta)
+    return ClientClock(opts.faults.client_clock_delta)
 
 
 def _check(opts: RunOptions) -> None:
@@ -32,7 +32,7 @@ def _check(opts: RunOptions) -> None:
             f"--nemesis client-clock needs libfaketime on this machine ({FAKETIME_LIB}): "
             f"apt-get install {' '.join(PACKAGES)}"
         )
-    if round(opts.ids.client_clock_delta) == 0:
+    if round(opts.faults.client_clock_delta) == 0:
         raise OptionError(
             "--client-clock-delta rounds to 0 s: give whole seconds, e.g. -5 (back) or 5"
         )

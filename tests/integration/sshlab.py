@@ -131,6 +131,7 @@ def whole_run(lab: Lab, opts: Any, hosts: int | None = None) -> Any:
     hosts (all by default), wired as ``--ssh`` wires it; its ``RunOutcome``."""
     from harness import orchestrate
     from harness.terminal import Terminal
+    from harness.validate import check_run
 
     on_lab = opts.with_(
         ssh=True,
@@ -139,7 +140,7 @@ def whole_run(lab: Lab, opts: Any, hosts: int | None = None) -> Any:
         ssh_known_hosts=str(lab.known_hosts),
         ssh_install="upload",
     )
-    return orchestrate.run_test(on_lab, Terminal.silent())
+    return orchestrate.run_test(check_run(on_lab), Terminal.silent())
 
 
 def leftovers(lab: Lab, i: int, process: str) -> list[str]:

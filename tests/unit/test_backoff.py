@@ -1,11 +1,11 @@
-"""workloads.backoff: bounded exponential backoff with full jitter, paced by what failed."""
+"""workloads.common.backoff: bounded exponential backoff with full jitter, paced by what failed."""
 
 from __future__ import annotations
 
 from core.client import Completion
-from workloads.backoff import CAP_S, Backoff
+from workloads.common.backoff import CAP_S, Backoff
+from workloads.common.wire import NotSent
 from workloads.errors import OpFailed, OpUnknown, Unreachable
-from workloads.wire import NotSent
 
 
 def test_delays_grow_exponentially_up_to_the_cap_with_full_jitter() -> None:

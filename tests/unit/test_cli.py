@@ -19,6 +19,14 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def recorded_run(capsys: pytest.CaptureFixture[str], out_dir: Path, *argv: str) -> dict:
+    """``harness run ARGV -o OUT_DIR``, which must end valid (exit 0): its test.json."""
+    code, out, err = run(capsys, "run", *argv, "-o", str(out_dir))
+    assert code == 0, out + err
+    test: dict = json.loads((out_dir / "latest" / "test.json").read_text())
+    return test
+
+
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [

@@ -6,7 +6,7 @@ from typing import Any
 
 from core.client import WorkerContext
 from core.clock import RunClock
-from workloads.factories import Connector
+from workloads.common.factories import Connector
 
 
 def driver(addresses: list[str], **options: Any) -> list[str]:

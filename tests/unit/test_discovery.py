@@ -18,8 +18,8 @@ from core.gen import Context, Request
 from core.history import History
 from core.ops import Op
 from nemesis.faults import client_kill, client_pause, partition
+from workloads.common.wire import RequestError
 from workloads.discovery_gen import Discovery
-from workloads.wire import RequestError
 
 TTL, GRACE = 3.0, 1.0
 FAULTS = {f.name: f.facts() for f in (client_pause.FAULT, client_kill.FAULT, partition.FAULT)}

@@ -20,8 +20,8 @@ from clusters.consul.api import ConsulConnection
 from clusters.consul.errors import answer_error
 from clusters.consul.lock import ConsulLock
 from clusters.consul.register import ConsulRegister
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown
-from workloads.lease import LeaseNotFound
 
 
 @pytest.mark.parametrize(

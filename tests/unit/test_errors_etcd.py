@@ -27,10 +27,10 @@ from clusters.etcd.lock import ServiceLock
 from clusters.etcd.register import EtcdRegister
 from core.client import Invocation, WorkerContext
 from core.clock import RunClock
+from workloads.common.factories import Connector, RegisterFactory
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown, Unreachable
-from workloads.factories import Connector, RegisterFactory
 from workloads.http_errors import request_error
-from workloads.lease import LeaseNotFound
 
 # --- transport (shared with Consul) ------------------------------------------------------
 

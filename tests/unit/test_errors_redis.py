@@ -24,8 +24,8 @@ from redis.exceptions import (
 from clusters.redis.connection import connect
 from clusters.redis.errors import classify
 from clusters.redis.lock import SetNxLock
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown, Unreachable
-from workloads.lease import LeaseNotFound
 from workloads.redlock import Redlock
 
 

@@ -26,8 +26,8 @@ from kazoo.handlers.threading import KazooTimeoutError
 
 from clusters.zookeeper.errors import classified, classify
 from clusters.zookeeper.session import ZkSession
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown
-from workloads.lease import LeaseNotFound
 
 
 @pytest.mark.parametrize(

@@ -28,8 +28,8 @@ from core.clock import RunClock
 from core.store import write_json
 from harness.report._herd import run_section
 from harness.report._runs import RunInfo
+from workloads.common.lease import EventLog
 from workloads.herd import Tally
-from workloads.lease import EventLog
 
 
 class _FiringZk:

@@ -143,7 +143,7 @@ def test_a_recipe_the_target_lacks_is_refused_with_the_reason() -> None:
     opts = RunOptions.of(target="consul", workload="herd", recipe="queue", lease_ttl=5, keepalive=1)
     with pytest.raises(OptionError, match=r"consul has no queue recipe.*use --recipe naive"):
         check_run(opts)
-    with pytest.raises(OptionError, match="unknown recipe 'line'"):
+    with pytest.raises(OptionError, match="sim has no recipe 'line'; choose from naive, queue"):
         check_run(RunOptions.of(target="sim", workload="herd", recipe="line"))
     assert check_run(RunOptions.of(target="etcd", workload="herd", recipe="queue", lease_ttl=5))
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from test_cli import run
 
+from workloads.common.resource import WriteResult
 from workloads.critical import LEASE_LOST, fenced_write
-from workloads.resource import WriteResult
 
 
 class _Lost:

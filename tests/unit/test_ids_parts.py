@@ -16,7 +16,7 @@ from core.ops import Op
 from nemesis.client_clock import START, STOP, ClientClock
 from workloads.client_clock import FAKETIME_LIB, WallClock, clock_file
 from workloads.errors import OpFailed
-from workloads.ids import CasCounter
+from workloads.ids import CasCounter, IdsOptions
 from workloads.snowflake import Snowflake, parts
 
 MS = 1_000_000
@@ -234,7 +234,10 @@ def test_the_target_decides_its_first_generator_and_refuses_one_it_lacks() -> No
     from harness.validate import check_run
 
     opts, _ = check_run(RunOptions.of(workload="unique-ids", target="sim"))
-    assert opts.ids.generator == "counter" and opts.to_dict()["id_generator"] == "counter"
+    assert (
+        opts.record(IdsOptions).generator == "counter"
+        and opts.to_dict()["id_generator"] == "counter"
+    )
     with pytest.raises(OptionError, match="sim has no id generator 'incr'; choose from counter"):
         check_run(RunOptions.of(workload="unique-ids", target="sim", id_generator="incr"))
     with pytest.raises(OptionError, match="--snowflake-defence 'maybe'"):

@@ -10,8 +10,9 @@ import json
 import pytest
 
 from core.option_checks import OptionError
-from core.options import FIELDS, RegisterOptions, RunOptions
+from core.options import FIELDS, RunOptions
 from harness.validate import check_run, decide
+from workloads.register import RegisterOptions
 
 
 def test_options_are_frozen_and_deciding_gives_new_options() -> None:
@@ -112,9 +113,13 @@ def test_options_are_typed_records_read_by_one_flat_name_each() -> None:
     flat = RunOptions().to_dict()
     assert RunOptions.of(**flat) == RunOptions()
     opts = RunOptions.of(lock="recipe", lease_ttl=4, keepalive=1, keys=7, ssh=True)
-    assert (opts.lock.impl, opts.lock.lease_ttl, opts.register.keys) == ("recipe", 4, 7)
+    assert (opts.lock.impl, opts.lock.lease_ttl, opts.record(RegisterOptions).keys) == (
+        "recipe",
+        4,
+        7,
+    )
     assert opts.ssh.enabled and opts.get("lock") == "recipe" and opts.get("keys") == 7
-    assert opts.with_(keys=9).register == RegisterOptions(keys=9)
+    assert opts.with_(keys=9).record(RegisterOptions) == RegisterOptions(keys=9)
     with pytest.raises(TypeError, match="no option 'lease'"):
         RunOptions.of(lease=3)
 

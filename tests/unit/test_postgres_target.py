@@ -20,8 +20,8 @@ from clusters.postgres.server import SERVER, postgresql_conf
 from clusters.registry import TARGETS
 from clusters.server import Peer, Place
 from core.cluster import ClusterError
+from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown
-from workloads.lease import LeaseNotFound
 
 LOST = psycopg.OperationalError("consuming input failed: server closed the connection")
 

@@ -111,7 +111,7 @@ def test_a_refusal_inside_a_fault_window_is_answered_too() -> None:
 
 def test_every_target_s_lost_lease_reads_as_the_service_s_answer() -> None:
     """A release whose lease expired got the service's answer, whatever the driver said."""
-    from workloads.lease import LeaseNotFound
+    from workloads.common.lease import LeaseNotFound
 
     etcd = LeaseNotFound("release of lock-0: the lease had expired, and its lock key with it")
     assert refusal_of(str(etcd)) == "lease not found" and "lock key" in str(etcd)

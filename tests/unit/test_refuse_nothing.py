@@ -86,7 +86,7 @@ def test_suites_are_refused_alike(tmp_path: Path) -> None:
         load_suite(_suite(tmp_path, "ssh_user = 'bob'"))
 
 
-@pytest.mark.parametrize("target", [n for n, t in TARGETS.items() if t.unfenced_locks])
+@pytest.mark.parametrize("target", [n for n, t in TARGETS.items() if t.offers["lock"].unfenced])
 def test_fencing_on_with_a_lock_without_tokens_is_a_warning(
     capsys: pytest.CaptureFixture[str], target: str
 ) -> None:

@@ -27,9 +27,8 @@ EXEMPT: dict[str, set[str]] = {
     "checkers/linear/models/register.py": {"cas-register"},
     "checkers/linear/simulate.py": {"cas-register"},
     "checkers/linear/stale.py": {"cas-register", "partition"},
-    # The run options' records of the lock and of the herd's waiters (``opts.herd``), and
-    # the --lock option's flat name.
-    "core/option_records.py": {"lock", "herd"},
+    # The run options' record of the lock, and the --lock option's flat name.
+    "core/option_records.py": {"lock"},
     # An op's f "lock" (the mutex model's acquire).
     "checkers/linear/models/mutex.py": {"lock"},
     # "partition": a history split per key (P-compositionality), not the network fault.
@@ -48,10 +47,10 @@ EXEMPT: dict[str, set[str]] = {
     # in the held resources' names and client messages.
     "checkers/holdings.py": {"lock", "election"},
     # The client events' field naming what a session is held for (a registry instance's
-    # member: ``workloads.lease``), read for the session's moves.
+    # member: ``workloads.common.lease``), read for the session's moves.
     "checkers/membership.py": {"lock"},
     "workloads/cycles.py": {"lock", "election"},
-    "workloads/factories.py": {"lock"},
+    "workloads/common/factories.py": {"lock"},
     # The faults' names for runs that did not record their faults' words: the fault
     # modules take their names from here (checkers sit below nemesis).
     "checkers/windows.py": {"client-pause", "pause", "partition", "kill", "clock"},
@@ -69,7 +68,7 @@ def _owner_modules(
 ) -> dict[str, str]:
     """Name -> the module (relative path) whose ``attribute`` is a ``kind`` of that name."""
     owners: dict[str, str] = {}
-    for path in sorted(folder.glob("*.py")):
+    for path in sorted(folder.rglob("*.py")):
         rel = path.relative_to(ROOT)
         module = importlib.import_module(".".join(rel.with_suffix("").parts))
         value = getattr(module, attribute, None)

@@ -1,4 +1,4 @@
-"""workloads.resource: the fencing rule, the write log, and the resource process."""
+"""workloads.common.resource: the fencing rule, the write log, and the resource process."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 
 from core.clock import RunClock
 from core.store import JsonlWriter, read_jsonl
-from workloads.resource import FencedStore, ResourceClient, ResourceServer
-from workloads.wire import NotSent, Rejected
+from workloads.common.resource import FencedStore, ResourceClient, ResourceServer
+from workloads.common.wire import NotSent, Rejected
 
 
 def store(fencing: bool, log: JsonlWriter | None = None) -> FencedStore:

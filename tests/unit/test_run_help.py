@@ -17,6 +17,7 @@ import sys
 import pytest
 
 from clusters.registry import TARGETS
+from clusters.spec import Offer
 from harness.commands.docs import run_parser
 from harness.option_help import topics
 
@@ -80,11 +81,11 @@ def test_every_help_text_is_about_its_own_option() -> None:
     def own(flag: str) -> str:
         return " ".join(formatter._format_action(shown[flag]).split())
 
-    locks = {lock for t in TARGETS.values() for lock in t.locks}
-    modes = {m for t in TARGETS.values() for m in t.read_modes}
+    locks = {lock for t in TARGETS.values() for lock in t.offers["lock"].variants}
+    modes = {m for t in TARGETS.values() for m in t.offers.get("cas-register", Offer()).variants}
     assert not any(lock in own("--read-mode").split() for lock in locks - modes)
     assert not any(f"{m}," in own("--lock") for m in modes - locks)
-    reference = " ".join(_printed("docs", "options", "cas").split())
+    reference = " ".join(_printed("docs", "options", "cas-register").split())
     assert "etcd: linearizable, serializable" in reference and "lease-lock" not in reference
 
 

@@ -18,10 +18,10 @@ from clusters.sim.client import LeaseNotFound, NoAnswer, NotSent, Rejected, SimC
 from core.client import Invocation, WorkerContext
 from core.clock import RunClock
 from workloads import critical
+from workloads.common.resource import ResourceClient, ResourceServer
 from workloads.errors import OpFailed, OpUnknown, completion_for
 from workloads.lock import LockClient
 from workloads.register import RegisterClient
-from workloads.resource import ResourceClient, ResourceServer
 
 
 def free_port() -> int:

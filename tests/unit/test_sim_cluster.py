@@ -15,7 +15,7 @@ from clusters.sim.cluster import SimCluster
 from core.clock import RunClock
 from core.cluster import Cluster, ClusterError, Killable, Pausable
 from core.store import read_jsonl
-from workloads.service import EPHEMERAL_RANGE
+from workloads.common.service import EPHEMERAL_RANGE
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 
 from clusters.sim.service import SimService
 from clusters.sim.wal import WriteAheadLog
-from workloads.wire import RequestError
+from workloads.common.wire import RequestError
 
 S = 1_000_000_000
 

@@ -9,7 +9,7 @@ import pytest
 
 from clusters.sim.kv import KvStore
 from clusters.sim.wal import WriteAheadLog
-from workloads.wire import RequestError
+from workloads.common.wire import RequestError
 
 
 def test_puts_get_revisions_and_a_watch_returns_changes_from_a_revision() -> None:

@@ -29,7 +29,7 @@ from core.clock import RunClock
 from core.history import History
 from core.ops import Op
 from core.store import read_jsonl
-from workloads.resource import ResourceServer
+from workloads.common.resource import ResourceServer
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,7 @@ import pytest
 
 from clusters.sim.service import SimService, UnknownBug
 from core.store import JsonlWriter, read_jsonl
-from workloads.wire import RequestError
+from workloads.common.wire import RequestError
 
 T = TypeVar("T")
 S = 1_000_000_000

@@ -9,7 +9,7 @@ from typing import Any
 
 from clusters.sim.kv import KvStore
 from clusters.sim.watch import SimWatch
-from workloads.wire import Rejected, RequestError
+from workloads.common.wire import Rejected, RequestError
 
 
 class LocalSim(SimWatch):

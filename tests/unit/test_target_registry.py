@@ -36,9 +36,11 @@ def test_every_target_is_complete(name: str) -> None:
         opts = RunOptions.of(target=name, workload=workload)
         spec.check_options(opts)
         assert callable(spec.client_builder(opts)), workload
-    for lock in spec.locks:
-        assert callable(Lazy(spec.locks[lock]).load()), lock
-    assert spec.default_lock is None or spec.default_lock in spec.locks
+    for name, offer in spec.offers.items():
+        assert offer.offered == (offer.client is not None or bool(offer.variants)), name
+        for variant in offer.variants:
+            assert callable(Lazy(offer.variants[variant]).load()), (name, variant)
+        assert set(offer.unfenced) <= set(offer.variants), name
     if spec.server is not None:
         assert isinstance(Lazy(spec.server).load(), ServerSpec), "server names a ServerSpec"
     assert (spec.image is None) == (spec.server is None), "a target with a server has an image"
@@ -52,7 +54,7 @@ def test_images_ssh_and_packages_come_from_the_specs() -> None:
 
     assert set(IMAGES) == {t.image for t in TARGETS.values() if t.image}
     assert set(registry.ssh_targets()) == {n for n, t in TARGETS.items() if t.server}
-    assert {p: s for t in TARGETS.values() for p, s in t.deb_suites.items()} == SUITE_OVERRIDES
+    assert SUITE_OVERRIDES == {"consul": "bullseye"}
     assert registry.DEFAULT_TARGET in TARGETS
     assert resolve("").name == registry.DEFAULT_TARGET
 
@@ -168,11 +170,15 @@ def test_the_grep_reads_constants_not_docstrings() -> None:
     assert [n.value for n in strings(planted)] == ["redlock"]
 
 
-@pytest.mark.parametrize("name", [n for n, t in TARGETS.items() if t.lease_ttl is not None])
+def lease_rules() -> dict[str, LeaseTtl]:
+    """Each target's lease-TTL rule (among its own rules on the options)."""
+    return {n: r for n, t in TARGETS.items() for r in t.checks if isinstance(r, LeaseTtl)}
+
+
+@pytest.mark.parametrize("name", list(lease_rules()))
 def test_a_lease_ttl_the_service_would_change_is_refused(name: str) -> None:
     spec = TARGETS[name]
-    rule = spec.lease_ttl
-    assert rule is not None
+    rule = lease_rules()[name]
 
     def lock(ttl: float) -> RunOptions:
         return RunOptions.of(target=name, workload="lock", lease_ttl=ttl, keepalive=ttl / 4)
@@ -191,7 +197,7 @@ def test_a_lease_ttl_the_service_would_change_is_refused(name: str) -> None:
 
 
 def test_the_known_lease_rules() -> None:
-    rules = {n: t.lease_ttl for n, t in TARGETS.items() if t.lease_ttl is not None}
+    rules = lease_rules()
     assert rules["etcd"] == LeaseTtl(2, whole=True)  # etcd raises shorter leases silently
     assert rules["zookeeper"] == LeaseTtl(1.0, 60.0)  # minSessionTimeout, maxSessionTimeout
     assert rules["consul"] == LeaseTtl(1.0, 86400.0)  # session_ttl_min, Consul's 24 h

@@ -42,7 +42,7 @@ def test_a_writer_is_needed_besides_the_watchers() -> None:
 
 def test_redis_refuses_the_workload_with_the_reason() -> None:
     for name in ("redis", "redlock"):
-        assert "watch" in TARGETS[name].refuses
+        assert TARGETS[name].offers["watch"].why_not
         with pytest.raises(OptionError, match="fire-and-forget pub/sub"):
             check_run(RunOptions.of(target=name, workload="watch", concurrency=4))
 

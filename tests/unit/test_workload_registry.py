@@ -29,6 +29,7 @@ from harness.commands.run import add_run_options, options_from
 from harness.orchestrate import run_test
 from harness.suite import SuiteError, load_suite
 from harness.terminal import Terminal
+from harness.validate import check_run
 from nemesis.registry import nemesis_names
 from workloads import registry
 from workloads.cas_gen import CasRegisterGen
@@ -163,7 +164,7 @@ def made_up(monkeypatch: pytest.MonkeyPatch) -> Workload:
     """MADE_UP registered, and the sim target's client backend for it (the one edit a new
     workload needs outside its module and its registry line)."""
     monkeypatch.setitem(registry.WORKLOADS, MADE_UP.name, MADE_UP)
-    monkeypatch.setitem(SIM.workloads, MADE_UP.name, SIM.workloads["cas-register"])  # type: ignore[index]
+    monkeypatch.setitem(SIM.offers, MADE_UP.name, SIM.offers["cas-register"])  # type: ignore[index]
     return MADE_UP
 
 
@@ -200,7 +201,7 @@ def test_a_made_up_workload_runs_end_to_end_on_sim(made_up: Workload, tmp_path: 
         "-o",
         str(tmp_path),
     )
-    outcome = run_test(opts, Terminal.silent())
+    outcome = run_test(check_run(opts), Terminal.silent())
     results = json.loads((outcome.run_dir / "results.json").read_text())
     assert outcome.exit_code == 0, json.dumps(results["checkers"], indent=1)[:3000]
     assert list(results["checkers"]) == ["linearizability", "stats", "counted", "faults"]

@@ -27,11 +27,10 @@ from typing import Any
 
 from core.client import Client, ClientFactory, WorkerContext
 from core.cluster import Cluster
-from core.option_checks import OptionError
 from core.options import RunOptions
-from workloads.holder import HolderClient
-from workloads.register import RegisterClient
-from workloads.resource import ResourceClient
+from workloads.common.holder import HolderClient
+from workloads.common.resource import ResourceClient
+from workloads.register import RegisterClient, RegisterOptions
 
 REQUEST_TIMEOUT = 5.0
 """Seconds a single request may wait for its answer (capped by ``--op-timeout``)."""
@@ -185,7 +184,9 @@ def register_clients(driver: Callable[..., Any]) -> Builder:
     """CAS-register clients over ``driver`` connections (which take ``read_mode=``)."""
 
     def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
-        return RegisterFactory(connector(opts, cluster, driver, read_mode=opts.register.read_mode))
+        return RegisterFactory(
+            connector(opts, cluster, driver, read_mode=opts.record(RegisterOptions).read_mode)
+        )
 
     return build
 
@@ -198,27 +199,3 @@ def request_timeout(opts: RunOptions) -> float:
 def run_prefix(cluster: object) -> str:
     """The key prefix of one run (its cluster's run id), so runs never share keys."""
     return f"harness-{getattr(cluster, 'run_id', 'run')}"
-
-
-def check_lease_ttl(
-    opts: RunOptions, target: str, low: float, high: float | None = None, whole: bool = False
-) -> None:
-    """Refuse (``OptionError``) a ``--lease-ttl`` the target's service would not grant as
-    asked: below ``low``, above ``high``, or fractional when it counts in ``whole``
-    seconds. Silently granting another TTL would make the recorded one a lie."""
-    from workloads.registry import WORKLOADS
-
-    workload = WORKLOADS.get(opts.workload)
-    if workload is None or "lease_ttl" not in workload.options:
-        return
-    ttl = opts.lock.lease_ttl
-    fits = ttl >= low and (high is None or ttl <= high) and (not whole or ttl == int(ttl))
-    if fits:
-        return
-    span = f"from {low:g} s" + (f" to {high:g} s" if high is not None else "")
-    unit = " in whole seconds" if whole else ""
-    suggestion = min(max(low, round(ttl) if whole else ttl), high if high is not None else ttl)
-    raise OptionError(
-        f"{target} grants lease TTLs {span}{unit}, not --lease-ttl {ttl:g}; "
-        f"use --lease-ttl {suggestion:g}"
-    )

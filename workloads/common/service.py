@@ -1,4 +1,4 @@
-"""Run a wire server (``workloads.wire``) as its own OS process, from a test or the runner.
+"""Run a wire server (``workloads.common.wire``) as its own OS process, from a test or the runner.
 
 ``ServiceProcess`` spawns ``python -m MODULE --port P --port-file F ARGS...``, waits until the
 port file appears and the server answers a ping, and can signal it (SIGSTOP/SIGCONT for a
@@ -25,8 +25,8 @@ from typing import IO
 
 from core.procutil import die_with_parent
 from core.writes import open_append
+from workloads.common.wire import WireClient
 from workloads.errors import OpFailed, OpUnknown
-from workloads.wire import WireClient
 
 _ROOT = Path(__file__).resolve().parent.parent
 

@@ -26,28 +26,44 @@ of the acquire, granted or not, one ``herd-acquire`` event sums them up::
      "notifications": N, "session_events": N, "failed_attempts": N, "requests": N}
 
 ``checkers.herd`` reads them. A target supplies a ``HerdBackend`` and lists
-``herd_clients(driver)`` for the workload (``lacks`` names a recipe it cannot offer, and
-why: the run is refused before it starts).
+``herd_clients(driver)`` for the workload, its recipes the variants of its offer (a recipe
+it cannot offer named in the offer's ``lacks``, and why: the run is refused before it
+starts).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from checkers.herd import ACQUIRE, FAILED, NOTIFIED, SESSION_EVENT
 from core.client import ClientFactory
 from core.cluster import Cluster
-from core.option_checks import OptionError
+from core.option_records import option
 from core.options import RunOptions
-from workloads.factories import HolderFactory, connector
-from workloads.holder import LeaseHolderClient
-from workloads.lease import EventLog, Lease, LeaseBackend
+from workloads.common.factories import HolderFactory, connector
+from workloads.common.holder import LeaseHolderClient
+from workloads.common.lease import EventLog, Lease, LeaseBackend
 
 NAIVE: Final = "naive"
 QUEUE: Final = "queue"
 RECIPES: Final = (NAIVE, QUEUE)
+
+
+@dataclass(frozen=True, slots=True)
+class HerdOptions:
+    """The waiters of the herd workload: how they wait for the lock, ``naive`` (all watch
+    it) or ``queue`` (each its predecessor); ``opts.record(HerdOptions)``."""
+
+    recipe: str = option(
+        NAIVE,
+        "naive (every waiter watches the lock) or queue (each waits on its predecessor "
+        "only) (default: %(default)s)",
+        choices=RECIPES,
+        named="recipe",
+        variant=True,
+    )
 
 
 class Tally:
@@ -143,32 +159,20 @@ CLIENTS: Final[Mapping[str, type[HerdClient]]] = {NAIVE: HerdClient, QUEUE: Queu
 @dataclass(frozen=True)
 class HerdClients:
     """The herd workload's ``ClientBuilder`` on one target's ``driver`` (a
-    ``HerdBackend`` taking ``(addresses, timeout=, prefix=)``); ``lacks``: recipe -> why
-    the target cannot offer it (``check_options`` refuses it before the run starts)."""
+    ``HerdBackend`` taking ``(addresses, timeout=, prefix=)``); the recipes a target
+    offers are its variants of the workload (``clusters.spec.Offer``)."""
 
     driver: Callable[..., Any]
-    lacks: Mapping[str, str] = field(default_factory=dict)
-
-    def check_options(self, opts: RunOptions, target: str) -> None:
-        """OptionError (one line) for a recipe this target does not offer."""
-        recipe = opts.herd.recipe
-        if recipe not in RECIPES:
-            raise OptionError(
-                f"unknown recipe {recipe!r} for --recipe: choose from {', '.join(RECIPES)}"
-            )
-        if recipe in self.lacks:
-            raise OptionError(
-                f"{target} has no {recipe} recipe for the herd workload: "
-                f"{self.lacks[recipe]}; use --recipe "
-                + ", ".join(r for r in RECIPES if r not in self.lacks)
-            )
 
     def __call__(self, opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
         return HolderFactory.for_run(
-            opts, CLIENTS[opts.herd.recipe], connector(opts, cluster, self.driver), resource
+            opts,
+            CLIENTS[opts.record(HerdOptions).recipe],
+            connector(opts, cluster, self.driver),
+            resource,
         )
 
 
-def herd_clients(driver: Callable[..., Any], lacks: Mapping[str, str] | None = None) -> HerdClients:
+def herd_clients(driver: Callable[..., Any]) -> HerdClients:
     """The herd workload's clients over ``driver`` connections (see ``HerdClients``)."""
-    return HerdClients(driver, dict(lacks or {}))
+    return HerdClients(driver)

@@ -20,11 +20,18 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from checkers.refusals import NOT_GRANTED
 from core.client import Completion, Invocation, WorkerContext
-from workloads.backoff import Backoff
+from workloads.common.backoff import Backoff
+from workloads.common.lease import (
+    EventLog,
+    Lease,
+    LeaseBackend,
+    LeaseNotFound,
+    LeaseSession,
+    Session,
+)
+from workloads.common.resource import ResourceClient
 from workloads.critical import fenced_write
 from workloads.errors import OpFailed, OpUnknown
-from workloads.lease import EventLog, Lease, LeaseBackend, LeaseNotFound, LeaseSession, Session
-from workloads.resource import ResourceClient
 
 
 class Driver(Protocol):
@@ -95,7 +102,7 @@ class HolderClient(Generic[B]):
 
     def invoke(self, inv: Invocation) -> Completion:
         """One operation; while the service is unreachable, its failure is paced by the
-        client's backoff (``workloads.backoff``)."""
+        client's backoff (``workloads.common.backoff``)."""
         return self.backoff.run(lambda: self._do(inv), self.node)
 
     def _do(self, inv: Invocation) -> Completion:

@@ -23,7 +23,7 @@ A holder's ``value`` names its writer and fencing number too (``workloads.critic
 ``{"name": "lock-0", "writer": 3, "token": 12}``, ``"epoch"`` for an election), so what the
 resource holds says whose write it is; older runs' values are the name alone.
 
-Run: ``python -m workloads.resource --port 0 --clock-origin NS --log PATH --fencing on``.
+Run: ``python -m workloads.common.resource --port 0 --clock-origin NS --log PATH --fencing on``.
 From Python: ``with ResourceServer(log, clock, fencing=True) as r: ResourceClient(r.address)``.
 """
 
@@ -37,8 +37,13 @@ from typing import Any
 
 from core.clock import RunClock
 from core.store import JsonlWriter, read_jsonl
-from workloads.service import ServiceProcess
-from workloads.wire import RequestError, WireClient, add_server_arguments, serve_until_signalled
+from workloads.common.service import ServiceProcess
+from workloads.common.wire import (
+    RequestError,
+    WireClient,
+    add_server_arguments,
+    serve_until_signalled,
+)
 
 
 @dataclass(slots=True)
@@ -115,7 +120,7 @@ class WriteResult:
 
 
 class ResourceClient:
-    """A blocking client of the resource. Errors are ``workloads.wire``'s: ``NotSent`` and
+    """A blocking client of the resource. Errors are ``workloads.common.wire``'s: ``NotSent`` and
     ``Rejected`` (definite), ``NoAnswer`` (unknown)."""
 
     def __init__(self, address: str, timeout: float = 5.0) -> None:
@@ -145,7 +150,7 @@ class ResourceServer:
         self.log_path = log_path
         self.fencing = fencing
         self._proc = ServiceProcess(
-            "workloads.resource",
+            "workloads.common.resource",
             [
                 "--clock-origin",
                 str(clock.origin),
@@ -183,7 +188,7 @@ class ResourceServer:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m workloads.resource", description=__doc__.split("\n\n")[0]
+        prog="python -m workloads.common.resource", description=__doc__.split("\n\n")[0]
     )
     add_server_arguments(parser)
     parser.add_argument("--clock-origin", type=int, required=True, help="RunClock origin, ns")

@@ -1,6 +1,6 @@
 """The herd workload: ``--concurrency`` waiters contend for one lock, waiting by
 ``--recipe`` (naive: all watch the lock; queue: each watches its predecessor), through
-``workloads.herd``'s client and a target's ``HerdBackend``.
+``workloads.herd.client`` and a target's ``HerdBackend``.
 
 Each holder works and writes to the protected resource with its token, as the lock
 workload's do, so its runs are checked for mutual exclusion (``checkers.mutex``), fencing
@@ -15,8 +15,9 @@ from operator import attrgetter
 
 from checkers import fencing, herd, mutex, mutex_lin, stats
 from workloads.cycles import lock_cycle
+from workloads.herd.client import HerdOptions
 from workloads.holders import LOCK_HOLDER, LOCK_OPTIONS
-from workloads.workload import When, holding
+from workloads.workload import Variant, When, holding
 
 WORKLOAD = holding(
     "herd",
@@ -31,4 +32,6 @@ WORKLOAD = holding(
     ),
     options=("recipe", "concurrency", *LOCK_OPTIONS),
     holder=LOCK_HOLDER,
+    variant=Variant("recipe", "recipe"),
+    records=(HerdOptions,),
 )
