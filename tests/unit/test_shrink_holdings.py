@@ -80,43 +80,43 @@ def test_another_story_is_not_the_violation() -> None:
 
 
 @pytest.mark.slow
-def test_a_token_reuse_shrinks_to_two_grants_from_the_command_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("argv", "checker", "kind", "lead"),
+    [
+        (
+            ["--sim-bug", "token-reuse"],
+            fencing,
+            "token-reused",
+            "These 2 holdings and 0 writes still show the token reuse",
+        ),
+        (
+            ["--workload", "election", "--sim-bug", "epoch-reuse"],
+            election,
+            "epoch-reused",
+            "These 2 leaderships and 0 writes still show the epoch reuse",
+        ),
+    ],
+    ids=["fencing-token-reuse", "election-epoch-reuse"],
+)
+def test_a_reused_number_shrinks_to_the_two_grants_from_the_command_line(
+    argv: list[str],
+    checker: Any,
+    kind: str,
+    lead: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """The sim's token-reuse bug: two holdings that got the same token, no write."""
+    """The sim's token-reuse and epoch-reuse bugs: two holdings (leaderships) that got
+    the same number, no write; the election checker in its own words."""
     out = tmp_path / "out"
-    argv = ["run", "--sim-bug", "token-reuse", "--nemesis", "none", "--time-limit", "3"]
-    assert main([*argv, "--seed", "3", "-o", str(out)]) == 1
+    run_argv = ["run", *argv, "--nemesis", "none", "--time-limit", "3", "--seed", "3"]
+    assert main([*run_argv, "-o", str(out)]) == 1
     capsys.readouterr()
     run = (out / "latest").resolve()
-    r = json.loads((run / "results.json").read_text())["checkers"]["fencing"]
+    r = json.loads((run / "results.json").read_text())["checkers"][checker.NAME]
     shrunk = r["shrunk"]
-    assert shrunk["kind"] == "token-reused" and shrunk["holdings"] == 2, shrunk
-    assert shrunk["confirmed_by"] == "the fencing checker"
-    again = fencing.judged(_again(load_record(run), shrunk))
+    assert shrunk["kind"] == kind and shrunk["holdings"] == 2, shrunk
+    assert shrunk["confirmed_by"] == f"the {checker.NAME} checker"
+    again = checker.judged(_again(load_record(run), shrunk))
     assert shows(again, signature(r["named_anomalies"][0])) is not None
-    assert (
-        "These 2 holdings and 0 writes still show the token reuse"
-        in (run / "report.html").read_text()
-    )
-
-
-@pytest.mark.slow
-def test_an_epoch_reuse_shrinks_to_two_leaderships(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """The election checker shrinks the same way, in its own words."""
-    out = tmp_path / "out"
-    argv = ["run", "--workload", "election", "--sim-bug", "epoch-reuse", "--nemesis", "none"]
-    assert main([*argv, "--time-limit", "3", "--seed", "3", "-o", str(out)]) == 1
-    capsys.readouterr()
-    run = (out / "latest").resolve()
-    r = json.loads((run / "results.json").read_text())["checkers"]["election"]
-    shrunk = r["shrunk"]
-    assert shrunk["kind"] == "epoch-reused" and shrunk["holdings"] == 2, shrunk
-    again = election.judged(_again(load_record(run), shrunk))
-    assert shows(again, signature(r["named_anomalies"][0])) is not None
-    assert (
-        "These 2 leaderships and 0 writes still show the epoch reuse"
-        in (run / "report.html").read_text()
-    )
+    assert lead in (run / "report.html").read_text()
