@@ -25,6 +25,12 @@ same lock or leadership) and every fencing-number anomaly gets one cause:
 - ``crash-lost-state``: a node crashed during the holding and the service granted the
   lock again: the crash lost the lock state (a Redis restart without fsync, a sim
   restart) or the node that took over never had it (a PostgreSQL failover).
+- ``lost-unsynced``: a node lost power during the holding, the grant had been
+  acknowledged within the time the service's fsync setting documents it may lose
+  (``checkers.durability``: Redis's appendfsync everysec, 2 s), and the cut discarded
+  unsynced writes on that node: lost, as documented. Under a setting that promises
+  durability (appendfsync always) the same loss is a ``service-bug``; with no rule
+  recorded it stays a crash.
 - ``unexplained``: none of the above fits the records.
 
 One more cause is not the lock service's: ``resource-bug``, the protected resource
@@ -49,6 +55,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from checkers.durability import DurabilityRule
 from checkers.holdings import Holding
 from checkers.leases import LeaseFacts
 from checkers.served import Served
@@ -56,12 +63,13 @@ from checkers.windows import (
     CRASHES,
     CUTS_OFF,
     FREEZES_CLIENT,
+    LOSES_UNSYNCED,
     MOVES_CLOCK,
     FaultWindow,
     first_overlapping,
     with_effect,
 )
-from checkers.words import NS, article, secs
+from checkers.words import NS, article, listing, secs
 
 PAUSED: Final = "lease-expired-while-paused"
 CUT_OFF: Final = "lease-expired-while-cut-off"
@@ -71,6 +79,7 @@ SERVICE_BUG: Final = "service-bug"
 ABANDONED: Final = "holder-abandoned"
 CLOCK_JUMP: Final = "clock-jump"
 CRASH: Final = "crash-lost-state"
+UNSYNCED: Final = "lost-unsynced"
 UNEXPLAINED: Final = "unexplained"
 RESOURCE_BUG: Final = "resource-bug"
 DOCUMENTED: Final = "documented-rule"
@@ -124,6 +133,14 @@ CAUSES: Final[dict[str, Cause]] = {
         False,
         "persist the lock state before acknowledging it (fsync), or use a replicated "
         "consensus service; fencing tokens limit the damage",
+    ),
+    UNSYNCED: Cause(
+        "a power cut discarded a grant acknowledged but not yet fsynced, as the service's "
+        "setting documents",
+        True,
+        "not a bug of the service: its setting fsyncs after answering; fsync before "
+        "acknowledging (Redis: appendfsync always), or use a replicated consensus service; "
+        "fencing tokens limit the damage",
     ),
     UNEXPLAINED: Cause(
         "unexplained",
@@ -217,9 +234,14 @@ def lease_kind(facts: LeaseFacts | None, at: int) -> LeaseKind:
 
 
 def classify_takeover(
-    earlier: Holding, facts: LeaseFacts | None, at: int, windows: Sequence[FaultWindow]
+    earlier: Holding,
+    facts: LeaseFacts | None,
+    at: int,
+    windows: Sequence[FaultWindow],
+    durability: DurabilityRule | None = None,
 ) -> Takeover:
-    """Why ``earlier``'s holder lost its holding to a grant at ``at`` without letting go."""
+    """Why ``earlier``'s holder lost its holding to a grant at ``at`` without letting go;
+    ``durability``: what the run's setting says a power cut may take."""
     kind = lease_kind(facts, at)
     began = earlier.taken
     ack = facts.last_ack_before(at) if facts is not None else None
@@ -231,7 +253,7 @@ def classify_takeover(
         if clock is not None:
             return Takeover(kind, _clock(clock))
         if crash is not None:
-            return Takeover(kind, _crash(crash))
+            return Takeover(kind, _crash(crash, earlier, durability))
         if not facts.service_alive(at) and _abandoned_before(earlier, at):
             return Takeover(kind, _abandoned(earlier, facts, at))
         return Takeover(kind, Classification.of(SERVICE_BUG, _still_valid(facts, at)))
@@ -265,7 +287,7 @@ def classify_takeover(
     if clock is not None:
         return Takeover(kind, _clock(clock))
     if crash is not None:
-        return Takeover(kind, _crash(crash))
+        return Takeover(kind, _crash(crash, earlier, durability))
     return Takeover(
         kind,
         Classification.of(
@@ -384,12 +406,51 @@ def _clock(w: FaultWindow) -> Classification:
     )
 
 
-def _crash(w: FaultWindow) -> Classification:
+def _crash(
+    w: FaultWindow, earlier: Holding | None = None, rule: DurabilityRule | None = None
+) -> Classification:
+    if earlier is not None and rule is not None and LOSES_UNSYNCED in w.effects:
+        lost = _power_cut(w, earlier, rule)
+        if lost is not None:
+            return lost
     return Classification.of(
         CRASH,
         f"{w.describe()}, during the holding; the service granted the lock again as though "
         "the holding had ended: the crash lost the lock state (or the node that took over "
         "never had it)",
+        w,
+    )
+
+
+def _power_cut(w: FaultWindow, earlier: Holding, rule: DurabilityRule) -> Classification | None:
+    """A grant lost to the power cut ``w``, by the run's durability ``rule``: acknowledged
+    within the time the rule says may be lost, on a node the cut discarded bytes of (else
+    None: the rule does not explain it, and it stays a crash). The cut is timed at the
+    start's answer, by which it had discarded: a grant between its invocation and the kill
+    was acknowledged before the cut, and the time before it is an upper bound."""
+    before = (w.start - earlier.taken) / NS
+    if before < 0 or sum(b for _, b in w.discarded) <= 0:
+        return None
+    where = listing(f"{b} bytes on {n}" for n, b in w.discarded if b > 0)
+    said = f"{rule.target}'s {rule.named()}"
+    if rule.promises:
+        return Classification.of(
+            SERVICE_BUG,
+            f"process {earlier.process}'s grant was acknowledged {before:.3f} s before the "
+            f"power cut ({w.describe()}; it discarded {where} not fsynced), and under "
+            f"{said} every acknowledged write is fsynced before its answer: the service "
+            f"lost a write it promised to keep [{rule.source}]",
+            w,
+            label="the service lost a grant its fsync setting promised to keep",
+        )
+    if before > rule.within_s:
+        return None
+    return Classification.of(
+        UNSYNCED,
+        f"process {earlier.process}'s grant was acknowledged {before:.3f} s before the "
+        f"power cut ({w.describe()}), not fsynced under {said}: the cut discarded {where}, "
+        f"the grant with them, and the restarted server granted the lock again: lost, as "
+        f"documented (up to {rule.within_s:g} s) [{rule.source}]",
         w,
     )
 

@@ -73,22 +73,30 @@ AT_DEADLINE: Final = ExpiryRule()
 """The plain rule: a lease ends at its last renewal + TTL."""
 
 
-def expiry_rule(test: Mapping[str, Any]) -> ExpiryRule:
-    """The expiry rule a run recorded (test.json's ``service_rules``: the entry with
-    ``expiry_ttls``), else ``AT_DEADLINE``."""
+def recorded_rule(
+    test: Mapping[str, Any], key: str, least: float
+) -> tuple[str, Mapping[str, Any], float] | None:
+    """The first of test.json's ``service_rules`` whose number ``key`` is at least
+    ``least``: the run's target (or "the service"), the rule, the number; else None."""
     options = test.get("options")
     target = options.get("target") if isinstance(options, Mapping) else None
     for r in test.get("service_rules") or ():
-        ttls = r.get("expiry_ttls") if isinstance(r, Mapping) else None
-        if isinstance(ttls, int | float) and not isinstance(ttls, bool) and ttls >= 1:
-            return ExpiryRule(
-                float(ttls),
-                target if isinstance(target, str) else "the service",
-                _text(r.get("setting")),
-                _text(r.get("value")),
-                _text(r.get("source")),
-            )
-    return AT_DEADLINE
+        number = r.get(key) if isinstance(r, Mapping) else None
+        if isinstance(number, int | float) and not isinstance(number, bool) and number >= least:
+            return (target if isinstance(target, str) else "the service", r, float(number))
+    return None
+
+
+def expiry_rule(test: Mapping[str, Any]) -> ExpiryRule:
+    """The expiry rule a run recorded (test.json's ``service_rules``: the entry with
+    ``expiry_ttls``), else ``AT_DEADLINE``."""
+    found = recorded_rule(test, "expiry_ttls", 1)
+    if found is None:
+        return AT_DEADLINE
+    target, r, ttls = found
+    return ExpiryRule(
+        ttls, target, _text(r.get("setting")), _text(r.get("value")), _text(r.get("source"))
+    )
 
 
 def _text(value: Any) -> str | None:

@@ -17,9 +17,14 @@ holding: every ok acquire but the first. Per handoff, counted up to the last gra
 - **handoff latency**: from the invocation of a release to the completion of the next
   grant (quantiles; a holding that ended without a release, a lost lease, starts none).
 
+Where the target reads the servers' own request counters (``checkers.herd_counters``),
+our count of requests, by method, is held against theirs.
+
 This is a measurement, not a judgement of the service: the run's correctness is the
 mutual exclusion and fencing checkers'. It is valid when handoffs were measured, unknown
-when the run had none to measure (fewer than two waiters, or no lock changed hands).
+when the run had none to measure (fewer than two waiters, or no lock changed hands) or
+when the servers counted far more requests than our waiters say they sent (our count is
+then not the truth).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, Final
 
+from checkers.herd_counters import NOTIFICATIONS, CrossCheck, cross_check, describe
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult
 from checkers.stats import quantile
@@ -65,6 +71,13 @@ class HerdMetrics:
     session_events: int = 0
     """Watches the waiters' own connections fired (in all: no handoff caused them)."""
     session_events_by_process: dict[str, int] = field(default_factory=dict)
+    requests_by_method: dict[str, int] = field(default_factory=dict)
+    """Every request the waiters sent while acquiring, by method (the run's whole)."""
+
+    @property
+    def notifications_in_all(self) -> int:
+        """Every notification the waiters got, those after the last grant too."""
+        return self.notifications + self.after_last_grant.get("notifications", 0)
 
     def per_handoff(self, count: int) -> float | None:
         return count / self.handoffs if self.handoffs else None
@@ -88,6 +101,7 @@ class HerdMetrics:
             "session_events_by_process": self.session_events_by_process,
             "handoff_latency_s": {**quantiles, "max": lat[-1] / NS} if lat else None,
             "after_last_grant": self.after_last_grant,
+            "requests_by_method": self.requests_by_method,
         }
 
 
@@ -151,7 +165,18 @@ def herd_metrics(record: RunRecord) -> HerdMetrics:
         after_last_grant={"notifications": late_notified, "failed_attempts": late_failed},
         session_events=len(sessions),
         session_events_by_process=_by_process(sessions),
+        requests_by_method=_by_method(sums),
     )
+
+
+def _by_method(sums: list[dict[str, Any]]) -> dict[str, int]:
+    """The acquires' requests summed by method."""
+    out: Counter[str] = Counter()
+    for e in sums:
+        by = e.get("requests_by_method")
+        if isinstance(by, dict):
+            out.update({str(m): int(n) for m, n in by.items() if isinstance(n, int)})
+    return dict(sorted(out.items()))
 
 
 def _by_process(events: list[dict[str, Any]]) -> dict[str, int]:
@@ -160,15 +185,26 @@ def _by_process(events: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def check_record(record: RunRecord) -> CheckResult:
-    """The herd numbers of a run; unknown when it had no handoff to measure."""
+    """The herd numbers of a run; unknown when it had no handoff to measure, or when the
+    servers' own counters show far more requests than our waiters counted."""
     m = herd_metrics(record)
     details = m.to_dict()
+    ours = {**m.requests_by_method, NOTIFICATIONS: m.notifications_in_all}
+    counted = cross_check(record.events, ours)
+    said = describe(counted)
+    if counted is not None:
+        details["server_counters"] = (
+            counted.to_dict() if isinstance(counted, CrossCheck) else counted
+        )
     if m.waiters < 2:
         why = f"{plural(m.waiters, 'waiter')}: no herd to measure (use --concurrency 2 or more)"
         return CheckResult(NAME, UNKNOWN, why, details)
     if not m.handoffs:
         return CheckResult(NAME, UNKNOWN, "no handoff: the lock never changed hands", details)
-    return CheckResult(NAME, True, summary(m, details), details)
+    text = f"{summary(m, details)} {said}" if said else summary(m, details)
+    if isinstance(counted, CrossCheck) and counted.far:
+        return CheckResult(NAME, UNKNOWN, text, details)
+    return CheckResult(NAME, True, text, details)
 
 
 def summary(m: HerdMetrics, details: dict[str, Any]) -> str:

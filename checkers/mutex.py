@@ -41,6 +41,7 @@ from checkers.anomalies import (
     lead_with,
     named,
 )
+from checkers.durability import durability_rule
 from checkers.expiry import expiry_rule
 from checkers.holdings import ELECTION, LOCK, Holding, Terms, declared
 from checkers.mutex_words import expiry_of, group_paragraph, write_paragraph
@@ -85,6 +86,7 @@ def judged(record: RunRecord) -> CheckResult:
         record_windows(record),
         declared(record.test, LOCK),
         expiry_rule(record.test),
+        durability_rule(record.test),
     )
     j = judge(found, Invocations(history))
     return CheckResult(NAME, j.valid, lead_with(j.anomalies, [j.head, *j.paragraphs]), j.details)

@@ -40,6 +40,7 @@ from checkers.classify import (
     classify_takeover,
     lease_kind,
 )
+from checkers.durability import DurabilityRule
 from checkers.expiry import AT_DEADLINE, ExpiryRule
 from checkers.holdings import (
     Holding,
@@ -151,9 +152,11 @@ def analyse(
     windows: Sequence[FaultWindow],
     terms: Terms,
     rule: ExpiryRule = AT_DEADLINE,
+    durability: DurabilityRule | None = None,
 ) -> Analysis:
     """Read holdings, leases and writes and find overlaps, stale writes and handovers;
-    ``rule``: when the service ends a lease no one renews (``checkers.expiry``)."""
+    ``rule``: when the service ends a lease no one renews (``checkers.expiry``);
+    ``durability``: what a power cut may take (``checkers.durability``)."""
     service = list(service_events)
     writes = sorted(resource_log, key=lambda w: int(w["time"]))
     events = list(events)
@@ -170,7 +173,7 @@ def analyse(
         worst overlapping grant when it has a group (groups are built first), else at
         ``at``."""
         if id(h) not in takeovers:
-            takeovers[id(h)] = classify_takeover(h, leases.get(h.lease), at, windows)
+            takeovers[id(h)] = classify_takeover(h, leases.get(h.lease), at, windows, durability)
         return takeovers[id(h)]
 
     pairs = _pairs(held, leases, writes, run_end)

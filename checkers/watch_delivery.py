@@ -21,10 +21,12 @@ without re-reading (``--watch-mode payload``) it is the expected consequence, sh
 its counts. Changes that completed within ``SETTLE_NS`` of a watcher's last report are
 not owed yet. No watcher, no committed write, or no watcher left at the end: unknown.
 
-A change missed, repeated or reordered is looked up in the service's own record of the
-keys, read back at the end of the run where the target reads one (``checkers.watch_record``:
-etcd's history with its revisions and compaction revision) before anyone is blamed: when
-the service holds it once, the cause named is our watcher client, not the service.
+A change missed, repeated or reordered, or a key's last change a watcher that re-reads
+never settled on, is looked up in the service's own record of the keys, read back at the
+end of the run where the target reads one (``checkers.watch_record``: etcd's history with
+its revisions and compaction revision; ZooKeeper's and Consul's last change of each key)
+before anyone is blamed: when the service holds it once, the cause named is our watcher
+client, not the service.
 """
 
 from __future__ import annotations
@@ -166,6 +168,9 @@ def follow_stream(s: Stream, run: WatchRun) -> Watcher:
             if key in final and final[key] not in last:
                 w.stale_final[key] = [final[key], last]
                 w.examples.append(f"key {key}: settled on {final[key]!r}, not {last[-1]!r}")
+                if (w.delivery == EVERY_CHANGE or w.rereads) and len(last) == 1:
+                    revision = next((x.revision for x in writes if x.value == last[-1]), None)
+                    w.findings.append(Finding("stale-final", key, last[-1], revision))
     return w
 
 

@@ -15,6 +15,13 @@ or ``{"event": "service-record", "service": ..., "error": TEXT}`` when it could 
 read. ``history`` says the record holds every change from ``first_revision`` on (not only
 each key's last one), ``complete`` that it was read up to the keys' last change.
 
+A service that keeps no history of values keeps each key's last change: ZooKeeper's
+``stat`` of a node (its ``mzxid``, the zxid of its last change, and its ``version``, how
+many times its data changed), Consul's ``ModifyIndex`` of an entry. Its record is
+``"history": false`` with one change per key (``[key, revision, value]``; the revision
+None where the service's writes give none to compare) and, where it keeps one, the number
+of changes per key (``"versions": {key: N}``).
+
 What it says of a finding (``Finding``):
 
 - the change is in the service's history, once, at its revision: the service had it to
@@ -25,6 +32,16 @@ What it says of a finding (``Finding``):
   (``COMPACTED``);
 - the change is not in the history the service holds: the service itself does not have
   it (``ABSENT``); a change it holds twice is its own (``TWICE``).
+
+Held against a record of each key's last change only:
+
+- the change is the key's last change in the service's record: the service had it to
+  serve to a watcher that re-reads, so a watcher that settled elsewhere, or got it twice,
+  lost or repeated it in our watcher client (``CLIENT``);
+- the key changed after it: the record no longer holds it and cannot tell
+  (``OVERWRITTEN``);
+- the key's last change is another value, at or before the change's revision: the
+  service itself does not have it (``ABSENT``).
 """
 
 from __future__ import annotations
@@ -38,12 +55,14 @@ from checkers.words import plural
 RECORD: Final = "service-record"
 """The client event that carries the service's record of the watched keys."""
 CLIENT, COMPACTED, ABSENT, TWICE, UNREAD = "client", "compacted", "absent", "twice", "unread"
+OVERWRITTEN = "overwritten"
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
     """A watcher's broken promise about one change: ``missed`` (never delivered),
-    ``duplicate`` (delivered again) or ``out-of-order`` (after a later revision)."""
+    ``duplicate`` (delivered again), ``out-of-order`` (after a later revision) or
+    ``stale-final`` (a key's last change, never settled on by a watcher that re-reads)."""
 
     kind: str
     key: str
@@ -51,7 +70,8 @@ class Finding:
     revision: int | None
 
     def words(self) -> str:
-        return f"key {self.key}: {self.value!r} (revision {self.revision})"
+        at = "" if self.revision is None else f" (revision {self.revision})"
+        return f"key {self.key}: {self.value!r}{at}"
 
 
 @dataclass(frozen=True)
@@ -64,8 +84,13 @@ class ServiceRecord:
     compacted: int | None
     revision: int
     complete: bool
-    changes: dict[str, dict[int, list[Any]]]
-    """Key -> revision -> the values the service holds at it (one, in a sound history)."""
+    changes: dict[str, dict[int | None, list[Any]]]
+    """Key -> revision -> the values the service holds at it (one, in a sound history;
+    only each key's last change where ``history`` is False)."""
+    history: bool = True
+    """Whether the record holds every change since ``first`` (else each key's last)."""
+    versions: dict[str, int] | None = None
+    """Key -> how many times the service says it changed, where it keeps that count."""
 
     @property
     def count(self) -> int:
@@ -73,7 +98,9 @@ class ServiceRecord:
 
     def says(self, f: Finding) -> str:
         """The kind of what the record says of ``f`` (``CLIENT``, ``COMPACTED``,
-        ``ABSENT``, ``TWICE``)."""
+        ``ABSENT``, ``TWICE``, ``OVERWRITTEN``)."""
+        if not self.history:
+            return self._last_says(f)
         if f.revision is None or f.revision < self.first:
             return COMPACTED
         held = self.changes.get(f.key, {}).get(f.revision, [])
@@ -82,15 +109,31 @@ class ServiceRecord:
             return ABSENT if self.complete else UNREAD
         return TWICE if len(matching) > 1 else CLIENT
 
+    def _last_says(self, f: Finding) -> str:
+        """What a record of each key's last change says of ``f`` (the module docstring)."""
+        held = self.changes.get(f.key)
+        if not held:
+            return ABSENT if self.complete else UNREAD
+        revision, values = next(iter(held.items()))
+        if any(repr(v) == repr(f.value) for v in values) and (
+            f.revision is None or revision is None or revision == f.revision
+        ):
+            return CLIENT
+        if f.revision is not None and revision is not None and revision > f.revision:
+            return OVERWRITTEN
+        return ABSENT if self.complete else UNREAD
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "service": self.service,
             "source": self.source,
+            "history": self.history,
             "first_revision": self.first,
             "compact_revision": self.compacted,
             "revision": self.revision,
             "complete": self.complete,
             "changes": self.count,
+            "versions": self.versions,
         }
 
 
@@ -103,13 +146,14 @@ def read_record(events: Iterable[dict[str, Any]]) -> ServiceRecord | str | None:
             last = e
     if last is None:
         return None
-    if last.get("error") is not None or not last.get("history"):
-        return str(last.get("error") or "it holds only each key's last change")
-    changes: dict[str, dict[int, list[Any]]] = {}
+    if last.get("error") is not None:
+        return str(last.get("error"))
+    changes: dict[str, dict[int | None, list[Any]]] = {}
     for c in last.get("changes") or ():
-        if isinstance(c, list) and len(c) == 3 and isinstance(c[1], int):
+        if isinstance(c, list) and len(c) == 3 and (c[1] is None or isinstance(c[1], int)):
             changes.setdefault(str(c[0]), {}).setdefault(c[1], []).append(c[2])
     compacted = last.get("compact_revision")
+    versions = last.get("versions")
     return ServiceRecord(
         str(last.get("service") or "the service"),
         str(last.get("source") or "its own record"),
@@ -118,6 +162,8 @@ def read_record(events: Iterable[dict[str, Any]]) -> ServiceRecord | str | None:
         int(last.get("revision") or 0),
         bool(last.get("complete")),
         changes,
+        bool(last.get("history")),
+        {str(k): int(v) for k, v in versions.items()} if isinstance(versions, dict) else None,
     )
 
 
@@ -131,15 +177,17 @@ def blame(record: ServiceRecord | str | None, findings: Sequence[Finding]) -> st
             f"The service's own record of the keys could not be read back at the end of the "
             f"run ({record}), so the watcher's client is not ruled out."
         )
+    by_kind: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_kind.setdefault(record.says(f), []).append(f)
+    if not record.history:
+        return _last_blame(record, by_kind)
     svc = record.service
     held = (
         f"Checked against {svc}'s own record of the keys, read back at the end of the run "
         f"({record.source}: {plural(record.count, 'change')}, revisions {record.first} to "
         f"{record.revision}" + ("" if record.complete else ", not read to the end") + ")"
     )
-    by_kind: dict[str, list[Finding]] = {}
-    for f in findings:
-        by_kind.setdefault(record.says(f), []).append(f)
     said = []
     if CLIENT in by_kind:
         fs = by_kind[CLIENT]
@@ -169,6 +217,39 @@ def blame(record: ServiceRecord | str | None, findings: Sequence[Finding]) -> st
     return f"{held}: " + "; ".join(said) + "."
 
 
+def _last_blame(record: ServiceRecord, by_kind: dict[str, list[Finding]]) -> str:
+    """``blame``'s sentences against a record of each key's last change."""
+    svc = record.service
+    held = (
+        f"Checked against {svc}'s own record of the keys, read back at the end of the run "
+        f"({record.source}: each key's last change, {plural(len(record.changes), 'key')}; "
+        "it keeps no history of values)"
+    )
+    said = []
+    if CLIENT in by_kind:
+        fs = by_kind[CLIENT]
+        one = len(fs) == 1
+        said.append(
+            f"{_these(fs)} {'is' if one else 'are'} the key's last change in {svc}'s record: "
+            f"the service had {'it' if one else 'them'} to serve to a watcher that re-reads, "
+            f"so {'it was' if one else 'they were'} {_fates(fs)} in our watcher client, "
+            f"not by {svc}"
+        )
+    if OVERWRITTEN in by_kind:
+        said.append(
+            f"{_these(by_kind[OVERWRITTEN])}: the key changed again after it, and {svc} "
+            "keeps only its last change: its record cannot tell"
+        )
+    if ABSENT in by_kind:
+        said.append(
+            f"{_these(by_kind[ABSENT])}: {svc}'s record holds another value as the key's "
+            "last change: the service itself does not have it"
+        )
+    if UNREAD in by_kind:
+        said.append(f"{_these(by_kind[UNREAD])}: beyond what was read of its record")
+    return f"{held}: " + "; ".join(said) + "."
+
+
 def cause_of(record: ServiceRecord | str | None, f: Finding) -> str | None:
     """The kind of what the record says of one finding (None: no record was read)."""
     return record.says(f) if isinstance(record, ServiceRecord) else None
@@ -181,5 +262,6 @@ def _these(fs: Sequence[Finding]) -> str:
 
 def _fates(fs: Sequence[Finding]) -> str:
     kinds = {f.kind for f in fs}
-    words = {"missed": "lost", "duplicate": "repeated", "out-of-order": "reordered"}
-    return " or ".join(words[k] for k in ("missed", "duplicate", "out-of-order") if k in kinds)
+    words = {"missed": "lost", "stale-final": "lost", "duplicate": "repeated"}
+    words["out-of-order"] = "reordered"
+    return " or ".join(dict.fromkeys(words[k] for k in words if k in kinds))

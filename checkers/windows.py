@@ -48,6 +48,7 @@ CLIENT_PAUSE: Final = "client-pause"
 NODE_PAUSE: Final = "pause"
 PARTITION: Final = "partition"
 KILL: Final = "kill"
+POWER_LOSS: Final = "power-loss"
 CLOCK: Final = "clock"
 
 WORDS: Final[dict[str, str]] = {
@@ -55,6 +56,8 @@ WORDS: Final[dict[str, str]] = {
     NODE_PAUSE: "node {nodes} paused {when}",
     PARTITION: "a network partition involving {nodes} {when}",
     KILL: "node {nodes} killed {when} (restarted at the stop)",
+    POWER_LOSS: "node {nodes} lost power {when}: killed, what it had not fsynced discarded "
+    "(restarted at the stop)",
     CLOCK: "clock of {jumps} {when}",
 }
 """The words of the faults' windows for runs that did not record them (see above)."""
@@ -70,12 +73,18 @@ MOVES_CLOCK: Final = "moves-clock"
 """A server's clock jumps: what is measured on it (a lease) may end early."""
 KILLS_CLIENT: Final = "kills-client"
 """A client process is killed (SIGKILL): what it held lapses; the runner starts another."""
-EFFECTS: Final = frozenset({FREEZES_CLIENT, CUTS_OFF, CRASHES, MOVES_CLOCK, KILLS_CLIENT})
+LOSES_UNSYNCED: Final = "loses-unsynced"
+"""A node loses power: what its server had not fsynced is discarded (its start's answer
+says how many bytes, per node and file: ``discarded``)."""
+EFFECTS: Final = frozenset(
+    {FREEZES_CLIENT, CUTS_OFF, CRASHES, MOVES_CLOCK, KILLS_CLIENT, LOSES_UNSYNCED}
+)
 KIND_EFFECTS: Final[dict[str, frozenset[str]]] = {
     CLIENT_PAUSE: frozenset({FREEZES_CLIENT}),
     NODE_PAUSE: frozenset({CUTS_OFF}),
     PARTITION: frozenset({CUTS_OFF}),
     KILL: frozenset({CRASHES}),
+    POWER_LOSS: frozenset({CRASHES, LOSES_UNSYNCED}),
     CLOCK: frozenset({MOVES_CLOCK}),
 }
 """The effects of the faults' windows for runs that did not record them."""
@@ -107,6 +116,8 @@ class FaultWindow:
     """How long the run asked it to last, in seconds (None: not recorded)."""
     stopping: int | None = None
     """When its stop was invoked (None: never stopped); it was undone by ``end``."""
+    discarded: tuple[tuple[str, int], ...] = ()
+    """Bytes a power cut discarded, per node (its start's answer, summed over files)."""
 
     @property
     def since(self) -> int:
@@ -185,6 +196,8 @@ class FaultWindow:
             d["nodes"] = list(self.nodes)
         if self.offsets:
             d["offsets"] = dict(self.offsets)
+        if self.discarded:
+            d["discarded"] = dict(self.discarded)
         return d
 
 
@@ -302,6 +315,7 @@ def _window(
         words,
         effects,
         invoked=pair.invoke.time,
+        discarded=_discarded(value),
     )
 
 
@@ -340,3 +354,15 @@ def _offsets(value: Any) -> tuple[tuple[str, float], ...]:
         for n, o in offsets.items()
         if isinstance(o, (int, float)) and not isinstance(o, bool)
     )
+
+
+def _discarded(value: Any) -> tuple[tuple[str, int], ...]:
+    """``{"discarded": {node: {file: bytes}}}`` as bytes per node; malformed parts skipped."""
+    found = value.get("discarded") if isinstance(value, dict) else None
+    if not isinstance(found, dict):
+        return ()
+    out = []
+    for node, files in found.items():
+        sizes = files.values() if isinstance(files, dict) else ()
+        out.append((str(node), sum(b for b in sizes if type(b) is int and b >= 0)))
+    return tuple(out)

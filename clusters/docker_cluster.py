@@ -5,7 +5,9 @@ A node is a container on the cluster's internal network, at a fixed address, tha
 launcher script written into the node (``/harness/start.sh``, output appended to
 ``/var/log/harness/server.log``). Killing and restarting the server thus keeps the node, its
 network namespace and any iptables rules a nemesis put there; data lives on a tmpfs at
-``/data`` that survives the server's restarts (not the node's removal).
+``/data`` that survives the server's restarts (not the node's removal). For the
+power-loss fault the tmpfs is the power-loss layer's disk instead and ``/data`` its FUSE
+mount (``clusters._powerfs``): a power cut discards what the server had not fsynced.
 
 What runs there is the spec's (``clusters/<target>/server.py``): its files under
 ``/harness``, its argv, its probes. Everything created is labelled (``clusters._docker``)
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from clusters import _docker
 from clusters._backend import RUN_ID, LeadingMixin, ServerCluster
 from clusters._network import create_network, node_ip
+from clusters._powerfs import node as powerfs
 from clusters.server import Launch, Peer, Place, ServerSpec
 from core.cluster import ClusterError
 from core.writes import write_text
@@ -86,6 +89,7 @@ class DockerCluster(ServerCluster):
         image: str | None = None,
         faketime: bool | None = None,
         subnet: str | None = None,
+        power_loss: bool = False,
     ) -> None:
         if not RUN_ID.fullmatch(run_id):
             raise ClusterError(
@@ -101,6 +105,7 @@ class DockerCluster(ServerCluster):
         self.image = image
         self.faketime = server.faketime_default if faketime is None else faketime
         self.subnet = subnet
+        self.power_loss = power_loss
         self.network_name = f"harness-{run_id}-{self.name}"
         self._nodes: dict[str, Node] = {}
         self._client: docker.DockerClient | None = None
@@ -149,6 +154,9 @@ class DockerCluster(ServerCluster):
             )
             list(pool.map(lambda n: self._launch(n.name), self._nodes.values()))
         self.wait_ready()
+        if self.power_loss:  # what the servers wrote while starting is taken as on disk
+            for name in self._nodes:
+                powerfs.ask(self.exec, name, "sync")
 
     def layout(self, subnet: str) -> list[Peer]:
         """Give the nodes their addresses in ``subnet`` (``start`` does it once it has one)."""
@@ -238,6 +246,17 @@ class DockerCluster(ServerCluster):
         _, out = self.exec(node, ["tail", "-n", str(lines), SERVER_LOG])
         return " | ".join(line.strip() for line in out.splitlines() if line.strip())
 
+    def power_cut(self, node: str) -> dict[str, int]:
+        """PowerCuttable: kill -9 the server on ``node`` and discard what it had not
+        fsynced; the bytes discarded per file. ClusterError without the layer."""
+        if not self.power_loss:
+            raise ClusterError(
+                f"The {self.name} cluster was started without the power-loss layer; "
+                "start it with power_loss=True (--nemesis power-loss does)"
+            )
+        self.kill(node)
+        return powerfs.cut(self.exec, node)
+
     def _signal(self, node: str, sig: str) -> None:
         self.exec(node, ["pkill", f"-{sig}", "-x", self.server.process])
 
@@ -286,13 +305,26 @@ class DockerCluster(ServerCluster):
             hostname=node.name,
             labels=_docker.labels(self.run_id, self.name, node.name),
             init=True,
-            cap_add=["NET_ADMIN"],
-            tmpfs={DATA_DIR: "rw,mode=755"},
             network=network,
             networking_config={network: endpoint},
+            **self._storage(),
         )
         container.put_archive("/", _docker.tar(self.files(node.name)))
         container.start()
+        if self.power_loss:
+            powerfs.mount(self.exec, node.name, DATA_DIR)
+
+    def _storage(self) -> dict[str, Any]:
+        """The container's data tmpfs and capabilities: with the power-loss layer, the
+        tmpfs is its disk and the container may mount FUSE."""
+        if not self.power_loss:
+            return {"cap_add": ["NET_ADMIN"], "tmpfs": {DATA_DIR: "rw,mode=755"}}
+        extra = powerfs.CONTAINER
+        return {
+            **extra,
+            "cap_add": ["NET_ADMIN", *extra["cap_add"]],
+            "tmpfs": {powerfs.BACKING: "rw,mode=755"},
+        }
 
     def files(self, node: str) -> dict[str, tuple[str, int]]:
         """What is written into ``node`` before it starts: path -> (content, mode)."""
@@ -300,6 +332,8 @@ class DockerCluster(ServerCluster):
         files = {path: (text, 0o644) for path, text in launch.files.items()}
         files[LAUNCHER] = (self.launcher(node, launch), 0o755)
         files[FAKETIME_FILE] = ("+0\n", 0o666)
+        if self.power_loss:
+            files.update(powerfs.files())
         return files
 
     def launcher(self, node: str, launch: Launch | None = None) -> str:
@@ -345,6 +379,7 @@ def docker_cluster(server: ServerSpec, options: ClusterOptions) -> DockerCluster
         nodes=options.nodes,
         image=options.image,
         faketime=options.faketime,
+        power_loss=options.power_loss,
     )
 
 
@@ -356,6 +391,7 @@ def _write_cluster_file(run_dir: Path, cluster: DockerCluster, image: str) -> No
         "network": cluster.network_name,
         "subnet": cluster.subnet,
         "faketime": cluster.faketime,
+        "power_loss": cluster.power_loss,
         "nodes": {
             n.name: {"ip": n.peer.ip, "container": n.container} for n in cluster._nodes.values()
         },

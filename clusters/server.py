@@ -162,3 +162,6 @@ class ClusterOptions:
     """One of the target's ``TargetSpec.persistence`` values."""
     faketime: bool | None = None
     """Preload libfaketime into the server (default on for redis, redlock and zookeeper)."""
+    power_loss: bool = False
+    """Serve the data directory through the power-loss layer (``clusters._powerfs``), for
+    the power-loss fault; off, the data directory is a plain tmpfs and costs nothing."""

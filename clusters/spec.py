@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from checkers.windows import POWER_LOSS
 from clusters.server import ClusterOptions
 from core.abilities import SERVER_ABILITIES, Ability
 from core.client import ClientFactory
@@ -223,6 +224,9 @@ class ServiceRule:
     when: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     explains: str | None = None
     expiry_ttls: float | None = None
+    lost_within_s: float | None = None
+    """For a rule of what a power cut may take: the longest a write acknowledged before the
+    cut may be lost, in seconds (0: the setting promises none is; ``checkers.durability``)."""
 
     def applies(self, opts: RunOptions) -> bool:
         """Whether the rule is about a run with these options."""
@@ -242,6 +246,7 @@ class ServiceRule:
             "source": self.source,
             "explains": self.explains,
             "expiry_ttls": self.expiry_ttls,
+            "lost_within_s": self.lost_within_s,
         }
 
 
@@ -406,6 +411,7 @@ class TargetSpec:
                 nodes=opts.backend.nodes,
                 image=opts.backend.image,
                 persistence=opts.backend.persistence,
+                power_loss=POWER_LOSS in opts.fault_names(),
             )
         )
 

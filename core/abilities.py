@@ -28,6 +28,9 @@ class Ability(StrEnum):
     LOSE_PACKETS = "lose-packets"
     """Drop a share of the packets between servers. No target declares it yet: the loss
     fault's rules exist, but no target has offered it since the Docker targets came."""
+    POWER_LOSS = "power-loss"
+    """Cut a node's power: kill its server and discard what it had not fsynced (its data
+    directory on the power-loss layer, ``clusters/_powerfs``), then restart it."""
     CLOCK = "clock"
     """Move a server's clock (libfaketime in a container, the host's clock over SSH)."""
 

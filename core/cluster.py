@@ -66,6 +66,15 @@ class Pausable(Protocol):
 
 
 @runtime_checkable
+class PowerCuttable(Protocol):
+    """Can cut a node's power: its server is killed and every write it had not fsynced
+    (data and directory entries) is discarded; answers the bytes discarded per file.
+    ``restart`` (``Killable``) brings the server back on what the disk kept."""
+
+    def power_cut(self, node: str) -> dict[str, int]: ...
+
+
+@runtime_checkable
 class HasLeader(Protocol):
     """Knows which node currently leads, when the system has a leader."""
 

@@ -112,7 +112,7 @@ class Op(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
         return d
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), separators=(",", ":"), default=_json_default)
+        return _ENCODER.encode(self.to_dict())
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Op:
@@ -135,3 +135,8 @@ def _json_default(obj: Any) -> Any:
     if isinstance(obj, bytes):
         return obj.decode("utf-8", "replace")
     return str(obj)
+
+
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), default=_json_default)
+"""``json.dumps`` with these arguments, made once: ``dumps`` builds an encoder per call
+when given any, and a run encodes two ops per operation."""

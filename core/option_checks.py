@@ -68,6 +68,7 @@ DAY: Final = 86_400.0
 NUMBERS: Final[dict[str, Bound]] = {
     "concurrency": Bound("--concurrency", 1, 1000, integer=True, unit="client processes"),
     "rate": Bound("--rate", MS, 1e6, unit="operations per second"),
+    "min_rate": Bound("--min-rate", MS, 1e6, unit="operations per second"),
     "time_limit": Bound("--time-limit", 0.01, DAY),
     "recovery_time": Bound("--recovery-time", MS, DAY, zero=True),
     "op_timeout": Bound("--op-timeout", MS, 3 * DAY),  # follows work + pause, each up to a day

@@ -95,6 +95,9 @@ class RunOptions:
     in when the run is checked or started (``harness.validate.decide``)."""
     concurrency: int = 3
     rate: float | None = None
+    min_rate: float | None = None
+    """The load floor: a run whose client operations completed at fewer per second is
+    unknown, not valid (``checkers.load``); None: no floor."""
     time_limit: float = 35.0
     recovery_time: float = 3.0
     op_timeout: float = FOLLOW

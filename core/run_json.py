@@ -40,6 +40,7 @@ FIELDS: Final[dict[str, tuple[type, ...]]] = {
     "live_anomaly": (dict,),
     "interrupted": (dict,),
     "crashed": (dict, str),
+    "load": (dict,),
 }
 """test.json's fields (``harness.orchestrate`` writes them) and the JSON types each may have."""
 RESULT_FIELDS: Final[dict[str, tuple[type, ...]]] = {
@@ -51,6 +52,7 @@ RESULT_FIELDS: Final[dict[str, tuple[type, ...]]] = {
     "ops": (int,),
     "checkers": (dict,),
     "interrupted": (dict, NONE),
+    "load": (dict,),
 }
 """results.json's fields (``harness.analysis`` writes them) and the JSON types of each;
 every checker's entry in ``checkers`` is a table."""

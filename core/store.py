@@ -177,10 +177,33 @@ class JsonlWriter:
 
 
 class HistoryWriter(JsonlWriter):
-    """Appends ops to ``history.jsonl`` as they happen."""
+    """Appends ops to ``history.jsonl`` as they happen: each in a write of its own, or,
+    ``batched``, kept until ``flush`` writes them all in one (whole lines, so a kill -9
+    loses the ops kept, never a line of those written; the runner decides when:
+    ``harness.runner.FLUSH_NS``). ``close`` writes what is kept first."""
+
+    def __init__(self, path: Path, *, root: Path | None = None, batched: bool = False) -> None:
+        super().__init__(path, root=root)
+        self._kept: list[str] | None = [] if batched else None
 
     def write(self, op: Op) -> None:
-        self.append_line(op.to_json())
+        if self._kept is None:
+            self.append_line(op.to_json())
+        else:
+            self._kept.append(op.to_json())
+
+    def flush(self) -> None:
+        """Write the ops kept, in one write."""
+        if self._kept:
+            lines, self._kept = self._kept, []
+            self.append_line("\n".join(lines))
+
+    def close(self) -> None:
+        if not self._f.closed:
+            try:
+                self.flush()
+            finally:
+                super().close()
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from rich.console import Console
 
-from checkers import evidence, faults, linearizability
+from checkers import evidence, faults, linearizability, load
 from checkers.anomalies import KEY, other
 from checkers.linear.model import ModelError
 from checkers.record import Checker, Limits, Reading, RunRecord
@@ -134,13 +134,15 @@ def service_log(test: dict[str, Any]) -> str | None:
 
 def checkers_for(record: RunRecord) -> list[Checker]:
     """The checkers of the run's workload (a run that names none: linearizability of its
-    client operations), plus the fault-effect checker."""
+    client operations), plus the fault-effect checker, and the load floor's when the run
+    asked for one (``--min-rate``)."""
     from workloads.registry import WORKLOADS
 
     name = record.options.get("workload")
     workload = WORKLOADS.get(name) if isinstance(name, str) else None
     checks = workload.checks(record) if workload else [linearizability.check_record]
-    return [*checks, faults.check_record]
+    floor = [load.check_record] if record.option("min_rate") is not None else []
+    return [*checks, faults.check_record, *floor]
 
 
 def check_run(
@@ -197,6 +199,8 @@ def check_run(
         out["checked_valid"] = valid
         if valid is not False:
             out["valid"], out["verdict"] = UNKNOWN, INTERRUPTED
+    if isinstance(record.test.get("load"), dict):
+        out["load"] = record.test["load"]  # the rate achieved, the harness's CPU for it
     if record.notes:
         out["notes"] = list(record.notes)
     said = {"broken": broken, "unchecked": evidence.unchecked(record, kinds)}

@@ -40,6 +40,7 @@ from core.store import (
     write_json,
 )
 from harness import analysis, live_check
+from harness.load import Load
 from harness.logs import log_to
 from harness.plan import build_plan, warnings_at_start
 from harness.progress import Progress
@@ -326,7 +327,7 @@ def _drive(
 
         resource = _start_resource(opts, run_dir, clock, stack)
         plan = build_plan(opts, target, cluster, seed_of(opts), resource)
-        writer = HistoryWriter(run_dir / HISTORY_FILE)
+        writer = HistoryWriter(run_dir / HISTORY_FILE, batched=True)
         stack.callback(writer.close)
         live = live_check.for_run(opts, clock, term.err)  # None: checked at the end only
         runner = Runner(
@@ -335,6 +336,7 @@ def _drive(
             concurrency=opts.concurrency,
             clock=clock,
             record=writer.write if live is None else live.tee(writer.write),
+            flush=writer.flush,
             op_timeout=opts.op_timeout,
             events_path=run_dir / EVENTS_FILE,
             holder=get_workload(opts.workload).holder,
@@ -361,15 +363,34 @@ def _drive(
         if live is not None and opts.stop_on_anomaly:
             live.on_found.append(lambda first: runner.stop())
         note = live.note if live is not None else None
-        with (
-            live or contextlib.nullcontext(),
-            Progress(term.err, runner.stats, clock.seconds, total, opts.test_name(), note),
-        ):
-            runner.run()
+        try:
+            with (
+                live or contextlib.nullcontext(),
+                Progress(term.err, runner.stats, clock.seconds, total, opts.test_name(), note),
+            ):
+                runner.run()
+        finally:  # an interrupted run's load too: what it drove before it stopped
+            _record_load(runner.load(opts.rate), test, term)
         if live is not None and live.first is not None:
             test["live_anomaly"] = {**live.first, "stopped_run": opts.stop_on_anomaly}
             log.info("first anomaly found during the run: %s", live.first)
         log.info("the schedule ended at %.1f s; tearing down", clock.seconds())
+
+
+def _record_load(load: Load | None, test: dict[str, Any], term: Terminal) -> None:
+    """The load the run achieved and the harness's CPU for it, in test.json (``load``,
+    written with the run's end) and on the console; a rate far below the asked one is a
+    warning there and in test.json's ``warnings``."""
+    if load is None:
+        return
+    test["load"] = load.to_dict()
+    log.info("%s", load.line())
+    term.err.print(load.line(), markup=False, highlight=False)
+    warning = load.warning()
+    if warning is not None:
+        test.setdefault("warnings", []).append(warning)
+        term.err.print(f"warning: {warning}", markup=False, highlight=False)
+        log.warning("%s", warning)
 
 
 def _utc_now() -> str:

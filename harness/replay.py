@@ -22,15 +22,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from checkers.words import plural
 from core import gen
 from core.errors import HarnessError
 from core.gen.context import Thread
-from core.gen.replay import Recorded, replay
+from core.gen.replay import BEHIND, Recorded, replay
 from core.ops import NEMESIS, Op
 from core.options import DERIVED, RunOptions
 from core.run_json import check_test
 from core.store import HISTORY_FILE, TEST_FILE, read_history_jsonl, read_json
 from nemesis.targets import recorded_aim
+from workloads.registry import get_workload
 
 
 class ReplayError(HarnessError):
@@ -97,8 +99,13 @@ def lateness(recording: Recording, ops: list[Op], concurrency: int) -> dict[str,
     issued within 50 ms of when they could start (their recorded time, or their thread's
     previous answer when that came later, and for a fault as long after it as recorded:
     a fault started late still lasts its time), its own part of the faithfulness.
-    ``{"recorded", "issued", "on_time", "held", "on_cue", "p50_ms", "p99_ms", "max_ms",
-    "latest"}``."""
+    The split of the issued ops: ``on_time``, ``held`` and ``late`` (the harness's own);
+    ``first_held`` names where the holding began: the first held op, and how much later
+    than recorded its thread's previous op was answered (or its victim began).
+    ``caught_up``: how many holders' works were shortened to catch up (``BEHIND``), by
+    at most ``caught_up_max_ms``.
+    ``{"recorded", "issued", "on_time", "held", "late", "on_cue", "first_held",
+    "caught_up", "caught_up_max_ms", "p50_ms", "p99_ms", "max_ms", "latest"}``."""
     wanted: dict[Any, list[Recorded]] = {}
     for r in sorted(recording.clients + recording.faults, key=lambda r: r.at):
         wanted.setdefault(r.thread, []).append(r)
@@ -111,6 +118,7 @@ def lateness(recording: Recording, ops: list[Op], concurrency: int) -> dict[str,
     thread_of: dict[Any, Any] = {}  # each process's thread
     late: list[tuple[int, Any, bool]] = []
     on_cue = 0
+    first_held: dict[str, Any] | None = None
     for op in ops:
         thread = NEMESIS if op.process == NEMESIS else int(op.process) % concurrency
         if op.type != "invoke":
@@ -124,6 +132,8 @@ def lateness(recording: Recording, ops: list[Op], concurrency: int) -> dict[str,
             due = anchor + r.at
             cue = max(due, free_at.get(thread, 0) + (r.after or 0), _victim_cue(r, starts))
             held = cue > due + ON_TIME_NS
+            if held and first_held is None and op.time - due > ON_TIME_NS:
+                first_held = _first_held(thread, wanted[thread], k, cue - due)
             late.append((max(0, op.time - due), thread, held))
             on_cue += op.time - cue <= ON_TIME_NS
     if not late:
@@ -134,16 +144,40 @@ def lateness(recording: Recording, ops: list[Op], concurrency: int) -> dict[str,
     def q(p: float) -> float:
         return round(delays[min(len(delays) - 1, int(p * len(delays)))] / 1e6, 1)
 
+    behind = [
+        float(op.value[BEHIND])
+        for op in invoked
+        if isinstance(op.value, dict) and isinstance(op.value.get(BEHIND), (int, float))
+    ]
+    on_time = sum(d <= ON_TIME_NS for d in delays)
+    waited = sum(d > ON_TIME_NS and h for d, _, h in late)
     return {
         "recorded": sum(map(len, wanted.values())),
         "issued": len(late),
-        "on_time": sum(d <= ON_TIME_NS for d in delays),
-        "held": sum(d > ON_TIME_NS and h for d, _, h in late),
+        "on_time": on_time,
+        "held": waited,
+        "late": len(late) - on_time - waited,
         "on_cue": on_cue,
+        "first_held": first_held,
+        "caught_up": len(behind),
+        "caught_up_max_ms": round(max(behind, default=0.0) * 1000, 1),
         "p50_ms": q(0.5),
         "p99_ms": q(0.99),
         "max_ms": round(worst[0] / 1e6, 1),
         "latest": {"thread": worst[1], "late_ms": round(worst[0] / 1e6, 1)},
+    }
+
+
+def _first_held(thread: Any, ops: list[Recorded], k: int, by: int) -> dict[str, Any]:
+    """Where holding began: thread ``thread``'s op ``k`` of ``ops`` could start only
+    ``by`` ns after its recorded time (its previous op answered so much later)."""
+    r = ops[k]
+    return {
+        "thread": thread,
+        "f": r.f,
+        "at_s": round(r.at / 1e9, 3),
+        "after": ops[k - 1].f if k else None,
+        "by_ms": round(by / 1e6, 1),
     }
 
 
@@ -157,30 +191,36 @@ def _victim_cue(r: Recorded, starts: dict[Any, list[int]]) -> int:
 
 
 def lateness_line(facts: dict[str, Any]) -> str:
-    """``replay: 279 of 279 recorded invocations issued, 268 (96%) within 50 ms of their
-    recorded time; late by p50 3 ms, p99 40 ms, at most 2100 ms (thread 2)``, and for
-    the rest why they were late: ``; 11 later: 9 waited for their thread's previous op
-    (answered later than recorded), 2 issued late by the harness``, with ``below 95%``
-    when fewer were on time."""
+    """``replay: 279 of 279 recorded invocations issued: 268 (96%) on time (within 50 ms
+    of their recorded time), 9 held by their thread's previous op (answered later than
+    recorded; the first: thread 2's write at 0.358 s, its acquire answered 682 ms late),
+    2 late by the harness; late by p50 3 ms, p99 40 ms, at most 2100 ms (thread 2)``,
+    with ``below 95%: not a faithful replay`` when fewer were on time, and how many the
+    harness issued within 50 ms of when their thread was free."""
     issued, recorded = facts.get("issued", 0), facts.get("recorded", 0)
     head = f"replay: {issued} of {recorded} recorded invocations issued"
     if not issued:
         return head
-    on_time = facts["on_time"]
+    on_time, held = facts["on_time"], facts.get("held", 0)
+    late = facts.get("late", issued - on_time - held)
     line = (
-        f"{head}, {on_time} ({100 * on_time // issued}%) within 50 ms of their recorded "
-        f"time; late by p50 {facts['p50_ms']:g} ms, p99 {facts['p99_ms']:g} ms, at most "
-        f"{facts['max_ms']:g} ms (thread {facts['latest']['thread']})"
+        f"{head}: {on_time} ({100 * on_time // issued}%) on time (within 50 ms of their "
+        f"recorded time), {held} held by their thread's previous op"
     )
-    rest = issued - on_time
-    if rest:
-        held = facts.get("held", 0)
-        line += (
-            f"; {rest} later: {held} waited for their thread's previous op (answered "
-            f"later than recorded), {rest - held} issued late by the harness"
-        )
+    if held:
+        line += f" (answered later than recorded{_first_held_words(facts.get('first_held'))})"
+    line += (
+        f", {late} late by the harness; late by p50 {facts['p50_ms']:g} ms, p99 "
+        f"{facts['p99_ms']:g} ms, at most {facts['max_ms']:g} ms (thread "
+        f"{facts['latest']['thread']})"
+    )
     if on_time < FAITHFUL * issued:
         line += f" (below {FAITHFUL:.0%}: not a faithful replay)"
+    if facts.get("caught_up"):
+        line += (
+            f"; {plural(facts['caught_up'], 'holder work', 'holder works')} issued late "
+            f"shortened to catch up (by at most {facts['caught_up_max_ms']:g} ms)"
+        )
     if "on_cue" in facts:
         line += (
             f"; the harness issued {facts['on_cue']} ({100 * facts['on_cue'] // issued}%) "
@@ -189,18 +229,37 @@ def lateness_line(facts: dict[str, Any]) -> str:
     return line
 
 
+def _first_held_words(first: Any) -> str:
+    """``; the first: thread 2's write at 0.358 s, its acquire answered 682 ms late``."""
+    if not isinstance(first, dict):
+        return ""
+    before = f"its {first['after']}" if first.get("after") else "its victim's op"
+    return (
+        f"; the first: thread {first['thread']}'s {first['f']} at {first['at_s']:.3f} s, "
+        f"{before} answered {first['by_ms']:g} ms late"
+    )
+
+
 def recorded(
-    ops: list[Op], start_ns: int, concurrency: int
+    ops: list[Op],
+    start_ns: int,
+    concurrency: int,
+    takes: frozenset[str] = frozenset(),
+    work: frozenset[str] = frozenset(),
 ) -> tuple[list[Recorded], list[Recorded], list[Recorded]]:
     """A history's invocations as recordings: the clients', the faults' and the faults'
     aimed at what their completions say they hit. Times are after ``start_ns``; a client
-    process is on its thread (process mod concurrency, as the runner numbers them)."""
+    process is on its thread (process mod concurrency, as the runner numbers them). A
+    take (``takes``: a lock's acquire) follows the takes of other threads invoked within
+    50 ms of it that were granted before it (``raced``); a holder's work (``work``)
+    catches up when issued late (``Recorded.catch_up``)."""
     clients: list[Recorded] = []
     faults: list[Recorded] = []
     aimed: list[Recorded] = []
     count: dict[int, int] = {}  # invocations per client thread so far
     open_: dict[Any, tuple[int, int]] = {}  # a client process's open op: (its k, invoked at)
     freed: int | None = None  # when the nemesis's latest op completed
+    granted: dict[tuple[Any, int], int] = {}  # a take's (thread, k) -> when granted
     for op in ops:
         at = max(0, op.time - start_ns)
         if op.process == NEMESIS and op.type == "invoke":
@@ -212,12 +271,40 @@ def recorded(
             freed = at
         elif isinstance(op.process, int) and op.type == "invoke":
             thread = op.process % concurrency
-            clients.append(Recorded(thread, at, op.f, op.value, op.key))
+            clients.append(Recorded(thread, at, op.f, op.value, op.key, catch_up=op.f in work))
             open_[op.process] = (count.get(thread, 0), at)
             count[thread] = count.get(thread, 0) + 1
         elif isinstance(op.process, int):
-            open_.pop(op.process, None)
-    return clients, faults, aimed
+            k_at = open_.pop(op.process, None)
+            if k_at is not None and op.type == "ok" and op.f in takes:
+                granted[(op.process % concurrency, k_at[0])] = at
+    return raced(clients, granted), faults, aimed
+
+
+def raced(clients: list[Recorded], granted: dict[tuple[Any, int], int]) -> list[Recorded]:
+    """``clients`` with each granted take following the takes of other threads invoked
+    within 50 ms of it and granted before it (``granted``: (thread, its k-th op) -> when
+    it was granted): the service granted them in the order they reached it, which the
+    replay reproduces by issuing them in that order (``Recorded.follows``)."""
+    if not granted:
+        return clients
+    k_of: dict[int, tuple[Any, int]] = {}
+    count: dict[Any, int] = {}
+    for i, r in enumerate(clients):
+        k_of[i] = (r.thread, count.get(r.thread, 0))
+        count[r.thread] = count.get(r.thread, 0) + 1
+    takes = [(i, k_of[i], granted[k_of[i]]) for i in range(len(clients)) if k_of[i] in granted]
+    out = list(clients)
+    for i, me, mine in takes:
+        at = clients[i].at
+        before = tuple(
+            them
+            for j, them, theirs in takes
+            if them[0] != me[0] and theirs < mine and abs(clients[j].at - at) <= ON_TIME_NS
+        )
+        if before:
+            out[i] = replace(clients[i], follows=before)
+    return out
 
 
 WAITS_FOR_ITS_MOMENT = frozenset({None, "holder"})
@@ -286,7 +373,10 @@ def load_recording(run_dir: Path) -> Recording:
     if not isinstance(start, int) or isinstance(start, bool):
         raise ReplayError(f"--replay {run_dir}: the run never started its workload")
     opts = options_of(test, run_dir / TEST_FILE)
-    clients, faults, aimed = recorded(history, start, opts.concurrency)
+    holder = get_workload(opts.workload).holder
+    takes = holder.takes if holder is not None and holder.gives else frozenset()
+    work = holder.work if holder is not None else frozenset()
+    clients, faults, aimed = recorded(history, start, opts.concurrency, takes, work)
     if not clients:
         raise ReplayError(f"--replay {run_dir}: its history holds no client operation")
     end = max(0, max(op.time for op in history) - start)

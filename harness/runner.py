@@ -3,8 +3,18 @@
 One loop in one thread owns all bookkeeping. It asks the generator for the next request,
 waits until the request is due (re-asking if an event arrives first), timestamps the
 invocation, hands it to the thread's worker process (or the nemesis thread), and
-timestamps each completion as it arrives. Every op is appended to ``history.jsonl`` the
-moment it happens.
+timestamps each completion as it arrives. Every op is handed to ``record`` the moment it
+happens; a history written in batches (``core.store.HistoryWriter(batched=True)``) is
+flushed through ``flush`` at most ``FLUSH_NS`` after its oldest unwritten op, always
+before a fault is invoked and when the run ends, so a kill -9 of the harness loses at most
+the last few milliseconds of operations, and a history cut there still checks.
+
+Per operation the loop does only what that operation needs: the waits are on one
+``select.poll`` whose set changes as operations open and close (not a new selector per
+wait), the contexts handed to the generator share one map of threads to processes until a
+thread changes process, the earliest timeout is the oldest open operation's (every client
+operation gets the same ``op_timeout``, and ``_open`` keeps invocation order), and the
+messages to the workers are plain tuples (``harness.worker``).
 
 Timeouts: a client op still open after ``op_timeout`` seconds completes as ``info``
 ("timed out"). Its worker is then abandoned, not killed: a worker frozen by a client pause
@@ -26,11 +36,11 @@ go of what it holds, as the recorded run's end did) and the thread takes no more
 from __future__ import annotations
 
 import logging
+import select
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing import Pipe
-from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +50,7 @@ from core.gen import PENDING, Context, Generator, Request
 from core.gen.replay import Replay
 from core.ops import NEMESIS, Op
 from core.store import JsonlWriter
+from harness.load import CpuMeter, Load
 from harness.worker import Worker
 from nemesis.base import Nemesis
 from workloads.holders import Holder, Holders
@@ -47,6 +58,11 @@ from workloads.holders import Holder, Holders
 log = logging.getLogger("harness.runner")
 
 Thread = int | str
+
+FLUSH_NS = 5_000_000
+"""The longest an op waits, recorded but not yet written to the history file (5 ms)."""
+
+_READABLE = select.POLLIN | select.POLLHUP | select.POLLERR
 
 
 @dataclass
@@ -135,14 +151,18 @@ class Runner:
         op_timeout: float = 10.0,
         events_path: Path | None = None,
         holder: Holder | None = None,
+        flush: Callable[[], None] | None = None,
     ) -> None:
         """``holder``: who the workload's holder is (``Workload.holder``), followed op by
-        op for the faults aimed at it."""
+        op for the faults aimed at it. ``flush``: writes out what ``record`` was given
+        (a batched history); None: ``record`` writes each op itself."""
         self.gen = generator
         self.factory = client_factory
         self.concurrency = concurrency
         self.clock = clock
         self._record_fn = record
+        self._flush_fn = flush
+        self._unflushed_since: int | None = None  # run-clock time of the oldest op unwritten
         self.nemesis = nemesis
         self.op_timeout_ns = ns(op_timeout)
         self.events_path = events_path
@@ -158,6 +178,12 @@ class Runner:
         self._holders = Holders(holder)
         self._nodes: dict[Thread, str] = {}  # the node each thread's client talks to
         self._nemesis_thread: _NemesisThread | None = None
+        self._poll = select.poll()
+        self._waiting: dict[int, Thread | _Abandoned] = {}  # fd -> whose answer it brings
+        self._threads: frozenset[Thread] = frozenset()
+        self._view: dict[Thread, Any] = {}  # the contexts' thread -> process, shared
+        self.cpu = CpuMeter()
+        self._span: tuple[int, int] | None = None  # run-clock start and end of run()
 
     # -- the view a nemesis gets -------------------------------------------------------
     def client_pids(self) -> dict[int, int]:
@@ -207,6 +233,7 @@ class Runner:
         """Set the nemesis up (once) and start its thread."""
         if self.nemesis is not None and self._nemesis_thread is None:
             self._thread_process[NEMESIS] = NEMESIS
+            self._threads_changed()
             self.nemesis.setup(self)
             self._nemesis_thread = _NemesisThread(self.nemesis)
 
@@ -237,31 +264,80 @@ class Runner:
         )
         self._workers[thread] = Worker.spawn(process, self.factory, ctx)
         self._thread_process[thread] = process
+        self._threads_changed()
+
+    def _threads_changed(self) -> None:
+        """A thread started, ended or changed process: the contexts from now on see it."""
+        self._threads = frozenset(self._thread_process)
+        self._view = dict(self._thread_process)
 
     # -- recording ---------------------------------------------------------------------
     def _record(self, **fields: Any) -> Op:
         op = Op(index=self._index, time=self.clock.now(), **fields)
         self._index += 1
         self._record_fn(op)
+        if self._unflushed_since is None and self._flush_fn is not None:
+            self._unflushed_since = op.time
         return op
 
+    def _flush(self) -> None:
+        """Write out the ops recorded and not yet written."""
+        if self._unflushed_since is not None and self._flush_fn is not None:
+            self._unflushed_since = None
+            self._flush_fn()
+
     def _context(self, now: int) -> Context:
-        free = frozenset(t for t in self._thread_process if t not in self._open)
-        return Context(time=now, free_threads=free, thread_process=dict(self._thread_process))
+        threads = self._threads
+        return Context(now, threads.difference(self._open), self._view, threads)
 
     # -- the loop ----------------------------------------------------------------------
     def run(self) -> None:
         if not self._workers:
             self.start_workers()
+        start = self.clock.now()
+        self.cpu.start(self._pids())
+        try:
+            self._loop()
+        finally:
+            self._flush()
+            self.cpu.stop(self._pids())
+            self._span = (start, self.clock.now())
+
+    def _pids(self) -> list[int]:
+        """Every worker process's id: working, abandoned, ended."""
+        workers = [*self._workers.values(), *(a.worker for a in self._abandoned), *self._ended]
+        return [w.proc.pid for w in workers if w.proc.pid is not None]
+
+    def load(self, asked_rate: float | None) -> Load | None:
+        """The client operations completed while ``run`` ran, and the harness's CPU for
+        them (None before ``run`` has ended)."""
+        if self._span is None:
+            return None
+        start, end = self._span
+        return Load(
+            self.stats.completed,
+            (end - start) / 1e9,
+            asked_rate,
+            self.cpu.runner_s,
+            self.cpu.workers_s,
+        )
+
+    def _loop(self) -> None:
         exhausted = False
         while True:
             now = self.clock.now()
+            since = self._unflushed_since
+            if since is not None and now - since >= FLUSH_NS:
+                self._flush()
             self._expire(now)
             if isinstance(self.gen, Replay):
                 self._end_threads(self.gen.ended(now))
             if exhausted or self._stopping:
                 if not self._open:
                     return
+                self._wait_events(self._next_deadline(now))
+                continue
+            if len(self._open) == len(self._threads):  # no thread free: nothing to invoke
                 self._wait_events(self._next_deadline(now))
                 continue
             req, nxt = self.gen.op(self._context(now))
@@ -292,11 +368,9 @@ class Runner:
                 continue
             w = self._workers.pop(thread)
             del self._thread_process[thread]
+            self._threads_changed()
             self._holders.forget(w.process)
-            try:
-                w.conn.send(None)  # close the client and exit
-            except (OSError, ValueError):
-                pass
+            w.close_client()
             self._ended.append(w)
             self._event(
                 "worker-stopped",
@@ -307,6 +381,8 @@ class Runner:
             log.info("process %s: its recording ended; its worker closes", w.process)
 
     def _thread_of(self, process: Any) -> Thread:
+        if self._thread_process.get(process, _GONE) == process:  # the usual case: thread == process
+            return process
         for t, p in self._thread_process.items():
             if p == process:
                 return t
@@ -320,53 +396,76 @@ class Runner:
         inv = Invocation(req.f, req.value, req.key)
         if thread == NEMESIS:
             assert self._nemesis_thread is not None
+            self._flush()  # the history is on disk up to the fault
             log.info("fault %s invoked at %.3f s: %r", req.f, _secs(op.time), req.value)
             self._open[thread] = _Open(op, None)
+            self._await(self._nemesis_thread.conn.fileno(), thread)
             self._nemesis_thread.send(inv)
         else:
             self._open[thread] = _Open(op, op.time + self.op_timeout_ns)
             self.stats.invoked += 1
             self._holders.follow(op)  # giving it up: no longer a fault's target
+            worker = self._workers[int(thread)]
+            self._await(worker.fileno(), thread)
             try:
-                self._workers[int(thread)].send(inv)
+                worker.send(inv)
             except (BrokenPipeError, OSError):
                 pass  # a dead worker's pipe reads as EOF next: recorded as info there
         return op
 
+    def _await(self, fd: int, whose: Thread | _Abandoned) -> None:
+        """Wait on ``fd`` from now on, for ``whose`` answer."""
+        self._waiting[fd] = whose
+        self._poll.register(fd, _READABLE)
+
+    def _unawait(self, fd: int) -> None:
+        if self._waiting.pop(fd, None) is not None:
+            self._poll.unregister(fd)
+
     def _next_deadline(self, now: int) -> int:
-        deadlines = [o.deadline for o in self._open.values() if o.deadline is not None]
-        return min(deadlines, default=now + ns(0.05))
+        """The earliest timeout of an open op: the oldest client op's, as all have the
+        same ``op_timeout`` and ``_open`` is in invocation order; else 50 ms from now."""
+        for o in self._open.values():
+            if o.deadline is not None:
+                return o.deadline
+        return now + ns(0.05)
 
     def _wait_events(self, until: int) -> bool:
-        """Wait for completions until ``until`` (run clock); True if any arrived."""
-        conns: dict[Any, Thread] = {}
-        for t, w in self._workers.items():
-            if t in self._open:
-                conns[w.conn] = t
-        if self._nemesis_thread is not None and NEMESIS in self._open:
-            conns[self._nemesis_thread.conn] = NEMESIS
-        abandoned: dict[Any, _Abandoned] = {a.worker.conn: a for a in self._abandoned}
-        timeout = max(0.0, (until - self.clock.now()) / 1e9)
-        ready = wait([*conns, *abandoned], timeout=min(timeout, 0.25))
+        """Wait for completions until ``until`` (run clock), or until the ops recorded
+        are due to be written; True if any arrived."""
+        if self._unflushed_since is not None:
+            until = min(until, self._unflushed_since + FLUSH_NS)
+        timeout_ms = max(0, min((until - self.clock.now() + 999_999) // 1_000_000, 250))
         got = False
-        for c in ready:
-            if c in abandoned:
-                self._reap_abandoned(abandoned[c])
+        for fd, _ in self._poll.poll(timeout_ms):
+            whose = self._waiting.get(fd)
+            if whose is None:
+                continue  # answered already in this round (an abandoned worker reaped)
+            if isinstance(whose, _Abandoned):
+                self._reap_abandoned(whose)
                 continue
-            thread = conns[c]
-            try:
-                done = conns_recv(c)
-            except (EOFError, OSError):
-                done = Completion("info", error="worker process died mid-operation")
-            self._complete(thread, done)
+            done = self._receive(whose)
+            self._unawait(fd)
+            self._complete(whose, done)
             got = True
         return got
+
+    def _receive(self, thread: Thread) -> Completion:
+        """The completion ``thread``'s worker (or the nemesis) sent."""
+        try:
+            if thread == NEMESIS:
+                assert self._nemesis_thread is not None
+                return conns_recv(self._nemesis_thread.conn)
+            return self._workers[int(thread)].recv()
+        except (EOFError, OSError):
+            return Completion("info", error="worker process died mid-operation")
 
     def _reap_abandoned(self, a: _Abandoned) -> None:
         """An abandoned worker's operation returned (or its worker died): record it, then
         stop the worker."""
+        self._unawait(a.worker.fileno())
         try:
-            late: Completion | None = a.worker.conn.recv()
+            late: Completion | None = a.worker.recv()
         except (EOFError, OSError):
             late = None
         if late is not None:
@@ -387,6 +486,7 @@ class Runner:
 
     def _stop_abandoned(self, a: _Abandoned, timeout: float) -> None:
         sent = self.clock.now()
+        self.cpu.worker_stopping(a.worker.proc.pid)
         a.worker.stop(timeout=timeout)
         self._event(
             "worker-stopped",
@@ -453,7 +553,9 @@ class Runner:
         """The process's op ended ``info``: abandon its worker, start a fresh one under a
         new process id."""
         old = self._workers.pop(thread)
-        self._abandoned.append(_Abandoned(old, invoke))
+        abandoned = _Abandoned(old, invoke)
+        self._abandoned.append(abandoned)
+        self._await(old.fileno(), abandoned)
         log.warning(
             "process %s: %s invoked at %.3f s ended info; its worker is abandoned (what it "
             "does next is recorded) and process %s takes its thread",
@@ -465,9 +567,20 @@ class Runner:
         self._spawn(thread, old.process + self.concurrency)
 
     def _expire(self, now: int) -> None:
-        for thread, o in list(self._open.items()):
-            if o.deadline is not None and now >= o.deadline:
-                self._complete(thread, Completion("info", error="timed out"))
+        """Complete as ``info`` every op open past its deadline: the oldest first, up
+        to the first one still within it (the later ones were invoked after it)."""
+        expired = []
+        for thread, o in self._open.items():
+            if o.deadline is None:
+                continue
+            if now < o.deadline:
+                break
+            expired.append(thread)
+        for thread in expired:
+            self._complete(thread, Completion("info", error="timed out"))
+
+
+_GONE: Any = object()
 
 
 def _secs(t: int) -> float:

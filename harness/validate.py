@@ -77,7 +77,18 @@ def check_run(opts: RunOptions) -> Checked:
     check_target(target, opts)
     _check_bugs(target, opts)
     check_given(target, opts)
+    _check_min_rate(opts)
     return Checked(opts, target)
+
+
+def _check_min_rate(opts: RunOptions) -> None:
+    """A load floor above the rate asked could never be met: refused, not run to end
+    unknown."""
+    if opts.min_rate is not None and opts.rate is not None and opts.min_rate > opts.rate:
+        raise OptionError(
+            f"--min-rate {opts.min_rate:g} is above --rate {opts.rate:g}: no run at that "
+            "rate can reach it; give a --min-rate at most the --rate"
+        )
 
 
 def check_target(target: TargetSpec, opts: RunOptions) -> None:

@@ -1,7 +1,10 @@
 """Worker processes: one OS process per client thread.
 
 A worker builds its client from a picklable ``ClientFactory`` and executes the invocations
-the runner sends it, one at a time, replying with a ``Completion``. Being a real process,
+the runner sends it, one at a time, replying with a ``Completion``. On the pipe both are
+plain tuples pickled by hand (``_wire``): a dataclass goes through ``copyreg`` and
+multiprocessing's own pickler, a tuple does not, and these messages are the run's hottest
+path (two per operation). Being a real process,
 it can be frozen with SIGSTOP, its keepalive threads included, exactly as a GC pause
 freezes a lock holder.
 
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import pickle
 import signal
 import traceback
 from dataclasses import dataclass
@@ -25,6 +29,57 @@ from core.procutil import die_with_parent, signal_quietly
 from harness.logs import log_files, worker_logs_to
 
 _CTX = mp.get_context("spawn")
+_PROTOCOL = pickle.HIGHEST_PROTOCOL
+_STOP = b""
+"""The message that asks a worker to close its client and exit."""
+
+
+def _wire(msg: Invocation | Completion) -> bytes:
+    """An invocation or completion as the bytes the pipe carries: its fields as a tuple."""
+    if isinstance(msg, Invocation):
+        return pickle.dumps((msg.f, msg.value, msg.key), _PROTOCOL)
+    return pickle.dumps((msg.type, msg.value, msg.error, msg.node), _PROTOCOL)
+
+
+def _write(fd: int, data: bytes) -> None:
+    """One message on a pipe in multiprocessing's framing (a 4-byte length, then the
+    bytes), in one ``write`` as ``send_bytes`` makes it, without its checks and copies."""
+    view = memoryview(len(data).to_bytes(4, "big", signed=True) + data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+class _Reader:
+    """Reads the messages of one end of a worker's pipe (multiprocessing's framing: a
+    4-byte length, then the bytes) with one ``read`` each where ``recv_bytes`` makes two:
+    what arrived is kept, and a message is taken from it once whole. EOFError when the
+    other end is closed."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._fd = conn.fileno()
+        self._buf = bytearray()
+
+    def read(self) -> bytes:
+        buf = self._buf
+        while True:
+            if len(buf) >= 4:
+                end = 4 + int.from_bytes(buf[:4], "big", signed=True)
+                if len(buf) >= end:
+                    msg = bytes(buf[4:end])
+                    del buf[:end]
+                    return msg
+            chunk = os.read(self._fd, 65536)
+            if not chunk:
+                raise EOFError
+            buf += chunk
+
+
+def _invocation(data: bytes) -> Invocation:
+    return Invocation(*pickle.loads(data))
+
+
+def _completion(data: bytes) -> Completion:
+    return Completion(*pickle.loads(data))
 
 
 def _worker_main(
@@ -40,15 +95,16 @@ def _worker_main(
     worker_logs_to(logs, ctx.process)
     ready.set()
     client = None
+    reader = _Reader(conn)
     try:
         while True:
             try:
-                msg = conn.recv()
-            except EOFError:
+                msg = reader.read()
+            except (EOFError, OSError):
                 return
-            if msg is None:
+            if msg == _STOP:
                 return
-            inv: Invocation = msg
+            inv = _invocation(msg)
             try:
                 if client is None:
                     client = factory(ctx)
@@ -57,7 +113,7 @@ def _worker_main(
                 tb = traceback.format_exc(limit=3).strip().splitlines()[-1]
                 done = Completion("info", error=f"unexpected {type(e).__name__}: {e} ({tb})")
             try:
-                conn.send(done)
+                _write(conn.fileno(), _wire(done))
             except (BrokenPipeError, OSError):
                 return
     finally:
@@ -76,6 +132,7 @@ class Worker:
     proc: Any  # multiprocessing.Process (spawn context)
     conn: Connection
     ready: Any  # multiprocessing.Event, set once the worker will die with the runner
+    reader: _Reader
 
     @classmethod
     def spawn(cls, process: int, factory: ClientFactory, ctx: WorkerContext) -> Worker:
@@ -89,7 +146,7 @@ class Worker:
         )
         proc.start()
         child.close()
-        return cls(process=process, proc=proc, conn=parent, ready=ready)
+        return cls(process=process, proc=proc, conn=parent, ready=ready, reader=_Reader(parent))
 
     def is_ready(self) -> bool:
         """Started far enough to die with the runner: only then may a nemesis freeze it
@@ -103,17 +160,29 @@ class Worker:
     def pid(self) -> int:
         return int(self.proc.pid)
 
+    def fileno(self) -> int:
+        """The runner's end of the pipe, to wait on."""
+        return self.conn.fileno()
+
     def send(self, inv: Invocation) -> None:
-        self.conn.send(inv)
+        _write(self.conn.fileno(), _wire(inv))
+
+    def recv(self) -> Completion:
+        """The completion of the operation sent (EOFError or OSError: the worker died)."""
+        return _completion(self.reader.read())
+
+    def close_client(self) -> None:
+        """Ask the worker to close its client and exit, without waiting for it."""
+        try:
+            _write(self.conn.fileno(), _STOP)
+        except (OSError, ValueError):
+            pass
 
     def stop(self, timeout: float = 2.0) -> None:
         """Thaw, ask to close, then terminate and finally kill. Safe to call twice."""
         if self.proc.pid is not None:
             signal_quietly(self.pid, signal.SIGCONT)
-        try:
-            self.conn.send(None)
-        except (OSError, ValueError):
-            pass
+        self.close_client()
         self.proc.join(timeout)
         if self.proc.is_alive():
             self.proc.terminate()

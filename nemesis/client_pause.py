@@ -3,8 +3,10 @@
 The whole worker process freezes, its lease keepalive thread included, exactly as a
 stop-the-world pause freezes a lock holder. ``start-client-pause`` picks its victim by
 ``value["target"]``: ``holder`` (the most recent holder, else any client),
-``random``, ``all``, or an explicit process id. The completion records the pids paused
-and the proof (their state read from /proc was ``T``).
+``random``, ``all``, or an explicit process id (a replay aims at the process its
+recording hit; one whose worker is still starting, a replacement for a process abandoned
+a moment before, is waited for, up to ``process_wait`` s). The completion records the pids
+paused and the proof (their state read from /proc was ``T``).
 """
 
 from __future__ import annotations
@@ -32,9 +34,16 @@ class ClientPause:
     proof_key, failed, proof = "stopped", "reach the stopped state", "state T in /proc"
     """How the start op's completion names its proof, its failure and its success."""
 
-    def __init__(self, seed: int = 0, holder_wait: float = 5.0, settle: float = 0.05) -> None:
+    def __init__(
+        self,
+        seed: int = 0,
+        holder_wait: float = 5.0,
+        settle: float = 0.05,
+        process_wait: float = 5.0,
+    ) -> None:
         self._rng = random.Random(seed)
         self.holder_wait = holder_wait
+        self.process_wait = process_wait
         self.settle = settle
         self._view: RunView | None = None
         self._paused: dict[int, int] = {}  # process -> pid
@@ -52,13 +61,13 @@ class ClientPause:
 
     def _victims(self, target: Any) -> dict[int, int]:
         assert self._view is not None, "setup() first"
+        if isinstance(target, int):
+            return self._named(target)
         pids = self._view.client_pids()
         if not pids:
             return {}
         if target == "all":
             return dict(pids)
-        if isinstance(target, int):
-            return {target: pids[target]} if target in pids else {}
         if target in (None, "holder"):
             victim = self._fresh_holder()
             if victim is not None:
@@ -66,6 +75,20 @@ class ClientPause:
             pids = self._view.client_pids()
         p = self._rng.choice(sorted(pids))
         return {p: pids[p]}
+
+    def _named(self, process: int) -> dict[int, int]:
+        """Process ``process``, once its worker is up: the runner starts a replacement
+        worker when it abandons one, and a fault aimed at that thread's process (a
+        replay's) may come before it is ready; waited for up to ``process_wait`` s."""
+        assert self._view is not None
+        deadline = time.monotonic() + self.process_wait
+        while True:
+            pids = self._view.client_pids()
+            if process in pids:
+                return {process: pids[process]}
+            if time.monotonic() >= deadline:
+                return {}
+            time.sleep(0.002)
 
     def _fresh_holder(self) -> dict[int, int] | None:
         """A holder frozen in the middle of its work (``Holder.work``: a critical

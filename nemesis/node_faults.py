@@ -1,5 +1,5 @@
-"""Faults of the server process on chosen nodes: pauses (SIGSTOP/SIGCONT) and crashes
-(kill -9, then restart).
+"""Faults of the server process on chosen nodes: pauses (SIGSTOP/SIGCONT), crashes
+(kill -9, then restart) and power cuts (a crash that also loses what was not fsynced).
 
 ``start-pause`` / ``start-kill`` take ``value["target"]``: one, leader, holder, minority,
 majority, all, or node names (``nemesis.nodes.pick_nodes``); a target that hits no node
@@ -7,7 +7,9 @@ majority, all, or node names (``nemesis.nodes.pick_nodes``); a target that hits 
 nodes hit and the proof read back from the node: the server is in state T (paused), or
 no server process exists any more (killed). ``stop-*`` undoes it and proves that too; a
 restarted node must answer its health probe again. For Redis the persistence mode decides
-what survives a crash: that is the point of the kill fault there.
+what survives a crash: that is the point of the kill fault there. A kill leaves the page
+cache, so every byte written survives it; a power cut discards what was not fsynced, and
+its completion says how much: ``discarded``, node -> file -> bytes.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import random
 from typing import Any
 
 from core.client import Completion, Invocation
-from core.cluster import Cluster, Killable, Pausable
+from core.cluster import Cluster, Killable, Pausable, PowerCuttable
 from nemesis.base import RunView
 from nemesis.nodes import aim
 
@@ -49,7 +51,8 @@ class _NodeFault:
                 return Completion("fail", value={"target": target}, error=str(e))
             fresh = [n for n in nodes if n not in self._hit]
             self._hit.extend(fresh)
-            return self._result(self._apply(fresh), {"target": target, "nodes": fresh})
+            proof = self._apply(fresh)
+            return self._result(proof, {"target": target, "nodes": fresh, **self._evidence()})
         nodes, self._hit = self._hit, []
         return self._result(self._undo(nodes), {"nodes": nodes})
 
@@ -63,6 +66,10 @@ class _NodeFault:
 
     def _apply(self, nodes: list[str]) -> dict[str, bool]:
         raise NotImplementedError
+
+    def _evidence(self) -> dict[str, Any]:
+        """What the start's completion carries beside its proof (none by default)."""
+        return {}
 
     def _undo(self, nodes: list[str]) -> dict[str, bool]:
         raise NotImplementedError
@@ -119,10 +126,13 @@ class NodeKill(_NodeFault):
         return {n: not self._running(n) for n in nodes}
 
     def _undo(self, nodes: list[str]) -> dict[str, bool]:
+        """Restart every node, then wait for each: a node of a quorum service is healthy
+        only once enough of the others are back (etcd's /health needs a leader)."""
         proof = {}
         wait = getattr(self.cluster, "wait_healthy", None)
         for n in nodes:
             self.killable.restart(n)
+        for n in nodes:
             try:
                 if wait is not None:
                     wait(n, self.restart_timeout)
@@ -130,3 +140,33 @@ class NodeKill(_NodeFault):
             except Exception:
                 proof[n] = False
         return proof
+
+
+class NodePowerLoss(NodeKill):
+    """A power cut: kill -9 of the server, what it had not fsynced discarded (the bytes,
+    per file, in the completion), and a restart on what the disk kept."""
+
+    start_f, stop_f = "start-power-loss", "stop-power-loss"
+
+    def __init__(
+        self, cluster: Cluster, target: str = "one", seed: int = 0, restart_timeout: float = 60.0
+    ) -> None:
+        if not isinstance(cluster, PowerCuttable):
+            raise TypeError(f"{getattr(cluster, 'name', cluster)} cannot cut its nodes' power")
+        super().__init__(cluster, target, seed, restart_timeout)
+        self.cuttable: PowerCuttable = cluster
+        self._discarded: dict[str, dict[str, int]] = {}
+
+    def _apply(self, nodes: list[str]) -> dict[str, bool]:
+        self._discarded = {}
+        proof = {}
+        for n in nodes:
+            try:
+                self._discarded[n] = self.cuttable.power_cut(n)
+                proof[n] = not self._running(n)
+            except Exception:
+                proof[n] = False
+        return proof
+
+    def _evidence(self) -> dict[str, Any]:
+        return {"discarded": self._discarded}

@@ -23,6 +23,7 @@ from nemesis.faults import (
     loss,
     partition,
     pause,
+    power_loss,
 )
 from nemesis.spec import FaultSpec
 
@@ -34,6 +35,7 @@ FAULTS: Final[Mapping[str, FaultSpec]] = {
         partition.FAULT,
         loss.FAULT,
         kill.FAULT,
+        power_loss.FAULT,
         clock.FAULT,
         client_kill.FAULT,
         client_clock.FAULT,

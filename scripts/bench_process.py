@@ -17,8 +17,15 @@ a history the register path decided, registers and result).
 Every measure is the minimum over ``--rounds`` rounds, the cases interleaved within a round
 (the machine is shared and noisy: a minimum is the least disturbed run).
 
+With ``--baseline TREE`` (another checkout with its own ``make setup``, e.g. main at
+af2c204: ``git worktree add /tmp/af2c204 af2c204``) each set's process is also run in that
+tree, its own interpreter and build, in turn with this tree's within each round: the
+ratio of the two CPU times is measured in one run. The floor of issue 36: the Knossos set
+in one process within 60 ms of CPU (porcupine: 31 ms).
+
     .venv/bin/python scripts/bench_process.py --rounds 3
     .venv/bin/python scripts/bench_process.py --cases many-cas-10k,one-key-bad --no-sets
+    .venv/bin/python scripts/bench_process.py --no-cases --rounds 10 --baseline /tmp/af2c204
 """
 
 from __future__ import annotations
@@ -67,6 +74,8 @@ CASES: dict[str, Case] = {
     "many-register-1M": Case("register", 1_000_000, 1000, 20, None, None),
     "one-key-bad": Case("cas-register", 20_000, 1, 10, 0.5, None),
 }
+SET_FLOORS_CPU_MS: dict[str, float] = {"knossos": 60.0}
+"""Issue 36: the Knossos set's whole process, in CPU (porcupine's: 31 ms)."""
 SETS: dict[str, str] = {
     "etcd logs": "porcupine/jepsen/",
     "kv": "porcupine/kv/",
@@ -98,16 +107,20 @@ def generated(name: str, case: Case, cache: Path) -> Path:
     return path
 
 
-def whole(paths: list[Path], time_limit: float) -> tuple[float, float, list[dict[str, Any]]]:
-    """One ``harness check --json`` process over ``paths``: its wall time, its CPU time
-    (user + system, seconds) and its JSON lines."""
+def whole(
+    paths: list[Path], time_limit: float, tree: Path | None = None
+) -> tuple[float, float, list[dict[str, Any]]]:
+    """One ``harness check --json`` process over ``paths`` (in ``tree``, with its own
+    interpreter, where given): its wall time, its CPU time (user + system, seconds) and
+    its JSON lines."""
+    harness = HARNESS if tree is None else [str(tree / ".venv/bin/python"), *HARNESS[1:]]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(
-        [*HARNESS, "--json", "--time-limit", str(time_limit), *map(str, paths)],
+        [*harness, "--json", "--time-limit", str(time_limit), *map(str, paths)],
         capture_output=True,
         text=True,
-        cwd=ROOT,
+        cwd=ROOT if tree is None else tree,
         env=USERS_ENV,
     )
     wall = time.perf_counter() - started
@@ -156,9 +169,10 @@ def _min_into(best: dict[str, float], got: dict[str, Any]) -> None:
             best.setdefault(k, v)
 
 
-def bench_sets(rounds: int, time_limit: float) -> None:
+def bench_sets(rounds: int, time_limit: float, baseline: Path | None = None) -> int:
     """Per reference set: one process over all its files, and one over its first file;
-    porcupine's total from MANIFEST.tsv."""
+    porcupine's total from MANIFEST.tsv; with ``baseline``, the set's process in that tree
+    too. The sets below their floor (``SET_FLOORS_CPU_MS``)."""
     with open(SHARED / "MANIFEST.tsv") as f:
         rows = [
             r
@@ -179,21 +193,37 @@ def bench_sets(rounds: int, time_limit: float) -> None:
             wall, cpu, lines = whole(paths, time_limit)
             times = [float(x.get("check_ms") or 0.0) / 1000 for x in lines]
             one_wall, one_cpu, _ = whole(paths[:1], time_limit)
-            _min_into(
-                best.setdefault(name, {}),
-                {"wall": wall, "cpu": cpu, "verdicts": sum(times), "one_wall": one_wall,
-                 "one_cpu": one_cpu, "files": len(paths), "median": statistics.median(times)},
-            )  # fmt: skip
+            got = {"wall": wall, "cpu": cpu, "verdicts": sum(times), "one_wall": one_wall,
+                   "one_cpu": one_cpu, "files": len(paths),
+                   "median": statistics.median(times)}  # fmt: skip
+            if baseline is not None:
+                _, base_cpu, base_lines = whole(paths, time_limit, baseline)
+                if [x.get("valid") for x in base_lines] != [x.get("valid") for x in lines]:
+                    raise SystemExit(f"{name}: the baseline's verdicts differ from this tree's")
+                got["base_cpu"] = base_cpu
+            _min_into(best.setdefault(name, {}), got)
     print(f"{'set':12} {'files':>5} {'to verdicts':>12} {'median/file':>12} {'porcupine':>10} "
-          f"{'process wall':>13} {'CPU':>9} {'one file: wall':>15} {'CPU':>9}")  # fmt: skip
+          f"{'process wall':>13} {'CPU':>9} {'one file: wall':>15} {'CPU':>9}"
+          + (f" {'baseline CPU':>13} {'ratio':>6}" if baseline else ""))  # fmt: skip
+    below = 0
     for name, b in best.items():
+        floor = SET_FLOORS_CPU_MS.get(name)
+        failed = floor is not None and b["cpu"] * 1000 > floor
+        below += failed
         print(
             f"{name:12} {int(b['files']):5} {b['verdicts'] * 1000:9.1f} ms "
             f"{b['median'] * 1000:9.3f} ms "
             f"{porcupine[name]:7.1f} ms "
             f"{b['wall'] * 1000:10.0f} ms {b['cpu'] * 1000:6.0f} ms "
             f"{b['one_wall'] * 1000:12.0f} ms {b['one_cpu'] * 1000:6.0f} ms"
+            + (
+                f" {b['base_cpu'] * 1000:10.0f} ms {b['cpu'] / b['base_cpu']:6.2f}"
+                if baseline
+                else ""
+            )
+            + (f"  ABOVE THE FLOOR ({floor:.0f} ms of CPU)" if failed else "")
         )
+    return below
 
 
 EMPTY = """
@@ -256,6 +286,7 @@ def main() -> int:
     ap.add_argument("--no-cases", action="store_true", help="skip the generated cases")
     ap.add_argument("--cache", type=Path, default=Path("/tmp/harness-bench-histories"))
     ap.add_argument("--time-limit", type=float, default=120.0)
+    ap.add_argument("--baseline", type=Path, help="another tree to run the sets in, in turn")
     ap.add_argument("--phases-of", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.phases_of:
@@ -267,13 +298,23 @@ def main() -> int:
         ap.error(f"unknown case {unknown[0]!r}: choose among {', '.join(CASES)}")
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     subprocess.run([*HARNESS, "--help"], capture_output=True, cwd=ROOT, env=USERS_ENV)  # caches
+    below = 0
+    if args.baseline is not None and not (args.baseline / ".venv/bin/python").exists():
+        ap.error(f"--baseline {args.baseline} has no .venv: run make setup in it")
     if not args.no_sets:
-        bench_sets(args.rounds, args.time_limit)
+        if args.baseline is not None:  # its bytecode caches, as this tree's below
+            subprocess.run(
+                [str(args.baseline / ".venv/bin/python"), *HARNESS[1:], "--help"],
+                capture_output=True,
+                cwd=args.baseline,
+                env=USERS_ENV,
+            )
+        below = bench_sets(args.rounds, args.time_limit, args.baseline)
         bench_empty()
     if not args.no_cases:
         bench_cases(names, args.rounds, args.cache, args.time_limit)
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    return 0
+    return 1 if below else 0
 
 
 if __name__ == "__main__":

@@ -34,7 +34,8 @@ class ConsulHerd(ConsulHold):
         key = self.key(self.kind, name)
         deadline = time.monotonic() + wait
         while True:
-            tally.request(2)
+            tally.request("kv put")
+            tally.request("kv get")
             r = self.call("PUT", f"/kv/{key}", f"acquire {key}", params={"acquire": lease})
             entry, index = self.entry(key)
             if r.json() is True:
@@ -46,7 +47,7 @@ class ConsulHerd(ConsulHold):
             if left <= 0:
                 raise OpFailed(f"{NOT_GRANTED}: {name} held by another for {wait:g} s")
             if entry is not None and entry.get("Session"):
-                tally.request()
+                tally.request("kv get (blocking)")
                 self._notified(key, index, left, tally)
 
     def acquire_queue(self, name: str, lease: str, wait: float, tally: Tally) -> int:

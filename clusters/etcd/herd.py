@@ -10,8 +10,11 @@
 
 Either way a watch event is a notification only (the waiter re-reads), and each one
 delivered is counted in the acquire's ``Tally``, as are the requests and the tries or
-checks that did not give the lock. ``release`` deletes the holding's key only while it is
-still the lease's (a txn on the key's lease), then revokes the lease.
+checks that did not give the lock; each request is counted under the gRPC method etcd's
+own counters give it (the gateway hands each to the member's gRPC server), and
+``server_counters`` reads those counters (``workloads.herd.CountsRequests``). ``release``
+deletes the holding's key only while it is still the lease's (a txn on the key's lease),
+then revokes the lease.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 
 from clusters.etcd.gateway import b64, revision
 from clusters.etcd.lock import NOT_GRANTED, RETRY_PAUSE, RecipeLock, lock_key
+from clusters.etcd.metrics import RANGE, TXN, WATCH, request_counters
 from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown
 from workloads.herd import Tally
@@ -39,7 +43,7 @@ class EtcdHerd(RecipeLock):
         deadline = time.monotonic() + wait
         key = self.key("herd-naive", name)
         while True:
-            tally.request()
+            tally.request(TXN)
             r = self.txn(
                 [{"key": b64(key), "target": "CREATE", "result": "EQUAL", "create_revision": 0}],
                 [{"request_put": {"key": b64(key), "value": "", "lease": lease}}],
@@ -53,16 +57,16 @@ class EtcdHerd(RecipeLock):
             left = deadline - time.monotonic()
             if left <= 0:
                 raise OpFailed(f"{NOT_GRANTED}: {name} held by another for {wait:g} s")
-            tally.request()
+            tally.request(WATCH)
             self._notified(key, revision(r["header"], "revision") + 1, left, tally)
 
     def acquire_queue(self, name: str, lease: int, wait: float, tally: Tally) -> int:
         deadline = time.monotonic() + wait
         mine = lock_key(self.lock_name(name), lease)
-        tally.request()
+        tally.request(TXN)
         my_rev = self._create(mine, lease)
         while True:
-            tally.request()
+            tally.request(TXN)
             exists, predecessor, rev = self._predecessor(name, mine, my_rev)
             if not exists:
                 raise LeaseNotFound(
@@ -74,11 +78,11 @@ class EtcdHerd(RecipeLock):
             tally.failed()
             left = deadline - time.monotonic()
             if left <= 0:
-                tally.request()
+                tally.request(RANGE)
                 token = self.owner_check(name, lease, OpFailed(f"waited {wait:g} s"))
                 self._held[(name, lease)] = mine
                 return token
-            tally.request()
+            tally.request(WATCH)
             self._notified(predecessor, rev + 1, left, tally)
 
     def _notified(self, key: str, start: int, timeout: float, tally: Tally) -> None:
@@ -97,6 +101,10 @@ class EtcdHerd(RecipeLock):
                     return
         except (OpFailed, OpUnknown):
             time.sleep(min(timeout, RETRY_PAUSE))
+
+    def server_counters(self) -> dict[str, Any]:
+        """``workloads.herd.CountsRequests``: every member's gRPC request counters."""
+        return request_counters(self.addresses, (TXN, RANGE, WATCH))
 
     def release(self, name: str, lease: int) -> None:
         """Delete the holding's key while it is still the lease's, then revoke the lease;

@@ -9,11 +9,12 @@ is kept from starting.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from clusters._probe import http_json
 from clusters.server import Launch, Peer, Place, ServerSpec, majority_vote
+from core.cluster import ClusterError
 
 CLIENT_PORT = 2379
 PEER_PORT = 2380
@@ -34,6 +35,16 @@ class EtcdServer(ServerSpec):
     host_start_timeout: float | None = 60.0
     version_argv: tuple[str, ...] | None = ("etcd", "--version")
     has_leader: bool = True
+    fsync: bool = True
+    """False: ``--unsafe-no-fsync`` (persistence ``no-fsync``), the WAL never fsynced."""
+
+    def with_persistence(self, persistence: str | None) -> EtcdServer:
+        """``fsync`` (None: the default) or ``no-fsync``; ClusterError for another."""
+        if persistence not in (None, "fsync", "no-fsync"):
+            raise ClusterError(
+                f"Unknown etcd persistence {persistence!r}; choose from: fsync, no-fsync"
+            )
+        return replace(self, fsync=persistence != "no-fsync")
 
     def launch(self, node: Peer, peers: Sequence[Peer], place: Place) -> Launch:
         """etcd's flags: listen on the node address, the static cluster, data in place."""
@@ -59,6 +70,7 @@ class EtcdServer(ServerSpec):
                 "new",
                 "--initial-cluster-token",
                 f"harness-{place.run_id}",
+                *(() if self.fsync else ("--unsafe-no-fsync",)),
             )
         )
 

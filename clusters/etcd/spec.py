@@ -5,7 +5,8 @@ Lock implementations (``--lock``): ``lease-lock`` (default: etcd's lock service)
 ``linearizable`` (default) and ``serializable``. Lease TTLs are whole seconds on etcd, and
 at least 2 (etcd silently raises shorter ones to its minimum, which would make the recorded
 TTL a lie), so other values are refused up front. etcd is a Go program: no clock faults in
-Docker.
+Docker. Persistence (``--persistence``): ``fsync`` (etcd's default) or ``no-fsync``
+(``--unsafe-no-fsync``: what a power cut takes, the power-loss fault shows).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ MIN_TTL = 2
 """Seconds: the shortest lease etcd grants as asked."""
 READ_MODES = ("linearizable", "serializable")
 CLIENTS = "clusters.etcd.clients"
+PERSISTENCE = ("fsync", "no-fsync")
+"""etcd's WAL fsynced before a write is acknowledged (its default), or not."""
 
 SPEC = TargetSpec(
     name="etcd",
@@ -45,6 +48,7 @@ SPEC = TargetSpec(
     image="etcd",
     checks=(LeaseTtl(MIN_TTL, whole=True),),
     linearizable_locks=True,
-    abilities=SERVER_ABILITIES - {Ability.CLOCK},
+    persistence=PERSISTENCE,
+    abilities=(SERVER_ABILITIES - {Ability.CLOCK}) | {Ability.POWER_LOSS},
     lacks=NO_GO_CLOCK,
 )

@@ -9,12 +9,13 @@ are refused: they cut links between servers, and these servers have none.
 
 from __future__ import annotations
 
-from clusters.spec import Offer, TargetSpec, refused
+from clusters.spec import Offer, ServiceRule, TargetSpec, refused
 from core.abilities import SERVER_ABILITIES, Ability
 
 PERSISTENCE = ("none", "aof-everysec", "aof-always")
 CLIENTS = "clusters.redis.clients"
-NO_NETWORK = SERVER_ABILITIES - {Ability.NETWORK}
+NO_NETWORK = (SERVER_ABILITIES - {Ability.NETWORK}) | {Ability.POWER_LOSS}
+"""Every server ability but partitions, and power loss (its image has the layer)."""
 NOTIFICATIONS = (
     "keyspace notifications, fire-and-forget pub/sub (no revision to resume from, and a "
     "subscriber disconnected for a moment, or too slow for its output buffer, loses the "
@@ -36,6 +37,32 @@ NO_PARTITION = {
     "nothing; use pause, kill, clock or client-pause",
 }
 
+PERSISTENCE_DOC = "https://redis.io/docs/latest/operate/oss_and_stack/management/persistence/"
+RULES = (
+    ServiceRule(
+        "appendfsync",
+        "everysec",
+        None,
+        "Redis fsyncs the append-only file about once a second, after answering: a write "
+        "acknowledged within the last second (up to 2 s when an fsync is slow) before the "
+        "machine loses power may be lost ('you may lose 1 second of data')",
+        PERSISTENCE_DOC,
+        when={"persistence": ("aof-everysec",)},
+        lost_within_s=2.0,
+    ),
+    ServiceRule(
+        "appendfsync",
+        "always",
+        None,
+        "Redis fsyncs the append-only file before it answers a write: a power cut loses "
+        "nothing it acknowledged",
+        PERSISTENCE_DOC,
+        when={"persistence": ("aof-always",)},
+        lost_within_s=0.0,
+    ),
+)
+"""What a power cut may take under each fsync setting (``checkers.durability``)."""
+
 REDIS = TargetSpec(
     name="redis",
     description="one Redis 8.0 primary (built with libc malloc); SET NX PX locks",
@@ -54,6 +81,7 @@ REDIS = TargetSpec(
     persistence=PERSISTENCE,
     abilities=NO_NETWORK,
     lacks=NO_PARTITION,
+    rules=RULES,
 )
 
 REDLOCK = TargetSpec(
@@ -69,4 +97,5 @@ REDLOCK = TargetSpec(
     persistence=PERSISTENCE,
     abilities=NO_NETWORK,
     lacks=NO_PARTITION,
+    rules=RULES,
 )

@@ -28,6 +28,7 @@ reg_write           key, value                   {}
 reg_cas             key, old, new                {}; "cas mismatch: ..."
 member_register     member, lease                {}; "lease not found"
 member_list                                      {members}
+served                                           {counts}: requests served per op
 ==================  ===========================  =======================================
 
 and the watch primitive's ``kv_put``, ``kv_get``, ``kv_watch``, ``kv_compact``
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -64,10 +66,15 @@ def make_handler(
     svc: SimService, kv: KvStore | None = None
 ) -> Callable[[str, dict[str, Any]], Awaitable[Any]]:
     """The wire handler of ``svc`` (and of its watch primitive ``kv``): validates
-    arguments, then calls the operation."""
+    arguments, then calls the operation; it counts the requests it serves per op, the
+    service's own counters (``served``, itself not counted)."""
     store = kv if kv is not None else KvStore()
+    served: Counter[str] = Counter()
 
     async def handle(op: str, a: dict[str, Any]) -> Any:
+        if op == "served":
+            return {"counts": dict(served)}
+        served[op] += 1
         try:
             return await _dispatch(op, a)
         finally:

@@ -14,18 +14,24 @@ waiter re-reads. A firing of type ``NONE`` is no change of the node: ``kazoo`` f
 watch of a connection that drops (its server killed or cut off:
 ``KazooClient._session_callback``), so it is counted as a session event, apart.
 ``release`` deletes the node (``LeaseNotFound`` when it was gone).
+
+``server_counters`` reads the watches each server fired (``clusters.zookeeper.mntr``):
+the service's own count of the notifications (``workloads.herd.CountsRequests``).
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 from kazoo.exceptions import NodeExistsError
 from kazoo.protocol.states import EventType, WatchedEvent
 
+from checkers.herd_counters import NOTIFICATIONS
 from clusters.zookeeper.errors import classified
 from clusters.zookeeper.lock import NOT_GRANTED, ZkRecipe
+from clusters.zookeeper.mntr import watch_counters
 from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed
 from workloads.herd import Tally
@@ -42,7 +48,7 @@ class ZkHerd(ZkRecipe):
         path = self.path("herd-naive", name)
         deadline = time.monotonic() + wait
         while True:
-            tally.request()
+            tally.request("create")
             with classified(f"create {path}", session_bound=True):
                 try:
                     _, stat = zk.create(path, ephemeral=True, makepath=True, include_data=True)
@@ -57,7 +63,7 @@ class ZkHerd(ZkRecipe):
         zk = self.client(lease)
         folder = self.path("herd-queue", name)
         deadline = time.monotonic() + wait
-        tally.request()
+        tally.request("create")
         with classified(f"create under {folder}", session_bound=True):
             mine, stat = zk.create(
                 f"{folder}/{QUEUE_PREFIX}",
@@ -68,7 +74,7 @@ class ZkHerd(ZkRecipe):
             )
         node = mine.rsplit("/", 1)[1]
         while True:
-            tally.request()
+            tally.request("getChildren")
             with classified(f"children of {folder}", session_bound=True):
                 children = sorted(zk.get_children(folder), key=_sequence)
             if node not in children:
@@ -93,7 +99,7 @@ class ZkHerd(ZkRecipe):
             seen.append(event)
             fired.set()
 
-        tally.request()
+        tally.request("exists")
         with classified(f"watch {path}", session_bound=True):
             exists = self.zk.exists(path, watch=watch) if self.zk is not None else None
         if exists is None:
@@ -105,6 +111,10 @@ class ZkHerd(ZkRecipe):
             tally.session_event(f"connection {event.state} fired the watch of {path}")
         else:
             tally.notified(f"{event.type} of {path}")
+
+    def server_counters(self) -> dict[str, Any]:
+        """``workloads.herd.CountsRequests``: each server's watches fired."""
+        return watch_counters(self.addresses, (NOTIFICATIONS,))
 
     def release(self, name: str, lease: int) -> None:
         """Delete the holding's node; ``LeaseNotFound`` when it was already gone."""

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from clusters._probe import tcp_exchange
 from clusters.server import Launch, Peer, Place, ServerSpec
 from clusters.zookeeper.spec import MAX_SESSION_MS, MIN_SESSION_MS
+from core.cluster import ClusterError
 
 CLIENT_PORT = 2181
 QUORUM_PORT = 2888
@@ -45,10 +46,11 @@ HOST_JVM_OPTIONS = ("-XX:-UsePerfData",)
 """No /tmp/hsperfdata_root/PID file: a killed JVM would leave it on the host."""
 
 
-def zoo_cfg(servers: Mapping[int, str], data_dir: str) -> str:
+def zoo_cfg(servers: Mapping[int, str], data_dir: str, force_sync: bool = True) -> str:
     """zoo.cfg of an ensemble of ``servers`` (myid -> address) keeping its data in
     ``data_dir``: short ticks (see the module docstring), all 4lw commands, no admin
-    server."""
+    server; ``forceSync=no`` without ``force_sync`` (the log not fsynced before a write is
+    acknowledged)."""
     lines = [
         f"tickTime={TICK_MS}",
         f"initLimit={20_000 // TICK_MS}",
@@ -64,6 +66,7 @@ def zoo_cfg(servers: Mapping[int, str], data_dir: str) -> str:
             f"server.{myid}={ip}:{QUORUM_PORT}:{ELECTION_PORT}"
             for myid, ip in sorted(servers.items())
         ),
+        *(() if force_sync else ("forceSync=no",)),
     ]
     return "\n".join(lines) + "\n"
 
@@ -112,6 +115,17 @@ class ZookeeperServer(ServerSpec):
     )
     version_prefix: str = "zookeeper "
     has_leader: bool = True
+    force_sync: bool = True
+    """False: ``forceSync=no`` (persistence ``no-force-sync``)."""
+
+    def with_persistence(self, persistence: str | None) -> ZookeeperServer:
+        """``force-sync`` (None: the default) or ``no-force-sync``; ClusterError else."""
+        if persistence not in (None, "force-sync", "no-force-sync"):
+            raise ClusterError(
+                f"Unknown ZooKeeper persistence {persistence!r}; "
+                "choose from: force-sync, no-force-sync"
+            )
+        return replace(self, force_sync=persistence != "no-force-sync")
 
     def launch(self, node: Peer, peers: Sequence[Peer], place: Place) -> Launch:
         """zoo.cfg of the ensemble in ``conf``, myid in ZooKeeper's dataDir (``data/zk``).
@@ -123,7 +137,7 @@ class ZookeeperServer(ServerSpec):
         """
         data = f"{place.data}/zk"
         conf = f"{place.conf}/zoo.cfg"
-        cfg = zoo_cfg({p.index: p.ip for p in peers}, data)
+        cfg = zoo_cfg({p.index: p.ip for p in peers}, data, self.force_sync)
         if place.image:
             return Launch(
                 server_argv(conf),

@@ -15,6 +15,9 @@ from workloads.herd import RECIPES
 MIN_SESSION_MS = 1000
 MAX_SESSION_MS = 60000
 READ_MODES = ("plain", "sync")
+PERSISTENCE = ("force-sync", "no-force-sync")
+"""ZooKeeper's transaction log fsynced before a write is acknowledged (``forceSync``, its
+default), or not (``forceSync=no``)."""
 CLIENTS = "clusters.zookeeper.clients"
 
 CONSISTENCY_DOC = "https://zookeeper.apache.org/doc/r3.9.3/zookeeperInternals.html#sc_consistency"
@@ -72,4 +75,5 @@ SPEC = TargetSpec(
     checks=(LeaseTtl(MIN_SESSION_MS / 1000, MAX_SESSION_MS / 1000),),
     linearizable_locks=True,
     rules=RULES,
+    persistence=PERSISTENCE,
 )

@@ -21,6 +21,11 @@ modes (``--watch-mode``):
 
 Events of one node are delivered with its ``mzxid``; a lost session (its watches gone)
 ends ``follow``, and the client sets everything up again on a new session.
+
+``service_record`` reads back ZooKeeper's own record of the keys once the run is over: no
+history of values, but each node's last change (its data and ``stat``: the ``mzxid`` and
+the ``version``, how many times its data was set), read through a ``sync`` so the server
+answering is up to date with the leader.
 """
 
 from __future__ import annotations
@@ -83,6 +88,33 @@ class ZkWatch(LongSession):
 
     def compact(self) -> int:
         raise OpFailed("ZooKeeper keeps no history of a node's values: nothing to compact")
+
+    def service_record(self, keys: Sequence[str]) -> dict[str, Any]:
+        """``workloads.watch.KeepsHistory``: each node's last change (see the module
+        docstring)."""
+        zk = self.observer()
+        changes: list[list[Any]] = []
+        versions: dict[str, int] = {}
+        with classified("read of the keys' stat"):
+            zk.sync(self.path("watch"))
+            for key in keys:
+                try:
+                    data, stat = zk.get(self.path("watch", key))
+                except NoNodeError:
+                    continue
+                changes.append([key, int(stat.mzxid), _value(data)])
+                versions[key] = int(stat.version)
+        return {
+            "service": "ZooKeeper",
+            "source": "each node's data and stat (mzxid, version), after a sync",
+            "history": False,
+            "first_revision": 0,
+            "compact_revision": None,
+            "revision": max((c[1] for c in changes), default=0),
+            "complete": True,
+            "changes": changes,
+            "versions": versions,
+        }
 
     def follow(self, keys: Sequence[str], emit: Emit, stop: threading.Event) -> None:
         emit(

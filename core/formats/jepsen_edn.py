@@ -7,7 +7,9 @@ logs hold only ``:process :type :f :key :value`` (anything else in one is garbag
 field to skip), and every one of them names its key. Index is the position in the file;
 time is the file's ``:time`` when ops have one (then every op must, a non-negative
 integer), else the position (Knossos files record only order). Fields are checked by
-``core.formats.fields.make_op``, the op semantics by ``core.formats.semantics``.
+``core.formats.fields.make_op``, the op semantics by ``core.formats.semantics``. A text
+of the usual shape is read by ``core.formats.edn_fast`` in C, to the same ops; the plain
+reader here reads the rest and words every error.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from core.formats.budget import Budget
-from core.formats.edn import EdnError, dumps, iter_elements
+from core.formats.edn_fast import read_ops
 from core.formats.errors import format_error
 from core.formats.fields import FieldError, make_op
 from core.formats.files import read_text
@@ -36,6 +38,19 @@ def read_edn_history(
     hold nothing but their five keys)."""
     if text is None:
         text = read_text(path, budget)
+    # Most histories are read into ops in C; the rest, and every error, here.
+    fast = read_ops(text, kv, None if budget is None else lambda: budget.poll("reading"))
+    if fast is not None:
+        return History(fast)
+    return _read_plain(path, text, budget, kv)
+
+
+def _read_plain(path: Path, text: str, budget: Budget | None, kv: bool) -> History:
+    """``read_edn_history`` by the EDN reader (imported only here: its patterns cost a
+    millisecond to compile, which a check of small files that the fast path reads should
+    not pay)."""
+    from core.formats.edn import EdnError, iter_elements
+
     events: list[dict[str, Any]] = []
     lines: list[int] = []
     # A value of millions of tokens is read within the budget too, not just the forms.
@@ -64,6 +79,8 @@ def read_edn_history(
 def op_line(path: Path, position: int) -> int | None:
     """The line of the op at ``position`` of the EDN history in ``path`` (None: no such
     op). Read again: only an error needs it."""
+    from core.formats.edn import iter_elements
+
     for at, (_, line) in enumerate(iter_elements(read_text(path))):
         if at == position:
             return line
@@ -98,6 +115,8 @@ def _op(i: int, e: dict[str, Any], timed: bool) -> Op:
         raise FieldError("an op without :time, where others have one")
     error = e.get("error")
     if error is not None and type(error) is not str:
+        from core.formats.edn import dumps
+
         error = dumps(error)
     return make_op(
         i,
@@ -113,5 +132,7 @@ def _op(i: int, e: dict[str, Any], timed: bool) -> Op:
 
 
 def _brief(form: Any) -> str:
+    from core.formats.edn import dumps
+
     text = dumps(form)
     return text if len(text) <= 60 else text[:57] + "..."

@@ -16,10 +16,10 @@ reader too. Without msgspec (an optional speed-up) every file takes the plain pa
 from __future__ import annotations
 
 import gc
-import importlib
 from collections.abc import Callable
 from typing import Any, BinaryIO, Final
 
+from core.compiled import loaded
 from core.formats.budget import Budget
 from core.formats.fields import FieldError, check_value
 from core.history import first_break
@@ -130,16 +130,28 @@ def break_at(ops: list[Op]) -> int:
 
 def _checker() -> tuple[Callable[[list[Op], int, int], int], Callable[[list[Op]], int]]:
     """``check_lines`` and ``break_at``, in C where ``_scan.c`` is built."""
-    try:
-        scan = importlib.import_module("core.formats._scan")
-    except ImportError:
+    scan = _scan()
+    if scan is None:
         return check_lines, break_at
     return (
         lambda lines, previous, max_time: int(
             scan.check_lines(lines, Op, previous, max_time, _complex_ok)
         ),
-        lambda ops: int(scan.first_break(ops, Op)),
+        break_finder(),
     )
+
+
+def break_finder() -> Callable[[list[Op]], int]:
+    """``break_at``, in C where ``_scan.c`` is built (the EDN fast path's too)."""
+    scan = _scan()
+    if scan is None:
+        return break_at
+    return lambda ops: int(scan.first_break(ops, Op))
+
+
+def _scan() -> Any:
+    """``_scan.c``'s module, or None where it is not built."""
+    return loaded("core.formats._scan")
 
 
 def _complex_ok(value: Any) -> bool:

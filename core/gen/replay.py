@@ -11,16 +11,38 @@ at the same moment of that thread's work: once the thread has begun the op it wa
 when the fault hit it (``during``), as far into it as then (``into``). Each
 client thread ends where its recording ended (``ends``): once its last op is done and
 that time has come, ``ended`` names it and the runner stops its worker.
+
+Ops that raced in the recording (two threads asking for one lock within moments of each
+other) were decided by which reached the service first, a matter of milliseconds the
+replay cannot reproduce by time alone; an op that must reach the service after another
+thread's (``follows``: the lock was granted to that one first) is issued ``FOLLOW_GAP``
+after it, or ``FOLLOW_WAIT`` after its own time when that one is not issued by then.
+
+A holder's work (``catch_up``: a lock holder's critical section, whose length is the
+client's own, not the service's) issued late because its thread was held is told how late
+(``BEHIND`` in its value, seconds): the client shortens its work by as much, so what it
+sends the service next (its write, its release) is back on the recorded schedule, rather
+than every later op of the thread inheriting the delay. A fault aimed into such an op
+aims at the recorded moment of it, not as far into the shortened op as then.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Final
 
 from core.gen.context import PENDING, Context, Pending, Request, Thread
 from core.ops import Op
+
+FOLLOW_GAP = 20_000_000
+"""Ns an op that follows another thread's op is issued after it: more than a worker's
+own jitter in sending it."""
+FOLLOW_WAIT = 50_000_000
+"""Ns after its own time an op stops waiting for the op it follows to be issued."""
+BEHIND: Final = "behind_s"
+"""The key of a holder's work invocation's value that says how late (s) a replay issued
+it: the client shortens its work by as much (``workloads.holder``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +64,11 @@ class Recorded:
     after: int | None = None
     """For a fault: how long after its thread's previous op completed it was invoked (a
     fault lasts its time from when it took effect); None: its recorded time only."""
+    follows: tuple[tuple[Thread, int], ...] = ()
+    """Other threads' ops (thread, its 0-based invocation) this one must be issued after:
+    they raced for what this one asked for, and won in the recording."""
+    catch_up: bool = False
+    """A holder's work, told how late it is issued (``BEHIND``) to shorten itself."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +91,8 @@ class Replay:
     """When each thread invoked its latest op (run clock)."""
     freed: Mapping[Thread, int] | None = None
     """When each thread's latest op completed (run clock)."""
+    behind: Mapping[Thread, int] | None = None
+    """How late (ns) each thread's latest op was issued when it was told to catch up."""
 
     def op(self, ctx: Context) -> tuple[Request | Pending | None, Any]:
         if self.start is None:
@@ -83,6 +112,8 @@ class Replay:
             return (PENDING if waiting else None), self
         due, thread, r = best
         value = r.value
+        if r.catch_up and isinstance(value, dict) and ctx.time > due:
+            value = {**value, BEHIND: round((ctx.time - due) / 1e9, 6)}
         if r.victim is not None and r.victim in ctx.thread_process and isinstance(value, dict):
             value = {**value, "target": ctx.thread_process[r.victim]}
         return Request(ctx.thread_process[thread], r.f, value, r.key, due), self
@@ -95,13 +126,22 @@ class Replay:
         due = self.start + r.at
         if r.after is not None and self.freed and r.thread in self.freed:
             due = max(due, self.freed[r.thread] + r.after)
+        for thread, k in r.follows:
+            i = self.index.get(thread)
+            if i is None or thread not in ctx.all_threads:
+                continue
+            if self.done[i] <= k:  # not issued yet: wait for it, a little
+                due = max(due, self.start + r.at + FOLLOW_WAIT)
+            elif self.done[i] == k + 1 and self.since and thread in self.since:
+                due = max(due, self.since[thread] + FOLLOW_GAP)
         if r.victim is None or r.during is None or r.victim not in self.index:
             return due
         i = self.index[r.victim]
         if self.done[i] <= r.during:
             return None if r.victim in ctx.all_threads else due
         if self.done[i] == r.during + 1 and self.since and r.victim in self.since:
-            return max(due, self.since[r.victim] + r.into)
+            caught_up = (self.behind or {}).get(r.victim, 0)
+            return max(due, self.since[r.victim] + r.into - caught_up)
         return due
 
     def ended(self, now: int) -> frozenset[Thread]:
@@ -133,7 +173,9 @@ class Replay:
             return self  # not one of ours
         since = {**(self.since or {}), self.threads[i]: event.time}
         done = (*self.done[:i], self.done[i] + 1, *self.done[i + 1 :])
-        return replace(self, done=done, since=since)
+        late = event.value.get(BEHIND, 0) if isinstance(event.value, dict) else 0
+        behind = {**(self.behind or {}), self.threads[i]: int(float(late) * 1e9)}
+        return replace(self, done=done, since=since, behind=behind)
 
     def reseed(self, seed: int) -> Replay:
         """Nothing random to reseed: the recording decides everything."""

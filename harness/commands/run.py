@@ -72,6 +72,12 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     number_option(g, "--rate", "operations per second, all clients (default: as fast as they go)")
     number_option(
         g,
+        "--min-rate",
+        "the load floor: a run whose clients completed fewer operations per second is "
+        "unknown, not valid (default: none)",
+    )
+    number_option(
+        g,
         "--time-limit",
         "seconds of operations before the final heal (default: %(default)s, or longer "
         "for the pause or interval given)",
@@ -263,8 +269,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="MODE",
         choices=tuple(dict.fromkeys(p for t in TARGETS.values() for p in t.persistence)),
-        help=" and ".join(name for name, t in TARGETS.items() if t.persistence)
-        + " only (default: none, no persistence)",
+        help="how the target keeps its data (default: its first); "
+        + "; ".join(
+            f"{name}: {', '.join(t.persistence)}" for name, t in TARGETS.items() if t.persistence
+        ),
     )
     describe(
         t.add_argument(

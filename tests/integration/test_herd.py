@@ -51,6 +51,16 @@ def test_naive_wakes_every_waiter_and_the_queue_one(
     else:
         assert 0.9 <= per <= 1.2, herd
     assert herd["requests"] > 0 and herd["handoff_latency_s"]["max"] > 0
+    if target == "etcd":  # issue 30: our request count held against etcd's own counters
+        counted = herd["server_counters"]
+        assert counted["service"] == "etcd" and not counted["unread"], counted
+        assert {"Txn", "Watch"} <= set(counted["counters"]), counted
+        for tally in counted["counters"].values():
+            assert tally["servers"] >= 0.9 * tally["ours"] and not tally["far_above"], counted
+        assert "Cross-checked with etcd's own counters" in herd["summary"]
+    if target == "zookeeper":  # the watches each server fired, against our notifications
+        fired = herd["server_counters"]["counters"]["watches fired"]
+        assert fired["ours"] > 0 and not fired["far_above"], herd["server_counters"]
 
 
 def test_consul_refuses_the_queue_recipe_with_the_reason(tmp_path: Path) -> None:

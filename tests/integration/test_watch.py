@@ -90,16 +90,43 @@ def test_zookeeper_payload_mode_misses_changes(tmp_path: Path) -> None:
     assert sum(w["missed"] for w in ws) > 0
 
 
+def holds_each_keys_last_write(results: dict[str, Any], run_dir: Path, service: str) -> None:
+    """Issue 30: the service's own record of each key's last change (ZooKeeper's stat,
+    Consul's ModifyIndex), read back at the end, holds a value written to the key, at a
+    revision no acknowledged write passed (where the writes were given one)."""
+    kept = results["checkers"]["watch-delivery"]["service_record"]
+    assert kept["service"] == service and kept["history"] is False, kept
+    (event,) = [
+        json.loads(line)
+        for line in (run_dir / "events.jsonl").read_text().splitlines()
+        if '"service-record"' in line
+    ]
+    written: dict[str, set[Any]] = {}
+    highest: dict[str, int] = {}
+    for op in client_ops(run_dir):
+        if op["f"] == "write" and op["type"] == "invoke":
+            written.setdefault(str(op["key"]), set()).add(op["value"])
+        if op["f"] == "write" and op["type"] == "ok" and op["value"]["revision"] is not None:
+            key = str(op["key"])
+            highest[key] = max(highest.get(key, 0), op["value"]["revision"])
+    assert written and {key for key, _, _ in event["changes"]} == set(written), event
+    for key, revision, value in event["changes"]:
+        assert value in written[key], (key, value)
+        assert revision >= highest.get(key, 0), (key, revision, highest)
+
+
 def test_zookeeper_reread_mode_ends_on_the_last_write(tmp_path: Path) -> None:
-    code, results, _ = run(tmp_path, "--target", "zookeeper", *WATCH, *SHORT)
+    code, results, run_dir = run(tmp_path, "--target", "zookeeper", *WATCH, *SHORT)
     assert code == 0, results["checkers"]["watch-delivery"]["summary"]
     ws = watchers(results)
     assert all(w["rereads"] and w["settled"] and not w["stale_final"] for w in ws)
+    holds_each_keys_last_write(results, run_dir, "ZooKeeper")
 
 
 def test_consul_blocking_queries_end_on_the_last_write(tmp_path: Path) -> None:
-    code, results, _ = run(tmp_path, "--target", "consul", *WATCH, *SHORT)
+    code, results, run_dir = run(tmp_path, "--target", "consul", *WATCH, *SHORT)
     assert code == 0, results["checkers"]["watch-delivery"]["summary"]
     ws = watchers(results)
     assert all(w["settled"] and not w["stale_final"] and w["duplicates"] == 0 for w in ws)
     assert sum(w["delivered"] for w in ws) > 0
+    holds_each_keys_last_write(results, run_dir, "Consul")

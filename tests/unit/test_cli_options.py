@@ -72,7 +72,7 @@ def test_number_options_are_finite_and_in_range(
         (["--nemesis", ""], "--nemesis needs at least one of none, client-pause"),
         (["--nemesis", "kill,,pause"], "unknown nemesis '' for --nemesis"),
         (["--nemesis", "kill,kill"], "names a fault twice"),
-        (["--persistence", "sometimes"], "invalid choice: 'sometimes' (choose from 'none'"),
+        (["--persistence", "sometimes"], "invalid choice: 'sometimes' (choose from 'fsync'"),
         (["--persistence", "aof-always"], "sim has no persistence option"),
         (["--read-mode", "stale"], "sim has no read modes"),
         (["--target", "etcd", "--read-mode", "stale"], "choose from linearizable, serializable"),

@@ -85,6 +85,37 @@ def test_only_a_finished_build_of_these_sources_goes_on_the_path(
     assert (where / compiled.DONE).exists()
 
 
+def test_a_build_whose_sources_were_touched_is_stamped_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 36: a source touched but not changed (a git checkout sets its time) made every
+    start hash all the sources until the next build; the build its digest finds takes the
+    new stamp, and the next start finds it by that, without hashing. A stamp that is a link
+    is not written through."""
+    monkeypatch.setenv("HARNESS_COMPILED_DIR", str(tmp_path))
+    where = tmp_path / compiled.digest()
+    where.mkdir()
+    (where / compiled.DONE).write_text("")
+    (where / compiled.STAMP).write_text("the stamp of sources touched since\n")
+    compiled._current.cache_clear()
+    try:
+        assert compiled._current() == where.name
+        assert (where / compiled.STAMP).read_text() == compiled.stamp()
+        with monkeypatch.context() as m:
+            m.setattr(compiled, "digest", lambda *_: pytest.fail("hashed the sources again"))
+            compiled._current.cache_clear()
+            assert compiled._current() == where.name
+        outside = tmp_path / "outside"
+        outside.write_text("kept")
+        (where / compiled.STAMP).unlink()
+        (where / compiled.STAMP).symlink_to(outside)
+        compiled._current.cache_clear()
+        assert compiled._current() == where.name
+        assert outside.read_text() == "kept"
+    finally:
+        compiled._current.cache_clear()
+
+
 def _dump(pure: bool) -> tuple[bool, list[str]]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("HARNESS_PURE_PYTHON", None)

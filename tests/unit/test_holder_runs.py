@@ -79,3 +79,29 @@ def test_a_client_pause_takes_a_holder_without_work_at_once() -> None:
     started = time.monotonic()
     assert pause._victims("holder") == {3: 999_999_999}
     assert time.monotonic() - started < 0.1  # not the 5 s a critical section may take
+
+
+class _Starting(_Instances):
+    """A run whose process 5 is a replacement worker, ready only ``after`` s from now."""
+
+    def __init__(self, after: float) -> None:
+        super().__init__()
+        self.ready = time.monotonic() + after
+
+    def client_pids(self) -> dict[int, int]:
+        return {5: 4242} if time.monotonic() >= self.ready else {}
+
+
+def test_a_fault_aimed_at_a_process_waits_for_its_replacement_worker() -> None:
+    """Issue 30: an etcd replay ended unknown with "no live client process to pause": the
+    recorded victim's thread had a replacement worker, not ready 166 ms later. The pause
+    now waits for the named process's worker to be up, within ``process_wait``."""
+    pause = ClientPause(process_wait=2.0)
+    pause.setup(_Starting(after=0.2))
+    started = time.monotonic()
+    assert pause._victims(5) == {5: 4242}
+    assert 0.15 <= time.monotonic() - started < 1.0
+    never = ClientPause(process_wait=0.1)
+    never.setup(_Starting(after=60))
+    assert never._victims(5) == {}
+    assert never._pause({"target": 5}).error == "no live client process to pause"

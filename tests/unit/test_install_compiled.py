@@ -82,7 +82,12 @@ def test_a_pip_install_runs_the_compiled_search(tmp_path: Path) -> None:
     )
     out = json.loads(run.stdout.splitlines()[-1])
     assert (run.returncode, out["valid"], out["search"]) == (1, False, "compiled"), run.stderr
-    modules = ("checkers.linear.search", "checkers.linear._registers", "core.formats._scan")
+    modules = (
+        "checkers.linear.search",
+        "checkers.linear._registers",
+        "core.formats._scan",
+        "core.formats._edn",
+    )
     where = f"import importlib\nfor m in {modules!r}: print(importlib.import_module(m).__file__)"
     installed = subprocess.run(
         [str(venv / "bin" / "python"), "-c", where],

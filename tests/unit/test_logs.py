@@ -20,7 +20,7 @@ def _one_op(process: int) -> str:
     try:
         worker.send(Invocation("write", 1))
         assert worker.conn.poll(30), "the worker did not answer"
-        return str(worker.conn.recv().type)
+        return str(worker.recv().type)
     finally:
         worker.stop()
 

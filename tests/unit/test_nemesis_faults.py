@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 
 from core.client import Invocation
+from core.cluster import ClusterError
 from core.option_checks import OptionError
 from core.options import RunOptions
 from nemesis.build import build_nemesis
 from nemesis.clock import ClockSkew
-from nemesis.node_faults import NodeKill, NodePause
+from nemesis.node_faults import NodeKill, NodePause, NodePowerLoss
 from nemesis.partition import Partition
 
 
@@ -109,6 +110,11 @@ class FakeCluster:
     def is_running(self, node: str) -> bool:
         return node not in self.killed
 
+    # PowerCuttable
+    def power_cut(self, node: str) -> dict[str, int]:
+        self.kill(node)
+        return {"/appendonlydir/appendonly.aof.1.incr.aof": 37 if node == "n2" else 0}
+
     def wait_healthy(self, node: str, timeout: float) -> None: ...
 
 
@@ -182,6 +188,47 @@ def test_kill_then_restart_with_proof() -> None:
     assert (
         back.type == "ok" and not c.killed and set(back.value["proof"]) == set(done.value["nodes"])
     )
+
+
+def test_killing_every_node_restarts_them_all_before_waiting_for_a_quorum() -> None:
+    """A node of a quorum service is healthy only once a majority runs again."""
+    c = FakeCluster()
+
+    def quorum(node: str, timeout: float) -> None:
+        if len(c.killed) > 1:
+            raise ClusterError(f"{node} has no leader")
+
+    c.wait_healthy = quorum  # type: ignore[method-assign]
+    k = NodeKill(c, "all")  # type: ignore[arg-type]
+    assert k.invoke(Invocation("start-kill")).type == "ok" and len(c.killed) == 3
+    back = k.invoke(Invocation("stop-kill"))
+    assert back.type == "ok" and back.value["proof"] == {"n1": True, "n2": True, "n3": True}
+
+
+def test_a_power_cut_says_what_it_discarded_per_node_and_file_and_restarts() -> None:
+    c = FakeCluster()
+    cut = NodePowerLoss(c, "leader")  # type: ignore[arg-type]
+    done = cut.invoke(Invocation("start-power-loss"))
+    assert done.type == "ok" and c.killed == {"n2"}
+    assert done.value["discarded"] == {"n2": {"/appendonlydir/appendonly.aof.1.incr.aof": 37}}
+    back = cut.invoke(Invocation("stop-power-loss"))
+    assert back.type == "ok" and not c.killed and back.value["proof"] == {"n2": True}
+
+
+def test_a_power_cut_that_did_not_take_effect_fails_with_its_proof() -> None:
+    c = FakeCluster()
+
+    def broken(node: str) -> dict[str, int]:
+        raise ClusterError("The power-loss layer on n1 did not answer cut")
+
+    c.power_cut = broken  # type: ignore[method-assign]
+    done = NodePowerLoss(c, "n1").invoke(Invocation("start-power-loss"))  # type: ignore[arg-type]
+    assert done.type == "fail" and done.value["proof"] == {"n1": False}
+
+
+def test_power_loss_is_refused_by_a_cluster_without_the_layer() -> None:
+    with pytest.raises(TypeError, match="cannot cut its nodes' power"):
+        NodePowerLoss(Path("no-layer"), "one")  # type: ignore[arg-type]
 
 
 def test_clock_bump_is_measured_and_reset() -> None:

@@ -20,7 +20,7 @@ OWN_REGISTRIES = ("workloads/registry.py", "nemesis/registry.py")
 
 EXEMPT: dict[str, set[str]] = {
     # Abilities a target has (core.abilities.Ability): the words match the faults needing them.
-    "core/abilities.py": {"kill", "pause", "clock"},
+    "core/abilities.py": {"kill", "pause", "clock", "power-loss"},
     # Linearizability models named "cas-register" (Knossos's), not the workload.
     "core/formats/__init__.py": {"cas-register"},
     "checkers/linear/models/__init__.py": {"cas-register"},
@@ -53,7 +53,8 @@ EXEMPT: dict[str, set[str]] = {
     "workloads/common/factories.py": {"lock"},
     # The faults' names for runs that did not record their faults' words: the fault
     # modules take their names from here (checkers sit below nemesis).
-    "checkers/windows.py": {"client-pause", "pause", "partition", "kill", "clock"},
+    # Power loss too: the targets' clusters read it to mount the power-loss layer.
+    "checkers/windows.py": {"client-pause", "pause", "partition", "kill", "clock", "power-loss"},
     # The --lock option (a lock implementation), not the workload.
     "harness/report/_runs.py": {"lock"},
     # The timeline's lane of clock offsets (a JSON key and a lane kind).

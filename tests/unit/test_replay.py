@@ -241,16 +241,28 @@ def test_a_client_fault_hits_whichever_process_runs_its_thread_now() -> None:
     assert pause[0].value == {"target": 2}
 
 
-def test_a_client_fault_waits_for_the_op_it_hit_and_as_far_into_it() -> None:
-    """Recorded: thread 0's second op (a write) began at 10 ms and the pause hit it 3 ms
-    in. Replayed with thread 0's first op answered at 40 ms (later than recorded), the
-    pause is issued 3 ms into the write, at 43 ms, not at its recorded 13 ms while the
-    thread was still in its first op."""
+@pytest.mark.parametrize(
+    ("catch_up", "into_ms", "hit_ms"),
+    [
+        # Recorded: thread 0's write began at 10 ms and the pause hit it 3 ms in. Replayed
+        # with thread 0's first op answered at 40 ms (later than recorded), the pause is
+        # issued 3 ms into the write, at 43 ms, not at 13 ms while the thread was still in
+        # its first op.
+        (False, 3, 43),
+        # The write is a holder's work that catches up: issued 30 ms late, it is 30 ms
+        # shorter, so the pause recorded 35 ms into it (at 45 ms) hits it at 45 ms, 5 ms
+        # into the shortened work, not 35 ms into it (at 75 ms, perhaps after it ended).
+        (True, 35, 45),
+    ],
+)
+def test_a_client_fault_waits_for_the_op_it_hit_and_as_far_into_it(
+    catch_up: bool, into_ms: int, hit_ms: int
+) -> None:
     recorded = [
         Recorded(0, 0, "acquire"),
-        Recorded(0, 10 * MS, "write"),
-        Recorded("nemesis", 13 * MS, "start-client-pause", {"target": 0}, victim=0, during=1,
-                 into=3 * MS),
+        Recorded(0, 10 * MS, "write", {}, catch_up=catch_up),
+        Recorded("nemesis", (10 + into_ms) * MS, "start-client-pause", {"target": 0}, victim=0,
+                 during=1, into=into_ms * MS),
     ]  # fmt: skip
     history = gen.simulate(
         replay(recorded, start=0), 1, latency=lambda op: 40 * MS if op.f == "acquire" else MS
@@ -258,7 +270,7 @@ def test_a_client_fault_waits_for_the_op_it_hit_and_as_far_into_it() -> None:
     assert [(o.f, o.time // MS) for o in history if o.type == "invoke"] == [
         ("acquire", 0),
         ("write", 40),
-        ("start-client-pause", 43),
+        ("start-client-pause", hit_ms),
     ]
 
 
@@ -340,12 +352,20 @@ def test_lateness_tells_what_waited_for_its_thread_from_what_the_harness_issued_
     ]
     ops.sort(key=lambda o: o.time)  # type: ignore[attr-defined]
     facts = lateness(rec, ops, concurrency=2)  # type: ignore[arg-type]
-    assert (facts["issued"], facts["on_time"], facts["held"], facts["on_cue"]) == (3, 1, 1, 2)
+    assert (facts["issued"], facts["on_time"], facts["held"], facts["late"]) == (3, 1, 1, 1)
+    assert facts["on_cue"] == 2
     assert facts["max_ms"] == 191.0 and facts["latest"]["thread"] == 0
+    assert facts["first_held"] == {
+        "thread": 0, "f": "read", "at_s": 0.01, "after": "read", "by_ms": 190.0
+    }  # fmt: skip
     line = lateness_line(facts)
-    assert "1 (33%) within 50 ms" in line
-    assert "2 later: 1 waited for their thread's previous op" in line
-    assert "1 issued late by the harness" in line and "below 95%" in line
+    assert (
+        "replay: 3 of 3 recorded invocations issued: 1 (33%) on time (within 50 ms of their "
+        "recorded time), 1 held by their thread's previous op (answered later than "
+        "recorded; the first: thread 0's read at 0.010 s, its read answered 190 ms late), "
+        "1 late by the harness; late by p50 100 ms"
+    ) in line
+    assert "below 95%: not a faithful replay" in line
 
 
 def _write_recording(run: Path, concurrency: int, history: list[dict]) -> None:
@@ -397,3 +417,106 @@ def test_a_thread_whose_recording_ends_holding_lets_go_where_it_ended(tmp_path: 
     late = json.loads((run / "test.json").read_text())["replay"]
     assert late["issued"] == late["recorded"] == 2
     assert "replay: 2 of 2 recorded invocations issued" in out.stdout
+
+
+# --- issue 30: a replay that replays (the lock workload on sim went from 24% to 98% on time)
+
+
+def test_an_acquire_that_lost_a_race_is_issued_after_the_one_that_won() -> None:
+    """Thread 0 asked for the lock 0.2 ms before thread 1 but reached the service after
+    it: thread 1 was granted first. Replayed, thread 0's acquire follows thread 1's."""
+    recorded = [
+        Recorded(0, 0, "acquire", follows=((1, 0),)),
+        Recorded(1, MS // 5, "acquire"),
+    ]
+    history = gen.simulate(replay(recorded, start=0), 2, latency=1 * MS, nemesis=False)
+    assert _invocations(history) == [(1, "acquire", None, 0), (0, "acquire", None, 20)]
+
+
+def test_the_race_is_read_from_the_recorded_grants() -> None:
+    from core.ops import Op
+    from harness.replay import recorded
+
+    lock = {"name": "lock-0"}
+    ops = [
+        Op(0, 0, 0, "invoke", "acquire", lock),
+        Op(1, MS // 5, 1, "invoke", "acquire", lock),
+        Op(2, 5 * MS, 1, "ok", "acquire", lock),
+        Op(3, 300 * MS, 0, "ok", "acquire", lock),
+        Op(4, 301 * MS, 0, "invoke", "write", lock),
+    ]
+    clients, _, _ = recorded(ops, 0, 2, frozenset({"acquire"}), frozenset({"write"}))
+    assert [(r.thread, r.f, r.follows, r.catch_up) for r in clients] == [
+        (0, "acquire", ((1, 0),), False),
+        (1, "acquire", (), False),
+        (0, "write", (), True),
+    ]
+
+
+def test_a_holders_work_issued_late_is_told_how_late() -> None:
+    """The acquire was answered 10 ms later than recorded: the write (the holder's work)
+    is issued 9 ms late and says so, for the client to shorten its work by as much."""
+    from core.gen.replay import BEHIND
+
+    recorded = [
+        Recorded(0, 0, "acquire"),
+        Recorded(0, 1 * MS, "write", {"name": "l"}, catch_up=True),
+        Recorded(0, 30 * MS, "write", {"name": "l"}, catch_up=True),
+    ]
+    history = gen.simulate(replay(recorded, start=0), 1, latency=10 * MS, nemesis=False)
+    writes = [o.value for o in history if o.type == "invoke" and o.f == "write"]
+    assert writes == [{"name": "l", BEHIND: 0.009}, {"name": "l"}]  # the second on time
+
+
+def test_the_client_shortens_its_work_by_how_late_it_was_issued(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from types import SimpleNamespace
+
+    from core.gen.replay import BEHIND
+    from workloads.common import holder
+
+    seen: list[tuple[object, float]] = []
+
+    def fenced(res: object, session: object, w: object, name: object, n: object,
+               value: object, work: float, *rest: object) -> object:  # fmt: skip
+        seen.append((value, work))
+        return SimpleNamespace(type="ok", value=None, error=None)
+
+    monkeypatch.setattr(holder, "fenced_write", fenced)
+    client = holder.HolderClient.__new__(holder.HolderClient)
+    client.session, client.work, client.node = object(), 0.3, None  # type: ignore[assignment]
+    client.resource, client.ctx, client.held, client.number = (
+        None,
+        SimpleNamespace(process=1),
+        "l",
+        4,
+    )  # type: ignore[assignment]
+    client.number_key, client.check = "token", True
+    client._write({"name": "l", BEHIND: 0.1})
+    client._write({"name": "l", BEHIND: 2.0})
+    client._write({"name": "l"})
+    assert seen == [({"name": "l"}, pytest.approx(0.2)), ({"name": "l"}, 0.0), ({"name": "l"}, 0.3)]
+
+
+def test_lateness_counts_the_works_shortened_to_catch_up() -> None:
+    from core.gen.replay import BEHIND
+    from core.ops import Op
+    from harness.replay import Recording, lateness, lateness_line
+
+    rec = Recording(
+        Path("x"),
+        RunOptions.of(),
+        (Recorded(0, 0, "acquire"), Recorded(0, 1 * MS, "write", {}, catch_up=True)),
+        (),
+    )
+    ops = [
+        Op(0, 0, 0, "invoke", "acquire"),
+        Op(1, 70 * MS, 0, "ok", "acquire"),
+        Op(2, 70 * MS, 0, "invoke", "write", {BEHIND: 0.069}),
+    ]
+    facts = lateness(rec, ops, concurrency=1)
+    assert (facts["caught_up"], facts["caught_up_max_ms"], facts["held"]) == (1, 69.0, 1)
+    assert "1 holder work issued late shortened to catch up (by at most 69 ms)" in (
+        lateness_line(facts)
+    )

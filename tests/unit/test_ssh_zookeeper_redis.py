@@ -336,7 +336,8 @@ def test_good_sizes_make_the_target_s_cluster(
 @pytest.mark.parametrize(
     ("target", "persistence", "message"),
     [
-        ("etcd", "none", "Target etcd does not accept persistence='none'; choose from: none: it"),
+        ("consul", "none", "Target consul does not accept persistence='none'; choose from: none"),
+        ("etcd", "none", "Target etcd does not accept persistence='none'; choose from: fsync,"),
         ("zookeeper", "aof-always", "Target zookeeper does not accept persistence='aof-always'"),
         ("redis", "fsync", "persistence='fsync'; choose from: none, aof-everysec, aof-always"),
     ],

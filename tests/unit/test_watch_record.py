@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -20,8 +21,10 @@ from test_cli import run
 from test_watch_checker import base, change
 
 from checkers import watch_delivery
-from checkers.watch_record import ABSENT, CLIENT, COMPACTED, RECORD
+from checkers.watch_record import ABSENT, CLIENT, COMPACTED, OVERWRITTEN, RECORD
+from clusters.consul.watch import ConsulWatch
 from clusters.etcd.watch import EtcdWatch
+from clusters.zookeeper.watch import ZkWatch
 from core.client import WorkerContext
 from core.clock import RunClock
 from core.store import write_json
@@ -200,3 +203,109 @@ def test_a_sim_watch_run_records_the_service_record(
     results = json.loads((tmp_path / "latest" / "results.json").read_text())
     kept = results["checkers"]["watch-delivery"]["service_record"]
     assert kept["service"] == "sim" and kept["complete"] is True and kept["changes"] > 0
+
+
+# --- services that keep each key's last change only (ZooKeeper's stat, Consul's index) ---
+
+
+def last_change_event(service: str, changes: list[list[Any]], **more: Any) -> dict[str, Any]:
+    return {"time": 9 * 10**9, "process": 0, "event": RECORD, "service": service,
+            "source": "each node's data and stat (mzxid, version), after a sync",
+            "history": False, "first_revision": 0, "compact_revision": None, "revision": 4,
+            "complete": True, "changes": changes, **more}  # fmt: skip
+
+
+def settled_stale(revisions: bool = True) -> Any:
+    """Writes 1..4 of key 0 (mzxids 1..4, or none given, as Consul's writes); a watcher
+    that re-reads settles on 3 and never sees 4."""
+    r = base("latest", rereads=True)
+    for i in range(1, 5):
+        r.write(i, "0", i, i if revisions else None)
+    r.collect(3.1, 0, [change("0", 3, 3)])
+    r.collect(8, 0, [])
+    return r
+
+
+@pytest.mark.parametrize("revisions", [True, False])
+def test_a_last_change_the_service_holds_was_lost_in_our_client(revisions: bool) -> None:
+    """ZooKeeper (writes give the mzxid) and Consul (writes give no index): the key's last
+    change in the service's record is the one the re-reading watcher never settled on."""
+    r = settled_stale(revisions)
+    r.events.append(last_change_event("ZooKeeper", [["0", 4, 4]], versions={"0": 4}))
+    res = watch_delivery.check_record(r.record())
+    assert res.valid is False
+    (finding,) = res.details["watchers"][0]["findings"]
+    assert (finding["kind"], finding["value"], finding["cause"]) == ("stale-final", 4, CLIENT)
+    assert (
+        "Checked against ZooKeeper's own record of the keys, read back at the end of the run "
+        "(each node's data and stat (mzxid, version), after a sync: each key's last change, "
+        "1 key; it keeps no history of values): key 0: 4"
+    ) in res.summary
+    assert (
+        "is the key's last change in ZooKeeper's record: the service had it to serve to a "
+        "watcher that re-reads, so it was lost in our watcher client, not by ZooKeeper."
+    ) in res.summary
+    assert res.details["service_record"]["versions"] == {"0": 4}
+
+
+def test_a_last_change_the_service_does_not_hold_is_the_services() -> None:
+    r = settled_stale()
+    r.events.append(last_change_event("Consul", [["0", 3, 3]]))
+    res = watch_delivery.check_record(r.record())
+    (finding,) = res.details["watchers"][0]["findings"]
+    assert finding["cause"] == ABSENT
+    assert (
+        "key 0: 4 (revision 4): Consul's record holds another value as the key's last "
+        "change: the service itself does not have it."
+    ) in res.summary
+
+
+def test_a_repeat_of_an_overwritten_change_cannot_be_told() -> None:
+    """A change delivered twice that the key's later change overwrote: a record of the
+    last change only cannot tell who repeated it."""
+    r = base("latest", rereads=True)
+    for i in range(1, 4):
+        r.write(i, "0", i, i)
+    r.collect(2.1, 0, [change("0", 2, 2), change("0", 2, 2)])
+    r.collect(3.1, 0, [change("0", 3, 3)])
+    r.collect(8, 0, [])
+    r.events.append(last_change_event("Consul", [["0", 3, 3]]))
+    res = watch_delivery.check_record(r.record())
+    (finding,) = res.details["watchers"][0]["findings"]
+    assert (finding["kind"], finding["cause"]) == ("duplicate", OVERWRITTEN)
+    assert "the key changed again after it, and Consul keeps only its last change" in res.summary
+
+
+class _Zk:
+    """A kazoo client holding node /p/watch/0 at mzxid 9, version 4 (key 1 never made)."""
+
+    def __init__(self) -> None:
+        self.synced: list[str] = []
+
+    def sync(self, path: str) -> None:
+        self.synced.append(path)
+
+    def get(self, path: str) -> Any:
+        from kazoo.exceptions import NoNodeError
+
+        if not path.endswith("/0"):
+            raise NoNodeError()
+        return b"4", SimpleNamespace(mzxid=9, version=4)
+
+
+def test_zookeeper_reads_each_nodes_stat_after_a_sync() -> None:
+    backend: Any = ZkWatch.__new__(ZkWatch)
+    zk = _Zk()
+    backend.observer = lambda: zk
+    backend.path = lambda *parts: "/p/" + "/".join(parts)
+    got = backend.service_record(["0", "1"])
+    assert zk.synced == ["/p/watch"]
+    assert (got["history"], got["changes"], got["versions"]) == (False, [["0", 9, 4]], {"0": 4})
+    assert got["revision"] == 9 and got["complete"] is True
+
+
+def test_consul_reads_each_entrys_modify_index() -> None:
+    backend: Any = ConsulWatch.__new__(ConsulWatch)
+    backend._query = lambda index: ({"0": (4, 17), "9": (1, 3)}, 21)
+    got = backend.service_record(["0", "1"])
+    assert (got["history"], got["changes"], got["revision"]) == (False, [["0", 17, 4]], 21)

@@ -302,6 +302,9 @@ ELSEWHERE = {
     "clusters/_rootfs.py": "an image's root file system being built",
     "clusters/ssh/debs.py": "the package cache",
     "clusters/remote/base.py": "a file in its own temporary folder, to upload",
+    "clusters/_powerfs/disk.py": "a node's data directory, inside the node: the server's own "
+    "writes, passed through the power-loss layer",
+    "clusters/_powerfs/mount.py": "the same layer's FUSE callbacks, inside the node",
 }
 """Modules that write files by other means, and why that is not a harness output."""
 

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from checkers.refusals import NOT_GRANTED
 from core.client import Completion, Invocation, WorkerContext
+from core.gen.replay import BEHIND
 from workloads.common.backoff import Backoff
 from workloads.common.lease import (
     EventLog,
@@ -132,6 +133,10 @@ class HolderClient(Generic[B]):
     def _write(self, value: Any) -> Completion:
         if self.session is None:
             return self._fail(f"not holding {self._name_of(value)!r}")
+        work = self.work
+        if isinstance(value, dict) and BEHIND in value:  # a replay catching up its schedule
+            work = max(0.0, work - float(value[BEHIND]))
+            value = {k: v for k, v in value.items() if k != BEHIND}
         c = fenced_write(
             self.resource,
             self.session,
@@ -139,7 +144,7 @@ class HolderClient(Generic[B]):
             self.held,
             self.number,
             value,
-            self.work,
+            work,
             self.number_key,
             self.check,
         )

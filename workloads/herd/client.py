@@ -16,14 +16,21 @@ notification delivered to the client (recorded at once as a ``herd-notified`` cl
 event, with what it was about), apart from it every watch the client's own connection
 fired (its server lost or its session moved: a ``herd-session-event``, which no handoff
 caused), every attempt that did not give the lock (a create that found the lock taken, a
-check that found a predecessor: a ``herd-failed`` event), every request sent. At the end
+check that found a predecessor: a ``herd-failed`` event), every request sent, by the
+method the service counts it under (etcd's gRPC method, ZooKeeper's operation). At the end
 of the acquire, granted or not, one ``herd-acquire`` event sums them up::
 
     {"event": "herd-notified", "lock": NAME, "recipe": R, "about": TEXT}
     {"event": "herd-session-event", "lock": NAME, "recipe": R, "about": TEXT}
     {"event": "herd-failed", "lock": NAME, "recipe": R}
     {"event": "herd-acquire", "lock": NAME, "recipe": R, "granted": BOOL,
-     "notifications": N, "session_events": N, "failed_attempts": N, "requests": N}
+     "notifications": N, "session_events": N, "failed_attempts": N, "requests": N,
+     "requests_by_method": {METHOD: N}}
+
+Where the backend can read the servers' own request counters (``CountsRequests``), the
+client of the first thread reads them when it opens and again when it closes, each time a
+``server-counters`` event (``checkers.herd_counters``): the herd checker holds our count
+against the servers'.
 
 ``checkers.herd`` reads them. A target supplies a ``HerdBackend`` and lists
 ``herd_clients(driver)`` for the workload, its recipes the variants of its offer (a recipe
@@ -33,12 +40,14 @@ starts).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, runtime_checkable
 
 from checkers.herd import ACQUIRE, FAILED, NOTIFIED, SESSION_EVENT
-from core.client import ClientFactory
+from checkers.herd_counters import COUNTERS, END, START
+from core.client import ClientFactory, WorkerContext
 from core.cluster import Cluster
 from core.option_records import option
 from core.options import RunOptions
@@ -75,10 +84,13 @@ class Tally:
         self.session_events = 0
         self.failed_attempts = 0
         self.requests = 0
+        self.by_method: Counter[str] = Counter()
 
-    def request(self, count: int = 1) -> None:
-        """``count`` requests sent to the service."""
+    def request(self, method: str, count: int = 1) -> None:
+        """``count`` requests sent to the service, counted under ``method``: the name
+        the service's own counters give it (``CountsRequests``)."""
         self.requests += count
+        self.by_method[method] += count
 
     def failed(self) -> None:
         """An attempt or check that did not give the lock, recorded as it happens."""
@@ -110,6 +122,7 @@ class Tally:
             session_events=self.session_events,
             failed_attempts=self.failed_attempts,
             requests=self.requests,
+            requests_by_method=dict(self.by_method),
         )
 
 
@@ -124,13 +137,52 @@ class HerdBackend(LeaseBackend, Protocol):
     def release(self, name: str, lease: Lease) -> None: ...
 
 
+@runtime_checkable
+class CountsRequests(Protocol):
+    """An optional ability of a ``HerdBackend`` that can read the servers' own counters
+    of the requests they served."""
+
+    def server_counters(self) -> dict[str, Any]:
+        """The fields of a ``server-counters`` event (``checkers.herd_counters``): each
+        server's counters now, what they count and which of our methods each covers;
+        quick: it is read while the worker opens and closes."""
+        ...
+
+
+def record_counters(backend: object, events: EventLog, phase: str) -> None:
+    """Record the servers' request counters as a ``server-counters`` event of ``phase``
+    (``START``, ``END``), or why they could not be read; nothing for a backend without
+    them."""
+    if not isinstance(backend, CountsRequests):
+        return
+    try:
+        fields = backend.server_counters()
+    except Exception as e:  # counters that cannot be read are said, never raised
+        fields = {"error": f"{type(e).__name__}: {e}"}
+    try:
+        events.record(COUNTERS, phase=phase, **fields)
+    except OSError:
+        pass
+
+
 class HerdClient(LeaseHolderClient[HerdBackend]):
-    """One waiter: ``acquire`` (by ``recipe``) / ``write`` / ``release``."""
+    """One waiter: ``acquire`` (by ``recipe``) / ``write`` / ``release``. The client of
+    the first thread reads the servers' request counters as it opens and as it closes."""
 
     take_f = "acquire"
     give_f = "release"
     number_key = "token"
     recipe = NAIVE
+
+    def __init__(self, ctx: WorkerContext, *args: Any, **kwargs: Any) -> None:
+        super().__init__(ctx, *args, **kwargs)
+        if ctx.slot == 0:
+            record_counters(self.backend, self.events, START)
+
+    def close(self) -> None:
+        if self.ctx.slot == 0:
+            record_counters(self.backend, self.events, END)
+        super().close()
 
     def _claim(self, name: str, lease: Lease, value: Any) -> int:
         tally = Tally(self.events, name, self.recipe)

@@ -1,0 +1,85 @@
+"""A grant lost to a power cut (issue 34), named by the run's fsync setting: lost as
+documented when the setting says it may be (Redis's appendfsync everysec, a grant
+acknowledged within 2 s of the cut), the service's failure when the setting promised it
+(appendfsync always), a plain crash when no rule was recorded or the rule does not cover it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from test_classify import HOLDER, facts
+from test_mutex_records import S, fault, history
+
+from checkers.classify import CRASH, SERVICE_BUG, UNSYNCED, classify_takeover
+from checkers.durability import DurabilityRule, durability_rule
+from checkers.windows import CRASHES, LOSES_UNSYNCED, FaultWindow, fault_windows
+from clusters.registry import TARGETS
+from core.options import RunOptions
+
+FACTS = {
+    "power-loss": {
+        "start": "start-power-loss",
+        "stop": "stop-power-loss",
+        "describe": "node {nodes} lost power {when}",
+        "effects": sorted({CRASHES, LOSES_UNSYNCED}),
+    }
+}
+EVERYSEC = DurabilityRule(2.0, "redis", "appendfsync", "everysec", "https://redis.io/persistence")
+ALWAYS = DurabilityRule(0.0, "redis", "appendfsync", "always", "https://redis.io/persistence")
+
+
+def cut(at: float, discarded: dict[str, Any]) -> list[FaultWindow]:
+    value = {"nodes": ["n1"], "discarded": discarded, "proof": {"n1": True}}
+    return fault_windows(history(fault("power-loss", at, at + 1.0, value)), FACTS)
+
+
+def takeover(ws: list[FaultWindow], rule: DurabilityRule | None) -> Any:
+    return classify_takeover(HOLDER, facts([0.05, 3.0]), int(2.5 * S), ws, rule).classification
+
+
+def test_a_grant_acknowledged_just_before_an_everysec_cut_is_lost_as_documented() -> None:
+    c = takeover(cut(0.6, {"n1": {"/appendonlydir/appendonly.aof.1.incr.aof": 115}}), EVERYSEC)
+    assert c.cause == UNSYNCED and c.expected
+    assert "acknowledged 0.501 s before the power cut" in c.evidence
+    assert "not fsynced under redis's appendfsync everysec" in c.evidence
+    assert "115 bytes on n1" in c.evidence and "lost, as documented" in c.evidence
+
+
+def test_a_grant_between_the_cuts_invocation_and_its_answer_was_lost_by_it() -> None:
+    """The nemesis invokes the cut, kills, then discards: a grant in between is lost."""
+    value = {"nodes": ["n1"], "discarded": {"n1": {"aof": 115}}, "proof": {"n1": True}}
+    late = [(0.05, "nemesis", "invoke", "start-power-loss", None)]
+    late += [(0.5, "nemesis", "ok", "start-power-loss", value)]
+    ws = fault_windows(history(late), FACTS)
+    c = takeover(ws, EVERYSEC)
+    assert c.cause == UNSYNCED and "acknowledged 0.400 s before the power cut" in c.evidence
+
+
+def test_the_same_loss_under_a_setting_that_promised_durability_is_the_services() -> None:
+    c = takeover(cut(0.6, {"n1": {"aof": 115}}), ALWAYS)
+    assert c.cause == SERVICE_BUG and not c.expected
+    assert "promised to keep" in c.label and "appendfsync always" in c.evidence
+
+
+def test_what_the_rule_does_not_cover_stays_a_crash() -> None:
+    late = DurabilityRule(0.3, "redis", "appendfsync", "everysec")
+    assert takeover(cut(0.6, {"n1": {"aof": 115}}), late).cause == CRASH  # 0.5 s > 0.3 s
+    assert takeover(cut(0.6, {"n1": {}}), EVERYSEC).cause == CRASH  # nothing discarded
+    assert takeover(cut(0.6, {"n1": {"aof": 115}}), None).cause == CRASH  # no rule recorded
+
+
+def test_redis_records_its_rule_for_each_fsync_setting_and_the_checkers_read_it() -> None:
+    def recorded(persistence: str) -> DurabilityRule | None:
+        opts = RunOptions.of(target="redis", workload="lock", persistence=persistence)
+        rules = [r.to_dict() for r in TARGETS["redis"].rules_for(opts)]
+        return durability_rule({"options": {"target": "redis"}, "service_rules": rules})
+
+    assert recorded("aof-everysec") == DurabilityRule(
+        2.0, "redis", "appendfsync", "everysec", EVERYSEC_SOURCE
+    )
+    always = recorded("aof-always")
+    assert always is not None and always.promises
+    assert recorded("none") is None
+
+
+EVERYSEC_SOURCE = "https://redis.io/docs/latest/operate/oss_and_stack/management/persistence/"
