@@ -36,6 +36,7 @@ from checkers.mutex import judge
 from checkers.overlaps import analyse, both_believed_s
 from checkers.record import RunRecord
 from checkers.result import CheckResult, worst
+from checkers.shrink_holdings import shrink_result
 from checkers.windows import record_windows
 from checkers.words import plural
 
@@ -43,7 +44,14 @@ NAME = "election"
 
 
 def check_record(record: RunRecord) -> CheckResult:
-    """Judge the election safety of an election run; see the module docstring."""
+    """Judge the election safety of an election run (see the module docstring); an
+    invalid result carries its first violation's fewest leaderships and writes
+    (``shrunk``, ``checkers.shrink_holdings``)."""
+    return shrink_result(judged(record), record, judged, ELECTION)
+
+
+def judged(record: RunRecord) -> CheckResult:
+    """The election result of ``record``, without its shrink."""
     history = record.history
     windows = record_windows(record)
     service = list(record.service_events)

@@ -42,6 +42,7 @@ from checkers.holdings import (
 from checkers.leases import LeaseFacts, lease_facts
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
+from checkers.shrink_holdings import shrink_result
 from checkers.windows import FaultWindow, record_windows
 from checkers.words import article, listing, plural, secs
 from core.ops import Process
@@ -168,7 +169,14 @@ def lower_accepted(writes: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def check_record(record: RunRecord) -> CheckResult:
     """Judge both fencing rules over a lock run; whether the resource was told to enforce
-    tokens is the run's recorded ``fencing`` option (None: not recorded, taken as on)."""
+    tokens is the run's recorded ``fencing`` option (None: not recorded, taken as on). An
+    invalid result carries its first anomaly's fewest holdings and writes (``shrunk``,
+    ``checkers.shrink_holdings``)."""
+    return shrink_result(judged(record), record, judged, LOCK)
+
+
+def judged(record: RunRecord) -> CheckResult:
+    """The fencing result of ``record``, without its shrink."""
     history, terms = record.history, declared(record.test, LOCK)
     enforced = record.options.get("fencing")
     windows = record_windows(record)

@@ -48,6 +48,7 @@ from checkers.mutex_words import expiry_of, group_paragraph, write_paragraph
 from checkers.overlaps import Analysis, Group, StaleWrite, analyse
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
+from checkers.shrink_holdings import shrink_result
 from checkers.windows import record_windows
 from checkers.words import plural, secs
 
@@ -68,7 +69,14 @@ class Judgement:
 
 
 def check_record(record: RunRecord) -> CheckResult:
-    """Judge the mutual exclusion of a lock run; see the module docstring."""
+    """Judge the mutual exclusion of a lock run (see the module docstring); an invalid
+    result carries its first violation's fewest holdings and writes (``shrunk``,
+    ``checkers.shrink_holdings``)."""
+    return shrink_result(judged(record), record, judged, LOCK)
+
+
+def judged(record: RunRecord) -> CheckResult:
+    """The mutual-exclusion result of ``record``, without its shrink."""
     history = record.history
     found = analyse(
         record.resource_log,

@@ -109,6 +109,8 @@ class RunOptions:
     name: str | None = None
     accept_unavailable: bool = False
     """Whether a run in which the service was never available counts as valid (said)."""
+    stop_on_anomaly: bool = False
+    """Whether the run ends at the first anomaly its live check finds (``harness.live_check``)."""
     faults: FaultOptions = field(default_factory=FaultOptions)
     lock: LockOptions = field(default_factory=LockOptions)
     backend: BackendOptions = field(default_factory=BackendOptions)

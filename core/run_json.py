@@ -36,6 +36,8 @@ FIELDS: Final[dict[str, tuple[type, ...]]] = {
     "workload_start_ns": (int,),
     "replay_of": (str,),
     "replay": (dict,),
+    "repeat": (dict,),
+    "live_anomaly": (dict,),
     "interrupted": (dict,),
     "crashed": (dict, str),
     "load": (dict,),

@@ -194,6 +194,7 @@ class Cell:
             "verdict": self.verdict,
             "runs": [str(m.run.path) for m in self.runs],
             "invalid_runs": sum(m.run.valid is False for m in self.runs),
+            "rate": self.rate() if self.repeated else None,
             "violations": self.total("violations"),
             "stale_accepted": self.total("stale_accepted"),
             "stale_rejected": self.total("stale_rejected"),
@@ -221,8 +222,22 @@ class Cell:
             return []
         return [("detection", f"{secs(times[0])} to {secs(times[-1])} ({len(times)} deaths)")]
 
+    @property
+    def repeated(self) -> bool:
+        """Whether its runs are repeats of a scenario (``harness run --repeat``): the
+        cell then gives their rate, not one verdict."""
+        return any(isinstance(m.run.test.get("repeat"), dict) for m in self.runs)
+
+    def rate(self) -> str:
+        """``k/N invalid`` over its runs, and the seeds of the invalid ones."""
+        bad = [m.run for m in self.runs if m.run.valid is False]
+        seeds = ", ".join(str(r.test.get("seed")) for r in bad)
+        return f"{len(bad)}/{len(self.runs)} invalid" + (f" (seeds {seeds})" if bad else "")
+
     def _verdict_line(self) -> str:
         n, bad = len(self.runs), sum(m.run.valid is False for m in self.runs)
+        if self.repeated:
+            return self.rate()
         if n == 1:
             return self.verdict.upper()
         return (
@@ -304,12 +319,15 @@ def _json_of(path: Path) -> Any:
 def row_label(run: RunInfo) -> str:
     """``target (lock) · workload``, plus ``fencing off`` for a run of a workload with
     fencing (``Workload.options``) run without it: the one setting that decides whether a
-    stale holder does harm."""
+    stale holder does harm; and the sim's bugs injected (``bug stale-read``)."""
     label = f"{run.target_label} · {run.workload}"
     workload = WORKLOADS.get(run.workload)
     fenced = workload is not None and "fencing" in workload.options
     if fenced and run.options.get("fencing") is False:
         label += " · fencing off"
+    bugs = run.options.get("sim_bugs")
+    if isinstance(bugs, list) and bugs:  # a service with a bug injected is another service
+        label += " · bug " + ",".join(map(str, bugs))
     return label
 
 

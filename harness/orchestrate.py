@@ -39,7 +39,7 @@ from core.store import (
     new_run_dir,
     write_json,
 )
-from harness import analysis
+from harness import analysis, live_check
 from harness.load import Load
 from harness.logs import log_to
 from harness.plan import build_plan, warnings_at_start
@@ -142,11 +142,17 @@ def _log_to(run_dir: Path) -> logging.Handler:
     return log_to(run_dir / LOG_FILE)
 
 
-def run_test(checked: Checked, term: Terminal, recording: Recording | None = None) -> RunOutcome:
+def run_test(
+    checked: Checked,
+    term: Terminal,
+    recording: Recording | None = None,
+    repeat: dict[str, Any] | None = None,
+) -> RunOutcome:
     """Run a test end to end and print its verdict; never leaves a fault behind. It runs
     only options checked and decided (``harness.validate.check_run``), as they are but for
     the seed, chosen here when none was given. With a ``recording`` (``harness run
-    --replay``), its invocations and faults are the schedule."""
+    --replay``), its invocations and faults are the schedule; ``repeat``: which run of a
+    repeat this is (``harness.repeat``), for test.json."""
     opts, target = checked
     seed = opts.seed if opts.seed is not None else random.randrange(2**31)
     opts = replace(opts, seed=seed)
@@ -155,7 +161,7 @@ def run_test(checked: Checked, term: Terminal, recording: Recording | None = Non
     try:
         reserve = Reserve(run_dir)
         try:
-            return _run_in(run_dir, opts, target, term, recording)
+            return _run_in(run_dir, opts, target, term, recording, repeat)
         finally:
             reserve.release()
     finally:
@@ -169,6 +175,7 @@ def _run_in(
     target: TargetSpec,
     term: Terminal,
     recording: Recording | None,
+    repeat: dict[str, Any] | None = None,
 ) -> RunOutcome:
     """The run in ``run_dir`` (its log open, its reserve of disk space set aside), then
     its check: the body of ``run_test``."""
@@ -201,6 +208,8 @@ def _run_in(
     test["command"] = rerun_command(opts, replay_of)
     if replay_of is not None:
         test["replay_of"] = replay_of
+    if repeat is not None:
+        test["repeat"] = repeat
     write_json(run_dir / TEST_FILE, test)
     HistoryWriter(run_dir / HISTORY_FILE).close()  # a run stopped before its first op has one
     term.err.print(f"[bold]{opts.test_name()}[/] seed {opts.seed} -> {run_dir}")
@@ -320,12 +329,13 @@ def _drive(
         plan = build_plan(opts, target, cluster, seed_of(opts), resource)
         writer = HistoryWriter(run_dir / HISTORY_FILE, batched=True)
         stack.callback(writer.close)
+        live = live_check.for_run(opts, clock, term.err)  # None: checked at the end only
         runner = Runner(
             generator=plan.client_gen,  # the schedule comes with begin(), below
             client_factory=plan.client,
             concurrency=opts.concurrency,
             clock=clock,
-            record=writer.write,
+            record=writer.write if live is None else live.tee(writer.write),
             flush=writer.flush,
             op_timeout=opts.op_timeout,
             events_path=run_dir / EVENTS_FILE,
@@ -350,11 +360,20 @@ def _drive(
         )
         runner.begin(schedule, nemesis)
         total = opts.time_limit + opts.recovery_time
+        if live is not None and opts.stop_on_anomaly:
+            live.on_found.append(lambda first: runner.stop())
+        note = live.note if live is not None else None
         try:
-            with Progress(term.err, runner.stats, clock.seconds, total, opts.test_name()):
+            with (
+                live or contextlib.nullcontext(),
+                Progress(term.err, runner.stats, clock.seconds, total, opts.test_name(), note),
+            ):
                 runner.run()
         finally:  # an interrupted run's load too: what it drove before it stopped
             _record_load(runner.load(opts.rate), test, term)
+        if live is not None and live.first is not None:
+            test["live_anomaly"] = {**live.first, "stopped_run": opts.stop_on_anomaly}
+            log.info("first anomaly found during the run: %s", live.first)
         log.info("the schedule ended at %.1f s; tearing down", clock.seconds())
 
 

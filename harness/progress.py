@@ -14,6 +14,7 @@ from types import TracebackType
 
 from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 
 from harness.runner import Stats
@@ -69,7 +70,11 @@ class Progress:
         elapsed: Callable[[], float],
         total: float,
         title: str,
+        note: Callable[[], str | None] | None = None,
     ) -> None:
+        """``note``: a line of news to show beside the counts (the first anomaly the run's
+        live check found, ``harness.live_check``), None while there is none."""
+        self.note = note
         self.console = console
         self.stats = stats
         self.elapsed = elapsed
@@ -96,17 +101,21 @@ class Progress:
             if st.active_faults
             else "no fault",
         )
+        said = self.note() if self.note is not None else None
+        if said:
+            t.add_row(f"[red]{escape(said)}[/]")
         return t
 
     def line(self) -> str:
         st = self.stats
         el = self.elapsed()
         faults = ",".join(sorted(st.active_faults)) or "none"
+        said = self.note() if self.note is not None else None
         return (
             f"[{_fmt(el)} / {_fmt(self.total)}] ops/s "
             f"{_rate_text(self._rate(el, st.completed)).strip()} "
             f"ok {st.ok} fail {st.fail} info {st.info} fault {faults}"
-        )
+        ) + (f"; {said}" if said else "")
 
     def _plain_loop(self) -> None:
         while not self._stop.wait(5.0):

@@ -14,6 +14,7 @@ SWITCHES = {
     "ssh": "--ssh",
     "ssh_keep_packages": "--ssh-keep-packages",
     "accept_unavailable": "--accept-unavailable",
+    "stop_on_anomaly": "--stop-on-anomaly",
 }
 """Options given by a flag alone."""
 

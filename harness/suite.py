@@ -19,6 +19,16 @@ A suite file::
     expect = "invalid"
     violation = "stale-write-accepted"   # optional: which anomaly must be found
     cause = "lease-expired-while-paused" # optional: the cause one of them must be given
+    [[run]]
+    name = "sim-stale-read-rate"
+    repeat = 5            # optional: run it 5 times, seeds seed, seed+1, ...
+    pass_rule = "most"    # all (default) | most | any: how many runs must be valid
+    repeat_seed = "next"  # next (default) | same: the seed of each run
+
+A run with ``repeat = N`` is one scenario run N times (``harness.repeat``): its outcome
+is the pass rule's (valid when it passed; else invalid when a run was, else unknown), its
+JUnit test case one whose message gives the rate (``2/5 invalid``), and a violation or
+cause asked for must be found in one of its invalid runs.
 
 ``expect`` may list outcomes that all meet it (``["valid", "invalid"]``: a run whose
 service allows an anomaly it rarely shows); ``violation`` and ``cause`` are then what an
@@ -57,6 +67,7 @@ from core.options import FIELDS, OLD_EXTRA, RunOptions
 from core.store import read_json, utc_stamp, write_json
 from core.writes import make_dirs
 from harness.junit import Case
+from harness.repeat import DEFAULT_PASS_RULE, PASS_RULES, REPEATS, SEED_MODES, Rate
 from harness.report._verdict import headline
 from harness.terminal import Terminal, heading
 from harness.validate import check_run
@@ -133,6 +144,10 @@ class SuiteRun:
     """The outcome it must have, or several joined by " or " (``expected``)."""
     violation: str | None = None
     cause: str | None = None
+    repeat: int | None = None
+    """Runs of the scenario (``harness.repeat``); None: one run."""
+    pass_rule: str = DEFAULT_PASS_RULE
+    repeat_seed: str = "next"
 
     @property
     def expected(self) -> tuple[str, ...]:
@@ -166,9 +181,13 @@ class Outcome:
     """The run's own one sentence (its verdict and the first reason for it)."""
     started: datetime | None = None
     """When the run began (UTC), for its JUnit testcase."""
+    rate: Rate | None = None
+    """A repeated run's runs and pass rule (``SuiteRun.repeat``)."""
 
     def to_dict(self) -> dict[str, Any]:
+        repeat = {"repeat": self.rate.to_dict()} if self.rate is not None else {}
         return {
+            **repeat,
             "name": self.run.name,
             "expect": self.run.expect,
             "violation": self.run.violation,
@@ -342,6 +361,7 @@ def load_suite(path: Path, decide: Callable[[RunOptions], RunOptions] = checked)
                 f"choose from {', '.join(VIOLATIONS)}"
             )
         merged = {**defaults, **entry}
+        repeat = _repeat_of(merged, f"{path}: run {run_name!r}")
         unknown = sorted(set(merged) - set(FIELDS) - {OLD_EXTRA})
         if unknown:
             raise SuiteError(
@@ -355,10 +375,33 @@ def load_suite(path: Path, decide: Callable[[RunOptions], RunOptions] = checked)
             opts = decide(named)
         except (HarnessError, TypeError) as e:  # TypeError: a value of the wrong kind
             raise SuiteError(f"{path}: run {run_name!r}: {e}") from None
-        suite.runs.append(SuiteRun(run_name, opts, expect, violation, cause))
+        suite.runs.append(SuiteRun(run_name, opts, expect, violation, cause, *repeat))
     if not suite.runs:
         raise SuiteError(f"{path}: no [[run]] tables: a suite lists the runs it makes")
     return suite
+
+
+def _repeat_of(merged: dict[str, Any], where: str) -> tuple[int | None, str, str]:
+    """A run's ``repeat``, ``pass_rule`` and ``repeat_seed`` (taken out of ``merged``):
+    checked, each one line naming ``where`` and what may be given."""
+    repeat = merged.pop("repeat", None)
+    rule = merged.pop("pass_rule", None)
+    seed_mode = merged.pop("repeat_seed", None)
+    if repeat is None:
+        if rule is not None or seed_mode is not None:
+            raise SuiteError(f"{where}: pass_rule and repeat_seed shape repeat = N: add it")
+        return None, DEFAULT_PASS_RULE, "next"
+    try:
+        REPEATS.check(repeat)
+    except OptionError as e:
+        raise SuiteError(f"{where}: {str(e).replace('--repeat', 'repeat')}") from None
+    for key, value, allowed in (
+        ("pass_rule", rule, tuple(PASS_RULES)),
+        ("repeat_seed", seed_mode, SEED_MODES),
+    ):
+        if value is not None and value not in allowed:
+            raise SuiteError(f"{where}: {key} must be one of {', '.join(allowed)}, not {value!r}")
+    return int(repeat), rule or DEFAULT_PASS_RULE, seed_mode or "next"
 
 
 def judge(run: SuiteRun, results: dict[str, Any]) -> tuple[bool, str]:
@@ -419,7 +462,7 @@ def run_suite(
                 r.options.target,
                 r.options.workload,
                 ",".join(r.options.faults.nemesis),
-                r.expect + (f" ({r.violation})" if r.violation else ""),
+                r.expect + (f" ({r.violation})" if r.violation else "") + _repeat_words(r),
             )
         if term.as_json:
             term.answer({"suite": suite.name, "runs": [_listed(r) for r in runs]})
@@ -439,12 +482,15 @@ def run_suite(
         started = time.monotonic()
         o = Outcome(r, started=datetime.now(UTC))
         try:
-            res = run_test(check_run(replace(r.options, out_dir=str(base))), term)
-            o.run_dir = str(res.run_dir)
-            results = read_json(res.run_dir / "results.json")
-            o.valid = results.get("valid")
-            o.met, o.why = judge(r, results)
-            o.reason = headline(results)
+            if r.repeat is not None:
+                _repeated(o, base, term)
+            else:
+                res = run_test(check_run(replace(r.options, out_dir=str(base))), term)
+                o.run_dir = str(res.run_dir)
+                results = read_json(res.run_dir / "results.json")
+                o.valid = results.get("valid")
+                o.met, o.why = judge(r, results)
+                o.reason = headline(results)
         except HarnessError as e:
             o.error, o.why = str(e), f"could not run: {e}"
         except Exception as e:  # one broken run must not stop the suite
@@ -466,9 +512,46 @@ def run_suite(
     return 0 if met else 1
 
 
+def _repeated(o: Outcome, base: Path, term: Terminal) -> None:
+    """A suite run with ``repeat = N``: its runs (``harness.repeat``), the scenario's
+    outcome the pass rule's, met as a single run's is (``judge``), a violation or cause
+    asked for found in one of its invalid runs; the rate leads why."""
+    from harness.orchestrate import run_test
+    from harness.repeat import run_repeated
+
+    r = o.run
+    assert r.repeat is not None
+    rate, folder = run_repeated(
+        replace(r.options, out_dir=str(base)),
+        r.repeat,
+        lambda opts, facts: run_test(check_run(opts), term, repeat=facts),
+        term,
+        pass_rule=r.pass_rule,
+        seed_mode=r.repeat_seed,
+    )
+    o.rate, o.run_dir = rate, str(folder)
+    o.valid = {0: True, 1: False}.get(rate.exit_code(), "unknown")
+    rule = f"{rate.rate()}, pass rule {r.pass_rule}"
+    invalid = [Path(x.run_dir) for x in rate.runs if x.valid is False and x.run_dir]
+    judged = [judge(r, read_json(d / "results.json")) for d in invalid]
+    if o.valid is False and judged:
+        o.met, o.why = next((j for j in judged if j[0]), judged[0])
+    else:
+        o.met, o.why = judge(r, {"valid": o.valid})
+    o.why = f"{rule}: {o.why}"
+    o.reason = "; ".join(rate.lines()[1:])
+
+
+def _repeat_words(r: SuiteRun) -> str:
+    """`` x5, pass rule most`` for a repeated run ("" for one run)."""
+    return "" if r.repeat is None else f" x{r.repeat}, pass rule {r.pass_rule}"
+
+
 def _listed(r: SuiteRun) -> dict[str, Any]:
     """A suite's run as ``suite run --list --json`` lists it."""
     return {
+        "repeat": r.repeat,
+        "pass_rule": r.pass_rule if r.repeat is not None else None,
         "name": r.name,
         "target": r.options.target,
         "workload": r.options.workload,

@@ -45,6 +45,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Final, NamedTuple
 
+from checkers.ddmin import ddmin
 from checkers.linear.model import ANY, NOTHING, Model
 from checkers.linear.plain import plain_check
 from checkers.linear.prepare import INF, problem
@@ -230,26 +231,8 @@ class _Ddmin:
         return got
 
     def run(self, units: list[Unit]) -> list[Unit]:
-        """``ddmin``: split into ``n`` chunks; keep a chunk that fails alone, else a
-        complement that does, else split finer; done when single operations are tried."""
-        n = 2
-        while len(units) >= 2:
-            chunks = _split(units, n)
-            for c in chunks:
-                if self.fails(c):
-                    units, n = c, 2
-                    break
-            else:
-                for k in range(len(chunks)) if n > 2 else ():
-                    rest = [u for j, c in enumerate(chunks) if j != k for u in c]
-                    if self.fails(rest):
-                        units, n = rest, max(n - 1, 2)
-                        break
-                else:
-                    if n >= len(units):
-                        return units
-                    n = min(2 * n, len(units))
-        return units
+        """``ddmin`` (``checkers.ddmin``) over ``units``, by this shrink's ``fails``."""
+        return ddmin(units, self.fails)
 
 
 class _Sources:
@@ -344,14 +327,3 @@ def _concurrent(events: Sequence[Op]) -> History:
         if len(u) == 2
     ]
     return History(out)
-
-
-def _split(units: list[Unit], n: int) -> list[list[Unit]]:
-    """``units`` in ``n`` chunks of sizes differing by at most one, in order."""
-    size, extra = divmod(len(units), n)
-    out, at = [], 0
-    for k in range(n):
-        step = size + (k < extra)
-        out.append(units[at : at + step])
-        at += step
-    return out

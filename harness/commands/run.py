@@ -14,6 +14,7 @@ from harness.commands.args import (
     checked,
     describe,
     faults,
+    number,
     number_option,
     on_off,
     path,
@@ -137,6 +138,13 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help="a fault window without any successful op is accepted (valid, said "
         "out loud) instead of making the run unknown",
+    )
+    g.add_argument(
+        "--stop-on-anomaly",
+        action="store_true",
+        default=None,
+        help="end the run at the first anomaly the check during the run finds (the "
+        "workloads checked for linearizability): healed, checked, exit 1",
     )
     f = topic_group(p, "faults", "faults")
     describe(
@@ -437,12 +445,62 @@ def checked_from(args: argparse.Namespace) -> Checked:
 
 def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
     from harness.orchestrate import run_test
+    from harness.repeat import repeat_command
 
+    _repeat_flags_need_repeat(args)
     if args.replay is not None:
         return _replay(args, term)
     checked = checked_from(args)
     writable_dir(checked.options.out_dir)
+    if args.repeat is not None:
+        return repeat_command(checked.options, term, args.repeat, args.pass_rule, args.repeat_seed)
     return answered(run_test(checked, term), term)
+
+
+def _repeat_flags_need_repeat(args: argparse.Namespace) -> None:
+    """``--pass-rule`` and ``--repeat-seed`` shape a repeat: without one they do nothing."""
+    for flag, value in (("--pass-rule", args.pass_rule), ("--repeat-seed", args.repeat_seed)):
+        if value is not None and args.repeat is None:
+            raise UsageError(
+                f"{flag} shapes the runs of --repeat N: give --repeat, or leave it out"
+            )
+
+
+def add_repeat_options(g: argparse._ArgumentGroup) -> None:
+    """``--repeat N`` and what shapes it (``harness.repeat``): not run options, but how
+    many runs of them, with which seeds, and the rule that decides the exit code."""
+    from harness.repeat import PASS_RULES, REPEATS, SEED_MODES
+
+    describe(
+        g.add_argument(
+            "--repeat",
+            type=number(REPEATS),
+            default=None,
+            metavar="N",
+            help="run the scenario N times, seeds --seed, --seed+1, ... (each run in its own "
+            "directory beside repeat.json), and report k/N invalid, the seeds and the first "
+            "failing run; with --replay, how often the recording's anomaly comes back "
+            "(default: once)",
+        ),
+        common=True,
+    )
+    describe(
+        g.add_argument(
+            "--pass-rule",
+            default=None,
+            choices=tuple(PASS_RULES),
+            help="with --repeat, the exit code: the scenario passes when all, most (more than "
+            "half) or any of the runs were valid (default: all)",
+        ),
+        offers=lambda: tuple(PASS_RULES),
+    )
+    g.add_argument(
+        "--repeat-seed",
+        default=None,
+        choices=SEED_MODES,
+        help="with --repeat, next: seed, seed+1, ...; same: the one seed every time "
+        "(default: next, and same with --replay)",
+    )
 
 
 def answered(outcome: RunOutcome, term: Terminal) -> int:
@@ -482,10 +540,18 @@ def _replay(args: argparse.Namespace, term: Terminal) -> int:
     opts = checked.options
     recording = recorded.on(opts.target)
     writable_dir(opts.out_dir)
+    if args.repeat is not None:  # refused before anything is said when nothing is to reproduce
+        from harness.repeat import recorded_kinds
+
+        recorded_kinds(recording.run_dir)
     term.err.print(
         f"replaying {recording.run_dir}: {len(recording.clients)} client invocations, "
         f"{len(recording.faults)} fault ops, on {opts.target}"
     )
+    if args.repeat is not None:
+        from harness.repeat import repeat_command
+
+        return repeat_command(opts, term, args.repeat, args.pass_rule, args.repeat_seed, recording)
     return answered(run_test(checked, term, recording), term)
 
 
@@ -516,6 +582,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     if isinstance(r, Parser):
         r.help_writer = brief_help
     add_run_options(r)
+    add_repeat_options(topics(r)["run"])
     describe(
         topics(r)["run"].add_argument(
             "--json",

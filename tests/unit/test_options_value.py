@@ -53,6 +53,7 @@ def test_every_option_is_a_flag_of_run_under_its_own_name() -> None:
 
     translated = {"ssh_hosts"}  # from --nodes/--nodes-file
     cli_only = {"nodes_file", "replay", "json"}  # replay: a run to run again; json: output
+    cli_only |= {"repeat", "pass_rule", "repeat_seed"}  # how many runs of the options
     dests = _run_dests()
     assert set(FIELDS) - set(DERIVED) - translated <= dests
     assert dests - cli_only <= set(FIELDS)

@@ -1,0 +1,50 @@
+"""Delta debugging (Zeller and Hildebrandt's ``ddmin``): the fewest of a failing input's
+parts that still fail, for any parts and any test of failure.
+
+The shrinks of counterexamples use it: ``checkers.linear.shrink`` over a partition's
+operations, ``checkers.shrink_holdings`` over a lock run's holdings and writes. The
+test (``fails``) is theirs, with whatever it refuses or counts; it may raise to stop the
+search early (out of time), and the caller keeps the smallest failing input it saw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def ddmin(units: list[T], fails: Callable[[list[T]], bool]) -> list[T]:
+    """Split ``units`` (which fail) into ``n`` chunks; keep a chunk that fails alone, else
+    a complement that does, else split finer; done when single units were tried: the
+    result is 1-minimal (no one unit of it can be dropped) as far as ``fails`` tells."""
+    n = 2
+    while len(units) >= 2:
+        chunks = split(units, n)
+        for c in chunks:
+            if fails(c):
+                units, n = c, 2
+                break
+        else:
+            for k in range(len(chunks)) if n > 2 else ():
+                rest = [u for j, c in enumerate(chunks) if j != k for u in c]
+                if fails(rest):
+                    units, n = rest, max(n - 1, 2)
+                    break
+            else:
+                if n >= len(units):
+                    return units
+                n = min(2 * n, len(units))
+    return units
+
+
+def split(units: list[T], n: int) -> list[list[T]]:
+    """``units`` in ``n`` chunks of sizes differing by at most one, in order."""
+    size, extra = divmod(len(units), n)
+    out, at = [], 0
+    for k in range(n):
+        step = size + (k < extra)
+        out.append(units[at : at + step])
+        at += step
+    return out

@@ -1,0 +1,175 @@
+"""Checking while the run goes: the first anomaly as soon as the growing history shows it.
+
+A workload checked for linearizability (its ``model``: the CAS registers) can be checked
+key by key on the history so far: an operation still open may or may not have taken
+effect, so a prefix that cannot be ordered stays so however the run goes on. ``LiveCheck``
+sees every op the runner records (``tee``), and in a thread of its own, every ``every``
+seconds, checks again each key that had a completion since (``checkers.linearizability``,
+the checker the run ends with). The first anomaly found is kept (``first``: its kind,
+sentence, key, when its last operation completed and when it was found), said once on
+the console, and shown by the progress line (``note``); each of ``on_found`` is called
+with it (``--stop-on-anomaly``: the runner stops invoking, and the run ends through its
+teardown, healed, then checked whole; test.json's ``live_anomaly`` says so). After the
+first anomaly it checks nothing more: the final check finds them all.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Final
+
+from rich.markup import escape
+
+from checkers import linearizability
+from checkers.anomalies import KEY
+from checkers.linearizability import check
+from core.clock import RunClock
+from core.history import History
+from core.ops import NEMESIS, Op
+from workloads.registry import get_workload
+from workloads.workload import Workload
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from core.options import RunOptions
+
+log = logging.getLogger("harness")
+
+EVERY_S: Final = 0.2
+"""Seconds between two checks of the keys that changed."""
+PACE: Final = 4.0
+"""A turn waits at least this many times as long as the last one took: however long the
+history grows, checking it takes at most a fifth of the harness's time."""
+CHECK_S: Final = 2.0
+"""Seconds one key's check may take (undecided: tried again at the next turn)."""
+
+Found = Callable[[dict[str, Any]], None]
+
+
+def live_model(workload: Workload) -> str | None:
+    """The model a workload's runs are checked against while they go: its own, when the
+    linearizability checker judges it (a lock's "mutex" model is judged with its leases by
+    ``checkers.mutex_lin`` instead); None: checked at the end only."""
+    judged = linearizability.check_record in workload.checkers
+    return workload.model if judged else None
+
+
+class LiveCheck:
+    """The growing history of a run, per key, checked as it grows (a context manager:
+    the checking thread runs inside it)."""
+
+    def __init__(self, model: str, clock: RunClock, every: float = EVERY_S) -> None:
+        self.model, self.clock, self.every = model, clock, every
+        self.on_found: list[Found] = []
+        """Called in turn with the first anomaly, once found."""
+        self.first: dict[str, Any] | None = None
+        self._ops: dict[Any, list[Op]] = {}
+        self._changed: set[Any] = set()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def tee(self, record: Callable[[Op], None]) -> Callable[[Op], None]:
+        """``record`` (the history's writer), each op also kept for the checks."""
+
+        def both(op: Op) -> None:
+            record(op)
+            self.add(op)
+
+        return both
+
+    def add(self, op: Op) -> None:
+        """Keep a client op of the run (faults are not the model's)."""
+        if op.process == NEMESIS or self.first is not None:
+            return
+        with self._lock:
+            self._ops.setdefault(op.key, []).append(op)
+            if op.type != "invoke":
+                self._changed.add(op.key)
+
+    def note(self) -> str | None:
+        """The first anomaly for the progress line (None: none found yet)."""
+        if self.first is None:
+            return None
+        return f"first anomaly at {self.first['found_s']:.1f} s: {self.first['sentence']}"
+
+    def check_now(self) -> dict[str, Any] | None:
+        """Check each key changed since the last turn; the first anomaly, once found."""
+        if self.first is not None:
+            return self.first
+        with self._lock:
+            changed, self._changed = self._changed, set()
+            histories = {k: History(self._ops[k]) for k in changed}
+        for key, history in histories.items():
+            result = check(history, self.model, CHECK_S, parallel=False)
+            if result.valid is False:
+                self.first = self._first(key, result.details.get(KEY) or (), result.summary)
+                for said in self.on_found:
+                    said(self.first)
+                break
+        return self.first
+
+    def _first(self, key: Any, named: Any, summary: str) -> dict[str, Any]:
+        """The first anomaly as test.json records it."""
+        a = named[0] if named else {}
+        done = [x.get("complete_time") for x in a.get("involved") or ()]
+        seen = max((t for t in done if isinstance(t, int)), default=None)
+        return {
+            "kind": a.get("kind", "non-linearizable"),
+            "key": key,
+            "sentence": a.get("sentence") or summary,
+            "seen_s": None if seen is None else round(seen / 1e9, 3),
+            "found_s": round(self.clock.seconds(), 3),
+        }
+
+    def _loop(self) -> None:
+        """The turns, until the run ends or an anomaly is found; a check that fails (an
+        operation the model refuses) ends the live check, logged: the run's own check
+        at the end says what is wrong with the history."""
+        wait = self.every
+        while not self._stop.wait(wait):
+            started = time.monotonic()
+            try:
+                if self.check_now() is not None:
+                    return
+            except Exception:
+                log.exception("the check during the run stopped; the run goes on")
+                return
+            wait = max(self.every, PACE * (time.monotonic() - started))
+
+    def __enter__(self) -> LiveCheck:
+        self._thread = threading.Thread(target=self._loop, name="live-check", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(CHECK_S + 1)
+
+
+def for_run(opts: RunOptions, clock: RunClock, console: Console) -> LiveCheck | None:
+    """The live check of a run whose workload can be checked as it goes (None: checked at
+    the end only), which says its first anomaly on ``console``."""
+    model = live_model(get_workload(opts.workload))
+    if model is None:
+        return None
+    live = LiveCheck(model, clock)
+
+    def say(first: dict[str, Any]) -> None:
+        stop = "; stopping the run (--stop-on-anomaly)" if opts.stop_on_anomaly else ""
+        sentence = escape(str(first["sentence"]).rstrip("."))
+        console.print(
+            f"[red]first anomaly[/], found at {first['found_s']:.1f} s: {sentence}{stop}",
+            highlight=False,
+        )
+
+    live.on_found.append(say)
+    return live
