@@ -81,6 +81,23 @@ class Repeated:
             out["reproduced"] = self.reproduced
         return out
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], where: Callable[[str | None], str | None]) -> Repeated:
+        """The run ``to_dict`` recorded, its directory now ``where(recorded)`` (``harness
+        merge`` copies it); ``KeyError``, ``TypeError`` or ``ValueError`` when ``d`` is
+        not one."""
+        verdict = d["verdict"]
+        if verdict not in ("valid", "invalid", "unknown", "error"):
+            raise ValueError(f"a repeated run's verdict {verdict!r}")
+        return cls(
+            seed=int(d["seed"]),
+            valid={"valid": True, "invalid": False}.get(verdict, "unknown"),
+            run_dir=where(d.get("run_dir")),
+            kinds=tuple(str(k) for k in d.get("anomalies") or ()),
+            error=str(d["error"]) if verdict == "error" else None,
+            reproduced=d.get("reproduced"),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Rate:
@@ -159,6 +176,19 @@ class Rate:
             out["reproduce"] = list(self.wanted)
             out["reproduced"] = self.reproduced
         return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], where: Callable[[str | None], str | None]) -> Rate:
+        """The rate ``to_dict`` recorded, each run's directory now ``where(recorded)``."""
+        rule = d["pass_rule"]
+        if rule not in PASS_RULES:
+            raise ValueError(f"pass rule {rule!r}")
+        return cls(
+            runs=tuple(Repeated.from_dict(r, where) for r in d["runs"]),
+            asked=int(d["runs_asked"]),
+            pass_rule=rule,
+            wanted=tuple(str(k) for k in d.get("reproduce") or ()),
+        )
 
 
 def seeds(first: int, n: int, mode: str = "next") -> list[int]:

@@ -209,6 +209,15 @@ class Outcome:
         is not one."""
         run = SuiteRun(d["name"], RunOptions(), d["expect"], d["violation"], d.get("cause"))
         started = d.get("started")
+        was = d.get("run_dir")
+
+        def where(recorded: str | None) -> str | None:
+            """A repeated run's directory, inside the outcome's folder, where it is now."""
+            if not (recorded and was and run_dir) or not recorded.startswith(f"{was}/"):
+                return recorded
+            return run_dir + recorded[len(was) :]
+
+        repeat = d.get("repeat")
         return cls(
             run,
             valid=d["valid"],
@@ -219,6 +228,7 @@ class Outcome:
             error=d["error"],
             reason=str(d.get("reason") or ""),
             started=datetime.fromisoformat(started) if started else None,
+            rate=Rate.from_dict(repeat, where) if repeat is not None else None,
         )
 
     def junit_case(self, suite: str) -> Case:

@@ -267,3 +267,53 @@ def test_a_shard_result_that_does_not_hold_together_is_refused(
     code, err = _merge([a], tmp_path / "out", capsys)
     assert code == 254 and said in err and err.count("\n") == 1, err
     assert list((tmp_path / "out").iterdir()) == []
+
+
+REPEATED = """
+[suite]
+name = "rep"
+[defaults]
+target = "sim"
+workload = "cas-register"
+nemesis = ["none"]
+time_limit = 1
+recovery_time = 0
+seed = 3
+[[run]]
+name = "cas"
+[[run]]
+name = "cas-twice"
+repeat = 2
+pass_rule = "most"
+"""
+
+
+@pytest.mark.slow
+def test_a_repeated_entry_merged_keeps_its_rate_and_its_runs(tmp_path: Path) -> None:
+    """The rate of a repeated entry (its runs, seeds and pass rule) is in the merged
+    suite.json as in the whole suite's, each run's directory the merged copy."""
+    suite = tmp_path / "rep.toml"
+    suite.write_text(REPEATED)
+    assert main(["suite", "run", str(suite), "-o", str(tmp_path / "whole")]) == 0
+    for i in (1, 2):
+        argv = ["suite", "run", str(suite), "--shard", f"{i}/2", "-o", str(tmp_path / f"s{i}")]
+        assert main(argv) == 0
+    merged = tmp_path / "merged"
+    assert main(["merge", str(tmp_path / "s1"), str(tmp_path / "s2"), "--out", str(merged)]) == 0
+    (whole,) = (tmp_path / "whole").glob("suite-rep/*")
+
+    def rate(folder: Path) -> dict[str, Any]:
+        (o,) = [
+            o for o in json.loads((folder / "suite.json").read_text())["outcomes"] if "repeat" in o
+        ]
+        return o["repeat"]
+
+    got, want = rate(merged), rate(whole)
+    drop = ("runs", "first_failing")
+    assert {k: v for k, v in got.items() if k not in drop} == {
+        k: v for k, v in want.items() if k not in drop
+    }
+    assert got["rate"] == "0/2 invalid" and got["pass_rule"] == "most" and got["seeds"] == [3, 4]
+    for run in got["runs"]:
+        where = Path(run["run_dir"])
+        assert merged in where.parents and (where / "results.json").is_file(), where
