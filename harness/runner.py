@@ -337,7 +337,9 @@ class Runner:
                     return
                 self._wait_events(self._next_deadline(now))
                 continue
-            if len(self._open) == len(self._threads):  # no thread free: nothing to invoke
+            # no thread free: nothing to invoke (with no thread left at all, a replay whose
+            # every recording ended, the generator is asked: it says it is done)
+            if self._threads and len(self._open) == len(self._threads):
                 self._wait_events(self._next_deadline(now))
                 continue
             req, nxt = self.gen.op(self._context(now))

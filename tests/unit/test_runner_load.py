@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -17,11 +18,13 @@ import pytest
 from core import gen
 from core.client import Completion, Invocation
 from core.clock import RunClock
+from core.gen.replay import Recorded, replay
 from core.ops import Op
 from core.store import HistoryWriter, read_history_jsonl
 from harness.cli import EXIT_BAD_ARGS, main
 from harness.load import Load, process_cpu_s
 from harness.runner import Runner
+from tests.support.chatty import ChattyFactory
 
 SIM_CAS = ["run", "--workload", "cas-register", "--time-limit", "1.5", "--recovery-time", "0"]
 
@@ -216,3 +219,36 @@ def test_a_batched_history_is_on_disk_up_to_a_fault_before_the_fault_is_invoked(
         writer.close()
     assert nemesis.seen == [["start-look"]]  # its own invocation was written before it ran
     assert [op.type for op in read_history_jsonl(path)] == ["invoke", "ok"]
+
+
+def test_a_replay_whose_every_thread_ended_ends_the_run(tmp_path: Path) -> None:
+    """Every client thread of a replay ended where its recording ended (their workers
+    stopped): with no thread left, "no thread is free" held for ever and the runner
+    waited for events that would never come (a hung `run --replay`, 1 run in 3). The
+    generator is asked, says it is done, and the run ends."""
+    recorded = [Recorded(0, 0, "read"), Recorded(1, 1_000_000, "read")]
+    path = tmp_path / "history.jsonl"
+    writer = HistoryWriter(path, batched=True)
+    runner = Runner(
+        generator=replay(recorded, ends={0: 0, 1: 0}),
+        client_factory=ChattyFactory(),
+        concurrency=2,
+        clock=RunClock(),
+        record=writer.write,
+        flush=writer.flush,
+    )
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            runner.run()
+        finally:
+            done.set()
+
+    threading.Thread(target=run, daemon=True).start()
+    try:
+        assert done.wait(20), "the runner did not end once every replayed thread had ended"
+    finally:
+        runner.close()
+        writer.close()
+    assert sorted(op.type for op in read_history_jsonl(path)) == ["invoke", "invoke", "ok", "ok"]
