@@ -64,7 +64,6 @@ LOCKS = {
     "keepalive": 0.5,
     "work_time": 0.1,
     "acquire_wait": 1,
-    "op_timeout": 4,
     "pause_at": 3,
     "pause_for": 6,
     "seed": 5,
