@@ -269,23 +269,15 @@ def test_a_shard_result_that_does_not_hold_together_is_refused(
     assert list((tmp_path / "out").iterdir()) == []
 
 
-REPEATED = """
-[suite]
-name = "rep"
-[defaults]
-target = "sim"
-workload = "cas-register"
-nemesis = ["none"]
-time_limit = 1
-recovery_time = 0
-seed = 3
-[[run]]
+REPEATED = QUICK.split("[[run]]")[0].replace('"quick"', '"rep"').replace("seed = 7", "seed = 3")
+REPEATED += """[[run]]
 name = "cas"
 [[run]]
 name = "cas-twice"
 repeat = 2
 pass_rule = "most"
 """
+"""QUICK's defaults, one run and one repeated twice."""
 
 
 @pytest.mark.slow
