@@ -41,7 +41,8 @@ Held against a record of each key's last change only:
 - the key changed after it: the record no longer holds it and cannot tell
   (``OVERWRITTEN``);
 - the key's last change is another value, at or before the change's revision: the
-  service itself does not have it (``ABSENT``).
+  service itself does not have it (``ABSENT``); without revisions to order the two
+  (Consul's writes carry none), another value cannot tell (``OVERWRITTEN``).
 """
 
 from __future__ import annotations
@@ -119,7 +120,10 @@ class ServiceRecord:
             f.revision is None or revision is None or revision == f.revision
         ):
             return CLIENT
-        if f.revision is not None and revision is not None and revision > f.revision:
+        if f.revision is None or revision is None or revision > f.revision:
+            # another value, with no revisions to order it against the change (Consul's
+            # writes carry none): a later write may have replaced it, so the record
+            # cannot tell, and the service is not blamed on a value alone
             return OVERWRITTEN
         return ABSENT if self.complete else UNREAD
 

@@ -260,6 +260,19 @@ def test_a_last_change_the_service_does_not_hold_is_the_services() -> None:
     ) in res.summary
 
 
+def test_another_last_value_without_revisions_does_not_blame_the_service() -> None:
+    """Consul's writes carry no index: the record's other value (3, where the missed
+    change is 4) may be a later write's, so the record cannot tell; it was called the
+    service's ("does not have it") on the value alone."""
+    r = settled_stale(revisions=False)
+    r.events.append(last_change_event("Consul", [["0", 17, 3]]))
+    res = watch_delivery.check_record(r.record())
+    (finding,) = res.details["watchers"][0]["findings"]
+    assert finding["cause"] == OVERWRITTEN
+    assert "the service itself does not have it" not in res.summary
+    assert "Consul keeps only its last change: its record cannot tell" in res.summary
+
+
 def test_a_repeat_of_an_overwritten_change_cannot_be_told() -> None:
     """A change delivered twice that the key's later change overwrote: a record of the
     last change only cannot tell who repeated it."""
