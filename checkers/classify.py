@@ -29,8 +29,9 @@ same lock or leadership) and every fencing-number anomaly gets one cause:
   acknowledged within the time the service's fsync setting documents it may lose
   (``checkers.durability``: Redis's appendfsync everysec, 2 s), and the cut discarded
   unsynced writes on that node: lost, as documented. Under a setting that promises
-  durability (appendfsync always) the same loss is a ``service-bug``; with no rule
-  recorded it stays a crash.
+  durability (appendfsync always) the same records are ``unexplained``: the bytes
+  discarded may be a write not yet answered, and nothing ties the grant to them; with no
+  rule recorded it stays a crash.
 - ``unexplained``: none of the above fits the records.
 
 One more cause is not the lock service's: ``resource-bug``, the protected resource
@@ -434,14 +435,18 @@ def _power_cut(w: FaultWindow, earlier: Holding, rule: DurabilityRule) -> Classi
     where = listing(f"{b} bytes on {n}" for n, b in w.discarded if b > 0)
     said = f"{rule.target}'s {rule.named()}"
     if rule.promises:
+        # The bytes discarded were not fsynced, but a write not yet answered is not
+        # either: nothing in the records ties the grant to them, so the service is not
+        # blamed (nor is the loss called documented).
         return Classification.of(
-            SERVICE_BUG,
+            UNEXPLAINED,
             f"process {earlier.process}'s grant was acknowledged {before:.3f} s before the "
             f"power cut ({w.describe()}; it discarded {where} not fsynced), and under "
-            f"{said} every acknowledged write is fsynced before its answer: the service "
-            f"lost a write it promised to keep [{rule.source}]",
+            f"{said} every acknowledged write is fsynced before its answer "
+            f"[{rule.source}]; the records do not show whether the grant was among the "
+            "bytes discarded (a write not yet answered is not fsynced either): compare "
+            "the server's append-only file with the grant",
             w,
-            label="the service lost a grant its fsync setting promised to keep",
         )
     if before > rule.within_s:
         return None
