@@ -63,8 +63,13 @@ LOCK = {
     "keepalive": 1,
     "work_time": 0.3,
     "acquire_wait": 2,
+    "accept_unavailable": True,
 }
-"""The lock runs' options; the same in Docker gives the verdicts asserted here."""
+"""The lock runs' options; the same in Docker gives the verdicts asserted here. Three
+faults in 15 s leave each kind one short window, and in one CI run no lock operation
+succeeded in ZooKeeper's (the service was unavailable for that moment, which ``stats``
+calls unknown): the runs accept that, said out loud, and what is asserted is mutual
+exclusion and fencing."""
 
 
 @pytest.fixture(scope="module")
@@ -120,6 +125,7 @@ def test_zookeeper_recipe_lock_with_fencing_is_valid_under_faults(lab: Lab, tmp_
     outcome, results = run(lab, "zookeeper", tmp_path, **LOCK)
     assert outcome.valid is True, summaries(results)
     assert results["checkers"]["fencing"]["valid"] is True
+    assert results["checkers"]["mutex"]["valid"] is True
     assert (outcome.run_dir / "nodes" / "n3" / "server.log").is_file()
 
 
