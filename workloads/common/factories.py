@@ -112,8 +112,12 @@ class HolderFactory:
             opts.lock.holder_check,
         )
 
+    def connect_for(self, ctx: WorkerContext) -> tuple[Callable[[], Any], str | None]:
+        """The connection maker of worker ``ctx`` and the node it talks to."""
+        return self.connector.for_slot(ctx.slot)
+
     def __call__(self, ctx: WorkerContext) -> Client:
-        connect, node = self.connector.for_slot(ctx.slot)
+        connect, node = self.connect_for(ctx)
         return self.client(
             ctx,
             connect,
