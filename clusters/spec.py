@@ -326,10 +326,10 @@ class TargetSpec:
             if v is None:
                 continue
             if workload.name == opts.workload:
-                self._check_variant(workload.name, v, opts.get(v.option), offer)
+                self._check_variant(workload.name, v, opts.get(v.option), offer, opts)
             elif opts.was_given(v.option):  # another workload's: it must name something
                 self._check_variant(
-                    workload.name, v, opts.get(v.option), self.offers.get(workload.name)
+                    workload.name, v, opts.get(v.option), self.offers.get(workload.name), opts
                 )
         if opts.backend.persistence is not None and not self.persistence:
             raise OptionError(f"{self.name} has no persistence option: leave out --persistence")
@@ -337,10 +337,16 @@ class TargetSpec:
         for rule in self.checks:
             rule.check(opts, self.name)
 
-    def _check_variant(self, workload: str, v: Variant, value: Any, offer: Offer | None) -> None:
+    def _check_variant(
+        self, workload: str, v: Variant, value: Any, offer: Offer | None, opts: RunOptions
+    ) -> None:
         """OptionError (one line) unless ``value`` of ``v``'s option (None: the default)
-        names one of the variants ``offer`` offers of ``workload``."""
+        names one of the variants ``offer`` offers of ``workload``, or one that is no
+        target's own that ``v.own`` takes here (a lock library, a lock of one's own)."""
         if value is None:
+            return
+        offered = offer is not None and offer.offered
+        if v.own is not None and offered and Lazy(v.own).load().accepts(value, self.name, opts):
             return
         choices = list(offer.variants) if offer is not None else []
         if not choices:
@@ -423,8 +429,19 @@ class TargetSpec:
         return {self.name: str(version() if callable(version) else "unknown")}
 
     def client_builder(self, opts: RunOptions) -> ClientBuilder:
-        """The client builder of ``opts.workload`` (of the variant its options pick)."""
-        return self.offer(opts).builder(self.variant(opts))
+        """The client builder of ``opts.workload`` (of the variant its options pick; one
+        that is no target's own: its workload's ``Variant.own``)."""
+        from workloads.registry import get_workload
+
+        offer, variant, v = (
+            self.offer(opts),
+            self.variant(opts),
+            get_workload(opts.workload).variant,
+        )
+        if variant is not None and variant not in offer.variants and v is not None and v.own:
+            builder: ClientBuilder = Lazy(v.own).load()
+            return builder
+        return offer.builder(variant)
 
     def client_factory(
         self, opts: RunOptions, cluster: Cluster, resource: str | None

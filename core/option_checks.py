@@ -5,6 +5,7 @@ folder names, the ``--nemesis`` list (paths: ``core.paths``); every failure a on
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -97,6 +98,12 @@ def check_number(name: str, value: Any) -> None:
     """Check the raw value of a number option (from the command line or a suite file)."""
     if value is not None and name in NUMBERS:
         NUMBERS[name].check(value)
+
+
+def safe_word(value: str) -> str:
+    """``value`` as one word of a folder name: every run of characters but letters,
+    digits and ``. _ -`` made one ``-`` (``pkg.mod:make`` -> ``pkg.mod-make``)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", value).strip("-.") or "-"
 
 
 def check_name(value: str, what: str = "--name") -> str:

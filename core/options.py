@@ -35,6 +35,7 @@ from core.option_checks import (
     check_name,
     check_number,
     parse_faults,
+    safe_word,
 )
 from core.option_records import (
     RECORDS,
@@ -224,7 +225,7 @@ class RunOptions:
             return self.name
         parts = [self.target, self.workload]
         if self.lock.impl:
-            parts.append(self.lock.impl)
+            parts.append(safe_word(self.lock.impl))
         faults = self.fault_names()
         parts.append("+".join(faults) if faults else "no-fault")
         defaults = RunOptions()

@@ -154,6 +154,7 @@ def run_test(
     --replay``), its invocations and faults are the schedule; ``repeat``: which run of a
     repeat this is (``harness.repeat``), for test.json."""
     opts, target = checked
+    _prepare_clients(opts, target)
     seed = opts.seed if opts.seed is not None else random.randrange(2**31)
     opts = replace(opts, seed=seed)
     run_dir = new_run_dir(Path(opts.out_dir), opts.test_name())
@@ -167,6 +168,15 @@ def run_test(
     finally:
         logging.getLogger().removeHandler(handler)
         handler.close()
+
+
+def _prepare_clients(opts: RunOptions, target: TargetSpec) -> None:
+    """What the run's clients need made before anything starts (a lock library's
+    environment: ``workloads.libraries.resolve.OwnLocks.prepare``); its one-line error
+    stops the run before it has a directory."""
+    prepare = getattr(target.client_builder(opts), "prepare", None)
+    if callable(prepare):
+        prepare(opts)
 
 
 def _run_in(
@@ -327,6 +337,7 @@ def _drive(
 
         resource = _start_resource(opts, run_dir, clock, stack)
         plan = build_plan(opts, target, cluster, seed_of(opts), resource)
+        _record_library(plan.client, test, run_dir)
         writer = HistoryWriter(run_dir / HISTORY_FILE, batched=True)
         stack.callback(writer.close)
         live = live_check.for_run(opts, clock, term.err)  # None: checked at the end only
@@ -375,6 +386,20 @@ def _drive(
             test["live_anomaly"] = {**live.first, "stopped_run": opts.stop_on_anomaly}
             log.info("first anomaly found during the run: %s", live.first)
         log.info("the schedule ended at %.1f s; tearing down", clock.seconds())
+
+
+def _record_library(client: Any, test: dict[str, Any], run_dir: Path) -> None:
+    """test.json's ``lock_library``: what the clients' lock is when it is a library or a
+    lock of one's own (its name, origin, package, installed version, interpreter); the
+    package's version beside the others."""
+    library = dict(getattr(client, "library", ()))
+    if not library:
+        return
+    test["lock_library"] = library
+    if "package" in library:
+        test["versions"][library["package"]] = library["version"]
+    write_json(run_dir / TEST_FILE, test)
+    log.info("lock library: %s", library)
 
 
 def _record_load(load: Load | None, test: dict[str, Any], term: Terminal) -> None:

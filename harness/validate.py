@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from clusters import run_target
 from clusters.registry import TARGETS, resolve
-from clusters.spec import TargetSpec
+from clusters.spec import Lazy, Offer, TargetSpec
 from core.option_checks import OptionError
 from core.option_defaults import fit_defaults
 from core.option_records import SshOptions
@@ -74,11 +74,22 @@ def check_run(opts: RunOptions) -> Checked:
     check_nemesis_target(opts)
     target = resolve(opts.target)
     opts = target.decide(replace(opts, target=target.name))
+    _check_own_variant(opts)
     check_target(target, opts)
     _check_bugs(target, opts)
     check_given(target, opts)
     _check_min_rate(opts)
     return Checked(opts, target)
+
+
+def _check_own_variant(opts: RunOptions) -> None:
+    """A variant that is no target's own (a lock library, a lock of one's own:
+    ``Variant.own``) is one that loads, told with the targets where it could run."""
+    v = get_workload(opts.workload).variant
+    if v is None or v.own is None:
+        return
+    offers = {n: t.offers.get(opts.workload, Offer()) for n, t in TARGETS.items()}
+    Lazy(v.own).load().check(opts, {n: list(o.variants) for n, o in offers.items() if o.variants})
 
 
 def _check_min_rate(opts: RunOptions) -> None:
@@ -195,7 +206,11 @@ def per_target(option: str, note: Callable[[TargetSpec], str] = lambda t: "") ->
 def locks_help(option: str) -> str:
     """Each target's lock implementations (picked by ``option``: ``--lock``), those
     without a token said."""
-    return per_target(option, lambda t: " (no token)" if _unfenced(t) else "")
+    own = (
+        "\nany target: a lock of your own, module:attribute of its make or its name in "
+        "the coordination_harness.locks entry point group (docs/own-lock.md)"
+    )
+    return per_target(option, lambda t: " (no token)" if _unfenced(t) else "") + own
 
 
 def _unfenced(target: TargetSpec) -> bool:

@@ -6,7 +6,8 @@ plain tuples pickled by hand (``_wire``): a dataclass goes through ``copyreg`` a
 multiprocessing's own pickler, a tuple does not, and these messages are the run's hottest
 path (two per operation). Being a real process,
 it can be frozen with SIGSTOP, its keepalive threads included, exactly as a GC pause
-freezes a lock holder.
+freezes a lock holder. A factory with an ``interpreter`` (a lock library's environment,
+``workloads.libraries.env``) has its workers run with that Python.
 
 Workers ignore SIGINT (the runner decides how a run stops) and die with the runner
 (``PR_SET_PDEATHSIG``), so a kill -9 of the harness leaves no worker behind. Their log
@@ -16,10 +17,14 @@ records (the client libraries') go to the harness's log file (``harness.logs``).
 from __future__ import annotations
 
 import multiprocessing as mp
+import multiprocessing.spawn as mp_spawn
 import os
 import pickle
 import signal
+import threading
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
@@ -32,6 +37,25 @@ _CTX = mp.get_context("spawn")
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
 _STOP = b""
 """The message that asks a worker to close its client and exit."""
+_EXECUTABLE = threading.Lock()
+"""Held while a worker starts under another interpreter (``_interpreter``)."""
+
+
+@contextmanager
+def _interpreter(python: str | None) -> Iterator[None]:
+    """Workers started inside run with ``python`` (a factory's ``interpreter``: a lock
+    library's environment), None: the harness's own; multiprocessing keeps one executable
+    for the whole process, so it is set for the start alone, under a lock."""
+    if python is None:
+        yield
+        return
+    with _EXECUTABLE:
+        was = mp_spawn.get_executable()
+        _CTX.set_executable(python)
+        try:
+            yield
+        finally:
+            _CTX.set_executable(was)
 
 
 def _wire(msg: Invocation | Completion) -> bytes:
@@ -144,7 +168,8 @@ class Worker:
             name=f"worker-{process}",
             daemon=True,
         )
-        proc.start()
+        with _interpreter(getattr(factory, "interpreter", None)):
+            proc.start()
         child.close()
         return cls(process=process, proc=proc, conn=parent, ready=ready, reader=_Reader(parent))
 

@@ -29,5 +29,5 @@ WORKLOAD = holding(
     options=(*LOCK_OPTIONS, "locks"),
     holder=LOCK_HOLDER,
     model="mutex",
-    variant=Variant("lock", "lock implementation"),
+    variant=Variant("lock", "lock implementation", own="workloads.libraries.resolve:OWN_LOCKS"),
 )

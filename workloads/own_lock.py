@@ -14,7 +14,8 @@ Then:
 - ``acquire(name, ttl, wait) -> Held | None``: take lock ``name``, blocking up to ``wait``
   seconds; None when it was not granted in that time. ``Held.token`` is the fencing token
   the lock gives (None: it gives none, and the critical section writes unfenced);
-  ``Held.handle`` is whatever the lock needs back to release it;
+  ``Held.handle`` is whatever the lock needs back to release it (``Held.lease``: the
+  service's lease id, when the lock knows it);
 - ``release(name, held)``: give it up; raise ``LockLost`` when the lock says it no longer
   held it (expired, taken by another);
 - ``still_held(name, held) -> bool | None`` (optional, ``StillHeld``): whether the lock
@@ -56,10 +57,13 @@ from workloads.errors import OpFailed, OpUnknown
 @dataclass(frozen=True, slots=True)
 class Held:
     """What a granted ``acquire`` gives: the fencing token, if the lock gives one, and the
-    lock's own handle on the holding (its lock object, its owner value...)."""
+    lock's own handle on the holding (its lock object, its owner value...); ``lease``: the
+    service's id of the lease the holding is under, when the lock knows it (the records
+    then tie the grant to the service's own log), else the harness names the holding."""
 
     token: int | None = None
     handle: Any = None
+    lease: Any = None
 
 
 class LockLost(Exception):
@@ -211,7 +215,9 @@ class OwnLockClient(HolderClient[OwnLock]):
             raise OpFailed(f"{NOT_GRANTED}: {name} held by another for {self.wait:g} s")
         if not isinstance(held, Held):
             raise OpUnknown(f"acquire {name} answered {held!r}, not a Held or None")
-        lease = f"{self.ctx.process}-{next(self._holdings)}"
+        lease = (
+            held.lease if held.lease is not None else f"{self.ctx.process}-{next(self._holdings)}"
+        )
         key = self._key(name)
         session = LibraryHolding(
             self.backend, key, held, lease, self.ttl, self.events, name, sent, self.check

@@ -51,6 +51,10 @@ class Variant:
     decided: bool = False
     """Whether the target's default is written into the options when none is named (so
     test.json names the one that ran)."""
+    own: str | None = None
+    """``module:attribute`` of what takes the variants that are no target's own (the lock
+    workload's libraries and locks of one's own: ``workloads.libraries.resolve.OwnLocks``);
+    None: a target's variants are all there are."""
 
     @property
     def flag(self) -> str:

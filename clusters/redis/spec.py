@@ -2,17 +2,23 @@
 
 ``redis`` (one primary): lock implementation ``set-nx``, the cas-register workload and
 the registry workload (member keys with a TTL).
-``redlock`` (five independent servers): lock implementation ``redlock``. Their locks claim
-no linearizability. Both servers run under libfaketime, so clock faults apply. Partitions
-are refused: they cut links between servers, and these servers have none.
+``redlock`` (five independent servers): lock implementation ``redlock``. Both offer the
+lock libraries that run on them (``workloads.libraries.registry``) as lock variants. Their
+locks claim no linearizability. Both servers run under libfaketime, so clock faults apply.
+Partitions are refused: they cut links between servers, and these servers have none.
 """
 
 from __future__ import annotations
 
 from clusters.spec import Offer, ServiceRule, TargetSpec, refused
 from core.abilities import SERVER_ABILITIES, Ability
+from workloads.libraries.registry import library_variants, unfenced_libraries
 
 PERSISTENCE = ("none", "aof-everysec", "aof-always")
+REDIS_LIBRARIES = ("redis-py", "python-redis-lock", "pottery-redlock")
+"""The lock libraries that run on one Redis server."""
+REDLOCK_LIBRARIES = ("pottery-redlock",)
+"""The lock libraries that run on independent Redis servers (Redlock's)."""
 CLIENTS = "clusters.redis.clients"
 NO_NETWORK = (SERVER_ABILITIES - {Ability.NETWORK}) | {Ability.POWER_LOSS}
 """Every server ability but partitions, and power loss (its image has the layer)."""
@@ -68,7 +74,10 @@ REDIS = TargetSpec(
     description="one Redis 8.0 primary (built with libc malloc); SET NX PX locks",
     default_nodes=1,
     offers={
-        "lock": Offer(variants={"set-nx": f"{CLIENTS}:SET_NX_LOCK"}, unfenced=("set-nx",)),
+        "lock": Offer(
+            variants={"set-nx": f"{CLIENTS}:SET_NX_LOCK", **library_variants(*REDIS_LIBRARIES)},
+            unfenced=("set-nx", *unfenced_libraries(*REDIS_LIBRARIES)),
+        ),
         "cas-register": Offer(f"{CLIENTS}:REGISTER"),
         "registry": Offer(f"{CLIENTS}:REGISTRY"),
         "unique-ids": Offer(
@@ -89,7 +98,10 @@ REDLOCK = TargetSpec(
     description="five independent Redis 8.0 servers for the Redlock algorithm",
     default_nodes=5,
     offers={
-        "lock": Offer(variants={"redlock": f"{CLIENTS}:REDLOCK_LOCK"}, unfenced=("redlock",)),
+        "lock": Offer(
+            variants={"redlock": f"{CLIENTS}:REDLOCK_LOCK", **library_variants(*REDLOCK_LIBRARIES)},
+            unfenced=("redlock", *unfenced_libraries(*REDLOCK_LIBRARIES)),
+        ),
         **NO_WATCH,
     },
     server="clusters.redis.server:REDLOCK",

@@ -1,0 +1,46 @@
+"""``--lock pottery-redlock``: pottery's ``Redlock(key=name, masters={...},
+auto_release_time=ttl)`` over every server of the target, as its documentation shows it:
+``acquire(timeout=wait)``, ``locked()`` (the seconds it still holds for, by its own clock:
+it trusts clocks), ``release()`` raising ``ReleaseUnlockedLock`` when it no longer held a
+quorum. No renewal unless asked (``extend``, which the holder does not), no fencing token."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pottery import Redlock
+from pottery.exceptions import ReleaseUnlockedLock
+
+from workloads.libraries.redis_connect import connect
+from workloads.own_lock import Held, LockLost
+
+
+class PotteryRedlock:
+    """pottery's Redlock over every server."""
+
+    def __init__(self, endpoints: Sequence[str], settings: Mapping[str, Any]) -> None:
+        timeout = float(settings["timeout"])
+        self.masters = {connect(address, timeout) for address in endpoints}
+
+    def acquire(self, name: str, ttl: float, wait: float) -> Held | None:
+        lock = Redlock(key=name, masters=self.masters, auto_release_time=ttl)
+        return Held(None, lock) if lock.acquire(timeout=wait) else None
+
+    def still_held(self, name: str, held: Held) -> bool | None:
+        return bool(held.handle.locked() > 0)
+
+    def release(self, name: str, held: Held) -> None:
+        try:
+            held.handle.release()
+        except ReleaseUnlockedLock as e:
+            raise LockLost(str(e)) from e
+
+    def close(self) -> None:
+        for master in self.masters:
+            master.close()
+
+
+def make(endpoints: Sequence[str], settings: Mapping[str, Any]) -> PotteryRedlock:
+    """The lock of one client worker."""
+    return PotteryRedlock(endpoints, settings)

@@ -1,0 +1,101 @@
+"""The lock libraries the harness runs as ``--lock`` variants: one ``Library`` each.
+
+A library is installed, at its pinned ``version`` (``--lib-version`` picks another), into
+an environment of its own for the client workers (``workloads.libraries.env``), and used
+through its adapter's ``make`` (``workloads.own_lock``'s protocol), on the targets whose
+offer of the lock workload lists it (``library_variants``: each target's spec says which).
+What it offers is said with it: a fencing token or not, a loss noticed on release or not,
+its renewal, whether it trusts clocks (``suites/libraries.toml`` adds the clock fault for
+those).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+
+@dataclass(frozen=True, slots=True)
+class Library:
+    """One lock library as a lock variant."""
+
+    name: str
+    """Its ``--lock`` name."""
+    package: str
+    """Its distribution on PyPI."""
+    version: str
+    """The version a run installs unless ``--lib-version`` says another."""
+    make: str
+    """``module:attribute`` of its adapter's ``make``."""
+    fencing: bool
+    """Whether it gives a fencing token."""
+    loss_on_release: bool
+    """Whether its release says when it no longer held the lock."""
+    renewal: str
+    """How it keeps the lock past its TTL, in a few words."""
+    trusts_clocks: bool = False
+    """Whether its safety rests on clocks (its own validity time)."""
+    whole_seconds: bool = False
+    """Whether it counts the TTL and the wait in whole seconds."""
+    spread: bool = False
+    """Whether it talks to every server at once (completions then name no node)."""
+
+    @property
+    def offers(self) -> str:
+        """What it offers, in a few words: the README table's column."""
+        token = "fencing token" if self.fencing else "no fencing token"
+        release = "loss said on release" if self.loss_on_release else "loss not said on release"
+        clocks = ", trusts clocks" if self.trusts_clocks else ""
+        return f"{token}; {release}; {self.renewal}{clocks}"
+
+
+LIBRARIES: Final[dict[str, Library]] = {
+    lib.name: lib
+    for lib in (
+        Library(
+            "redis-py",
+            "redis",
+            "8.2.0",
+            "workloads.libraries.redis_py:make",
+            fencing=False,
+            loss_on_release=True,
+            renewal="no renewal (the key expires a TTL after the grant)",
+        ),
+        Library(
+            "python-redis-lock",
+            "python-redis-lock",
+            "4.0.1",
+            "workloads.libraries.python_redis_lock:make",
+            fencing=False,
+            loss_on_release=True,
+            renewal="renewal thread every 2/3 TTL",
+            whole_seconds=True,
+        ),
+        Library(
+            "pottery-redlock",
+            "pottery",
+            "3.0.1",
+            "workloads.libraries.pottery_redlock:make",
+            fencing=False,
+            loss_on_release=True,
+            renewal="no renewal (extend on request only)",
+            trusts_clocks=True,
+            spread=True,
+        ),
+    )
+}
+"""Every library, by its ``--lock`` name."""
+
+OWN_LOCKS_REF: Final = "workloads.libraries.resolve:OWN_LOCKS"
+"""The client builder of every library (``workloads.libraries.resolve``)."""
+
+
+def library_variants(*names: str) -> dict[str, str]:
+    """Libraries ``names`` as a target's offer of the lock workload lists its variants
+    (name -> client builder)."""
+    return {name: OWN_LOCKS_REF for name in names if name in LIBRARIES}
+
+
+def unfenced_libraries(*names: str) -> tuple[str, ...]:
+    """Those of libraries ``names`` that give no fencing token."""
+    return tuple(n for n in names if n in LIBRARIES and not LIBRARIES[n].fencing)
