@@ -11,6 +11,11 @@ the console, and shown by the progress line (``note``); each of ``on_found`` is 
 with it (``--stop-on-anomaly``: the runner stops invoking, and the run ends through its
 teardown, healed, then checked whole; test.json's ``live_anomaly`` says so). After the
 first anomaly it checks nothing more: the final check finds them all.
+
+Each key's history is proven from its last cut (``checkers.linear.resume``: a point where
+every operation of the key before it had completed, with the states a linearization of
+what came before can end in), so a turn searches what the key did since, not its whole
+history; the cuts (``cuts``) are handed to the run's final check, which starts there too.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from rich.markup import escape
 
 from checkers import linearizability
 from checkers.anomalies import KEY
+from checkers.linear.models import get_model
+from checkers.linear.resume import Cut, advance, proven_from
 from checkers.linearizability import check
 from core.clock import RunClock
 from core.history import History
@@ -65,9 +72,12 @@ class LiveCheck:
 
     def __init__(self, model: str, clock: RunClock, every: float = EVERY_S) -> None:
         self.model, self.clock, self.every = model, clock, every
+        self._model = get_model(model)
         self.on_found: list[Found] = []
         """Called in turn with the first anomaly, once found."""
         self.first: dict[str, Any] | None = None
+        self.cuts: dict[Any, Cut] = {}
+        """Per key, the latest cut its history was proven up to (``checkers.linear.resume``)."""
         self._ops: dict[Any, list[Op]] = {}
         self._changed: set[Any] = set()
         self._lock = threading.Lock()
@@ -104,15 +114,28 @@ class LiveCheck:
             return self.first
         with self._lock:
             changed, self._changed = self._changed, set()
-            histories = {k: History(self._ops[k]) for k in changed}
-        for key, history in histories.items():
-            result = check(history, self.model, CHECK_S, parallel=False)
-            if result.valid is False:
-                self.first = self._first(key, result.details.get(KEY) or (), result.summary)
-                for said in self.on_found:
-                    said(self.first)
-                break
+            histories = {k: tuple(self._ops[k]) for k in changed}
+        for key, ops in histories.items():
+            cut = self.cuts.get(key)
+            if cut is not None and proven_from(cut, ops, self._model, self._valid, CHECK_S):
+                valid: Any = True
+            else:
+                result = check(History(ops), self.model, CHECK_S, parallel=False)
+                valid = result.valid
+                if valid is False:
+                    self.first = self._first(key, result.details.get(KEY) or (), result.summary)
+                    for said in self.on_found:
+                        said(self.first)
+                    break
+            if valid is True:
+                moved = advance(cut, ops, self._model, self._valid, CHECK_S)
+                if moved is not None:
+                    self.cuts[key] = moved
         return self.first
+
+    def _valid(self, history: History, seconds: float | None) -> Any:
+        """The verdict of ``history`` by the run's model within ``seconds``."""
+        return check(history, self._model, seconds, explain=False, parallel=False).valid
 
     def _first(self, key: Any, named: Any, summary: str) -> dict[str, Any]:
         """The first anomaly as test.json records it."""
