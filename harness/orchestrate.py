@@ -331,7 +331,7 @@ def _drive(
         plan = build_plan(opts, target, cluster, seed_of(opts), resource)
         writer = HistoryWriter(run_dir / HISTORY_FILE, batched=True)
         stack.callback(writer.close)
-        live = live_check.for_run(opts, clock, term.err)  # None: checked at the end only
+        live = live_check.for_run(opts, clock, term.err, run_dir)  # None: at the end only
         runner = Runner(
             generator=plan.client_gen,  # the schedule comes with begin(), below
             client_factory=plan.client,
@@ -363,7 +363,7 @@ def _drive(
         runner.begin(schedule, nemesis)
         total = opts.time_limit + opts.recovery_time
         if live is not None and opts.stop_on_anomaly:
-            live.on_found.append(lambda first: runner.stop())
+            live.on_found.append(lambda first: runner.stop(live_check.STOP_GRACE_S))
         note = live.note if live is not None else None
         try:
             with (
