@@ -415,10 +415,12 @@ def _shrunk(
     partition (``found``: its label and history) shrunk (``checkers.linear.shrink``)
     within the check's ``deadline`` and ``meter``, and confirmed by the plain search; or
     ``shrunk_error``, why there is none."""
+    from checkers.ddmin import bound
     from checkers.linear.counterexample import jsonable
     from checkers.linear.shrink import shrink as shrink_partition
 
     label, part = found
+    meter = bound(meter)  # at a run's end too: never past a memory limit
 
     def fails(sub: History, seconds: float | None) -> bool | None:
         got = check(sub, m, seconds, explain=False, parallel=False, budget=meter).valid
