@@ -101,3 +101,26 @@ def test_the_linearizability_shrink_out_of_memory_keeps_what_it_had(
     monkeypatch.undo()
     assert main(["check", str(out)]) == 1  # what was kept cannot be ordered either
     capsys.readouterr()
+
+
+@pytest.mark.slow
+def test_a_sim_runs_stale_read_shrinks_to_two_operations_that_check_again_invalid(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The cas-register run's linearizability shrink, end to end: the run's results carry
+    the fewest operations of the failing key, confirmed by the plain search, and
+    ``harness check RUN --shrink OUT`` writes them where ``harness check OUT`` (in the
+    run's model) says invalid again."""
+    argv = ["run", "--workload", "cas-register", "--sim-bug", "stale-read", "--nemesis", "none"]
+    argv += ["--time-limit", "5", "--recovery-time", "0", "--rate", "20", "--seed", "1"]
+    assert main([*argv, "--stop-on-anomaly", "-o", str(tmp_path / "runs")]) == 1
+    run = (tmp_path / "runs" / "latest").resolve()
+    shrunk = json.loads((run / "results.json").read_text())["checkers"]["linearizability"]
+    shrunk = shrunk["shrunk"]
+    assert shrunk["operations"] == 2 and shrunk["minimal"], shrunk
+    assert shrunk["confirmed_by"] == "the plain search"
+    out = tmp_path / "shrunk.jsonl"
+    check = ["check", str(run), "--shrink", str(out), "--out", str(tmp_path / "again")]
+    assert main(check) == 1
+    assert "shrunk: 2 of " in capsys.readouterr().out
+    assert main(["check", "--model", "register", str(out)]) == 1
