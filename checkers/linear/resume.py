@@ -20,7 +20,7 @@ itself reads it); any other model is checked whole.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -133,7 +133,11 @@ def resume(
         done.add(key)
         ops += sum(1 for op in mine if op.type == "invoke")
         searched += sum(1 for op in mine.ops[len(cut.ops) :] if op.type == "invoke")
-    kept = History(op for op in history if op.process == NEMESIS or op.key not in done)
+    kept = History(
+        op
+        for op in history
+        if op.process == NEMESIS or not isinstance(op.key, Hashable) or op.key not in done
+    )
     reused = {
         "partitions": len(done),
         "ops": ops,
