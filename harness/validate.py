@@ -21,7 +21,7 @@ from typing import NamedTuple
 from clusters import run_target
 from clusters.registry import TARGETS, resolve
 from clusters.spec import TargetSpec
-from core.option_checks import OptionError
+from core.option_checks import NUMBERS, OptionError
 from core.option_defaults import fit_defaults
 from core.option_records import SshOptions
 from core.options import RunOptions, flag_of
@@ -29,6 +29,8 @@ from harness.live_check import live_model
 from nemesis.registry import needs_of, parse_nemesis, rules_of
 from nemesis.targets import check_nemesis_target
 from workloads.registry import WORKLOADS, get_workload
+
+SEED = NUMBERS["seed"]
 
 
 def decide(opts: RunOptions) -> RunOptions:
@@ -63,6 +65,18 @@ class Checked(NamedTuple):
 
     options: RunOptions
     target: TargetSpec
+
+    def placed(self, out_dir: str | None = None, seed: int | None = None) -> Checked:
+        """The same run written under ``out_dir`` or with ``seed`` (a suite's folder, a
+        repeat's seeds): no default depends on either, so nothing is checked or decided
+        again (a seed outside ``--seed``'s range: a one-line OptionError)."""
+        opts = self.options
+        if seed is not None:
+            SEED.check(seed)
+            opts = replace(opts, seed=seed)
+        if out_dir is not None:
+            opts = replace(opts, out_dir=out_dir)
+        return Checked(opts, self.target)
 
 
 def check_run(opts: RunOptions) -> Checked:
