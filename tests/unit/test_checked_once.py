@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from test_cli import recorded_run
 
+from clusters.spec import TargetSpec
 from core.options import RunOptions
 from harness import validate
 from harness.cli import main
@@ -90,3 +91,28 @@ def test_a_repeat_decides_its_options_once(
     assert len(decided) == 1
     (repeat,) = tmp_path.rglob("repeat.json")
     assert json.loads(repeat.read_text())["seeds"] == [3, 4]
+
+
+@pytest.mark.slow
+def test_a_run_checks_its_options_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The faults' aims and the target's rules are checked in the one pass before the run
+    (``harness.validate``), not again while it builds its nemesis and cluster (the
+    nemesis checked ``--nemesis-target`` a second time)."""
+    calls: list[str] = []
+    aims, rules = validate.check_nemesis_target, TargetSpec.check_options
+
+    def aimed(opts: RunOptions) -> None:
+        calls.append("aims")
+        aims(opts)
+
+    def ruled(self: TargetSpec, opts: RunOptions) -> None:
+        calls.append("rules")
+        rules(self, opts)
+
+    monkeypatch.setattr(validate, "check_nemesis_target", aimed)
+    monkeypatch.setattr(TargetSpec, "check_options", ruled)
+    argv = ["--nemesis", "client-pause", "--nemesis-target", "holder", "--lease-ttl", "0.5"]
+    recorded_run(capsys, tmp_path, *argv, "--time-limit", "3", "--recovery-time", "0")
+    assert sorted(calls) == ["aims", "rules"]
