@@ -24,8 +24,8 @@ from core.cluster import Cluster
 from core.options import RunOptions
 from workloads.discovery import DiscoveryOptions
 from workloads.herd import herd_clients
-from workloads.id_factories import id_clients, snowflake_clients
 from workloads.ids import CasCounter
+from workloads.ids.factories import id_clients, snowflake_clients
 from workloads.register import RegisterOptions
 
 
