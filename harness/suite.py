@@ -66,9 +66,8 @@ from core.option_checks import OptionError, check_name
 from core.options import FIELDS, OLD_EXTRA, RunOptions
 from core.store import read_json, utc_stamp, write_json
 from core.writes import make_dirs
-from harness.junit import Case
 from harness.repeat import DEFAULT_PASS_RULE, PASS_RULES, REPEATS, SEED_MODES, Rate
-from harness.report._verdict import headline
+from harness.report import Case, headline
 from harness.terminal import Terminal, heading
 from harness.validate import Checked, check_run, decide
 
@@ -601,8 +600,13 @@ def write_outputs(
 ) -> None:
     """Write a suite result into ``base`` (``suite.json`` with ``record`` in it, JUnit,
     the index and the matrix) and print its tables: a suite's run and ``harness merge``."""
-    from harness.junit import write_junit
-    from harness.report import compare, render_matrix_table, write_index, write_matrix_html
+    from harness.report import (
+        compare,
+        render_matrix_table,
+        write_index,
+        write_junit,
+        write_matrix_html,
+    )
 
     write_json(
         base / "suite.json",
