@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from clusters.consul.errors import answer_error
-from workloads.common.http_pool import Answer, HttpPool
+from workloads.common.http_pool import Answer, HttpPool, Request
 from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown
 
@@ -75,7 +75,7 @@ class ConsulConnection:
         where = f"{what} on {self.address}"
         target = quote("/v1" + path, safe=URL_SAFE) + (f"?{urlencode(params)}" if params else "")
         body = None if data is None else data.encode()
-        answer = self.http.request(self.address, method, target, where, timeout=wait, body=body)
+        answer = self.http.request(self.address, Request(method, target, body), where, wait)
         if answer.status // 100 != 2 and answer.status not in allow:
             raise answer_error(answer.status, answer.text, where)
         return answer

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from clusters.etcd.errors import answer_error
-from workloads.common.http_pool import HttpPool
+from workloads.common.http_pool import HttpPool, Request
 from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpUnknown
 
@@ -79,9 +79,7 @@ class EtcdConnection:
         """POST ``body`` to ``path``; the decoded answer, or ``OpFailed``/``OpUnknown``."""
         wait = self.timeout if timeout is None else timeout
         where = f"{what} on {self.address}"
-        answer = self.http.request(
-            self.address, "POST", path, where, timeout=wait, body=_json(body), headers=JSON
-        )
+        answer = self.http.request(self.address, _post(path, body), where, wait)
         try:
             data = answer.json()
         except ValueError:
@@ -99,9 +97,7 @@ class EtcdConnection:
         until ``timeout`` seconds pass without one (then it just stops)."""
         deadline = time.monotonic() + timeout
         where = f"{what} on {self.address}"
-        with self.http.stream(
-            self.address, "POST", path, where, timeout=timeout, body=_json(body), headers=JSON
-        ) as answer:
+        with self.http.stream(self.address, _post(path, body), where, timeout) as answer:
             if answer.status != 200:
                 raise answer_error(answer.status, None, where)
             for line in answer.lines(deadline):
@@ -161,8 +157,9 @@ class EtcdConnection:
         )
 
 
-def _json(body: dict[str, Any]) -> bytes:
-    return json.dumps(body, separators=(",", ":")).encode()
+def _post(path: str, body: dict[str, Any]) -> Request:
+    """A POST of ``body`` as JSON to the gateway's ``path``."""
+    return Request("POST", path, json.dumps(body, separators=(",", ":")).encode(), JSON)
 
 
 def revision(record: dict[str, Any], field: str = "create_revision") -> int:

@@ -18,7 +18,7 @@ import pytest
 
 from clusters.consul.api import ConsulConnection
 from clusters.etcd.gateway import EtcdConnection
-from workloads.common.http_pool import HttpPool
+from workloads.common.http_pool import HttpPool, Request
 from workloads.errors import OpUnknown, Unreachable
 
 
@@ -165,7 +165,7 @@ def test_threads_asking_at_once_each_get_a_connection_and_give_it_back(server: S
     def ask() -> None:
         try:
             for _ in range(10):
-                assert pool.request(server.address, "POST", "/", "ask", timeout=2).status == 200
+                assert pool.request(server.address, Request("POST", "/"), "ask", 2).status == 200
         except BaseException as e:
             errors.append(e)
 

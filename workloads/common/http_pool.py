@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator, Mapping
 from email.message import Message
 from http.client import HTTPConnection, HTTPException, HTTPResponse
-from typing import Any
+from typing import Any, NamedTuple
 
 from workloads.common.wire import parse_address
 from workloads.errors import OpUnknown
@@ -31,6 +31,15 @@ from workloads.http_errors import transport_error
 
 CONNECT_TIMEOUT = 2.0
 """Seconds to establish a connection: a refused or unreachable server fails fast (fail)."""
+
+
+class Request(NamedTuple):
+    """What to ask: the method, the target (path and query), the body and headers."""
+
+    method: str
+    target: str
+    body: bytes | None = None
+    headers: Mapping[str, str] = {}
 
 
 class Answer:
@@ -59,25 +68,13 @@ class HttpPool:
         self.connect_timeout = connect_timeout
         self._idle: list[HTTPConnection] = []
 
-    def request(
-        self,
-        address: str,
-        method: str,
-        target: str,
-        what: str,
-        *,
-        timeout: float,
-        body: bytes | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> Answer:
-        """One exchange with ``address`` ("host:port"): the whole answer, whatever its
-        status; ``Unreachable`` if it could not connect, ``OpUnknown`` if the exchange
-        failed after that."""
+    def request(self, address: str, request: Request, what: str, timeout: float) -> Answer:
+        """One exchange with ``address`` ("host:port"), each wait on it at most
+        ``timeout`` seconds: the whole answer, whatever its status; ``Unreachable`` if it
+        could not connect, ``OpUnknown`` if the exchange failed after that."""
         conn = self._take(address, timeout, what)
+        resp = _send(conn, request, what, timeout)
         try:
-            _settimeout(conn, timeout)
-            conn.request(method, target, body, dict(headers or {}))
-            resp = conn.getresponse()
             data = resp.read()
         except (OSError, HTTPException) as e:
             conn.close()
@@ -86,28 +83,12 @@ class HttpPool:
             self._idle.append(conn)
         return Answer(resp.status, resp.headers, data)
 
-    def stream(
-        self,
-        address: str,
-        method: str,
-        target: str,
-        what: str,
-        *,
-        timeout: float,
-        body: bytes | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> Stream:
-        """A streaming exchange on a connection of its own (never kept: the server is
-        still sending when the caller stops reading); the caller closes it."""
+    def stream(self, address: str, request: Request, what: str, timeout: float) -> Stream:
+        """An exchange whose answer streams, on a connection of its own (never kept: the
+        server is still sending when the caller stops reading), its head awaited at most
+        ``timeout`` seconds; the caller closes it and bounds its reads (``Stream.lines``)."""
         conn = self._connect(address, timeout, what)
-        try:
-            _settimeout(conn, timeout)
-            conn.request(method, target, body, dict(headers or {}))
-            resp = conn.getresponse()
-        except (OSError, HTTPException) as e:
-            conn.close()
-            raise transport_error(e, what, sent=True) from None
-        return Stream(conn, resp, what)
+        return Stream(conn, _send(conn, request, what, timeout), what)
 
     def close(self) -> None:
         """Close every idle connection (one in use is closed by its request's end)."""
@@ -154,9 +135,8 @@ class Stream:
         self._what = what
 
     def lines(self, deadline: float) -> Iterator[bytes]:
-        """Each whole line as it arrives (``time.monotonic`` ``deadline``): stops at the
-        end of the answer, or once the deadline passes with no line; ``OpUnknown`` if the
-        connection breaks."""
+        """Each whole line as it arrives, until the answer ends or the ``time.monotonic``
+        ``deadline`` passes; ``OpUnknown`` if the connection breaks."""
         buffer = b""
         while True:
             left = deadline - time.monotonic()
@@ -188,9 +168,17 @@ class Stream:
         self.close()
 
 
-def _settimeout(conn: HTTPConnection, seconds: float) -> None:
-    if conn.sock is not None:
-        conn.sock.settimeout(max(seconds, 0.001))
+def _send(conn: HTTPConnection, request: Request, what: str, timeout: float) -> HTTPResponse:
+    """Send ``request`` on ``conn`` and read the answer's head, each wait at most
+    ``timeout`` seconds; ``OpUnknown`` (the connection closed) if that fails."""
+    try:
+        if conn.sock is not None:
+            conn.sock.settimeout(max(timeout, 0.001))
+        conn.request(request.method, request.target, request.body, dict(request.headers))
+        return conn.getresponse()
+    except (OSError, HTTPException) as e:
+        conn.close()
+        raise transport_error(e, what, sent=True) from None
 
 
 def _still_open(conn: HTTPConnection) -> bool:
