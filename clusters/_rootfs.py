@@ -1,10 +1,12 @@
-"""The base image: a slim Debian trixie root filesystem made by debootstrap, then imported.
+"""The base image: a slim Debian root filesystem made by debootstrap, then imported.
 
 No registry can be pulled from, so every image starts here: ``debootstrap --variant=minbase``
 from the Debian mirror this machine's apt already uses, plus the tools every node needs for
 faults (iproute2, iptables, procps, psmisc, libfaketime, curl), slimmed like the official
 images (no docs, man pages, locales or apt lists) and ``docker import``-ed. The recipe below
-is hashed into the tag: change it and every image is rebuilt.
+is hashed into the tag: change it and every image is rebuilt. The release is trixie
+(``clusters.releases.DEFAULT_SUITE``) unless a run asks for a server from another
+(``--server-version``): each release has its own base, tagged by it.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from typing import TYPE_CHECKING
 
 from clusters._docker import LABEL, LABEL_IMAGE
 from clusters._imagedef import content_hash, image_tag
+from clusters.releases import DEFAULT_SUITE
 from core.cluster import ClusterError
 
 if TYPE_CHECKING:
     import docker
 
-SUITE = "trixie"
+SUITE = DEFAULT_SUITE
 PACKAGES = ("iproute2", "iptables", "procps", "psmisc", "libfaketime", "curl")
 """Installed in every image: network faults, process control, clock faults, probes."""
 
@@ -61,15 +64,18 @@ RECIPE_VERSION = "1"
 Progress = Callable[[str], None]
 
 
-def base_tag() -> str:
-    """The tag of the base image for the current recipe (the mirror is not part of it)."""
-    parts = [RECIPE_VERSION, SUITE, *PACKAGES, *SLIM, *CHANGES]
+def base_tag(suite: str = SUITE) -> str:
+    """The tag of the base image of Debian ``suite`` for the current recipe (the mirror
+    is not part of it)."""
+    parts = [RECIPE_VERSION, suite, *PACKAGES, *SLIM, *CHANGES]
     parts += [f"{k}\0{v}" for k, v in sorted(FILES.items())]
     return image_tag("base", content_hash([p.encode() for p in parts]))
 
 
-def build_base(client: docker.DockerClient, tag: str, cache_dir: Path, progress: Progress) -> None:
-    """debootstrap, slim and import the base root filesystem as ``tag``."""
+def build_base(
+    client: docker.DockerClient, tag: str, cache_dir: Path, progress: Progress, suite: str = SUITE
+) -> None:
+    """debootstrap ``suite``, slim and import the base root filesystem as ``tag``."""
     if os.geteuid() != 0:
         raise ClusterError(
             "Building the base image needs root (debootstrap); run as root or "
@@ -82,6 +88,7 @@ def build_base(client: docker.DockerClient, tag: str, cache_dir: Path, progress:
             PACKAGES,
             cache_dir / "debootstrap-debs",
             lambda message: progress(f"base: {message}"),
+            suite,
         )
         slim(root)
         progress("base: importing the root filesystem")
@@ -101,15 +108,17 @@ def build_base(client: docker.DockerClient, tag: str, cache_dir: Path, progress:
             raise ClusterError(f"tar of the base root filesystem failed (exit {tar.returncode})")
 
 
-def debootstrap(root: Path, packages: Sequence[str], debs: Path, progress: Progress) -> None:
-    """``debootstrap --variant=minbase`` of ``SUITE`` plus ``packages`` into ``root`` (which
+def debootstrap(
+    root: Path, packages: Sequence[str], debs: Path, progress: Progress, suite: str = SUITE
+) -> None:
+    """``debootstrap --variant=minbase`` of ``suite`` plus ``packages`` into ``root`` (which
     must not exist yet), from ``debian_mirror()``; downloaded .debs are kept in ``debs``
     for the next time. Needs root; ClusterError with the tail of debootstrap's output."""
     if shutil.which("debootstrap") is None:
         raise ClusterError("debootstrap is missing; install it: apt-get install -y debootstrap")
     mirror = debian_mirror()
     debs.mkdir(parents=True, exist_ok=True)
-    progress(f"debootstrap {SUITE} from {mirror}")
+    progress(f"debootstrap {suite} from {mirror}")
     try:
         run_tool(
             [
@@ -117,7 +126,7 @@ def debootstrap(root: Path, packages: Sequence[str], debs: Path, progress: Progr
                 "--variant=minbase",
                 f"--include={','.join(packages)}",
                 f"--cache-dir={debs}",
-                SUITE,
+                suite,
                 str(root),
                 mirror,
             ],

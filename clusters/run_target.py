@@ -34,11 +34,20 @@ def check_options(spec: TargetSpec, opts: RunOptions) -> None:
                 f"--nodes {opts.backend.nodes} but {len(opts.ssh.hosts)} hosts were named: "
                 "over SSH the cluster has one node per host"
             )
-        if opts.backend.image is not None:
-            raise OptionError(
-                "--image chooses a Docker image; over SSH the hosts' packages "
-                "are used: leave it out"
-            )
+        for flag, value in (
+            ("--image", opts.backend.image),
+            ("--server-version", opts.backend.server_version),
+        ):
+            if value is not None:
+                raise OptionError(
+                    f"{flag} chooses a Docker image; over SSH the hosts' packages "
+                    "are used: leave it out"
+                )
+    if opts.backend.image is not None and opts.backend.server_version is not None:
+        raise OptionError(
+            "--image names the image the nodes run, whatever its release: "
+            "leave out --server-version (or --image)"
+        )
     spec.check_options(opts)
 
 
