@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import shlex
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,7 +139,7 @@ class DockerCluster(ServerCluster):
         from clusters.image_build import ensure_image
 
         image = self.image or ensure_image(
-            self.server.image, log.info, client=client, release=self.server.release
+            self.server.image, _building, client=client, release=self.server.release
         )
         if self.image:
             self._check_image(client, self.image)
@@ -382,6 +383,13 @@ class DockerCluster(ServerCluster):
 
 class LeadingDockerCluster(LeadingMixin, DockerCluster):
     """A ``DockerCluster`` whose spec has a leader; also HasLeader."""
+
+
+def _building(line: str) -> None:
+    """A step of an image's load or build (a release's first run: minutes), in the log
+    and on stderr, where the run said it is starting the target."""
+    log.info("%s", line)
+    print(f"  image {line}", file=sys.stderr, flush=True)
 
 
 def docker_cluster(server: ServerSpec, options: ClusterOptions) -> DockerCluster:

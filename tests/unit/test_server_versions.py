@@ -4,7 +4,9 @@ release keeps the images' tags; another release has its own base and image tags.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 from test_cli import run
@@ -135,3 +137,52 @@ def test_a_docker_cluster_records_its_release_and_package_as_the_node_says() -> 
     assert Probed(redis.REDIS.with_release("bullseye"), run_id="t3").release() == {
         "release": "bullseye"
     }
+
+
+def _versioned_run(run_dir: Path, release: str, package: str) -> Path:
+    """A checked etcd lock run whose test.json records the server its node said."""
+    from harness.analysis import check_run
+    from tests.support.synthetic import lock_run
+
+    lock_run(run_dir, target="etcd")
+    check_run(run_dir)
+    test = json.loads((run_dir / "test.json").read_text())
+    test["versions"].update(
+        {"etcd": "etcd Version: x", "release": release, "etcd package": package}
+    )
+    (run_dir / "test.json").write_text(json.dumps(test))
+    return run_dir
+
+
+def test_compare_puts_two_versions_side_by_side(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    old = _versioned_run(tmp_path / "a" / "20260101T000000", "bookworm", "etcd-server 3.4.23-4+b4")
+    new = _versioned_run(tmp_path / "b" / "20260101T000000", "trixie", "etcd-server 3.5.16-4")
+    code, out, _ = run(capsys, "compare", str(old), str(new), "--json")
+    assert code == 0
+    cells = {c["row"]: c for c in json.loads(out)["cells"]}
+    assert cells["etcd · lock · bookworm"]["servers"] == ["etcd-server 3.4.23-4+b4 (bookworm)"]
+    assert cells["etcd · lock"]["servers"] == ["etcd-server 3.5.16-4 (trixie)"]
+    code, out, _ = run(capsys, "compare", str(old), str(new))
+    flat = " ".join(out.split())
+    assert code == 0 and "etcd-server 3.4.23-4+b4" in flat and "etcd-server 3.5.16-4" in flat
+
+
+def test_a_suite_run_with_a_list_of_versions_is_one_run_per_version(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    suite = tmp_path / "v.toml"
+    suite.write_text(
+        '[suite]\nname = "v"\n[defaults]\ntarget = "etcd"\ntime_limit = 20\n'
+        '[[run]]\nname = "lock"\nserver_version = ["bookworm", "trixie"]\n'
+        '[[run]]\nname = "plain"\n'
+    )
+    code, out, err = run(capsys, "suite", "run", str(suite), "--list", "--json")
+    assert code == 0, err
+    listed = json.loads(out)
+    runs = listed["runs"] if isinstance(listed, dict) else listed
+    assert [r["name"] for r in runs] == ["lock-bookworm", "lock-trixie", "plain"]
+    suite.write_text(suite.read_text().replace('["bookworm", "trixie"]', '["bookworm", "sid"]'))
+    code, out, err = run(capsys, "suite", "run", str(suite), "--list")
+    assert code == 254 and "run 'lock-sid': etcd has no server version 'sid'" in err, err
