@@ -67,6 +67,10 @@ def test_run_help_lists_each_targets_versions(capsys: pytest.CaptureFixture[str]
             ["--target", "etcd", "--server-version", "bookworm", "--image", "x:y"],
             "--image names the image the nodes run, whatever its release",
         ),
+        (
+            ["--target", "etcd", "--ssh", "--nodes", "10.9.9.1", "--server-version", "bookworm"],
+            "--server-version chooses a Docker image; over SSH the hosts' packages are used",
+        ),
     ],
 )
 def test_a_version_the_target_lacks_is_one_line(
