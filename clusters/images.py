@@ -65,10 +65,9 @@ def build_images(
     ``progress`` receives one line per build step, prefixed by the image name.
     ``use_cache=False`` ignores (but still refreshes) the archive cache.
     """
+    wanted = image_names(targets)  # a bad name is refused before Docker is asked
     client = connect()
-    return [
-        ensure(client, name, progress, use_cache, release) for name, release in image_names(targets)
-    ]
+    return [ensure(client, name, progress, use_cache, release) for name, release in wanted]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -190,3 +190,12 @@ def test_a_suite_run_with_a_list_of_versions_is_one_run_per_version(
     suite.write_text(suite.read_text().replace('["bookworm", "trixie"]', '["bookworm", "sid"]'))
     code, out, err = run(capsys, "suite", "run", str(suite), "--list")
     assert code == 254 and "run 'lock-sid': etcd has no server version 'sid'" in err, err
+
+
+def test_images_build_takes_target_at_release(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "images", "build", "postgres@buster")
+    assert_one_line_254(code, out, err, "postgres has no server version 'buster'; choose from")
+    code, _, _ = run(capsys, "images", "--help")
+    assert code == 0
+    code, out, _ = run(capsys, "images", "build", "--help")
+    assert code == 0 and "TARGET@RELEASE" in out
