@@ -50,6 +50,12 @@ FILES: dict[str, str] = {
     ),
     "usr/sbin/policy-rc.d": "#!/bin/sh\nexit 101\n",
 }
+SUITE_FILES: dict[str, dict[str, str]] = {
+    # Unstable's Release is valid for a week only: apt then refuses a mirror (or a mirror
+    # snapshot) not refreshed within it, where the stable releases' never expire.
+    "sid": {"etc/apt/apt.conf.d/harness-sid": 'Acquire::Check-Valid-Until "false";\n'},
+}
+"""Written into the base of one release only (and hashed into its tag alone)."""
 SLIM = (
     "usr/share/doc",
     "usr/share/man",
@@ -69,6 +75,7 @@ def base_tag(suite: str = SUITE) -> str:
     is not part of it)."""
     parts = [RECIPE_VERSION, suite, *PACKAGES, *SLIM, *CHANGES]
     parts += [f"{k}\0{v}" for k, v in sorted(FILES.items())]
+    parts += [f"{k}\0{v}" for k, v in sorted(SUITE_FILES.get(suite, {}).items())]
     return image_tag("base", content_hash([p.encode() for p in parts]))
 
 
@@ -90,7 +97,7 @@ def build_base(
             lambda message: progress(f"base: {message}"),
             suite,
         )
-        slim(root)
+        slim(root, suite)
         progress("base: importing the root filesystem")
         tar = subprocess.Popen(
             ["tar", "-C", str(root), "--numeric-owner", "-cf", "-", "."], stdout=subprocess.PIPE
@@ -136,10 +143,11 @@ def debootstrap(
         _unmount_under(root)  # a failed debootstrap can leave /proc or /sys mounted
 
 
-def slim(root: Path) -> None:
+def slim(root: Path, suite: str = SUITE) -> None:
     """Drop docs, man pages, locales and apt's lists and caches from a debootstrapped
-    ``root``; write ``FILES`` (no docs or recommends in later installs, no service starts
-    from package scripts) and remove the build machine's hostname and resolv.conf."""
+    ``root``; write ``FILES`` and ``suite``'s ``SUITE_FILES`` (no docs or recommends in
+    later installs, no service starts from package scripts) and remove the build
+    machine's hostname and resolv.conf."""
     for rel in SLIM:
         path = root / rel
         if path.is_dir():
@@ -148,7 +156,7 @@ def slim(root: Path) -> None:
                     shutil.rmtree(child)
                 else:
                     child.unlink()
-    for rel, text in FILES.items():
+    for rel, text in {**FILES, **SUITE_FILES.get(suite, {})}.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)

@@ -36,6 +36,9 @@ class Release:
     dpkg: bool = True
     """Whether the image installs ``package`` with dpkg, so a node can say its version (a
     server built from Debian's source tarball, like Redis, says its own)."""
+    no_faketime: str | None = None
+    """Why libfaketime is not preloaded into this release's server (its clock cannot be
+    moved: clock faults are refused with this reason); None: as the target does."""
 
     @property
     def query(self) -> tuple[str, ...]:

@@ -63,9 +63,14 @@ def check_faults(spec: TargetSpec, opts: RunOptions, needs: Mapping[str, Set[Abi
     """OptionError (one line, the target's reason) unless the target has every ability
     the run's faults need (``needs``: fault -> abilities, from the faults' registry). On
     SSH hosts every target can move a clock: the hosts' own, which Go servers read too;
-    no target can lose power there (``NO_POWER_LOSS_ON_HOSTS``)."""
+    no target can lose power there (``NO_POWER_LOSS_ON_HOSTS``); in Docker a server
+    release whose clock cannot move (``Release.no_faketime``) cannot take clock faults."""
     has = spec.abilities
     lacks: Mapping[Ability, str] = spec.lacks
+    release = spec.release(opts.backend.server_version)
+    if release is not None and release.no_faketime is not None:
+        has = has - {Ability.CLOCK}
+        lacks = {**lacks, Ability.CLOCK: release.no_faketime}
     if opts.ssh.enabled:
         has = (has | {Ability.CLOCK}) - {Ability.POWER_LOSS}
         lacks = {**spec.lacks, **NO_POWER_LOSS_ON_HOSTS}

@@ -117,7 +117,8 @@ class ServerSpec:
             return self
         if suite not in self.releases:
             raise ClusterError(release_error(self.name, suite, self.releases, self.missing))
-        return replace(self, suite=suite)
+        fake = self.faketime_default and self.releases[suite].no_faketime is None
+        return replace(self, suite=suite, faketime_default=fake)
 
     def check_size(self, n: int, unit: str = "nodes") -> None:
         """Raise ClusterError when ``n`` nodes make no sense (default: odd, 1 to 7)."""

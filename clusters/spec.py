@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from checkers.windows import POWER_LOSS
+from clusters.releases import Release
 from clusters.server import ClusterOptions
 from core.abilities import SERVER_ABILITIES, Ability
 from core.client import ClientFactory
@@ -390,6 +391,13 @@ class TargetSpec:
                 f"Target {self.name} does not accept persistence="
                 f"{persistence!r}; choose from: {choices}"
             )
+
+    def release(self, suite: str | None) -> Release | None:
+        """Its server's release ``suite`` (None when not named, or not one it has)."""
+        if suite is None or self.server is None:
+            return None
+        releases: Mapping[str, Release] = Lazy(self.server).load().releases
+        return releases.get(suite)
 
     def check_release(self, suite: str | None, persistence: str | None = None) -> None:
         """OptionError (one line, naming the releases it has) unless ``suite`` is None or

@@ -68,6 +68,10 @@ def test_run_help_lists_each_targets_versions(capsys: pytest.CaptureFixture[str]
             "--image names the image the nodes run, whatever its release",
         ),
         (
+            ["--target", "zookeeper", "--server-version", "bullseye", "--nemesis", "clock"],
+            "bullseye's libfaketime (0.9.8) makes the JVM's timed waits spin",
+        ),
+        (
             ["--target", "etcd", "--ssh", "--nodes", "10.9.9.1", "--server-version", "bookworm"],
             "--server-version chooses a Docker image; over SSH the hosts' packages are used",
         ),
@@ -199,3 +203,18 @@ def test_images_build_takes_target_at_release(capsys: pytest.CaptureFixture[str]
     assert code == 0
     code, out, _ = run(capsys, "images", "build", "--help")
     assert code == 0 and "TARGET@RELEASE" in out
+
+
+def test_zookeeper_3_4_runs_without_libfaketime_and_the_others_with_it() -> None:
+    assert not zookeeper.SERVER.with_release("bullseye").faketime_default
+    assert zookeeper.SERVER.with_release("bookworm").faketime_default
+    assert zookeeper.SERVER.faketime_default
+
+
+def test_only_sids_base_ignores_the_release_files_expiry(tmp_path: Path) -> None:
+    for suite in ("sid", "trixie"):
+        _rootfs.slim(tmp_path / suite, suite)
+    conf = "etc/apt/apt.conf.d/harness-sid"
+    assert "Check-Valid-Until" in (tmp_path / "sid" / conf).read_text()
+    assert not (tmp_path / "trixie" / conf).exists()
+    assert (tmp_path / "trixie" / "etc/apt/apt.conf.d/harness").is_file()
