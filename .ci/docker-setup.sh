@@ -60,7 +60,7 @@ if [[ "${HARNESS_SKIP_IMAGES:-0}" == 1 ]]; then
 fi
 start=$SECONDS
 "$PYTHON" -m clusters.images build --all
-# The one server of another Debian release CI runs (tests/integration/test_server_versions.py:
+# The one server of another Debian release CI runs (tests/integration/test_service_versions.py:
 # etcd 3.4 from bookworm beside the default 3.5), so the test does not pay its build.
 "$PYTHON" -m clusters.images build etcd@bookworm
 log "images ready in $((SECONDS - start)) s"
