@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from checkers.windows import POWER_LOSS
+from clusters.releases import Release
 from clusters.server import ClusterOptions
 from core.abilities import SERVER_ABILITIES, Ability
 from core.client import ClientFactory
@@ -334,6 +335,7 @@ class TargetSpec:
         if opts.backend.persistence is not None and not self.persistence:
             raise OptionError(f"{self.name} has no persistence option: leave out --persistence")
         self.check_persistence(opts.backend.persistence)
+        self.check_release(opts.backend.server_version, opts.backend.persistence)
         for rule in self.checks:
             rule.check(opts, self.name)
 
@@ -390,6 +392,26 @@ class TargetSpec:
                 f"{persistence!r}; choose from: {choices}"
             )
 
+    def release(self, suite: str | None) -> Release | None:
+        """Its server's release ``suite`` (None when not named, or not one it has)."""
+        if suite is None or self.server is None:
+            return None
+        releases: Mapping[str, Release] = Lazy(self.server).load().releases
+        return releases.get(suite)
+
+    def check_release(self, suite: str | None, persistence: str | None = None) -> None:
+        """OptionError (one line, naming the releases it has) unless ``suite`` is None or
+        a Debian release its server comes from (``ServerSpec.releases``) that takes
+        ``persistence``."""
+        if suite is None:
+            return
+        if self.server is None:
+            raise OptionError(f"{self.name} has one version only: leave out --server-version")
+        try:
+            Lazy(self.server).load().with_release(suite).with_persistence(persistence)
+        except ClusterError as e:
+            raise OptionError(str(e)) from None
+
     def build(self, options: ClusterOptions) -> Cluster:
         """The (not yet started) Docker cluster for ``options``; ClusterError for a bad
         option or a target without one."""
@@ -411,6 +433,7 @@ class TargetSpec:
                 nodes=opts.backend.nodes,
                 image=opts.backend.image,
                 persistence=opts.backend.persistence,
+                release=opts.backend.server_version,
                 power_loss=POWER_LOSS in opts.fault_names(),
             )
         )
@@ -420,7 +443,11 @@ class TargetSpec:
         if self.local is not None:
             return {self.name: self.local.version}
         version = getattr(cluster, "version", None)
-        return {self.name: str(version() if callable(version) else "unknown")}
+        release = getattr(cluster, "release", None)  # the Docker backend's Debian release
+        return {
+            self.name: str(version() if callable(version) else "unknown"),
+            **(release() if callable(release) else {}),
+        }
 
     def client_builder(self, opts: RunOptions) -> ClientBuilder:
         """The client builder of ``opts.workload`` (of the variant its options pick)."""

@@ -19,15 +19,25 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from clusters.postgres.connection import probe
 from clusters.postgres.failover import copy_from, rejoin, start_watcher, watcher
 from clusters.postgres.spec import PERSISTENCE
+from clusters.releases import Release, table
 from clusters.server import Launch, Peer, Place, ServerSpec
 from core.cluster import ClusterError
 
 PORT = 5432
+RELEASES = table(
+    Release("bullseye", "postgresql-13", "13.16-0+deb11u1"),
+    Release("bookworm", "postgresql-15", "15.18-0+deb12u1"),
+    Release("trixie", "postgresql-17", "17.12-0+deb13u1"),
+    Release("sid", "postgresql-18", "18.6-3"),
+)
+"""Debian's PostgreSQL server per release (the ``postgresql`` package depends on it;
+Packages of 2026-12-05). The major version is only in paths, which the launcher finds
+(``/usr/lib/postgresql/*/bin``); our postgresql.conf names settings 13 to 18 all take."""
 MAX_NODES = 5
 AS_POSTGRES = ("setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups")
 USER = shlex.join(AS_POSTGRES)
@@ -117,6 +127,7 @@ class PostgresServer(ServerSpec):
         '"$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)/postgres" --version',
     )
     has_leader: bool = True
+    releases: Mapping[str, Release] = field(default_factory=lambda: RELEASES)
     replication: str = PERSISTENCE[0]
 
     @property
