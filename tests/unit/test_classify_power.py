@@ -72,12 +72,14 @@ def test_what_the_rule_does_not_cover_stays_a_crash() -> None:
     assert takeover(cut(0.6, {"n1": {"aof": 115}}), None).cause == CRASH  # no rule recorded
 
 
-def test_redis_records_its_rule_for_each_fsync_setting_and_the_checkers_read_it() -> None:
-    def recorded(persistence: str) -> DurabilityRule | None:
-        opts = RunOptions.of(target="redis", workload="lock", persistence=persistence)
-        rules = [r.to_dict() for r in TARGETS["redis"].rules_for(opts)]
-        return durability_rule({"options": {"target": "redis"}, "service_rules": rules})
+def recorded(persistence: str | None, target: str = "redis") -> DurabilityRule | None:
+    """The durability rule a run on ``target`` with ``persistence`` records, as read back."""
+    opts = RunOptions.of(target=target, workload="lock", persistence=persistence)
+    rules = [r.to_dict() for r in TARGETS[target].rules_for(opts)]
+    return durability_rule({"options": {"target": target}, "service_rules": rules})
 
+
+def test_redis_records_its_rule_for_each_fsync_setting_and_the_checkers_read_it() -> None:
     assert recorded("aof-everysec") == DurabilityRule(
         2.0, "redis", "appendfsync", "everysec", EVERYSEC_SOURCE
     )
@@ -87,3 +89,23 @@ def test_redis_records_its_rule_for_each_fsync_setting_and_the_checkers_read_it(
 
 
 EVERYSEC_SOURCE = "https://redis.io/docs/latest/operate/oss_and_stack/management/persistence/"
+
+
+def test_zookeeper_records_force_sync_as_a_promise_and_its_absence_as_a_bounded_loss() -> None:
+    """forceSync=yes (the default, given or not) fsyncs before acknowledging: nothing may
+    be lost; forceSync=no leaves acknowledged writes to the kernel's writeback."""
+    for given in (None, "force-sync"):
+        promised = recorded(given, "zookeeper")
+        assert promised is not None and promised.promises
+        assert promised.named() == "forceSync yes" and "zookeeperAdmin" in promised.source
+    unsynced = recorded("no-force-sync", "zookeeper")
+    assert unsynced is not None and not unsynced.promises
+    assert unsynced.named() == "forceSync no" and unsynced.within_s == 35.0
+
+
+def test_a_zookeeper_grant_lost_to_a_cut_under_no_force_sync_is_lost_as_documented() -> None:
+    rule = recorded("no-force-sync", "zookeeper")
+    c = takeover(cut(0.6, {"n1": {"zk/version-2/log.100000001": 512}}), rule)
+    assert c.cause == UNSYNCED and c.expected
+    assert "not fsynced under zookeeper's forceSync no" in c.evidence
+    assert "512 bytes on n1" in c.evidence and "(up to 35 s)" in c.evidence
