@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from test_classify import HOLDER, facts
 from test_mutex_records import S, fault, history
 
@@ -109,3 +110,25 @@ def test_a_zookeeper_grant_lost_to_a_cut_under_no_force_sync_is_lost_as_document
     assert c.cause == UNSYNCED and c.expected
     assert "not fsynced under zookeeper's forceSync no" in c.evidence
     assert "512 bytes on n1" in c.evidence and "(up to 35 s)" in c.evidence
+
+
+@pytest.mark.parametrize(
+    ("persistence", "named", "within"),
+    [
+        (None, "synchronous_commit on", 0.0),
+        ("sync", "synchronous_commit on", 0.0),
+        ("no-sync-commit", "synchronous_commit off", 0.6),
+        ("no-fsync", "fsync off", 35.0),
+    ],
+)
+def test_postgres_records_what_a_power_cut_may_take_under_each_setting(
+    persistence: str | None, named: str, within: float
+) -> None:
+    rule = recorded(persistence, "postgres")
+    assert rule is not None and rule.named() == named and rule.within_s == pytest.approx(within)
+    assert rule.source.startswith("https://www.postgresql.org/docs/17/")
+
+
+def test_a_postgres_failover_records_no_power_cut_rule() -> None:
+    """A failover's loss is replication's: no durability rule speaks for it."""
+    assert recorded("async-failover", "postgres") is None
