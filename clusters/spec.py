@@ -49,6 +49,11 @@ GO_CLOCK = (
 )
 NO_GO_CLOCK: Final = {Ability.CLOCK: GO_CLOCK}
 """What a Go server lacks in a container, and why."""
+KERNEL_WRITEBACK_S: Final = 35.0
+"""What a Linux kernel may hold unwritten by default, for the rule of a setting that leaves
+a service's writes to it (``ServiceRule.lost_within_s``): dirty pages older than 30 s
+(``vm.dirty_expire_centisecs``) written by a flusher that wakes every 5 s
+(``vm.dirty_writeback_centisecs``, https://docs.kernel.org/admin-guide/sysctl/vm.html)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ Clock faults are refused in Docker: the image runs the server without libfaketim
 
 from __future__ import annotations
 
-from clusters.spec import Offer, ServiceRule, TargetSpec
+from clusters.spec import KERNEL_WRITEBACK_S, Offer, ServiceRule, TargetSpec
 from core.abilities import SERVER_ABILITIES, Ability
 
 PERSISTENCE = ("async", "sync", "async-failover", "sync-failover", "no-sync-commit", "no-fsync")
@@ -27,10 +27,6 @@ ASYNC_COMMIT_DOC = "https://www.postgresql.org/docs/17/wal-async-commit.html"
 FSYNC_DOC = "https://www.postgresql.org/docs/17/runtime-config-wal.html#GUC-FSYNC"
 WAL_WRITER_DELAY_S = 0.2
 """``wal_writer_delay``'s default: the WAL writer flushes every 200 ms."""
-WRITEBACK_S = 35.0
-"""What a Linux kernel may hold unwritten by default: dirty pages older than 30 s
-(``vm.dirty_expire_centisecs``) written by a flusher that wakes every 5 s
-(``vm.dirty_writeback_centisecs``, https://docs.kernel.org/admin-guide/sysctl/vm.html)."""
 RULES = (
     ServiceRule(
         "synchronous_commit",
@@ -59,11 +55,11 @@ RULES = (
         "off",
         "on",
         "PostgreSQL never fsyncs: a power cut may lose acknowledged commits, those the "
-        f"kernel had not written back (Linux's defaults: up to {WRITEBACK_S:g} s old), and "
+        f"kernel had not written back (Linux's defaults: up to {KERNEL_WRITEBACK_S:g} s old), and "
         "may leave 'unrecoverable data corruption'",
         FSYNC_DOC,
         when={"persistence": ("no-fsync",)},
-        lost_within_s=WRITEBACK_S,
+        lost_within_s=KERNEL_WRITEBACK_S,
     ),
 )
 """What a power cut may take of what the primary acknowledged under each setting

@@ -12,7 +12,7 @@ takes under each is in ``RULES``, and the power-loss fault shows it.
 
 from __future__ import annotations
 
-from clusters.spec import LeaseTtl, Offer, ServiceRule, TargetSpec, variants
+from clusters.spec import KERNEL_WRITEBACK_S, LeaseTtl, Offer, ServiceRule, TargetSpec, variants
 from core.abilities import SERVER_ABILITIES, Ability
 from workloads.herd import RECIPES
 
@@ -58,10 +58,6 @@ roles and zxids the run recorded (``clusters.zookeeper.served``)."""
 
 UNSAFE_DOC = "https://zookeeper.apache.org/doc/r3.9.3/zookeeperAdmin.html#Unsafe+Options"
 """ZooKeeper's admin guide on ``forceSync``, among its unsafe options."""
-WRITEBACK_S = 35.0
-"""What a Linux kernel may hold unwritten by default: dirty pages older than 30 s
-(``vm.dirty_expire_centisecs``) written by a flusher that wakes every 5 s
-(``vm.dirty_writeback_centisecs``, https://docs.kernel.org/admin-guide/sysctl/vm.html)."""
 DURABILITY = (
     ServiceRule(
         "forceSync",
@@ -82,10 +78,10 @@ DURABILITY = (
         "servers acknowledge a proposal once it is written to the operating system, not "
         "synced ('ZooKeeper will not require updates to be synced to the media'): a power "
         "cut of a quorum may lose acknowledged writes, those the kernel had not written "
-        f"back yet (Linux's defaults: up to {WRITEBACK_S:g} s old)",
+        f"back yet (Linux's defaults: up to {KERNEL_WRITEBACK_S:g} s old)",
         UNSAFE_DOC,
         when={"persistence": ("no-force-sync",)},
-        lost_within_s=WRITEBACK_S,
+        lost_within_s=KERNEL_WRITEBACK_S,
     ),
 )
 """What a power cut may take under each ``forceSync`` setting (``checkers.durability``)."""

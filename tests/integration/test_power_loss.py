@@ -26,13 +26,18 @@ RUN = (
 """Down 1 s in every 2 while holders work 4 s: the nightly run's shape, shorter."""
 
 
-def test_every_power_cut_is_in_the_history_with_the_bytes_it_discarded(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", *RUN.split(), "-o", str(tmp_path)],
+def _run(args: str, out: Path) -> subprocess.CompletedProcess[str]:
+    """``harness run ARGS -o OUT`` as a person runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", *args.split(), "-o", str(out)],
         capture_output=True,
         text=True,
         timeout=150,
     )
+
+
+def test_every_power_cut_is_in_the_history_with_the_bytes_it_discarded(tmp_path: Path) -> None:
+    proc = _run(RUN, tmp_path)
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
     run_dir = tmp_path / "latest"
     ops = [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()]
@@ -60,12 +65,7 @@ ZOOKEEPER = (
 
 
 def test_zookeeper_with_force_sync_keeps_every_grant_across_power_cuts(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", *ZOOKEEPER.split(), "-o", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=150,
-    )
+    proc = _run(ZOOKEEPER, tmp_path)
     assert proc.returncode in (0, 2), proc.stdout + proc.stderr
     assert "zookeeper: forceSync yes: every server fsyncs its transaction log" in proc.stdout
     run_dir = tmp_path / "latest"
