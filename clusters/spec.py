@@ -234,8 +234,9 @@ class ServiceRule:
     cut may be lost, in seconds (0: the setting promises none is; ``checkers.durability``)."""
 
     def applies(self, opts: RunOptions) -> bool:
-        """Whether the rule is about a run with these options."""
-        return all(opts.get(name) in values for name, values in self.when.items())
+        """Whether the rule is about a run with these options; of a list option (the
+        faults: ``{"nemesis": ("power-loss",)}``), whether any of its values is named."""
+        return all(_among(opts.get(name), values) for name, values in self.when.items())
 
     def line(self, target: str) -> str:
         """``consul: session lock-delay 0 s (Consul's default 15 s): ...``."""
@@ -253,6 +254,17 @@ class ServiceRule:
             "expiry_ttls": self.expiry_ttls,
             "lost_within_s": self.lost_within_s,
         }
+
+
+def _among(value: Any, values: tuple[Any, ...]) -> bool:
+    """``value`` is one of ``values``; a tuple (a list option's) when one of its own is."""
+    if isinstance(value, tuple):
+        return any(v in values for v in value)
+    return value in values
+
+
+DURING_POWER_LOSS: Final = {"nemesis": (POWER_LOSS,)}
+"""The ``when`` of a rule of what a power cut may take: runs that cut the power."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ Clock faults are refused in Docker: the image runs the server without libfaketim
 
 from __future__ import annotations
 
-from clusters.spec import KERNEL_WRITEBACK_S, Offer, ServiceRule, TargetSpec
+from clusters.spec import DURING_POWER_LOSS, KERNEL_WRITEBACK_S, Offer, ServiceRule, TargetSpec
 from core.abilities import SERVER_ABILITIES, Ability
 
 PERSISTENCE = ("async", "sync", "async-failover", "sync-failover", "no-sync-commit", "no-fsync")
@@ -35,7 +35,7 @@ RULES = (
         "the primary answers a COMMIT once its WAL record is flushed to disk: a power cut "
         "loses no acknowledged commit",
         ASYNC_COMMIT_DOC,
-        when={"persistence": (None, "async", "sync")},
+        when={"persistence": (None, "async", "sync"), **DURING_POWER_LOSS},
         lost_within_s=0.0,
     ),
     ServiceRule(
@@ -47,7 +47,7 @@ RULES = (
         f"may lose the commits of the last {3 * WAL_WRITER_DELAY_S:g} s ('three times "
         "wal_writer_delay'), and the database stays consistent",
         ASYNC_COMMIT_DOC,
-        when={"persistence": ("no-sync-commit",)},
+        when={"persistence": ("no-sync-commit",), **DURING_POWER_LOSS},
         lost_within_s=3 * WAL_WRITER_DELAY_S,
     ),
     ServiceRule(
@@ -58,7 +58,7 @@ RULES = (
         f"kernel had not written back (Linux's defaults: up to {KERNEL_WRITEBACK_S:g} s old), and "
         "may leave 'unrecoverable data corruption'",
         FSYNC_DOC,
-        when={"persistence": ("no-fsync",)},
+        when={"persistence": ("no-fsync",), **DURING_POWER_LOSS},
         lost_within_s=KERNEL_WRITEBACK_S,
     ),
 )

@@ -12,7 +12,15 @@ takes under each is in ``RULES``, and the power-loss fault shows it.
 
 from __future__ import annotations
 
-from clusters.spec import KERNEL_WRITEBACK_S, LeaseTtl, Offer, ServiceRule, TargetSpec, variants
+from clusters.spec import (
+    DURING_POWER_LOSS,
+    KERNEL_WRITEBACK_S,
+    LeaseTtl,
+    Offer,
+    ServiceRule,
+    TargetSpec,
+    variants,
+)
 from core.abilities import SERVER_ABILITIES, Ability
 from workloads.herd import RECIPES
 
@@ -68,7 +76,7 @@ DURABILITY = (
         "acknowledged ('requires updates to be synced to media of the transaction log "
         "before finishing processing the update')",
         UNSAFE_DOC,
-        when={"persistence": (None, "force-sync")},
+        when={"persistence": (None, "force-sync"), **DURING_POWER_LOSS},
         lost_within_s=0.0,
     ),
     ServiceRule(
@@ -80,7 +88,7 @@ DURABILITY = (
         "cut of a quorum may lose acknowledged writes, those the kernel had not written "
         f"back yet (Linux's defaults: up to {KERNEL_WRITEBACK_S:g} s old)",
         UNSAFE_DOC,
-        when={"persistence": ("no-force-sync",)},
+        when={"persistence": ("no-force-sync",), **DURING_POWER_LOSS},
         lost_within_s=KERNEL_WRITEBACK_S,
     ),
 )

@@ -75,7 +75,9 @@ def test_what_the_rule_does_not_cover_stays_a_crash() -> None:
 
 def recorded(persistence: str | None, target: str = "redis") -> DurabilityRule | None:
     """The durability rule a run on ``target`` with ``persistence`` records, as read back."""
-    opts = RunOptions.of(target=target, workload="lock", persistence=persistence)
+    opts = RunOptions.of(
+        target=target, workload="lock", persistence=persistence, nemesis=["kill", "power-loss"]
+    )
     rules = [r.to_dict() for r in TARGETS[target].rules_for(opts)]
     return durability_rule({"options": {"target": target}, "service_rules": rules})
 
@@ -132,3 +134,16 @@ def test_postgres_records_what_a_power_cut_may_take_under_each_setting(
 def test_a_postgres_failover_records_no_power_cut_rule() -> None:
     """A failover's loss is replication's: no durability rule speaks for it."""
     assert recorded("async-failover", "postgres") is None
+
+
+@pytest.mark.parametrize(
+    ("target", "persistence"),
+    [("redis", "aof-everysec"), ("zookeeper", None), ("postgres", None)],
+)
+def test_a_run_that_cuts_no_power_records_no_durability_rule(
+    target: str, persistence: str | None
+) -> None:
+    """What a power cut may take is said only of runs that cut the power: a kill keeps
+    the page cache, and every ZooKeeper or PostgreSQL run would say its default else."""
+    opts = RunOptions.of(target=target, workload="lock", persistence=persistence, nemesis=["kill"])
+    assert not [r for r in TARGETS[target].rules_for(opts) if r.lost_within_s is not None]

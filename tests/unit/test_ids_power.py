@@ -34,7 +34,9 @@ def run(persistence: str | None, cut_at: float = 1.0, discarded: int = 64) -> di
         fault("power-loss", cut_at, cut_at + 1.0, value),
         issue(2.5, 1, 3),
     )
-    opts = RunOptions.of(target="redis", workload="unique-ids", persistence=persistence)
+    opts = RunOptions.of(
+        target="redis", workload="unique-ids", persistence=persistence, nemesis=["power-loss"]
+    )
     rules = [r.to_dict() for r in TARGETS["redis"].rules_for(opts)]
     test = {"options": {"target": "redis"}, "faults": FACTS, "service_rules": rules}
     return ids.check_record(RunRecord(h, test=test)).to_dict()
