@@ -32,7 +32,7 @@ from core.option_checks import NUMBERS, OptionError
 from core.option_defaults import fit_defaults
 from core.option_records import SshOptions
 from core.options import RunOptions, flag_of
-from harness.live_check import live_model
+from harness.live_check import checked_live
 from nemesis.nodes import node_names
 from nemesis.registry import needs_of, parse_nemesis, rules_of, spec_of
 from nemesis.targets import MAX_NODES, NEEDS_HOLDERS, NODE_NAME, parse_targets
@@ -183,10 +183,11 @@ def check_given(target: TargetSpec, opts: RunOptions) -> None:
                     f"{flag_of(flag)} does nothing without --ssh, which runs the "
                     "target on real hosts: add --ssh --nodes host1,host2,... or leave it out"
                 )
-    if opts.stop_on_anomaly and live_model(get_workload(opts.workload)) is None:
+    if opts.stop_on_anomaly and not checked_live(get_workload(opts.workload)):
         raise OptionError(
             f"--stop-on-anomaly does nothing to the {opts.workload} workload, checked only "
-            "at the end: use a workload checked while it runs (cas-register), or leave it out"
+            "at the end: use a workload checked while it runs (cas-register, lock), or leave "
+            "it out"
         )
     if opts.faults.nemesis_target is not None and not opts.fault_names():
         asked = (
