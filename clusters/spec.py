@@ -50,6 +50,11 @@ GO_CLOCK = (
 )
 NO_GO_CLOCK: Final = {Ability.CLOCK: GO_CLOCK}
 """What a Go server lacks in a container, and why."""
+KERNEL_WRITEBACK_S: Final = 35.0
+"""What a Linux kernel may hold unwritten by default, for the rule of a setting that leaves
+a service's writes to it (``ServiceRule.lost_within_s``): dirty pages older than 30 s
+(``vm.dirty_expire_centisecs``) written by a flusher that wakes every 5 s
+(``vm.dirty_writeback_centisecs``, https://docs.kernel.org/admin-guide/sysctl/vm.html)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,8 +235,9 @@ class ServiceRule:
     cut may be lost, in seconds (0: the setting promises none is; ``checkers.durability``)."""
 
     def applies(self, opts: RunOptions) -> bool:
-        """Whether the rule is about a run with these options."""
-        return all(opts.get(name) in values for name, values in self.when.items())
+        """Whether the rule is about a run with these options; of a list option (the
+        faults: ``{"nemesis": ("power-loss",)}``), whether any of its values is named."""
+        return all(_among(opts.get(name), values) for name, values in self.when.items())
 
     def line(self, target: str) -> str:
         """``consul: session lock-delay 0 s (Consul's default 15 s): ...``."""
@@ -249,6 +255,17 @@ class ServiceRule:
             "expiry_ttls": self.expiry_ttls,
             "lost_within_s": self.lost_within_s,
         }
+
+
+def _among(value: Any, values: tuple[Any, ...]) -> bool:
+    """``value`` is one of ``values``; a tuple (a list option's) when one of its own is."""
+    if isinstance(value, tuple):
+        return any(v in values for v in value)
+    return value in values
+
+
+DURING_POWER_LOSS: Final = {"nemesis": (POWER_LOSS,)}
+"""The ``when`` of a rule of what a power cut may take: runs that cut the power."""
 
 
 @dataclass(frozen=True)

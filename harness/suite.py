@@ -162,12 +162,14 @@ class SuiteRun:
 
 def found_causes(results: dict[str, Any]) -> set[str]:
     """The causes ``checkers.classify`` gave the overlaps and accepted stale writes of a
-    lock or election run, and the anomalies of the linearizability checker."""
+    lock or election run, the anomalies of the linearizability checker and the duplicate
+    ids a power cut explains."""
     h = _holdings(results)
     found = [g.get("classification") for g in h.get("overlap_groups", ())]
     found += [g.get("accepted_because") for g in h.get("overlap_groups", ())]
     found += [s.get("classification") for s in h.get("stale_accepted", ())]
     found += [a.get("classification") for a in _checker(results, "linearizability").get(KEY, ())]
+    found += [d.get("classification") for d in _checker(results, ids.NAME).get("duplicates", ())]
     return {c["cause"] for c in found if isinstance(c, dict) and c.get("cause")}
 
 

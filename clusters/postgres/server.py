@@ -6,7 +6,10 @@ n1 on the others (a physical copy that then streams n1's WAL as a hot standby). 
 resumes streaming. Replication is the ``persistence`` option, since it decides what a
 commit survives: ``async`` (the default, PostgreSQL's own) answers a COMMIT once the
 primary's WAL is flushed; ``sync`` (``synchronous_standby_names = '*'``) only once a replica
-has it too, so a COMMIT waits while no replica answers.
+has it too, so a COMMIT waits while no replica answers. ``no-sync-commit`` and ``no-fsync``
+replicate asynchronously and turn the primary's durability down (``synchronous_commit =
+off``: a COMMIT answered before its WAL is flushed; ``fsync = off``: nothing ever flushed),
+what the power-loss fault shows.
 
 The server runs as the ``postgres`` user (``setpriv``), from the newest
 ``/usr/lib/postgresql/*/bin``: 17 in our image (Debian trixie), whatever the hosts' Debian
@@ -45,6 +48,10 @@ BASEBACKUP_TRIES = 240
 """Half-second tries of a replica's first copy while its primary starts (2 min)."""
 
 
+DURABILITY = {"no-sync-commit": ("synchronous_commit = off",), "no-fsync": ("fsync = off",)}
+"""The postgresql.conf lines of the persistence values that turn durability down."""
+
+
 def check_replication(persistence: str | None) -> str:
     """``persistence`` (None: ``async``) when it is one of ``PERSISTENCE``; ClusterError
     with the choices otherwise."""
@@ -57,9 +64,11 @@ def check_replication(persistence: str | None) -> str:
 
 
 def postgresql_conf(conf_dir: str, replication: str) -> str:
-    """postgresql.conf: every interface, WAL for streaming replicas, hot standbys, and a
-    synchronous replica when ``replication`` is ``sync``."""
+    """postgresql.conf: every interface, WAL for streaming replicas, hot standbys, a
+    synchronous replica when ``replication`` is ``sync``, and the primary's durability
+    turned down when it is ``no-sync-commit`` or ``no-fsync``."""
     standbys = "*" if replication.startswith("sync") else ""
+    durability = DURABILITY.get(replication, ())
     lines = [
         "listen_addresses = '*'",
         f"port = {PORT}",
@@ -74,6 +83,7 @@ def postgresql_conf(conf_dir: str, replication: str) -> str:
         f"synchronous_standby_names = '{standbys}'",
         "log_line_prefix = '%m [%p] %a '",
         "log_min_messages = warning",
+        *durability,
     ]
     return "\n".join(lines) + "\n"
 

@@ -173,11 +173,14 @@ class ZookeeperServer(ServerSpec):
         """zoo.cfg of the ensemble in ``conf``, myid in ZooKeeper's dataDir (``data/zk``).
 
         In our image the dataDir is a tmpfs mounted when the node starts, so the launcher
-        writes myid and takes Debian's CLASSPATH from the image's ``environment`` file; on a
-        host myid is a file, the CLASSPATH Debian's jars, and the JVM keeps no perf-data
-        file (a killed JVM would leave it in the host's /tmp).
+        writes myid (once: rewritten at each restart it would be a write the power-loss
+        layer discards at the next cut, counted against the service) and takes Debian's
+        CLASSPATH from the image's ``environment`` file; on a host myid is a file, the
+        CLASSPATH Debian's jars, and the JVM keeps no perf-data file (a killed JVM would
+        leave it in the host's /tmp).
         """
         data = f"{place.data}/zk"
+        myid = f"{data}/myid"
         conf = f"{place.conf}/zoo.cfg"
         cfg = zoo_cfg({p.index: p.ip for p in peers}, data, self.force_sync, self.zk_release)
         if place.image:
@@ -185,14 +188,14 @@ class ZookeeperServer(ServerSpec):
                 server_argv(conf),
                 files={conf: cfg},
                 prelude=(
-                    f"mkdir -p {data} && echo {node.index} > {data}/myid",
+                    f"mkdir -p {data} && {{ [ -s {myid} ] || echo {node.index} > {myid}; }}",
                     ". /etc/zookeeper/conf/environment",
                     "export CLASSPATH",
                 ),
             )
         return Launch(
             server_argv(conf, HOST_JVM_OPTIONS),
-            files={conf: cfg, f"{data}/myid": f"{node.index}\n"},
+            files={conf: cfg, myid: f"{node.index}\n"},
             env={"CLASSPATH": HOST_CLASSPATH},
         )
 
