@@ -411,7 +411,13 @@ def _crash(
     w: FaultWindow, earlier: Holding | None = None, rule: DurabilityRule | None = None
 ) -> Classification:
     if earlier is not None and rule is not None and LOSES_UNSYNCED in w.effects:
-        lost = _power_cut(w, earlier, rule)
+        lost = lost_to_power_cut(
+            w,
+            rule,
+            earlier.taken,
+            f"process {earlier.process}'s grant",
+            "the restarted server granted the lock again",
+        )
         if lost is not None:
             return lost
     return Classification.of(
@@ -423,40 +429,49 @@ def _crash(
     )
 
 
-def _power_cut(w: FaultWindow, earlier: Holding, rule: DurabilityRule) -> Classification | None:
-    """A grant lost to the power cut ``w``, by the run's durability ``rule``: acknowledged
-    within the time the rule says may be lost, on a node the cut discarded bytes of (else
-    None: the rule does not explain it, and it stays a crash). The cut is timed at the
-    start's answer, by which it had discarded: a grant between its invocation and the kill
-    was acknowledged before the cut, and the time before it is an upper bound."""
-    before = (w.start - earlier.taken) / NS
+def lost_to_power_cut(
+    w: FaultWindow,
+    rule: DurabilityRule,
+    acked: int,
+    what: str,
+    again: str,
+    label: str | None = None,
+) -> Classification | None:
+    """``what`` (``process 3's grant``, ``id 57``), acknowledged at ``acked`` and handed
+    out again after the power cut ``w`` (``again``: said how), lost to that cut by the
+    run's durability ``rule``: acknowledged within the time the rule says may be lost, on
+    a node the cut discarded bytes of (else None: the rule does not explain it). The cut
+    is timed at the start's answer, by which it had discarded: a write between its
+    invocation and the kill was acknowledged before the cut, and the time before it is an
+    upper bound. ``label``: the reader's label of a documented loss (the cause's own by
+    default)."""
+    before = (w.start - acked) / NS
     if before < 0 or sum(b for _, b in w.discarded) <= 0:
         return None
     where = listing(f"{b} bytes on {n}" for n, b in w.discarded if b > 0)
     said = f"{rule.target}'s {rule.named()}"
     if rule.promises:
         # The bytes discarded were not fsynced, but a write not yet answered is not
-        # either: nothing in the records ties the grant to them, so the service is not
-        # blamed (nor is the loss called documented).
+        # either: nothing in the records ties the acknowledged write to them, so the
+        # service is not blamed (nor is the loss called documented).
         return Classification.of(
             UNEXPLAINED,
-            f"process {earlier.process}'s grant was acknowledged {before:.3f} s before the "
-            f"power cut ({w.describe()}; it discarded {where} not fsynced), and under "
-            f"{said} every acknowledged write is fsynced before its answer "
-            f"[{rule.source}]; the records do not show whether the grant was among the "
-            "bytes discarded (a write not yet answered is not fsynced either): compare "
-            "the server's append-only file with the grant",
+            f"{what} was acknowledged {before:.3f} s before the power cut ({w.describe()}; "
+            f"it discarded {where} not fsynced), and under {said} every acknowledged write "
+            f"is fsynced before its answer [{rule.source}]; the records do not show whether "
+            "the write was among the bytes discarded (a write not yet answered is not "
+            "fsynced either): compare the server's files with it",
             w,
         )
     if before > rule.within_s:
         return None
     return Classification.of(
         UNSYNCED,
-        f"process {earlier.process}'s grant was acknowledged {before:.3f} s before the "
-        f"power cut ({w.describe()}), not fsynced under {said}: the cut discarded {where}, "
-        f"the grant with them, and the restarted server granted the lock again: lost, as "
-        f"documented (up to {rule.within_s:g} s) [{rule.source}]",
+        f"{what} was acknowledged {before:.3f} s before the power cut ({w.describe()}), "
+        f"not fsynced under {said}: the cut discarded {where}, the write with them, and "
+        f"{again}: lost, as documented (up to {rule.within_s:g} s) [{rule.source}]",
         w,
+        label=label,
     )
 
 

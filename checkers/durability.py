@@ -5,9 +5,13 @@ records it in test.json's ``service_rules``: Redis under ``appendfsync everysec`
 about once a second, so a write acknowledged up to 2 s before the machine loses power may
 be gone ("you may lose 1 second of data"; a slow fsync postpones the next write up to
 2 s); under ``appendfsync always`` it fsyncs before answering, so nothing acknowledged may
-be (``0``: the setting promises durability). The classification of a takeover across a
-power cut reads it (``checkers.classify``): a grant the rule says may be lost is named
-as lost as documented; one the setting promised is the service's failure.
+be (``0``: the setting promises durability). ZooKeeper's ``forceSync`` and PostgreSQL's
+``synchronous_commit`` (the last 3 x ``wal_writer_delay``, 0.6 s) and ``fsync`` are said
+the same way (``clusters/<target>/spec.py``). The classification of a takeover across a
+power cut (``checkers.classify``) and of an id handed out again after one
+(``checkers.ids``) read it: what the rule says may be lost is named as lost as
+documented; under a setting that promised durability the records cannot tie the
+acknowledged write to the bytes discarded, and nobody is blamed (``unexplained``).
 
 A run that recorded no such rule (a setting that keeps nothing, such as Redis without
 persistence, other targets, older runs) gets None: a crash is a crash.

@@ -3,7 +3,12 @@
 Reads the ids the clients were handed (the integer values of ``ok`` completions) and:
 
 - **duplicates** (a violation): an id handed out twice, with both issuers (process, node)
-  and the times of both ops, and the fault windows on when the second was issued;
+  and the times of both ops, and the fault windows on when the second was issued; one
+  handed out again after a power cut that discarded what the server had not fsynced is
+  classified by the run's durability rule (``checkers.durability``, as
+  ``checkers.classify.lost_to_power_cut`` does a lock's grant): ``lost-unsynced`` when the
+  first issue was acknowledged within the time the rule says may be lost (Redis's
+  appendfsync everysec), ``unexplained`` under a setting that promised durability;
 - **monotonicity per client** (a violation): every generator here promises that one client
   gets increasing ids; an id not above that client's previous one is counted;
 - **global order** (counted, "roughly ordered"): an id below one that a client had already
@@ -27,9 +32,17 @@ from itertools import pairwise
 from typing import Any, Final
 
 from checkers.anomalies import KEY, Anomaly, Involved, named
+from checkers.classify import Classification, lost_to_power_cut
+from checkers.durability import DurabilityRule, durability_rule
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
-from checkers.windows import MOVES_CLOCK, FaultWindow, record_windows, with_effect
+from checkers.windows import (
+    LOSES_UNSYNCED,
+    MOVES_CLOCK,
+    FaultWindow,
+    record_windows,
+    with_effect,
+)
 from checkers.words import listing, plural, seconds, secs
 from core.history import History
 
@@ -162,9 +175,39 @@ def _clock_of(node: str) -> str:
     return "the clients' clock" if node == "clients" else f"{node}'s clock"
 
 
-def _cause(issues: list[Issued], windows: Sequence[FaultWindow]) -> str:
-    """Why an id was handed out again: the backward clock steps between its first and
-    its last issue, else the fault windows on at the last (words after ``made``/``during``)."""
+def power_cut_loss(
+    id_: int, issues: list[Issued], windows: Sequence[FaultWindow], rule: DurabilityRule | None
+) -> Classification | None:
+    """Why ``id_`` was handed out again, when a power cut between its first issue's answer
+    and its last one's took it: the first such cut the run's durability ``rule`` explains
+    (None: no rule recorded, no cut in between, or none the rule explains)."""
+    if rule is None:
+        return None
+    first, last = issues[0], issues[-1]
+    for w in with_effect(windows, LOSES_UNSYNCED):
+        if first.done <= w.start <= last.done:
+            lost = lost_to_power_cut(
+                w,
+                rule,
+                first.done,
+                f"id {id_} ({_issuer(first)})",
+                f"the restarted server handed it out again ({_issuer(last)})",
+                label="a power cut discarded an id acknowledged but not yet fsynced, as the "
+                "service's setting documents",
+            )
+            if lost is not None:
+                return lost
+    return None
+
+
+def _cause(
+    issues: list[Issued], windows: Sequence[FaultWindow], lost: Classification | None = None
+) -> str:
+    """Why an id was handed out again: the power cut that took it (``lost``), else the
+    backward clock steps between its first and its last issue, else the fault windows on
+    at the last (words after ``made``/``during``)."""
+    if lost is not None:
+        return f": {lost.evidence}"
     steps = steps_back(windows, issues[0].done, issues[-1].done)
     if steps:
         apart = (issues[-1].done - issues[0].done) / 1e9
@@ -173,13 +216,18 @@ def _cause(issues: list[Issued], windows: Sequence[FaultWindow]) -> str:
     return f", during {listing(during)}" if during else ""
 
 
-def _duplicate(id_: int, issues: list[Issued], windows: Sequence[FaultWindow]) -> dict[str, Any]:
-    return {
+def _duplicate(
+    id_: int, issues: list[Issued], windows: Sequence[FaultWindow], lost: Classification | None
+) -> dict[str, Any]:
+    d = {
         "id": id_,
         "issuers": [i.to_dict() for i in issues],
         "during": _windows_at(windows, issues[-1]),
         "after_steps_back": steps_back(windows, issues[0].done, issues[-1].done),
     }
+    if lost is not None:
+        d["classification"] = lost.to_dict()
+    return d
 
 
 def _involved(role: str, i: Issued) -> Involved:
@@ -190,6 +238,7 @@ def _anomalies(
     shown: list[tuple[int, list[Issued]]],
     steps: list[tuple[Issued, Issued]],
     windows: Sequence[FaultWindow],
+    lost: dict[int, Classification],
 ) -> list[Anomaly]:
     """One named anomaly per duplicate shown and per id not increasing (the first few)."""
     out = [
@@ -197,7 +246,9 @@ def _anomalies(
             "duplicate-id",
             named(
                 "duplicate-id",
-                f"id {k} handed to " + listing(_issuer(i) for i in v) + _cause(v, windows),
+                f"id {k} handed to "
+                + listing(_issuer(i) for i in v)
+                + _cause(v, windows, lost.get(k)),
             ),
             tuple(_involved(f"issue {n + 1}", i) for n, i in enumerate(v)),
             key=k,
@@ -232,6 +283,8 @@ def check_record(record: RunRecord) -> CheckResult:
     late = out_of_order(ids)
     holes = gaps(ids)
     shown = sorted(dups.items(), key=lambda kv: kv[1][1].done)[:SHOWN]
+    rule = durability_rule(record.test)
+    lost = {k: c for k, v in shown if (c := power_cut_loss(k, v, windows, rule)) is not None}
     details: dict[str, Any] = {
         "issued": len(ids),
         "distinct": len({i.id for i in ids}),
@@ -239,7 +292,7 @@ def check_record(record: RunRecord) -> CheckResult:
         "failed": failed,
         "duplicate_ids": len(dups),
         "extra_issues": sum(len(v) - 1 for v in dups.values()),
-        "duplicates": [_duplicate(k, v, windows) for k, v in shown],
+        "duplicates": [_duplicate(k, v, windows, lost.get(k)) for k, v in shown],
         "not_increasing": len(steps),
         "not_increasing_examples": [
             {"before": a.to_dict(), "after": b.to_dict()} for a, b in steps[:SHOWN]
@@ -249,7 +302,7 @@ def check_record(record: RunRecord) -> CheckResult:
         "out_of_order_max_greater": max((x["greater_before"] for x in late), default=0),
         "out_of_order_examples": late[:SHOWN],
         "gaps": holes,
-        KEY: [a.to_dict() for a in _anomalies(shown, steps, windows)],
+        KEY: [a.to_dict() for a in _anomalies(shown, steps, windows, lost)],
         "violations_total": len(dups) + len(steps),
     }
     valid: Validity = not dups and not steps
@@ -266,7 +319,7 @@ def check_record(record: RunRecord) -> CheckResult:
             f"Duplicates: {plural(len(dups), 'id')} handed out more than once "
             f"({plural(details['extra_issues'], 'extra issue')}); the first, id {k}, to "
             + listing(_issuer(i) for i in first)
-            + _cause(first, windows)
+            + _cause(first, windows, lost.get(k))
             + "."
         )
     if steps:

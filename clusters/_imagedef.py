@@ -3,13 +3,16 @@
 An ``ImageDef`` is a Dockerfile plus the few files it copies, kept beside a target's code
 (``clusters/<target>/Dockerfile``). Its tag is a hash of those files and of the base image's
 tag, so editing a definition (or the base recipe) yields a new tag and thus a rebuild, while
-an unchanged one is found in the engine or the cache and reused.
+an unchanged one is found in the engine or the cache and reused. An image of another Debian
+release (``clusters.releases``) is the same definition on that release's base, with the
+release's build arguments hashed in too.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,9 +39,11 @@ class ImageDef:
         names = ("Dockerfile", *self.files)
         return {n: (self.directory / n).read_bytes() for n in names}
 
-    def tag(self, base_tag: str) -> str:
-        """``harness/<name>:<hash>`` for this definition built on ``base_tag``."""
-        return image_tag(self.name, content_hash([base_tag.encode(), *_items(self)]))
+    def tag(self, base_tag: str, build_args: Mapping[str, str] | None = None) -> str:
+        """``harness/<name>:<hash>`` for this definition built on ``base_tag`` with
+        ``build_args`` (none: the tag the definition always had)."""
+        args = [f"{k}={v}".encode() for k, v in sorted((build_args or {}).items())]
+        return image_tag(self.name, content_hash([base_tag.encode(), *_items(self), *args]))
 
 
 def _items(defn: ImageDef) -> list[bytes]:

@@ -1,10 +1,12 @@
-"""The base image: a slim Debian trixie root filesystem made by debootstrap, then imported.
+"""The base image: a slim Debian root filesystem made by debootstrap, then imported.
 
 No registry can be pulled from, so every image starts here: ``debootstrap --variant=minbase``
 from the Debian mirror this machine's apt already uses, plus the tools every node needs for
 faults (iproute2, iptables, procps, psmisc, libfaketime, curl), slimmed like the official
 images (no docs, man pages, locales or apt lists) and ``docker import``-ed. The recipe below
-is hashed into the tag: change it and every image is rebuilt.
+is hashed into the tag: change it and every image is rebuilt. The release is trixie
+(``clusters.releases.DEFAULT_SUITE``) unless a run asks for a server from another
+(``--server-version``): each release has its own base, tagged by it.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from typing import TYPE_CHECKING
 
 from clusters._docker import LABEL, LABEL_IMAGE
 from clusters._imagedef import content_hash, image_tag
+from clusters.releases import DEFAULT_SUITE
 from core.cluster import ClusterError
 
 if TYPE_CHECKING:
     import docker
 
-SUITE = "trixie"
+SUITE = DEFAULT_SUITE
 PACKAGES = ("iproute2", "iptables", "procps", "psmisc", "libfaketime", "curl")
 """Installed in every image: network faults, process control, clock faults, probes."""
 
@@ -47,6 +50,12 @@ FILES: dict[str, str] = {
     ),
     "usr/sbin/policy-rc.d": "#!/bin/sh\nexit 101\n",
 }
+SUITE_FILES: dict[str, dict[str, str]] = {
+    # Unstable's Release is valid for a week only: apt then refuses a mirror (or a mirror
+    # snapshot) not refreshed within it, where the stable releases' never expire.
+    "sid": {"etc/apt/apt.conf.d/harness-sid": 'Acquire::Check-Valid-Until "false";\n'},
+}
+"""Written into the base of one release only (and hashed into its tag alone)."""
 SLIM = (
     "usr/share/doc",
     "usr/share/man",
@@ -61,15 +70,19 @@ RECIPE_VERSION = "1"
 Progress = Callable[[str], None]
 
 
-def base_tag() -> str:
-    """The tag of the base image for the current recipe (the mirror is not part of it)."""
-    parts = [RECIPE_VERSION, SUITE, *PACKAGES, *SLIM, *CHANGES]
+def base_tag(suite: str = SUITE) -> str:
+    """The tag of the base image of Debian ``suite`` for the current recipe (the mirror
+    is not part of it)."""
+    parts = [RECIPE_VERSION, suite, *PACKAGES, *SLIM, *CHANGES]
     parts += [f"{k}\0{v}" for k, v in sorted(FILES.items())]
+    parts += [f"{k}\0{v}" for k, v in sorted(SUITE_FILES.get(suite, {}).items())]
     return image_tag("base", content_hash([p.encode() for p in parts]))
 
 
-def build_base(client: docker.DockerClient, tag: str, cache_dir: Path, progress: Progress) -> None:
-    """debootstrap, slim and import the base root filesystem as ``tag``."""
+def build_base(
+    client: docker.DockerClient, tag: str, cache_dir: Path, progress: Progress, suite: str = SUITE
+) -> None:
+    """debootstrap ``suite``, slim and import the base root filesystem as ``tag``."""
     if os.geteuid() != 0:
         raise ClusterError(
             "Building the base image needs root (debootstrap); run as root or "
@@ -82,8 +95,9 @@ def build_base(client: docker.DockerClient, tag: str, cache_dir: Path, progress:
             PACKAGES,
             cache_dir / "debootstrap-debs",
             lambda message: progress(f"base: {message}"),
+            suite,
         )
-        slim(root)
+        slim(root, suite)
         progress("base: importing the root filesystem")
         tar = subprocess.Popen(
             ["tar", "-C", str(root), "--numeric-owner", "-cf", "-", "."], stdout=subprocess.PIPE
@@ -101,15 +115,17 @@ def build_base(client: docker.DockerClient, tag: str, cache_dir: Path, progress:
             raise ClusterError(f"tar of the base root filesystem failed (exit {tar.returncode})")
 
 
-def debootstrap(root: Path, packages: Sequence[str], debs: Path, progress: Progress) -> None:
-    """``debootstrap --variant=minbase`` of ``SUITE`` plus ``packages`` into ``root`` (which
+def debootstrap(
+    root: Path, packages: Sequence[str], debs: Path, progress: Progress, suite: str = SUITE
+) -> None:
+    """``debootstrap --variant=minbase`` of ``suite`` plus ``packages`` into ``root`` (which
     must not exist yet), from ``debian_mirror()``; downloaded .debs are kept in ``debs``
     for the next time. Needs root; ClusterError with the tail of debootstrap's output."""
     if shutil.which("debootstrap") is None:
         raise ClusterError("debootstrap is missing; install it: apt-get install -y debootstrap")
     mirror = debian_mirror()
     debs.mkdir(parents=True, exist_ok=True)
-    progress(f"debootstrap {SUITE} from {mirror}")
+    progress(f"debootstrap {suite} from {mirror}")
     try:
         run_tool(
             [
@@ -117,7 +133,7 @@ def debootstrap(root: Path, packages: Sequence[str], debs: Path, progress: Progr
                 "--variant=minbase",
                 f"--include={','.join(packages)}",
                 f"--cache-dir={debs}",
-                SUITE,
+                suite,
                 str(root),
                 mirror,
             ],
@@ -127,10 +143,11 @@ def debootstrap(root: Path, packages: Sequence[str], debs: Path, progress: Progr
         _unmount_under(root)  # a failed debootstrap can leave /proc or /sys mounted
 
 
-def slim(root: Path) -> None:
+def slim(root: Path, suite: str = SUITE) -> None:
     """Drop docs, man pages, locales and apt's lists and caches from a debootstrapped
-    ``root``; write ``FILES`` (no docs or recommends in later installs, no service starts
-    from package scripts) and remove the build machine's hostname and resolv.conf."""
+    ``root``; write ``FILES`` and ``suite``'s ``SUITE_FILES`` (no docs or recommends in
+    later installs, no service starts from package scripts) and remove the build
+    machine's hostname and resolv.conf."""
     for rel in SLIM:
         path = root / rel
         if path.is_dir():
@@ -139,7 +156,7 @@ def slim(root: Path) -> None:
                     shutil.rmtree(child)
                 else:
                     child.unlink()
-    for rel, text in FILES.items():
+    for rel, text in {**FILES, **SUITE_FILES.get(suite, {})}.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import shlex
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ from clusters._backend import RUN_ID, LeadingMixin, ServerCluster
 from clusters._network import create_network, node_ip
 from clusters._powerfs import node as powerfs
 from clusters.server import Launch, Peer, Place, ServerSpec
-from core.cluster import ClusterError
+from core.cluster import ClusterError, server_version
 from core.writes import write_text
 
 if TYPE_CHECKING:
@@ -137,7 +138,9 @@ class DockerCluster(ServerCluster):
     def _start(self, client: docker.DockerClient, run_dir: Path) -> None:
         from clusters.image_build import ensure_image
 
-        image = self.image or ensure_image(self.server.image, log.info, client=client)
+        image = self.image or ensure_image(
+            self.server.image, _building, client=client, release=self.server.release
+        )
         if self.image:
             self._check_image(client, self.image)
         network, subnet = create_network(
@@ -353,6 +356,18 @@ class DockerCluster(ServerCluster):
         ]
         return "\n".join(lines) + "\n"
 
+    def release(self) -> dict[str, str]:
+        """What test.json records of the Debian release the server came from: the suite
+        and its package's exact version as n1's dpkg says (``etcd-server 3.4.23-4+b4``);
+        nothing for a custom image (``--image``) or a server with one version."""
+        release = self.server.release
+        if release is None or self.image:
+            return {}
+        out = {"release": release.suite}
+        if release.dpkg:
+            out[f"{self.name} package"] = server_version(self, release.query)
+        return out
+
     @staticmethod
     def _check_image(client: docker.DockerClient, image: str) -> None:
         from docker.errors import ImageNotFound
@@ -370,11 +385,18 @@ class LeadingDockerCluster(LeadingMixin, DockerCluster):
     """A ``DockerCluster`` whose spec has a leader; also HasLeader."""
 
 
+def _building(line: str) -> None:
+    """A step of an image's load or build (a release's first run: minutes), in the log
+    and on stderr, where the run said it is starting the target."""
+    log.info("%s", line)
+    print(f"  image {line}", file=sys.stderr, flush=True)
+
+
 def docker_cluster(server: ServerSpec, options: ClusterOptions) -> DockerCluster:
     """The (not started) cluster of ``server`` for the registry's ``options``."""
     cls = LeadingDockerCluster if server.has_leader else DockerCluster
     return cls(
-        server.with_persistence(options.persistence),
+        server.with_release(options.release).with_persistence(options.persistence),
         run_id=options.run_id,
         nodes=options.nodes,
         image=options.image,

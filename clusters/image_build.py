@@ -2,7 +2,9 @@
 tag of an image, reusing it when the engine has it, else loading it from the archive cache
 (``clusters._imagecache``), else building it: the base image by debootstrap
 (``clusters._rootfs``), the others from their definition in ``clusters/<name>/``
-(``clusters._imagedef``). Which images the targets need is ``clusters.images``'s business.
+(``clusters._imagedef``). A server from another Debian release (``clusters.releases``)
+has its image on that release's base, built the same way the first time a run asks for it.
+Which images the targets need is ``clusters.images``'s business.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from clusters import _imagecache, _rootfs
 from clusters._docker import LABEL, LABEL_IMAGE, connect
 from clusters._imagedef import ImageDef, load_imagedef
+from clusters.releases import Release
 from core.cluster import ClusterError
 
 if TYPE_CHECKING:
@@ -39,10 +42,14 @@ def quiet(_: str) -> None:
     pass
 
 
-def image_tag(name: str) -> str:
-    """The tag ``name`` has for the current definitions (whether built or not)."""
-    base = _rootfs.base_tag()
-    return base if name == "base" else load_imagedef(name).tag(base)
+def image_tag(name: str, release: Release | None = None) -> str:
+    """The tag ``name`` has for the current definitions (whether built or not), from
+    ``release`` (None: the default one)."""
+    if release is None:
+        base = _rootfs.base_tag()
+        return base if name == "base" else load_imagedef(name).tag(base)
+    base = _rootfs.base_tag(release.suite)
+    return base if name == "base" else load_imagedef(name).tag(base, release.build_args)
 
 
 def ensure_image(
@@ -51,38 +58,52 @@ def ensure_image(
     *,
     use_cache: bool = True,
     client: docker.DockerClient | None = None,
+    release: Release | None = None,
 ) -> str:
-    """The tag of image ``name``, loaded or built first when the engine lacks it."""
-    return ensure(client or connect(), name, progress, use_cache).tag
+    """The tag of image ``name`` (from ``release``), loaded or built first when the engine
+    lacks it."""
+    return ensure(client or connect(), name, progress, use_cache, release).tag
 
 
 def ensure(
-    client: docker.DockerClient, name: str, progress: Progress, use_cache: bool
+    client: docker.DockerClient,
+    name: str,
+    progress: Progress,
+    use_cache: bool,
+    release: Release | None = None,
 ) -> ImageResult:
     started = time.monotonic()
-    tag = image_tag(name)
+    tag = image_tag(name, release)
+    label = name if release is None else f"{name}@{release.suite}"
     if _exists(client, tag):  # the common case: no need to wait for another build
-        return ImageResult(name, tag, "present", time.monotonic() - started)
+        return ImageResult(label, tag, "present", time.monotonic() - started)
     with _build_lock():
-        tag, how = _make(client, name, progress, use_cache)
-    return ImageResult(name, tag, how, time.monotonic() - started)
+        tag, how = _make(client, name, progress, use_cache, release)
+    return ImageResult(label, tag, how, time.monotonic() - started)
 
 
 def _make(
-    client: docker.DockerClient, name: str, progress: Progress, use_cache: bool
+    client: docker.DockerClient,
+    name: str,
+    progress: Progress,
+    use_cache: bool,
+    release: Release | None = None,
 ) -> tuple[str, str]:
-    """Tag of ``name`` and how it came to exist: present, cached (loaded) or built."""
-    tag = image_tag(name)
+    """Tag of ``name`` (from ``release``) and how it came to exist: present, cached
+    (loaded) or built."""
+    tag = image_tag(name, release)
     if _exists(client, tag):
         return tag, "present"
     if use_cache and _imagecache.load(client, tag):
         progress(f"{name}: loaded {tag} from {_imagecache.cache_dir()}")
         return tag, "cached"
     if name == "base":
-        _rootfs.build_base(client, tag, _imagecache.cache_dir(), progress)
+        suite = _rootfs.SUITE if release is None else release.suite
+        _rootfs.build_base(client, tag, _imagecache.cache_dir(), progress, suite)
     else:
-        base, _ = _make(client, "base", progress, use_cache)
-        _build(client, load_imagedef(name), tag, base, progress)
+        base, _ = _make(client, "base", progress, use_cache, release)
+        args = {} if release is None else dict(release.build_args)
+        _build(client, load_imagedef(name), tag, base, progress, args)
         # A multi-stage build (redis) leaves its build stage behind, untagged: hundreds of
         # MB of compilers. Only our own (labelled) dangling images are removed.
         client.images.prune(filters={"dangling": True, "label": f"{LABEL}=1"})
@@ -103,9 +124,14 @@ def _exists(client: docker.DockerClient, tag: str) -> bool:
 
 
 def _build(
-    client: docker.DockerClient, defn: ImageDef, tag: str, base: str, progress: Progress
+    client: docker.DockerClient,
+    defn: ImageDef,
+    tag: str,
+    base: str,
+    progress: Progress,
+    build_args: dict[str, str],
 ) -> None:
-    """``docker build`` the definition's context on top of ``base``."""
+    """``docker build`` the definition's context on top of ``base`` with ``build_args``."""
     context = io.BytesIO()
     with tarfile.open(fileobj=context, mode="w") as tar:
         for fname, data in defn.context_files().items():
@@ -124,7 +150,7 @@ def _build(
         forcerm=True,
         pull=False,
         decode=True,
-        buildargs={"BASE": base},
+        buildargs={**build_args, "BASE": base},
         labels={LABEL: "1", LABEL_IMAGE: defn.name},
     )
     for chunk in stream:

@@ -1,7 +1,8 @@
 """Which images the Docker targets need (``TargetSpec.image``), built by
 ``clusters.image_build``: ``build_images`` makes sure those of a list of targets exist and
 backs ``harness images build``; ``python -m clusters.images build --all`` is the same from a
-shell (CI's ``.ci/docker-setup.sh`` uses it).
+shell (CI's ``.ci/docker-setup.sh`` uses it). ``TARGET@RELEASE`` names a target's image
+from another Debian release (``--server-version``), e.g. ``etcd@bookworm``.
 
 A custom image (``--image``) skips all this; see ``clusters/README.md`` for what it needs.
 """
@@ -13,32 +14,47 @@ import sys
 
 from clusters._docker import connect
 from clusters.image_build import ImageResult, Progress, ensure, image_tag, quiet
-from clusters.registry import TARGETS, images
+from clusters.registry import TARGETS, images, server_spec
+from clusters.releases import Release
+from clusters.server import release_error
 from core.cluster import ClusterError
 
 IMAGES = images()
 """Every image definition the targets run (``TargetSpec.image``); ``base`` underlies them all."""
 
 
-def image_names(targets: list[str]) -> list[str]:
-    """The image names behind ``targets`` (target names, or image names such as ``base``).
+def image_names(targets: list[str]) -> list[tuple[str, Release | None]]:
+    """The images behind ``targets`` (target names, image names such as ``base``, or
+    ``TARGET@RELEASE``), each with its release (None: the default).
 
     An empty list means every image. Unknown names raise ClusterError listing the known ones.
     """
     if not targets:
-        return list(IMAGES)
-    out: list[str] = []
+        return [(name, None) for name in IMAGES]
+    out: list[tuple[str, Release | None]] = []
     for t in targets:
-        if t in IMAGES or t == "base":
-            name: str | None = t
-        elif t in TARGETS:
-            name = TARGETS[t].image
+        target, _, suite = t.partition("@")
+        release = _release(target, suite) if suite else None
+        if target in IMAGES or target == "base":
+            name: str | None = target
+        elif target in TARGETS:
+            name = TARGETS[target].image
         else:
             known = ", ".join(sorted({*TARGETS, *IMAGES, "base"}))
             raise ClusterError(f"Unknown target or image {t!r}; choose from: {known}")
-        if name is not None and name not in out:
-            out.append(name)
+        if name is not None and (name, release) not in out:
+            out.append((name, release))
     return out
+
+
+def _release(target: str, suite: str) -> Release:
+    """The release ``suite`` of ``target``'s server; ClusterError naming the ones it has."""
+    server = server_spec(target) if target in TARGETS else None
+    if server is None:
+        raise ClusterError(f"{target} has no server versions: name a Docker target before @")
+    if suite not in server.releases:
+        raise ClusterError(release_error(target, suite, server.releases, server.missing))
+    return server.releases[suite]
 
 
 def build_images(
@@ -49,8 +65,9 @@ def build_images(
     ``progress`` receives one line per build step, prefixed by the image name.
     ``use_cache=False`` ignores (but still refreshes) the archive cache.
     """
+    wanted = image_names(targets)  # a bad name is refused before Docker is asked
     client = connect()
-    return [ensure(client, name, progress, use_cache) for name in image_names(targets)]
+    return [ensure(client, name, progress, use_cache, release) for name, release in wanted]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,6 +11,7 @@ from clusters.consul.spec import SPEC as CONSUL
 from clusters.etcd.spec import SPEC as ETCD
 from clusters.postgres.spec import SPEC as POSTGRES
 from clusters.redis.spec import REDIS, REDLOCK
+from clusters.server import ServerSpec
 from clusters.sim.spec import SPEC as SIM
 from clusters.spec import Lazy, TargetSpec
 from clusters.zookeeper.spec import SPEC as ZOOKEEPER
@@ -61,7 +62,24 @@ def ssh_targets() -> tuple[str, ...]:
     return tuple(name for name, t in TARGETS.items() if t.server is not None)
 
 
+def server_spec(name: str) -> ServerSpec | None:
+    """The ``ServerSpec`` of target ``name`` (None: it runs no server, like the sim)."""
+    path = TARGETS[name].server
+    return None if path is None else Lazy(path).load()
+
+
 def deb_suites() -> dict[str, str]:
     """Packages current Debian releases lack -> the older suite to take them from."""
-    servers = [Lazy(t.server).load() for t in TARGETS.values() if t.server is not None]
+    servers = [s for s in map(server_spec, TARGETS) if s is not None]
     return {pkg: suite for s in servers for pkg, suite in s.deb_suites.items()}
+
+
+def server_versions() -> dict[str, tuple[str, ...]]:
+    """Target -> the Debian releases its server can come from (``--server-version``),
+    for the targets that offer a choice."""
+    out = {}
+    for name in TARGETS:
+        server = server_spec(name)
+        if server is not None and server.releases:
+            out[name] = tuple(r.short for r in server.releases.values())
+    return out

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from clusters.releases import DEFAULT_SUITE, Release
 from core.cluster import ClusterError
 
 
@@ -96,6 +97,28 @@ class ServerSpec:
     """The same on hosts, when it differs."""
     version_prefix: str = ""
     has_leader: bool = False
+    releases: Mapping[str, Release] = field(default_factory=dict)
+    """The Debian releases it can run from (``clusters.releases``): suite -> release; empty
+    when it has one version only (the image installs it from one suite, whatever the base)."""
+    missing: Mapping[str, str] = field(default_factory=dict)
+    """Suites it is not offered from -> why (no package, or the package does not run)."""
+    suite: str = DEFAULT_SUITE
+    """The release this spec runs (``with_release``)."""
+
+    @property
+    def release(self) -> Release | None:
+        """The release it runs, None for a server without ``releases``."""
+        return self.releases.get(self.suite)
+
+    def with_release(self, suite: str | None) -> ServerSpec:
+        """This server from Debian ``suite`` (None: the default); ClusterError naming the
+        releases it has for any other."""
+        if suite is None or suite == self.suite:
+            return self
+        if suite not in self.releases:
+            raise ClusterError(release_error(self.name, suite, self.releases, self.missing))
+        fake = self.faketime_default and self.releases[suite].no_faketime is None
+        return replace(self, suite=suite, faketime_default=fake)
 
     def check_size(self, n: int, unit: str = "nodes") -> None:
         """Raise ClusterError when ``n`` nodes make no sense (default: odd, 1 to 7)."""
@@ -135,6 +158,19 @@ class ServerSpec:
         return self.version_argv
 
 
+def release_error(
+    name: str, suite: str, releases: Mapping[str, Release], missing: Mapping[str, str]
+) -> str:
+    """The one line for a release ``name`` is not offered from: why, and the ones it has."""
+    if not releases:
+        return f"{name} has one version only: leave out --server-version"
+    why = f" ({missing[suite]})" if suite in missing else ""
+    return (
+        f"{name} has no server version {suite!r}{why}; "
+        f"choose from: {', '.join(r.label for r in releases.values())}"
+    )
+
+
 def check_odd(name: str, n: int, unit: str = "nodes") -> None:
     """ClusterError unless ``n`` is odd, from 1 to 7."""
     if n < 1 or n > 7 or n % 2 == 0:
@@ -162,6 +198,8 @@ class ClusterOptions:
     """One of the target's ``TargetSpec.persistence`` values."""
     faketime: bool | None = None
     """Preload libfaketime into the server (default on for redis, redlock and zookeeper)."""
+    release: str | None = None
+    """The Debian release the server comes from (``ServerSpec.releases``); None: the default."""
     power_loss: bool = False
     """Serve the data directory through the power-loss layer (``clusters._powerfs``), for
     the power-loss fault; off, the data directory is a plain tmpfs and costs nothing."""

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from checkers.windows import POWER_LOSS
+from clusters.releases import Release
 from clusters.server import ClusterOptions
 from core.abilities import SERVER_ABILITIES, Ability
 from core.client import ClientFactory
@@ -49,6 +50,11 @@ GO_CLOCK = (
 )
 NO_GO_CLOCK: Final = {Ability.CLOCK: GO_CLOCK}
 """What a Go server lacks in a container, and why."""
+KERNEL_WRITEBACK_S: Final = 35.0
+"""What a Linux kernel may hold unwritten by default, for the rule of a setting that leaves
+a service's writes to it (``ServiceRule.lost_within_s``): dirty pages older than 30 s
+(``vm.dirty_expire_centisecs``) written by a flusher that wakes every 5 s
+(``vm.dirty_writeback_centisecs``, https://docs.kernel.org/admin-guide/sysctl/vm.html)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,8 +235,9 @@ class ServiceRule:
     cut may be lost, in seconds (0: the setting promises none is; ``checkers.durability``)."""
 
     def applies(self, opts: RunOptions) -> bool:
-        """Whether the rule is about a run with these options."""
-        return all(opts.get(name) in values for name, values in self.when.items())
+        """Whether the rule is about a run with these options; of a list option (the
+        faults: ``{"nemesis": ("power-loss",)}``), whether any of its values is named."""
+        return all(_among(opts.get(name), values) for name, values in self.when.items())
 
     def line(self, target: str) -> str:
         """``consul: session lock-delay 0 s (Consul's default 15 s): ...``."""
@@ -248,6 +255,17 @@ class ServiceRule:
             "expiry_ttls": self.expiry_ttls,
             "lost_within_s": self.lost_within_s,
         }
+
+
+def _among(value: Any, values: tuple[Any, ...]) -> bool:
+    """``value`` is one of ``values``; a tuple (a list option's) when one of its own is."""
+    if isinstance(value, tuple):
+        return any(v in values for v in value)
+    return value in values
+
+
+DURING_POWER_LOSS: Final = {"nemesis": (POWER_LOSS,)}
+"""The ``when`` of a rule of what a power cut may take: runs that cut the power."""
 
 
 @dataclass(frozen=True)
@@ -334,6 +352,7 @@ class TargetSpec:
         if opts.backend.persistence is not None and not self.persistence:
             raise OptionError(f"{self.name} has no persistence option: leave out --persistence")
         self.check_persistence(opts.backend.persistence)
+        self.check_release(opts.backend.server_version, opts.backend.persistence)
         for rule in self.checks:
             rule.check(opts, self.name)
 
@@ -396,6 +415,26 @@ class TargetSpec:
                 f"{persistence!r}; choose from: {choices}"
             )
 
+    def release(self, suite: str | None) -> Release | None:
+        """Its server's release ``suite`` (None when not named, or not one it has)."""
+        if suite is None or self.server is None:
+            return None
+        releases: Mapping[str, Release] = Lazy(self.server).load().releases
+        return releases.get(suite)
+
+    def check_release(self, suite: str | None, persistence: str | None = None) -> None:
+        """OptionError (one line, naming the releases it has) unless ``suite`` is None or
+        a Debian release its server comes from (``ServerSpec.releases``) that takes
+        ``persistence``."""
+        if suite is None:
+            return
+        if self.server is None:
+            raise OptionError(f"{self.name} has one version only: leave out --server-version")
+        try:
+            Lazy(self.server).load().with_release(suite).with_persistence(persistence)
+        except ClusterError as e:
+            raise OptionError(str(e)) from None
+
     def build(self, options: ClusterOptions) -> Cluster:
         """The (not yet started) Docker cluster for ``options``; ClusterError for a bad
         option or a target without one."""
@@ -417,6 +456,7 @@ class TargetSpec:
                 nodes=opts.backend.nodes,
                 image=opts.backend.image,
                 persistence=opts.backend.persistence,
+                release=opts.backend.server_version,
                 power_loss=POWER_LOSS in opts.fault_names(),
             )
         )
@@ -426,7 +466,11 @@ class TargetSpec:
         if self.local is not None:
             return {self.name: self.local.version}
         version = getattr(cluster, "version", None)
-        return {self.name: str(version() if callable(version) else "unknown")}
+        release = getattr(cluster, "release", None)  # the Docker backend's Debian release
+        return {
+            self.name: str(version() if callable(version) else "unknown"),
+            **(release() if callable(release) else {}),
+        }
 
     def client_builder(self, opts: RunOptions) -> ClientBuilder:
         """The client builder of ``opts.workload`` (of the variant its options pick; one

@@ -86,6 +86,9 @@ class BackendOptions:
     nodes: int | None = None
     image: str | None = None
     persistence: str | None = None
+    server_version: str | None = None
+    """The Debian release the server comes from (``--server-version``); None: the target's
+    default (trixie)."""
     sim_bugs: tuple[str, ...] = ()
 
 

@@ -18,12 +18,13 @@ if TYPE_CHECKING:
 
 
 def build_images(targets: list[str], console: Console) -> int:
-    """Build (or reuse) the images of ``targets`` (every target with an image by default)."""
+    """Build (or reuse) the images of ``targets`` (every target with an image by default;
+    ``TARGET@RELEASE``: its server from another Debian release, ``--server-version``)."""
     from clusters import images
 
     with_images = [name for name, t in TARGETS.items() if t.image is not None]
     names = targets or with_images
-    unknown = [t for t in names if t not in with_images]
+    unknown = [t for t in names if t.partition("@")[0] not in with_images]
     if unknown:
         raise HarnessError(
             f"no image for {', '.join(unknown)}: images exist for " + ", ".join(with_images)

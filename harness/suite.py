@@ -24,6 +24,9 @@ A suite file::
     repeat = 5            # optional: run it 5 times, seeds seed, seed+1, ...
     pass_rule = "most"    # all (default) | most | any: how many runs must be valid
     repeat_seed = "next"  # next (default) | same: the seed of each run
+    [[run]]
+    name = "etcd-lock-kill"
+    server_version = ["bookworm", "trixie"]  # a run per release: etcd-lock-kill-bookworm...
 
 A run with ``repeat = N`` is one scenario run N times (``harness.repeat``): its outcome
 is the pass rule's (valid when it passed; else invalid when a run was, else unknown), its
@@ -159,12 +162,14 @@ class SuiteRun:
 
 def found_causes(results: dict[str, Any]) -> set[str]:
     """The causes ``checkers.classify`` gave the overlaps and accepted stale writes of a
-    lock or election run, and the anomalies of the linearizability checker."""
+    lock or election run, the anomalies of the linearizability checker and the duplicate
+    ids a power cut explains."""
     h = _holdings(results)
     found = [g.get("classification") for g in h.get("overlap_groups", ())]
     found += [g.get("accepted_because") for g in h.get("overlap_groups", ())]
     found += [s.get("classification") for s in h.get("stale_accepted", ())]
     found += [a.get("classification") for a in _checker(results, "linearizability").get(KEY, ())]
+    found += [d.get("classification") for d in _checker(results, ids.NAME).get("duplicates", ())]
     return {c["cause"] for c in found if isinstance(c, dict) and c.get("cause")}
 
 
@@ -343,9 +348,8 @@ def load_suite(path: Path, *, check: bool = True) -> Suite:
     defaults = dict(defaults)
     suite = Suite(name)
     seen: set[str] = set()
-    for i, entry in enumerate(runs, start=1):
-        entry = dict(entry)
-        run_name = str(entry.pop("name", f"run-{i}"))
+    for entry in _by_version(runs, defaults, path):
+        run_name = str(entry.pop("name"))
         if run_name in seen:
             raise SuiteError(f"{path}: two runs are named {run_name!r}; names must be unique")
         seen.add(run_name)
@@ -390,6 +394,28 @@ def load_suite(path: Path, *, check: bool = True) -> Suite:
     if not suite.runs:
         raise SuiteError(f"{path}: no [[run]] tables: a suite lists the runs it makes")
     return suite
+
+
+def _by_version(
+    runs: list[dict[str, Any]], defaults: dict[str, Any], path: Path
+) -> list[dict[str, Any]]:
+    """The runs, named (``run-N`` when unnamed), a run with a list of server versions
+    (``server_version = ["bookworm", "trixie"]``, its own or the defaults') made one run
+    per version with the version in its name (``etcd-lock-bookworm``)."""
+    out: list[dict[str, Any]] = []
+    for i, entry in enumerate(runs, start=1):
+        named = {**entry, "name": entry.get("name", f"run-{i}")}
+        versions = named.get("server_version", defaults.get("server_version"))
+        if not isinstance(versions, list):
+            out.append(named)
+            continue
+        if not versions:
+            raise SuiteError(
+                f"{path}: run {named['name']!r}: server_version lists no versions; "
+                "name one or more, or leave it out"
+            )
+        out += [{**named, "name": f"{named['name']}-{v}", "server_version": v} for v in versions]
+    return out
 
 
 def _repeat_of(merged: dict[str, Any], where: str) -> tuple[int | None, str, str]:

@@ -141,11 +141,20 @@ def _check_target_options(spec: TargetSpec, opts: RunOptions) -> None:
                 f"--nodes {opts.backend.nodes} but {len(opts.ssh.hosts)} hosts were named: "
                 "over SSH the cluster has one node per host"
             )
-        if opts.backend.image is not None:
-            raise OptionError(
-                "--image chooses a Docker image; over SSH the hosts' packages "
-                "are used: leave it out"
-            )
+        for flag, value in (
+            ("--image", opts.backend.image),
+            ("--server-version", opts.backend.server_version),
+        ):
+            if value is not None:
+                raise OptionError(
+                    f"{flag} chooses a Docker image; over SSH the hosts' packages "
+                    "are used: leave it out"
+                )
+    if opts.backend.image is not None and opts.backend.server_version is not None:
+        raise OptionError(
+            "--image names the image the nodes run, whatever its release: "
+            "leave out --server-version (or --image)"
+        )
     spec.check_options(opts)
 
 
@@ -161,9 +170,14 @@ def _check_faults(spec: TargetSpec, opts: RunOptions, needs: Mapping[str, Set[Ab
     """OptionError (one line, the target's reason) unless the target has every ability
     the run's faults need (``needs``: fault -> abilities, from the faults' registry). On
     SSH hosts every target can move a clock: the hosts' own, which Go servers read too;
-    no target can lose power there (``NO_POWER_LOSS_ON_HOSTS``)."""
+    no target can lose power there (``NO_POWER_LOSS_ON_HOSTS``); in Docker a server
+    release whose clock cannot move (``Release.no_faketime``) cannot take clock faults."""
     has = spec.abilities
     lacks: Mapping[Ability, str] = spec.lacks
+    release = spec.release(opts.backend.server_version)
+    if release is not None and release.no_faketime is not None:
+        has = has - {Ability.CLOCK}
+        lacks = {**lacks, Ability.CLOCK: release.no_faketime}
     if opts.ssh.enabled:
         has = (has | {Ability.CLOCK}) - {Ability.POWER_LOSS}
         lacks = {**spec.lacks, **NO_POWER_LOSS_ON_HOSTS}

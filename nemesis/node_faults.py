@@ -58,10 +58,14 @@ class _NodeFault:
 
     @staticmethod
     def _result(proof: dict[str, bool], value: dict[str, Any]) -> Completion:
+        """The completion of ``proof``; a fault that did not take effect fails, saying why
+        on each node that told (``value["errors"]``, node -> one line)."""
         value["proof"] = proof
         if not all(proof.values()):
             bad = [n for n, ok in proof.items() if not ok]
-            return Completion("fail", value=value, error=f"did not take effect on {bad}")
+            why = value.get("errors") or {}
+            said = "".join(f"; {n}: {why[n]}" for n in bad if n in why)
+            return Completion("fail", value=value, error=f"did not take effect on {bad}{said}")
         return Completion("ok", value=value)
 
     def _apply(self, nodes: list[str]) -> dict[str, bool]:
@@ -156,17 +160,21 @@ class NodePowerLoss(NodeKill):
         super().__init__(cluster, target, seed, restart_timeout)
         self.cuttable: PowerCuttable = cluster
         self._discarded: dict[str, dict[str, int]] = {}
+        self._errors: dict[str, str] = {}
 
     def _apply(self, nodes: list[str]) -> dict[str, bool]:
-        self._discarded = {}
+        self._discarded, self._errors = {}, {}
         proof = {}
         for n in nodes:
             try:
                 self._discarded[n] = self.cuttable.power_cut(n)
                 proof[n] = not self._running(n)
-            except Exception:
+            except Exception as e:  # the cut did not take effect there: say why
                 proof[n] = False
+                self._errors[n] = " ".join(str(e).split()) or type(e).__name__
         return proof
 
     def _evidence(self) -> dict[str, Any]:
-        return {"discarded": self._discarded}
+        """The bytes discarded per node and file, and why a cut failed where one did."""
+        errors = {"errors": self._errors} if self._errors else {}
+        return {"discarded": self._discarded, **errors}

@@ -32,10 +32,19 @@ from typing import Any
 from clusters._powerfs.disk import Disk
 
 COMMANDS = ("cut", "sync", "pending")
-FUSE_OPTIONS = ("attr_timeout=0", "entry_timeout=0", "negative_timeout=0")
+FUSE_OPTIONS = (
+    "attr_timeout=0",
+    "entry_timeout=0",
+    "negative_timeout=0",
+    "allow_other",
+    "default_permissions",
+)
 """No attribute or entry caching. No direct_io, which would refuse mmap (etcd's bbolt maps
 its file): the kernel's page cache of a file is dropped when it is opened again (no
-keep_cache), and a server restarted after a cut opens every file anew."""
+keep_cache), and a server restarted after a cut opens every file anew. Servers that run
+as a user of their own (PostgreSQL's ``postgres``) may use the mount (``allow_other``),
+the kernel checking their permissions by the files' owners and modes
+(``default_permissions``); what they create is theirs (``PowerFs._own``)."""
 
 
 class _Handle:
@@ -79,8 +88,15 @@ def make_fs(disk: Disk, mountpoint: str) -> Any:
         def utimens(self, path: str, atime: Any, mtime: Any) -> None:
             os.utime(disk.real(path), ns=(_ns(atime), _ns(mtime)), follow_symlinks=False)
 
+        def _own(self, path: str) -> None:
+            """Give a new entry to the user that made it (the layer runs as root)."""
+            ctx = self.GetContext()
+            if ctx.get("uid", 0) != 0 or ctx.get("gid", 0) != 0:
+                os.lchown(disk.real(path), ctx["uid"], ctx["gid"])
+
         def mkdir(self, path: str, mode: int) -> None:
             disk.mkdir(path, mode)
+            self._own(path)
 
         def rmdir(self, path: str) -> None:
             disk.rmdir(path)
@@ -90,6 +106,7 @@ def make_fs(disk: Disk, mountpoint: str) -> Any:
 
         def symlink(self, target: str, path: str) -> None:
             disk.symlink(target, path)
+            self._own(path)
 
         def link(self, existing: str, path: str) -> None:
             disk.link(existing, path)
@@ -108,7 +125,9 @@ def make_fs(disk: Disk, mountpoint: str) -> Any:
             return _Handle(os.open(disk.real(path), flags & ~os.O_TRUNC))
 
         def create(self, path: str, flags: int, mode: int) -> _Handle:
-            return _Handle(disk.create(path, flags, mode))
+            handle = _Handle(disk.create(path, flags, mode))
+            self._own(path)
+            return handle
 
         def read(self, path: str, size: int, offset: int, fh: _Handle) -> bytes:
             return os.pread(fh.fd, size, offset)

@@ -1,11 +1,12 @@
 """A blocking client of one Consul agent's HTTP API, and its sessions as leases.
 
-Plain HTTP with ``requests`` rather than ``py-consul``: py-consul refuses session TTLs
-under 10 s on the client side (an assertion) and folds error answers into message strings;
-Consul's API is a handful of calls. Every failure is classified by
+Plain HTTP rather than ``py-consul``: py-consul refuses session TTLs under 10 s on the
+client side (an assertion) and folds error answers into message strings; Consul's API is a
+handful of calls, made over kept-alive ``http.client`` connections
+(``workloads.common.http_pool``, as etcd's gateway client). Every failure is classified by
 ``workloads.http_errors`` (transport) and ``clusters.consul.errors`` (Consul's answers).
 
-``ConsulConnection`` is one HTTP session with one server agent (writes are forwarded to
+``ConsulConnection`` is one client of one server agent (writes are forwarded to
 the leader); it is a ``workloads.common.lease.LeaseBackend`` whose leases are Consul sessions:
 a TTL, no lock delay (Consul's lock delay would hide exactly the takeover the lock
 workload looks for), behaviour ``release``, and the default ``serfHealth`` check of the
@@ -19,16 +20,15 @@ import json
 import time
 from collections.abc import Sequence
 from typing import Any
-
-import requests
+from urllib.parse import quote, urlencode
 
 from clusters.consul.errors import answer_error
+from workloads.common.http_pool import Answer, HttpPool, Request
 from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown
-from workloads.http_errors import request_error
 
-CONNECT_TIMEOUT = 2.0
-"""Seconds to establish a connection: a refused or unreachable agent fails fast (fail)."""
+URL_SAFE = "/%:@!$&'()*+,;="
+"""What stays as written in a request's path (what ``requests`` left unquoted too)."""
 RETRY_PAUSE = 0.1
 """Seconds to pause after a failed blocking query before re-reading."""
 
@@ -45,17 +45,16 @@ def decode(entry: dict[str, Any]) -> Any:
 
 
 class ConsulConnection:
-    """One HTTP session with one agent; a ``LeaseBackend`` over Consul sessions."""
+    """One client of one agent; a ``LeaseBackend`` over Consul sessions."""
 
     def __init__(
         self, addresses: Sequence[str], *, timeout: float = 5.0, prefix: str = "harness"
     ) -> None:
         self.addresses = list(addresses)
         self.address = addresses[0]
-        self.base = f"http://{self.address}/v1"
         self.timeout = timeout
         self.prefix = prefix.strip("/")
-        self.http = requests.Session()
+        self.http = HttpPool()
 
     def key(self, *parts: str) -> str:
         return "/".join((self.prefix, *parts))
@@ -69,23 +68,17 @@ class ConsulConnection:
         data: str | None = None,
         timeout: float | None = None,
         allow: tuple[int, ...] = (),
-    ) -> requests.Response:
-        """One request; the response (2xx, or a status in ``allow``), else
+    ) -> Answer:
+        """One request; the answer (2xx, or a status in ``allow``), else
         ``OpFailed``/``OpUnknown``."""
         wait = self.timeout if timeout is None else timeout
-        try:
-            resp = self.http.request(
-                method,
-                self.base + path,
-                params=params,
-                data=data,
-                timeout=(min(CONNECT_TIMEOUT, wait), wait),
-            )
-        except requests.RequestException as e:
-            raise request_error(e, f"{what} on {self.address}") from None
-        if resp.status_code // 100 != 2 and resp.status_code not in allow:
-            raise answer_error(resp.status_code, resp.text, f"{what} on {self.address}")
-        return resp
+        where = f"{what} on {self.address}"
+        target = quote("/v1" + path, safe=URL_SAFE) + (f"?{urlencode(params)}" if params else "")
+        body = None if data is None else data.encode()
+        answer = self.http.request(self.address, Request(method, target, body), where, wait)
+        if answer.status // 100 != 2 and answer.status not in allow:
+            raise answer_error(answer.status, answer.text, where)
+        return answer
 
     def close(self) -> None:
         self.http.close()
@@ -101,7 +94,7 @@ class ConsulConnection:
         """Renew session ``lease``; 0.0 (Consul answers the TTL as a Go duration string,
         which nothing here needs)."""
         r = self.call("PUT", f"/session/renew/{lease}", f"renewal of session {lease}", allow=(404,))
-        if r.status_code == 404:
+        if r.status == 404:
             raise LeaseNotFound(f"renewal of session {lease}: Consul no longer knows it")
         return 0.0
 
@@ -116,7 +109,7 @@ class ConsulConnection:
         params = {} if mode == "default" else {mode: ""}
         r = self.call("GET", f"/kv/{key}", f"read of {key}", params=params, allow=(404,))
         index = int(r.headers.get("X-Consul-Index", 0))
-        return (None if r.status_code == 404 else r.json()[0]), index
+        return (None if r.status == 404 else r.json()[0]), index
 
     def wait_change(self, key: str, index: int, seconds: float) -> int | None:
         """Block until ``key`` changes after ``index`` or ``seconds`` pass (a blocking

@@ -50,10 +50,10 @@ class ConsulDiscovery(ConsulConnection):
     def keepalive(self, lease: str) -> float:
         what = f"pass of the check of {lease}"
         r = self.call("PUT", f"/agent/check/pass/{check_id(lease)}", what, allow=(404, 500))
-        if r.status_code != 200:
+        if r.status != 200:
             if any(g in r.text.lower() for g in GONE):
-                raise LeaseNotFound(f"{what}: HTTP {r.status_code}: {r.text.strip()[:200]}")
-            raise answer_error(r.status_code, r.text, f"{what} on {self.address}")
+                raise LeaseNotFound(f"{what}: HTTP {r.status}: {r.text.strip()[:200]}")
+            raise answer_error(r.status, r.text, f"{what} on {self.address}")
         return 0.0
 
     def revoke(self, lease: str) -> None:

@@ -69,7 +69,6 @@ class ConsulWatch(ConsulConnection):
 
     def _move_on(self) -> None:
         self.address = following(self.addresses, self.address)
-        self.base = f"http://{self.address}/v1"
 
     def _query(self, index: int) -> tuple[dict[str, tuple[Any, int]], int]:
         """The folder's entries (key -> value, ModifyIndex) and its index, blocking while
@@ -81,7 +80,7 @@ class ConsulWatch(ConsulConnection):
             "GET", f"/kv/{self.folder}", f"query of {self.folder}", params=params,
             allow=(404,), timeout=WAIT_S + self.timeout,
         )  # fmt: skip
-        entries = [] if r.status_code == 404 else r.json()
+        entries = [] if r.status == 404 else r.json()
         got = {
             e["Key"].removeprefix(self.folder): (decode(e), int(e["ModifyIndex"])) for e in entries
         }

@@ -1,13 +1,16 @@
 """A blocking client of one etcd member's v3 JSON gateway, and its leases.
 
-Plain HTTP with ``requests`` rather than a driver: ``etcd3`` (gRPC) breaks with current
-protobuf, and ``etcd3gw`` hides the error bodies we classify. Keys and values travel
-base64-encoded; int64 fields come back as strings. Every failure is classified by
-``workloads.http_errors`` (transport) and ``clusters.etcd.errors`` (etcd's answers).
+Plain HTTP rather than a driver: ``etcd3`` (gRPC) breaks with current protobuf, and
+``etcd3gw`` hides the error bodies we classify. The requests ride on kept-alive
+``http.client`` connections (``workloads.common.http_pool``: ``requests`` cost four times
+the exchange, issue 36). Keys and values travel base64-encoded; int64 fields come back as
+strings. Every failure is classified by ``workloads.http_errors`` (transport) and
+``clusters.etcd.errors`` (etcd's answers).
 
-``EtcdConnection`` is one HTTP session to one member (a worker talks to the member its
-process id picks); it is a ``workloads.common.lease.LeaseBackend``, and the lock, election and
-register drivers of this package extend it. Keys live under ``prefix`` (one per run).
+``EtcdConnection`` is one client of one member (a worker talks to the member its process
+id picks), one kept-alive connection while one thread asks at a time; it is a
+``workloads.common.lease.LeaseBackend``, and the lock, election and register drivers of
+this package extend it. Keys live under ``prefix`` (one per run).
 """
 
 from __future__ import annotations
@@ -18,16 +21,12 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import requests
-from urllib3.exceptions import ProtocolError, ReadTimeoutError
-
 from clusters.etcd.errors import answer_error
+from workloads.common.http_pool import HttpPool, Request
 from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpUnknown
-from workloads.http_errors import request_error
 
-CONNECT_TIMEOUT = 2.0
-"""Seconds to establish a connection: a refused or unreachable member fails fast (fail)."""
+JSON = {"Content-Type": "application/json"}
 
 
 def b64(text: str) -> str:
@@ -56,7 +55,7 @@ def decode(kv: dict[str, Any]) -> Any:
 
 
 class EtcdConnection:
-    """One HTTP session with one member; a ``LeaseBackend``."""
+    """One client of one member; a ``LeaseBackend``."""
 
     def __init__(
         self, addresses: Sequence[str], *, timeout: float = 5.0, prefix: str = "harness"
@@ -65,10 +64,9 @@ class EtcdConnection:
         request's wait for an answer (blocking calls pass their own)."""
         self.addresses = list(addresses)
         self.address = addresses[0]
-        self.base = f"http://{self.address}"
         self.timeout = timeout
         self.prefix = prefix.rstrip("/")
-        self.http = requests.Session()
+        self.http = HttpPool()
         self._revoked: set[int] = set()
 
     def key(self, *parts: str) -> str:
@@ -80,20 +78,16 @@ class EtcdConnection:
     ) -> dict[str, Any]:
         """POST ``body`` to ``path``; the decoded answer, or ``OpFailed``/``OpUnknown``."""
         wait = self.timeout if timeout is None else timeout
+        where = f"{what} on {self.address}"
+        answer = self.http.request(self.address, _post(path, body), where, wait)
         try:
-            resp = self.http.post(
-                self.base + path, json=body, timeout=(min(CONNECT_TIMEOUT, wait), wait)
-            )
-        except requests.RequestException as e:
-            raise request_error(e, f"{what} on {self.address}") from None
-        try:
-            data = resp.json()
+            data = answer.json()
         except ValueError:
             data = None
-        if resp.status_code != 200 or not isinstance(data, dict):
-            raise answer_error(resp.status_code, data, f"{what} on {self.address}")
+        if answer.status != 200 or not isinstance(data, dict):
+            raise answer_error(answer.status, data, where)
         if isinstance(data.get("error"), dict):  # a stream endpoint's error
-            raise answer_error(resp.status_code, data, f"{what} on {self.address}")
+            raise answer_error(answer.status, data, where)
         return data
 
     def stream(
@@ -102,36 +96,18 @@ class EtcdConnection:
         """POST to a streaming endpoint and yield each message's ``result`` as it arrives,
         until ``timeout`` seconds pass without one (then it just stops)."""
         deadline = time.monotonic() + timeout
-        try:
-            resp = self.http.post(
-                self.base + path,
-                json=body,
-                stream=True,
-                timeout=(min(CONNECT_TIMEOUT, timeout), timeout),
-            )
-        except requests.RequestException as e:
-            raise request_error(e, f"{what} on {self.address}") from None
-        with resp:
-            if resp.status_code != 200:
-                raise answer_error(resp.status_code, None, f"{what} on {self.address}")
-            buffer = b""
-            try:
-                for chunk in resp.raw.read_chunked(decode_content=True):
-                    buffer += chunk
-                    while b"\n" in buffer:
-                        line, buffer = buffer.split(b"\n", 1)
-                        message = json.loads(line) if line.strip() else {}
-                        if "error" in message:
-                            raise answer_error(200, message, f"{what} on {self.address}")
-                        yield message.get("result", {})
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        return
-                    _set_read_timeout(resp, left)
-            except ReadTimeoutError:
-                return
-            except (ProtocolError, OSError, ValueError) as e:
-                raise OpUnknown(f"{what} on {self.address}: stream broken ({e})") from None
+        where = f"{what} on {self.address}"
+        with self.http.stream(self.address, _post(path, body), where, timeout) as answer:
+            if answer.status != 200:
+                raise answer_error(answer.status, None, where)
+            for line in answer.lines(deadline):
+                try:
+                    message = json.loads(line) if line.strip() else {}
+                except ValueError as e:
+                    raise OpUnknown(f"{where}: stream broken ({e})") from None
+                if "error" in message:
+                    raise answer_error(200, message, where)
+                yield message.get("result", {})
 
     def close(self) -> None:
         self.http.close()
@@ -181,12 +157,9 @@ class EtcdConnection:
         )
 
 
-def _set_read_timeout(resp: requests.Response, seconds: float) -> None:
-    """Shorten the socket timeout of a streaming response to the time left, when the
-    connection exposes its socket (urllib3 2 does)."""
-    sock = getattr(getattr(resp.raw, "connection", None), "sock", None)
-    if sock is not None:
-        sock.settimeout(max(seconds, 0.001))
+def _post(path: str, body: dict[str, Any]) -> Request:
+    """A POST of ``body`` as JSON to the gateway's ``path``."""
+    return Request("POST", path, json.dumps(body, separators=(",", ":")).encode(), JSON)
 
 
 def revision(record: dict[str, Any], field: str = "create_revision") -> int:

@@ -9,15 +9,35 @@ is kept from starting.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from clusters._probe import http_json
+from clusters.releases import Release, table
 from clusters.server import Launch, Peer, Place, ServerSpec, majority_vote
 from core.cluster import ClusterError
 
 CLIENT_PORT = 2379
 PEER_PORT = 2380
+
+
+@dataclass(frozen=True, slots=True)
+class EtcdRelease(Release):
+    """An etcd release and whether its server takes ``--unsafe-no-fsync`` (persistence
+    ``no-fsync``)."""
+
+    no_fsync: bool = True
+
+
+RELEASES = table(
+    EtcdRelease("bookworm", "etcd-server", "3.4.23-4+b4", no_fsync=False),
+    EtcdRelease("trixie", "etcd-server", "3.5.16-4"),
+)
+"""Debian's etcd-server per release (Packages of 2026-12-05)."""
+MISSING = {
+    "bullseye": "etcd 3.3.25 serves its JSON gateway under /v3beta, not the /v3 the clients use",
+    "sid": "sid has no python3-fuse for the power-loss layer (etcd 3.5.30 otherwise)",
+}
 
 
 @dataclass(frozen=True)
@@ -35,14 +55,23 @@ class EtcdServer(ServerSpec):
     host_start_timeout: float | None = 60.0
     version_argv: tuple[str, ...] | None = ("etcd", "--version")
     has_leader: bool = True
+    releases: Mapping[str, Release] = field(default_factory=lambda: RELEASES)
+    missing: Mapping[str, str] = field(default_factory=lambda: MISSING)
     fsync: bool = True
     """False: ``--unsafe-no-fsync`` (persistence ``no-fsync``), the WAL never fsynced."""
 
     def with_persistence(self, persistence: str | None) -> EtcdServer:
-        """``fsync`` (None: the default) or ``no-fsync``; ClusterError for another."""
+        """``fsync`` (None: the default) or ``no-fsync`` where its release has the flag;
+        ClusterError for another."""
         if persistence not in (None, "fsync", "no-fsync"):
             raise ClusterError(
                 f"Unknown etcd persistence {persistence!r}; choose from: fsync, no-fsync"
+            )
+        release = self.releases.get(self.suite)
+        if persistence == "no-fsync" and isinstance(release, EtcdRelease) and not release.no_fsync:
+            raise ClusterError(
+                f"etcd {release.version} ({release.suite}) has no --unsafe-no-fsync (etcd "
+                "3.5 added it): leave out --persistence no-fsync or --server-version"
             )
         return replace(self, fsync=persistence != "no-fsync")
 

@@ -106,7 +106,6 @@ class EtcdWatch(EtcdConnection):
     def _move_on(self) -> None:
         """Talk to the next member from now on."""
         self.address = following(self.addresses, self.address)
-        self.base = f"http://{self.address}"
 
     def _snapshot(self, keys: Sequence[str], emit: Emit) -> int:
         body = {"key": b64(self.folder), "range_end": prefix_end(self.folder)}

@@ -2,6 +2,10 @@
 
 - ``sequence``: ``nextval`` of the sequence ``harness_ids``. A sequence is not rolled back
   and logs ahead of what it handed out (32 values), so a crash leaves gaps, never repeats;
+  a power cut can: a session's nextval that wrote no log-ahead record of its own commits
+  without flushing, on the strength of another session's record, which the cut may
+  discard before that session commits (seen in the nightly suite's
+  ``ids-postgres-sequence-power-loss``, under the default ``synchronous_commit on``);
 - ``segment`` (Leaf-segment, Meituan's): the client takes a range of ``--segment-size`` ids
   from the row of its name in ``harness_segments`` (``UPDATE ... SET max_id = max_id +
   size RETURNING max_id``, one committed statement) and hands them out from memory; when

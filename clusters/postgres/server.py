@@ -6,7 +6,10 @@ n1 on the others (a physical copy that then streams n1's WAL as a hot standby). 
 resumes streaming. Replication is the ``persistence`` option, since it decides what a
 commit survives: ``async`` (the default, PostgreSQL's own) answers a COMMIT once the
 primary's WAL is flushed; ``sync`` (``synchronous_standby_names = '*'``) only once a replica
-has it too, so a COMMIT waits while no replica answers.
+has it too, so a COMMIT waits while no replica answers. ``no-sync-commit`` and ``no-fsync``
+replicate asynchronously and turn the primary's durability down (``synchronous_commit =
+off``: a COMMIT answered before its WAL is flushed; ``fsync = off``: nothing ever flushed),
+what the power-loss fault shows.
 
 The server runs as the ``postgres`` user (``setpriv``), from the newest
 ``/usr/lib/postgresql/*/bin``: 17 in our image (Debian trixie), whatever the hosts' Debian
@@ -19,20 +22,37 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from clusters.postgres.connection import probe
 from clusters.postgres.failover import copy_from, rejoin, start_watcher, watcher
 from clusters.postgres.spec import PERSISTENCE
+from clusters.releases import Release, table
 from clusters.server import Launch, Peer, Place, ServerSpec
 from core.cluster import ClusterError
 
 PORT = 5432
+RELEASES = table(
+    Release("bullseye", "postgresql-13", "13.16-0+deb11u1"),
+    Release("bookworm", "postgresql-15", "15.18-0+deb12u1"),
+    Release("trixie", "postgresql-17", "17.12-0+deb13u1"),
+)
+"""Debian's PostgreSQL server per release (the ``postgresql`` package depends on it;
+Packages of 2026-12-05). The major version is only in paths, which the launcher finds
+(``/usr/lib/postgresql/*/bin``); our postgresql.conf names settings 13 to 17 all take."""
+MISSING = {
+    "sid": "its image (postgresql-18 18.6-3) failed to build here on 2026-12-05 and has "
+    "not been built since; offered once it builds and runs",
+}
 MAX_NODES = 5
 AS_POSTGRES = ("setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups")
 USER = shlex.join(AS_POSTGRES)
 BASEBACKUP_TRIES = 240
 """Half-second tries of a replica's first copy while its primary starts (2 min)."""
+
+
+DURABILITY = {"no-sync-commit": ("synchronous_commit = off",), "no-fsync": ("fsync = off",)}
+"""The postgresql.conf lines of the persistence values that turn durability down."""
 
 
 def check_replication(persistence: str | None) -> str:
@@ -47,9 +67,11 @@ def check_replication(persistence: str | None) -> str:
 
 
 def postgresql_conf(conf_dir: str, replication: str) -> str:
-    """postgresql.conf: every interface, WAL for streaming replicas, hot standbys, and a
-    synchronous replica when ``replication`` is ``sync``."""
+    """postgresql.conf: every interface, WAL for streaming replicas, hot standbys, a
+    synchronous replica when ``replication`` is ``sync``, and the primary's durability
+    turned down when it is ``no-sync-commit`` or ``no-fsync``."""
     standbys = "*" if replication.startswith("sync") else ""
+    durability = DURABILITY.get(replication, ())
     lines = [
         "listen_addresses = '*'",
         f"port = {PORT}",
@@ -64,6 +86,7 @@ def postgresql_conf(conf_dir: str, replication: str) -> str:
         f"synchronous_standby_names = '{standbys}'",
         "log_line_prefix = '%m [%p] %a '",
         "log_min_messages = warning",
+        *durability,
     ]
     return "\n".join(lines) + "\n"
 
@@ -117,6 +140,8 @@ class PostgresServer(ServerSpec):
         '"$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)/postgres" --version',
     )
     has_leader: bool = True
+    releases: Mapping[str, Release] = field(default_factory=lambda: RELEASES)
+    missing: Mapping[str, str] = field(default_factory=lambda: MISSING)
     replication: str = PERSISTENCE[0]
 
     @property

@@ -14,16 +14,37 @@ there (clock faults over SSH set the host's clock).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from clusters._probe import tcp_exchange
 from clusters.redis.spec import PERSISTENCE as REDIS_PERSISTENCE
+from clusters.releases import Release, table
 from clusters.server import Launch, Peer, Place, ServerSpec, check_odd
 from core.cluster import ClusterError
 
 PORT = 6379
 APPENDFSYNC = {"aof-everysec": "everysec", "aof-always": "always"}
+
+
+def _orig(suite: str, version: str, sha256: str) -> Release:
+    """Redis ``version`` built from Debian's orig tarball of ``suite`` (the image's build
+    arguments); the server says its version itself (no Debian package is installed)."""
+    args = {"REDIS_VERSION": version, "REDIS_SHA256": sha256}
+    return Release(suite, "redis", version, args, dpkg=False)
+
+
+RELEASES = table(
+    # Debian 5:6.0.16-1+deb11u2; the orig tarball's sha256 from bullseye's Sources.
+    _orig("bullseye", "6.0.16", "8bea58a468bb67bedc92d8c2e44c170e42e6ea02527cbc5d233e92e8d78d1b99"),
+    # Debian 5:7.0.15-1~deb12u7.
+    _orig("bookworm", "7.0.15", "4b1dc4ee6d622a09fff9c6777191209750fb5e5a725ef78ea012d6eef4c22982"),
+    # Debian 5:8.0.2-3+deb13u3: the Dockerfile's own default, so no build arguments.
+    Release("trixie", "redis", "8.0.2", dpkg=False),
+)
+"""Redis per Debian release (Packages and Sources of 2026-12-05). Our redis.conf names
+only directives Redis 6, 7 and 8 all take, so no release changes it."""
+MISSING = {"sid": "sid has no python3-fuse for the power-loss layer (Redis 8.0.6 otherwise)"}
 
 
 def check_persistence(persistence: str | None) -> str:
@@ -85,6 +106,8 @@ class RedisServer(ServerSpec):
     faketime_default: bool = True
     start_timeout: float = 20.0
     version_argv: tuple[str, ...] | None = ("redis-server", "--version")
+    releases: Mapping[str, Release] = field(default_factory=lambda: RELEASES)
+    missing: Mapping[str, str] = field(default_factory=lambda: MISSING)
     persistence: str = "none"
     """One of ``REDIS_PERSISTENCE``: what a killed server's keys become."""
 

@@ -10,7 +10,7 @@ Partitions are refused: they cut links between servers, and these servers have n
 
 from __future__ import annotations
 
-from clusters.spec import Offer, ServiceRule, TargetSpec, refused
+from clusters.spec import DURING_POWER_LOSS, Offer, ServiceRule, TargetSpec, refused
 from core.abilities import SERVER_ABILITIES, Ability
 from workloads.libraries.registry import library_variants, unfenced_libraries
 
@@ -53,7 +53,7 @@ RULES = (
         "acknowledged within the last second (up to 2 s when an fsync is slow) before the "
         "machine loses power may be lost ('you may lose 1 second of data')",
         PERSISTENCE_DOC,
-        when={"persistence": ("aof-everysec",)},
+        when={"persistence": ("aof-everysec",), **DURING_POWER_LOSS},
         lost_within_s=2.0,
     ),
     ServiceRule(
@@ -63,7 +63,7 @@ RULES = (
         "Redis fsyncs the append-only file before it answers a write: a power cut loses "
         "nothing it acknowledged",
         PERSISTENCE_DOC,
-        when={"persistence": ("aof-always",)},
+        when={"persistence": ("aof-always",), **DURING_POWER_LOSS},
         lost_within_s=0.0,
     ),
 )

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from clusters._probe import tcp_exchange
+from clusters.releases import Release, table
 from clusters.server import Launch, Peer, Place, ServerSpec
 from clusters.zookeeper.spec import MAX_SESSION_MS, MIN_SESSION_MS
 from core.cluster import ClusterError
@@ -46,11 +47,51 @@ HOST_JVM_OPTIONS = ("-XX:-UsePerfData",)
 """No /tmp/hsperfdata_root/PID file: a killed JVM would leave it on the host."""
 
 
-def zoo_cfg(servers: Mapping[int, str], data_dir: str, force_sync: bool = True) -> str:
+@dataclass(frozen=True, slots=True)
+class ZookeeperRelease(Release):
+    """A ZooKeeper release and the settings its zoo.cfg may name: 3.4 has neither the
+    four-letter-word whitelist (every word is on) nor the admin server (both 3.5)."""
+
+    settings_3_5: bool = True
+
+
+NO_FAKETIME_0_9_8 = (
+    "bullseye's libfaketime (0.9.8) makes the JVM's timed waits spin (each idle server "
+    "about 65% of a core, clients timing out), so {target} from bullseye runs without it "
+    "and its clock cannot move in a container: use another --server-version for {fault}"
+)
+"""Measured: a 3-node ensemble of 3.4.13 ready in 5.5 s without libfaketime, 17.6 s with it."""
+
+
+RELEASES = table(
+    ZookeeperRelease(
+        "bullseye",
+        "zookeeper",
+        "3.4.13-6+deb11u1",
+        no_faketime=NO_FAKETIME_0_9_8,
+        settings_3_5=False,
+    ),
+    ZookeeperRelease("bookworm", "zookeeper", "3.8.0-11+deb12u2"),
+    ZookeeperRelease("trixie", "zookeeper", "3.9.3-1+deb13u1"),
+    ZookeeperRelease("sid", "zookeeper", "3.9.6-2"),
+)
+"""Debian's zookeeper per release (Packages of 2026-12-05)."""
+SETTINGS_3_5 = ("4lw.commands.whitelist=*", "admin.enableServer=false")
+"""All four-letter words allowed (``srvr`` is the probe), no admin server (its port)."""
+
+
+def zoo_cfg(
+    servers: Mapping[int, str],
+    data_dir: str,
+    force_sync: bool = True,
+    release: ZookeeperRelease | None = None,
+) -> str:
     """zoo.cfg of an ensemble of ``servers`` (myid -> address) keeping its data in
     ``data_dir``: short ticks (see the module docstring), all 4lw commands, no admin
-    server; ``forceSync=no`` without ``force_sync`` (the log not fsynced before a write is
-    acknowledged)."""
+    server (``SETTINGS_3_5``, where ``release`` knows them); ``forceSync=no`` without
+    ``force_sync`` (the log not fsynced before a write is acknowledged); ``release``
+    None: the default's."""
+    modern = release is None or release.settings_3_5
     lines = [
         f"tickTime={TICK_MS}",
         f"initLimit={20_000 // TICK_MS}",
@@ -59,9 +100,9 @@ def zoo_cfg(servers: Mapping[int, str], data_dir: str, force_sync: bool = True) 
         f"maxSessionTimeout={MAX_SESSION_MS}",
         f"dataDir={data_dir}",
         f"clientPort={CLIENT_PORT}",
-        "4lw.commands.whitelist=*",
+        *(SETTINGS_3_5[:1] if modern else ()),
         "quorumListenOnAllIPs=true",
-        "admin.enableServer=false",
+        *(SETTINGS_3_5[1:] if modern else ()),
         *(
             f"server.{myid}={ip}:{QUORUM_PORT}:{ELECTION_PORT}"
             for myid, ip in sorted(servers.items())
@@ -115,6 +156,7 @@ class ZookeeperServer(ServerSpec):
     )
     version_prefix: str = "zookeeper "
     has_leader: bool = True
+    releases: Mapping[str, Release] = field(default_factory=lambda: RELEASES)
     force_sync: bool = True
     """False: ``forceSync=no`` (persistence ``no-force-sync``)."""
 
@@ -131,28 +173,38 @@ class ZookeeperServer(ServerSpec):
         """zoo.cfg of the ensemble in ``conf``, myid in ZooKeeper's dataDir (``data/zk``).
 
         In our image the dataDir is a tmpfs mounted when the node starts, so the launcher
-        writes myid and takes Debian's CLASSPATH from the image's ``environment`` file; on a
-        host myid is a file, the CLASSPATH Debian's jars, and the JVM keeps no perf-data
-        file (a killed JVM would leave it in the host's /tmp).
+        writes myid (once: rewritten at each restart it would be a write the power-loss
+        layer discards at the next cut, counted against the service) and takes Debian's
+        CLASSPATH from the image's ``environment`` file; on a host myid is a file, the
+        CLASSPATH Debian's jars, and the JVM keeps no perf-data file (a killed JVM would
+        leave it in the host's /tmp).
         """
         data = f"{place.data}/zk"
+        myid = f"{data}/myid"
         conf = f"{place.conf}/zoo.cfg"
-        cfg = zoo_cfg({p.index: p.ip for p in peers}, data, self.force_sync)
+        cfg = zoo_cfg({p.index: p.ip for p in peers}, data, self.force_sync, self.zk_release)
         if place.image:
             return Launch(
                 server_argv(conf),
                 files={conf: cfg},
                 prelude=(
-                    f"mkdir -p {data} && echo {node.index} > {data}/myid",
+                    f"mkdir -p {data} && {{ [ -s {myid} ] || echo {node.index} > {myid}; }}",
                     ". /etc/zookeeper/conf/environment",
                     "export CLASSPATH",
                 ),
             )
         return Launch(
             server_argv(conf, HOST_JVM_OPTIONS),
-            files={conf: cfg, f"{data}/myid": f"{node.index}\n"},
+            files={conf: cfg, myid: f"{node.index}\n"},
             env={"CLASSPATH": HOST_CLASSPATH},
         )
+
+    @property
+    def zk_release(self) -> ZookeeperRelease:
+        """The release it runs, with its zoo.cfg settings."""
+        release = self.releases[self.suite]
+        assert isinstance(release, ZookeeperRelease)
+        return release
 
     def healthy(self, ip: str) -> bool:
         """The server is serving: a leader, follower or standalone."""

@@ -4,12 +4,24 @@ Lock implementation (``--lock``): ``recipe`` (``kazoo``'s lock on a session per 
 Read modes (``--read-mode``, cas-register): ``plain`` (default) and ``sync``, neither of
 them linearizable by ZooKeeper's own account (``RULES``). The lease TTL
 is the session timeout; the ensemble grants 1-60 s (``MIN_SESSION_MS``, ``MAX_SESSION_MS``,
-its configuration too), and other values are refused up front.
+its configuration too), and other values are refused up front. Persistence
+(``--persistence``): ``force-sync`` (ZooKeeper's default: the transaction log fsynced before
+a server acknowledges a write) or ``no-force-sync`` (``forceSync=no``); what a power cut
+takes under each is in ``RULES``, and the power-loss fault shows it.
 """
 
 from __future__ import annotations
 
-from clusters.spec import LeaseTtl, Offer, ServiceRule, TargetSpec, variants
+from clusters.spec import (
+    DURING_POWER_LOSS,
+    KERNEL_WRITEBACK_S,
+    LeaseTtl,
+    Offer,
+    ServiceRule,
+    TargetSpec,
+    variants,
+)
+from core.abilities import SERVER_ABILITIES, Ability
 from workloads.herd import RECIPES
 
 MIN_SESSION_MS = 1000
@@ -52,6 +64,36 @@ RULES = (
 (``ServiceRule``); a stale read under them is named as their doing, with the servers'
 roles and zxids the run recorded (``clusters.zookeeper.served``)."""
 
+UNSAFE_DOC = "https://zookeeper.apache.org/doc/r3.9.3/zookeeperAdmin.html#Unsafe+Options"
+"""ZooKeeper's admin guide on ``forceSync``, among its unsafe options."""
+DURABILITY = (
+    ServiceRule(
+        "forceSync",
+        "yes",
+        None,
+        "every server fsyncs its transaction log before it acknowledges a proposal, and the "
+        "leader answers a write once a quorum acknowledged it: a power cut loses nothing "
+        "acknowledged ('requires updates to be synced to media of the transaction log "
+        "before finishing processing the update')",
+        UNSAFE_DOC,
+        when={"persistence": (None, "force-sync"), **DURING_POWER_LOSS},
+        lost_within_s=0.0,
+    ),
+    ServiceRule(
+        "forceSync",
+        "no",
+        "yes",
+        "servers acknowledge a proposal once it is written to the operating system, not "
+        "synced ('ZooKeeper will not require updates to be synced to the media'): a power "
+        "cut of a quorum may lose acknowledged writes, those the kernel had not written "
+        f"back yet (Linux's defaults: up to {KERNEL_WRITEBACK_S:g} s old)",
+        UNSAFE_DOC,
+        when={"persistence": ("no-force-sync",), **DURING_POWER_LOSS},
+        lost_within_s=KERNEL_WRITEBACK_S,
+    ),
+)
+"""What a power cut may take under each ``forceSync`` setting (``checkers.durability``)."""
+
 SPEC = TargetSpec(
     name="zookeeper",
     description="ZooKeeper 3.9 ensemble (Debian trixie), ZAB; locks via ephemeral nodes",
@@ -74,6 +116,7 @@ SPEC = TargetSpec(
     image="zookeeper",
     checks=(LeaseTtl(MIN_SESSION_MS / 1000, MAX_SESSION_MS / 1000),),
     linearizable_locks=True,
-    rules=RULES,
+    rules=RULES + DURABILITY,
     persistence=PERSISTENCE,
+    abilities=SERVER_ABILITIES | {Ability.POWER_LOSS},
 )

@@ -24,5 +24,10 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     im = sub.add_parser("images", help="build the targets' Docker images")
     im_sub = im.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser, required=True)
     b = im_sub.add_parser("build", help="build (or reuse) images")
-    b.add_argument("targets", nargs="*", help="default: every Docker target")
+    b.add_argument(
+        "targets",
+        nargs="*",
+        help="default: every Docker target; TARGET@RELEASE: its server from another Debian "
+        "release (--server-version), e.g. etcd@bookworm",
+    )
     b.set_defaults(fn=cmd_images)

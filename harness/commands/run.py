@@ -34,7 +34,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     """The options of a run, each argparse default None (not given: ``RunOptions`` has the
     default, which adapts to what was given) and its help showing the default; grouped by
     topic (``harness docs options TOPIC``), the common ones in ``--help``."""
-    from clusters.registry import DEFAULT_TARGET, TARGETS
+    from clusters.registry import DEFAULT_TARGET, TARGETS, server_versions
+    from clusters.releases import DEFAULT_SUITE, SUITES
     from core.option_checks import check_name
     from core.options import DEFAULT_OP_TIMEOUT
     from harness import validate
@@ -280,6 +281,18 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         + "; ".join(
             f"{name}: {', '.join(t.persistence)}" for name, t in TARGETS.items() if t.persistence
         ),
+    )
+    describe(
+        t.add_argument(
+            "--server-version",
+            default=None,
+            metavar="RELEASE",
+            help="the Debian release the server comes from, its image built on first use "
+            f"(default: {DEFAULT_SUITE}); "
+            + "; ".join(f"{name}: {', '.join(v)}" for name, v in server_versions().items()),
+        ),
+        offers=lambda: SUITES,
+        common=True,
     )
     describe(
         t.add_argument(

@@ -25,6 +25,7 @@ from checkers.discovery import NAME as DISCOVERY
 from checkers.expiry import ExpiryRule
 from checkers.result import Validity, worst
 from checkers.windows import record_windows
+from clusters.releases import DEFAULT_SUITE
 from core.errors import HarnessError
 from core.run_json import check_results, check_test
 from core.store import RESULTS_FILE
@@ -143,11 +144,19 @@ class Cell:
         """The cell as (label, text) lines, the same in the terminal and on the page."""
         watches = [m.watch for m in self.runs if m.watch is not None]
         rules = self.service_rules()
+        servers = self.servers()
+        verdict, *numbers = self._lines()
         return (
-            self._lines()
+            [verdict]
+            + ([("server", "; ".join(servers))] if servers else [])
+            + numbers
             + ([("watches", WatchNumbers.pool(watches).line())] if watches else [])
             + ([("service rules", rules)] if rules else [])
         )
+
+    def servers(self) -> list[str]:
+        """The exact servers its runs ran, as their nodes said (``RunInfo.server``)."""
+        return sorted({m.run.server for m in self.runs if m.run.server is not None})
 
     def service_rules(self) -> str:
         """The service's rules its runs recorded (test.json's ``service_rules``): what a
@@ -192,6 +201,7 @@ class Cell:
         watches = [m.watch for m in self.runs if m.watch is not None]
         return {
             "verdict": self.verdict,
+            "servers": self.servers(),
             "runs": [str(m.run.path) for m in self.runs],
             "invalid_runs": sum(m.run.valid is False for m in self.runs),
             "rate": self.rate() if self.repeated else None,
@@ -319,12 +329,16 @@ def _json_of(path: Path) -> Any:
 def row_label(run: RunInfo) -> str:
     """``target (lock) · workload``, plus ``fencing off`` for a run of a workload with
     fencing (``Workload.options``) run without it: the one setting that decides whether a
-    stale holder does harm; and the sim's bugs injected (``bug stale-read``)."""
+    stale holder does harm; the Debian release of a server other than the default one
+    (``bookworm``: another version, another row); and the sim's bugs injected (``bug
+    stale-read``)."""
     label = f"{run.target_label} · {run.workload}"
     workload = WORKLOADS.get(run.workload)
     fenced = workload is not None and "fencing" in workload.options
     if fenced and run.options.get("fencing") is False:
         label += " · fencing off"
+    if run.release is not None and run.release != DEFAULT_SUITE:
+        label += f" · {run.release}"  # another version of the service: its own row
     bugs = run.options.get("sim_bugs")
     if isinstance(bugs, list) and bugs:  # a service with a bug injected is another service
         label += " · bug " + ",".join(map(str, bugs))

@@ -75,6 +75,24 @@ class RunInfo:
         return f"{self.target} ({self.lock})" if self.lock else self.target
 
     @property
+    def release(self) -> str | None:
+        """The Debian release its server came from, as test.json's ``versions`` recorded
+        it (``--server-version``; None: a run without one, the sim's or an older one)."""
+        release = (self.test.get("versions") or {}).get("release")
+        return str(release) if release else None
+
+    @property
+    def server(self) -> str | None:
+        """The exact server that ran, as its node said: the package and its version
+        where dpkg installed it (``etcd-server 3.4.23-4+b4``), else the server's own
+        version line, with the release (None: no release recorded)."""
+        if self.release is None:
+            return None
+        versions = self.test.get("versions") or {}
+        said = versions.get(f"{self.target} package") or versions.get(self.target) or "?"
+        return f"{said} ({self.release})"
+
+    @property
     def seed(self) -> Any:
         return self.test.get("seed", self.options.get("seed"))
 

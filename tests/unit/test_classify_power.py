@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from test_classify import HOLDER, facts
 from test_mutex_records import S, fault, history
 
@@ -62,7 +63,7 @@ def test_the_same_records_under_a_setting_that_promised_durability_blame_nobody(
     c = takeover(cut(0.6, {"n1": {"aof": 115}}), ALWAYS)
     assert c.cause == UNEXPLAINED and not c.expected
     assert "under redis's appendfsync always every acknowledged write is fsynced" in c.evidence
-    assert "the records do not show whether the grant was among the bytes discarded" in (c.evidence)
+    assert "the records do not show whether the write was among the bytes discarded" in c.evidence
 
 
 def test_what_the_rule_does_not_cover_stays_a_crash() -> None:
@@ -72,12 +73,16 @@ def test_what_the_rule_does_not_cover_stays_a_crash() -> None:
     assert takeover(cut(0.6, {"n1": {"aof": 115}}), None).cause == CRASH  # no rule recorded
 
 
-def test_redis_records_its_rule_for_each_fsync_setting_and_the_checkers_read_it() -> None:
-    def recorded(persistence: str) -> DurabilityRule | None:
-        opts = RunOptions.of(target="redis", workload="lock", persistence=persistence)
-        rules = [r.to_dict() for r in TARGETS["redis"].rules_for(opts)]
-        return durability_rule({"options": {"target": "redis"}, "service_rules": rules})
+def recorded(persistence: str | None, target: str = "redis") -> DurabilityRule | None:
+    """The durability rule a run on ``target`` with ``persistence`` records, as read back."""
+    opts = RunOptions.of(
+        target=target, workload="lock", persistence=persistence, nemesis=["kill", "power-loss"]
+    )
+    rules = [r.to_dict() for r in TARGETS[target].rules_for(opts)]
+    return durability_rule({"options": {"target": target}, "service_rules": rules})
 
+
+def test_redis_records_its_rule_for_each_fsync_setting_and_the_checkers_read_it() -> None:
     assert recorded("aof-everysec") == DurabilityRule(
         2.0, "redis", "appendfsync", "everysec", EVERYSEC_SOURCE
     )
@@ -87,3 +92,58 @@ def test_redis_records_its_rule_for_each_fsync_setting_and_the_checkers_read_it(
 
 
 EVERYSEC_SOURCE = "https://redis.io/docs/latest/operate/oss_and_stack/management/persistence/"
+
+
+def test_zookeeper_records_force_sync_as_a_promise_and_its_absence_as_a_bounded_loss() -> None:
+    """forceSync=yes (the default, given or not) fsyncs before acknowledging: nothing may
+    be lost; forceSync=no leaves acknowledged writes to the kernel's writeback."""
+    for given in (None, "force-sync"):
+        promised = recorded(given, "zookeeper")
+        assert promised is not None and promised.promises
+        assert promised.named() == "forceSync yes" and "zookeeperAdmin" in promised.source
+    unsynced = recorded("no-force-sync", "zookeeper")
+    assert unsynced is not None and not unsynced.promises
+    assert unsynced.named() == "forceSync no" and unsynced.within_s == 35.0
+
+
+def test_a_zookeeper_grant_lost_to_a_cut_under_no_force_sync_is_lost_as_documented() -> None:
+    rule = recorded("no-force-sync", "zookeeper")
+    c = takeover(cut(0.6, {"n1": {"zk/version-2/log.100000001": 512}}), rule)
+    assert c.cause == UNSYNCED and c.expected
+    assert "not fsynced under zookeeper's forceSync no" in c.evidence
+    assert "512 bytes on n1" in c.evidence and "(up to 35 s)" in c.evidence
+
+
+@pytest.mark.parametrize(
+    ("persistence", "named", "within"),
+    [
+        (None, "synchronous_commit on", 0.0),
+        ("sync", "synchronous_commit on", 0.0),
+        ("no-sync-commit", "synchronous_commit off", 0.6),
+        ("no-fsync", "fsync off", 35.0),
+    ],
+)
+def test_postgres_records_what_a_power_cut_may_take_under_each_setting(
+    persistence: str | None, named: str, within: float
+) -> None:
+    rule = recorded(persistence, "postgres")
+    assert rule is not None and rule.named() == named and rule.within_s == pytest.approx(within)
+    assert rule.source.startswith("https://www.postgresql.org/docs/17/")
+
+
+def test_a_postgres_failover_records_no_power_cut_rule() -> None:
+    """A failover's loss is replication's: no durability rule speaks for it."""
+    assert recorded("async-failover", "postgres") is None
+
+
+@pytest.mark.parametrize(
+    ("target", "persistence"),
+    [("redis", "aof-everysec"), ("zookeeper", None), ("postgres", None)],
+)
+def test_a_run_that_cuts_no_power_records_no_durability_rule(
+    target: str, persistence: str | None
+) -> None:
+    """What a power cut may take is said only of runs that cut the power: a kill keeps
+    the page cache, and every ZooKeeper or PostgreSQL run would say its default else."""
+    opts = RunOptions.of(target=target, workload="lock", persistence=persistence, nemesis=["kill"])
+    assert not [r for r in TARGETS[target].rules_for(opts) if r.lost_within_s is not None]

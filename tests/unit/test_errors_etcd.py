@@ -1,4 +1,4 @@
-"""etcd's error classification, without Docker: constructed ``requests`` exceptions, etcd
+"""etcd's error classification, without Docker: constructed transport exceptions, etcd
 gateway error bodies, and the driver against tiny loopback servers that refuse, hang up,
 stay silent or answer like the gateway does.
 
@@ -13,12 +13,11 @@ import json
 import socket
 import threading
 from collections.abc import Iterator
+from http.client import IncompleteRead, RemoteDisconnected
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-import requests
-from urllib3.exceptions import ConnectTimeoutError, MaxRetryError, NewConnectionError, ProtocolError
 
 from clusters.etcd.election import EtcdElection
 from clusters.etcd.errors import answer_error, grpc_error
@@ -30,38 +29,28 @@ from core.clock import RunClock
 from workloads.common.factories import Connector, RegisterFactory
 from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown, Unreachable
-from workloads.http_errors import request_error
+from workloads.http_errors import transport_error
 
 # --- transport (shared with Consul) ------------------------------------------------------
 
 
-def refused() -> requests.ConnectionError:
-    reason = NewConnectionError(None, "Failed to establish a new connection: [Errno 111]")  # type: ignore[arg-type]
-    return requests.ConnectionError(MaxRetryError(None, "/v3/kv/put", reason))  # type: ignore[arg-type]
-
-
 @pytest.mark.parametrize(
-    ("exc", "kind"),
+    ("exc", "sent", "kind"),
     [
-        (refused(), Unreachable),
-        (requests.ConnectTimeout("connect timed out"), Unreachable),
-        (
-            requests.ConnectionError(MaxRetryError(None, "/x", ConnectTimeoutError("timed out"))),  # type: ignore[arg-type]
-            Unreachable,
-        ),
-        (requests.ReadTimeout("read timed out"), OpUnknown),
-        (
-            requests.ConnectionError(ProtocolError("Connection aborted.", ConnectionResetError())),
-            OpUnknown,
-        ),
-        (requests.ConnectionError("Remote end closed connection without response"), OpUnknown),
-        (requests.exceptions.ChunkedEncodingError("broken"), OpUnknown),
+        (ConnectionRefusedError(111, "Connection refused"), False, Unreachable),
+        (TimeoutError("timed out"), False, Unreachable),
+        (OSError(113, "No route to host"), False, Unreachable),
+        (TimeoutError("timed out"), True, OpUnknown),
+        (ConnectionResetError(104, "Connection reset by peer"), True, OpUnknown),
+        (RemoteDisconnected("Remote end closed connection without response"), True, OpUnknown),
+        (IncompleteRead(b"par", 10), True, OpUnknown),
     ],
 )
-def test_transport_errors(exc: requests.RequestException, kind: type) -> None:
-    e = request_error(exc, "put k")
+def test_transport_errors(exc: Exception, sent: bool, kind: type) -> None:
+    e = transport_error(exc, "put k", sent=sent)
     assert type(e) is kind, e
     assert str(e).startswith("put k: ")
+    assert ("not sent" in str(e)) is (not sent)
 
 
 # --- etcd's answers ------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The services' fsync settings as run options (issue 34): ``--persistence no-fsync``
-starts etcd with ``--unsafe-no-fsync`` and ``no-force-sync`` ZooKeeper with
-``forceSync=no``; each target's first value is its default and writes nothing; a value of
+starts etcd with ``--unsafe-no-fsync``, ``no-force-sync`` ZooKeeper with ``forceSync=no``
+and PostgreSQL's ``no-sync-commit`` / ``no-fsync`` with ``synchronous_commit = off`` /
+``fsync = off``; each target's first value is its default and writes nothing; a value of
 another target's is refused in one line naming the target's own."""
 
 from __future__ import annotations
@@ -37,6 +38,23 @@ def test_no_fsync_starts_etcd_with_unsafe_no_fsync(persistence: str | None, off:
 def test_no_force_sync_writes_force_sync_no(persistence: str | None, off: bool) -> None:
     _, files = _node("zookeeper", persistence)
     assert ("forceSync=no" in files.splitlines()) is off
+
+
+@pytest.mark.parametrize(
+    ("persistence", "lines"),
+    [
+        (None, set()),
+        ("sync", set()),
+        ("no-sync-commit", {"synchronous_commit = off"}),
+        ("no-fsync", {"fsync = off"}),
+    ],
+)
+def test_postgres_durability_settings_write_their_lines(
+    persistence: str | None, lines: set[str]
+) -> None:
+    _, files = _node("postgres", persistence)
+    written = {line for line in files.splitlines() if line.startswith(("fsync", "synchronous_c"))}
+    assert written == lines
 
 
 @pytest.mark.parametrize(

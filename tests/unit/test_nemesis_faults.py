@@ -215,15 +215,18 @@ def test_a_power_cut_says_what_it_discarded_per_node_and_file_and_restarts() -> 
     assert back.type == "ok" and not c.killed and back.value["proof"] == {"n2": True}
 
 
-def test_a_power_cut_that_did_not_take_effect_fails_with_its_proof() -> None:
+def test_a_power_cut_that_did_not_take_effect_fails_with_its_proof_and_why() -> None:
     c = FakeCluster()
 
     def broken(node: str) -> dict[str, int]:
-        raise ClusterError("The power-loss layer on n1 did not answer cut")
+        raise ClusterError("The power-loss layer on n1 did not answer cut:\n Traceback")
 
     c.power_cut = broken  # type: ignore[method-assign]
     done = NodePowerLoss(c, "n1").invoke(Invocation("start-power-loss"))  # type: ignore[arg-type]
     assert done.type == "fail" and done.value["proof"] == {"n1": False}
+    why = "The power-loss layer on n1 did not answer cut: Traceback"
+    assert done.value["errors"] == {"n1": why}
+    assert done.error == f"did not take effect on ['n1']; n1: {why}"
 
 
 def test_power_loss_is_refused_by_a_cluster_without_the_layer() -> None:

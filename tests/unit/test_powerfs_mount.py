@@ -86,3 +86,38 @@ def test_through_the_mount_a_cut_keeps_what_was_fsynced_and_nothing_else(
     assert _ask(sock, "cut") == {"discarded": {"/aof": 8, "/tmp": 12}}
     assert (mount / "aof").read_bytes() == b"SET a 1\n"
     assert sorted(os.listdir(mount)) == ["aof"]
+
+
+NOBODY = 65534
+
+
+@pytest.mark.root
+def test_a_server_of_its_own_user_owns_what_it_creates_and_is_held_to_modes(
+    mounted: tuple[Path, str],
+) -> None:
+    """PostgreSQL runs as ``postgres``: through the mount it may work (``allow_other``),
+    what it creates is its own (it checks its data directory's owner), and the kernel
+    holds it to the files' modes (``default_permissions``)."""
+    mount, _ = mounted
+    os.chmod(mount, 0o1777)
+    secret = mount / "secret"
+    secret.write_bytes(b"root only")
+    secret.chmod(0o600)
+
+    def as_nobody(script: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["sh", "-c", script],
+            cwd=mount,
+            user=NOBODY,
+            group=NOBODY,
+            extra_groups=[],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+
+    made = as_nobody("mkdir d && echo x > d/f && cat d/f")
+    assert made.returncode == 0 and made.stdout == "x\n", made.stderr
+    owners = {(p.lstat().st_uid, p.lstat().st_gid) for p in (mount / "d", mount / "d" / "f")}
+    assert owners == {(NOBODY, NOBODY)}
+    assert as_nobody("cat secret").returncode != 0

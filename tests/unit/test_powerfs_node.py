@@ -86,7 +86,7 @@ def test_the_layer_answers_what_it_discarded_and_a_failure_names_the_node() -> N
         powerfs.cut(lambda node, cmd: (1, "Connection refused"), "n1")
 
 
-@pytest.mark.parametrize("target", ["zookeeper", "sim"])
+@pytest.mark.parametrize("target", ["consul", "sim"])
 def test_a_target_without_the_layer_refuses_the_fault_in_one_line(
     capsys: pytest.CaptureFixture[str], target: str
 ) -> None:
