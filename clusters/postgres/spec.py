@@ -2,7 +2,8 @@
 
 Lock implementations (``--lock``), all in the database: ``table`` (a row per lock name
 with its owner and expiry, tokens from a sequence), ``advisory`` (``pg_advisory_lock`` on
-a session) and ``row`` (``SELECT ... FOR UPDATE`` held in an open transaction). The
+a session) and ``row`` (``SELECT ... FOR UPDATE`` held in an open transaction), and the
+lock libraries ``LIBRARIES`` (tooz's advisory lock). The
 lock-free workloads ``version-cas`` and ``unique-key`` do the same protected work with no
 lock at all. ``persistence`` is the replication: ``async`` (the default) or ``sync``; with
 ``-failover`` the replica promotes itself when the primary is gone instead of the primary
@@ -14,11 +15,14 @@ from __future__ import annotations
 
 from clusters.spec import Offer, TargetSpec
 from core.abilities import SERVER_ABILITIES, Ability
+from workloads.libraries.registry import library_variants, unfenced_libraries
 
 PERSISTENCE = ("async", "sync", "async-failover", "sync-failover")
 """The replication, first the default: what a COMMIT waits for (see ``server.py``), and
 whether the replica takes over from a primary that is gone (``failover.py``)."""
 CLIENTS = "clusters.postgres.clients"
+LIBRARIES = ("tooz-postgresql",)
+"""The lock libraries that run on PostgreSQL (``workloads.libraries.registry``)."""
 
 SPEC = TargetSpec(
     name="postgres",
@@ -30,7 +34,9 @@ SPEC = TargetSpec(
                 "table": f"{CLIENTS}:TABLE_LOCK",
                 "advisory": f"{CLIENTS}:ADVISORY_LOCK",
                 "row": f"{CLIENTS}:ROW_LOCK",
-            }
+                **library_variants(*LIBRARIES),
+            },
+            unfenced=unfenced_libraries(*LIBRARIES),
         ),
         "version-cas": Offer(f"{CLIENTS}:VERSION_CAS"),
         "unique-key": Offer(f"{CLIENTS}:UNIQUE_KEY"),
