@@ -391,13 +391,14 @@ def _drive(
 def _record_library(client: Any, test: dict[str, Any], run_dir: Path) -> None:
     """test.json's ``lock_library``: what the clients' lock is when it is a library or a
     lock of one's own (its name, origin, package, installed version, interpreter); the
-    package's version beside the others."""
+    library's version beside the others, as ``<library> library`` (its package may share
+    the service's name: redis-py's is ``redis``)."""
     library = dict(getattr(client, "library", ()))
     if not library:
         return
     test["lock_library"] = library
     if "package" in library:
-        test["versions"][library["package"]] = library["version"]
+        test["versions"][f"{library['library']} library"] = library["version"]
     write_json(run_dir / TEST_FILE, test)
     log.info("lock library: %s", library)
 

@@ -172,7 +172,7 @@ def test_a_library_runs_from_its_own_environment_and_is_recorded(
     test = json.loads((run_dir / "test.json").read_text())
     said = test["lock_library"]
     assert (said["library"], said["package"], said["version"]) == ("simlib", "simlib", "1.0")
-    assert said["interpreter"] == env.interpreter and test["versions"]["simlib"] == "1.0"
+    assert said["interpreter"] == env.interpreter and test["versions"]["simlib library"] == "1.0"
     history = [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()]
     acquired = [op for op in history if op["f"] == "acquire" and op["type"] == "ok"]
     assert acquired and not [op for op in history if op["type"] == "info"]
