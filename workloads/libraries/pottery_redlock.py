@@ -12,12 +12,15 @@ from typing import Any
 from pottery import Redlock
 from pottery.exceptions import ReleaseUnlockedLock
 
+from workloads.libraries.handle import HandleLock
 from workloads.libraries.redis_connect import connect
-from workloads.own_lock import Held, LockLost
+from workloads.own_lock import Held
 
 
-class PotteryRedlock:
+class PotteryRedlock(HandleLock):
     """pottery's Redlock over every server."""
+
+    not_held = (ReleaseUnlockedLock,)
 
     def __init__(self, endpoints: Sequence[str], settings: Mapping[str, Any]) -> None:
         timeout = float(settings["timeout"])
@@ -29,12 +32,6 @@ class PotteryRedlock:
 
     def still_held(self, name: str, held: Held) -> bool | None:
         return bool(held.handle.locked() > 0)
-
-    def release(self, name: str, held: Held) -> None:
-        try:
-            held.handle.release()
-        except ReleaseUnlockedLock as e:
-            raise LockLost(str(e)) from e
 
     def close(self) -> None:
         for master in self.masters:

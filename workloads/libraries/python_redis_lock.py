@@ -11,12 +11,15 @@ from typing import Any
 
 import redis_lock
 
+from workloads.libraries.handle import HandleLock
 from workloads.libraries.redis_connect import connect
-from workloads.own_lock import Held, LockLost
+from workloads.own_lock import Held
 
 
-class PythonRedisLock:
+class PythonRedisLock(HandleLock):
     """python-redis-lock on the worker's server."""
+
+    not_held = (redis_lock.NotAcquired,)
 
     def __init__(self, endpoints: Sequence[str], settings: Mapping[str, Any]) -> None:
         # its acquire blocks in BLPOP for up to the wait: the connection must outwait it
@@ -29,15 +32,6 @@ class PythonRedisLock:
 
     def still_held(self, name: str, held: Held) -> bool | None:
         return bool(held.handle.get_owner_id() == held.handle.id)
-
-    def release(self, name: str, held: Held) -> None:
-        try:
-            held.handle.release()
-        except redis_lock.NotAcquired as e:
-            raise LockLost(str(e)) from e
-
-    def close(self) -> None:
-        self.redis.close()
 
 
 def make(endpoints: Sequence[str], settings: Mapping[str, Any]) -> PythonRedisLock:

@@ -10,12 +10,15 @@ from typing import Any
 
 from redis.exceptions import LockNotOwnedError
 
+from workloads.libraries.handle import HandleLock
 from workloads.libraries.redis_connect import connect
-from workloads.own_lock import Held, LockLost
+from workloads.own_lock import Held
 
 
-class RedisPyLock:
+class RedisPyLock(HandleLock):
     """redis-py's ``Lock`` on the worker's server."""
+
+    not_held = (LockNotOwnedError,)
 
     def __init__(self, endpoints: Sequence[str], settings: Mapping[str, Any]) -> None:
         self.redis = connect(endpoints[0], float(settings["timeout"]))
@@ -26,15 +29,6 @@ class RedisPyLock:
 
     def still_held(self, name: str, held: Held) -> bool | None:
         return bool(held.handle.owned())
-
-    def release(self, name: str, held: Held) -> None:
-        try:
-            held.handle.release()
-        except LockNotOwnedError as e:
-            raise LockLost(str(e)) from e
-
-    def close(self) -> None:
-        self.redis.close()
 
 
 def make(endpoints: Sequence[str], settings: Mapping[str, Any]) -> RedisPyLock:

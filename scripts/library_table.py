@@ -1,0 +1,78 @@
+"""The README's table of lock libraries, from the results of ``suites/libraries.toml``.
+
+    .venv/bin/harness suite run suites/libraries.toml -o results
+    .venv/bin/python scripts/library_table.py results/suite-libraries
+
+Reads every ``suite.json`` under the folders given (one suite run, or several made with
+``--only``) and prints one Markdown row per run: the library and the version its
+environment installed (test.json's ``lock_library``), the target, the fault, the verdict,
+what went wrong (overlapping holders, stale writes the resource accepted, releases the
+library said had lost the lock) and what the library offers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+HEADER = (
+    "| library | version | target | fault | verdict | what happened | what it offers |\n"
+    "| --- | --- | --- | --- | --- | --- | --- |"
+)
+
+
+def outcomes(folders: Sequence[Path]) -> Iterator[dict[str, Any]]:
+    """Every outcome of the suite results under ``folders``, in order."""
+    for folder in folders:
+        for suite in sorted(folder.rglob("suite.json")):
+            yield from json.loads(suite.read_text())["outcomes"]
+
+
+def happened(run_dir: Path) -> str:
+    """What the run's records show of the lock: overlaps, stale writes, losses said."""
+    results = json.loads((run_dir / "results.json").read_text())
+    mutex = results["checkers"].get("mutex", {})
+    lines = (run_dir / "events.jsonl").read_text().splitlines()
+    lost = sum(1 for line in lines if '"lease-lost"' in line)
+    overlaps = len(mutex.get("overlaps", []))
+    stale = int(mutex.get("stale_accepted") or 0)
+    return f"{overlaps} overlapping holders, {stale} stale writes accepted, {lost} losses said"
+
+
+def row(outcome: dict[str, Any]) -> str:
+    """One run as a row of the table."""
+    run_dir = Path(outcome["run_dir"])
+    test = json.loads((run_dir / "test.json").read_text())
+    lib = test.get("lock_library", {})
+    options = test["options"]
+    verdict = {True: "valid", False: "invalid"}.get(outcome["valid"], str(outcome["valid"]))
+    cells = (
+        lib.get("library", options.get("lock")),
+        lib.get("version", "-"),
+        options["target"],
+        ", ".join(options["nemesis"]),
+        verdict,
+        happened(run_dir),
+        lib.get("offers", "-"),
+    )
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("folders", nargs="+", type=Path, help="suite results (suite-libraries/...)")
+    args = p.parse_args(argv)
+    rows = [row(o) for o in outcomes(args.folders) if o.get("run_dir")]
+    if not rows:
+        print(f"no suite.json with runs under {', '.join(map(str, args.folders))}", file=sys.stderr)
+        return 1
+    print("\n".join([HEADER, *rows]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
