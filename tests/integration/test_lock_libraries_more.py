@@ -10,18 +10,14 @@ from pathlib import Path
 import pytest
 from test_lock_libraries import _harness, _ops, _recorded
 
+from clusters.registry import TARGETS
 from workloads.libraries.registry import LIBRARIES
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 SETTINGS = ("--recovery-time", "0", "--lease-ttl", "2", "--acquire-wait", "1")
-WHERE = {
-    "tooz-zookeeper": "zookeeper",
-    "tooz-redis": "redis",
-    "tooz-etcd3gw": "etcd",
-    "tooz-postgresql": "postgres",
-    "kazoo": "zookeeper",
-    "etcd3gw": "etcd",
-}
+LOCKS = ("tooz-zookeeper", "tooz-redis", "tooz-etcd3gw", "tooz-postgresql", "kazoo", "etcd3gw")
+WHERE = {v: t.name for t in TARGETS.values() for v in t.offers["lock"].variants if v in LOCKS}
+"""Each library, the one target that offers it."""
 SHORT = ("--time-limit", "5", "--nemesis", "none")
 PAUSED = ("--time-limit", "10", "--work-time", "0.1", "--nemesis", "client-pause")
 

@@ -1,6 +1,7 @@
 """tooz's drivers, kazoo's ``Lock`` and etcd3gw's ``Lock`` as ``--lock`` variants (issue
-32): offered on the targets they run on, refused in one line elsewhere, and installed
-with the drivers tooz imports only when asked, in an environment of their own."""
+32): offered on the targets they run on (refused in one line elsewhere:
+``test_lock_sources``), and installed with the drivers tooz imports only when asked, in an
+environment of their own."""
 
 from __future__ import annotations
 
@@ -9,22 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_cli import run
 
 from clusters.registry import TARGETS
-from core.errors import EXIT_BAD_INPUT
 from workloads.libraries.env import ensure
 from workloads.libraries.registry import LIBRARIES, TOOZ_DRIVERS
 
-SHORT = ("--time-limit", "2", "--recovery-time", "0", "--nemesis", "none")
-WHERE = {
-    "tooz-zookeeper": "zookeeper",
-    "tooz-redis": "redis",
-    "tooz-etcd3gw": "etcd",
-    "tooz-postgresql": "postgres",
-    "kazoo": "zookeeper",
-    "etcd3gw": "etcd",
-}
+LOCKS = ("tooz-zookeeper", "tooz-redis", "tooz-etcd3gw", "tooz-postgresql", "kazoo", "etcd3gw")
+WHERE = dict(
+    zip(LOCKS, ("zookeeper", "redis", "etcd", "postgres", "zookeeper", "etcd"), strict=True)
+)
+"""Each library, the one target it runs on."""
 
 
 @pytest.mark.parametrize(("lock", "target"), sorted(WHERE.items()))
@@ -32,33 +27,6 @@ def test_each_is_offered_where_it_runs_and_nowhere_else(lock: str, target: str) 
     offering = [t.name for t in TARGETS.values() if lock in t.offers["lock"].variants]
     assert offering == [target]
     assert lock in TARGETS[target].offers["lock"].unfenced  # none gives a fencing token
-
-
-@pytest.mark.parametrize(
-    ("argv", "said"),
-    [
-        (
-            ("--lock", "tooz-zookeeper", "--target", "etcd"),
-            "--lock tooz-zookeeper runs on zookeeper, not etcd: use --target zookeeper",
-        ),
-        (("--lock", "kazoo"), "--lock kazoo runs on zookeeper, not sim: use --target zookeeper"),
-        (
-            ("--lock", "etcd3gw", "--target", "etcd", "--lease-ttl", "2.5"),
-            "etcd3gw counts in whole seconds, not --lease-ttl 2.5",
-        ),
-        (
-            ("--lock", "tooz-redis", "--target", "redis", "--acquire-wait", "0.5"),
-            "tooz-redis counts in whole seconds, not --acquire-wait 0.5",
-        ),
-    ],
-)
-def test_a_library_where_it_cannot_run_is_one_line(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: tuple[str, ...], said: str
-) -> None:
-    code, out, err = run(capsys, "run", *argv, *SHORT, "-o", str(tmp_path))
-    assert code == EXIT_BAD_INPUT, out + err
-    assert said in err and err.strip().count("\n") == 0, err
-    assert not list(tmp_path.iterdir())  # nothing started
 
 
 def test_tooz_is_installed_with_its_pinned_drivers_in_one_environment(tmp_path: Path) -> None:
