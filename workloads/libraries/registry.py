@@ -63,7 +63,9 @@ TOOZ_DRIVERS: Final = (
 has them all."""
 
 
-def _tooz(name: str, renewal: str, loss_on_release: bool, whole_seconds: bool) -> Library:
+def _tooz(
+    name: str, renewal: str, loss_on_release: bool, whole_seconds: bool, spread: bool = False
+) -> Library:
     """tooz's lock over one of its drivers (``--lock tooz-DRIVER``: its adapter's
     ``make_DRIVER`` in ``workloads.libraries.tooz_lock``)."""
     return Library(
@@ -75,6 +77,7 @@ def _tooz(name: str, renewal: str, loss_on_release: bool, whole_seconds: bool) -
         loss_on_release=loss_on_release,
         renewal=renewal,
         whole_seconds=whole_seconds,
+        spread=spread,
         requires=TOOZ_DRIVERS,
     )
 
@@ -90,6 +93,7 @@ MORE_LIBRARIES: Final = (
         "no TTL (held while its connection lasts)",
         loss_on_release=False,
         whole_seconds=False,
+        spread=True,
     ),
     Library(
         "kazoo",

@@ -98,7 +98,8 @@ POSTGRES_DATABASE: Final = "postgres"
 def _postgresql(endpoints: Sequence[str], settings: Mapping[str, Any]) -> str:
     """Every server (libpq takes lists of hosts and ports), the read-write one chosen by
     libpq's own ``PGTARGETSESSIONATTRS``: tooz's URL passes only host, port, user and
-    database, and an advisory lock taken on a standby would be a lock of its own."""
+    database, and an advisory lock taken on a standby would be a lock of its own (so the
+    library is ``spread``: which server a holder talks to is the primary, not its own)."""
     hosts = [address.rpartition(":") for address in endpoints]
     os.environ["PGTARGETSESSIONATTRS"] = "read-write"
     os.environ["PGCONNECT_TIMEOUT"] = str(max(2, _seconds(settings["timeout"])))
