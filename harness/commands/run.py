@@ -68,13 +68,6 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         common=True,
     )
     _per_target(g, "--lock", "the target's lock implementation", validate.locks_help, True)
-    g.add_argument(
-        "--lib-version",
-        default=None,
-        metavar="VERSION",
-        help="the version of the lock library --lock names, installed into an environment "
-        "of its own (default: the harness's pinned one)",
-    )
     number_option(g, "--concurrency", "client processes, 1-1000 (default: %(default)s)", True)
     number_option(g, "--rate", "operations per second, all clients (default: as fast as they go)")
     number_option(
@@ -240,6 +233,13 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         common=True,
     )
     number_option(lk, "--locks", "number of locks, 1-1000")
+    lk.add_argument(
+        "--lib-version",
+        default=None,
+        metavar="VERSION",
+        help="the version of the lock library --lock names, installed into an environment "
+        "of its own (default: the harness's pinned one)",
+    )
     describe(
         lk.add_argument(
             "--holder-check",
