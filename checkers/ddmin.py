@@ -5,12 +5,20 @@ The shrinks of counterexamples use it: ``checkers.linear.shrink`` over a partiti
 operations, ``checkers.shrink_holdings`` over a lock run's holdings and writes. The
 test (``fails``) is theirs, with whatever it refuses or counts; it may raise to stop the
 search early (out of time), and the caller keeps the smallest failing input it saw.
+
+Every shrink keeps to a memory bound (``bound``): the check's budget where it has one
+(``harness check --memory-limit``, half the memory available by default), else, as at the
+end of a run, ``MEMORY_SHARE`` of the memory available when the shrink starts. Out of it,
+a shrink stops where it is, as out of time: what it keeps is a failing input it saw,
+said not minimal, never a smaller one it did not see fail.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TypeVar
+
+from core.formats.budget import Budget, default_memory_limit
 
 T = TypeVar("T")
 
@@ -48,3 +56,9 @@ def split(units: list[T], n: int) -> list[list[T]]:
         out.append(units[at : at + step])
         at += step
     return out
+
+
+def bound(budget: Budget | None) -> Budget:
+    """The budget a shrink keeps to: the check's, else a memory limit of its own (the
+    default of ``harness check --memory-limit``: half the memory available)."""
+    return budget if budget is not None else Budget(memory_limit=default_memory_limit())

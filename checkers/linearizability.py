@@ -150,14 +150,51 @@ def check_record(record: RunRecord) -> CheckResult:
     recorded of the servers that answered (``checkers.classify.classify_read``). An
     invalid result carries its shrunk counterexample (``shrunk``)."""
     model = record.option("model", DEFAULT_MODEL)
-    result = check(
-        record.history.client_ops(),
-        model,
-        record.time_limit(DEFAULT_TIME_LIMIT),
-        budget=record.limits.budget,
-        shrink=True,
-    )
-    return _caused(result, record)
+    history = record.history.client_ops()
+    limit = record.time_limit(DEFAULT_TIME_LIMIT)
+    reused = None
+    if record.proven:
+        history, reused = _resumed(history, model, record, limit)
+    result = check(history, model, limit, budget=record.limits.budget, shrink=True)
+    return _caused(result if reused is None else _with_reused(result, reused), record)
+
+
+def _resumed(
+    history: History, model: str, record: RunRecord, limit: float | None
+) -> tuple[History, dict[str, Any]]:
+    """``history`` without the keys proven from where the check during the run left them
+    (``checkers.linear.resume``), and what was reused (half the time limit at most)."""
+    from checkers.linear.resume import resume
+
+    m = get_model(model)
+    budget = record.limits.budget
+
+    def valid(sub: History, seconds: float | None) -> Any:
+        return check(sub, m, seconds, explain=False, parallel=False, budget=budget).valid
+
+    seconds = DEFAULT_TIME_LIMIT / 2 if limit is None else limit / 2
+    return resume(history, m, record.proven, valid, seconds)
+
+
+def _with_reused(result: CheckResult, reused: dict[str, Any]) -> CheckResult:
+    """``result`` of the keys not proven during the run, with those that were
+    (``reused``): its operations those searched, its partitions all, ``resumed`` saying
+    how many were checked from where the check during the run had proven them."""
+    d = {**result.details, "resumed": reused}
+    n = reused["partitions"]
+    if not n or "partitions" not in d:  # nothing reused, or unknown before any partition
+        return CheckResult(result.checker, result.valid, result.summary, d, result.applicable)
+    d["ops"] = d.get("ops", 0) + reused["searched"]
+    d["partitions"] += n
+    d["partitions_checked"] = d.get("partitions_checked", 0) + n
+    summary = result.summary
+    if result.valid is True:
+        before = reused["ops"] - reused["searched"]
+        summary = _summary(True, d, []).rstrip(".") + (
+            f" searched ({n} of {d['partitions']} partitions from where the check during the"
+            f" run had proven them: {before:,} operations before it)."
+        )
+    return CheckResult(result.checker, result.valid, summary, d, result.applicable)
 
 
 def _caused(result: CheckResult, record: RunRecord) -> CheckResult:
@@ -378,10 +415,12 @@ def _shrunk(
     partition (``found``: its label and history) shrunk (``checkers.linear.shrink``)
     within the check's ``deadline`` and ``meter``, and confirmed by the plain search; or
     ``shrunk_error``, why there is none."""
+    from checkers.ddmin import bound
     from checkers.linear.counterexample import jsonable
     from checkers.linear.shrink import shrink as shrink_partition
 
     label, part = found
+    meter = bound(meter)  # at a run's end too: never past a memory limit
 
     def fails(sub: History, seconds: float | None) -> bool | None:
         got = check(sub, m, seconds, explain=False, parallel=False, budget=meter).valid

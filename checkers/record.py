@@ -7,7 +7,7 @@ recorded (test.json) and the check-time settings (``Limits``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +60,10 @@ class RunRecord:
     """What reading each record file found, by record kind (``checkers.evidence``: the
     history, resource, events, service); empty for records built in memory, whose files
     nobody read."""
+    proven: Mapping[Any, Any] = field(default_factory=dict)
+    """What a check during the run proved of the history, by key
+    (``checkers.linear.resume.Cut``): the check that ends the run starts from there; any
+    later check (no such proof at hand) searches the whole history."""
 
     @property
     def keeps_service_log(self) -> bool:

@@ -17,7 +17,11 @@ participants (role, process, time and words: the same holdings, tokens and write
 the result's first anomaly: dropping records may make another story (a write alone is
 stale against a later holding only when that holding is kept), and that one is refused.
 The result is checked once more by the checker, whole, before it is given; it is
-1-minimal (no holding or write of it can be dropped) unless its time ran out first.
+1-minimal (no holding or write of it can be dropped) unless its time (``SHRINK_S``, or
+half the check's time limit) or its memory (``checkers.ddmin.bound``: the check's memory
+limit, else half the memory available; polled before each candidate) ran out first: then
+it is the smallest candidate the checker showed the violation in, said not minimal and
+why.
 """
 
 from __future__ import annotations
@@ -32,10 +36,11 @@ from typing import Any, Final
 import msgspec
 
 from checkers.anomalies import KEY
-from checkers.ddmin import ddmin
+from checkers.ddmin import bound, ddmin
 from checkers.holdings import Terms
 from checkers.record import RunRecord
 from checkers.result import CheckResult
+from core.formats.budget import Budget, OutOfBudget
 from core.history import History
 from core.ops import NEMESIS
 
@@ -157,9 +162,16 @@ class _Shrink:
     showed the anomaly, and when its time is up."""
 
     def __init__(
-        self, record: RunRecord, terms: Terms, judge: Judge, wanted: tuple[Any, ...], until: float
+        self,
+        record: RunRecord,
+        terms: Terms,
+        judge: Judge,
+        wanted: tuple[Any, ...],
+        until: float,
+        budget: Budget,
     ) -> None:
         self.record, self.judge, self.wanted, self.until = record, judge, wanted, until
+        self.budget = budget
         self.units = units_of(record, terms)
         self.grants = {g for u in self.units for g in u.grants}
         self.checks = 0
@@ -184,9 +196,11 @@ class _Shrink:
         )
 
     def fails(self, units: list[Unit]) -> bool:
-        """Whether the checker still names the anomaly in ``units``' records."""
+        """Whether the checker still names the anomaly in ``units``' records;
+        _OutOfTime past the shrink's time, OutOfBudget past its budget."""
         if time.monotonic() > self.until:
             raise _OutOfTime
+        self.budget.check("shrinking the counterexample")
         self.checks += 1
         if shows(self.judge(self.sub(units)), self.wanted) is None:
             return False
@@ -228,13 +242,15 @@ def shrink_result(
     limit = record.limits.time_limit
     seconds = SHRINK_S if limit is None else min(SHRINK_S, limit / 2)
     wanted = signature(named[0])
-    s = _Shrink(record, terms, judge, wanted, started + seconds)
+    s = _Shrink(record, terms, judge, wanted, started + seconds, bound(record.limits.budget))
     seed = _seed(s.units, record, named[0])
     why_not = ""
     try:
         kept = s.run(seed)
     except _OutOfTime:
         kept, why_not = s.smallest, f"not minimal (out of its {seconds:g} s)"
+    except OutOfBudget as e:
+        kept, why_not = s.smallest, f"not minimal ({e})"
     sub = s.sub(kept)
     confirmed = shows(judge(sub), wanted)
     if confirmed is None:

@@ -1,67 +1,23 @@
-"""A run's target: its spec's checks and cluster, in Docker, as a local process or on the
-SSH hosts of ``--ssh``.
+"""A run's target's cluster, in Docker, as a local process or on the SSH hosts of
+``--ssh``.
 
-Over SSH the workloads, clients, option checks and versions stay the target's own; only
-the cluster is built on the hosts (``clusters.ssh.factory``). Two checks change there:
-``--nodes`` is the host list's length, so a different size is refused, and clock faults
-are allowed for every target, since they set the hosts' real clocks (``nemesis.host_clock``),
-which Go servers read too.
+Over SSH the workloads, clients and versions stay the target's own; only the cluster is
+built on the hosts (``clusters.ssh.factory``). What changes there for the options (the
+host list's length is ``--nodes``; every target takes clock faults, which set the hosts'
+real clocks, ``nemesis.host_clock``, that Go servers read too; no power cuts) is checked
+with the rest of a run's options, in ``harness.validate``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import secrets
-from collections.abc import Mapping, Set
 
-from clusters.registry import TARGETS
 from clusters.spec import TargetSpec
-from clusters.ssh.factory import SshClusterOptions, check_ssh_options, make_ssh_cluster
-from core.abilities import Ability, check_abilities
+from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
 from core.clock import RunClock
 from core.cluster import Cluster
-from core.option_checks import OptionError
 from core.options import RunOptions
-
-
-def check_options(spec: TargetSpec, opts: RunOptions) -> None:
-    """A one-line OptionError or ClusterError for options ``spec`` cannot honour, before
-    anything starts (no host is contacted)."""
-    if opts.ssh.enabled:
-        check_ssh_options(spec.name, opts.ssh.hosts, ssh_cluster_options(opts))
-        if opts.backend.nodes is not None and opts.backend.nodes != len(opts.ssh.hosts):
-            raise OptionError(
-                f"--nodes {opts.backend.nodes} but {len(opts.ssh.hosts)} hosts were named: "
-                "over SSH the cluster has one node per host"
-            )
-        if opts.backend.image is not None:
-            raise OptionError(
-                "--image chooses a Docker image; over SSH the hosts' packages "
-                "are used: leave it out"
-            )
-    spec.check_options(opts)
-
-
-NO_POWER_LOSS_ON_HOSTS = {
-    Ability.POWER_LOSS: "no {fault} faults over SSH yet: a host's data directory is not on "
-    "the power-loss layer (clusters/_powerfs), so a cut would discard nothing; run {target} "
-    "in Docker",
-}
-"""Why power cuts stay in Docker for now."""
-
-
-def check_faults(spec: TargetSpec, opts: RunOptions, needs: Mapping[str, Set[Ability]]) -> None:
-    """OptionError (one line, the target's reason) unless the target has every ability
-    the run's faults need (``needs``: fault -> abilities, from the faults' registry). On
-    SSH hosts every target can move a clock: the hosts' own, which Go servers read too;
-    no target can lose power there (``NO_POWER_LOSS_ON_HOSTS``)."""
-    has = spec.abilities
-    lacks: Mapping[Ability, str] = spec.lacks
-    if opts.ssh.enabled:
-        has = (has | {Ability.CLOCK}) - {Ability.POWER_LOSS}
-        lacks = {**spec.lacks, **NO_POWER_LOSS_ON_HOSTS}
-    real = ", ".join(name for name, t in TARGETS.items() if t.local is None)
-    check_abilities(spec.name, has, lacks, needs, real=real)
 
 
 def make_cluster(spec: TargetSpec, opts: RunOptions, clock: RunClock) -> Cluster:

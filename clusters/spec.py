@@ -317,7 +317,7 @@ class TargetSpec:
 
     def check_options(self, opts: RunOptions) -> None:
         """OptionError (one line) for options this target cannot honour (on SSH hosts
-        too: see ``clusters.run_target``; its faults: ``clusters.run_target.check_faults``)."""
+        too, and its faults: ``harness.validate``)."""
         from workloads.registry import WORKLOADS
 
         offer = self.offer(opts)

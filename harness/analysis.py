@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,7 @@ def check_run(
     write: bool = True,
     budget: Budget | None = None,
     at_run: bool = False,
+    proven: Mapping[Any, Any] | None = None,
 ) -> dict[str, Any]:
     """Check a run directory and (with ``write``) write its ``results.json``; returns the
     results. ``budget`` bounds reading the history (OutOfBudget).
@@ -160,14 +162,16 @@ def check_run(
     fewer than the others imply) is unknown with the reason. ``at_run``: the check that
     ends the run, which records the digest of each record file (``record_digests``);
     any later check keeps the run's digests, recomputes them and says which file changed
-    since (``changed_since_run``). The verdict is always the one the files as they are
-    now give; a change is said beside it, not folded into it: the evidence checks above
-    are what judge whether the records still hold together."""
+    since (``changed_since_run``). ``proven``: what the check during the run proved
+    (``RunRecord.proven``), which the check that ends the run starts from. The verdict is
+    always the one the files as they are now give; a change is said beside it, not folded
+    into it: the evidence checks above are what judge whether the records still hold
+    together."""
     run_digests = None if at_run else _run_digests(run_dir)
     record = load_record(run_dir, budget)
     if budget is not None:
         time_limit = budget.time_left()
-    record = replace(record, limits=Limits(time_limit, budget))
+    record = replace(record, limits=Limits(time_limit, budget), proven=proven or {})
     checks = checkers_for(record)
     gone = _test_gone(run_dir, run_digests)
     if gone:  # every checker rests on test.json (which ones run, on which model): none runs

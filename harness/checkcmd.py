@@ -354,7 +354,7 @@ def _check_store(
 
 def _file_page(path: Path, checked: _Checked, jepsen: JepsenVerdict | None = None) -> str:
     """The report page of a checked history file (``path``: as named)."""
-    from harness.report._file_page import FileCheck, render_file_report
+    from harness.report import FileCheck, render_file_report
 
     read = checked.read
     return render_file_report(
@@ -366,7 +366,7 @@ def _file_page(path: Path, checked: _Checked, jepsen: JepsenVerdict | None = Non
 
 def _run_page(run_dir: Path, results: dict[str, Any]) -> str:
     """The run report of a run directory, with the results just checked."""
-    from harness.report._page import render_report
+    from harness.report import render_report
 
     return render_report(run_dir, results)
 
@@ -374,7 +374,7 @@ def _run_page(run_dir: Path, results: dict[str, Any]) -> str:
 def _report(outcome: dict[str, Any], target: Path, render: Callable[[], str]) -> None:
     """Write the page ``render()`` makes to ``target``; the outcome says where
     (``report``), or why it is not written (``report_error``)."""
-    from harness.report._out import write_page
+    from harness.report import write_page
 
     try:
         outcome["report"] = f"report: {write_page(target, render())}"
@@ -404,7 +404,7 @@ def check_paths(
         return EXIT_BAD_INPUT
     pages: list[Path | None] = [None] * len(paths)
     if html is not None:
-        from harness.report._out import report_targets
+        from harness.report import report_targets
 
         pages = list(report_targets(paths, html))
     stream = sys.stdout
@@ -455,7 +455,7 @@ def report_store(store: Path, model: str | None) -> int:
     """``harness report STORE``: a Jepsen store checked as ``harness check`` checks it,
     its report page written into it (``report.html``); the exit code is the check's."""
     from core.formats.budget import default_memory_limit
-    from harness.report._page import REPORT_FILE
+    from harness.report import REPORT_FILE
 
     return check_paths(
         [str(store)],

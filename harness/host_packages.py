@@ -14,7 +14,6 @@ from pathlib import Path
 
 from core.options import RunOptions
 from harness.suite import load_suite
-from harness.validate import decide
 from nemesis.registry import packages_of
 
 
@@ -27,7 +26,7 @@ def suite_packages(path: Path) -> dict[str, tuple[str, ...]]:
     """Each package the runs of the suite file ``path`` need -> the names of those runs,
     in the suite's order; a SuiteError (one line) for a suite that cannot be read."""
     needed: dict[str, list[str]] = {}
-    for run in load_suite(path, decide=decide).runs:
+    for run in load_suite(path, check=False).runs:
         for package in run_packages(run.options):
             needed.setdefault(package, []).append(run.name)
     return {package: tuple(runs) for package, runs in needed.items()}

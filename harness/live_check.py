@@ -11,6 +11,19 @@ the console, and shown by the progress line (``note``); each of ``on_found`` is 
 with it (``--stop-on-anomaly``: the runner stops invoking, and the run ends through its
 teardown, healed, then checked whole; test.json's ``live_anomaly`` says so). After the
 first anomaly it checks nothing more: the final check finds them all.
+
+Each key's history is proven from its last cut (``checkers.linear.resume``: a point where
+every operation of the key before it had completed, with the states a linearization of
+what came before can end in), so a turn searches what the key did since, not its whole
+history; the cuts (``cuts``) are handed to the run's final check, which starts there too.
+
+A workload judged for mutual exclusion (``checkers.mutex``: the lock) is checked by
+``LiveHoldings``: each turn, the run's records so far, read from its directory as the
+final check reads them (the history, the resource's writes, the clients' and the
+service's events), judged by the same checker, without its shrink. A violation counts
+once every operation it involves completed ``SETTLE_S`` before (the records of that time,
+the service's expiries among them, are written by then): a holding judged before its
+facts arrived could tell another story than the final check.
 """
 
 from __future__ import annotations
@@ -24,16 +37,21 @@ from typing import TYPE_CHECKING, Any, Final
 
 from rich.markup import escape
 
-from checkers import linearizability
+from checkers import linearizability, mutex
 from checkers.anomalies import KEY
+from checkers.linear.models import get_model
+from checkers.linear.resume import Cut, advance, proven_from
 from checkers.linearizability import check
 from core.clock import RunClock
 from core.history import History
 from core.ops import NEMESIS, Op
+from harness import analysis
 from workloads.registry import get_workload
 from workloads.workload import Workload
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from rich.console import Console
 
     from core.options import RunOptions
@@ -47,6 +65,12 @@ PACE: Final = 4.0
 history grows, checking it takes at most a fifth of the harness's time."""
 CHECK_S: Final = 2.0
 """Seconds one key's check may take (undecided: tried again at the next turn)."""
+STOP_GRACE_S: Final = 1.0
+"""Seconds the operations open when ``--stop-on-anomaly`` stops a run get to complete
+(then ``info``): a client frozen by a fault does not hold the run to its op timeout."""
+SETTLE_S: Final = 1.0
+"""Seconds after its last operation completed before a violation of mutual exclusion the
+records show counts (what they say of that time is written by then)."""
 
 Found = Callable[[dict[str, Any]], None]
 
@@ -54,43 +78,35 @@ Found = Callable[[dict[str, Any]], None]
 def live_model(workload: Workload) -> str | None:
     """The model a workload's runs are checked against while they go: its own, when the
     linearizability checker judges it (a lock's "mutex" model is judged with its leases by
-    ``checkers.mutex_lin`` instead); None: checked at the end only."""
+    ``checkers.mutex_lin`` instead); None: not checked for linearizability as it goes."""
     judged = linearizability.check_record in workload.checkers
     return workload.model if judged else None
 
 
-class LiveCheck:
-    """The growing history of a run, per key, checked as it grows (a context manager:
-    the checking thread runs inside it)."""
+def checked_live(workload: Workload) -> bool:
+    """Whether a workload's runs are checked while they go: for linearizability, or for
+    mutual exclusion (``checkers.mutex``); else at the end only."""
+    return live_model(workload) is not None or mutex.check_record in workload.checkers
 
-    def __init__(self, model: str, clock: RunClock, every: float = EVERY_S) -> None:
-        self.model, self.clock, self.every = model, clock, every
+
+class _Turns:
+    """A check of a run's records as they grow, turn by turn in a thread of its own (a
+    context manager: the thread runs inside it), until the first anomaly: ``turn`` is the
+    check's own."""
+
+    def __init__(self, clock: RunClock, every: float = EVERY_S) -> None:
+        self.clock, self.every = clock, every
         self.on_found: list[Found] = []
         """Called in turn with the first anomaly, once found."""
         self.first: dict[str, Any] | None = None
-        self._ops: dict[Any, list[Op]] = {}
-        self._changed: set[Any] = set()
-        self._lock = threading.Lock()
+        self.cuts: dict[Any, Cut] = {}
+        """Per key, the latest cut its history was proven up to (``checkers.linear.resume``)."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def tee(self, record: Callable[[Op], None]) -> Callable[[Op], None]:
-        """``record`` (the history's writer), each op also kept for the checks."""
-
-        def both(op: Op) -> None:
-            record(op)
-            self.add(op)
-
-        return both
-
-    def add(self, op: Op) -> None:
-        """Keep a client op of the run (faults are not the model's)."""
-        if op.process == NEMESIS or self.first is not None:
-            return
-        with self._lock:
-            self._ops.setdefault(op.key, []).append(op)
-            if op.type != "invoke":
-                self._changed.add(op.key)
+        """``record`` (the history's writer); a check that keeps the ops itself adds them."""
+        return record
 
     def note(self) -> str | None:
         """The first anomaly for the progress line (None: none found yet)."""
@@ -99,20 +115,18 @@ class LiveCheck:
         return f"first anomaly at {self.first['found_s']:.1f} s: {self.first['sentence']}"
 
     def check_now(self) -> dict[str, Any] | None:
-        """Check each key changed since the last turn; the first anomaly, once found."""
-        if self.first is not None:
-            return self.first
-        with self._lock:
-            changed, self._changed = self._changed, set()
-            histories = {k: History(self._ops[k]) for k in changed}
-        for key, history in histories.items():
-            result = check(history, self.model, CHECK_S, parallel=False)
-            if result.valid is False:
-                self.first = self._first(key, result.details.get(KEY) or (), result.summary)
+        """One turn; the first anomaly, once found (each of ``on_found`` called with it)."""
+        if self.first is None:
+            found = self.turn()
+            if found is not None:
+                self.first = found
                 for said in self.on_found:
-                    said(self.first)
-                break
+                    said(found)
         return self.first
+
+    def turn(self) -> dict[str, Any] | None:
+        """The first anomaly the records so far show, as test.json records it (None: none)."""
+        raise NotImplementedError
 
     def _first(self, key: Any, named: Any, summary: str) -> dict[str, Any]:
         """The first anomaly as test.json records it."""
@@ -142,7 +156,7 @@ class LiveCheck:
                 return
             wait = max(self.every, PACE * (time.monotonic() - started))
 
-    def __enter__(self) -> LiveCheck:
+    def __enter__(self) -> _Turns:
         self._thread = threading.Thread(target=self._loop, name="live-check", daemon=True)
         self._thread.start()
         return self
@@ -155,13 +169,93 @@ class LiveCheck:
             self._thread.join(CHECK_S + 1)
 
 
-def for_run(opts: RunOptions, clock: RunClock, console: Console) -> LiveCheck | None:
-    """The live check of a run whose workload can be checked as it goes (None: checked at
-    the end only), which says its first anomaly on ``console``."""
-    model = live_model(get_workload(opts.workload))
-    if model is None:
+class LiveCheck(_Turns):
+    """The growing history of a run, per key, checked for linearizability as it grows."""
+
+    def __init__(self, model: str, clock: RunClock, every: float = EVERY_S) -> None:
+        super().__init__(clock, every)
+        self.model = model
+        self._model = get_model(model)
+        self._ops: dict[Any, list[Op]] = {}
+        self._changed: set[Any] = set()
+        self._lock = threading.Lock()
+
+    def tee(self, record: Callable[[Op], None]) -> Callable[[Op], None]:
+        """``record`` (the history's writer), each op also kept for the checks."""
+
+        def both(op: Op) -> None:
+            record(op)
+            self.add(op)
+
+        return both
+
+    def add(self, op: Op) -> None:
+        """Keep a client op of the run (faults are not the model's)."""
+        if op.process == NEMESIS or self.first is not None:
+            return
+        with self._lock:
+            self._ops.setdefault(op.key, []).append(op)
+            if op.type != "invoke":
+                self._changed.add(op.key)
+
+    def turn(self) -> dict[str, Any] | None:
+        """Check each key changed since the last turn, from its cut."""
+        with self._lock:
+            changed, self._changed = self._changed, set()
+            histories = {k: tuple(self._ops[k]) for k in changed}
+        for key, ops in histories.items():
+            cut = self.cuts.get(key)
+            if cut is not None and proven_from(cut, ops, self._model, self._valid, CHECK_S):
+                valid: Any = True
+            else:
+                result = check(History(ops), self.model, CHECK_S, parallel=False)
+                valid = result.valid
+                if valid is False:
+                    return self._first(key, result.details.get(KEY) or (), result.summary)
+            if valid is True:
+                moved = advance(cut, ops, self._model, self._valid, CHECK_S)
+                if moved is not None:
+                    self.cuts[key] = moved
         return None
-    live = LiveCheck(model, clock)
+
+    def _valid(self, history: History, seconds: float | None) -> Any:
+        """The verdict of ``history`` by the run's model within ``seconds``."""
+        return check(history, self._model, seconds, explain=False, parallel=False).valid
+
+
+class LiveHoldings(_Turns):
+    """A run's records so far, read from its directory, judged for mutual exclusion."""
+
+    def __init__(self, run_dir: Path, clock: RunClock, every: float = EVERY_S) -> None:
+        super().__init__(clock, every)
+        self.run_dir = run_dir
+
+    def turn(self) -> dict[str, Any] | None:
+        """The first violation of mutual exclusion whose operations all completed
+        ``SETTLE_S`` ago."""
+        result = mutex.judged(analysis.load_record(self.run_dir))
+        if result.valid is not False:
+            return None
+        settled = self.clock.now() - int(SETTLE_S * 1e9)
+        for a in result.details.get(KEY) or ():
+            done = [x.get("complete_time") for x in a.get("involved") or ()]
+            if done and all(isinstance(t, int) and t <= settled for t in done):
+                return self._first(a.get("key"), [a], result.summary)
+        return None
+
+
+def for_run(opts: RunOptions, clock: RunClock, console: Console, run_dir: Path) -> _Turns | None:
+    """The live check of a run (in ``run_dir``) whose workload can be checked as it goes
+    (None: checked at the end only), which says its first anomaly on ``console``."""
+    workload = get_workload(opts.workload)
+    model = live_model(workload)
+    live: _Turns
+    if model is not None:
+        live = LiveCheck(model, clock)
+    elif checked_live(workload):
+        live = LiveHoldings(run_dir, clock)
+    else:
+        return None
 
     def say(first: dict[str, Any]) -> None:
         stop = "; stopping the run (--stop-on-anomaly)" if opts.stop_on_anomaly else ""

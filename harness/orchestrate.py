@@ -230,9 +230,10 @@ def _run_in(
         log.info("service rule: %s", rule.line(target.name))
     log.info("run %s, seed %s: %s", opts.test_name(), opts.seed, test["command"])
     ended: dict[str, Any] = {"status": "finished"}
+    proven: dict[Any, Any] = {}  # what the check during the run proved, per key
     try:
         with _signals_as_interrupt(clock):
-            _drive(run_dir, opts, target, term, recording, clock, test)
+            proven = _drive(run_dir, opts, target, term, recording, clock, test)
     except KeyboardInterrupt as e:
         stop = e if isinstance(e, RunInterrupted) else RunInterrupted("SIGINT", clock.seconds())
         ended = {
@@ -264,7 +265,7 @@ def _run_in(
     test.update(ended, ended_at=_utc_now())
     write_json(run_dir / TEST_FILE, test)
     log.info("run %s at %.1f s", test["status"], clock.seconds())
-    results = analysis.check_run(run_dir, at_run=True)
+    results = analysis.check_run(run_dir, at_run=True, proven=proven)
     log.info("verdict: %s (exit %d)", results["verdict"], analysis.exit_code_of(results))
     analysis.print_results(results, term.out)
     for rule in target.rules_for(opts):  # what the verdict depends on, beside it
@@ -319,9 +320,10 @@ def _drive(
     recording: Recording | None,
     clock: RunClock,
     test: dict[str, Any],
-) -> None:
+) -> dict[Any, Any]:
     """Set up the cluster, resource, workers and nemesis, run the schedule, tear down
-    (one ``ExitStack``: whatever was set up is torn down, however this ends)."""
+    (one ``ExitStack``: whatever was set up is torn down, however this ends); what the
+    check during the run proved, for the final check to start from (``LiveCheck.cuts``)."""
     with ExitStack() as stack:
         stack.callback(_finish_teardown)
         cluster = run_target.make_cluster(target, opts, clock)
@@ -340,7 +342,7 @@ def _drive(
         _record_library(plan.client, test, run_dir)
         writer = HistoryWriter(run_dir / HISTORY_FILE, batched=True)
         stack.callback(writer.close)
-        live = live_check.for_run(opts, clock, term.err)  # None: checked at the end only
+        live = live_check.for_run(opts, clock, term.err, run_dir)  # None: at the end only
         runner = Runner(
             generator=plan.client_gen,  # the schedule comes with begin(), below
             client_factory=plan.client,
@@ -372,7 +374,7 @@ def _drive(
         runner.begin(schedule, nemesis)
         total = opts.time_limit + opts.recovery_time
         if live is not None and opts.stop_on_anomaly:
-            live.on_found.append(lambda first: runner.stop())
+            live.on_found.append(lambda first: runner.stop(live_check.STOP_GRACE_S))
         note = live.note if live is not None else None
         try:
             with (
@@ -386,6 +388,7 @@ def _drive(
             test["live_anomaly"] = {**live.first, "stopped_run": opts.stop_on_anomaly}
             log.info("first anomaly found during the run: %s", live.first)
         log.info("the schedule ended at %.1f s; tearing down", clock.seconds())
+        return {} if live is None else live.cuts
 
 
 def _record_library(client: Any, test: dict[str, Any], run_dir: Path) -> None:

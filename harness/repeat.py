@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -32,10 +32,10 @@ from core.store import RESULTS_FILE, read_json, utc_stamp, write_json
 from core.writes import make_dirs
 
 if TYPE_CHECKING:
-    from core.options import RunOptions
     from harness.orchestrate import RunOutcome
     from harness.replay import Recording
     from harness.terminal import Terminal
+    from harness.validate import Checked
 
 PASS_RULES: Final[dict[str, str]] = {
     "all": "every run must be valid",
@@ -206,9 +206,9 @@ def anomaly_kinds(results: dict[str, Any]) -> tuple[str, ...]:
     return tuple(found)
 
 
-RunOne = Callable[["RunOptions", dict[str, Any]], "RunOutcome"]
-"""Runs one repeat's options (checked again: their seed and folder are the repeat's),
-its ``repeat`` facts for test.json (``run_test``)."""
+RunOne = Callable[["Checked", dict[str, Any]], "RunOutcome"]
+"""Runs one repeat's run (checked once for all of them: only its seed and folder are its
+own, ``Checked.placed``), its ``repeat`` facts for test.json (``run_test``)."""
 
 
 def repeat_dir(out_dir: str | Path, test_name: str) -> Path:
@@ -227,7 +227,7 @@ def repeat_dir(out_dir: str | Path, test_name: str) -> Path:
 
 
 def run_repeated(
-    opts: RunOptions,
+    checked: Checked,
     n: int,
     run_one: RunOne,
     term: Terminal,
@@ -236,9 +236,10 @@ def run_repeated(
     seed_mode: str = "next",
     wanted: Iterable[str] = (),
 ) -> tuple[Rate, Path]:
-    """Run ``opts`` ``n`` times (seeds from ``seeds``) into a new repeat folder, writing
-    repeat.json after each run (an interrupted repeat still says what ran); the rate and
-    the folder. A run interrupted by a signal ends the repeat there."""
+    """Run ``checked`` ``n`` times (seeds from ``seeds``) into a new repeat folder,
+    writing repeat.json after each run (an interrupted repeat still says what ran); the
+    rate and the folder. A run interrupted by a signal ends the repeat there."""
+    opts = checked.options
     first = opts.seed if opts.seed is not None else random.randrange(2**31 - n)
     base = repeat_dir(opts.out_dir, opts.test_name())
     wanted = tuple(wanted)
@@ -247,7 +248,7 @@ def run_repeated(
     for i, seed in enumerate(seeds(first, n, seed_mode)):
         term.err.print(f"[bold]repeat {i + 1}/{n}[/]: seed {seed}")
         facts = {"index": i + 1, "of": n, "dir": str(base)}
-        one, stop = _one(replace(opts, seed=seed, out_dir=str(base)), facts, run_one, wanted)
+        one, stop = _one(checked.placed(str(base), seed), facts, run_one, wanted)
         made.append(one)
         rate = Rate(tuple(made), n, pass_rule, wanted)
         write_json(base / REPEAT_FILE, {"test": opts.test_name(), **rate.to_dict()})
@@ -258,13 +259,14 @@ def run_repeated(
 
 
 def _one(
-    opts: RunOptions, facts: dict[str, Any], run_one: RunOne, wanted: tuple[str, ...]
+    checked: Checked, facts: dict[str, Any], run_one: RunOne, wanted: tuple[str, ...]
 ) -> tuple[Repeated, bool]:
     """One run of a repeat, and whether a signal interrupted it. A run that could not go
     on (a cluster that never came up) is kept as an error, and the repeat goes on."""
+    opts = checked.options
     assert opts.seed is not None
     try:
-        outcome = run_one(opts, facts)
+        outcome = run_one(checked, facts)
     except HarnessError as e:
         return Repeated(opts.seed, error=str(e)), False
     results = read_json(outcome.run_dir / RESULTS_FILE)
@@ -289,7 +291,7 @@ def recorded_kinds(run_dir: Path) -> tuple[str, ...]:
 
 
 def repeat_command(
-    opts: RunOptions,
+    checked: Checked,
     term: Terminal,
     n: int,
     pass_rule: str | None,
@@ -300,14 +302,14 @@ def repeat_command(
     failing run on stdout (``--json``: repeat.json's object); the exit code the pass rule
     gives. A replay's runs keep the recorded seed unless ``--repeat-seed next``."""
     from harness.orchestrate import run_test
-    from harness.validate import check_run
 
+    opts = checked.options
     wanted = recorded_kinds(recording.run_dir) if recording is not None else ()
     mode = seed_mode or ("same" if recording is not None else "next")
     rate, base = run_repeated(
-        opts,
+        checked,
         n,
-        lambda o, facts: run_test(check_run(o), term, recording, facts),
+        lambda c, facts: run_test(c, term, recording, facts),
         term,
         pass_rule=pass_rule or DEFAULT_PASS_RULE,
         seed_mode=mode,

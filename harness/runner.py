@@ -169,6 +169,7 @@ class Runner:
         self.stats = Stats()
         self._index = 0
         self._stopping = False
+        self._stop_by: int | None = None  # when the ops open at a stop end ``info``
         self._workers: dict[int, Worker] = {}
         self._abandoned: list[_Abandoned] = []
         self._ended: list[Worker] = []  # a replay's threads whose recording ended
@@ -237,8 +238,12 @@ class Runner:
             self.nemesis.setup(self)
             self._nemesis_thread = _NemesisThread(self.nemesis)
 
-    def stop(self) -> None:
-        """Stop invoking new operations; open ones get until their timeout."""
+    def stop(self, grace: float | None = None) -> None:
+        """Stop invoking new operations; open ones get until their timeout, or until
+        ``grace`` seconds from now when that is sooner: then they end ``info`` (their
+        outcome unknown), as a timeout does."""
+        if grace is not None:
+            self._stop_by = self.clock.now() + ns(grace)
         self._stopping = True
 
     def close(self) -> None:
@@ -335,7 +340,13 @@ class Runner:
             if exhausted or self._stopping:
                 if not self._open:
                     return
-                self._wait_events(self._next_deadline(now))
+                by = self._stop_by
+                if by is not None and now >= by:
+                    self._stop_by = None
+                    self._expire(now, every=True)
+                    continue
+                due = self._next_deadline(now)
+                self._wait_events(due if by is None else min(due, by))
                 continue
             # no thread free: nothing to invoke (with no thread left at all, a replay whose
             # every recording ended, the generator is asked: it says it is done)
@@ -568,14 +579,15 @@ class Runner:
         )
         self._spawn(thread, old.process + self.concurrency)
 
-    def _expire(self, now: int) -> None:
+    def _expire(self, now: int, every: bool = False) -> None:
         """Complete as ``info`` every op open past its deadline: the oldest first, up
-        to the first one still within it (the later ones were invoked after it)."""
+        to the first one still within it (the later ones were invoked after it); with
+        ``every``, each client op open (a stop's grace is over)."""
         expired = []
         for thread, o in self._open.items():
             if o.deadline is None:
                 continue
-            if now < o.deadline:
+            if now < o.deadline and not every:
                 break
             expired.append(thread)
         for thread in expired:

@@ -48,7 +48,7 @@ import os
 import time
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -66,11 +66,10 @@ from core.option_checks import OptionError, check_name
 from core.options import FIELDS, OLD_EXTRA, RunOptions
 from core.store import read_json, utc_stamp, write_json
 from core.writes import make_dirs
-from harness.junit import Case
 from harness.repeat import DEFAULT_PASS_RULE, PASS_RULES, REPEATS, SEED_MODES, Rate
-from harness.report._verdict import headline
+from harness.report import Case, headline
 from harness.terminal import Terminal, heading
-from harness.validate import check_run
+from harness.validate import Checked, check_run, decide
 
 EXPECTATIONS = ("valid", "invalid", "unknown")
 
@@ -148,6 +147,9 @@ class SuiteRun:
     """Runs of the scenario (``harness.repeat``); None: one run."""
     pass_rule: str = DEFAULT_PASS_RULE
     repeat_seed: str = "next"
+    checked: Checked | None = None
+    """The run checked and decided when the suite was loaded, what it runs (None: loaded
+    only to learn what it needs, or an outcome read back)."""
 
     @property
     def expected(self) -> tuple[str, ...]:
@@ -263,11 +265,6 @@ class Suite:
     runs: list[SuiteRun] = field(default_factory=list)
 
 
-def checked(opts: RunOptions) -> RunOptions:
-    """A suite run's options as ``harness run`` would run them (``check_run``)."""
-    return check_run(opts)[0]
-
-
 MAX_DEPTH = 32
 """The deepest nesting of arrays and tables a suite file may have: a suite's values are
 at most a list inside a table; far deeper would exhaust the TOML reader's recursion."""
@@ -301,11 +298,12 @@ def _too_deep() -> str:
     )
 
 
-def load_suite(path: Path, decide: Callable[[RunOptions], RunOptions] = checked) -> Suite:
+def load_suite(path: Path, *, check: bool = True) -> Suite:
     """Parse and validate a suite file; every problem is one line naming the run. Each
-    run's options are made by ``decide``: every check of a run by default; only the
-    workload's defaults (``harness.validate.decide``) to learn what the runs need before
-    this machine has it (``harness.host_packages``)."""
+    run is checked and decided here, once, as ``harness run`` would (``check_run``: its
+    ``checked``, which running it runs); with ``check`` False only the workload's defaults
+    are decided (``harness.validate.decide``), to learn what the runs need before this
+    machine has it (``harness.host_packages``)."""
     if path.is_dir():
         raise SuiteError(f"{path} is a folder: pass a suite file, e.g. suites/smoke.toml")
     if not os.path.lexists(path):
@@ -382,10 +380,13 @@ def load_suite(path: Path, decide: Callable[[RunOptions], RunOptions] = checked)
         try:  # the name a run is given by default is not one the user wrote
             given = RunOptions.from_mapping(merged)
             named = given if "name" in merged else given.with_(name=f"{name}-{run_name}")
-            opts = decide(named)
+            checked = check_run(named) if check else None
+            opts = checked.options if checked is not None else decide(named)
         except (HarnessError, TypeError) as e:  # TypeError: a value of the wrong kind
             raise SuiteError(f"{path}: run {run_name!r}: {e}") from None
-        suite.runs.append(SuiteRun(run_name, opts, expect, violation, cause, *repeat))
+        suite.runs.append(
+            SuiteRun(run_name, opts, expect, violation, cause, *repeat, checked=checked)
+        )
     if not suite.runs:
         raise SuiteError(f"{path}: no [[run]] tables: a suite lists the runs it makes")
     return suite
@@ -495,7 +496,7 @@ def run_suite(
             if r.repeat is not None:
                 _repeated(o, base, term)
             else:
-                res = run_test(check_run(replace(r.options, out_dir=str(base))), term)
+                res = run_test(_checked(r).placed(str(base)), term)
                 o.run_dir = str(res.run_dir)
                 results = read_json(res.run_dir / "results.json")
                 o.valid = results.get("valid")
@@ -532,9 +533,9 @@ def _repeated(o: Outcome, base: Path, term: Terminal) -> None:
     r = o.run
     assert r.repeat is not None
     rate, folder = run_repeated(
-        replace(r.options, out_dir=str(base)),
+        _checked(r).placed(str(base)),
         r.repeat,
-        lambda opts, facts: run_test(check_run(opts), term, repeat=facts),
+        lambda checked, facts: run_test(checked, term, repeat=facts),
         term,
         pass_rule=r.pass_rule,
         seed_mode=r.repeat_seed,
@@ -550,6 +551,12 @@ def _repeated(o: Outcome, base: Path, term: Terminal) -> None:
         o.met, o.why = judge(r, {"valid": o.valid})
     o.why = f"{rule}: {o.why}"
     o.reason = "; ".join(rate.lines()[1:])
+
+
+def _checked(r: SuiteRun) -> Checked:
+    """The run as loaded, checked and decided (``load_suite``), to run as it is."""
+    assert r.checked is not None, "a suite loaded with check=False is not run"
+    return r.checked
 
 
 def _repeat_words(r: SuiteRun) -> str:
@@ -593,8 +600,13 @@ def write_outputs(
 ) -> None:
     """Write a suite result into ``base`` (``suite.json`` with ``record`` in it, JUnit,
     the index and the matrix) and print its tables: a suite's run and ``harness merge``."""
-    from harness.junit import write_junit
-    from harness.report import compare, render_matrix_table, write_index, write_matrix_html
+    from harness.report import (
+        compare,
+        render_matrix_table,
+        write_index,
+        write_junit,
+        write_matrix_html,
+    )
 
     write_json(
         base / "suite.json",

@@ -6,29 +6,39 @@ from its registry entry (``workloads.registry``): the fault of a run that names 
 the op timeout that follows the work of a holding workload. ``RunOptions.validate`` checks
 what the options say on their own (ranges, names, the schedule, the op timeout); this adds
 what needs the registries: the workload and the target exist and the target can honour the
-workload, lock, read mode and persistence (on SSH hosts too, none contacted); the faults
-are registered ones (``nemesis.registry``) the target has the abilities for
-(``core.abilities``); bugs to inject are the target's; ``--nemesis-target`` is a value
-each fault takes. Errors are one line (``HarnessError``).
+workload, lock, read mode and persistence (on SSH hosts too, none contacted: a host list
+as long as ``--nodes``, no ``--image``); the faults are registered ones
+(``nemesis.registry``) the target has the abilities for (``core.abilities``; over SSH
+every target's clock can move, and no power can be cut); bugs to inject are the target's;
+``--nemesis-target`` is a value each fault takes. Each concept's own rule is asked here
+and nowhere else: the target's (``TargetSpec.check_options``), the workload's
+(``Workload.check``) and the faults' (``FaultSpec.check``, in their ``rules_of``, which
+``RunOptions.validate`` applies). What only the running cluster can tell (node names in
+``--nemesis-target``) is checked when it exists. Errors are one line (``HarnessError``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Set
 from dataclasses import fields, replace
 from typing import NamedTuple
 
-from clusters import run_target
 from clusters.registry import TARGETS, resolve
+from clusters.run_target import ssh_cluster_options
 from clusters.spec import Lazy, Offer, TargetSpec
-from core.option_checks import OptionError
+from clusters.ssh.factory import check_ssh_options
+from core.abilities import Ability, check_abilities
+from core.option_checks import NUMBERS, OptionError
 from core.option_defaults import fit_defaults
 from core.option_records import SshOptions
 from core.options import RunOptions, flag_of
-from harness.live_check import live_model
-from nemesis.registry import needs_of, parse_nemesis, rules_of
-from nemesis.targets import check_nemesis_target
+from harness.live_check import checked_live
+from nemesis.nodes import node_names
+from nemesis.registry import needs_of, parse_nemesis, rules_of, spec_of
+from nemesis.targets import MAX_NODES, NEEDS_HOLDERS, NODE_NAME, parse_targets
 from workloads.registry import WORKLOADS, get_workload
+
+SEED = NUMBERS["seed"]
 
 
 def decide(opts: RunOptions) -> RunOptions:
@@ -63,6 +73,18 @@ class Checked(NamedTuple):
 
     options: RunOptions
     target: TargetSpec
+
+    def placed(self, out_dir: str | None = None, seed: int | None = None) -> Checked:
+        """The same run written under ``out_dir`` or with ``seed`` (a suite's folder, a
+        repeat's seeds): no default depends on either, so nothing is checked or decided
+        again (a seed outside ``--seed``'s range: a one-line OptionError)."""
+        opts = self.options
+        if seed is not None:
+            SEED.check(seed)
+            opts = replace(opts, seed=seed)
+        if out_dir is not None:
+            opts = replace(opts, out_dir=out_dir)
+        return Checked(opts, self.target)
 
 
 def check_run(opts: RunOptions) -> Checked:
@@ -105,8 +127,48 @@ def _check_min_rate(opts: RunOptions) -> None:
 def check_target(target: TargetSpec, opts: RunOptions) -> None:
     """OptionError (one line) for options ``target`` cannot honour, a fault it has not
     the abilities for included (with the target's reason)."""
-    run_target.check_options(target, opts)
-    run_target.check_faults(target, opts, needs_of(opts.fault_names()))
+    _check_target_options(target, opts)
+    _check_faults(target, opts, needs_of(opts.fault_names()))
+
+
+def _check_target_options(spec: TargetSpec, opts: RunOptions) -> None:
+    """A one-line OptionError or ClusterError for options ``spec`` cannot honour, before
+    anything starts (no host is contacted)."""
+    if opts.ssh.enabled:
+        check_ssh_options(spec.name, opts.ssh.hosts, ssh_cluster_options(opts))
+        if opts.backend.nodes is not None and opts.backend.nodes != len(opts.ssh.hosts):
+            raise OptionError(
+                f"--nodes {opts.backend.nodes} but {len(opts.ssh.hosts)} hosts were named: "
+                "over SSH the cluster has one node per host"
+            )
+        if opts.backend.image is not None:
+            raise OptionError(
+                "--image chooses a Docker image; over SSH the hosts' packages "
+                "are used: leave it out"
+            )
+    spec.check_options(opts)
+
+
+NO_POWER_LOSS_ON_HOSTS = {
+    Ability.POWER_LOSS: "no {fault} faults over SSH yet: a host's data directory is not on "
+    "the power-loss layer (clusters/_powerfs), so a cut would discard nothing; run {target} "
+    "in Docker",
+}
+"""Why power cuts stay in Docker for now."""
+
+
+def _check_faults(spec: TargetSpec, opts: RunOptions, needs: Mapping[str, Set[Ability]]) -> None:
+    """OptionError (one line, the target's reason) unless the target has every ability
+    the run's faults need (``needs``: fault -> abilities, from the faults' registry). On
+    SSH hosts every target can move a clock: the hosts' own, which Go servers read too;
+    no target can lose power there (``NO_POWER_LOSS_ON_HOSTS``)."""
+    has = spec.abilities
+    lacks: Mapping[Ability, str] = spec.lacks
+    if opts.ssh.enabled:
+        has = (has | {Ability.CLOCK}) - {Ability.POWER_LOSS}
+        lacks = {**spec.lacks, **NO_POWER_LOSS_ON_HOSTS}
+    real = ", ".join(name for name, t in TARGETS.items() if t.local is None)
+    check_abilities(spec.name, has, lacks, needs, real=real)
 
 
 def _check_bugs(target: TargetSpec, opts: RunOptions) -> None:
@@ -132,10 +194,11 @@ def check_given(target: TargetSpec, opts: RunOptions) -> None:
                     f"{flag_of(flag)} does nothing without --ssh, which runs the "
                     "target on real hosts: add --ssh --nodes host1,host2,... or leave it out"
                 )
-    if opts.stop_on_anomaly and live_model(get_workload(opts.workload)) is None:
+    if opts.stop_on_anomaly and not checked_live(get_workload(opts.workload)):
         raise OptionError(
             f"--stop-on-anomaly does nothing to the {opts.workload} workload, checked only "
-            "at the end: use a workload checked while it runs (cas-register), or leave it out"
+            "at the end: use a workload checked while it runs (cas-register, lock), or leave "
+            "it out"
         )
     if opts.faults.nemesis_target is not None and not opts.fault_names():
         asked = (
@@ -147,6 +210,44 @@ def check_given(target: TargetSpec, opts: RunOptions) -> None:
             f"--nemesis-target {opts.faults.nemesis_target} does nothing with {asked}: "
             "name the faults it aims, e.g. --nemesis partition"
         )
+
+
+def check_nemesis_target(opts: RunOptions) -> None:
+    """OptionError unless every requested fault takes the value aimed at it (node names
+    are checked against the cluster's nodes when it exists)."""
+    parsed = parse_targets(opts.faults.nemesis_target)
+    faults = opts.fault_names()
+    for key in parsed:
+        if key is not None and key not in faults:
+            raise OptionError(
+                f"--nemesis-target aims {key}, which is not in "
+                f"--nemesis {','.join(opts.faults.nemesis)}"
+            )
+    for fault in faults:
+        spec = parsed.get(fault, parsed.get(None))
+        if spec is None:
+            continue
+        aimed = spec_of(fault).aim
+        if spec not in aimed.targets and not (aimed.node_names and _named_nodes(spec, opts)):
+            raise OptionError(
+                f"--nemesis-target {spec!r} is not a target of the {fault} "
+                f"fault: it takes {aimed.takes() or 'no target'} (one value for every "
+                "fault, or fault=value pairs separated by ;)"
+            )
+        if spec in NEEDS_HOLDERS and get_workload(opts.workload).holder is None:
+            having = ", ".join(w.name for w in WORKLOADS.values() if w.holder is not None)
+            raise OptionError(
+                f"--nemesis-target {spec}: the {opts.workload} workload has no holder; "
+                f"aim elsewhere, or use a workload that has one ({having})"
+            )
+
+
+def _named_nodes(spec: str, opts: RunOptions) -> bool:
+    """Whether ``spec`` lists node names of the run's cluster (n1..nN, every cluster's
+    naming), as far as the options tell its size."""
+    size = len(opts.ssh.hosts) if opts.ssh.enabled else opts.backend.nodes or MAX_NODES
+    named = node_names(spec)
+    return bool(named) and all(NODE_NAME.fullmatch(n) and int(n[1:]) <= size for n in named)
 
 
 def warnings_of(target: TargetSpec, opts: RunOptions) -> list[str]:

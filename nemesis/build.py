@@ -20,7 +20,7 @@ from core.options import RunOptions
 from nemesis.base import Compose, Nemesis
 from nemesis.registry import rules_of, spec_of
 from nemesis.spec import FaultSpec
-from nemesis.targets import check_nemesis_target, check_nodes, target_of
+from nemesis.targets import check_nodes, target_of
 
 
 def _make(spec: FaultSpec, target: str, opts: RunOptions, cluster: Cluster, seed: int) -> Nemesis:
@@ -49,8 +49,7 @@ def build_nemesis(
     faults = opts.fault_names()
     if not faults:
         return None, None, None
-    check_nemesis_target(opts)
-    check_nodes(opts, cluster)
+    check_nodes(opts, cluster)  # the values were checked before the run (harness.validate)
     parts: list[Nemesis] = []
     schedules: list[Any] = []
     finals: list[Any] = []

@@ -21,7 +21,6 @@ from core.option_checks import OptionError
 from core.options import RunOptions
 from nemesis.nodes import node_names
 from nemesis.registry import FAULTS, spec_of
-from workloads.registry import WORKLOADS, get_workload
 
 NODE_NAME: Final = re.compile(r"n[1-9][0-9]*")
 MAX_NODES: Final = 99
@@ -71,44 +70,6 @@ def target_of(fault: str, opts: RunOptions) -> str | None:
     fault's default (None: it takes no target)."""
     parsed = parse_targets(opts.faults.nemesis_target)
     return parsed.get(fault, parsed.get(None, spec_of(fault).aim.default))
-
-
-def check_nemesis_target(opts: RunOptions) -> None:
-    """OptionError unless every requested fault takes the value aimed at it (node names
-    are checked against the cluster's nodes when it exists)."""
-    parsed = parse_targets(opts.faults.nemesis_target)
-    faults = opts.fault_names()
-    for key in parsed:
-        if key is not None and key not in faults:
-            raise OptionError(
-                f"--nemesis-target aims {key}, which is not in "
-                f"--nemesis {','.join(opts.faults.nemesis)}"
-            )
-    for fault in faults:
-        spec = parsed.get(fault, parsed.get(None))
-        if spec is None:
-            continue
-        aimed = spec_of(fault).aim
-        if spec not in aimed.targets and not (aimed.node_names and _named_nodes(spec, opts)):
-            raise OptionError(
-                f"--nemesis-target {spec!r} is not a target of the {fault} "
-                f"fault: it takes {aimed.takes() or 'no target'} (one value for every "
-                "fault, or fault=value pairs separated by ;)"
-            )
-        if spec in NEEDS_HOLDERS and get_workload(opts.workload).holder is None:
-            having = ", ".join(w.name for w in WORKLOADS.values() if w.holder is not None)
-            raise OptionError(
-                f"--nemesis-target {spec}: the {opts.workload} workload has no holder; "
-                f"aim elsewhere, or use a workload that has one ({having})"
-            )
-
-
-def _named_nodes(spec: str, opts: RunOptions) -> bool:
-    """Whether ``spec`` lists node names of the run's cluster (n1..nN, every cluster's
-    naming), as far as the options tell its size."""
-    size = len(opts.ssh.hosts) if opts.ssh.enabled else opts.backend.nodes or MAX_NODES
-    named = node_names(spec)
-    return bool(named) and all(NODE_NAME.fullmatch(n) and int(n[1:]) <= size for n in named)
 
 
 def check_nodes(opts: RunOptions, cluster: Cluster) -> None:

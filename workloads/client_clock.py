@@ -1,6 +1,6 @@
 """The wall clock a client reads its time from, which the client-clock fault can move.
 
-A client that makes ids from the clock (``workloads.snowflake``) reads the wall clock
+A client that makes ids from the clock (``workloads.ids.snowflake``) reads the wall clock
 through libfaketime, loaded in its worker process, whose offset comes from one file of the
 run (``clock_file``: beside the clients' event log, re-read on every call). The client-clock
 fault writes ``-5`` there and every client's clock is 5 s behind at once, as the servers'

@@ -1,8 +1,8 @@
-"""What a workload is: one frozen ``Workload`` value, written in its own module
-(``workloads/lock_workload.py``, ``cas_register_workload.py``, ``election_workload.py``)
-and listed once in ``workloads.registry``. Its client lives apart (``workloads/lock.py``,
-``register.py``, ``election.py``): worker processes import the client only, not the
-checkers and generators a workload names.
+"""What a workload is: one frozen ``Workload`` value, written in its own package
+(``workloads/register/workload.py``, ``election/workload.py``) or module
+(``workloads/lock_workload.py``) and listed once in ``workloads.registry``. Its client
+lives apart (``workloads/register/client.py``, ``election/client.py``, ``lock.py``): worker
+processes import the client only, not the checkers and generators a workload names.
 
 A workload is target-independent: its operations (a client generator), whether it needs
 the protected resource, whether its clients hold something while they work (a lock, a

@@ -17,7 +17,7 @@ from workloads.discovery import registry_clients
 from workloads.election import ElectionClient
 from workloads.herd import herd_clients
 from workloads.lock import LockClient
-from workloads.watch_factory import watch_clients
+from workloads.watch.factory import watch_clients
 
 REGISTER = register_clients(ConsulRegister)
 ELECTION = holder_clients(ElectionClient, ConsulElection, "election")

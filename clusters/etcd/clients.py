@@ -19,9 +19,9 @@ from workloads.discovery import registry_clients
 from workloads.election import ElectionClient
 from workloads.guarded import guarded_clients
 from workloads.herd import herd_clients
-from workloads.id_factories import id_clients, snowflake_clients
+from workloads.ids.factories import id_clients, snowflake_clients
 from workloads.lock import LockClient
-from workloads.watch_factory import watch_clients
+from workloads.watch.factory import watch_clients
 
 REGISTER = register_clients(EtcdRegister)
 ELECTION = holder_clients(ElectionClient, EtcdElection, "election")

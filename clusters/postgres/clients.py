@@ -13,8 +13,8 @@ from core.cluster import Cluster
 from core.options import RunOptions
 from workloads.common.factories import connector, holder_clients
 from workloads.guarded import guarded_clients
-from workloads.id_factories import IdFactory, id_clients, snowflake_clients
 from workloads.ids import IdsOptions
+from workloads.ids.factories import IdFactory, id_clients, snowflake_clients
 
 TABLE_LOCK = holder_clients(TableLockClient, TableLock, spread=False, driver_ttl=True)
 ADVISORY_LOCK = holder_clients(SessionLockClient, AdvisoryLock, spread=False, driver_ttl=True)

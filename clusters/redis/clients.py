@@ -11,7 +11,7 @@ from clusters.redis.lock import RedlockLock, SetNxLock
 from clusters.redis.register import RedisRegister
 from workloads.common.factories import holder_clients, register_clients
 from workloads.discovery import registry_clients
-from workloads.id_factories import id_clients, snowflake_clients
+from workloads.ids.factories import id_clients, snowflake_clients
 from workloads.ttl_lock import TtlLockClient
 
 REGISTER = register_clients(RedisRegister)

@@ -1,32 +1,31 @@
 """The ``sim`` target's clients and cluster: the built-in service, no Docker needed.
 
-One client builder per workload (``clusters/sim/spec.py`` maps the workloads to them)."""
+One client builder per workload (``clusters/sim/spec.py`` maps the workloads to them),
+each the shared one every target uses (``workloads.common.factories`` and the workloads'
+own) over a connection to the sim: the sim has no client factories of its own."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from clusters.sim.client import SimClient
-from clusters.sim.cluster import NODE, SimCluster
-from clusters.sim.factories import (
-    SimElectionClientFactory,
-    SimGuardedClientFactory,
-    SimLockClientFactory,
-    SimRegisterClientFactory,
-    SimWatchClientFactory,
-)
+from clusters.sim.client import Rejected, SimClient
+from clusters.sim.cluster import SimCluster
+from clusters.sim.discovery import SimRegistry
 from clusters.sim.herd import SimHerd
-from clusters.spec import ClientBuilder
-from core.client import ClientFactory
+from clusters.sim.watch import SimWatch
 from core.clock import RunClock
-from core.cluster import Cluster
 from core.options import RunOptions
-from workloads.discovery import DiscoveryOptions
+from workloads.common.factories import holder_clients, register_clients
+from workloads.discovery import registry_clients
+from workloads.election import ElectionClient
+from workloads.guarded import guarded_clients
+from workloads.guarded_register import RegisterKeys, RegisterVersions
 from workloads.herd import herd_clients
-from workloads.id_factories import id_clients, snowflake_clients
 from workloads.ids import CasCounter
-from workloads.register import RegisterOptions
+from workloads.ids.factories import id_clients, snowflake_clients
+from workloads.lock import LockClient
+from workloads.watch.factory import watch_clients
 
 
 def make_cluster(opts: RunOptions, clock: RunClock) -> SimCluster:
@@ -34,64 +33,26 @@ def make_cluster(opts: RunOptions, clock: RunClock) -> SimCluster:
     return SimCluster(clock, bugs=opts.backend.sim_bugs, seed=opts.seed)
 
 
-def register_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
-    """CAS-register clients on the sim service."""
-    return SimRegisterClientFactory(cluster.endpoints()[NODE], timeout=opts.op_timeout)
+def sim_client(addresses: Sequence[str], *, timeout: float, **_: Any) -> SimClient:
+    """A connection to the sim service, as the shared factories open a driver's
+    (``workloads.common.factories.Connector``): its one address; the run's key prefix and
+    read mode are not the sim's (one server, its own keys per run, every read linearizable)."""
+    return SimClient(addresses[0], timeout)
 
 
-def version_cas_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
-    """version-cas clients on the sim's CAS registers."""
-    return SimGuardedClientFactory(cluster.endpoints()[NODE], opts.lock.work_time, keys=False)
+def sim_versions(addresses: Sequence[str], *, timeout: float, **_: Any) -> RegisterVersions:
+    """version-cas on the sim's CAS registers (``workloads.guarded_register``)."""
+    return RegisterVersions(sim_client(addresses, timeout=timeout), Rejected)
 
 
-def unique_key_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
-    """unique-key clients on the sim's CAS registers."""
-    return SimGuardedClientFactory(cluster.endpoints()[NODE], opts.lock.work_time, keys=True)
+def sim_keys(addresses: Sequence[str], *, timeout: float, **_: Any) -> RegisterKeys:
+    """unique-key on the sim's CAS registers (``workloads.guarded_register``)."""
+    return RegisterKeys(sim_client(addresses, timeout=timeout), Rejected)
 
 
-def watch_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
-    """Watch workload clients on the sim service (its ``kv_*`` watch primitive)."""
-    return SimWatchClientFactory(
-        cluster.endpoints()[NODE],
-        opts.record(RegisterOptions).keys,
-        timeout=min(opts.op_timeout, 5.0),
-    )
-
-
-def _holder_clients(factory: Any) -> ClientBuilder:
-    """Lock or election clients: a lease kept alive, work, a fenced write to the resource."""
-
-    def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
-        assert resource is not None, f"the {opts.workload} workload needs the resource"
-        return factory(
-            cluster.endpoints()[NODE],
-            resource,
-            ttl=opts.lock.lease_ttl,
-            keepalive=opts.lock.keepalive,
-            work=opts.lock.work_time,
-            wait=opts.lock.acquire_wait,
-            timeout=min(opts.op_timeout, 5.0),
-            check=opts.lock.holder_check,
-        )
-
-    return build
-
-
-def registry_clients(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
-    """Registry instances and discovery clients on the sim service."""
-    from clusters.sim.discovery import SimRegistry
-    from workloads.common.factories import Connector
-    from workloads.discovery import RegistryFactory
-
-    timeout = min(opts.op_timeout, 5.0)
-    connector = Connector.of({NODE: cluster.endpoints()[NODE]}, SimRegistry, timeout=timeout)
-    return RegistryFactory(
-        connector, opts.record(DiscoveryOptions).instances, opts.lock.lease_ttl, opts.lock.keepalive
-    )
-
-
-LOCK = _holder_clients(SimLockClientFactory)
-ELECTION = _holder_clients(SimElectionClientFactory)
+def sim_watch(addresses: Sequence[str], *, timeout: float, **_: Any) -> SimWatch:
+    """The sim's watch primitive (``kv_*``) on its one address."""
+    return SimWatch(addresses[0], timeout)
 
 
 def sim_counter(addresses: Sequence[str], *, timeout: float, prefix: str) -> CasCounter:
@@ -99,6 +60,13 @@ def sim_counter(addresses: Sequence[str], *, timeout: float, prefix: str) -> Cas
     return CasCounter(SimClient(addresses[0], timeout), key=f"{prefix}/ids")
 
 
+LOCK = holder_clients(LockClient, sim_client)
+ELECTION = holder_clients(ElectionClient, sim_client, name="leader")
+CAS_REGISTER = register_clients(sim_client, definite_reads=False)
+VERSION_CAS = guarded_clients(sim_versions)
+UNIQUE_KEY = guarded_clients(sim_keys)
+WATCH = watch_clients(sim_watch)
+REGISTRY = registry_clients(SimRegistry)
 COUNTER_IDS = id_clients(sim_counter)
 SNOWFLAKE_IDS = snowflake_clients(sim_counter)
 HERD = herd_clients(SimHerd)

@@ -45,16 +45,16 @@ SPEC = TargetSpec(
     default_nodes=1,
     offers={
         "lock": Offer(variants={"sim": f"{CLIENTS}:LOCK"}),
-        "cas-register": Offer(f"{CLIENTS}:register_clients"),
+        "cas-register": Offer(f"{CLIENTS}:CAS_REGISTER"),
         "election": Offer(f"{CLIENTS}:ELECTION"),
-        "registry": Offer(f"{CLIENTS}:registry_clients"),
-        "version-cas": Offer(f"{CLIENTS}:version_cas_clients"),
-        "unique-key": Offer(f"{CLIENTS}:unique_key_clients"),
+        "registry": Offer(f"{CLIENTS}:REGISTRY"),
+        "version-cas": Offer(f"{CLIENTS}:VERSION_CAS"),
+        "unique-key": Offer(f"{CLIENTS}:UNIQUE_KEY"),
         "unique-ids": Offer(
             variants={"counter": f"{CLIENTS}:COUNTER_IDS", "snowflake": f"{CLIENTS}:SNOWFLAKE_IDS"}
         ),
         "herd": variants(f"{CLIENTS}:HERD", RECIPES),
-        "watch": Offer(f"{CLIENTS}:watch_clients"),
+        "watch": Offer(f"{CLIENTS}:WATCH"),
     },
     local=LocalServer(_cluster, "built-in", EVENTS_LOG),
     linearizable_locks=True,

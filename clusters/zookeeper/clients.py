@@ -26,10 +26,10 @@ from workloads.common.factories import Connector, connector, holder_clients
 from workloads.discovery import registry_clients
 from workloads.election import ElectionClient
 from workloads.herd import herd_clients
-from workloads.id_factories import id_clients, snowflake_clients
+from workloads.ids.factories import id_clients, snowflake_clients
 from workloads.lock import LockClient
 from workloads.register import RegisterClient, RegisterOptions
-from workloads.watch_factory import watch_clients
+from workloads.watch.factory import watch_clients
 
 
 @dataclass(frozen=True, slots=True)

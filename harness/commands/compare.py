@@ -13,7 +13,7 @@ from harness.commands.args import (
 )
 
 if TYPE_CHECKING:
-    from harness.compare import Matrix
+    from harness.report import Matrix
     from harness.terminal import Terminal
 
 
@@ -40,8 +40,7 @@ def cmd_compare(args: argparse.Namespace, term: Terminal) -> int:
 
 def _print_matrix(matrix: Matrix, term: Terminal) -> None:
     """The matrix as a table, and the herd effect's tables when runs measured it."""
-    from harness.report import render_matrix_table
-    from harness.report._herd import herd_points, markdown_tables
+    from harness.report import herd_points, markdown_tables, render_matrix_table
 
     term.out.print(render_matrix_table(matrix))
     herd = herd_points(m.run for c in matrix.cells.values() for m in c.runs)

@@ -460,7 +460,7 @@ def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
     checked = checked_from(args)
     writable_dir(checked.options.out_dir)
     if args.repeat is not None:
-        return repeat_command(checked.options, term, args.repeat, args.pass_rule, args.repeat_seed)
+        return repeat_command(checked, term, args.repeat, args.pass_rule, args.repeat_seed)
     return answered(run_test(checked, term), term)
 
 
@@ -558,7 +558,9 @@ def _replay(args: argparse.Namespace, term: Terminal) -> int:
     if args.repeat is not None:
         from harness.repeat import repeat_command
 
-        return repeat_command(opts, term, args.repeat, args.pass_rule, args.repeat_seed, recording)
+        return repeat_command(
+            checked, term, args.repeat, args.pass_rule, args.repeat_seed, recording
+        )
     return answered(run_test(checked, term, recording), term)
 
 

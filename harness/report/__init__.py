@@ -8,8 +8,13 @@ matrix of targets and faults, JUnit XML for CI, and a small server to browse res
 - ``serve(results_root, host, port)``: browse the results, the index regenerated on ``/``;
 - ``compare(paths)``: a ``Matrix`` of targets by faults, shown by ``render_matrix_table``
   (terminal) and ``write_matrix_html`` (a page);
-- ``write_junit(runs, path)``: one JUnit testcase per run, failing when its verdict
-  differs from the expected one.
+- ``write_junit(runs, path)``: one JUnit testcase per run (``Case``), failing when its
+  verdict differs from the expected one;
+- for the commands beside the report (check, suite, compare): a run's verdict in one
+  sentence (``headline``), the pages rendered for an answer (``render_report``,
+  ``render_file_report``, ``write_page``, ``REPORT_FILE``), the herd's tables
+  (``herd_points``, ``markdown_tables``). Nothing outside this package imports its private
+  modules (``tests/unit/test_report_surface.py``).
 
 Imports are lazy: importing this package loads nothing but this file.
 """
@@ -20,41 +25,59 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness.compare import Matrix, compare, render_matrix_table
-    from harness.junit import write_junit
-    from harness.report._file_page import FileCheck, write_file_report
+    from harness.report._compare import Matrix, compare, render_matrix_table
+    from harness.report._file_page import FileCheck, render_file_report, write_file_report
+    from harness.report._herd import herd_points, markdown_tables
     from harness.report._index import write_index
+    from harness.report._junit import Case, write_junit
     from harness.report._matrix_page import write_matrix_html
-    from harness.report._out import report_targets
-    from harness.report._page import write_report
-    from harness.serve import serve
+    from harness.report._out import report_targets, write_page
+    from harness.report._page import REPORT_FILE, render_report, write_report
+    from harness.report._serve import serve
+    from harness.report._verdict import headline
 
 __all__ = [
+    "Case",
     "FileCheck",
     "Matrix",
+    "REPORT_FILE",
     "compare",
+    "headline",
+    "herd_points",
+    "markdown_tables",
+    "render_file_report",
     "render_matrix_table",
+    "render_report",
     "report_targets",
     "serve",
     "write_file_report",
     "write_index",
     "write_junit",
     "write_matrix_html",
+    "write_page",
     "write_report",
 ]
 
 _HOMES = {
     "write_report": "harness.report._page",
+    "render_report": "harness.report._page",
+    "REPORT_FILE": "harness.report._page",
     "write_file_report": "harness.report._file_page",
+    "render_file_report": "harness.report._file_page",
     "FileCheck": "harness.report._file_page",
     "report_targets": "harness.report._out",
+    "write_page": "harness.report._out",
     "write_index": "harness.report._index",
     "write_matrix_html": "harness.report._matrix_page",
-    "compare": "harness.compare",
-    "Matrix": "harness.compare",
-    "render_matrix_table": "harness.compare",
-    "write_junit": "harness.junit",
-    "serve": "harness.serve",
+    "compare": "harness.report._compare",
+    "Matrix": "harness.report._compare",
+    "render_matrix_table": "harness.report._compare",
+    "write_junit": "harness.report._junit",
+    "Case": "harness.report._junit",
+    "serve": "harness.report._serve",
+    "headline": "harness.report._verdict",
+    "herd_points": "harness.report._herd",
+    "markdown_tables": "harness.report._herd",
 }
 
 

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from core.writes import write_text
-from harness.compare import Cell, Matrix
+from harness.report._compare import Cell, Matrix
 from harness.report._format import DASH
 from harness.report._herd import herd_html, herd_points
 from harness.report._html import esc, page, tag

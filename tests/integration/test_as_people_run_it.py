@@ -49,14 +49,14 @@ def test_make_run_in_a_terminal_is_valid_and_leaves_the_cursor_visible(tmp_path:
 def test_the_smoke_suites_sim_runs_in_a_terminal_meet_their_expectations(tmp_path: Path) -> None:
     """``harness suite run smoke`` in a terminal marked every run "crashed"."""
     s = in_terminal(
-        [HARNESS, "suite", "run", "smoke", "--only", "sim-*", "-o", str(tmp_path)],
+        [HARNESS, "suite", "run", "smoke", "--only", "sim-lock-*", "-o", str(tmp_path)],
         timeout=600,
     )
     assert s.code == 0, s.tail
     assert "crashed" not in s.text and "Traceback" not in s.text, s.tail
     assert s.cursor_visible()
     suite = json.loads(next(tmp_path.glob("suite-smoke/*/suite.json")).read_text())
-    assert len(suite["outcomes"]) == 5 and all(o["met"] for o in suite["outcomes"]), suite
+    assert len(suite["outcomes"]) == 2 and all(o["met"] for o in suite["outcomes"]), suite
 
 
 def test_a_suite_logged_to_a_file_keeps_every_path_whole(tmp_path: Path) -> None:

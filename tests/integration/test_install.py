@@ -87,7 +87,7 @@ def test_the_smoke_suite_by_name(installed: Path, tmp_path: Path) -> None:
         "run",
         "smoke",
         "--only",
-        "sim-*",
+        "sim-lock-unfenced",
         "-o",
         "out",
         timeout=300,
@@ -96,8 +96,10 @@ def test_the_smoke_suite_by_name(installed: Path, tmp_path: Path) -> None:
     (junit,) = tmp_path.glob("out/suite-smoke/*/junit.xml")
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
     smoke = tomllib.loads((ROOT / "suites" / "smoke.toml").read_text())
-    sim_runs = {r["name"] for r in smoke["run"] if r["name"].startswith("sim-")}
-    assert set(cases) == sim_runs and "sim-lock-unfenced" in sim_runs
+    assert "sim-lock-unfenced" in {r["name"] for r in smoke["run"]}
+    # One run found by the suite's name, an invalid run that meets its expectation
+    # (test_suites.py runs the whole suite).
+    assert set(cases) == {"sim-lock-unfenced"}
     assert not any(c.find("failure") is not None for c in cases.values())
 
 

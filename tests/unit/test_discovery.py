@@ -19,7 +19,7 @@ from core.history import History
 from core.ops import Op
 from nemesis.faults import client_kill, client_pause, partition
 from workloads.common.wire import RequestError
-from workloads.discovery_gen import Discovery
+from workloads.discovery.gen import Discovery
 
 TTL, GRACE = 3.0, 1.0
 FAULTS = {f.name: f.facts() for f in (client_pause.FAULT, client_kill.FAULT, partition.FAULT)}

@@ -15,8 +15,8 @@ from test_cli_options import assert_one_line_254
 
 from core.client import Invocation
 from core.clock import RunClock
-from harness.compare import compare
 from harness.report import write_report
+from harness.report._compare import compare
 from nemesis.client_kill import START, ClientKill
 from workloads.holders import INSTANCE
 

@@ -21,13 +21,14 @@ from core.ops import Op
 from core.option_checks import OptionError
 from core.options import RunOptions
 from harness.runner import Runner, _Open
+from harness.validate import check_nemesis_target
 from nemesis import nodes
 from nemesis.build import build_nemesis
 from nemesis.clock import ClockSkew
 from nemesis.node_faults import NodeKill, NodePause
 from nemesis.nodes import pick_nodes
 from nemesis.partition import Partition
-from nemesis.targets import check_nemesis_target, target_of
+from nemesis.targets import target_of
 from nemesis.topology import grudge_for
 from workloads.holders import LOCK_HOLDER
 

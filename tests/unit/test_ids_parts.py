@@ -17,7 +17,7 @@ from nemesis.client_clock import START, STOP, ClientClock
 from workloads.client_clock import FAKETIME_LIB, WallClock, clock_file
 from workloads.errors import OpFailed
 from workloads.ids import CasCounter, IdsOptions
-from workloads.snowflake import Snowflake, parts
+from workloads.ids.snowflake import Snowflake, parts
 
 MS = 1_000_000
 T0 = 1_800_000_000_000  # ms

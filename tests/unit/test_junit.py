@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.junit import Case
 from harness.report import write_junit
+from harness.report._junit import Case
 from tests.support.synthetic import cas_register_run, demo_runs
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.junit import write_junit
 from harness.junit_summary import markdown
 from harness.packaged import doc_file, suite_file, suite_names
+from harness.report._junit import write_junit
 from harness.suite import Outcome, load_suite
 from tests.unit.test_suite import GOOD as SUITE
 

@@ -49,9 +49,10 @@ def test_the_first_anomaly_of_the_history_so_far_is_found_and_shown() -> None:
 def test_stop_on_anomaly_does_nothing_to_a_workload_checked_at_the_end(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["run", "--workload", "lock", "--stop-on-anomaly", "-o", str(tmp_path)]) == 254
+    argv = ["run", "--workload", "unique-ids", "--stop-on-anomaly", "-o", str(tmp_path)]
+    assert main(argv) == 254
     err = capsys.readouterr().err
-    assert "--stop-on-anomaly does nothing to the lock workload" in err
+    assert "--stop-on-anomaly does nothing to the unique-ids workload" in err
     assert len(err.strip().splitlines()) == 1
 
 
@@ -94,3 +95,43 @@ def test_a_history_the_model_refuses_ends_the_live_check_not_the_run(
             time.sleep(0.01)
     assert live.first is None
     assert "the check during the run stopped" in caplog.text
+
+
+def _lock_run(tmp_path: Path, name: str, *more: str) -> tuple[int, Path]:
+    """A sim lock run whose service grants the lock over a valid lease (its holder paused
+    from 3 s): the exit code and the run directory."""
+    argv = ["run", "--workload", "lock", "--sim-bug", "lock-ignores-lease", "--seed", "1"]
+    argv += ["--time-limit", "12", "--pause-at", "3", "--pause-for", "8", "--recovery-time", "1"]
+    code = main([*argv, *more, "-o", str(tmp_path / name)])
+    return code, (tmp_path / name / "latest").resolve()
+
+
+def _verdict(run: Path) -> tuple[object, object, object]:
+    """The run's verdict, its mutual exclusion's and the kind of its first violation (which
+    processes it involves the sim's timing decides: two runs of a seed need not agree)."""
+    results = json.loads((run / "results.json").read_text())
+    mutex = results["checkers"]["mutex"]
+    return results["verdict"], mutex["valid"], mutex["named_anomalies"][0]["kind"]
+
+
+@pytest.mark.slow
+def test_a_lock_run_with_stop_on_anomaly_stops_at_the_overlap_with_the_same_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The lock workload is checked while it goes (mutual exclusion, from the records so
+    far): with --stop-on-anomaly the run ends a moment after the two holders, its
+    paused client not holding it to its op timeout, and it is judged as the whole run."""
+    code, stopped = _lock_run(tmp_path, "stopped", "--stop-on-anomaly")
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "first anomaly, found at" in err and "stopping the run (--stop-on-anomaly)" in err
+    first = json.loads((stopped / "test.json").read_text())["live_anomaly"]
+    assert first["kind"] == "two-holders" and first["stopped_run"] is True
+    history = [json.loads(line) for line in (stopped / "history.jsonl").read_text().splitlines()]
+    last = max(op["time"] for op in history) / S
+    assert last - first["found_s"] < 2.0, (last, first)  # its grace, then info
+    code_whole, whole = _lock_run(tmp_path, "whole")
+    assert code_whole == 1
+    assert _verdict(stopped) == _verdict(whole) == ("invalid", False, "two-holders")
+    ended = max(json.loads(line)["time"] for line in (whole / "history.jsonl").open()) / S
+    assert last < ended - 5

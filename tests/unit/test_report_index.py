@@ -17,7 +17,7 @@ import pytest
 from harness.analysis import check_run
 from harness.report import write_index
 from harness.report._index import WHY_CHARS
-from harness.serve import make_server
+from harness.report._serve import make_server
 from tests.support.synthetic import demo_runs, lock_run
 
 
@@ -97,7 +97,7 @@ def test_the_index_follows_a_run_checked_again_and_its_report_written(
     """The index is rendered again only when the folder changed: a results.json
     rewritten (by a rename, or in place) and a report written are such changes."""
     from harness.report import write_report
-    from harness.serve import FreshIndex
+    from harness.report._serve import FreshIndex
 
     run = lock_run(tmp_path / "t" / "20260101T000000Z", fencing=False)
     index = FreshIndex(tmp_path)

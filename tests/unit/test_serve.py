@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import EXIT_BAD_ARGS, main
-from harness.serve import make_server
+from harness.report._serve import make_server
 
 
 @pytest.fixture
@@ -200,7 +200,7 @@ def test_a_burst_of_connections_is_all_answered_by_a_bounded_pool(
     """Issue 29: 50 connections at once waited in a listen backlog of 5 (p99 2.5 s), and
     each connection had a thread of its own. Here 500 GETs from 50 threads are every one
     answered, by the pool's threads alone (the timing is scripts/bench_serve.py's)."""
-    from harness.serve import BACKLOG, WORKERS
+    from harness.report._serve import BACKLOG, WORKERS
 
     paths = ["/", "/t/20260101T000000/history.jsonl", "/t/20260101T000000/harness.log"]
     statuses: list[int] = []

@@ -22,14 +22,16 @@ import pytest
 from test_mutex_records import run_record
 
 from checkers import mutex
+from clusters.sim.clients import sim_client
 from clusters.sim.cluster import SimCluster
-from clusters.sim.factories import SimLockClientFactory
 from core.client import ClientFactory, Invocation, WorkerContext
 from core.clock import RunClock
 from core.history import History
 from core.ops import Op
 from core.store import read_jsonl
+from workloads.common.factories import Connector, HolderFactory
 from workloads.common.resource import ResourceServer
+from workloads.lock import LockClient
 
 pytestmark = pytest.mark.slow
 
@@ -156,16 +158,10 @@ def scenario(
 
 def factory(
     sim: SimCluster, resource: ResourceServer, work: float, check: bool = True
-) -> SimLockClientFactory:
-    return SimLockClientFactory(
-        sim.endpoints()["sim"],
-        resource.address,
-        "lock",
-        ttl=TTL,
-        keepalive=KEEPALIVE,
-        work=work,
-        wait=10.0,
-        check=check,
+) -> HolderFactory:
+    connector = Connector.of(sim.endpoints(), sim_client, timeout=5.0)
+    return HolderFactory(
+        LockClient, connector, resource.address, "lock", TTL, KEEPALIVE, work, 10.0, check=check
     )
 
 

@@ -34,6 +34,7 @@ from core.clock import RunClock
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 from core.option_checks import OptionError
 from core.options import RunOptions
+from harness import validate
 from harness.validate import check_target
 from nemesis.node_faults import NodeKill, NodePause
 from nemesis.nodes import NodeControl
@@ -352,21 +353,21 @@ def test_the_run_s_target_on_ssh_hosts() -> None:
     )
     check_target(etcd, clock_on_hosts)  # ...on hosts it takes them
     with pytest.raises(OptionError, match="3 hosts were named"):
-        run_target.check_options(
+        validate.check_target(
             etcd, RunOptions.of(target="etcd", workload="cas-register", nodes=5, **hosts)
         )
     with pytest.raises(OptionError, match="--image"):
-        run_target.check_options(
+        validate.check_target(
             etcd, RunOptions.of(target="etcd", workload="cas-register", image="x", **hosts)
         )
     with pytest.raises(OptionError, match="no lock implementation 'nope'"):
-        run_target.check_options(
+        validate.check_target(
             etcd, RunOptions.of(target="etcd", workload="lock", lock="nope", **hosts)
         )
     cluster = run_target.make_cluster(etcd, RunOptions.of(target="etcd", **hosts), RunClock())
     assert isinstance(cluster, LeadingSshCluster) and cluster.run_id.startswith("etcd-")
     with pytest.raises(ClusterError, match="cannot run over SSH"):
-        run_target.check_options(
+        validate.check_target(
             resolve("sim"), RunOptions.of(target="sim", ssh=True, ssh_hosts=["a"])
         )
 

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from clusters import run_target
 from clusters.consul.server import SERVER
 from clusters.docker_cluster import DockerCluster
 from clusters.registry import resolve
@@ -26,6 +25,7 @@ from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 from core.option_checks import OptionError
 from core.options import RunOptions
+from harness import validate
 from nemesis.nodes import NodeControl
 from tests.support.fake import FakeRemote
 
@@ -138,7 +138,7 @@ def test_make_ssh_cluster_and_the_run_s_target(tmp_path: Path) -> None:
     assert c.installer.packages == ["consul"] and c.installer.services == ["consul"]
     consul = resolve("consul")
     hosts = {"ssh": True, "ssh_hosts": ["a", "b", "c"]}
-    run_target.check_options(
+    validate.check_target(
         consul,
         RunOptions.of(
             target="consul",
@@ -149,6 +149,6 @@ def test_make_ssh_cluster_and_the_run_s_target(tmp_path: Path) -> None:
         ),
     )
     with pytest.raises(OptionError, match="lease"):
-        run_target.check_options(
+        validate.check_target(
             consul, RunOptions.of(target="consul", workload="lock", lease_ttl=0.5, **hosts)
         )

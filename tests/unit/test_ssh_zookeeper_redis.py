@@ -33,6 +33,7 @@ from clusters.zookeeper.server import SERVER as ZOOKEEPER
 from core.clock import RunClock
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 from core.options import RunOptions
+from harness import validate
 from nemesis.nodes import NodeControl
 
 IPS = {f"h{i}": f"10.9.0.{10 + i}" for i in range(1, 6)}
@@ -377,7 +378,7 @@ def test_the_run_s_clients_connect_to_the_hosts(
     ips = list(IPS.values())[:hosts]
     run = resolve(target)
     opts = RunOptions.of(target=target, workload="lock", ssh=True, ssh_hosts=ips)
-    run_target.check_options(run, opts)
+    validate.check_target(run, opts)
     cluster = run_target.make_cluster(run, opts, RunClock())
     factory = run.client_factory(opts, cluster, "127.0.0.1:9")
     connector = factory.connector  # type: ignore[attr-defined]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.compare import WatchNumbers
+from harness.report._compare import WatchNumbers
 
 
 def test_watch_numbers_of_a_run_and_pooled() -> None:

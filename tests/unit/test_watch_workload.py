@@ -14,7 +14,7 @@ from core import gen
 from core.option_checks import OptionError
 from core.options import RunOptions
 from harness.validate import check_options, check_run
-from workloads.watch_gen import WatchGen
+from workloads.watch.gen import WatchGen
 
 
 def test_watchers_only_collect_and_writers_write_unique_values() -> None:

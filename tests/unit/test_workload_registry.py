@@ -32,7 +32,7 @@ from harness.terminal import Terminal
 from harness.validate import check_run
 from nemesis.registry import nemesis_names
 from workloads import registry
-from workloads.cas_gen import CasRegisterGen
+from workloads.register.gen import CasRegisterGen
 from workloads.workload import When, Workload
 
 

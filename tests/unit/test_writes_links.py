@@ -94,7 +94,7 @@ def _page(path: Path) -> None:
 
 
 def _junit(path: Path) -> None:
-    from harness.junit import Case, write_junit
+    from harness.report._junit import Case, write_junit
 
     write_junit([Case("a", "b", True)], path)
 
@@ -266,7 +266,7 @@ def test_compare_refuses_a_link_as_its_output(
 def test_junit_summary_refuses_a_link_as_its_output(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, outside: Path, kind: str
 ) -> None:
-    from harness.junit import Case, write_junit
+    from harness.report._junit import Case, write_junit
 
     junit = write_junit([Case("a", "b", True)], tmp_path / "junit.xml")
     summary = tmp_path / "summary.md"

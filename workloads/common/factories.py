@@ -1,4 +1,5 @@
-"""Picklable client factories for the targets: what the runner sends to each worker.
+"""Picklable client factories for the targets, the sim's too: what the runner sends to
+each worker.
 
 A target says how to connect (a ``Connector``: its driver class, the cluster's endpoints and
 the driver's options) and which client class runs the workload; these factories do the
@@ -134,13 +135,15 @@ class HolderFactory:
 
 @dataclass(frozen=True, slots=True)
 class RegisterFactory:
-    """CAS-register clients; a read that fails in any way is a ``fail``."""
+    """CAS-register clients; a read that fails in any way is a ``fail`` unless
+    ``definite_reads`` is False (the sim's: ``workloads.register.client``)."""
 
     connector: Connector
+    definite_reads: bool = True
 
     def __call__(self, ctx: WorkerContext) -> Client:
         connect, node = self.connector.for_slot(ctx.slot)
-        return RegisterClient(ctx, connect, node, definite_reads=True)
+        return RegisterClient(ctx, connect, node, definite_reads=self.definite_reads)
 
 
 Builder = Callable[[RunOptions, Cluster, "str | None"], ClientFactory]
@@ -184,12 +187,13 @@ def holder_clients(
     return build
 
 
-def register_clients(driver: Callable[..., Any]) -> Builder:
+def register_clients(driver: Callable[..., Any], definite_reads: bool = True) -> Builder:
     """CAS-register clients over ``driver`` connections (which take ``read_mode=``)."""
 
     def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
+        read_mode = opts.record(RegisterOptions).read_mode
         return RegisterFactory(
-            connector(opts, cluster, driver, read_mode=opts.record(RegisterOptions).read_mode)
+            connector(opts, cluster, driver, read_mode=read_mode), definite_reads
         )
 
     return build

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from checkers import ids, stats
 from core import gen
-from workloads.ids import GENERATE, IdsOptions, check_id_options
+from workloads.ids.client import GENERATE, IdsOptions, check_id_options
 from workloads.workload import Variant, Workload
 
 WORKLOAD = Workload(

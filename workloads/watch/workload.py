@@ -1,6 +1,6 @@
 """The watch workload: writers change ``--keys`` keys with unique values while
 ``--watchers`` clients follow them with the target's own mechanism
-(``workloads.watch_gen``, ``workloads.watch``'s client and a target's backend); its runs
+(``workloads.watch.gen``, ``workloads.watch``'s client and a target's backend); its runs
 are checked for delivery (``checkers.watch_delivery``: every change once and in order
 where the mechanism promises it, missed changes counted where it does not, the final
 values) and notification latency (``checkers.watch_latency``).
@@ -13,8 +13,8 @@ from core.option_checks import OptionError
 from core.options import RunOptions
 from workloads.holders import WRITER
 from workloads.register import RegisterOptions
-from workloads.watch import WatchOptions
-from workloads.watch_gen import WatchGen
+from workloads.watch.client import WatchOptions
+from workloads.watch.gen import WatchGen
 from workloads.workload import Workload
 
 

@@ -1,5 +1,5 @@
 """The CAS-register workload: read, write and compare-and-set on independent keys
-with unique written values (``workloads.cas_gen``) through ``workloads.register``'s client
+with unique written values (``workloads.register.gen``) through ``workloads.register``'s client
 and a target's backend; its runs are checked for linearizability per key, against a
 register that starts empty (nil) and where a failed CAS did not happen, and statistics.
 """
@@ -7,8 +7,8 @@ register that starts empty (nil) and where a failed CAS did not happen, and stat
 from __future__ import annotations
 
 from checkers import linearizability, stats
-from workloads.cas_gen import CasRegisterGen
-from workloads.register import RegisterOptions
+from workloads.register.client import RegisterOptions
+from workloads.register.gen import CasRegisterGen
 from workloads.workload import Variant, Workload
 
 WORKLOAD = Workload(

@@ -15,7 +15,7 @@ from core.cluster import Cluster
 from core.options import RunOptions
 from workloads.client_clock import WallClock, clock_file
 from workloads.common.factories import Builder, Connector, connector
-from workloads.ids import IdBackend, IdClient, IdsOptions, SnowflakeIds
+from workloads.ids.client import IdBackend, IdClient, IdsOptions, SnowflakeIds
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """The registry workload (service registration): instances register themselves with the
 service's mechanism and keep the registration alive, discovery clients list the live
-ones (``workloads.discovery``, on the schedule of ``workloads.discovery_gen``); its runs
+ones (``workloads.discovery``, on the schedule of ``workloads.discovery.gen``); its runs
 are checked for dead instances listed past their TTL plus the service's grace
 (``checkers.discovery``) and statistics. Its default fault freezes an instance (a client
 pause of the latest to register: the ``holder``)."""
@@ -11,8 +11,8 @@ from checkers import discovery, stats
 from checkers.windows import CLIENT_PAUSE
 from core.option_checks import OptionError
 from core.options import RunOptions
-from workloads.discovery import DiscoveryOptions
-from workloads.discovery_gen import Discovery
+from workloads.discovery.client import DiscoveryOptions
+from workloads.discovery.gen import Discovery
 from workloads.holders import INSTANCE
 from workloads.workload import Workload
 

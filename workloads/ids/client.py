@@ -3,12 +3,12 @@
 A target's id generator is an ``IdBackend`` (a counter by compare-and-set, etcd's revision,
 ZooKeeper's sequential nodes, Redis INCR...), driven by ``IdClient``; an id whose answer was
 lost (``OpUnknown``) completes ``info``: the service may have handed it out, the client
-never saw it. Snowflake ids are made in the client (``workloads.snowflake``) from its
+never saw it. Snowflake ids are made in the client (``workloads.ids.snowflake``) from its
 clock, which the client-clock fault moves (``workloads.client_clock``); their worker ids
 are fixed or taken from the target's own generator.
 
 The factories and builders of a target's id generators (the variants of its offer of the
-workload, ``clusters.spec.Offer``) are in ``workloads.id_factories``.
+workload, ``clusters.spec.Offer``) are in ``workloads.ids.factories``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from core.option_records import option
 from core.options import RunOptions
 from workloads.common.backoff import Backoff
 from workloads.errors import OpFailed
-from workloads.snowflake import SNOWFLAKE_DEFENCES, SNOWFLAKE_WORKERS, Snowflake
+from workloads.ids.snowflake import SNOWFLAKE_DEFENCES, SNOWFLAKE_WORKERS, Snowflake
 
 
 @dataclass(frozen=True, slots=True)

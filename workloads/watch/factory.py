@@ -12,7 +12,7 @@ from core.cluster import Cluster
 from core.options import RunOptions
 from workloads.common.factories import Builder, Connector, connector
 from workloads.register import RegisterOptions
-from workloads.watch import WatchClient, WatchOptions
+from workloads.watch.client import WatchClient, WatchOptions
 
 
 @dataclass(frozen=True, slots=True)
