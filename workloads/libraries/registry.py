@@ -63,22 +63,12 @@ TOOZ_DRIVERS: Final = (
 has them all."""
 
 
-def _tooz(
-    name: str, renewal: str, loss_on_release: bool, whole_seconds: bool, spread: bool = False
-) -> Library:
+def _tooz(name: str, renewal: str, **said: bool) -> Library:
     """tooz's lock over one of its drivers (``--lock tooz-DRIVER``: its adapter's
-    ``make_DRIVER`` in ``workloads.libraries.tooz_lock``)."""
+    ``make_DRIVER`` in ``workloads.libraries.tooz_lock``); ``said``: what else it offers."""
+    make = f"workloads.libraries.tooz_lock:make_{name.removeprefix('tooz-')}"
     return Library(
-        name,
-        "tooz",
-        "9.1.0",
-        f"workloads.libraries.tooz_lock:make_{name.removeprefix('tooz-')}",
-        fencing=False,
-        loss_on_release=loss_on_release,
-        renewal=renewal,
-        whole_seconds=whole_seconds,
-        spread=spread,
-        requires=TOOZ_DRIVERS,
+        name, "tooz", "9.1.0", make, fencing=False, renewal=renewal, requires=TOOZ_DRIVERS, **said
     )
 
 
