@@ -33,14 +33,22 @@ def outcomes(folders: Sequence[Path]) -> Iterator[dict[str, Any]]:
 
 
 def happened(run_dir: Path) -> str:
-    """What the run's records show of the lock: overlaps, stale writes, losses said."""
+    """What the run's records show of the lock: holders that went on believing they held
+    it after another was granted it (and how long at most), two holders while the first's
+    lease was valid, stale writes accepted, losses the library said."""
     results = json.loads((run_dir / "results.json").read_text())
     mutex = results["checkers"].get("mutex", {})
+    groups = mutex.get("overlap_groups", [])
+    believed = max((g.get("both_believed_s") or 0.0 for g in groups), default=0.0)
+    valid = sum(1 for o in mutex.get("overlaps", []) if o.get("kind") == "lease-valid")
+    stale = int(mutex.get("stale_accepted") or 0)
     lines = (run_dir / "events.jsonl").read_text().splitlines()
     lost = sum(1 for line in lines if '"lease-lost"' in line)
-    overlaps = len(mutex.get("overlaps", []))
-    stale = int(mutex.get("stale_accepted") or 0)
-    return f"{overlaps} overlapping holders, {stale} stale writes accepted, {lost} losses said"
+    return (
+        f"{len(groups)} holders overtaken (believed on up to {believed:.1f} s), "
+        f"{valid} overlaps within a valid lease, {stale} stale writes accepted, "
+        f"{lost} losses the library said"
+    )
 
 
 def row(outcome: dict[str, Any]) -> str:

@@ -91,7 +91,7 @@ def test_a_module_attribute_lock_runs_and_is_recorded(
     (run_dir,) = (tmp_path / "sim-lock-own_sim_lock-make-no-fault").glob("2*")
     test = json.loads((run_dir / "test.json").read_text())
     assert test["lock_library"] == {
-        "lock": "own_sim_lock:make",
+        "name": "own_sim_lock:make",
         "variant": "own_sim_lock-make",
         "origin": "module",
         "make": "own_sim_lock:make",

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from core.errors import HarnessError
+from core.writes import write_text
 
 CACHE_VARIABLE: Final = "HARNESS_LIB_CACHE"
 DONE: Final = "installed.json"
@@ -102,7 +103,7 @@ def ensure(
             if not done.is_file():
                 raise
         else:
-            done.write_text(json.dumps(env.record(), indent=1))
+            write_text(done, json.dumps(env.record(), indent=1), root=root)
         return _read(done)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -3,7 +3,7 @@ lock object, released through it, its "not held" errors said as ``LockLost``."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from workloads.own_lock import Held, LockLost
 
@@ -12,7 +12,7 @@ class HandleLock:
     """An ``OwnLock`` whose holdings are the library's lock objects (``Held.handle``);
     ``not_held``: the library's errors of a release of a lock it no longer held."""
 
-    not_held: ClassVar[tuple[type[Exception], ...]] = ()
+    not_held: tuple[type[Exception], ...] = ()
     redis: Any
 
     def release(self, name: str, held: Held) -> None:

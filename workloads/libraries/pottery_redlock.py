@@ -9,9 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pottery import Redlock
-from pottery.exceptions import ReleaseUnlockedLock
-
 from workloads.libraries.handle import HandleLock
 from workloads.libraries.redis_connect import connect
 from workloads.own_lock import Held
@@ -20,14 +17,15 @@ from workloads.own_lock import Held
 class PotteryRedlock(HandleLock):
     """pottery's Redlock over every server."""
 
-    not_held = (ReleaseUnlockedLock,)
-
     def __init__(self, endpoints: Sequence[str], settings: Mapping[str, Any]) -> None:
+        import pottery  # the library's environment's, on the worker's path by now
+
+        self.lib, self.not_held = pottery, (pottery.ReleaseUnlockedLock,)
         timeout = float(settings["timeout"])
         self.masters = {connect(address, timeout) for address in endpoints}
 
     def acquire(self, name: str, ttl: float, wait: float) -> Held | None:
-        lock = Redlock(key=name, masters=self.masters, auto_release_time=ttl)
+        lock = self.lib.Redlock(key=name, masters=self.masters, auto_release_time=ttl)
         return Held(None, lock) if lock.acquire(timeout=wait) else None
 
     def still_held(self, name: str, held: Held) -> bool | None:

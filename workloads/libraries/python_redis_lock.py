@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import redis_lock
-
 from workloads.libraries.handle import HandleLock
 from workloads.libraries.redis_connect import connect
 from workloads.own_lock import Held
@@ -19,15 +17,16 @@ from workloads.own_lock import Held
 class PythonRedisLock(HandleLock):
     """python-redis-lock on the worker's server."""
 
-    not_held = (redis_lock.NotAcquired,)
-
     def __init__(self, endpoints: Sequence[str], settings: Mapping[str, Any]) -> None:
+        import redis_lock  # the library's environment's, on the worker's path by now
+
+        self.lib, self.not_held = redis_lock, (redis_lock.NotAcquired,)
         # its acquire blocks in BLPOP for up to the wait: the connection must outwait it
         timeout = float(settings["timeout"]) + float(settings["wait"])
         self.redis = connect(endpoints[0], timeout)
 
     def acquire(self, name: str, ttl: float, wait: float) -> Held | None:
-        lock = redis_lock.Lock(self.redis, name, expire=int(ttl), auto_renewal=True)
+        lock = self.lib.Lock(self.redis, name, expire=int(ttl), auto_renewal=True)
         return Held(None, lock) if lock.acquire(timeout=int(wait)) else None
 
     def still_held(self, name: str, held: Held) -> bool | None:

@@ -106,7 +106,7 @@ class OwnLocks:
         found = source(name)
         if found is None:
             raise OptionError(f"--lock {name} names no lock")
-        record: dict[str, Any] = {"lock": name, "variant": safe_word(name)}
+        record: dict[str, Any] = {"name": name, "variant": safe_word(name)}
         record.update(origin=found.origin, make=found.make)
         env = self.prepare(opts)
         if env is None or found.library is None:
