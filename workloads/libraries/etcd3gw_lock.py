@@ -23,8 +23,6 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-import etcd3gw
-
 from workloads.own_lock import Held, LockLost
 
 RETRY_S: Final = 0.1
@@ -59,6 +57,8 @@ class Etcd3gwLock:
     """etcd3gw's client of the worker's server and its locks."""
 
     def __init__(self, endpoints: Sequence[str], settings: Mapping[str, Any]) -> None:
+        import etcd3gw  # the library's environment's, on the worker's path by now
+
         host, _, port = endpoints[0].rpartition(":")
         self.client = etcd3gw.client(host=host, port=int(port), timeout=float(settings["timeout"]))
 

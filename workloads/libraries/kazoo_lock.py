@@ -25,10 +25,6 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kazoo.client import KazooClient
-from kazoo.exceptions import LockTimeout
-from kazoo.protocol.states import KazooState
-
 from workloads.own_lock import Held
 
 
@@ -36,6 +32,12 @@ class KazooLock:
     """kazoo's client over every server (the worker's own first) and its locks."""
 
     def __init__(self, endpoints: Sequence[str], settings: Mapping[str, Any]) -> None:
+        # the library's environment's kazoo (on the worker's path by now), not the harness's
+        from kazoo.client import KazooClient
+        from kazoo.exceptions import LockTimeout
+        from kazoo.protocol.states import KazooState
+
+        self.timed_out, self.lost_state = LockTimeout, KazooState.LOST
         self.identifier = f"harness-{settings['client']}"
         self.zk = KazooClient(
             hosts=",".join(endpoints), timeout=float(settings["ttl"]), randomize_hosts=False
@@ -46,7 +48,7 @@ class KazooLock:
         self.zk.add_listener(self._listen)
 
     def _listen(self, state: str) -> None:
-        if state == KazooState.LOST:
+        if state == self.lost_state:
             with self._guard:
                 self._losses += 1
 
@@ -56,7 +58,7 @@ class KazooLock:
             losses = self._losses
         try:
             granted = lock.acquire(timeout=wait)
-        except LockTimeout:
+        except self.timed_out:
             return None
         return Held(None, (lock, losses)) if granted else None
 

@@ -27,10 +27,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import urlencode
 
-import tenacity
-import tooz
-from tooz import coordination
-
 from workloads.own_lock import Held, LockLost
 
 Url = Callable[[Sequence[str], Mapping[str, Any]], str]
@@ -46,6 +42,11 @@ class ToozLock:
     """A tooz coordinator of one client worker, and the locks it takes."""
 
     def __init__(self, url: str, member: str) -> None:
+        import tenacity  # the library's environment's, on the worker's path by now
+        import tooz
+        from tooz import coordination
+
+        self.not_implemented, self.ran_out = tooz.NotImplemented, tenacity.RetryError
         self.coordinator = coordination.get_coordinator(url, member.encode())
         self.coordinator.start(start_heart=True)
 
@@ -53,14 +54,14 @@ class ToozLock:
         lock = self.coordinator.get_lock(name.encode())
         try:
             granted = lock.acquire(blocking=wait)
-        except tenacity.RetryError:  # etcd3gw, PostgreSQL: ``wait`` ran out
+        except self.ran_out:  # etcd3gw, PostgreSQL: ``wait`` ran out
             return None
         return Held(None, lock) if granted else None
 
     def still_held(self, name: str, held: Held) -> bool | None:
         try:
             return bool(held.handle.is_still_owner())
-        except tooz.NotImplemented:
+        except self.not_implemented:
             return None
 
     def release(self, name: str, held: Held) -> None:
