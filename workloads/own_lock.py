@@ -267,12 +267,14 @@ def own_lock_clients(
 ) -> Callable[[RunOptions, Cluster, str | None], OwnLockFactory]:
     """The client builder of the lock ``make`` (``module:attribute``) names, for any
     target: its endpoints, the run's TTL and wait; ``spread``: whether the lock talks to
-    the worker's node alone (its completions name it) or to every server."""
+    every server (its completions name no node), else to the worker's own node first (they
+    name it, so a fault aimed at the holder's server finds it; the connector's ``spread``
+    says the opposite: workers spread one per node)."""
 
     def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> OwnLockFactory:
         settings = {"ttl": opts.lock.lease_ttl, "wait": opts.lock.acquire_wait}
         driver = OwnLockDriver(make, paths)
-        link = connector(opts, cluster, driver, spread, target=opts.target, **settings)
+        link = connector(opts, cluster, driver, not spread, target=opts.target, **settings)
         base = HolderFactory.for_run(opts, OwnLockClient, link, resource)
         return OwnLockFactory(
             **{f.name: getattr(base, f.name) for f in fields(HolderFactory)},

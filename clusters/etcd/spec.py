@@ -1,12 +1,13 @@
 """The etcd target: etcd 3.5 in Docker or on SSH hosts.
 
 Lock implementations (``--lock``): ``lease-lock`` (default: etcd's lock service) and
-``recipe`` (the client-side recipe). Read modes (``--read-mode``, cas-register):
-``linearizable`` (default) and ``serializable``. Lease TTLs are whole seconds on etcd, and
-at least 2 (etcd silently raises shorter ones to its minimum, which would make the recorded
-TTL a lie), so other values are refused up front. etcd is a Go program: no clock faults in
-Docker. Persistence (``--persistence``): ``fsync`` (etcd's default) or ``no-fsync``
-(``--unsafe-no-fsync``: what a power cut takes, the power-loss fault shows).
+``recipe`` (the client-side recipe), and the lock libraries ``LIBRARIES``. Read modes
+(``--read-mode``, cas-register): ``linearizable`` (default) and ``serializable``. Lease
+TTLs are whole seconds on etcd, and at least 2 (etcd silently raises shorter ones to its
+minimum, which would make the recorded TTL a lie), so other values are refused up front.
+etcd is a Go program: no clock faults in Docker. Persistence (``--persistence``):
+``fsync`` (etcd's default) or ``no-fsync`` (``--unsafe-no-fsync``: what a power cut takes,
+the power-loss fault shows).
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ from __future__ import annotations
 from clusters.spec import NO_GO_CLOCK, LeaseTtl, Offer, TargetSpec, variants
 from core.abilities import SERVER_ABILITIES, Ability
 from workloads.herd import RECIPES
+from workloads.libraries.registry import library_variants, unfenced_libraries
 
 MIN_TTL = 2
 """Seconds: the shortest lease etcd grants as asked."""
 READ_MODES = ("linearizable", "serializable")
 CLIENTS = "clusters.etcd.clients"
+LIBRARIES = ("tooz-etcd3gw", "etcd3gw")
+"""The lock libraries that run on etcd, over its gRPC gateway (``workloads.libraries``)."""
 PERSISTENCE = ("fsync", "no-fsync")
 """etcd's WAL fsynced before a write is acknowledged (its default), or not."""
 
@@ -28,7 +32,12 @@ SPEC = TargetSpec(
     default_nodes=3,
     offers={
         "lock": Offer(
-            variants={"lease-lock": f"{CLIENTS}:LEASE_LOCK", "recipe": f"{CLIENTS}:RECIPE_LOCK"}
+            variants={
+                "lease-lock": f"{CLIENTS}:LEASE_LOCK",
+                "recipe": f"{CLIENTS}:RECIPE_LOCK",
+                **library_variants(*LIBRARIES),
+            },
+            unfenced=unfenced_libraries(*LIBRARIES),
         ),
         "cas-register": variants(f"{CLIENTS}:REGISTER", READ_MODES),
         "election": Offer(f"{CLIENTS}:ELECTION"),

@@ -2,7 +2,8 @@
 
 Lock implementations (``--lock``), all in the database: ``table`` (a row per lock name
 with its owner and expiry, tokens from a sequence), ``advisory`` (``pg_advisory_lock`` on
-a session) and ``row`` (``SELECT ... FOR UPDATE`` held in an open transaction). The
+a session) and ``row`` (``SELECT ... FOR UPDATE`` held in an open transaction), and the
+lock libraries ``LIBRARIES`` (tooz's advisory lock). The
 lock-free workloads ``version-cas`` and ``unique-key`` do the same protected work with no
 lock at all. ``persistence`` is the replication: ``async`` (the default) or ``sync``; with
 ``-failover`` the replica promotes itself when the primary is gone instead of the primary
@@ -16,12 +17,15 @@ from __future__ import annotations
 
 from clusters.spec import DURING_POWER_LOSS, KERNEL_WRITEBACK_S, Offer, ServiceRule, TargetSpec
 from core.abilities import SERVER_ABILITIES, Ability
+from workloads.libraries.registry import library_variants, unfenced_libraries
 
 PERSISTENCE = ("async", "sync", "async-failover", "sync-failover", "no-sync-commit", "no-fsync")
 """The replication, first the default: what a COMMIT waits for (see ``server.py``), and
 whether the replica takes over from a primary that is gone (``failover.py``); the last two
 keep async replication and turn the primary's WAL flush off at COMMIT or altogether."""
 CLIENTS = "clusters.postgres.clients"
+LIBRARIES = ("tooz-postgresql",)
+"""The lock libraries that run on PostgreSQL (``workloads.libraries.registry``)."""
 
 ASYNC_COMMIT_DOC = "https://www.postgresql.org/docs/17/wal-async-commit.html"
 FSYNC_DOC = "https://www.postgresql.org/docs/17/runtime-config-wal.html#GUC-FSYNC"
@@ -75,7 +79,9 @@ SPEC = TargetSpec(
                 "table": f"{CLIENTS}:TABLE_LOCK",
                 "advisory": f"{CLIENTS}:ADVISORY_LOCK",
                 "row": f"{CLIENTS}:ROW_LOCK",
-            }
+                **library_variants(*LIBRARIES),
+            },
+            unfenced=unfenced_libraries(*LIBRARIES),
         ),
         "version-cas": Offer(f"{CLIENTS}:VERSION_CAS"),
         "unique-key": Offer(f"{CLIENTS}:UNIQUE_KEY"),

@@ -15,7 +15,7 @@ from core.abilities import SERVER_ABILITIES, Ability
 from workloads.libraries.registry import library_variants, unfenced_libraries
 
 PERSISTENCE = ("none", "aof-everysec", "aof-always")
-REDIS_LIBRARIES = ("redis-py", "python-redis-lock", "pottery-redlock")
+REDIS_LIBRARIES = ("redis-py", "python-redis-lock", "pottery-redlock", "tooz-redis")
 """The lock libraries that run on one Redis server."""
 REDLOCK_LIBRARIES = ("pottery-redlock",)
 """The lock libraries that run on independent Redis servers (Redlock's)."""

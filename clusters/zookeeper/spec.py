@@ -1,6 +1,7 @@
 """The ZooKeeper target: a ZooKeeper 3.9 ensemble in Docker or on SSH hosts.
 
-Lock implementation (``--lock``): ``recipe`` (``kazoo``'s lock on a session per holding).
+Lock implementation (``--lock``): ``recipe`` (``kazoo``'s lock on a session per holding),
+and the lock libraries ``LIBRARIES`` (kazoo's ``Lock`` as its documentation shows it, tooz's).
 Read modes (``--read-mode``, cas-register): ``plain`` (default) and ``sync``, neither of
 them linearizable by ZooKeeper's own account (``RULES``). The lease TTL
 is the session timeout; the ensemble grants 1-60 s (``MIN_SESSION_MS``, ``MAX_SESSION_MS``,
@@ -23,6 +24,7 @@ from clusters.spec import (
 )
 from core.abilities import SERVER_ABILITIES, Ability
 from workloads.herd import RECIPES
+from workloads.libraries.registry import library_variants, unfenced_libraries
 
 MIN_SESSION_MS = 1000
 MAX_SESSION_MS = 60000
@@ -31,6 +33,8 @@ PERSISTENCE = ("force-sync", "no-force-sync")
 """ZooKeeper's transaction log fsynced before a write is acknowledged (``forceSync``, its
 default), or not (``forceSync=no``)."""
 CLIENTS = "clusters.zookeeper.clients"
+LIBRARIES = ("tooz-zookeeper", "kazoo")
+"""The lock libraries that run on ZooKeeper (``workloads.libraries.registry``)."""
 
 CONSISTENCY_DOC = "https://zookeeper.apache.org/doc/r3.9.3/zookeeperInternals.html#sc_consistency"
 """ZooKeeper's own account of its consistency guarantees (the release our image runs)."""
@@ -99,7 +103,10 @@ SPEC = TargetSpec(
     description="ZooKeeper 3.9 ensemble (Debian trixie), ZAB; locks via ephemeral nodes",
     default_nodes=3,
     offers={
-        "lock": Offer(variants={"recipe": f"{CLIENTS}:RECIPE_LOCK"}),
+        "lock": Offer(
+            variants={"recipe": f"{CLIENTS}:RECIPE_LOCK", **library_variants(*LIBRARIES)},
+            unfenced=unfenced_libraries(*LIBRARIES),
+        ),
         "cas-register": variants(f"{CLIENTS}:REGISTER", READ_MODES),
         "election": Offer(f"{CLIENTS}:ELECTION"),
         "registry": Offer(f"{CLIENTS}:REGISTRY"),

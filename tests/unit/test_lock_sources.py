@@ -54,6 +54,19 @@ def test_a_lock_of_ones_own_that_cannot_be_loaded_is_one_line_naming_the_targets
         ),
         (("--lib-version", "4.0.0"), "--lib-version picks the version of a lock library"),
         (("--lock", "set-xn", "--target", "redis"), "did you mean 'set-nx'?"),
+        (
+            ("--lock", "tooz-zookeeper", "--target", "etcd"),
+            "--lock tooz-zookeeper runs on zookeeper, not etcd: use --target zookeeper",
+        ),
+        (("--lock", "kazoo"), "--lock kazoo runs on zookeeper, not sim: use --target zookeeper"),
+        (
+            ("--lock", "etcd3gw", "--target", "etcd", "--lease-ttl", "2.5"),
+            "etcd3gw counts in whole seconds, not --lease-ttl 2.5",
+        ),
+        (
+            ("--lock", "tooz-redis", "--target", "redis", "--acquire-wait", "0.5"),
+            "tooz-redis counts in whole seconds, not --acquire-wait 0.5",
+        ),
     ],
 )
 def test_a_library_where_it_cannot_run_is_one_line(

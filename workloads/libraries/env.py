@@ -14,13 +14,14 @@ a failed or interrupted install leaves nothing that looks cached.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -71,16 +72,20 @@ def ensure(
     requirement: str | None = None,
     root: Path | None = None,
     run: Run = subprocess.run,
+    also: Sequence[str] = (),
 ) -> LibEnv:
     """The environment of ``package`` at ``version``, made now if it is not cached;
     ``requirement``: what pip installs (default ``package==version``: a local path for a
-    package of one's own). InstallError (one line) when it cannot be made."""
+    package of one's own); ``also``: other requirements installed with it (the drivers a
+    library imports only when asked: tooz's), which name an environment of their own.
+    InstallError (one line) when it cannot be made."""
     root = cache_root() if root is None else root
-    folder = root / f"{_safe(package)}-{_safe(version)}"
+    extra = f"+{hashlib.sha256(' '.join(sorted(also)).encode()).hexdigest()[:8]}" if also else ""
+    folder = root / f"{_safe(package)}-{_safe(version)}{extra}"
     done = folder / DONE
     if done.is_file():
         return _read(done)
-    asked = requirement or f"{package}=={version}"
+    wanted = [requirement or f"{package}=={version}", *also]
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -91,7 +96,7 @@ def ensure(
     work = root / f".{folder.name}.{os.getpid()}.tmp"
     shutil.rmtree(work, ignore_errors=True)
     try:
-        env = _make(work, folder, package, asked, run)
+        env = _make(work, folder, package, wanted, run)
         try:
             work.rename(folder)
         except OSError:  # another run made it meanwhile: theirs is as good
@@ -104,13 +109,14 @@ def ensure(
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _make(work: Path, folder: Path, package: str, asked: str, run: Run) -> LibEnv:
-    """A new environment in ``work`` with ``asked`` installed, described as it will be
+def _make(work: Path, folder: Path, package: str, wanted: list[str], run: Run) -> LibEnv:
+    """A new environment in ``work`` with ``wanted`` installed, described as it will be
     once renamed ``folder``."""
+    asked = " ".join(wanted)
     _step(run, [sys.executable, "-m", "venv", "--without-pip", str(work)], f"make {work}", asked)
     python = work / "bin" / "python"
     pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet"]
-    _step(run, [*pip, "--disable-pip-version-check", asked], f"pip install {asked}", asked)
+    _step(run, [*pip, "--disable-pip-version-check", *wanted], f"pip install {asked}", asked)
     said = _step(
         run,
         [str(python), "-c", _ASK, package],

@@ -39,6 +39,8 @@ class Library:
     """Whether it counts the TTL and the wait in whole seconds."""
     spread: bool = False
     """Whether it talks to every server at once (completions then name no node)."""
+    requires: tuple[str, ...] = ()
+    """Other packages its adapter imports, pinned, installed with it (tooz's drivers)."""
 
     @property
     def offers(self) -> str:
@@ -48,6 +50,62 @@ class Library:
         clocks = ", trusts clocks" if self.trusts_clocks else ""
         return f"{token}; {release}; {self.renewal}{clocks}"
 
+
+KAZOO: Final = "2.11.0"
+ETCD3GW: Final = "2.7.0"
+TOOZ_DRIVERS: Final = (
+    f"kazoo=={KAZOO}",
+    "redis==8.1.0",
+    f"etcd3gw=={ETCD3GW}",
+    "psycopg2-binary==2.9.13",
+)
+"""The drivers tooz imports only when a coordinator asks for one, pinned: one environment
+has them all."""
+
+
+def _tooz(name: str, renewal: str, **said: bool) -> Library:
+    """tooz's lock over one of its drivers (``--lock tooz-DRIVER``: its adapter's
+    ``make_DRIVER`` in ``workloads.libraries.tooz_lock``); ``said``: what else it offers."""
+    make = f"workloads.libraries.tooz_lock:make_{name.removeprefix('tooz-')}"
+    return Library(
+        name, "tooz", "9.1.0", make, fencing=False, renewal=renewal, requires=TOOZ_DRIVERS, **said
+    )
+
+
+MORE_LIBRARIES: Final = (
+    _tooz("tooz-zookeeper", "kazoo's session pings", loss_on_release=False, whole_seconds=True),
+    _tooz("tooz-redis", "heartbeat thread every 1/2 TTL", loss_on_release=True, whole_seconds=True),
+    _tooz(
+        "tooz-etcd3gw", "heartbeat thread every 1/2 TTL", loss_on_release=True, whole_seconds=True
+    ),
+    _tooz(
+        "tooz-postgresql",
+        "no TTL (held while its connection lasts)",
+        loss_on_release=False,
+        whole_seconds=False,
+        spread=True,
+    ),
+    Library(
+        "kazoo",
+        "kazoo",
+        KAZOO,
+        "workloads.libraries.kazoo_lock:make",
+        fencing=False,
+        loss_on_release=False,
+        renewal="session pings by its connection thread",
+    ),
+    Library(
+        "etcd3gw",
+        "etcd3gw",
+        ETCD3GW,
+        "workloads.libraries.etcd3gw_lock:make",
+        fencing=False,
+        loss_on_release=True,
+        renewal="none of its own (the application refreshes every 1/3 TTL)",
+        whole_seconds=True,
+    ),
+)
+"""tooz's drivers, kazoo's and etcd3gw's locks."""
 
 LIBRARIES: Final[dict[str, Library]] = {
     lib.name: lib
@@ -82,6 +140,7 @@ LIBRARIES: Final[dict[str, Library]] = {
             trusts_clocks=True,
             spread=True,
         ),
+        *MORE_LIBRARIES,
     )
 }
 """Every library, by its ``--lock`` name."""

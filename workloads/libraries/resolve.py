@@ -99,7 +99,7 @@ class OwnLocks:
         if found is None or found.library is None:
             return None
         lib = found.library
-        return ensure(lib.package, opts.lock.lib_version or lib.version)
+        return ensure(lib.package, opts.lock.lib_version or lib.version, also=lib.requires)
 
     def __call__(self, opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
         name = opts.lock.impl or ""
