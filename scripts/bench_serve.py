@@ -46,7 +46,7 @@ def demo_results(where: Path) -> Path:
 
 def paths_of(root: Path) -> list[str]:
     """The URLs to ask for: the index, and the files of every run below ``root``."""
-    from harness.report._runs import find_run_dirs
+    from harness.report import find_run_dirs
 
     out = ["/"]
     for run in find_run_dirs([root]):

@@ -965,7 +965,7 @@ def _ask(m: Mutant, path: Path, out: Path, time_limit: float, hang: float) -> An
         )
         if plant and m.writer == "index":
             from core.writes import WriteRefused
-            from harness.report._index import write_index
+            from harness.report import write_index
 
             with contextlib.suppress(WriteRefused):
                 write_index(path.parent)

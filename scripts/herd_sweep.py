@@ -65,9 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--time-limit", type=float, default=20.0, help="seconds per run")
     p.add_argument("--out", type=Path, default=Path("results/herd-sweep"))
     args = p.parse_args(argv)
-    from harness.report._herd import herd_html, herd_points, markdown_tables
-    from harness.report._html import page
-    from harness.report._runs import find_run_dirs, load_run
+    from harness.report import find_run_dirs, herd_page, herd_points, load_run, markdown_tables
 
     out = args.out / args.target
     codes = [
@@ -78,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     points = herd_points(load_run(d) for d in find_run_dirs([out]))
     print(markdown_tables(points))
     html = out / "herd.html"
-    html.write_text(page("Herd effect", herd_html(points), styles=("base.css",)), encoding="utf-8")
+    html.write_text(herd_page(points), encoding="utf-8")
     print(f"plot and table: {html}")
     return 0 if all(c in (0, REFUSED) for c in codes) else 1
 

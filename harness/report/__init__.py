@@ -13,8 +13,9 @@ matrix of targets and faults, JUnit XML for CI, and a small server to browse res
 - for the commands beside the report (check, suite, compare): a run's verdict in one
   sentence (``headline``), the pages rendered for an answer (``render_report``,
   ``render_file_report``, ``write_page``, ``REPORT_FILE``), the herd's tables
-  (``herd_points``, ``markdown_tables``). Nothing outside this package imports its private
-  modules (``tests/unit/test_report_surface.py``).
+  (``herd_points``, ``markdown_tables``, ``herd_page``); the runs below a folder
+  (``find_run_dirs``, ``load_run``), for the scripts. Nothing outside this package imports
+  its private modules (``tests/unit/test_report_surface.py``).
 
 Imports are lazy: importing this package loads nothing but this file.
 """
@@ -27,12 +28,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from harness.report._compare import Matrix, compare, render_matrix_table
     from harness.report._file_page import FileCheck, render_file_report, write_file_report
-    from harness.report._herd import herd_points, markdown_tables
+    from harness.report._herd import herd_page, herd_points, markdown_tables
     from harness.report._index import write_index
     from harness.report._junit import Case, write_junit
     from harness.report._matrix_page import write_matrix_html
     from harness.report._out import report_targets, write_page
     from harness.report._page import REPORT_FILE, render_report, write_report
+    from harness.report._runs import find_run_dirs, load_run
     from harness.report._serve import serve
     from harness.report._verdict import headline
 
@@ -42,8 +44,11 @@ __all__ = [
     "Matrix",
     "REPORT_FILE",
     "compare",
+    "find_run_dirs",
     "headline",
+    "herd_page",
     "herd_points",
+    "load_run",
     "markdown_tables",
     "render_file_report",
     "render_matrix_table",
@@ -77,6 +82,9 @@ _HOMES = {
     "serve": "harness.report._serve",
     "headline": "harness.report._verdict",
     "herd_points": "harness.report._herd",
+    "herd_page": "harness.report._herd",
+    "find_run_dirs": "harness.report._runs",
+    "load_run": "harness.report._runs",
     "markdown_tables": "harness.report._herd",
 }
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from checkers.herd import NAME
 from harness.report._format import DASH
-from harness.report._html import definitions, esc, table, tag
+from harness.report._html import definitions, esc, page, table, tag
 from harness.report._runs import RunInfo
 
 COLUMNS = (
@@ -211,3 +211,8 @@ def _per_process(details: dict[str, Any], name: str) -> str:
     """``process 0: 3, process 1: 4`` from ``details[name + "_by_process"]``, escaped."""
     per_process = details.get(f"{name}_by_process") or {}
     return esc(", ".join(f"process {k}: {v}" for k, v in per_process.items()) or DASH)
+
+
+def herd_page(points: Sequence[HerdPoint]) -> str:
+    """A page of its own for ``herd_html`` (``scripts/herd_sweep.py``'s herd.html)."""
+    return page("Herd effect", herd_html(points), styles=("base.css",))

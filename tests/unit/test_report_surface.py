@@ -13,7 +13,7 @@ from test_workload_surface import imports
 import harness.report as report
 from tests.support.names import ROOT
 
-PACKAGES = ("core", "checkers", "workloads", "clusters", "nemesis", "harness")
+PACKAGES = ("core", "checkers", "workloads", "clusters", "nemesis", "harness", "scripts")
 
 
 def private_imports() -> list[str]:
