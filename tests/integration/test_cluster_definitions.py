@@ -49,8 +49,8 @@ def test_bad_options_are_one_clear_error() -> None:
 
 def test_image_names_map_targets_to_definitions() -> None:
     every = list(dict.fromkeys(t.image for t in TARGETS.values() if t.image is not None))
-    assert image_names([]) == every and "redis" in every
-    assert image_names(["redlock", "redis", "base"]) == ["redis", "base"]
+    assert image_names([]) == [(name, None) for name in every] and "redis" in every
+    assert image_names(["redlock", "redis", "base"]) == [("redis", None), ("base", None)]
     with pytest.raises(ClusterError, match="Unknown target"):
         image_names(["mysql"])
 
