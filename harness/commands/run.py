@@ -34,7 +34,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     """The options of a run, each argparse default None (not given: ``RunOptions`` has the
     default, which adapts to what was given) and its help showing the default; grouped by
     topic (``harness docs options TOPIC``), the common ones in ``--help``."""
-    from clusters.registry import DEFAULT_TARGET, TARGETS, server_versions
+    from clusters.registry import DEFAULT_TARGET, TARGETS
     from clusters.releases import DEFAULT_SUITE, SUITES
     from core.option_checks import check_name
     from core.options import DEFAULT_OP_TIMEOUT
@@ -288,8 +288,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
             default=None,
             metavar="RELEASE",
             help="the Debian release the server comes from, its image built on first use "
-            f"(default: {DEFAULT_SUITE}); "
-            + "; ".join(f"{name}: {', '.join(v)}" for name, v in server_versions().items()),
+            f"(default: {DEFAULT_SUITE}); " + _releases_offered(),
         ),
         offers=lambda: SUITES,
         common=True,
@@ -614,3 +613,15 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         common=True,
     )
     r.set_defaults(fn=cmd_run)
+
+
+def _releases_offered() -> str:
+    """Each target's releases with the server's upstream version (the Debian revision is in
+    test.json), targets offering the same ones named together: ``redis, redlock: ...``."""
+    from clusters.registry import server_versions
+
+    by: dict[tuple[str, ...], list[str]] = {}
+    for name, versions in server_versions().items():
+        short = tuple(v.split("-")[0].split(":")[-1] for v in versions)
+        by.setdefault(short, []).append(name)
+    return "; ".join(f"{', '.join(names)}: {', '.join(v)}" for v, names in by.items())

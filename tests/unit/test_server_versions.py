@@ -35,9 +35,10 @@ def test_run_help_lists_each_targets_versions(capsys: pytest.CaptureFixture[str]
     assert code == 0
     flat = " ".join(out.split())
     assert "--server-version RELEASE" in flat
-    assert "etcd: bookworm 3.4.23-4+b4, trixie 3.5.16-4" in flat
-    assert "zookeeper: bullseye 3.4.13-6+deb11u1, bookworm 3.8.0-11+deb12u2" in flat
-    assert "postgres: bullseye 13.16-0+deb11u1" in flat
+    assert "etcd: bookworm 3.4.23, trixie 3.5.16" in flat
+    assert "zookeeper: bullseye 3.4.13, bookworm 3.8.0" in flat
+    assert "redis, redlock: bullseye 6.0.16, bookworm 7.0.15, trixie 8.0.2" in flat
+    assert "postgres: bullseye 13.16" in flat
     assert "consul" not in server_versions() and "sim" not in server_versions()
 
 
