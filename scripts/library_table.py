@@ -41,7 +41,8 @@ def happened(run_dir: Path) -> str:
     groups = mutex.get("overlap_groups", [])
     believed = max((g.get("both_believed_s") or 0.0 for g in groups), default=0.0)
     valid = sum(1 for o in mutex.get("overlaps", []) if o.get("kind") == "lease-valid")
-    stale = int(mutex.get("stale_accepted") or 0)
+    accepted = mutex.get("stale_accepted") or []  # the stale writes the resource took
+    stale = len(accepted) if isinstance(accepted, list) else int(accepted)
     lines = (run_dir / "events.jsonl").read_text().splitlines()
     lost = sum(1 for line in lines if '"lease-lost"' in line)
     return (
