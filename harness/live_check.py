@@ -42,6 +42,7 @@ from checkers.anomalies import KEY
 from checkers.linear.models import get_model
 from checkers.linear.resume import Cut, advance, proven_from
 from checkers.linearizability import check
+from checkers.result import CheckResult
 from core.clock import RunClock
 from core.history import History
 from core.ops import NEMESIS, Op
@@ -229,11 +230,24 @@ class LiveHoldings(_Turns):
     def __init__(self, run_dir: Path, clock: RunClock, every: float = EVERY_S) -> None:
         super().__init__(clock, every)
         self.run_dir = run_dir
+        self._seen: tuple[tuple[str, int], ...] = ()
+        self._judged: CheckResult | None = None
+
+    def _written(self) -> tuple[tuple[str, int], ...]:
+        """The run directory's files and their sizes: the records only grow, so the same
+        sizes are the same records."""
+        return tuple(
+            sorted((f.name, f.stat().st_size) for f in self.run_dir.iterdir() if f.is_file())
+        )
 
     def turn(self) -> dict[str, Any] | None:
         """The first violation of mutual exclusion whose operations all completed
-        ``SETTLE_S`` ago."""
-        result = mutex.judged(analysis.load_record(self.run_dir))
+        ``SETTLE_S`` ago (the records judged again only when something was written since)."""
+        written = self._written()
+        if self._judged is None or written != self._seen:
+            self._judged = mutex.judged(analysis.load_record(self.run_dir))
+            self._seen = written
+        result = self._judged
         if result.valid is not False:
             return None
         settled = self.clock.now() - int(SETTLE_S * 1e9)

@@ -45,11 +45,12 @@ _EXECUTABLE = threading.Lock()
 def _interpreter(python: str | None) -> Iterator[None]:
     """Workers started inside run with ``python`` (a factory's ``interpreter``: a lock
     library's environment), None: the harness's own; multiprocessing keeps one executable
-    for the whole process, so it is set for the start alone, under a lock."""
-    if python is None:
-        yield
-        return
+    for the whole process, so it is set for the start alone, and every start takes the lock
+    (one with the harness's own Python must not start while another's is set)."""
     with _EXECUTABLE:
+        if python is None:
+            yield
+            return
         was = mp_spawn.get_executable()
         _CTX.set_executable(python)
         try:
