@@ -60,6 +60,7 @@ TYPES_FROM: Final = (
     "core/ops.py",
     "core/history.py",
     "core/formats/budget.py",
+    "core/formats/edn_text.py",
 )
 """Plain modules whose types the compiled ones are built against."""
 SOURCES: Final = MODULES + C_MODULES + C_HEADERS + TYPES_FROM
@@ -194,7 +195,11 @@ def location() -> Path:
     return Path(origin).parents[2] if origin is not None else PACKAGES_ROOT
 
 
+@functools.cache
 def _scan_origin() -> str | None:
+    """Where the compiled JSONL checks' module is (None: not built), looked up once: a
+    check of many files asks for every file (``active``), and the search of the path
+    stats a file per directory of it."""
     spec = importlib.util.find_spec("core.formats._scan")
     return None if spec is None else spec.origin
 

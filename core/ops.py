@@ -78,6 +78,8 @@ class Op(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
     node: str | None = None
 
     def __post_init__(self) -> None:
+        # The EDN reader in C (core/formats/_edn.c) checks the same of every op it reads
+        # and fills the op's slots without calling this: a check added here goes there too.
         if self.type not in OP_TYPES:
             raise ValueError(f"op type must be one of {OP_TYPES}, not {self.type!r}")
 

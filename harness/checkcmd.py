@@ -53,8 +53,6 @@ from checkers.result import UNKNOWN, CheckResult, exit_code, worst
 from core import compiled
 from core.errors import EXIT_BAD_INPUT, EXIT_CRASH, HarnessError
 from core.formats import Budget, FormatError, OutOfBudget, Read, read_file
-from core.store import RESULTS_FILE, write_json
-from core.writes import WriteRefused
 
 if TYPE_CHECKING:
     from core.formats.jepsen_store import JepsenVerdict
@@ -250,6 +248,9 @@ def _write_results(run_dir: Path, results: dict[str, Any], out: Path | None) -> 
     """Write a run's results.json (into ``out``, else the run directory) and say where
     (``written``); where it cannot be written, say why and go on (a check needs no write
     access). A link in the way is refused (``results_error``: the exit code is 254)."""
+    from core.store import RESULTS_FILE, write_json  # a run directory's: not a file's
+    from core.writes import WriteRefused
+
     target, root = run_dir / RESULTS_FILE, None
     if out is not None:
         where = run_dir.resolve()  # <test name>/<timestamp>: both, or two tests collide
@@ -301,13 +302,14 @@ def check_path(
     or ``report_error`` why not. With ``shrink``, its shrunk history is written there
     (``_shrink_to``)."""
     budget = Budget(time_limit, memory_limit)
-    oom[0] = _OOM.format("reading or checking" if path.is_dir() else "reading", path, "").encode()
+    is_dir = path.is_dir()
+    oom[0] = _OOM.format("reading or checking" if is_dir else "reading", path, "").encode()
     checked = None
     fmt = "jsonl"  # a run directory's shrunk history: our JSONL
     try:
-        if path.is_dir() and _is_store(path):
+        if is_dir and _is_store(path):
             outcome, fmt = _check_store(path, model, budget, oom, html, shrink is not None)
-        elif path.is_dir():
+        elif is_dir:
             outcome = _check_dir(path, time_limit, budget, out)
             if html is not None:
                 _report(outcome, html, lambda: _run_page(path, outcome["details"]))

@@ -174,12 +174,15 @@ def stop_early(active: bool) -> Iterator[None]:
     raises KeyboardInterrupt: entered before anything slow (the registries' imports), so
     that a run stopped in its first instant says so, exit 2, rather than dying by the
     signal. An ignored signal (nohup) stays ignored; the handlers before are restored."""
+    if not active:  # nor the signal module's import (its enums cost a small check's time)
+        yield
+        return
     import signal
 
     def handler(signum: int, frame: object) -> None:
         raise Stopped(signal.Signals(signum).name)
 
-    signals = (signal.SIGTERM, signal.SIGHUP) if active else ()
+    signals = (signal.SIGTERM, signal.SIGHUP)
     old = {s: signal.getsignal(s) for s in signals}
     for s, h in old.items():
         if h is signal.SIG_DFL:

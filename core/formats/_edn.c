@@ -17,6 +17,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include "../struct_slots.h"
 
 #define MAX_INT ((1LL << 62) - 1)
 #define MAX_DIGITS 18   /* every integer of this many digits fits in 64 bits */
@@ -292,6 +293,48 @@ fields_ok(PyObject **f, int timed, int kv)
     return 1;
 }
 
+/* The op type's fields in the order ``read_ops`` gives them, and where each lives. */
+#define N_ARGS 9
+static const char *const ARG_NAMES[N_ARGS] = {"index", "time",  "process", "type", "f",
+                                              "value", "key",   "error",   "node"};
+
+/* The offsets of ``op_type``'s nine fields, where a new op can be filled at its slots:
+ * a type of exactly those nine object slots, not tracked by the cyclic collector (a
+ * msgspec struct with gc=False, as ``core.ops.Op``). Its ``__post_init__`` checks the op
+ * type, which ``fields_ok`` has checked: filling the slots gives the op the call would,
+ * without a Python call per op. 0, or -1 where the type is not such (the call then). */
+static int
+arg_offsets(PyObject *op_type, Py_ssize_t *off)
+{
+    if (!PyType_Check(op_type))
+        return -1;
+    PyTypeObject *t = (PyTypeObject *)op_type;
+    if (PyType_IS_GC(t) || t->tp_alloc == NULL ||
+        t->tp_basicsize != (Py_ssize_t)(sizeof(PyObject) + N_ARGS * sizeof(PyObject *)))
+        return -1;
+    for (int k = 0; k < N_ARGS; k++) {
+        if (slot_offset(t, ARG_NAMES[k], &off[k]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* A new op of ``op_type`` with the fields ``call`` (``off``: ``arg_offsets``'s, or NULL
+ * to call the type). */
+static PyObject *
+new_op(PyObject *op_type, PyObject *const *call, const Py_ssize_t *off)
+{
+    if (off == NULL)
+        return PyObject_Vectorcall(op_type, call, N_ARGS, NULL);
+    PyTypeObject *t = (PyTypeObject *)op_type;
+    PyObject *op = t->tp_alloc(t, 0);
+    if (op == NULL)
+        return NULL;
+    for (int k = 0; k < N_ARGS; k++)
+        FIELD(op, off[k]) = Py_NewRef(call[k]);
+    return op;
+}
+
 static void
 clear_fields(PyObject **fields, Py_ssize_t n)
 {
@@ -377,6 +420,8 @@ read_ops(PyObject *self, PyObject *args)
         result = Py_NewRef(Py_None);
         goto done;
     }
+    Py_ssize_t offsets[N_ARGS];
+    const Py_ssize_t *off = arg_offsets(op_type, offsets) == 0 ? offsets : NULL;
     int timed = 0;
     for (Py_ssize_t i = 0; i < n_ops && !timed; i++)
         timed = fields[i * N_FIELDS + F_TIME] != NULL;
@@ -410,11 +455,11 @@ read_ops(PyObject *self, PyObject *args)
             Py_DECREF(ops);
             goto done;
         }
-        PyObject *call[9] = {index, timed ? f[F_TIME] : index, f[F_PROCESS], f[F_TYPE],
+        PyObject *call[N_ARGS] = {index, timed ? f[F_TIME] : index, f[F_PROCESS], f[F_TYPE],
                              f[F_F], f[F_VALUE] ? f[F_VALUE] : Py_None,
                              f[F_KEY] ? f[F_KEY] : Py_None, f[F_ERROR] ? f[F_ERROR] : Py_None,
                              f[F_NODE] ? f[F_NODE] : Py_None};
-        PyObject *op = PyObject_Vectorcall(op_type, call, 9, NULL);
+        PyObject *op = new_op(op_type, call, off);
         Py_DECREF(index);
         if (op == NULL) {
             Py_DECREF(ops);

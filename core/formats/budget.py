@@ -39,7 +39,7 @@ at every call."""
 MEMORY_SHARE: Final = 0.5
 """The default memory limit: this share of the machine's available memory at start."""
 _PAGE: Final = os.sysconf("SC_PAGE_SIZE")
-_STATM: Final = Path("/proc/self/statm")
+_STATM: Final = "/proc/self/statm"
 
 
 class OutOfBudget(Exception):
@@ -49,7 +49,11 @@ class OutOfBudget(Exception):
 def memory_in_use() -> tuple[int, int]:
     """This process's (resident, virtual) size in bytes; (0, 0) where /proc cannot say."""
     try:
-        fields = _STATM.read_bytes().split()
+        fd = os.open(_STATM, os.O_RDONLY | os.O_CLOEXEC)  # not a file object: asked per file
+        try:
+            fields = os.read(fd, 256).split()
+        finally:
+            os.close(fd)
         return int(fields[1]) * _PAGE, int(fields[0]) * _PAGE
     except (OSError, ValueError, IndexError):
         return 0, 0

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from core.formats.edn_symbol import Symbol
+from core.formats.edn_text import dumps
 from core.formats.fields import MAX_DIGITS
 
 __all__ = ["EdnError", "Symbol", "dumps", "iter_elements", "loads"]
@@ -90,28 +91,6 @@ def iter_elements(text: str, poll: Callable[[], None] | None = None) -> Iterator
     within the check's budget, which ``poll`` looks at).
     """
     return _values(text, unwrap=True, poll=poll)
-
-
-def dumps(value: Any) -> str:
-    """A compact EDN rendering, for messages and for errors read from EDN (a vector error
-    such as ``[:temporarily-unavailable nil]`` is kept as that text)."""
-    if value is None:
-        return "nil"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, str):
-        if value and re.fullmatch(r"[A-Za-z*+!_?<>=-][\w*+!?<>=./-]*", value):
-            return ":" + value
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{dumps(k)} {dumps(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, (set, frozenset)):
-        return "#{" + " ".join(dumps(v) for v in value) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + " ".join(dumps(v) for v in value) + "]"
-    return str(value)
 
 
 class _Lines:

@@ -39,8 +39,8 @@ def read_ops(text: str, kv: bool, poll: Callable[[], None] | None) -> list[Op] |
 
 def _render(error: list[Any]) -> str:
     """An error that is a vector (``[:timeout nil]``) as the plain reader keeps it: its EDN
-    text (the EDN module imported only for such a file)."""
-    from core.formats.edn import dumps
+    text (``core.formats.edn_text``: the reader itself is not imported)."""
+    from core.formats.edn_text import dumps
 
     return dumps(error)
 

@@ -115,7 +115,7 @@ def _op(i: int, e: dict[str, Any], timed: bool) -> Op:
         raise FieldError("an op without :time, where others have one")
     error = e.get("error")
     if error is not None and type(error) is not str:
-        from core.formats.edn import dumps
+        from core.formats.edn_text import dumps
 
         error = dumps(error)
     return make_op(
@@ -132,7 +132,7 @@ def _op(i: int, e: dict[str, Any], timed: bool) -> Op:
 
 
 def _brief(form: Any) -> str:
-    from core.formats.edn import dumps
+    from core.formats.edn_text import dumps
 
     text = dumps(form)
     return text if len(text) <= 60 else text[:57] + "..."

@@ -6,7 +6,6 @@ login options."""
 from __future__ import annotations
 
 import argparse
-import copy
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -141,6 +140,8 @@ class HelpFormatter(argparse.HelpFormatter):
     def _expand_help(self, action: argparse.Action) -> str:
         info = info_of(action)
         if info.shown is not _UNSET:  # argparse's default is None: "not given"
+            import copy  # help only: a command's start-up does without it
+
             action = copy.copy(action)
             action.default = shown_default(info.shown)
         text = super()._expand_help(action)

@@ -160,12 +160,12 @@ def test_a_read_only_run_directory_is_checked_and_said_even_as_root(
     capsys: pytest.CaptureFixture[str], good: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 16: check wrote results.json into the directory it checks (PermissionError)."""
-    from harness import checkcmd
+    from core import store  # harness.checkcmd imports its write_json when it writes
 
     def read_only(path: Path, data: object, **where: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(checkcmd, "write_json", read_only)
+    monkeypatch.setattr(store, "write_json", read_only)
     code, out, err = run(capsys, "check", str(good))
     assert code == 0 and not err
     assert (

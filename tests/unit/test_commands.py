@@ -109,3 +109,64 @@ def test_checking_a_file_without_html_loads_no_report_machinery() -> None:
     history = Path(__file__).parent / "histories" / "sim-stale-read.jsonl"
     unwanted = ("harness.report", "core.formats.jepsen_store", "secrets")
     assert _loaded_by_check("cas-register", history, unwanted) == (1, [])
+
+
+def test_checking_many_edn_files_in_one_process_loads_only_what_a_file_needs(
+    tmp_path: Path,
+) -> None:
+    """``harness check`` of several EDN files in one process (issue 36: the 54 Knossos
+    files) reads each by the fast path, an error vector rendered without the EDN reader
+    (its patterns cost a millisecond to compile), and imports nothing a history file does
+    not need: no signal handling (a run's), no ``copy`` (help's), no run store or writer
+    (a run directory's results.json)."""
+    good = (
+        "[{:process 0, :type :invoke, :f :write, :value 1}\n"
+        " {:process 0, :type :ok, :f :write, :value 1}]\n"
+    )
+    failed = (
+        "[{:process 0, :type :invoke, :f :write, :value 2}\n"
+        " {:process 0, :type :fail, :f :write, :value 2, :error [:timeout nil]}\n"
+        " {:process 1, :type :invoke, :f :read, :value nil}\n"
+        " {:process 1, :type :ok, :f :read, :value 3}]\n"
+    )
+    paths = []
+    for i, text in enumerate((good, failed, good)):
+        paths.append(tmp_path / f"h{i}.edn")
+        paths[-1].write_text(text)
+    code = (
+        "import sys\n"
+        "from harness.cli import main\n"
+        f"code = main(['check', *{[str(p) for p in paths]!r}])\n"
+        "from core import compiled\n"
+        "wanted = ('core.formats.edn', 'signal', 'copy', 'core.store', 'core.writes')\n"
+        "loaded = sorted(m for m in sys.modules if m in wanted)\n"
+        "print(code, compiled.active(), ' '.join(loaded))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    exit_code, active, *loaded = out.stdout.strip().splitlines()[-1].split()
+    assert exit_code == "1"  # the second file is invalid (a read of 3)
+    # Where the C reader is not built every file takes the plain reader, the EDN module.
+    assert loaded == ([] if active == "True" else ["core.formats.edn"])
+    assert "total: 3 file(s)" in out.stdout
+
+
+def test_harness_own_process_freezes_what_it_made_and_a_callers_main_does_not(
+    tmp_path: Path,
+) -> None:
+    """The process's own command line (``main()``) has no collection while the command is
+    chosen and imported, and ends with everything frozen (the collection at exit has
+    nothing to traverse: a tenth of a small check); ``main(argv)``, a caller's, leaves
+    the collector as it was; either way the collector is enabled again after."""
+    history = tmp_path / "h.edn"
+    history.write_text("[{:process 0, :type :invoke, :f :read, :value nil}]\n")
+    code = (
+        "import gc, sys\n"
+        "from harness.cli import main\n"
+        f"main(['check', {str(history)!r}])\n"
+        "mine = gc.get_freeze_count()\n"
+        f"sys.argv = ['harness', 'check', {str(history)!r}]\n"
+        "main()\n"
+        "print(mine, gc.get_freeze_count() > 10000, gc.isenabled())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "0 True True"
