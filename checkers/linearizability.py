@@ -250,7 +250,6 @@ def _general(
 ) -> CheckResult:
     """The check by the general path: partitions, problems, searches. OutOfBudget past
     ``meter``."""
-    from checkers.linear.parallel import workers_for
     from checkers.linear.prepare import partitions, problem
     from checkers.linear.schedule import SKIPPED
     from checkers.linear.schedule import Budget as Limits
@@ -259,7 +258,11 @@ def _general(
     budget = Limits(deadline, max_configs, max_memory, meter)
     parts = partitions(history, m)
     partitioned = time.perf_counter()
-    workers = workers_for(len(history), len(parts)) if parallel else 1
+    workers = 1
+    if parallel:  # not for a counterexample's search: its module is not imported then
+        from checkers.linear.parallel import workers_for
+
+        workers = workers_for(len(history), len(parts))
     try:
         probs: list[Problem] = []
         for label, part in parts:

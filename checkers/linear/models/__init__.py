@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Final
 
@@ -29,7 +30,8 @@ class _Models(Mapping[str, Model]):
 
     def __getitem__(self, name: str) -> Model:
         module, attr = _WHERE[name]
-        model: Model = getattr(importlib.import_module(f"{__name__}.{module}"), attr)
+        full = f"{__name__}.{module}"  # asked per file checked: the import system once
+        model: Model = getattr(sys.modules.get(full) or importlib.import_module(full), attr)
         return model
 
     def __iter__(self) -> Iterator[str]:
