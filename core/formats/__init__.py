@@ -134,7 +134,7 @@ def read_file(
     above ``max_time`` (ns) are errors; ``model_of`` maps the workload a JSONL
     history's test.json names to its model (the workloads' registry knows them). Raises
     FormatError (one line) for anything that is not a history of a known format."""
-    path = history_file(Path(path))
+    path = history_file(path if isinstance(path, Path) else Path(path))  # parsed once
     read = _read_file(path, budget, max_time, model_of)
     refuse_empty(path, read.history.ops)
     return read
