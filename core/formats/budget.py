@@ -49,11 +49,8 @@ class OutOfBudget(Exception):
 def memory_in_use() -> tuple[int, int]:
     """This process's (resident, virtual) size in bytes; (0, 0) where /proc cannot say."""
     try:
-        fd = os.open(_STATM, os.O_RDONLY | os.O_CLOEXEC)  # not a file object: asked per file
-        try:
-            fields = os.read(fd, 256).split()
-        finally:
-            os.close(fd)
+        with open(_STATM, "rb", buffering=0) as f:  # unbuffered: asked for every file
+            fields = f.read(256).split()
         return int(fields[1]) * _PAGE, int(fields[0]) * _PAGE
     except (OSError, ValueError, IndexError):
         return 0, 0
