@@ -34,6 +34,7 @@ from typing import Any, Final
 from checkers.membership import IN_FLIGHT_S, PAUSED, Death, Listing, Move, Timeline, timeline
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
+from checkers.shrink_ops import Violation, shrink_result
 from checkers.windows import CRASHES, CUTS_OFF, FREEZES_CLIENT, KILLS_CLIENT
 from checkers.words import NS, listing, plural, secs
 
@@ -52,7 +53,33 @@ SERVICE_FAULTS: Final = frozenset({CUTS_OFF, CRASHES})
 
 
 def check_record(record: RunRecord) -> CheckResult:
-    """Judge a registry run; see the module docstring."""
+    """Judge a registry run (see the module docstring); an invalid result carries its
+    first violation's fewest operations (``shrunk``, ``checkers.shrink_ops``: the dead
+    member's registration and the listing that still showed it)."""
+    return shrink_result(judged(record), record, judged, violations)
+
+
+def violations(result: CheckResult) -> list[Violation]:
+    """The deaths ``result`` found a listing past the deadline of, as violations."""
+    out = []
+    for d in result.details.get("deaths") or ():
+        v = d.get("violation")
+        if isinstance(v, dict):
+            listed = v["listing"]
+            out.append(
+                Violation(
+                    "dead-listed",
+                    (d["member"], d["died"]),
+                    frozenset({(listed["process"], listed["invoke"])}),
+                    "dead instance still listed",
+                    v["sentence"],
+                )
+            )
+    return out
+
+
+def judged(record: RunRecord) -> CheckResult:
+    """The discovery result of ``record``, without its shrink."""
     t = timeline(record)
     if not t.process_of:
         return CheckResult(NAME, UNKNOWN, "no instance ever registered: nothing was tested")
