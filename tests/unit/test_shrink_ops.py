@@ -19,6 +19,7 @@ from checkers.result import CheckResult
 from checkers.shrink_ops import Violation, shows
 from core.history import History
 from core.ops import NEMESIS, Op
+from core.store import EVENTS_FILE, HISTORY_FILE, TEST_FILE, write_json
 from harness.analysis import load_record
 from harness.cli import main
 from tests.unit import test_watch_checker as watch
@@ -186,3 +187,82 @@ def test_the_sim_forgetting_on_restart_shrinks_to_two_operations_from_the_comman
     assert _invocations(shrunk) == set(first.who)
     page = (run / "report.html").read_text()
     assert lead in page and page.index('id="shrunk"') < page.index('id="figure"')
+
+
+def _run_dir(path: Path, workload: str, record: RunRecord) -> Path:
+    """A finished run directory of ``workload`` holding ``record``'s history."""
+    path.mkdir()
+    test = {
+        "name": f"sim-{workload}",
+        "options": {"target": "sim", "workload": workload, "nemesis": ["none"], "seed": 1},
+        "seed": 1,
+        "status": "finished",
+        "nodes": ["sim"],
+        "workload_start_ns": 0,
+        **record.test,
+    }
+    write_json(path / TEST_FILE, test)
+    lines = (json.dumps(op.to_dict()) + "\n" for op in record.history)
+    (path / HISTORY_FILE).write_text("".join(lines))
+    (path / EVENTS_FILE).write_text("".join(json.dumps(e) + "\n" for e in record.events))
+    return path
+
+
+def _missed_change() -> RunRecord:
+    r = watch.base()
+    for i in range(1, 12):
+        r.write(i, "0", i, i)
+        if i != 6:
+            r.collect(i + 0.02, 0, [watch.change("0", i, i)])
+    r.collect(15, 0, [])
+    return r.record()
+
+
+def _dead_listed() -> RunRecord:
+    run = paused(expires_at(10.0))
+    ops = sorted(run.ops, key=lambda o: o["time"])
+    return RunRecord(History.from_events(ops), test={"faults": FAULTS})
+
+
+@pytest.mark.parametrize(
+    ("workload", "record", "checker", "lead"),
+    [
+        (
+            "watch",
+            _missed_change,
+            watch_delivery,
+            "These 3 operations and 2 notifications still show the change never delivered "
+            "(shrunk from 23 operations and 12 notifications, confirmed by the watch-delivery "
+            "checker).",
+        ),
+        (
+            "registry",
+            _dead_listed,
+            discovery,
+            "These 2 operations still show the dead instance still listed (shrunk from ",
+        ),
+    ],
+)
+def test_harness_check_of_a_run_shrinks_and_its_report_opens_on_it(
+    workload: str,
+    record: Any,
+    checker: Any,
+    lead: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No sim bug makes a watcher miss a change or a dead instance stay listed: a run
+    directory holding one, checked from the command line, carries the shrunk operations
+    in its results.json and its report opens on them."""
+    run = _run_dir(tmp_path / "run", workload, record())
+    page, out = tmp_path / "page.html", tmp_path / "out"
+    assert main(["check", str(run), "--out", str(out), "--html", str(page)]) == 1
+    capsys.readouterr()
+    (results,) = out.rglob("results.json")
+    r = json.loads(results.read_text())["checkers"][checker.NAME]
+    assert r["valid"] is False and r["shrunk"]["minimal"], r
+    first = checker.violations(CheckResult(checker.NAME, False, "", r))[0]
+    again = checker.judged(_again(load_record(run), r["shrunk"]))
+    assert shows(again, checker.violations, first) is not None
+    text = page.read_text()
+    assert lead in text and text.index('id="shrunk"') < text.index('id="figure"')
