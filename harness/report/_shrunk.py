@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from checkers import discovery, election, fencing, guarded, ids, mutex, watch_delivery
+from checkers import discovery, election, fencing, guarded, ids, mutex, mutex_lin, watch_delivery
 from checkers.anomalies import KINDS
 from core.formats.edn import dumps
 from harness.report._explain import LINEARIZABILITY, timer
 from harness.report._html import esc, table, tag
+
+NOT_ORDERED: Final = "non-linearizable"
+"""The kind of the owner-aware mutex check's violation: holdings that cannot be ordered."""
 
 _HEADERS = ("#", "process", "operation", "outcome", "invoked", "completed")
 
@@ -27,6 +30,7 @@ SHRUNK_BY: Final = (
     mutex.NAME,
     fencing.NAME,
     election.NAME,
+    mutex_lin.NAME,
     ids.NAME,
     guarded.NAME,
     watch_delivery.NAME,
@@ -34,8 +38,8 @@ SHRUNK_BY: Final = (
 )
 """The checkers whose invalid result carries a shrunk counterexample, in the order a
 page prefers them: linearizability's (``checkers.linear.shrink``), then the lock run's
-fewest holdings and writes (``checkers.shrink_holdings``), then the other checkers' fewest
-operations (``checkers.shrink_ops``)."""
+fewest holdings and writes (``checkers.shrink_holdings``; the owner-aware mutex check's
+too), then the other checkers' fewest operations (``checkers.shrink_ops``)."""
 
 
 def shrunk_section(results: dict[str, Any] | None, history_file: str | None = None) -> str:
@@ -83,13 +87,18 @@ def _lead(shrunk: dict[str, Any]) -> str:
 
 def _holdings_lead(shrunk: dict[str, Any]) -> str:
     """``These 2 holdings and 1 write still show the stale write accepted (shrunk from 96
-    holdings and 92 writes, confirmed by the mutex checker)``: the anomaly's own sentence
-    is the banner's, not said twice."""
+    holdings and 92 writes, confirmed by the mutex checker)``; ``still cannot be ordered``
+    for the owner-aware mutex check's: the anomaly's own sentence is the banner's, not said
+    twice."""
     h, w = shrunk.get("holdings", 0), shrunk.get("writes", 0)
     tenure = str(shrunk.get("tenure") or "holding")  # an election's: leadership
     said = f"{h} {tenure}{'s' * (h != 1)} and {w} write{'s' * (w != 1)}"
+    kind = str(shrunk.get("kind"))
+    shows = (
+        "cannot be ordered" if kind == NOT_ORDERED else f"show the {KINDS.get(kind, 'violation')}"
+    )
     return (
-        f"These {said} still show the {KINDS.get(str(shrunk.get('kind')), 'violation')} "
+        f"These {said} still {shows} "
         f"(shrunk from {shrunk.get('of_holdings', 0):,} {tenure}s and "
         f"{shrunk.get('of_writes', 0):,} writes, confirmed by "
         f"{shrunk.get('confirmed_by', 'the checker')})"

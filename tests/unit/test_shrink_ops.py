@@ -13,15 +13,19 @@ from typing import Any
 import pytest
 
 import checkers.shrinking as shrinking
-from checkers import discovery, guarded, ids, watch_delivery
+from checkers import discovery, guarded, ids, mutex_lin, watch_delivery
+from checkers.anomalies import KEY
 from checkers.record import RunRecord
 from checkers.result import CheckResult
+from checkers.shrink_holdings import shows as holdings_shows
+from checkers.shrink_holdings import signature
 from checkers.shrink_ops import Violation, shows
 from core.history import History
 from core.ops import NEMESIS, Op
 from core.store import EVENTS_FILE, HISTORY_FILE, TEST_FILE, write_json
 from harness.analysis import load_record
 from harness.cli import main
+from harness.report._shrunk import shrunk_section
 from tests.unit import test_watch_checker as watch
 from tests.unit.test_discovery import FAULTS, expires_at, paused
 
@@ -266,3 +270,67 @@ def test_harness_check_of_a_run_shrinks_and_its_report_opens_on_it(
     assert shows(again, checker.violations, first) is not None
     text = page.read_text()
     assert lead in text and text.index('id="shrunk"') < text.index('id="figure"')
+
+
+def _lock_run() -> RunRecord:
+    """Twenty-two holdings of one lock, each released; process 1 granted it at 3.1 s while
+    process 0 held it from 3.0 s to its release at 3.5 s."""
+    ops: list[Op] = []
+
+    def hold(p: int, t: float, lease: int, held: float = 0.1) -> None:
+        ops.append(Op(0, int(t * S), p, "invoke", "acquire", {"name": "l"}))
+        granted = {"name": "l", "token": lease, "lease": lease}
+        ops.append(Op(0, int((t + 0.01) * S), p, "ok", "acquire", granted))
+        ops.append(Op(0, int((t + held) * S), p, "invoke", "release", {"name": "l"}))
+        ops.append(Op(0, int((t + held + 0.01) * S), p, "ok", "release", {"name": "l"}))
+
+    for n in range(10):
+        hold(n % 3, n * 0.2, 100 + n)
+    hold(0, 3.0, 200, held=0.5)
+    hold(1, 3.1, 201)
+    for n in range(10):
+        hold(n % 3, 4 + n * 0.2, 300 + n)
+    ops.sort(key=lambda o: o.time)
+    return RunRecord(History(op.with_(index=i) for i, op in enumerate(ops)))
+
+
+def test_a_lock_granted_while_held_shrinks_to_the_two_holdings_that_cannot_be_ordered() -> None:
+    """The owner-aware mutex check's shrink drops whole holdings (a release never without
+    its acquire: dropping one alone makes any two acquires unorderable, another story)."""
+    record = _lock_run()
+    r = mutex_lin.check_record(record)
+    assert r.valid is False
+    shrunk = r.details["shrunk"]
+    assert (shrunk["holdings"], shrunk["of_holdings"], shrunk["operations"]) == (2, 22, 4)
+    assert shrunk["minimal"] and shrunk["confirmed_by"] == "the mutex-linearizability checker"
+    kept = {(o["process"], o["f"], o["time"]) for o in shrunk["ops"] if o["type"] == "invoke"}
+    assert kept == {
+        (0, "acquire", 3 * S),
+        (0, "release", int(3.5 * S)),
+        (1, "acquire", int(3.1 * S)),
+        (1, "release", int(3.2 * S)),
+    }
+    again = mutex_lin.judged(_again(record, shrunk))
+    assert holdings_shows(again, signature(r.details[KEY][0])) is not None
+    lead = shrunk_section({"checkers": {mutex_lin.NAME: {**r.to_dict(), "valid": False}}})
+    assert "These 2 holdings and 0 writes still cannot be ordered (shrunk from 22" in lead
+
+
+@pytest.mark.slow
+def test_the_sim_granting_past_a_lease_shrinks_the_mutex_check_to_two_holdings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The sim's lock-ignores-lease bug: a lock granted while its holder's lease was valid;
+    the owner-aware mutex check's shrink, judged again, beside the mutex checker's."""
+    argv = ["run", "--sim-bug", "lock-ignores-lease", "--nemesis", "none", "--time-limit", "4"]
+    assert main([*argv, "--seed", "3", "-o", str(tmp_path)]) == 1
+    capsys.readouterr()
+    run = (tmp_path / "latest").resolve()
+    r = json.loads((run / "results.json").read_text())["checkers"][mutex_lin.NAME]
+    shrunk = r["shrunk"]
+    assert shrunk["holdings"] == 2 and shrunk["minimal"] and shrunk["of_holdings"] > 10, shrunk
+    again = mutex_lin.judged(_again(load_record(run), shrunk))
+    assert holdings_shows(again, signature(r[KEY][0])) is not None
+    assert "These 2 holdings and 0 writes still show the two holders" in (
+        (run / "report.html").read_text()
+    )
