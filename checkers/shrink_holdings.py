@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -37,11 +37,9 @@ from checkers.ddmin import ddmin
 from checkers.holdings import Terms
 from checkers.record import RunRecord
 from checkers.result import CheckResult
-from checkers.shrinking import Search
+from checkers.shrinking import Judge, Search
 from core.history import History
 from core.ops import NEMESIS
-
-Judge = Callable[[RunRecord], CheckResult]
 
 
 @dataclass(frozen=True, slots=True)

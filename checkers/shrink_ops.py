@@ -35,7 +35,7 @@ from checkers.anomalies import KEY, KINDS
 from checkers.ddmin import ddmin
 from checkers.record import RunRecord
 from checkers.result import CheckResult
-from checkers.shrinking import Search
+from checkers.shrinking import Judge, Search
 from core.history import History
 from core.ops import NEMESIS, Op
 
@@ -60,8 +60,8 @@ class Violation:
 
 
 Witness = Callable[[CheckResult], list[Violation]]
-"""A checker's violations in a result of its, first first (none when it is not invalid)."""
-Judge = Callable[[RunRecord], CheckResult]
+"""The violations one of a checker's results names, in its order (none when it is not
+invalid)."""
 
 
 def named_violations(result: CheckResult) -> list[Violation]:
@@ -181,11 +181,12 @@ class _Shrink:
         """Operations (from those the violation names, with the fewest others they need),
         then the items of the list values kept."""
         fails = self.search.fails
-        seed = [u for u in self.units if self._named(u)]
-        if not seed or not fails(seed):
-            named = set(seed)
-            rest = [u for u in self.units if u not in named]
-            seed = seed + ddmin(rest, lambda c: fails(seed + c))
+        named = [u for u in self.units if self._named(u)]
+        seed = named
+        if not named or not fails(named):
+            given = set(named)
+            rest = [u for u in self.units if u not in given]
+            seed = named + ddmin(rest, lambda c: fails(named + c))
         kept = ddmin(seed, fails)
         h = self.record.history
         items = [

@@ -17,12 +17,16 @@ from typing import Any, Final, Generic, TypeVar
 
 from checkers.ddmin import bound
 from checkers.record import RunRecord
+from checkers.result import CheckResult
 from core.formats.budget import OutOfBudget
 
 SHRINK_S: Final = 10.0
 """Seconds a shrink may take at most (less when the check's time limit is shorter)."""
 
 U = TypeVar("U")
+Judge = Callable[[RunRecord], CheckResult]
+"""A checker without its shrink: the function whose result a shrink shrinks, which judges
+every candidate and the result again."""
 
 
 class OutOfTime(Exception):
