@@ -349,6 +349,8 @@ def check_path(
             outcome, fmt = checked.outcome, checked.read.format
     except OutOfBudget as e:
         outcome = _unknown(path, str(e))
+        if not path.is_dir():  # a streamed check says its own (``harness.checkstream``)
+            outcome["read"] = "in memory"
         if html is not None:
             outcome["report"] = "no report: the history was not read within the budget"
     if checked is not None and html is not None:

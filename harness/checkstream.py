@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from core.errors import HarnessError
-from core.formats import ModelOf, default_model, detect_format, history_file
+from core.formats import ModelOf, OutOfBudget, default_model, detect_format, history_file
 
 if TYPE_CHECKING:
     from checkers.linear.models.register import RegisterModel
@@ -110,17 +110,25 @@ def _spilled(file: Path, m: RegisterModel, budget: Budget, root: Path, shrink: b
     from checkers.linear.streamed import check_keys
     from core.formats.spill import spill
 
-    with spill(file, root, budget) as keys:
-        if keys is None:
-            return _in_memory("a line the streamed reader does not read: the history")
-        started = time.perf_counter()
-        try:
-            result = check_keys(keys, m, budget, shrink=shrink)
-        except ModelError as e:
-            where = file if e.op is None else f"{file}:{_line(file, e.op.index)}"
-            raise HarnessError(f"{where}: {e}") from None
-        ms = (time.perf_counter() - started) * 1000
-        return Streamed(result, m.name, keys.events, keys.notes, ms)
+    try:
+        with spill(file, root, budget) as keys:
+            if keys is None:
+                return _in_memory("a line the streamed reader does not read: the history")
+            started = time.perf_counter()
+            try:
+                result = check_keys(keys, m, budget, shrink=shrink)
+            except ModelError as e:
+                where = file if e.op is None else f"{file}:{_line(file, e.op.index)}"
+                raise HarnessError(f"{where}: {e}") from None
+            ms = (time.perf_counter() - started) * 1000
+            return Streamed(result, m.name, keys.events, keys.notes, ms)
+    except OutOfBudget as e:  # while reading: no model has read an op yet
+        from checkers.linearizability import CHECKER
+        from checkers.result import UNKNOWN, CheckResult
+
+        reason = str(e)
+        details = {"valid": UNKNOWN, "reason": reason}
+        return Streamed(CheckResult(CHECKER, UNKNOWN, f"Unknown: {reason}.", details), "-")
 
 
 def _line(file: Path, index: int) -> int | None:
