@@ -339,6 +339,10 @@ def check_path(
             outcome, fmt = _check_store(path, model, budget, oom, html, shrink is not None)
         elif path.is_dir():
             outcome = _check_dir(path, time_limit, budget, out)
+            if streaming is not None and streaming.mode:
+                outcome["notes"].append(
+                    "--stream reads history files; a run directory is read in memory"
+                )
             if html is not None:
                 _report(outcome, html, lambda: _run_page(path, outcome["details"]))
         else:
