@@ -42,7 +42,7 @@ from core.formats.errors import FormatError
 from core.formats.fields import MAX_INT
 from core.formats.files import open_regular
 from core.formats.jsonl import JsonLines, truncation_note
-from core.formats.jsonl_fast import CHUNK, FAIL, _checker, _decoder
+from core.formats.jsonl_fast import FAIL, _checker, _decoder, blocks
 from core.history import History
 from core.ops import NEMESIS, OP_TYPES, Op
 from core.writes import scratch_file, scratch_folder
@@ -150,28 +150,23 @@ class _Reader:
         budget = self.budget
         previous = -1
         lines = 0
-        rest = b""
-        while True:
+        tail: list[bytes] = []
+        for block in blocks(f, tail):
             if budget is not None:
                 budget.check(DOING, self.events)
-            chunk = f.read(CHUNK)
-            if not chunk:
-                break
-            data = rest + chunk if rest else chunk
-            cut = data.rfind(b"\n") + 1
-            rest = data[cut:]
-            if not cut:
-                continue
             try:
-                ops: list[Op] = decode(data[:cut])
+                ops: list[Op] = decode(block)
             except Exception:  # msgspec's DecodeError or ValidationError
                 return None
-            lines += data.count(b"\n", 0, cut)
-            del data
+            lines += block.count(b"\n")
+            del block
             previous = check(ops, previous, self.max_time)
             if previous == FAIL or not self.take(ops):
                 return None
+        if budget is not None:
+            budget.check(DOING, self.events)
         notes: tuple[str, ...] = ()
+        rest = tail[0]
         if rest.strip():
             last = self.last(rest, decoder, previous, check)
             if last is None:

@@ -11,21 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_cli import run
 
 from checkers.linear.simulate import simulate
 from core.ops import Op
 from harness import checkcmd, checkstream
 from harness.checkstream import Streaming
-from harness.cli import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as e:
-        code = int(e.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def write_history(folder: Path, ops: list[Op], model: str = "register") -> Path:
@@ -144,40 +135,41 @@ def test_an_edn_history_is_read_in_memory_and_the_note_says_so(
     assert any("only JSONL histories are streamed" in n for n in line["notes"])
 
 
-def test_spill_files_are_removed_after_an_exception(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def _raise(spill: Path) -> None:
+    """A bug in the middle of a streamed check."""
+    raise RuntimeError("a bug")
+
+
+def _sigterm(spill: Path) -> None:
+    """SIGTERM in the middle of a streamed check."""
+    os.kill(os.getpid(), signal.SIGTERM)
+    raise AssertionError("SIGTERM did not stop the check")
+
+
+@pytest.mark.parametrize(
+    ("end", "code", "said"), [(_raise, 255, "RuntimeError: a bug"), (_sigterm, 2, "by SIGTERM")]
+)
+def test_spill_files_are_removed_however_the_check_ends(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    end: Any,
+    code: int,
+    said: str,
 ) -> None:
     path = write_history(tmp_path / "run", history())
     spill = tmp_path / "spill"
     spill.mkdir()
     seen = []
 
-    def broken(*args: Any, **kw: Any) -> Any:
+    def ended(*args: Any, **kw: Any) -> Any:
         seen.append(os.listdir(spill))
-        raise RuntimeError("a bug")
+        end(spill)
 
-    monkeypatch.setattr("checkers.linear.streamed.check_keys", broken)
-    code, _, err = run(capsys, "check", "--stream", "--spill-dir", str(spill), str(path))
-    assert code == 255 and "RuntimeError: a bug" in err
+    monkeypatch.setattr("checkers.linear.streamed.check_keys", ended)
+    got, _, err = run(capsys, "check", "--stream", "--spill-dir", str(spill), str(path))
+    assert got == code and said in err
     assert len(seen) == 1 and len(seen[0]) == 1  # the scratch folder, while it checked
-    assert os.listdir(spill) == []
-
-
-def test_spill_files_are_removed_after_sigterm(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = write_history(tmp_path / "run", history())
-    spill = tmp_path / "spill"
-    spill.mkdir()
-
-    def stopped(*args: Any, **kw: Any) -> Any:
-        assert os.listdir(spill)
-        os.kill(os.getpid(), signal.SIGTERM)
-        raise AssertionError("SIGTERM did not stop the check")
-
-    monkeypatch.setattr("checkers.linear.streamed.check_keys", stopped)
-    code, _, err = run(capsys, "check", "--stream", "--spill-dir", str(spill), str(path))
-    assert code == 2 and "interrupted by SIGTERM" in err
     assert os.listdir(spill) == []
 
 
