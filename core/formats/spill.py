@@ -33,6 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
+from core.errors import HarnessError
 from core.formats.budget import Budget
 from core.formats.errors import FormatError
 from core.formats.fields import MAX_INT
@@ -237,7 +238,13 @@ class _Reader:
             blobs.append(blob)
             self.buffers[key] = []
         view = memoryview(b"".join(blobs))
-        while view:
-            view = view[self.out.write(view) or 0 :]
+        try:
+            while view:
+                view = view[self.out.write(view) or 0 :]
+        except OSError as e:  # a full disk: said in one line, the folder removed
+            raise HarnessError(
+                f"{self.path}: cannot spill it to disk ({e.strerror}); name a folder with "
+                "room with --spill-dir, or check it in memory (--no-stream)"
+            ) from None
         self.dirty = []
         self.held = 0

@@ -241,3 +241,37 @@ def test_shrink_streamed_writes_what_the_in_memory_check_writes(
         assert code == 1 and "shrunk: " in out
         written.append((out_file.read_text(), out.split("shrunk: ")[1].split(":")[0]))
     assert written[0] == written[1]
+
+
+def test_a_full_disk_is_said_in_one_line_and_the_spill_removed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from core.formats import spill as spill_module
+
+    real = spill_module.scratch_file
+
+    class Full:
+        """A spill file on a full disk."""
+
+        def __init__(self, folder: int, name: str) -> None:
+            self.file = real(folder, name)
+
+        def __enter__(self) -> Full:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.file.close()
+
+        def write(self, data: object) -> int:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(spill_module, "scratch_file", Full)
+    path = write_history(tmp_path / "run", history(200))
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    code, _, err = run(capsys, "check", "--stream", "--spill-dir", str(spill), str(path))
+    assert code == 254 and len(err.strip().splitlines()) == 1
+    assert "No space left on device" in err and "--spill-dir" in err
+    assert os.listdir(spill) == []
