@@ -102,7 +102,6 @@ def _check_file(
         if streaming is not None:
             from harness.checkstream import check_streamed
 
-            oom[0] = _OOM.format("checking (streamed)", path, "").encode()
             s = check_streamed(path, model, budget, streaming, _model_of, shrink)
             if s.result is not None:
                 outcome = _outcome(path, s.model, s.result, s.check_ms, s.ops, s.notes)

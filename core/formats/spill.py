@@ -50,7 +50,7 @@ FLUSH_EVENTS: Final = 1 << 18
 """Ops buffered before the buffers go to disk (their lines: about 35 MiB)."""
 RECORDS: Final = "records"
 """The spill file's name in its scratch folder."""
-DOING: Final = "reading (streamed)"
+DOING: Final = "reading"
 LEVEL: Final = 1
 """zlib's level: the fastest (level 6 saves a fifth of the bytes for twice the time)."""
 
