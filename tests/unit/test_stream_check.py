@@ -275,3 +275,25 @@ def test_a_full_disk_is_said_in_one_line_and_the_spill_removed(
     assert code == 254 and len(err.strip().splitlines()) == 1
     assert "No space left on device" in err and "--spill-dir" in err
     assert os.listdir(spill) == []
+
+
+def _halves(value: Any) -> Any:
+    """``value`` with every integer in it moved by a half: a float, which the register
+    path does not read (the general path does)."""
+    if isinstance(value, list):
+        return [_halves(x) for x in value]
+    return value if value is None else value + 0.5
+
+
+def test_keys_the_register_path_gives_up_are_searched_by_the_general_path(
+    tmp_path: Path,
+) -> None:
+    # Key 2's values are floats: in memory the register path gives the whole history up
+    # to the general path; streamed, key 2 alone. The same verdict and key either way.
+    ops = [op.with_(value=_halves(op.value)) if op.key == 2 else op for op in history()]
+    path = write_history(tmp_path / "run", stale(ops, {6}))
+    memory, streamed = both(path, tmp_path)
+    assert "path" not in memory["details"] and "path" not in streamed["details"]
+    assert memory["valid"] is False and streamed["valid"] is False
+    assert streamed["summary"] == memory["summary"]
+    assert streamed["details"]["counterexample"] == memory["details"]["counterexample"]
