@@ -302,12 +302,28 @@ def classify_takeover(
 
 
 def classify_number(
-    number: str, earlier: int, later: int, windows: Sequence[FaultWindow]
+    number: str,
+    earlier: int,
+    later: int,
+    windows: Sequence[FaultWindow],
+    durability: DurabilityRule | None = None,
 ) -> Classification:
     """Why a grant at ``later`` reused or lowered the fencing ``number`` of a grant at
-    ``earlier``: a crash that reset the service's counter, else a service bug."""
+    ``earlier``: a crash that reset the service's counter (a power cut that took the
+    earlier grant as the run's ``durability`` rule says it may: lost as documented), else
+    a service bug."""
     crash = first_overlapping(windows, earlier, later, CRASHES)
     if crash is not None:
+        if durability is not None and LOSES_UNSYNCED in crash.effects:
+            lost = lost_to_power_cut(
+                crash,
+                durability,
+                earlier,
+                f"the grant of {article(number)} at {secs(earlier)}",
+                f"the restarted service handed out {article(number)} that was not higher",
+            )
+            if lost is not None:
+                return lost
         c = _crash(crash)
         return Classification.of(CRASH, f"{c.evidence}; its {number} counter started over", crash)
     return Classification.of(
@@ -326,6 +342,7 @@ def classify_accepted(
     granted: tuple[int, int],
     windows: Sequence[FaultWindow],
     numbers: tuple[int | None, int | None] = (None, None),
+    durability: DurabilityRule | None = None,
 ) -> Classification:
     """Why the resource accepted a stale write of ``kind`` (``checkers.overlaps``).
 
@@ -336,10 +353,10 @@ def classify_accepted(
     grant and its successor's (``granted``), which ``classify_number`` explains. A token
     lower than the successor's that got through only because the newer holder had not
     written yet is the takeover's doing too: the resource cannot reject a token it cannot
-    know is stale."""
+    know is stale. ``durability``: what the run's setting says a power cut may take."""
     if kind != "superseded" or not _not_higher(numbers):
         return takeover
-    c = classify_number(number, granted[0], granted[1], windows)
+    c = classify_number(number, granted[0], granted[1], windows, durability)
     return Classification(
         c.cause,
         f"its {number} was not lower than the newer {number}s the resource had seen, so "
