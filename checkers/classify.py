@@ -254,7 +254,7 @@ def classify_takeover(
         if clock is not None:
             return Takeover(kind, _clock(clock))
         if crash is not None:
-            return Takeover(kind, _crash(crash, earlier, durability))
+            return Takeover(kind, _crash(crash, earlier, durability, windows, at))
         if not facts.service_alive(at) and _abandoned_before(earlier, at):
             return Takeover(kind, _abandoned(earlier, facts, at))
         return Takeover(kind, Classification.of(SERVICE_BUG, _still_valid(facts, at)))
@@ -288,7 +288,7 @@ def classify_takeover(
     if clock is not None:
         return Takeover(kind, _clock(clock))
     if crash is not None:
-        return Takeover(kind, _crash(crash, earlier, durability))
+        return Takeover(kind, _crash(crash, earlier, durability, windows, at))
     return Takeover(
         kind,
         Classification.of(
@@ -314,16 +314,15 @@ def classify_number(
     a service bug."""
     crash = first_overlapping(windows, earlier, later, CRASHES)
     if crash is not None:
-        if durability is not None and LOSES_UNSYNCED in crash.effects:
-            lost = lost_to_power_cut(
-                crash,
-                durability,
-                earlier,
-                f"the grant of {article(number)} at {secs(earlier)}",
-                f"the restarted service handed out {article(number)} that was not higher",
-            )
-            if lost is not None:
-                return lost
+        lost = _lost(
+            windows,
+            durability,
+            (earlier, later),
+            f"the grant of {article(number)} at {secs(earlier)}",
+            f"the restarted service handed out {article(number)} that was not higher",
+        )
+        if lost is not None:
+            return lost
         c = _crash(crash)
         return Classification.of(CRASH, f"{c.evidence}; its {number} counter started over", crash)
     return Classification.of(
@@ -425,13 +424,19 @@ def _clock(w: FaultWindow) -> Classification:
 
 
 def _crash(
-    w: FaultWindow, earlier: Holding | None = None, rule: DurabilityRule | None = None
+    w: FaultWindow,
+    earlier: Holding | None = None,
+    rule: DurabilityRule | None = None,
+    windows: Sequence[FaultWindow] = (),
+    at: int | None = None,
 ) -> Classification:
-    if earlier is not None and rule is not None and LOSES_UNSYNCED in w.effects:
-        lost = lost_to_power_cut(
-            w,
+    """The crash ``w`` during ``earlier``'s holding, granted again at ``at``; a power cut
+    of ``windows`` after the grant that took it as the run's ``rule`` says it may, first."""
+    if earlier is not None and at is not None:
+        lost = _lost(
+            windows,
             rule,
-            earlier.taken,
+            (earlier.taken, at),
             f"process {earlier.process}'s grant",
             "the restarted server granted the lock again",
         )
@@ -444,6 +449,25 @@ def _crash(
         "never had it)",
         w,
     )
+
+
+def _lost(
+    windows: Sequence[FaultWindow],
+    rule: DurabilityRule | None,
+    span: tuple[int, int],
+    what: str,
+    again: str,
+) -> Classification | None:
+    """``what``, acknowledged at ``span[0]`` and handed out again at ``span[1]``, lost to
+    the first power cut between the two (the first that could take it: one that began
+    before the grant could not) as the run's durability ``rule`` says (else None)."""
+    if rule is None:
+        return None
+    acked, again_at = span
+    cut = next(
+        (w for w in with_effect(windows, LOSES_UNSYNCED) if acked <= w.start <= again_at), None
+    )
+    return None if cut is None else lost_to_power_cut(cut, rule, acked, what, again)
 
 
 def lost_to_power_cut(

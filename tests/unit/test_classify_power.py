@@ -176,3 +176,19 @@ def test_a_token_etcd_grants_again_after_a_cut_under_no_fsync_is_lost_as_documen
     promised = classify_number("revision", int(0.2 * S), int(2.5 * S), ws, recorded(None, "etcd"))
     assert promised.cause == UNEXPLAINED and not promised.expected
     assert classify_number("revision", int(0.2 * S), int(2.5 * S), ws).cause == CRASH
+
+
+def test_the_cut_that_took_a_grant_is_the_first_after_it_not_one_still_open_at_it() -> None:
+    """The etcd run of seed 1: a grant made while the nodes still restarted from one cut
+    (its window open until the stop) and handed out again after the next was named a
+    crash by the first window, which began before the grant and could not take it."""
+    value = {"nodes": ["n1"], "discarded": {"n1": {"wal": 9632}}, "proof": {"n1": True}}
+    ws = fault_windows(
+        history(fault("power-loss", 0.0, 0.3, value) + fault("power-loss", 1.0, 2.0, value)),
+        FACTS,
+    )
+    rule = recorded("no-fsync", "etcd")
+    c = takeover(ws, rule)  # HOLDER's grant at 0.1 s, inside the first window
+    assert c.cause == UNSYNCED and "acknowledged 0.901 s before the power cut" in c.evidence
+    n = classify_number("revision", int(0.1 * S), int(2.5 * S), ws, rule)
+    assert n.cause == UNSYNCED and "acknowledged 0.901 s before" in n.evidence
