@@ -16,6 +16,7 @@ from checkers.durability import DurabilityRule, durability_rule
 from checkers.windows import CRASHES, LOSES_UNSYNCED, FaultWindow, fault_windows
 from clusters.registry import TARGETS
 from core.options import RunOptions
+from harness.suite import found_causes
 
 FACTS = {
     "power-loss": {
@@ -192,3 +193,11 @@ def test_the_cut_that_took_a_grant_is_the_first_after_it_not_one_still_open_at_i
     assert c.cause == UNSYNCED and "acknowledged 0.901 s before the power cut" in c.evidence
     n = classify_number("revision", int(0.1 * S), int(2.5 * S), ws, rule)
     assert n.cause == UNSYNCED and "acknowledged 0.901 s before" in n.evidence
+
+
+def test_a_suite_entry_can_ask_for_the_cause_of_a_fencing_number_granted_again() -> None:
+    """``etcd-power-loss-no-fsync`` asks for its token granted again to be lost as
+    documented: the suite reads the fencing checker's anomalies for it."""
+    anomaly = {"kind": "reused", "classification": {"cause": UNSYNCED}}
+    assert found_causes({"checkers": {"fencing": {"anomalies": [anomaly]}}}) == {UNSYNCED}
+    assert found_causes({"checkers": {"fencing": {"anomalies": []}}}) == set()
