@@ -254,7 +254,7 @@ def classify_takeover(
         if clock is not None:
             return Takeover(kind, _clock(clock))
         if crash is not None:
-            return Takeover(kind, _crash(crash, earlier, durability))
+            return Takeover(kind, _crash(crash, earlier, durability, windows, at))
         if not facts.service_alive(at) and _abandoned_before(earlier, at):
             return Takeover(kind, _abandoned(earlier, facts, at))
         return Takeover(kind, Classification.of(SERVICE_BUG, _still_valid(facts, at)))
@@ -288,7 +288,7 @@ def classify_takeover(
     if clock is not None:
         return Takeover(kind, _clock(clock))
     if crash is not None:
-        return Takeover(kind, _crash(crash, earlier, durability))
+        return Takeover(kind, _crash(crash, earlier, durability, windows, at))
     return Takeover(
         kind,
         Classification.of(
@@ -302,12 +302,27 @@ def classify_takeover(
 
 
 def classify_number(
-    number: str, earlier: int, later: int, windows: Sequence[FaultWindow]
+    number: str,
+    earlier: int,
+    later: int,
+    windows: Sequence[FaultWindow],
+    durability: DurabilityRule | None = None,
 ) -> Classification:
     """Why a grant at ``later`` reused or lowered the fencing ``number`` of a grant at
-    ``earlier``: a crash that reset the service's counter, else a service bug."""
+    ``earlier``: a crash that reset the service's counter (a power cut that took the
+    earlier grant as the run's ``durability`` rule says it may: lost as documented), else
+    a service bug."""
     crash = first_overlapping(windows, earlier, later, CRASHES)
     if crash is not None:
+        lost = _lost(
+            windows,
+            durability,
+            (earlier, later),
+            f"the grant of {article(number)} at {secs(earlier)}",
+            f"the restarted service handed out {article(number)} that was not higher",
+        )
+        if lost is not None:
+            return lost
         c = _crash(crash)
         return Classification.of(CRASH, f"{c.evidence}; its {number} counter started over", crash)
     return Classification.of(
@@ -326,6 +341,7 @@ def classify_accepted(
     granted: tuple[int, int],
     windows: Sequence[FaultWindow],
     numbers: tuple[int | None, int | None] = (None, None),
+    durability: DurabilityRule | None = None,
 ) -> Classification:
     """Why the resource accepted a stale write of ``kind`` (``checkers.overlaps``).
 
@@ -336,10 +352,10 @@ def classify_accepted(
     grant and its successor's (``granted``), which ``classify_number`` explains. A token
     lower than the successor's that got through only because the newer holder had not
     written yet is the takeover's doing too: the resource cannot reject a token it cannot
-    know is stale."""
+    know is stale. ``durability``: what the run's setting says a power cut may take."""
     if kind != "superseded" or not _not_higher(numbers):
         return takeover
-    c = classify_number(number, granted[0], granted[1], windows)
+    c = classify_number(number, granted[0], granted[1], windows, durability)
     return Classification(
         c.cause,
         f"its {number} was not lower than the newer {number}s the resource had seen, so "
@@ -408,13 +424,19 @@ def _clock(w: FaultWindow) -> Classification:
 
 
 def _crash(
-    w: FaultWindow, earlier: Holding | None = None, rule: DurabilityRule | None = None
+    w: FaultWindow,
+    earlier: Holding | None = None,
+    rule: DurabilityRule | None = None,
+    windows: Sequence[FaultWindow] = (),
+    at: int | None = None,
 ) -> Classification:
-    if earlier is not None and rule is not None and LOSES_UNSYNCED in w.effects:
-        lost = lost_to_power_cut(
-            w,
+    """The crash ``w`` during ``earlier``'s holding, granted again at ``at``; a power cut
+    of ``windows`` after the grant that took it as the run's ``rule`` says it may, first."""
+    if earlier is not None and at is not None:
+        lost = _lost(
+            windows,
             rule,
-            earlier.taken,
+            (earlier.taken, at),
             f"process {earlier.process}'s grant",
             "the restarted server granted the lock again",
         )
@@ -427,6 +449,25 @@ def _crash(
         "never had it)",
         w,
     )
+
+
+def _lost(
+    windows: Sequence[FaultWindow],
+    rule: DurabilityRule | None,
+    span: tuple[int, int],
+    what: str,
+    again: str,
+) -> Classification | None:
+    """``what``, acknowledged at ``span[0]`` and handed out again at ``span[1]``, lost to
+    the first power cut between the two (the first that could take it: one that began
+    before the grant could not) as the run's durability ``rule`` says (else None)."""
+    if rule is None:
+        return None
+    acked, again_at = span
+    cut = next(
+        (w for w in with_effect(windows, LOSES_UNSYNCED) if acked <= w.start <= again_at), None
+    )
+    return None if cut is None else lost_to_power_cut(cut, rule, acked, what, again)
 
 
 def lost_to_power_cut(

@@ -191,6 +191,7 @@ def analyse(
                 granted,
                 windows,
                 numbers,
+                durability,
             )
     for g in groups:
         causes = [s.cause for s in stale if s.cause is not None and s.holding is g.first]
