@@ -16,11 +16,18 @@ thread changes process, the earliest timeout is the oldest open operation's (eve
 operation gets the same ``op_timeout``, and ``_open`` keeps invocation order), and the
 messages to the workers are plain tuples (``harness.worker``).
 
+The clients run in worker processes (``harness.worker``) or, ``threads``, in threads of
+this process (``harness.client_threads``): their completions then come through one
+``Answers`` queue, taken whole each time the loop waits, the loop woken by a byte on a
+pipe only when it may be asleep.
+
 Timeouts: a client op still open after ``op_timeout`` seconds completes as ``info``
 ("timed out"). Its worker is then abandoned, not killed: a worker frozen by a client pause
 must still be able to wake and do its late write, which is the point of the test. The
 thread gets a new worker with a new process id (old id + concurrency, as in Jepsen). A
-worker that dies mid-operation is handled the same way.
+worker that dies mid-operation is handled the same way. A client thread cannot be killed
+at all: abandoned, it goes on until its client returns, and its ``worker-stopped`` event
+says when it may still be running.
 
 What an abandoned worker does afterwards is still evidence, so it is recorded in the run's
 client events (``events.jsonl``): ``late-completion`` when its operation finally returns
