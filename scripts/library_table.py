@@ -5,9 +5,13 @@
 
 Reads every ``suite.json`` under the folders given (one suite run, or several made with
 ``--only``) and prints one Markdown row per run: the library and the version its
-environment installed (test.json's ``lock_library``), the target, the fault, the verdict,
-what went wrong (overlapping holders, stale writes the resource accepted, releases the
-library said had lost the lock) and what the library offers.
+environment installed (test.json's ``lock_library``), the target, the fault, the verdict
+and whose doing a violation was (results.json's ``attribution``: the library, its
+documented design, the harness's own fault, the service), what went wrong (overlapping
+holders, stale writes the resource accepted, releases the library said had lost the lock),
+whether a release freed another holder's lock (the mutex checker's ``released_another``:
+yes, no, or not measured when no release came after the lock had gone to another) and what
+the library offers.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 HEADER = (
-    "| library | version | target | fault | verdict | what happened | what it offers |\n"
-    "| --- | --- | --- | --- | --- | --- | --- |"
+    "| library | version | target | fault | verdict | what happened "
+    "| releases another's lock | what it offers |\n"
+    "| --- | --- | --- | --- | --- | --- | --- | --- |"
 )
 
 
@@ -59,6 +64,12 @@ def row(outcome: dict[str, Any]) -> str:
     lib = test.get("lock_library", {})
     options = test["options"]
     verdict = {True: "valid", False: "invalid"}.get(outcome["valid"], str(outcome["valid"]))
+    results = json.loads((run_dir / "results.json").read_text())
+    blamed = results.get("attribution")
+    if isinstance(blamed, dict):
+        verdict += f" ({blamed.get('party')})"
+    mutex = results["checkers"].get("mutex", {})
+    released = (mutex.get("released_another") or {}).get("releases", "not measured")
     cells = (
         lib.get("library", options.get("lock")),
         lib.get("version", "-"),
@@ -66,6 +77,7 @@ def row(outcome: dict[str, Any]) -> str:
         ", ".join(options["nemesis"]),
         verdict,
         happened(run_dir),
+        released,
         lib.get("offers", "-"),
     )
     return "| " + " | ".join(str(c) for c in cells) + " |"
