@@ -315,3 +315,11 @@ def test_a_careless_release_is_found_caused_and_attributed_from_the_command_line
     assert results["attribution"]["party"] == "library"
     assert results["attribution"]["library"] == "careless_sim_lock:make"
     assert "verdict: INVALID - library (careless_sim_lock:make): " in out
+    page = (run_dir / "report.html").read_text()
+    assert "Whose: library (careless_sim_lock:make): careless_sim_lock:make" in page
+    assert "Its documentation: release() raises when the lock is no longer its own" in page
+    code, out, err = run(capsys, "compare", str(run_dir))
+    assert code == 0, out + err
+    assert "whose: library (careless_sim_lock:make)" in out
+    code, out, err = run(capsys, "check", str(run_dir))
+    assert "whose: library (careless_sim_lock:make): careless_sim_lock:make's release" in out
