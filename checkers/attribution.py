@@ -23,7 +23,7 @@ words. The parties:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 LIBRARY: Final = "library"
@@ -50,13 +50,7 @@ class Attribution:
             raise ValueError(f"unknown party {self.party!r}: one of {', '.join(PARTIES)}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "party": self.party,
-            "library": self.library,
-            "version": self.version,
-            "promise": self.promise,
-            "evidence": self.evidence,
-        }
+        return asdict(self)
 
 
 def attribution_line(recorded: Mapping[str, Any]) -> str:

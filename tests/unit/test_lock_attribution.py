@@ -57,6 +57,19 @@ def first(details: dict[str, Any]) -> dict[str, Any]:
     return dict(details["overlap_groups"][0]["classification"])
 
 
+def said_held(process: int, lease: int, asked: float) -> dict[str, Any]:
+    """The client event of a library asked at ``asked`` whether it still held: yes."""
+    return {
+        "time": ns(asked + 0.01),
+        "sent": ns(asked),
+        "process": process,
+        "event": "still-held",
+        "lease": lease,
+        "lock": "lock",
+        "held": True,
+    }
+
+
 PAUSE = fault("client-pause", 1.0, 13.0, {"processes": [1]})
 
 
@@ -71,17 +84,7 @@ def paused_stale_write(said_held_at: float | None, library: str = "redis-py") ->
     ]
     client = lease_events(1, 11, [0.1]) + lease_events(2, 22, [11.0])
     if said_held_at is not None:
-        client.append(
-            {
-                "time": ns(said_held_at + 0.01),
-                "sent": ns(said_held_at),
-                "process": 1,
-                "event": "still-held",
-                "lease": 11,
-                "lock": "lock",
-                "held": True,
-            }
-        )
+        client.append(said_held(1, 11, said_held_at))
     writes = [write(13.5, 1, None, None, True), write(15.0, 2, None, None, True)]
     return record(writes, events, by_time(client), library)
 
@@ -175,17 +178,7 @@ def released_by_another(answer: str = "ok", ask_after: float | None = None) -> R
     client = lease_events(1, 11, [0.1]) + lease_events(2, 22, [11.0])
     client += lease_events(3, 33, [13.6])
     if ask_after is not None:
-        client.append(
-            {
-                "time": ns(ask_after + 0.01),
-                "sent": ns(ask_after),
-                "process": 2,
-                "event": "still-held",
-                "lease": 22,
-                "lock": "lock",
-                "held": True,
-            }
-        )
+        client.append(said_held(2, 22, ask_after))
     return record([], events, by_time(client), "python-redis-lock")
 
 
