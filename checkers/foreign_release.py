@@ -11,7 +11,7 @@ B's lock, from the records:
   ``released-another's-lock`` when B's lease was valid);
 - ``no``: B still held after A's release answered: its library, asked after that, said it
   still held (a library whose answer asks the service); or another process's acquire,
-  asked after it, was refused while B held; or B's own release succeeded, with a library
+  waiting past it, was refused while B held; or B's own release succeeded, with a library
   whose release checks the lock is its own (it raises or answers False otherwise); what
   the library does is test.json's ``lock_library.promises``;
 - ``not measured``: nothing after A's release says either way.
@@ -107,12 +107,12 @@ def _outcome(
             f"{released}, process {b.process}'s library said it still held at {secs(said[0])}",
         )
     refusal = next(
-        (r for r in refused if r[0] != b.process and r[1] > answered and r[2] <= b_end), None
+        (r for r in refused if r[0] != b.process and r[2] > answered and r[2] <= b_end), None
     )
     if refusal is not None:
         return NO, (
-            f"{released}, process {refusal[0]}'s acquire asked at {secs(refusal[1])} was "
-            f"refused while process {b.process} held it"
+            f"{released}, process {refusal[0]}'s acquire, waiting from {secs(refusal[1])}, "
+            f"was refused at {secs(refusal[2])} while process {b.process} held it"
         )
     checks = library is not None and library.value("lost_release") in ("raise", "return")
     if b.ended_by == "released" and checks:

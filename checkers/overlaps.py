@@ -57,6 +57,7 @@ from checkers.holdings import (
     successors,
 )
 from checkers.leases import LeaseFacts, lease_facts
+from checkers.refusals import NOT_GRANTED
 from checkers.windows import FaultWindow
 from checkers.words import seconds
 from core.history import History
@@ -212,7 +213,10 @@ def analyse(
     refused = [
         (p.invoke.process, p.invoke.time, p.end or p.invoke.time)
         for p in history.client_ops().pairs()
-        if p.invoke.f in terms.take and p.type == "fail"
+        if p.invoke.f in terms.take
+        and p.completion is not None
+        and p.completion.type == "fail"
+        and (p.completion.error or "").startswith(NOT_GRANTED)
     ]
     foreign = foreign_releases(held, leases, refused, library)
     return Analysis(

@@ -8,6 +8,7 @@ record as test.json keeps it (``lock_library`` with its ``promises``)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from checkers import mutex
 from checkers.attribution import LibraryRecord, attribution_line
 from checkers.classify import CRASH, PAUSED, RELEASED_OTHER, SERVICE_BUG, UNEXPLAINED
 from checkers.record import RunRecord
+from core.history import History
 from harness.analysis import verdict_line
 from workloads.libraries.registry import LIBRARIES
 
@@ -179,7 +181,24 @@ def released_by_another(answer: str = "ok", ask_after: float | None = None) -> R
     client += lease_events(3, 33, [13.6])
     if ask_after is not None:
         client.append(said_held(2, 22, ask_after))
-    return record([], events, by_time(client), "python-redis-lock")
+    r = record([], events, by_time(client), "python-redis-lock")
+    return replace(r, history=refused(r.history))
+
+
+def refused(h: History) -> History:
+    """``h`` with each failed acquire refused as the clients say it: not granted."""
+    said = "not granted: lock held by another for 1 s"
+    return History.from_events(
+        {
+            "time": op.time,
+            "process": op.process,
+            "type": op.type,
+            "f": op.f,
+            "value": op.value,
+            **({"error": said} if (op.type, op.f) == ("fail", "acquire") else {}),
+        }
+        for op in h
+    )
 
 
 def test_a_release_that_freed_another_s_lock_is_the_library_s_doing() -> None:
@@ -206,7 +225,7 @@ def test_a_release_that_freed_another_s_lock_is_the_library_s_doing() -> None:
 @pytest.mark.parametrize(
     ("answer", "ask_after", "said"),
     [
-        ("fail", None, "process 3's acquire asked at 13.550 s was refused"),
+        ("fail", None, "process 3's acquire, waiting from 13.550 s, was refused at 14.000 s"),
         ("fail", 13.8, "process 2's library said it still held at 13.800 s"),
     ],
 )
