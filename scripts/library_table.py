@@ -57,6 +57,14 @@ def happened(run_dir: Path) -> str:
     )
 
 
+def fault(options: dict[str, Any]) -> str:
+    """The run's faults, with the holders' work when it is long enough to matter (a
+    release after a pause lands while another holds; a kill during a holding)."""
+    work = options.get("work_time")
+    said = f" (work {work:g} s)" if isinstance(work, (int, float)) and work >= 1 else ""
+    return ", ".join(options["nemesis"]) + said
+
+
 def row(outcome: dict[str, Any]) -> str:
     """One run as a row of the table."""
     run_dir = Path(outcome["run_dir"])
@@ -74,7 +82,7 @@ def row(outcome: dict[str, Any]) -> str:
         lib.get("library", options.get("lock")),
         lib.get("version", "-"),
         options["target"],
-        ", ".join(options["nemesis"]),
+        fault(options),
         verdict,
         happened(run_dir),
         released,

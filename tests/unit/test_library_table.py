@@ -21,7 +21,12 @@ def _run(
     run = tmp_path / "suite-libraries" / "t" / "kazoo-client-pause" / "r"
     run.mkdir(parents=True)
     test = {
-        "options": {"target": "zookeeper", "nemesis": ["client-pause"], "lock": "kazoo"},
+        "options": {
+            "target": "zookeeper",
+            "nemesis": ["client-pause"],
+            "lock": "kazoo",
+            "work_time": 1 if released else 0.1,
+        },
         "lock_library": {"library": "kazoo", "version": "2.11.0", "offers": "no fencing token"},
     }
     (run / "test.json").write_text(json.dumps(test))
@@ -62,7 +67,7 @@ def test_a_row_says_whose_doing_it_was_and_whether_a_release_freed_another_s_loc
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0].endswith("| releases another's lock | what it offers |")
     (row,) = out.stdout.splitlines()[2:]
-    assert "| client-pause | invalid (library) |" in row
+    assert "| client-pause (work 1 s) | invalid (library) |" in row
     assert "losses the library said | no | no fencing token |" in row
 
 
