@@ -44,7 +44,7 @@ EVENTS: Final = "events"
 SERVICE: Final = "service"
 
 WRITE: Final = "write"
-"""The operation of a holder's write to the protected resource (``workloads.critical``)."""
+"""The operation of a holder's write to the protected resource (``workloads.common.critical``)."""
 GRANTS: Final = (LOCK, ELECTION)
 """The kinds of grant a client sees and a service logs (``checkers.holdings``): a lock's
 take and its service's grant event, an election's."""

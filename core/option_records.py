@@ -59,7 +59,7 @@ class LockOptions:
     holder_check: bool = True
     """Whether a holder checks that its lease or session is not known to be lost before
     it writes, as a careful application does; off: it writes on the belief that it still
-    holds (``workloads.critical``), the naive application whose worst case failovers,
+    holds (``workloads.common.critical``), the naive application whose worst case failovers,
     session moves and lost connections show."""
 
 

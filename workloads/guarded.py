@@ -7,7 +7,7 @@ A client loops ``begin`` -> ``write``, as a lock client loops acquire -> write -
   the row's version (version-cas), the next job not yet done (unique-key) -> ok
   ``{"name": N, "basis": B}``;
 - ``write``: compute for ``work`` s (the critical section's work,
-  ``workloads.critical.compute_for``), then a write the data accepts only on that basis:
+  ``workloads.common.critical.compute_for``), then a write the data accepts only on that basis:
   ``UPDATE ... WHERE version = B`` or a compare on etcd's ``mod_revision``; an ``INSERT``
   of key B under a UNIQUE constraint -> ok ``{"name", "basis", "value"}``, or fail
   ``rejected by the data: ...`` (definite: nothing changed), value ``{"name", "basis"}``.
@@ -27,8 +27,8 @@ from checkers.refusals import REJECTED_BY_DATA
 from core.client import Client, Completion, Invocation, WorkerContext
 from core.options import RunOptions
 from workloads.common.backoff import Backoff
+from workloads.common.critical import compute_for
 from workloads.common.factories import Builder, Connector, connector
-from workloads.critical import compute_for
 
 REJECTED = REJECTED_BY_DATA
 """The error of a write the data refused (``checkers.guarded`` counts these)."""

@@ -1,7 +1,7 @@
 """What a workload is: one frozen ``Workload`` value, written in its own package
-(``workloads/register/workload.py``, ``election/workload.py``) or module
-(``workloads/lock_workload.py``) and listed once in ``workloads.registry``. Its client
-lives apart (``workloads/register/client.py``, ``election/client.py``, ``lock.py``): worker
+(``workloads/lock/workload.py``, ``election/workload.py``) or module
+(``workloads/unique_key_workload.py``) and listed once in ``workloads.registry``. Its client
+lives apart (``workloads/lock/client.py``, ``election/client.py``, ``register/client.py``): worker
 processes import the client only, not the checkers and generators a workload names.
 
 A workload is target-independent: its operations (a client generator), whether it needs

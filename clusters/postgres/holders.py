@@ -1,6 +1,6 @@
 """The lock workload's clients for the locks in the database.
 
-``TableLockClient`` is ``workloads.ttl_lock``'s client (a lock that is its own lease, kept
+``TableLockClient`` is ``workloads.lock.ttl``'s client (a lock that is its own lease, kept
 by a watchdog) whose grant also carries the token the lock table handed out.
 ``SessionLockClient`` holds a lock that lives as long as its session (advisory, row): the
 session is the lease, its id the server process id, kept from the server's idle timeout
@@ -14,7 +14,7 @@ from typing import Any, cast
 from clusters.postgres.locks import SessionLock, TableLock
 from workloads.common.holder import HolderClient
 from workloads.common.lease import KeptLease, Lease, Session
-from workloads.ttl_lock import TtlLockClient
+from workloads.lock.ttl import TtlLockClient
 
 
 class TableLockClient(TtlLockClient):

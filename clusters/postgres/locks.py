@@ -1,6 +1,6 @@
 """The three locks in the database, each with fencing tokens from ``harness_tokens``.
 
-``table`` (``TableLock``, a ``workloads.ttl_lock.TtlLockBackend``): the lock table of the
+``table`` (``TableLock``, a ``workloads.lock.ttl.TtlLockBackend``): the lock table of the
 domain notes. A row per held lock (name, owner, expiry, token); acquire inserts the row or
 takes over an expired one in one statement, extend moves the expiry of a row still ours
 and unexpired, release deletes it. The expiry is the server's ``now()`` plus the TTL: the

@@ -12,7 +12,7 @@ from clusters.redis.register import RedisRegister
 from workloads.common.factories import holder_clients, register_clients
 from workloads.discovery import registry_clients
 from workloads.ids.factories import id_clients, snowflake_clients
-from workloads.ttl_lock import TtlLockClient
+from workloads.lock.ttl import TtlLockClient
 
 REGISTER = register_clients(RedisRegister)
 SET_NX_LOCK = holder_clients(TtlLockClient, SetNxLock, driver_ttl=True)

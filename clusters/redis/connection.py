@@ -34,7 +34,7 @@ def connect(address: str, timeout: float) -> redis.Redis:
 
 
 class RedisServer:
-    """One server's lock scripts (a ``workloads.redlock.Server``)."""
+    """One server's lock scripts (a ``workloads.lock.redlock.Server``)."""
 
     def __init__(self, address: str, timeout: float) -> None:
         self.address = address

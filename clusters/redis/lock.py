@@ -1,4 +1,4 @@
-"""The two Redis locks, both ``workloads.ttl_lock.TtlLockBackend``s (no fencing token).
+"""The two Redis locks, both ``workloads.lock.ttl.TtlLockBackend``s (no fencing token).
 
 ``set-nx`` (``SetNxLock``, target ``redis``): one server, ``redis-py``'s ``Lock``: ``SET name
 owner NX PX ttl`` to acquire, its compare-and-delete script to release, its
@@ -6,7 +6,7 @@ compare-and-reset-TTL script (``reacquire``) for the watchdog. The lock is certa
 for the TTL after the winning ``SET`` left (``validity``), the server's clock permitting.
 
 ``redlock`` (``RedlockLock``, target ``redlock``): the published algorithm over every
-server of the cluster (``workloads.redlock``), each asked with a timeout small compared
+server of the cluster (``workloads.lock.redlock``), each asked with a timeout small compared
 with the TTL (1 % of it, at least 50 ms).
 """
 
@@ -18,7 +18,7 @@ from redis.lock import Lock
 
 from clusters.redis.connection import RedisServer, connect
 from clusters.redis.errors import classified
-from workloads.redlock import Redlock
+from workloads.lock.redlock import Redlock
 
 MIN_SERVER_TIMEOUT = 0.05
 

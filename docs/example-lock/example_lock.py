@@ -6,7 +6,7 @@ import time
 
 import redis
 
-from workloads.own_lock import Held, LockLost
+from workloads.lock import Held, LockLost
 
 DELETE_IF_MINE = (
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end"

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from clusters.sim.client import LeaseNotFound, Rejected, SimClient
-from workloads.own_lock import Held, LockLost
+from workloads.lock.own import Held, LockLost
 
 
 class SimLock:

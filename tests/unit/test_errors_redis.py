@@ -26,7 +26,7 @@ from clusters.redis.errors import classify
 from clusters.redis.lock import SetNxLock
 from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown, Unreachable
-from workloads.redlock import Redlock
+from workloads.lock.redlock import Redlock
 
 
 @pytest.mark.parametrize(

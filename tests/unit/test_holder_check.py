@@ -1,6 +1,6 @@
 """``--holder-check off`` (issue 30, item 5): the lock holder as an application that does
 not ask its session before writing. Every lock recipe writes through
-``workloads.critical.fenced_write``; with the check off, a holder whose keeper has
+``workloads.common.critical.fenced_write``; with the check off, a holder whose keeper has
 noticed the loss writes anyway, on its belief, as the naive application does."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from test_cli import run
 
+from workloads.common.critical import LEASE_LOST, fenced_write
 from workloads.common.resource import WriteResult
-from workloads.critical import LEASE_LOST, fenced_write
 
 
 class _Lost:

@@ -15,7 +15,7 @@ from clusters.registry import TARGETS
 from core.options import RunOptions
 from workloads.libraries.env import ensure
 from workloads.libraries.registry import LIBRARIES, TOOZ_DRIVERS
-from workloads.own_lock import own_lock_clients
+from workloads.lock.own import own_lock_clients
 
 LOCKS = ("tooz-zookeeper", "tooz-redis", "tooz-etcd3gw", "tooz-postgresql", "kazoo", "etcd3gw")
 WHERE = dict(

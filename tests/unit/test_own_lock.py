@@ -13,7 +13,7 @@ import pytest
 from core.client import Invocation, WorkerContext
 from core.clock import RunClock
 from workloads.common.resource import WriteResult
-from workloads.own_lock import Held, LockLost, OwnLockClient, OwnLockDriver
+from workloads.lock.own import Held, LockLost, OwnLockClient, OwnLockDriver
 
 
 class MemoryLock:

@@ -10,7 +10,7 @@ rest inside the worker, the same way for every target:
   address, that node's first, for drivers that fail over (ZooKeeper) or need them all
   (Redlock);
 - ``HolderFactory`` builds a lock or election client (``workloads.lock``,
-  ``workloads.election``, ``workloads.ttl_lock``) with the run's lease, keepalive, work and
+  ``workloads.election``, ``workloads.lock.ttl``) with the run's lease, keepalive, work and
   wait times and the protected resource;
 - ``RegisterFactory`` builds a ``workloads.register.RegisterClient``.
 

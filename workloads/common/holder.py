@@ -6,7 +6,7 @@ every critical-section ``write`` carries to the protected resource; it is given 
 ``release``, election ``resign``) by releasing it and revoking the lease. Subclasses say
 how to take and give up on their backend (``_hold``, ``_unclaim``), and may add operations;
 ``LeaseHolderClient`` does the taking for backends that grant leases (``_claim`` under a
-``LeaseSession``), ``workloads.ttl_lock`` for locks that are their own lease (Redis).
+``LeaseSession``), ``workloads.lock.ttl`` for locks that are their own lease (Redis).
 
 The name held is the client's ``name``, unless the take invocation's value is a dict with a
 ``"name"`` (a workload over several locks): the holding, its lease events and its writes
@@ -22,6 +22,7 @@ from checkers.refusals import NOT_GRANTED
 from core.client import Completion, Invocation, WorkerContext
 from core.gen.replay import BEHIND
 from workloads.common.backoff import Backoff
+from workloads.common.critical import fenced_write
 from workloads.common.lease import (
     EventLog,
     Lease,
@@ -31,7 +32,6 @@ from workloads.common.lease import (
     Session,
 )
 from workloads.common.resource import ResourceClient
-from workloads.critical import fenced_write
 from workloads.errors import OpFailed, OpUnknown
 
 
@@ -68,7 +68,7 @@ class HolderClient(Generic[B]):
         """``connect`` opens a new driver connection: one for this client, one per keeper
         thread. ``name`` is both the lock/election name and the resource name written to.
         ``check``: whether the holder checks its lease is not known lost before writing
-        (``--holder-check``, ``workloads.critical``).
+        (``--holder-check``, ``workloads.common.critical``).
         """
         self.ctx, self._connect, self.resource = ctx, connect, resource
         self.name, self.ttl, self.keepalive, self.work, self.wait = name, ttl, keepalive, work, wait

@@ -19,7 +19,7 @@ Every write received is appended to ``--log`` (JSON Lines, flushed line by line)
      "value": V, "accepted": BOOL, "highest_before": N | null, "unfenced": BOOL}
 
 ``time`` is the arrival time on the run clock (``--clock-origin``, see ``core.clock``).
-A holder's ``value`` names its writer and fencing number too (``workloads.critical.signed``:
+A holder's ``value`` names its writer and fencing number too (``workloads.common.critical.signed``:
 ``{"name": "lock-0", "writer": 3, "token": 12}``, ``"epoch"`` for an election), so what the
 resource holds says whose write it is; older runs' values are the name alone.
 

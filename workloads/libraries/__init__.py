@@ -6,5 +6,5 @@ targets it runs on, what it offers); ``env``: the isolated, cached virtual envir
 name that is no recipe of the target's names (a library, an entry point of the
 ``coordination_harness.locks`` group, a ``module:attribute``) and its client builder; one
 module per library adapter (``redis_py``, ``python_redis_lock``, ``pottery_redlock``), each
-using its library as its documentation shows, behind ``workloads.own_lock``'s protocol.
+using its library as its documentation shows, behind ``workloads.lock.own``'s protocol.
 """

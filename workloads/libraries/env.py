@@ -4,7 +4,7 @@ version), made once and cached, whose interpreter the client workers run with.
 It is made with ``python -m venv`` (the harness's own Python, so the harness's compiled
 dependencies load in it) and filled by pip (``pip --python``, the harness's pip, from
 PyPI); the workers put its site-packages before the harness's code and dependencies
-(``workloads.own_lock.OwnLockDriver``), so the library imports its own packages (its
+(``workloads.lock.own.OwnLockDriver``), so the library imports its own packages (its
 ``redis``, not the harness's). The cache is ``$HARNESS_LIB_CACHE``, else
 ``~/.cache/harness/libs``: ``<package>-<version>/``, complete once its ``installed.json``
 (package, the version installed as the environment's metadata says, interpreter,

@@ -23,7 +23,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from workloads.own_lock import Held, LockLost
+from workloads.lock.own import Held, LockLost
 
 RETRY_S: Final = 0.1
 """How often a waiting ``acquire`` tries again."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workloads.own_lock import Held, LockLost
+from workloads.lock.own import Held, LockLost
 
 
 class HandleLock:

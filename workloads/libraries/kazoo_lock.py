@@ -25,7 +25,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workloads.own_lock import Held
+from workloads.lock.own import Held
 
 
 class KazooLock:

@@ -11,7 +11,7 @@ from typing import Any
 
 from workloads.libraries.handle import HandleLock
 from workloads.libraries.redis_connect import connect
-from workloads.own_lock import Held
+from workloads.lock.own import Held
 
 
 class PythonRedisLock(HandleLock):

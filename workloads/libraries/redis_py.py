@@ -12,7 +12,7 @@ from redis.exceptions import LockNotOwnedError
 
 from workloads.libraries.handle import HandleLock
 from workloads.libraries.redis_connect import connect
-from workloads.own_lock import Held
+from workloads.lock.own import Held
 
 
 class RedisPyLock(HandleLock):

@@ -2,7 +2,7 @@
 
 A library is installed, at its pinned ``version`` (``--lib-version`` picks another), into
 an environment of its own for the client workers (``workloads.libraries.env``), and used
-through its adapter's ``make`` (``workloads.own_lock``'s protocol), on the targets whose
+through its adapter's ``make`` (``workloads.lock.own``'s protocol), on the targets whose
 offer of the lock workload lists it (``library_variants``: each target's spec says which).
 What it offers is said with it: a fencing token or not, a loss noticed on release or not,
 its renewal, whether it trusts clocks (``suites/libraries.toml`` adds the clock fault for

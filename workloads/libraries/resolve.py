@@ -26,7 +26,7 @@ from core.options import RunOptions
 from workloads.libraries.env import LibEnv, ensure
 from workloads.libraries.promises import Promises
 from workloads.libraries.registry import LIBRARIES, Library
-from workloads.own_lock import load, own_lock_clients
+from workloads.lock.own import load, own_lock_clients
 
 GROUP: Final = "coordination_harness.locks"
 """The entry point group a package registers its lock in."""

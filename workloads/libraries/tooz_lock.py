@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import urlencode
 
-from workloads.own_lock import Held, LockLost
+from workloads.lock.own import Held, LockLost
 
 Url = Callable[[Sequence[str], Mapping[str, Any]], str]
 """A driver's coordinator URL, from the endpoints and the run's settings."""

@@ -6,7 +6,7 @@ Operations (``Invocation.f``):
   (blocking up to ``wait`` s) -> ok ``{"token": n, "lease": id, "name": lock}``; fail
   ``"not granted"``. The value may name the lock: ``{"name": "lock-0"}``;
 - ``write`` (value: what to write): the critical section
-  (``workloads.critical.fenced_write``) with the token; the resource gets the value signed
+  (``workloads.common.critical.fenced_write``) with the token; the resource gets the value signed
   by its writer and token (``{"name": "lock-0", "writer": 3, "token": 12}``);
 - ``release``: release the lock and revoke the lease -> ok; fail when the service says the
   lock or the lease was already gone (the release certainly did nothing).

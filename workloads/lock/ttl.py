@@ -14,7 +14,7 @@ SIGSTOP freezes it like any keepalive. It hands out no fencing token: ``acquire`
   with a short random pause between attempts (as Redlock prescribes, so that contenders do
   not retry in lockstep) -> fail ``not granted``; an attempt whose outcome is unknown is
   undone (compare-and-delete, best effort) and the acquire completes as info;
-- ``write``: the critical section (``workloads.critical``), token None;
+- ``write``: the critical section (``workloads.common.critical``), token None;
 - ``release``: compare-and-delete; ``LeaseNotFound`` (fail) when the key was no longer ours.
 """
 
