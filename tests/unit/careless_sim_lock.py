@@ -11,7 +11,7 @@ from typing import Any, Final
 from own_sim_lock import SimLock
 
 from workloads.libraries.promises import Promise, Promises
-from workloads.own_lock import Held
+from workloads.lock.own import Held
 
 DOC: Final = "https://example.org/careless-lock"
 
