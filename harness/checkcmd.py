@@ -222,6 +222,7 @@ def _check_dir(
     path: Path, time_limit: float | None, budget: Budget, out: Path | None
 ) -> dict[str, Any]:
     """A run directory's outcome: all its checkers; its results.json written where it can."""
+    from checkers.attribution import attribution_line
     from harness import analysis  # a run directory's checkers: not needed for a file
 
     started = time.perf_counter()
@@ -232,6 +233,8 @@ def _check_dir(
     ]
     explanation += _broken_evidence(results)
     explanation += _unknowns(results)
+    if isinstance(results.get("attribution"), dict):
+        explanation.append(f"whose: {attribution_line(results['attribution'])}")
     return {
         "file": str(path),
         "valid": results["valid"],
