@@ -16,6 +16,11 @@ same lock or leadership) and every fencing-number anomaly gets one cause:
   Its own account means its log, or a renewal it acknowledged less than a TTL before the
   grant, of a holder the harness had neither abandoned nor closed: the harness's own doings
   are ruled out before the service is blamed.
+- ``released-another's-lock``: the lock was granted again while its holder's lease was
+  valid, and between that holder's grant and the new one another client, whose own holding
+  had been taken over, called release and was answered: its release freed a lock that was
+  no longer its own (the library's release does not check whose the lock is). The
+  evidence is that release operation, between the two grants.
 - ``holder-abandoned``: the runner had abandoned the earlier holder (one of its operations
   timed out) before the grant, and nothing the service recorded shows the lease alive:
   what the abandoned worker did next (its late completion, its close, which lets go of
@@ -52,10 +57,11 @@ keepalive acknowledgements (a renewal sent at ``s`` keeps the lease valid until 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from checkers.attribution import Attribution
 from checkers.durability import DurabilityRule
 from checkers.holdings import Holding
 from checkers.leases import LeaseFacts
@@ -84,6 +90,7 @@ UNSYNCED: Final = "lost-unsynced"
 UNEXPLAINED: Final = "unexplained"
 RESOURCE_BUG: Final = "resource-bug"
 DOCUMENTED: Final = "documented-rule"
+RELEASED_OTHER: Final = "released-another's-lock"
 
 LeaseKind = Literal["lease-valid", "lease-expired", "lease-unknown"]
 
@@ -154,6 +161,12 @@ CAUSES: Final[dict[str, Cause]] = {
         "the resource must compare each write's token with the highest it has accepted and "
         "refuse lower ones",
     ),
+    RELEASED_OTHER: Cause(
+        "another client's release freed the lock while its holder still held it",
+        False,
+        "a bug in the lock library: release must delete the lock only while it is still the "
+        "caller's (compare the owner's token in the same atomic step as the delete)",
+    ),
     DOCUMENTED: Cause(
         "the service's documented consistency rule allows it",
         True,
@@ -173,14 +186,16 @@ NUMBER_BUG_FIX: Final = (
 @dataclass(frozen=True, slots=True)
 class Classification:
     """A cause, the evidence that supports it (a clause, no final period), the fault
-    window involved if any, and the label and fix a reader sees (the cause's by default).
-    Build with ``Classification.of``."""
+    window involved if any, and the label and fix a reader sees (the cause's by default);
+    ``attribution``: whose doing it was, when the run's lock was a library
+    (``checkers.blame``). Build with ``Classification.of``."""
 
     cause: str
     evidence: str
     fault: FaultWindow | None
     label: str
     fix: str
+    attribution: Attribution | None = None
 
     @classmethod
     def of(
@@ -209,6 +224,8 @@ class Classification:
         }
         if self.fault is not None:
             d["fault"] = self.fault.to_dict()
+        if self.attribution is not None:
+            d["attribution"] = self.attribution.to_dict()
         return d
 
 
@@ -240,9 +257,13 @@ def classify_takeover(
     at: int,
     windows: Sequence[FaultWindow],
     durability: DurabilityRule | None = None,
+    others: Sequence[Holding] = (),
+    leases: Mapping[Any, LeaseFacts] | None = None,
 ) -> Takeover:
     """Why ``earlier``'s holder lost its holding to a grant at ``at`` without letting go;
-    ``durability``: what the run's setting says a power cut may take."""
+    ``durability``: what the run's setting says a power cut may take; ``others``: the
+    run's holdings, whose releases may have freed ``earlier``'s lock (``leases``: the
+    facts of their leases)."""
     kind = lease_kind(facts, at)
     began = earlier.taken
     ack = facts.last_ack_before(at) if facts is not None else None
@@ -254,7 +275,10 @@ def classify_takeover(
         if clock is not None:
             return Takeover(kind, _clock(clock))
         if crash is not None:
-            return Takeover(kind, _crash(crash, earlier, durability))
+            return Takeover(kind, _crash(crash, earlier, durability, windows, at))
+        freed = foreign_release(earlier, others, at, leases or {})
+        if freed is not None:
+            return Takeover(kind, _released_other(earlier, freed, facts, at))
         if not facts.service_alive(at) and _abandoned_before(earlier, at):
             return Takeover(kind, _abandoned(earlier, facts, at))
         return Takeover(kind, Classification.of(SERVICE_BUG, _still_valid(facts, at)))
@@ -288,7 +312,7 @@ def classify_takeover(
     if clock is not None:
         return Takeover(kind, _clock(clock))
     if crash is not None:
-        return Takeover(kind, _crash(crash, earlier, durability))
+        return Takeover(kind, _crash(crash, earlier, durability, windows, at))
     return Takeover(
         kind,
         Classification.of(
@@ -302,12 +326,27 @@ def classify_takeover(
 
 
 def classify_number(
-    number: str, earlier: int, later: int, windows: Sequence[FaultWindow]
+    number: str,
+    earlier: int,
+    later: int,
+    windows: Sequence[FaultWindow],
+    durability: DurabilityRule | None = None,
 ) -> Classification:
     """Why a grant at ``later`` reused or lowered the fencing ``number`` of a grant at
-    ``earlier``: a crash that reset the service's counter, else a service bug."""
+    ``earlier``: a crash that reset the service's counter (a power cut that took the
+    earlier grant as the run's ``durability`` rule says it may: lost as documented), else
+    a service bug."""
     crash = first_overlapping(windows, earlier, later, CRASHES)
     if crash is not None:
+        lost = _lost(
+            windows,
+            durability,
+            (earlier, later),
+            f"the grant of {article(number)} at {secs(earlier)}",
+            f"the restarted service handed out {article(number)} that was not higher",
+        )
+        if lost is not None:
+            return lost
         c = _crash(crash)
         return Classification.of(CRASH, f"{c.evidence}; its {number} counter started over", crash)
     return Classification.of(
@@ -326,6 +365,7 @@ def classify_accepted(
     granted: tuple[int, int],
     windows: Sequence[FaultWindow],
     numbers: tuple[int | None, int | None] = (None, None),
+    durability: DurabilityRule | None = None,
 ) -> Classification:
     """Why the resource accepted a stale write of ``kind`` (``checkers.overlaps``).
 
@@ -336,10 +376,10 @@ def classify_accepted(
     grant and its successor's (``granted``), which ``classify_number`` explains. A token
     lower than the successor's that got through only because the newer holder had not
     written yet is the takeover's doing too: the resource cannot reject a token it cannot
-    know is stale."""
+    know is stale. ``durability``: what the run's setting says a power cut may take."""
     if kind != "superseded" or not _not_higher(numbers):
         return takeover
-    c = classify_number(number, granted[0], granted[1], windows)
+    c = classify_number(number, granted[0], granted[1], windows, durability)
     return Classification(
         c.cause,
         f"its {number} was not lower than the newer {number}s the resource had seen, so "
@@ -408,13 +448,19 @@ def _clock(w: FaultWindow) -> Classification:
 
 
 def _crash(
-    w: FaultWindow, earlier: Holding | None = None, rule: DurabilityRule | None = None
+    w: FaultWindow,
+    earlier: Holding | None = None,
+    rule: DurabilityRule | None = None,
+    windows: Sequence[FaultWindow] = (),
+    at: int | None = None,
 ) -> Classification:
-    if earlier is not None and rule is not None and LOSES_UNSYNCED in w.effects:
-        lost = lost_to_power_cut(
-            w,
+    """The crash ``w`` during ``earlier``'s holding, granted again at ``at``; a power cut
+    of ``windows`` after the grant that took it as the run's ``rule`` says it may, first."""
+    if earlier is not None and at is not None:
+        lost = _lost(
+            windows,
             rule,
-            earlier.taken,
+            (earlier.taken, at),
             f"process {earlier.process}'s grant",
             "the restarted server granted the lock again",
         )
@@ -427,6 +473,25 @@ def _crash(
         "never had it)",
         w,
     )
+
+
+def _lost(
+    windows: Sequence[FaultWindow],
+    rule: DurabilityRule | None,
+    span: tuple[int, int],
+    what: str,
+    again: str,
+) -> Classification | None:
+    """``what``, acknowledged at ``span[0]`` and handed out again at ``span[1]``, lost to
+    the first power cut between the two (the first that could take it: one that began
+    before the grant could not) as the run's durability ``rule`` says (else None)."""
+    if rule is None:
+        return None
+    acked, again_at = span
+    cut = next(
+        (w for w in with_effect(windows, LOSES_UNSYNCED) if acked <= w.start <= again_at), None
+    )
+    return None if cut is None else lost_to_power_cut(cut, rule, acked, what, again)
 
 
 def lost_to_power_cut(
@@ -472,6 +537,61 @@ def lost_to_power_cut(
         f"{again}: lost, as documented (up to {rule.within_s:g} s) [{rule.source}]",
         w,
         label=label,
+    )
+
+
+def foreign_release(
+    earlier: Holding, others: Sequence[Holding], at: int, leases: Mapping[Any, LeaseFacts]
+) -> Holding | None:
+    """The first holding of another process whose release of ``earlier``'s lock was
+    called by ``at`` and answered (ok, or never) after ``earlier`` was granted, when it
+    was no longer its own (``released_after_losing``)."""
+    found = [
+        x
+        for x in others
+        if x.give is not None
+        and x.give.type != "fail"
+        and x.process != earlier.process
+        and x.name == earlier.name
+        and x.give.invoke.time <= at
+        and released_after_losing(x, earlier, leases.get(x.lease))
+    ]
+    return min(found, key=lambda x: x.end or 0, default=None)
+
+
+def released_after_losing(x: Holding, later: Holding, facts: LeaseFacts | None) -> bool:
+    """Whether ``x``'s release came when its lock was ``later``'s: ``x`` taken before
+    ``later``, its release answered (or never) after ``later``'s grant, and called after
+    that grant, or after ``x``'s lease had ended (by the service's log, else the client's
+    estimate): a release in flight as its own lease ended may have freed only its own."""
+    if x.give is None or not x.definite or not x.taken < later.taken:
+        return False
+    called, answered = x.give.invoke.time, x.give.end
+    if answered is not None and answered < later.taken:
+        return False
+    if called >= later.taken:
+        return True
+    if facts is None:
+        return False
+    alive = facts.service_alive(called)
+    if alive is not None:
+        return not alive
+    expiry = facts.best_expiry(before=called)[0]
+    return expiry is not None and expiry <= called
+
+
+def _released_other(earlier: Holding, freed: Holding, facts: LeaseFacts, at: int) -> Classification:
+    assert freed.give is not None
+    called = freed.give.invoke.time
+    answer = freed.give.end
+    answered = "never answered" if answer is None else f"answered ok at {secs(answer)}"
+    return Classification.of(
+        RELEASED_OTHER,
+        f"process {freed.process}, whose holding of {freed.name or 'the lock'} from "
+        f"{secs(freed.taken)} had been taken over, called release at {secs(called)} "
+        f"({answered}), after process {earlier.process} was granted it at "
+        f"{secs(earlier.taken)}; the service granted it again at {secs(at)} while "
+        f"{_still_valid(facts, at)}",
     )
 
 

@@ -5,11 +5,12 @@ records it in test.json's ``service_rules``: Redis under ``appendfsync everysec`
 about once a second, so a write acknowledged up to 2 s before the machine loses power may
 be gone ("you may lose 1 second of data"; a slow fsync postpones the next write up to
 2 s); under ``appendfsync always`` it fsyncs before answering, so nothing acknowledged may
-be (``0``: the setting promises durability). ZooKeeper's ``forceSync`` and PostgreSQL's
-``synchronous_commit`` (the last 3 x ``wal_writer_delay``, 0.6 s) and ``fsync`` are said
-the same way (``clusters/<target>/spec.py``). The classification of a takeover across a
-power cut (``checkers.classify``) and of an id handed out again after one
-(``checkers.ids``) read it: what the rule says may be lost is named as lost as
+be (``0``: the setting promises durability). ZooKeeper's ``forceSync``, PostgreSQL's
+``synchronous_commit`` (the last 3 x ``wal_writer_delay``, 0.6 s) and ``fsync``, and etcd's
+``--unsafe-no-fsync`` are said the same way (``clusters/<target>/spec.py``). The
+classification of a takeover across a power cut and of a fencing number granted again
+after one (``checkers.classify``) and of an id handed out again (``checkers.ids``) read it:
+what the rule says may be lost is named as lost as
 documented; under a setting that promised durability the records cannot tie the
 acknowledged write to the bytes discarded, and nobody is blamed (``unexplained``).
 

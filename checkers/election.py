@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from checkers.anomalies import KEY, Invocations, lead_with
+from checkers.durability import durability_rule
 from checkers.expiry import expiry_rule
 from checkers.fencing import (
     anomaly_paragraphs,
@@ -56,6 +57,7 @@ def judged(record: RunRecord) -> CheckResult:
     windows = record_windows(record)
     service = list(record.service_events)
     terms = declared(record.test, ELECTION)
+    durability = durability_rule(record.test)
     found = analyse(
         record.resource_log,
         history,
@@ -64,11 +66,12 @@ def judged(record: RunRecord) -> CheckResult:
         windows,
         terms,
         expiry_rule(record.test),
+        durability,
     )
     index = Invocations(history)
     j = judge(found, index)
     grants = number_grants(found.held, service_grants(service, terms), found.leases)
-    anomalies = number_anomalies(grants, terms.number, windows)
+    anomalies = number_anomalies(grants, terms.number, windows, durability)
     epoch_paragraphs = anomaly_paragraphs(anomalies, terms)
     named = [*named_anomalies(anomalies, terms, index), *j.anomalies]
     valid = worst([j.valid, not anomalies])

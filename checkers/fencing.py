@@ -11,7 +11,8 @@ Rule 1 is checked on two sources when present: the clients' take ``ok`` values (
 completed before another was invoked must carry a lower number; two grants to different
 leases must not carry the same one) and the service's own grant log (exact order). Every
 anomaly is classified (``checkers.classify.classify_number``): a crash that reset the
-service's counter, else a service bug. Rule 2 is read from the resource log; with fencing
+service's counter (a power cut that took the grant as the run's fsync setting documents:
+lost as documented), else a service bug. Rule 2 is read from the resource log; with fencing
 switched off on purpose (``options["fencing"]`` False) lower tokens are accepted by design,
 counted, and left for ``checkers.mutex`` to judge by their harm.
 
@@ -29,6 +30,7 @@ from typing import Any, Literal
 from checkers.anomalies import KEY, NO_INDEX, Invocations, Involved, lead_with, named
 from checkers.anomalies import Anomaly as Named
 from checkers.classify import CAUSES, RESOURCE_BUG, Classification, classify_number
+from checkers.durability import DurabilityRule, durability_rule
 from checkers.holdings import (
     LOCK,
     Holding,
@@ -115,10 +117,14 @@ def number_grants(
 
 
 def number_anomalies(
-    grants: Sequence[NumberGrant], number: str, windows: Sequence[FaultWindow]
+    grants: Sequence[NumberGrant],
+    number: str,
+    windows: Sequence[FaultWindow],
+    durability: DurabilityRule | None = None,
 ) -> list[Anomaly]:
     """Every grant that reused a number already granted to another lease, or that was
-    lower than a grant completed before it was asked for; per source and name."""
+    lower than a grant completed before it was asked for; per source and name.
+    ``durability``: what the run's setting says a power cut may take, for the causes."""
     out: list[Anomaly] = []
     parts: dict[tuple[str, Any], list[NumberGrant]] = {}
     for g in grants:
@@ -136,9 +142,9 @@ def number_anomalies(
                 pending = next(done, None)
             seen = first_of.get(g.number)
             if seen is not None and seen.holder != g.holder and seen.time <= g.time:
-                out.append(_anomaly("reused", seen, g, number, windows))
+                out.append(_anomaly("reused", seen, g, number, windows, durability))
             elif highest is not None and g.number < highest.number:
-                out.append(_anomaly("lowered", highest, g, number, windows))
+                out.append(_anomaly("lowered", highest, g, number, windows, durability))
             first_of.setdefault(g.number, g)
     return sorted(out, key=lambda a: a.later.time)
 
@@ -187,7 +193,7 @@ def judged(record: RunRecord) -> CheckResult:
     sgrants = service_grants(service, terms)
     attach_grants(held, sgrants)
     grants = number_grants(held, sgrants, leases)
-    anomalies = number_anomalies(grants, terms.number, windows)
+    anomalies = number_anomalies(grants, terms.number, windows, durability_rule(record.test))
     lower = lower_accepted(writes)
     resource_bad = lower if enforced is not False else []
     paragraphs = anomaly_paragraphs(anomalies, terms)
@@ -374,5 +380,7 @@ def _anomaly(
     later: NumberGrant,
     number: str,
     windows: Sequence[FaultWindow],
+    durability: DurabilityRule | None,
 ) -> Anomaly:
-    return Anomaly(kind, earlier, later, classify_number(number, earlier.time, later.time, windows))
+    cause = classify_number(number, earlier.time, later.time, windows, durability)
+    return Anomaly(kind, earlier, later, cause)

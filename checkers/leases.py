@@ -5,9 +5,10 @@ Two sources, read into one ``LeaseFacts`` per lease id:
 
 - the client events (``workloads.common.lease``): ``lease-granted`` and ``keepalive`` with the
   time the request left (``sent``) and the time its answer arrived (``time``), and
-  ``lease-lost`` when the holder noticed the loss, ``lease-ended`` when the client let it
-  go (a release, or its worker closing: ``sent`` is the first instant the service may
-  have freed what the lease held);
+  ``lease-lost`` when the holder noticed the loss, ``still-held`` when a lock library
+  answered whether it still held (when it was asked and said yes: ``checkers.blame``),
+  ``lease-ended`` when the client let it go (a release, or its worker closing: ``sent`` is
+  the first instant the service may have freed what the lease held);
 - the service's own events (the sim server's ``run_dir/sim/events.jsonl``):
   ``lease-granted`` / ``lease-renewed`` (the instant it set a new deadline),
   ``lease-expired`` (with the ``deadline`` that passed) and ``lease-revoked``.
@@ -50,6 +51,7 @@ class LeaseFacts:
     said_ttl: float | None = None  # client: the shortest TTL the service answered a renewal with
     let_go_at: int | None = None  # client: when it started letting the lease go
     let_go_reason: str | None = None  # client: released | closed | not granted
+    said_held: list[int] = field(default_factory=list)  # client: asked, a library said "held"
     renewed: list[int] = field(default_factory=list)  # service: grant and renewal instants
     ended_at: int | None = None  # service: when it logged the lease's end
     ended_by: str | None = None  # service: "expired" or "revoked"
@@ -201,6 +203,8 @@ def lease_facts(
             facts.trouble.append(
                 (int(e["time"]), f"its client reported {what} lost ({e['state']})")
             )
+        elif kind == "still-held" and e.get("held") is True:
+            facts.said_held.append(int(e.get("sent", e["time"])))
         elif kind == "lease-ended" and facts.let_go_at is None:
             facts.let_go_at = int(e.get("sent", e["time"]))
             facts.let_go_reason = e.get("reason")

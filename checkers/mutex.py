@@ -41,8 +41,11 @@ from checkers.anomalies import (
     lead_with,
     named,
 )
+from checkers.attribution import LibraryRecord
+from checkers.classify import Classification
 from checkers.durability import durability_rule
 from checkers.expiry import expiry_rule
+from checkers.foreign_release import summary as foreign_summary
 from checkers.holdings import ELECTION, LOCK, Holding, Terms, declared
 from checkers.mutex_words import expiry_of, group_paragraph, write_paragraph
 from checkers.overlaps import Analysis, Group, StaleWrite, analyse
@@ -87,6 +90,7 @@ def judged(record: RunRecord) -> CheckResult:
         declared(record.test, LOCK),
         expiry_rule(record.test),
         durability_rule(record.test),
+        LibraryRecord.of(record.test),
     )
     j = judge(found, Invocations(history))
     return CheckResult(NAME, j.valid, lead_with(j.anomalies, [j.head, *j.paragraphs]), j.details)
@@ -142,6 +146,7 @@ def judge(a: Analysis, index: Invocations = NO_INDEX) -> Judgement:
         "stale_accepted": [stale_dict(s, a) for s in accepted],
         "stale_rejected": [stale_dict(s, a) for s in rejected],
         "handovers": a.handovers,
+        "released_another": foreign_summary(a.foreign),
         "violations": violations,
         KEY: [x.to_dict() for x in anomalies],
     }
@@ -170,6 +175,7 @@ def group_anomaly(g: Group, t: Terms, index: Invocations) -> Anomaly:
         )
 
     accepted = next((w for w in g.writes_after if w.get("accepted")), None)
+    said = c if g.kind == "lease-valid" or accepted is None else g.harm or c
     if g.kind == "lease-valid" or accepted is None:
         kind = "two-leaders" if election else "two-holders"
         text = (
@@ -185,7 +191,7 @@ def group_anomaly(g: Group, t: Terms, index: Invocations) -> Anomaly:
             f"{granted('had been')}. "
             f"Cause: {(g.harm or c).label}."
         )
-    return Anomaly(kind, named(kind, text), tuple(involved), h.name)
+    return Anomaly(kind, named(kind, text), tuple(involved), h.name, attributed(said))
 
 
 def write_anomaly(s: StaleWrite, paragraph: str, t: Terms, index: Invocations) -> Anomaly:
@@ -197,7 +203,15 @@ def write_anomaly(s: StaleWrite, paragraph: str, t: Terms, index: Invocations) -
         involved.insert(0, holding_involved(s.holding, f"stale {t.holder}", t, index))
     text = first_sentences(paragraph)
     text = text[:1].lower() + text[1:]
-    return Anomaly(kind, named(kind, text), tuple(involved), s.write.get("resource"))
+    extra = attributed(s.cause)
+    return Anomaly(kind, named(kind, text), tuple(involved), s.write.get("resource"), extra)
+
+
+def attributed(c: Classification | None) -> dict[str, Any]:
+    """An anomaly's ``attribution`` (``checkers.blame``), when its cause has one."""
+    if c is None or c.attribution is None:
+        return {}
+    return {"attribution": c.attribution.to_dict()}
 
 
 def holding_involved(h: Holding, role: str, t: Terms, index: Invocations) -> Involved:

@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from checkers.attribution import LibraryRecord
+from checkers.blame import attributed
 from checkers.classify import (
     ABANDONED,
     EXPIRED,
@@ -42,6 +44,7 @@ from checkers.classify import (
 )
 from checkers.durability import DurabilityRule
 from checkers.expiry import AT_DEADLINE, ExpiryRule
+from checkers.foreign_release import foreign_releases
 from checkers.holdings import (
     Holding,
     Terms,
@@ -54,6 +57,7 @@ from checkers.holdings import (
     successors,
 )
 from checkers.leases import LeaseFacts, lease_facts
+from checkers.refusals import NOT_GRANTED
 from checkers.windows import FaultWindow
 from checkers.words import seconds
 from core.history import History
@@ -138,6 +142,8 @@ class Analysis:
     groups: list[Group]
     stale: list[StaleWrite]
     handovers: list[dict[str, Any]]
+    foreign: list[dict[str, Any]] = field(default_factory=list)
+    """Releases called after the lock had gone to another (``checkers.foreign_release``)."""
 
     @property
     def lease_valid_groups(self) -> list[Group]:
@@ -153,10 +159,12 @@ def analyse(
     terms: Terms,
     rule: ExpiryRule = AT_DEADLINE,
     durability: DurabilityRule | None = None,
+    library: LibraryRecord | None = None,
 ) -> Analysis:
     """Read holdings, leases and writes and find overlaps, stale writes and handovers;
     ``rule``: when the service ends a lease no one renews (``checkers.expiry``);
-    ``durability``: what a power cut may take (``checkers.durability``)."""
+    ``durability``: what a power cut may take (``checkers.durability``); ``library``: the
+    run's lock library, whose promises each takeover is held to (``checkers.blame``)."""
     service = list(service_events)
     writes = sorted(resource_log, key=lambda w: int(w["time"]))
     events = list(events)
@@ -173,7 +181,9 @@ def analyse(
         worst overlapping grant when it has a group (groups are built first), else at
         ``at``."""
         if id(h) not in takeovers:
-            takeovers[id(h)] = classify_takeover(h, leases.get(h.lease), at, windows, durability)
+            facts = leases.get(h.lease)
+            t = classify_takeover(h, facts, at, windows, durability, held, leases)
+            takeovers[id(h)] = attributed(t, h, at, facts, library)
         return takeovers[id(h)]
 
     pairs = _pairs(held, leases, writes, run_end)
@@ -191,6 +201,7 @@ def analyse(
                 granted,
                 windows,
                 numbers,
+                durability,
             )
     for g in groups:
         causes = [s.cause for s in stale if s.cause is not None and s.holding is g.first]
@@ -200,6 +211,15 @@ def analyse(
     for g in groups:
         g.handover = by_holding.get(id(g.first))
     handovers = list(by_holding.values())
+    refused = [
+        (p.invoke.process, p.invoke.time, p.end or p.invoke.time)
+        for p in history.client_ops().pairs()
+        if p.invoke.f in terms.take
+        and p.completion is not None
+        and p.completion.type == "fail"
+        and (p.completion.error or "").startswith(NOT_GRANTED)
+    ]
+    foreign = foreign_releases(held, leases, refused, library)
     return Analysis(
         terms,
         held,
@@ -211,6 +231,7 @@ def analyse(
         groups,
         stale,
         handovers,
+        foreign,
     )
 
 

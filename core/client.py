@@ -1,7 +1,8 @@
 """The client protocol: what the runner asks of a target's client, inside a worker process.
 
 Each logical client process runs in its own OS process (a *worker*), so a client pause can
-freeze it with SIGSTOP, keepalive thread included, exactly like a GC pause. The runner never
+freeze it with SIGSTOP, keepalive thread included, exactly like a GC pause; where no fault
+needs that, in a thread of the harness instead (``harness.client_mode``). The runner never
 holds a client: it sends a picklable ``ClientFactory`` to the worker, which builds the
 client there and feeds it invocations.
 

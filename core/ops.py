@@ -114,6 +114,11 @@ class Op(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
         return d
 
     def to_json(self) -> str:
+        """The JSON form as one line: by msgspec when its value and key are plain (a
+        tenth of ``json``'s cost, and a run writes two ops per operation), else by
+        ``json``, whose rules for the rest (a NaN kept as ``NaN``) the readers know."""
+        if _plain(self.value) and _plain(self.key):
+            return _FAST.encode(self.to_dict()).decode()
         return _ENCODER.encode(self.to_dict())
 
     @classmethod
@@ -139,6 +144,19 @@ def _json_default(obj: Any) -> Any:
     return str(obj)
 
 
+def _plain(value: Any) -> bool:
+    """Whether msgspec writes ``value`` as ``json`` does (text that is not ASCII written as
+    itself, not escaped: the same string read back): None, a bool, an int, a string, or a
+    list or tuple of those; no float (msgspec writes a NaN as null)."""
+    kind = type(value)
+    if value is None or kind is int or kind is str or kind is bool:
+        return True
+    if kind is list or kind is tuple:
+        return all(x is None or type(x) is int or type(x) is str for x in value)
+    return False
+
+
+_FAST: Final = msgspec.json.Encoder()
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), default=_json_default)
 """``json.dumps`` with these arguments, made once: ``dumps`` builds an encoder per call
 when given any, and a run encodes two ops per operation."""

@@ -92,7 +92,20 @@ class BackendOptions:
     sim_bugs: tuple[str, ...] = ()
 
 
+CLIENT_MODES: Final = ("auto", "process", "thread")
+"""How a run's clients run (``--clients``): each in a worker process of its own, or in
+threads of the harness process; ``auto`` decides (``harness.client_mode``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClientOptions:
+    """How the run's clients run: ``mode`` one of ``CLIENT_MODES``."""
+
+    mode: str = field(default="auto", metadata=flat("clients"))
+
+
 RECORDS: Final[dict[str, type]] = {
+    "clients": ClientOptions,
     "faults": FaultOptions,
     "lock": LockOptions,
     "backend": BackendOptions,

@@ -40,6 +40,7 @@ from core.option_checks import (
 from core.option_records import (
     RECORDS,
     BackendOptions,
+    ClientOptions,
     FaultOptions,
     LockOptions,
     SshOptions,
@@ -112,6 +113,7 @@ class RunOptions:
     """Whether a run in which the service was never available counts as valid (said)."""
     stop_on_anomaly: bool = False
     """Whether the run ends at the first anomaly its live check finds (``harness.live_check``)."""
+    clients: ClientOptions = field(default_factory=ClientOptions)
     faults: FaultOptions = field(default_factory=FaultOptions)
     lock: LockOptions = field(default_factory=LockOptions)
     backend: BackendOptions = field(default_factory=BackendOptions)

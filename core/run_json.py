@@ -21,6 +21,7 @@ FIELDS: Final[dict[str, tuple[type, ...]]] = {
     "options": (dict,),
     "faults": (dict,),
     "seed": (int, NONE),
+    "clients": (dict,),
     "linearizable_locks": (bool,),
     "holder": (dict, NONE),
     "service_rules": (list,),

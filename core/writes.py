@@ -210,3 +210,70 @@ def _temporary(fd: int, name: str) -> tuple[str, int]:
         except FileExistsError:
             continue
     raise OSError(errno.EEXIST, "no free temporary name beside it; clean the folder", name)
+
+
+SCRATCH_PREFIX: Final = ".harness-scratch-"
+"""The name of a scratch folder (``scratch_folder``) begins so, a random tail after it."""
+
+
+@contextlib.contextmanager
+def scratch_folder(root: Path) -> Iterator[int]:
+    """A new hidden folder made in the folder ``root`` for a command's temporary files
+    (a streamed check's spill), as its open descriptor: files go in it through
+    ``scratch_file``. It is removed with all it holds when the block ends, however it ends
+    (an exception, Ctrl-C, or SIGTERM where the command turns it into one). ``root`` is
+    opened without following a link: a link there is refused (WriteRefused, one line),
+    and so is anything but a folder."""
+    try:
+        top = os.open(root, _BELOW)
+    except OSError as e:
+        if os.path.islink(root):  # only to word it: the open above is what refused it
+            raise WriteRefused(
+                f"{root}: a symbolic link; the harness never writes through one "
+                "(name the folder itself, or another)"
+            ) from None
+        raise _cannot(root, e) from None
+    try:
+        try:
+            name, fd = _scratch(top)
+        except OSError as e:
+            raise _cannot(root, e) from None
+        try:
+            yield fd
+        finally:
+            for entry in os.listdir(fd):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry, dir_fd=fd)
+            os.close(fd)
+            os.rmdir(name, dir_fd=top)
+    finally:
+        os.close(top)
+
+
+def _cannot(root: Path, e: OSError) -> WriteRefused:
+    return WriteRefused(
+        f"{root}: cannot make a scratch folder there ({e.strerror}); name a folder you can write"
+    )
+
+
+def _scratch(top: int) -> tuple[str, int]:
+    """A new folder in the folder ``top`` under a free random name, and its descriptor."""
+    for _ in range(_TRIES):
+        name = f"{SCRATCH_PREFIX}{os.urandom(4).hex()}"
+        try:
+            os.mkdir(name, 0o700, dir_fd=top)
+        except FileExistsError:
+            continue
+        try:
+            return name, os.open(name, _BELOW, dir_fd=top)
+        except BaseException:
+            os.rmdir(name, dir_fd=top)
+            raise
+    raise OSError(errno.EEXIST, "no free name for a scratch folder; clean the folder")
+
+
+def scratch_file(folder: int, name: str) -> io.FileIO:
+    """A new file ``name`` in the scratch folder ``folder`` (``scratch_folder``), open for
+    reading and writing; made with O_EXCL and O_NOFOLLOW, never a link."""
+    fd = os.open(name, _NEW & ~os.O_WRONLY | os.O_RDWR, 0o600, dir_fd=folder)
+    return os.fdopen(fd, "r+b", buffering=0)

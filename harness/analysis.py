@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from checkers import evidence, faults, linearizability, load
 from checkers.anomalies import KEY, other
+from checkers.attribution import attribution_line
 from checkers.linear.model import ModelError
 from checkers.record import Checker, Limits, Reading, RunRecord
 from checkers.result import (
@@ -203,6 +205,9 @@ def check_run(
         out["checked_valid"] = valid
         if valid is not False:
             out["valid"], out["verdict"] = UNKNOWN, INTERRUPTED
+    blamed = first_attribution(out["checkers"])
+    if blamed is not None:
+        out["attribution"] = blamed  # whose doing the first violation was (checkers.blame)
     if isinstance(record.test.get("load"), dict):
         out["load"] = record.test["load"]  # the rate achieved, the harness's CPU for it
     if record.notes:
@@ -370,10 +375,24 @@ def _verdict(word: str) -> str:
     return f"[{_STYLES[word]}]{word.upper() if word == 'invalid' else word}[/]"
 
 
+def first_attribution(checkers: dict[str, Any]) -> dict[str, Any] | None:
+    """Whose doing the first named violation was, when its checker said
+    (``checkers.attribution``; a lock library's run)."""
+    for r in checkers.values():
+        for anomaly in (r.get(KEY) or []) if isinstance(r, dict) else []:
+            if isinstance(anomaly, dict) and isinstance(anomaly.get("attribution"), dict):
+                return dict(anomaly["attribution"])
+    return None
+
+
 def verdict_line(results: dict[str, Any]) -> str:
-    """The run's verdict in one line, saying when and how it was cut short."""
+    """The run's verdict in one line, saying when and how it was cut short, and whose
+    doing its first violation was when that is known."""
     word = str(results.get("verdict") or verdict_word(results["valid"]))
     stop = results.get("interrupted")
+    blamed = results.get("attribution")
+    if stop is None and isinstance(blamed, dict):
+        return f"verdict: {_verdict(word)} - {escape(attribution_line(blamed))}"
     if stop is None:
         return f"verdict: {_verdict(word)}"
     if word == INTERRUPTED:

@@ -5,7 +5,8 @@ Per path one line: the verdict and the time to it (reading excluded, and the
 counterexample's building too: ``explain_ms``), or the one-line error of a path that is not
 a history (on stderr); then the total. With ``--json``, one JSON object per path per line
 (``file``, ``valid``, ``check_ms``, ``explain_ms``, ``search``: ``compiled`` or ``plain``,
-which search ran...; ``error`` for a bad one).
+which search ran; ``read``: ``in memory`` or ``streamed``, how a history file was read,
+``harness.checkstream``...; ``error`` for a bad one).
 The explanation follows for invalid files. The exit code is 254 if any path was bad
 input, else the worst verdict.
 
@@ -53,10 +54,12 @@ from checkers.result import UNKNOWN, CheckResult, exit_code, worst
 from core import compiled
 from core.errors import EXIT_BAD_INPUT, EXIT_CRASH, HarnessError
 from core.formats import Budget, FormatError, OutOfBudget, Read, read_file
+from core.history import History
 
 if TYPE_CHECKING:
     from core.formats.jepsen_store import JepsenVerdict
     from core.ops import Op
+    from harness.checkstream import Streaming
 
 # Printed as plain lines (no rich: its import is most of a small check's start-up), the
 # verdict's word coloured as rich would on a terminal.
@@ -82,11 +85,27 @@ class _Checked(NamedTuple):
 
 
 def _check_file(
-    path: Path, model: str | None, budget: Budget, oom: list[bytes], shrink: bool = False
+    path: Path,
+    model: str | None,
+    budget: Budget,
+    oom: list[bytes],
+    shrink: bool = False,
+    streaming: Streaming | None = None,
 ) -> _Checked:
     """A history file's outcome: read within ``budget``, checked with what is left of it
-    (with ``shrink``, its counterexample shrunk too)."""
+    (with ``shrink``, its counterexample shrunk too); streamed where ``streaming`` and its
+    size call for it (``harness.checkstream``)."""
+    said: tuple[str, ...] = ()
     try:
+        if streaming is not None:
+            from harness.checkstream import check_streamed
+
+            s = check_streamed(path, model, budget, streaming, _model_of, shrink)
+            if s.result is not None:
+                outcome = _outcome(path, s.model, s.result, s.check_ms, s.ops, s.notes)
+                read = Read(History(()), s.model, "jsonl", s.notes)
+                return _Checked({**outcome, "read": "streamed"}, read, s.model, s.result)
+            said = s.notes
         read = read_file(path, budget, model_of=_model_of)
     except FormatError as e:
         raise HarnessError(str(e)) from None
@@ -116,21 +135,29 @@ def _check_file(
     except linearizability.ModelError as e:
         raise HarnessError(f"{_where(path, read, e.op)}: {e}") from None
     ms = (time.perf_counter() - started) * 1000
+    outcome = _outcome(path, chosen, result, ms, len(history), (*read.notes, *said))
+    return _Checked({**outcome, "read": "in memory"}, read, chosen, result)
+
+
+def _outcome(
+    path: Path, model: str, result: CheckResult, ms: float, ops: int, notes: tuple[str, ...]
+) -> dict[str, Any]:
+    """A checked history file's outcome: ``result`` of its ``ops`` by ``model``, checked
+    in ``ms`` milliseconds (its counterexample's building included: said apart)."""
     verdict_ms = result.details.get("verdict_s", ms / 1000) * 1000
-    outcome = {
+    return {
         "file": str(path),
         "valid": result.valid,
         "check_ms": round(min(ms, verdict_ms), 3),
         "explain_ms": round(max(0.0, ms - verdict_ms), 3),
-        "model": chosen,
+        "model": model,
         "search": "compiled" if compiled.active() else "plain",
-        "ops": len(history),
+        "ops": ops,
         "summary": result.summary,
         "explanation": linearizability.explain(result) if result.valid is False else [],
         "details": result.details,
-        "notes": list(read.notes),
+        "notes": list(notes),
     }
-    return _Checked(outcome, read, chosen, result)
 
 
 def _can_write(path: Path, fmt: str) -> None:
@@ -193,6 +220,7 @@ def _check_dir(
     path: Path, time_limit: float | None, budget: Budget, out: Path | None
 ) -> dict[str, Any]:
     """A run directory's outcome: all its checkers; its results.json written where it can."""
+    from checkers.attribution import attribution_line
     from harness import analysis  # a run directory's checkers: not needed for a file
 
     started = time.perf_counter()
@@ -203,6 +231,8 @@ def _check_dir(
     ]
     explanation += _broken_evidence(results)
     explanation += _unknowns(results)
+    if isinstance(results.get("attribution"), dict):
+        explanation.append(f"whose: {attribution_line(results['attribution'])}")
     return {
         "file": str(path),
         "valid": results["valid"],
@@ -295,12 +325,14 @@ def check_path(
     oom: list[bytes],
     html: Path | None = None,
     shrink: Path | None = None,
+    streaming: Streaming | None = None,
 ) -> dict[str, Any]:
     """One path's outcome; HarnessError (one line) if it is not a history, run directory
     or Jepsen store. ``oom[0]`` holds the line to print if memory runs out meanwhile.
     With ``html``, its report page is written there: the outcome's ``report`` says where,
     or ``report_error`` why not. With ``shrink``, its shrunk history is written there
-    (``_shrink_to``)."""
+    (``_shrink_to``). A history file is streamed as ``streaming`` says
+    (``harness.checkstream``; never with ``html``: its page draws the whole history)."""
     budget = Budget(time_limit, memory_limit)
     is_dir = path.is_dir()
     oom[0] = _OOM.format("reading or checking" if is_dir else "reading", path, "").encode()
@@ -311,13 +343,22 @@ def check_path(
             outcome, fmt = _check_store(path, model, budget, oom, html, shrink is not None)
         elif is_dir:
             outcome = _check_dir(path, time_limit, budget, out)
+            if streaming is not None and streaming.mode:
+                outcome["notes"].append(
+                    "--stream reads history files; a run directory is read in memory"
+                )
             if html is not None:
                 _report(outcome, html, lambda: _run_page(path, outcome["details"]))
         else:
-            checked = _check_file(path, model, budget, oom, shrink is not None)
+            if streaming is not None:  # its scratch folder: --spill-dir, else --out
+                on = streaming.mode if html is None else False
+                streaming = streaming._replace(mode=on, spill=streaming.spill or out)
+            checked = _check_file(path, model, budget, oom, shrink is not None, streaming)
             outcome, fmt = checked.outcome, checked.read.format
     except OutOfBudget as e:
         outcome = _unknown(path, str(e))
+        if not path.is_dir():  # a streamed check says its own (``harness.checkstream``)
+            outcome["read"] = "in memory"
         if html is not None:
             outcome["report"] = "no report: the history was not read within the budget"
     if checked is not None and html is not None:
@@ -394,10 +435,11 @@ def check_paths(
     out: str | None = None,
     html: str | None = None,
     shrink: str | None = None,
+    streaming: Streaming | None = None,
 ) -> int:
     """Check every path, each on its own line; the exit code (see the module's docstring).
     ``html``: ``--html OUT``, checked before any path is; ``shrink``: ``--shrink OUT``,
-    for one path only."""
+    for one path only; ``streaming``: how history files are read."""
     if shrink is not None and len(paths) != 1:
         print(
             f"harness: --shrink writes one history: give one PATH, not {len(paths)}",
@@ -426,6 +468,7 @@ def check_paths(
                 oom=oom,
                 html=page,
                 shrink=None if shrink is None else Path(shrink),
+                streaming=streaming,
             )
         except HarnessError as e:
             bad += 1
@@ -497,7 +540,8 @@ def _say(out: dict[str, Any], as_json: bool, stream: TextIO, colour: bool) -> No
         return
     lines = [
         f"{out['file']}: {_word(out['valid'], colour)} "
-        f"({out['check_ms']:.1f} ms, {out['ops']} ops, {out['model']})"
+        f"({out['check_ms']:.1f} ms, {out['ops']} ops, {out['model']}"
+        f"{', streamed' if out.get('read') == 'streamed' else ''})"
     ]
     lines += [f"    {line}" for line in out["explanation"]]
     if out["valid"] == UNKNOWN and out["details"].get("reason"):

@@ -154,9 +154,10 @@ def _say_last(line: str) -> None:
         os.write(2, (line + "\n").encode())
 
 
-STOPPED_EARLY: Final = ("run", "suite")
+STOPPED_EARLY: Final = ("run", "suite", "check")
 """The commands a stop signal ends like Ctrl-C from their first instant (``stop_early``):
-a run interrupted is unknown, exit 2, however early."""
+a run interrupted is unknown, exit 2, however early; a check too, its scratch folder
+removed (``harness.checkstream``)."""
 
 
 class Stopped(KeyboardInterrupt):

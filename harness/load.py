@@ -4,7 +4,9 @@ A run tests less than it claims when it drove fewer operations than asked: rare 
 load (etcd's robustness tests refuse a verdict below 200 ops/s). The runner measures its
 own cost here: the CPU time of the harness process (the runner loop, the progress and
 nemesis threads) and of its worker processes (each read from ``/proc`` before it stops),
-over the workload's time only (the workers' start-up is not an operation's cost).
+over the workload's time only (the workers' start-up is not an operation's cost). With
+the clients in threads (``harness.client_threads``) their CPU is the harness process's,
+counted as the runner's, and the workers' is 0.
 ``Load`` is what test.json records (``load``) and results.json repeats; the rate floor
 itself (``--min-rate``) is judged from the history by ``checkers.load``.
 """

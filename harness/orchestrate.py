@@ -40,6 +40,7 @@ from core.store import (
     write_json,
 )
 from harness import analysis, live_check
+from harness.client_mode import AUTO, THREAD, ClientMode, client_mode
 from harness.load import Load
 from harness.logs import log_to
 from harness.plan import build_plan, warnings_at_start
@@ -155,6 +156,7 @@ def run_test(
     repeat this is (``harness.repeat``), for test.json."""
     opts, target = checked
     _prepare_clients(opts, target)
+    clients = _clients(opts, target, recording)
     seed = opts.seed if opts.seed is not None else random.randrange(2**31)
     opts = replace(opts, seed=seed)
     run_dir = new_run_dir(Path(opts.out_dir), opts.test_name())
@@ -162,7 +164,7 @@ def run_test(
     try:
         reserve = Reserve(run_dir)
         try:
-            return _run_in(run_dir, opts, target, term, recording, repeat)
+            return _run_in(run_dir, opts, target, term, clients, recording, repeat)
         finally:
             reserve.release()
     finally:
@@ -184,6 +186,7 @@ def _run_in(
     opts: RunOptions,
     target: TargetSpec,
     term: Terminal,
+    clients: ClientMode,
     recording: Recording | None,
     repeat: dict[str, Any] | None = None,
 ) -> RunOutcome:
@@ -201,6 +204,7 @@ def _run_in(
             for name, fact in facts_of(opts.fault_names()).items()
         },
         "seed": opts.seed,
+        "clients": clients.to_dict(),
         "linearizable_locks": target.linearizable_locks,
         "holder": holder.to_dict() if holder is not None else None,
         "service_rules": [r.to_dict() for r in target.rules_for(opts)],
@@ -222,18 +226,19 @@ def _run_in(
         test["repeat"] = repeat
     write_json(run_dir / TEST_FILE, test)
     HistoryWriter(run_dir / HISTORY_FILE).close()  # a run stopped before its first op has one
-    term.err.print(f"[bold]{opts.test_name()}[/] seed {opts.seed} -> {run_dir}")
+    term.err.print(f"[bold]{opts.test_name()}[/] seed {opts.seed}, {clients.line()} -> {run_dir}")
     for warning in warnings:
         term.err.print(f"warning: {warning}", markup=False, highlight=False)
         log.warning("%s", warning)
     for rule in target.rules_for(opts):
         log.info("service rule: %s", rule.line(target.name))
     log.info("run %s, seed %s: %s", opts.test_name(), opts.seed, test["command"])
+    log.info("%s", clients.line())
     ended: dict[str, Any] = {"status": "finished"}
     proven: dict[Any, Any] = {}  # what the check during the run proved, per key
     try:
         with _signals_as_interrupt(clock):
-            proven = _drive(run_dir, opts, target, term, recording, clock, test)
+            proven = _drive(run_dir, opts, target, term, recording, clock, test, clients)
     except KeyboardInterrupt as e:
         stop = e if isinstance(e, RunInterrupted) else RunInterrupted("SIGINT", clock.seconds())
         ended = {
@@ -273,6 +278,17 @@ def _run_in(
     _quietly("write the report", _write_report, run_dir, term.out)
     term.out.print(f"results in {run_dir}", soft_wrap=True)
     return RunOutcome(run_dir, results["valid"], analysis.exit_code_of(results))
+
+
+def _clients(opts: RunOptions, target: TargetSpec, recording: Recording | None) -> ClientMode:
+    """How the run's clients run, and why (``harness.client_mode``; a one-line
+    OptionError for a mode they cannot run in); a replay's as the recorded run's did
+    (``Recording.clients_mode``), unless it was asked for one."""
+    recorded = recording.clients_mode if recording is not None else None
+    if recorded is None or opts.clients.mode != AUTO:
+        return client_mode(opts, target)
+    mode = client_mode(opts.with_(clients=recorded), target).mode
+    return ClientMode(mode, "as the recorded run's")
 
 
 def _replayed(
@@ -320,6 +336,7 @@ def _drive(
     recording: Recording | None,
     clock: RunClock,
     test: dict[str, Any],
+    clients: ClientMode,
 ) -> dict[Any, Any]:
     """Set up the cluster, resource, workers and nemesis, run the schedule, tear down
     (one ``ExitStack``: whatever was set up is torn down, however this ends); what the
@@ -353,6 +370,7 @@ def _drive(
             op_timeout=opts.op_timeout,
             events_path=run_dir / EVENTS_FILE,
             holder=get_workload(opts.workload).holder,
+            threads=clients.mode == THREAD,
         )
         stack.callback(_quietly, "stop the workers", runner.close)
         runner.start_workers()  # the workload starts once they are ready

@@ -53,20 +53,26 @@ class Recording:
     end: int | None = None
     """When the recorded run's last op happened (ns after the workload's start): where
     each client thread's recording ends."""
+    clients_mode: str | None = None
+    """How the recorded run's clients ran (test.json's ``clients``), which a replay on its
+    target keeps; None: not recorded, or another target (``harness.client_mode`` decides)."""
 
     def on(self, target: str) -> Recording:
         """The recording as replayed on ``target``: on its own target each fault hits what
         it hit (a random ``one``, the leader or the holder of the time, again); on another
         the nodes differ, so a server fault is aimed as it was asked for, while a client
-        fault still hits the thread it hit."""
-        if len(self.aimed) != len(self.faults):
-            return self
+        fault still hits the thread it hit; the clients run as they did on its own target
+        only (``clients_mode``)."""
         if target == self.options.target:
+            if len(self.aimed) != len(self.faults):
+                return self
             return replace(self, faults=self.aimed)
+        if len(self.aimed) != len(self.faults):
+            return replace(self, clients_mode=None)
         kept = tuple(
             a if a.victim is not None else f for f, a in zip(self.faults, self.aimed, strict=True)
         )
-        return replace(self, faults=kept, aimed=kept)
+        return replace(self, faults=kept, aimed=kept, clients_mode=None)
 
     def generator(self) -> gen.Generator:
         """The whole schedule: the client invocations on their threads, the fault starts
@@ -380,7 +386,16 @@ def load_recording(run_dir: Path) -> Recording:
     if not clients:
         raise ReplayError(f"--replay {run_dir}: its history holds no client operation")
     end = max(0, max(op.time for op in history) - start)
-    return Recording(run_dir, opts, tuple(clients), tuple(faults), tuple(aimed), end)
+    mode = test.get("clients", {}).get("mode")
+    return Recording(
+        run_dir,
+        opts,
+        tuple(clients),
+        tuple(faults),
+        tuple(aimed),
+        end,
+        mode if isinstance(mode, str) else None,
+    )
 
 
 def replay_options(recording: Recording, target: str | None, out_dir: str) -> RunOptions:

@@ -16,11 +16,18 @@ thread changes process, the earliest timeout is the oldest open operation's (eve
 operation gets the same ``op_timeout``, and ``_open`` keeps invocation order), and the
 messages to the workers are plain tuples (``harness.worker``).
 
+The clients run in worker processes (``harness.worker``) or, ``threads``, in threads of
+this process (``harness.client_threads``): their completions then come through one
+``Answers`` queue, taken whole each time the loop waits, the loop woken by a byte on a
+pipe only when it may be asleep.
+
 Timeouts: a client op still open after ``op_timeout`` seconds completes as ``info``
 ("timed out"). Its worker is then abandoned, not killed: a worker frozen by a client pause
 must still be able to wake and do its late write, which is the point of the test. The
 thread gets a new worker with a new process id (old id + concurrency, as in Jepsen). A
-worker that dies mid-operation is handled the same way.
+worker that dies mid-operation is handled the same way. A client thread cannot be killed
+at all: abandoned, it goes on until its client returns, and its ``worker-stopped`` event
+says when it may still be running.
 
 What an abandoned worker does afterwards is still evidence, so it is recorded in the run's
 client events (``events.jsonl``): ``late-completion`` when its operation finally returns
@@ -50,6 +57,7 @@ from core.gen import PENDING, Context, Generator, Request
 from core.gen.replay import Replay
 from core.ops import NEMESIS, Op
 from core.store import JsonlWriter
+from harness.client_threads import Answers, ThreadWorker
 from harness.load import CpuMeter, Load
 from harness.worker import Worker
 from nemesis.base import Nemesis
@@ -58,6 +66,9 @@ from workloads.holders import Holder, Holders
 log = logging.getLogger("harness.runner")
 
 Thread = int | str
+AnyWorker = Worker | ThreadWorker
+"""A client's worker: a process of its own, or a thread of the harness
+(``harness.client_threads``)."""
 
 FLUSH_NS = 5_000_000
 """The longest an op waits, recorded but not yet written to the history file (5 ms)."""
@@ -90,7 +101,7 @@ class _Open:
 class _Abandoned:
     """A worker whose operation ended ``info``, and that operation's invocation."""
 
-    worker: Worker
+    worker: AnyWorker
     invoke: Op
 
 
@@ -152,10 +163,13 @@ class Runner:
         events_path: Path | None = None,
         holder: Holder | None = None,
         flush: Callable[[], None] | None = None,
+        threads: bool = False,
     ) -> None:
         """``holder``: who the workload's holder is (``Workload.holder``), followed op by
         op for the faults aimed at it. ``flush``: writes out what ``record`` was given
-        (a batched history); None: ``record`` writes each op itself."""
+        (a batched history); None: ``record`` writes each op itself. ``threads``: the
+        clients run in threads of this process (``harness.client_threads``), not in
+        worker processes."""
         self.gen = generator
         self.factory = client_factory
         self.concurrency = concurrency
@@ -170,9 +184,9 @@ class Runner:
         self._index = 0
         self._stopping = False
         self._stop_by: int | None = None  # when the ops open at a stop end ``info``
-        self._workers: dict[int, Worker] = {}
+        self._workers: dict[int, AnyWorker] = {}
         self._abandoned: list[_Abandoned] = []
-        self._ended: list[Worker] = []  # a replay's threads whose recording ended
+        self._ended: list[AnyWorker] = []  # a replay's threads whose recording ended
         self._events = JsonlWriter(events_path) if events_path is not None else None
         self._thread_process: dict[Thread, Any] = {}
         self._open: dict[Thread, _Open] = {}
@@ -180,7 +194,12 @@ class Runner:
         self._nodes: dict[Thread, str] = {}  # the node each thread's client talks to
         self._nemesis_thread: _NemesisThread | None = None
         self._poll = select.poll()
-        self._waiting: dict[int, Thread | _Abandoned] = {}  # fd -> whose answer it brings
+        # fd (a worker process's pipe, the nemesis's), or a client thread -> whose answer
+        # it brings
+        self._waiting: dict[int | ThreadWorker, Thread | _Abandoned] = {}
+        self._answers = Answers() if threads else None
+        if self._answers is not None:
+            self._poll.register(self._answers.fileno(), _READABLE)
         self._threads: frozenset[Thread] = frozenset()
         self._view: dict[Thread, Any] = {}  # the contexts' thread -> process, shared
         self.cpu = CpuMeter()
@@ -188,7 +207,9 @@ class Runner:
 
     # -- the view a nemesis gets -------------------------------------------------------
     def client_pids(self) -> dict[int, int]:
-        return {w.process: w.pid for w in self._workers.values() if w.is_ready()}
+        return {
+            w.process: w.pid for w in self._workers.values() if w.pid is not None and w.is_ready()
+        }
 
     @property
     def holder(self) -> Holder | None:
@@ -257,6 +278,8 @@ class Runner:
         self._ended.clear()
         self._workers.clear()
         self._abandoned.clear()
+        if self._answers is not None:
+            self._answers.close()
         if self._events is not None:
             self._events.close()
         if self._nemesis_thread is not None:
@@ -267,7 +290,10 @@ class Runner:
         ctx = WorkerContext(
             process=process, clock=self.clock, events_path=self.events_path, thread=thread
         )
-        self._workers[thread] = Worker.spawn(process, self.factory, ctx)
+        if self._answers is not None:
+            self._workers[thread] = ThreadWorker(process, self.factory, ctx, self._answers)
+        else:
+            self._workers[thread] = Worker.spawn(process, self.factory, ctx)
         self._thread_process[thread] = process
         self._threads_changed()
 
@@ -309,9 +335,10 @@ class Runner:
             self._span = (start, self.clock.now())
 
     def _pids(self) -> list[int]:
-        """Every worker process's id: working, abandoned, ended."""
+        """Every worker process's id: working, abandoned, ended (none for client threads,
+        whose CPU is the harness process's)."""
         workers = [*self._workers.values(), *(a.worker for a in self._abandoned), *self._ended]
-        return [w.proc.pid for w in workers if w.proc.pid is not None]
+        return [w.pid for w in workers if w.pid is not None]
 
     def load(self, asked_rate: float | None) -> Load | None:
         """The client operations completed while ``run`` ran, and the harness's CPU for
@@ -419,21 +446,23 @@ class Runner:
             self.stats.invoked += 1
             self._holders.follow(op)  # giving it up: no longer a fault's target
             worker = self._workers[int(thread)]
-            self._await(worker.fileno(), thread)
+            self._await(_channel(worker), thread)
             try:
                 worker.send(inv)
             except (BrokenPipeError, OSError):
                 pass  # a dead worker's pipe reads as EOF next: recorded as info there
         return op
 
-    def _await(self, fd: int, whose: Thread | _Abandoned) -> None:
-        """Wait on ``fd`` from now on, for ``whose`` answer."""
-        self._waiting[fd] = whose
-        self._poll.register(fd, _READABLE)
+    def _await(self, on: int | ThreadWorker, whose: Thread | _Abandoned) -> None:
+        """Wait on ``on`` (a file descriptor, or a client thread, whose answers come
+        through ``Answers``) from now on, for ``whose`` answer."""
+        self._waiting[on] = whose
+        if isinstance(on, int):
+            self._poll.register(on, _READABLE)
 
-    def _unawait(self, fd: int) -> None:
-        if self._waiting.pop(fd, None) is not None:
-            self._poll.unregister(fd)
+    def _unawait(self, on: int | ThreadWorker) -> None:
+        if self._waiting.pop(on, None) is not None and isinstance(on, int):
+            self._poll.unregister(on)
 
     def _next_deadline(self, now: int) -> int:
         """The earliest timeout of an open op: the oldest client op's, as all have the
@@ -449,19 +478,42 @@ class Runner:
         if self._unflushed_since is not None:
             until = min(until, self._unflushed_since + FLUSH_NS)
         timeout_ms = max(0, min((until - self.clock.now() + 999_999) // 1_000_000, 250))
-        got = False
-        for fd, _ in self._poll.poll(timeout_ms):
+        answers = self._answers
+        ready: list[tuple[int, int]] = []
+        if answers is None or not answers.waiting():
+            ready = self._poll.poll(timeout_ms)
+        elif NEMESIS in self._open:  # a client thread's answer is here: a look, no wait
+            ready = self._poll.poll(0)
+        got, rung = False, False
+        for fd, _ in ready:
             whose = self._waiting.get(fd)
             if whose is None:
-                continue  # answered already in this round (an abandoned worker reaped)
+                rung = rung or (answers is not None and fd == answers.fileno())
+                continue  # else answered already in this round (an abandoned worker reaped)
             if isinstance(whose, _Abandoned):
-                self._reap_abandoned(whose)
+                self._unawait(fd)
+                self._reap_abandoned(whose, self._late(whose.worker))
                 continue
             done = self._receive(whose)
             self._unawait(fd)
             self._complete(whose, done)
             got = True
+        if answers is not None:
+            for worker, done in answers.take(rung):
+                got = self._answered(worker, done) or got
         return got
+
+    def _answered(self, worker: ThreadWorker, done: Completion) -> bool:
+        """A client thread's completion: its thread's operation's (True), or an
+        abandoned one's late one."""
+        whose = self._waiting.pop(worker, None)
+        if whose is None:
+            return False  # a thread's answer after its run ended
+        if isinstance(whose, _Abandoned):
+            self._reap_abandoned(whose, done)
+            return False
+        self._complete(whose, done)
+        return True
 
     def _receive(self, thread: Thread) -> Completion:
         """The completion ``thread``'s worker (or the nemesis) sent."""
@@ -469,18 +521,24 @@ class Runner:
             if thread == NEMESIS:
                 assert self._nemesis_thread is not None
                 return conns_recv(self._nemesis_thread.conn)
-            return self._workers[int(thread)].recv()
+            worker = self._workers[int(thread)]
+            assert isinstance(worker, Worker)  # a thread's comes through ``Answers``
+            return worker.recv()
         except (EOFError, OSError):
             return Completion("info", error="worker process died mid-operation")
 
-    def _reap_abandoned(self, a: _Abandoned) -> None:
-        """An abandoned worker's operation returned (or its worker died): record it, then
-        stop the worker."""
-        self._unawait(a.worker.fileno())
+    @staticmethod
+    def _late(worker: AnyWorker) -> Completion | None:
+        """An abandoned worker process's late completion; None: it died."""
+        assert isinstance(worker, Worker)
         try:
-            late: Completion | None = a.worker.recv()
+            return worker.recv()
         except (EOFError, OSError):
-            late = None
+            return None
+
+    def _reap_abandoned(self, a: _Abandoned, late: Completion | None) -> None:
+        """An abandoned worker's operation returned (``late``; None: its worker died):
+        record it, then stop the worker."""
         if late is not None:
             log.info("late completion from abandoned process %s: %r", a.worker.process, late)
             self._event(
@@ -499,14 +557,15 @@ class Runner:
 
     def _stop_abandoned(self, a: _Abandoned, timeout: float) -> None:
         sent = self.clock.now()
-        self.cpu.worker_stopping(a.worker.proc.pid)
+        self.cpu.worker_stopping(a.worker.pid)
         a.worker.stop(timeout=timeout)
-        self._event(
-            "worker-stopped",
-            a.worker.process,
-            sent=sent,
-            reason="abandoned after its operation ended info",
-        )
+        reason = "abandoned after its operation ended info"
+        if isinstance(a.worker, ThreadWorker) and a.worker.running:
+            reason += (
+                "; a client thread, which cannot be killed: it may still be running, "
+                "and closes its client once its operation returns"
+            )
+        self._event("worker-stopped", a.worker.process, sent=sent, reason=reason)
 
     def _event(self, event: str, process: Any, **fields: Any) -> None:
         if self._events is not None:
@@ -568,13 +627,16 @@ class Runner:
         old = self._workers.pop(thread)
         abandoned = _Abandoned(old, invoke)
         self._abandoned.append(abandoned)
-        self._await(old.fileno(), abandoned)
+        self._await(_channel(old), abandoned)
         log.warning(
             "process %s: %s invoked at %.3f s ended info; its worker is abandoned (what it "
-            "does next is recorded) and process %s takes its thread",
+            "does next is recorded%s) and process %s takes its thread",
             old.process,
             invoke.f,
             _secs(invoke.time),
+            "; a client thread cannot be killed: it may still be running"
+            if isinstance(old, ThreadWorker)
+            else "",
             old.process + self.concurrency,
         )
         self._spawn(thread, old.process + self.concurrency)
@@ -595,6 +657,12 @@ class Runner:
 
 
 _GONE: Any = object()
+
+
+def _channel(worker: AnyWorker) -> int | ThreadWorker:
+    """What a worker's answers come on: its pipe's end, or (a client thread) the thread,
+    through the run's ``Answers``."""
+    return worker if isinstance(worker, ThreadWorker) else worker.fileno()
 
 
 def _secs(t: int) -> float:

@@ -59,7 +59,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from checkers import election, ids, mutex
+from checkers import election, fencing, ids, mutex
 from checkers.anomalies import KEY
 from checkers.classify import CAUSES
 from core.errors import HarnessError
@@ -162,12 +162,13 @@ class SuiteRun:
 
 def found_causes(results: dict[str, Any]) -> set[str]:
     """The causes ``checkers.classify`` gave the overlaps and accepted stale writes of a
-    lock or election run, the anomalies of the linearizability checker and the duplicate
-    ids a power cut explains."""
+    lock or election run, its fencing numbers granted again, the anomalies of the
+    linearizability checker and the duplicate ids a power cut explains."""
     h = _holdings(results)
     found = [g.get("classification") for g in h.get("overlap_groups", ())]
     found += [g.get("accepted_because") for g in h.get("overlap_groups", ())]
     found += [s.get("classification") for s in h.get("stale_accepted", ())]
+    found += [a.get("classification") for a in _checker(results, fencing.NAME).get("anomalies", ())]
     found += [a.get("classification") for a in _checker(results, "linearizability").get(KEY, ())]
     found += [d.get("classification") for d in _checker(results, ids.NAME).get("duplicates", ())]
     return {c["cause"] for c in found if isinstance(c, dict) and c.get("cause")}

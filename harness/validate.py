@@ -32,6 +32,7 @@ from core.option_checks import NUMBERS, OptionError
 from core.option_defaults import fit_defaults
 from core.option_records import SshOptions
 from core.options import RunOptions, flag_of
+from harness.client_mode import client_mode
 from harness.live_check import checked_live
 from nemesis.nodes import node_names
 from nemesis.registry import needs_of, parse_nemesis, rules_of, spec_of
@@ -101,6 +102,7 @@ def check_run(opts: RunOptions) -> Checked:
     _check_bugs(target, opts)
     check_given(target, opts)
     _check_min_rate(opts)
+    client_mode(opts, target)  # a mode the clients cannot run in: refused here
     return Checked(opts, target)
 
 

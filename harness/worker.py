@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from core.client import ClientFactory, Completion, Invocation, WorkerContext
+from core.client import Client, ClientFactory, Completion, Invocation, WorkerContext
 from core.procutil import die_with_parent, signal_quietly
 from harness.logs import log_files, worker_logs_to
 
@@ -119,7 +119,7 @@ def _worker_main(
     die_with_parent(parent=parent)
     worker_logs_to(logs, ctx.process)
     ready.set()
-    client = None
+    client = LazyClient(factory, ctx)
     reader = _Reader(conn)
     try:
         while True:
@@ -129,22 +129,39 @@ def _worker_main(
                 return
             if msg == _STOP:
                 return
-            inv = _invocation(msg)
-            try:
-                if client is None:
-                    client = factory(ctx)
-                done = client.invoke(inv)
-            except Exception as e:  # a client bug or an unclassified driver error
-                tb = traceback.format_exc(limit=3).strip().splitlines()[-1]
-                done = Completion("info", error=f"unexpected {type(e).__name__}: {e} ({tb})")
+            done = client.invoke(_invocation(msg))
             try:
                 _write(conn.fileno(), _wire(done))
             except (BrokenPipeError, OSError):
                 return
     finally:
-        if client is not None:
+        client.close()
+
+
+class LazyClient:
+    """A worker's client, in a process or a thread: built at its first operation (a
+    failure to build is that operation's ``info``), an exception nothing classified
+    completing its operation ``info`` with what it was."""
+
+    def __init__(self, factory: ClientFactory, ctx: WorkerContext) -> None:
+        self._factory = factory
+        self._ctx = ctx
+        self._client: Client | None = None
+
+    def invoke(self, inv: Invocation) -> Completion:
+        try:
+            if self._client is None:
+                self._client = self._factory(self._ctx)
+            return self._client.invoke(inv)
+        except Exception as e:  # a client bug or an unclassified driver error
+            tb = traceback.format_exc(limit=3).strip().splitlines()[-1]
+            return Completion("info", error=f"unexpected {type(e).__name__}: {e} ({tb})")
+
+    def close(self) -> None:
+        """Close the client, if it was built (what it holds is let go); quietly."""
+        if self._client is not None:
             try:
-                client.close()
+                self._client.close()
             except Exception:
                 pass
 
@@ -196,6 +213,11 @@ class Worker:
     def recv(self) -> Completion:
         """The completion of the operation sent (EOFError or OSError: the worker died)."""
         return _completion(self.reader.read())
+
+    @property
+    def running(self) -> bool:
+        """Its process has not ended."""
+        return bool(self.proc.is_alive())
 
     def close_client(self) -> None:
         """Ask the worker to close its client and exit, without waiting for it."""

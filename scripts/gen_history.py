@@ -7,6 +7,9 @@ naming the model is written beside the history, so ``read_history`` picks the mo
 
     .venv/bin/python scripts/gen_history.py /tmp/big/history.jsonl --ops 1000000 --keys 1000
 
+It streams: ops are written as they are made, so 10 million take no more memory than one
+(``scripts/bench_stream.py`` writes one).
+
 (A kv history's gets return whole strings that grow with each append: at a million
 operations the file gets very large; the register model keeps values small.)
 """
@@ -38,6 +41,31 @@ def _corrupt_one_read(ops: Iterator[Op], after: int) -> Iterator[Op]:
         yield op
 
 
+def _stale_read(ops: Iterator[Op], after: int) -> Iterator[Op]:
+    """``ops`` with the first read that completes ok at or after event ``after``, of a key
+    a write or cas had changed before that read was invoked, answering nil: the initial
+    state, which nothing writes again (a stale read: invalid at that one read)."""
+    done = False
+    changed: set[object] = set()  # keys a write or cas completed ok on
+    invoked: dict[object, bool] = {}  # process -> whether its key had changed then
+    for op in ops:
+        if not done:
+            if op.type == "invoke":
+                invoked[op.process] = op.key in changed
+            elif op.type == "ok" and op.f in ("write", "cas"):
+                changed.add(op.key)
+            elif (
+                op.type == "ok"
+                and op.f == "read"
+                and op.index >= after
+                and invoked.get(op.process)
+                and op.value is not None
+            ):
+                op = op.with_(value=None)
+                done = True
+        yield op
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("out", type=Path, help="the history.jsonl to write")
@@ -60,6 +88,14 @@ def main() -> int:
         help="corrupt one read: the first one that completes after this share of the events "
         "reads 5, which nothing writes (the hard invalid key of the benchmark)",
     )
+    ap.add_argument(
+        "--stale-read-at",
+        type=float,
+        default=None,
+        metavar="FRACTION",
+        help="inject one stale read: the first read completing after this share of the "
+        "events, of a key written before it was invoked, reads the initial nil again",
+    )
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -77,6 +113,8 @@ def main() -> int:
     )
     if args.corrupt_read_at is not None:
         ops = _corrupt_one_read(ops, int(args.corrupt_read_at * 2 * args.ops))
+    if args.stale_read_at is not None:
+        ops = _stale_read(ops, int(args.stale_read_at * 2 * args.ops))
     with open(args.out, "w") as f:
         for op in ops:
             f.write(op.to_json())

@@ -5,9 +5,13 @@
 
 Reads every ``suite.json`` under the folders given (one suite run, or several made with
 ``--only``) and prints one Markdown row per run: the library and the version its
-environment installed (test.json's ``lock_library``), the target, the fault, the verdict,
-what went wrong (overlapping holders, stale writes the resource accepted, releases the
-library said had lost the lock) and what the library offers.
+environment installed (test.json's ``lock_library``), the target, the fault, the verdict
+and whose doing a violation was (results.json's ``attribution``: the library, its
+documented design, the harness's own fault, the service), what went wrong (overlapping
+holders, stale writes the resource accepted, releases the library said had lost the lock),
+whether a release freed another holder's lock (the mutex checker's ``released_another``:
+yes, no, or not measured when no release came after the lock had gone to another) and what
+the library offers.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 HEADER = (
-    "| library | version | target | fault | verdict | what happened | what it offers |\n"
-    "| --- | --- | --- | --- | --- | --- | --- |"
+    "| library | version | target | fault | verdict | what happened "
+    "| releases another's lock | what it offers |\n"
+    "| --- | --- | --- | --- | --- | --- | --- | --- |"
 )
 
 
@@ -52,6 +57,14 @@ def happened(run_dir: Path) -> str:
     )
 
 
+def fault(options: dict[str, Any]) -> str:
+    """The run's faults, with the holders' work when it is long enough to matter (a
+    release after a pause lands while another holds; a kill during a holding)."""
+    work = options.get("work_time")
+    said = f" (work {work:g} s)" if isinstance(work, (int, float)) and work >= 1 else ""
+    return ", ".join(options["nemesis"]) + said
+
+
 def row(outcome: dict[str, Any]) -> str:
     """One run as a row of the table."""
     run_dir = Path(outcome["run_dir"])
@@ -59,13 +72,20 @@ def row(outcome: dict[str, Any]) -> str:
     lib = test.get("lock_library", {})
     options = test["options"]
     verdict = {True: "valid", False: "invalid"}.get(outcome["valid"], str(outcome["valid"]))
+    results = json.loads((run_dir / "results.json").read_text())
+    blamed = results.get("attribution")
+    if isinstance(blamed, dict):
+        verdict += f" ({blamed.get('party')})"
+    mutex = results["checkers"].get("mutex", {})
+    released = (mutex.get("released_another") or {}).get("releases", "not measured")
     cells = (
         lib.get("library", options.get("lock")),
         lib.get("version", "-"),
         options["target"],
-        ", ".join(options["nemesis"]),
+        fault(options),
         verdict,
         happened(run_dir),
+        released,
         lib.get("offers", "-"),
     )
     return "| " + " | ".join(str(c) for c in cells) + " |"

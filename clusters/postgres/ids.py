@@ -1,11 +1,20 @@
 """PostgreSQL's id generators (``workloads.ids.IdBackend``), on the primary:
 
-- ``sequence``: ``nextval`` of the sequence ``harness_ids``. A sequence is not rolled back
-  and logs ahead of what it handed out (32 values), so a crash leaves gaps, never repeats;
-  a power cut can: a session's nextval that wrote no log-ahead record of its own commits
-  without flushing, on the strength of another session's record, which the cut may
-  discard before that session commits (seen in the nightly suite's
-  ``ids-postgres-sequence-power-loss``, under the default ``synchronous_commit on``);
+- ``sequence``: ``SELECT nextval('harness_ids')`` on an autocommit connection: each call
+  is its own transaction, committed before its answer comes (the server commits before
+  it says it is ready for the next query), which is what PostgreSQL's documentation asks
+  of a value used outside the database ("make sure that the nextval call has been
+  committed before doing so": ``FUNC_SEQUENCE_DOC``). A sequence is not rolled back and
+  logs ahead of what it handed out (``SEQ_LOG_VALS``, 32 values), so a crash leaves gaps.
+  A power cut can also hand a committed value out again, under every setting: a nextval
+  that takes a value another session's record logged ahead writes no WAL and takes no
+  transaction id (``nextval_internal`` does both only when it logs), and a transaction
+  with neither flushes nothing at commit (``RecordTransactionCommit``); until the other
+  session's record is flushed (its own commit, or a later flush), the value the first
+  was answered is not on disk. ``tests/integration/test_power_loss.py`` shows it
+  deterministically (and that the same value used in an INSERT survives the cut); the
+  nightly suite's ``ids-postgres-sequence-power-loss`` sees it now and then. The
+  documentation does not say this, so a run names such a repeat unexplained;
 - ``segment`` (Leaf-segment, Meituan's): the client takes a range of ``--segment-size`` ids
   from the row of its name in ``harness_segments`` (``UPDATE ... SET max_id = max_id +
   size RETURNING max_id``, one committed statement) and hands them out from memory; when
@@ -25,6 +34,10 @@ from collections.abc import Sequence
 from clusters.postgres.connection import Connection
 from clusters.postgres.schema import ready
 from workloads.errors import OpFailed, OpUnknown
+
+FUNC_SEQUENCE_DOC = "https://www.postgresql.org/docs/17/functions-sequence.html"
+"""PostgreSQL's sequence functions, whose caution says a nextval's result may not be
+persistent until its transaction commits (since 2021, commit 4ac452e)."""
 
 
 class PgSequence:

@@ -56,10 +56,15 @@ def memory_in_use() -> tuple[int, int]:
         return 0, 0
 
 
+def _meminfo_text() -> str:
+    """The kernel's memory figures (OSError where there are none)."""
+    return Path("/proc/meminfo").read_text()
+
+
 def default_memory_limit() -> int | None:
     """``MEMORY_SHARE`` of MemAvailable (None where /proc/meminfo cannot say)."""
     try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
+        for line in _meminfo_text().splitlines():
             if line.startswith("MemAvailable:"):
                 return int(int(line.split()[1]) * 1024 * MEMORY_SHARE)
     except (OSError, ValueError, IndexError):

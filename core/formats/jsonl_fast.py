@@ -16,7 +16,7 @@ reader too. Without msgspec (an optional speed-up) every file takes the plain pa
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, Final
 
 from core.compiled import loaded
@@ -25,7 +25,7 @@ from core.formats.fields import FieldError, check_value
 from core.history import first_break
 from core.ops import Op
 
-__all__ = ["MIN_BYTES", "read_ops"]
+__all__ = ["MIN_BYTES", "blocks", "read_ops"]
 
 MIN_BYTES: Final = 1 << 20
 """Files smaller than this take the plain path: loading msgspec costs more than it saves."""
@@ -61,32 +61,41 @@ def read_ops(f: BinaryIO, budget: Budget | None, max_time: int) -> list[Op] | No
             gc.enable()
 
 
-def _read(f: BinaryIO, decode: Any, budget: Budget | None, max_time: int) -> list[Op] | None:
-    check, find_break = _checker()
-    ops: list[Op] = []
-    previous = -1
+def blocks(f: BinaryIO, tail: list[bytes]) -> Iterator[bytes]:
+    """The whole lines of the open file ``f`` (from where it is), about ``CHUNK`` bytes of
+    them at a time; once it is read, what follows its last newline is put in ``tail``."""
     rest = b""
     while True:
-        if budget is not None:
-            budget.check("reading", len(ops))
         chunk = f.read(CHUNK)
         if not chunk:
             break
         data = rest + chunk if rest else chunk
         cut = data.rfind(b"\n") + 1
         rest = data[cut:]
-        if not cut:
-            continue
+        if cut:
+            yield data[:cut]
+        del data
+    tail.append(rest)
+
+
+def _read(f: BinaryIO, decode: Any, budget: Budget | None, max_time: int) -> list[Op] | None:
+    check, find_break = _checker()
+    ops: list[Op] = []
+    previous = -1
+    tail: list[bytes] = []
+    for block in blocks(f, tail):
+        if budget is not None:
+            budget.check("reading", len(ops))
         try:
-            lines: list[Op] = decode(data[:cut])
+            lines: list[Op] = decode(block)
         except Exception:  # msgspec's DecodeError or ValidationError: the plain reader says
             return None
-        del data
+        del block
         previous = check(lines, previous, max_time)
         if previous == FAIL:
             return None
         ops += lines
-    if rest.strip():
+    if tail[0].strip():
         return None  # a last line without a newline (maybe cut short): the plain reader's
     if budget is not None:
         budget.check("reading", len(ops))

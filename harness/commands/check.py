@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.formats.budget import parse_seconds, parse_size
@@ -23,12 +24,21 @@ if TYPE_CHECKING:
 def cmd_check(args: argparse.Namespace, term: Terminal) -> int:
     from core.formats.budget import default_memory_limit
     from harness.checkcmd import check_paths
+    from harness.checkstream import Streaming
 
     known_model(args.model)
     if args.out is not None:  # before any checking: the results must have a place to go
         writable_dir(args.out, "--out")
     if args.shrink is not None:
         writable_parent(args.shrink, "--shrink")
+    spill = None if args.spill_dir is None else Path(args.spill_dir)
+    if spill is not None:
+        scratch_root(spill)
+    if args.stream and args.html is not None:
+        raise UsageError(
+            "--html draws the whole history, which --stream does not hold in memory: "
+            "drop one of them"
+        )
     memory = args.memory_limit if args.memory_limit is not None else default_memory_limit()
     return check_paths(
         args.paths,
@@ -39,7 +49,19 @@ def cmd_check(args: argparse.Namespace, term: Terminal) -> int:
         out=args.out,
         html=args.html,
         shrink=args.shrink,
+        streaming=Streaming(args.stream, spill),
     )
+
+
+def scratch_root(folder: Path) -> None:
+    """Refuse (UsageError, one line) a ``--spill-dir`` that is a link or no folder."""
+    if folder.is_symlink():
+        raise UsageError(
+            f"--spill-dir {folder}: a symbolic link; the harness never writes through one "
+            "(name the folder itself, or another)"
+        )
+    if not folder.is_dir():
+        raise UsageError(f"--spill-dir {folder}: not a folder; name an existing folder")
 
 
 def known_model(model: str | None) -> None:
@@ -125,6 +147,32 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="write the fewest operations of an invalid history that still cannot be ordered "
         "to OUT, in the input's format (one PATH; a run directory's as JSONL), within the "
         "time limit; a link is refused (default: no shrinking)",
+    )
+    how = c.add_mutually_exclusive_group()
+    how.add_argument(
+        "--stream",
+        action="store_true",
+        default=None,
+        help="read a history file once, split by key into a scratch folder on disk, and "
+        "check one key at a time: a history bigger than memory in the memory of its "
+        "biggest key, the same verdict, invalid key and counterexample (JSONL histories of "
+        "the register models; others are read in memory, said in a note). Default: "
+        "streamed from 1 GiB, or when 4 times its size is more than --memory-limit; --json "
+        'says "read": "streamed" or "in memory"',
+    )
+    how.add_argument(
+        "--no-stream",
+        dest="stream",
+        action="store_false",
+        help="read every history whole, in memory, whatever its size",
+    )
+    path_option(
+        c,
+        "--spill-dir",
+        metavar="DIR",
+        help="make a streamed check's scratch folder in DIR, an existing folder (not a "
+        "link); it is removed however the check ends (default: --out, else the "
+        "history's own folder)",
     )
     c.add_argument("--json", action="store_true", help="one JSON object per file per line")
     c.set_defaults(fn=cmd_check)

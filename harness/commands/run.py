@@ -37,6 +37,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     from clusters.registry import DEFAULT_TARGET, TARGETS
     from clusters.releases import DEFAULT_SUITE, SUITES
     from core.option_checks import check_name
+    from core.option_records import CLIENT_MODES
     from core.options import DEFAULT_OP_TIMEOUT
     from harness import validate
     from nemesis.registry import help_lines, nemesis_names
@@ -76,7 +77,17 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         help="the version of the lock library --lock names, installed into an environment "
         "of its own (default: the harness's pinned one)",
     )
-    number_option(g, "--concurrency", "client processes, 1-1000 (default: %(default)s)", True)
+    number_option(g, "--concurrency", "clients, 1-1000 (default: %(default)s)", True)
+    _chosen(
+        g,
+        "--clients",
+        CLIENT_MODES,
+        "process: each client in a process of its own, which a client fault can freeze, "
+        "kill or give its own clock; thread: in threads of the harness, far cheaper per "
+        "operation, with no client fault; auto: threads on the sim when no fault is aimed "
+        "at a client, processes on the other targets until threads are measured there "
+        "under faults (default: %(default)s)",
+    )
     number_option(g, "--rate", "operations per second, all clients (default: as fast as they go)")
     number_option(
         g,

@@ -146,13 +146,26 @@ class Cell:
         rules = self.service_rules()
         servers = self.servers()
         verdict, *numbers = self._lines()
+        blamed = self.attributions()
         return (
             [verdict]
+            + ([("whose", "; ".join(blamed))] if blamed else [])
             + ([("server", "; ".join(servers))] if servers else [])
             + numbers
             + ([("watches", WatchNumbers.pool(watches).line())] if watches else [])
             + ([("service rules", rules)] if rules else [])
         )
+
+    def attributions(self) -> list[str]:
+        """Whose doing each run's first violation was (``checkers.attribution``), once
+        each: ``design (tooz-etcd3gw 9.1.0)``."""
+        said: dict[str, None] = {}
+        for m in self.runs:
+            a = (m.run.results or {}).get("attribution")
+            if isinstance(a, dict):
+                who = " ".join(str(x) for x in (a.get("library"), a.get("version")) if x)
+                said[f"{a.get('party')}" + (f" ({who})" if who else "")] = None
+        return list(said)
 
     def servers(self) -> list[str]:
         """The exact servers its runs ran, as their nodes said (``RunInfo.server``)."""

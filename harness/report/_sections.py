@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from checkers.attribution import attribution_line
 from checkers.windows import FaultWindow
 from harness.report._format import DASH, ms, pct
 from harness.report._html import definitions, esc, tag, word_badge
@@ -34,6 +35,10 @@ def banner(run: RunInfo, line: str | None = None) -> str:
     if run.interrupted is not None:
         word = "INTERRUPTED" if run.verdict == INTERRUPTED else word
         items = _interrupted_item(run) + items
+    blamed = (run.results or {}).get("attribution")
+    if isinstance(blamed, dict):  # whose doing the first violation was (checkers.attribution)
+        said = f" Its documentation: {blamed['promise']}." if blamed.get("promise") else ""
+        items += tag("li", esc(f"Whose: {attribution_line(blamed)}.{said}"), class_="context")
     for changed in (run.results or {}).get("changed_since_run") or ():
         items += tag("li", esc(f"Not as the run left it: {changed}."), class_="context")
     more = sum(max(0, len(v.explanation) - 1) for v in verdicts)

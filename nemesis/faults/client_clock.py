@@ -47,4 +47,5 @@ FAULT = FaultSpec(
     options=("client_clock_delta",),
     packages=PACKAGES,
     check=_check,
+    in_clients=True,
 )

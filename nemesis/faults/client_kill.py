@@ -22,4 +22,5 @@ FAULT = FaultSpec(
     describe="client process {processes} killed (SIGKILL) {when}",
     effects=frozenset({KILLS_CLIENT}),
     aim=Aim(("holder", "all"), "holder"),
+    in_clients=True,
 )

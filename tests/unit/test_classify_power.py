@@ -11,11 +11,12 @@ import pytest
 from test_classify import HOLDER, facts
 from test_mutex_records import S, fault, history
 
-from checkers.classify import CRASH, UNEXPLAINED, UNSYNCED, classify_takeover
+from checkers.classify import CRASH, UNEXPLAINED, UNSYNCED, classify_number, classify_takeover
 from checkers.durability import DurabilityRule, durability_rule
 from checkers.windows import CRASHES, LOSES_UNSYNCED, FaultWindow, fault_windows
 from clusters.registry import TARGETS
 from core.options import RunOptions
+from harness.suite import found_causes
 
 FACTS = {
     "power-loss": {
@@ -138,7 +139,7 @@ def test_a_postgres_failover_records_no_power_cut_rule() -> None:
 
 @pytest.mark.parametrize(
     ("target", "persistence"),
-    [("redis", "aof-everysec"), ("zookeeper", None), ("postgres", None)],
+    [("redis", "aof-everysec"), ("zookeeper", None), ("postgres", None), ("etcd", None)],
 )
 def test_a_run_that_cuts_no_power_records_no_durability_rule(
     target: str, persistence: str | None
@@ -147,3 +148,56 @@ def test_a_run_that_cuts_no_power_records_no_durability_rule(
     the page cache, and every ZooKeeper or PostgreSQL run would say its default else."""
     opts = RunOptions.of(target=target, workload="lock", persistence=persistence, nemesis=["kill"])
     assert not [r for r in TARGETS[target].rules_for(opts) if r.lost_within_s is not None]
+
+
+def test_etcd_records_fsync_as_a_promise_and_unsafe_no_fsync_as_a_bounded_loss() -> None:
+    """etcd's default fsyncs its WAL before a member acknowledges ('Any completed
+    operations are durable'); --unsafe-no-fsync 'will cause data loss', up to what the
+    kernel had not written back."""
+    for given in (None, "fsync"):
+        promised = recorded(given, "etcd")
+        assert promised is not None and promised.promises
+        assert promised.named() == "--unsafe-no-fsync false" and "api_guarantees" in promised.source
+    unsafe = recorded("no-fsync", "etcd")
+    assert unsafe is not None and not unsafe.promises and unsafe.within_s == 35.0
+    assert unsafe.named() == "--unsafe-no-fsync true" and "CHANGELOG-3.5" in unsafe.source
+
+
+def test_a_token_etcd_grants_again_after_a_cut_under_no_fsync_is_lost_as_documented() -> None:
+    """A revision (etcd's fencing token) granted again after a power cut of every member
+    was a crash before etcd had a rule; --unsafe-no-fsync documents the loss."""
+    ws = cut(0.6, {"n1": {"etcd/member/wal/0000000000000000-0000000000000000.wal": 4096}})
+    unsafe = classify_number(
+        "revision", int(0.2 * S), int(2.5 * S), ws, recorded("no-fsync", "etcd")
+    )
+    assert unsafe.cause == UNSYNCED and unsafe.expected
+    assert "the grant of a revision at 0.200 s was acknowledged 0.401 s before" in unsafe.evidence
+    assert "not fsynced under etcd's --unsafe-no-fsync true" in unsafe.evidence
+    assert "handed out a revision that was not higher: lost, as documented" in unsafe.evidence
+    promised = classify_number("revision", int(0.2 * S), int(2.5 * S), ws, recorded(None, "etcd"))
+    assert promised.cause == UNEXPLAINED and not promised.expected
+    assert classify_number("revision", int(0.2 * S), int(2.5 * S), ws).cause == CRASH
+
+
+def test_the_cut_that_took_a_grant_is_the_first_after_it_not_one_still_open_at_it() -> None:
+    """The etcd run of seed 1: a grant made while the nodes still restarted from one cut
+    (its window open until the stop) and handed out again after the next was named a
+    crash by the first window, which began before the grant and could not take it."""
+    value = {"nodes": ["n1"], "discarded": {"n1": {"wal": 9632}}, "proof": {"n1": True}}
+    ws = fault_windows(
+        history(fault("power-loss", 0.0, 0.3, value) + fault("power-loss", 1.0, 2.0, value)),
+        FACTS,
+    )
+    rule = recorded("no-fsync", "etcd")
+    c = takeover(ws, rule)  # HOLDER's grant at 0.1 s, inside the first window
+    assert c.cause == UNSYNCED and "acknowledged 0.901 s before the power cut" in c.evidence
+    n = classify_number("revision", int(0.1 * S), int(2.5 * S), ws, rule)
+    assert n.cause == UNSYNCED and "acknowledged 0.901 s before" in n.evidence
+
+
+def test_a_suite_entry_can_ask_for_the_cause_of_a_fencing_number_granted_again() -> None:
+    """``etcd-power-loss-no-fsync`` asks for its token granted again to be lost as
+    documented: the suite reads the fencing checker's anomalies for it."""
+    anomaly = {"kind": "reused", "classification": {"cause": UNSYNCED}}
+    assert found_causes({"checkers": {"fencing": {"anomalies": [anomaly]}}}) == {UNSYNCED}
+    assert found_causes({"checkers": {"fencing": {"anomalies": []}}}) == set()

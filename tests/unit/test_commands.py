@@ -117,8 +117,8 @@ def test_checking_many_edn_files_in_one_process_loads_only_what_a_file_needs(
     """``harness check`` of several EDN files in one process (issue 36: the 54 Knossos
     files) reads each by the fast path, an error vector rendered without the EDN reader
     (its patterns cost a millisecond to compile), and imports nothing a history file does
-    not need: no signal handling (a run's), no ``copy`` (help's), no run store or writer
-    (a run directory's results.json)."""
+    not need: no ``copy`` (help's), no run store or writer (a run directory's
+    results.json)."""
     good = (
         "[{:process 0, :type :invoke, :f :write, :value 1}\n"
         " {:process 0, :type :ok, :f :write, :value 1}]\n"
@@ -138,7 +138,7 @@ def test_checking_many_edn_files_in_one_process_loads_only_what_a_file_needs(
         "from harness.cli import main\n"
         f"code = main(['check', *{[str(p) for p in paths]!r}])\n"
         "from core import compiled\n"
-        "wanted = ('core.formats.edn', 'signal', 'copy', 'core.store', 'core.writes')\n"
+        "wanted = ('core.formats.edn', 'copy', 'core.store', 'core.writes')\n"
         "loaded = sorted(m for m in sys.modules if m in wanted)\n"
         "print(code, compiled.active(), ' '.join(loaded))\n"
     )

@@ -38,7 +38,8 @@ def _results(out: Path) -> tuple[dict[str, object], dict[str, object]]:
 def test_a_run_below_its_min_rate_is_unknown_with_the_rate_it_reached(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main([*SIM_CAS, "--rate", "1000000", "--min-rate", "1000000", "-o", str(tmp_path)])
+    args = [*SIM_CAS, "--rate", "1000000", "--min-rate", "1000000", "--clients", "process"]
+    code = main([*args, "-o", str(tmp_path)])
     out, err = capsys.readouterr()
     assert code == 2
     results, test = _results(tmp_path)
@@ -138,15 +139,18 @@ def test_a_batched_history_reaches_the_file_on_flush_and_close(tmp_path: Path) -
     assert [op.index for op in read_history_jsonl(path)] == [0, 1, 2, 3]
 
 
+@pytest.mark.parametrize("clients", ["process", "thread"])
 def test_a_runner_killed_mid_run_leaves_a_history_check_reads_cut_at_most_ms_short(
-    tmp_path: Path,
+    tmp_path: Path, clients: str
 ) -> None:
-    """kill -9 of the harness mid-run: the history on disk holds whole lines up to the
-    last flush, no more than FLUSH_NS (plus the loop's own delay) before the kill."""
+    """kill -9 of the harness mid-run, its clients in processes or in threads: the
+    history on disk holds whole lines up to the last flush, no more than FLUSH_NS (plus
+    the loop's own delay) before the kill."""
     out = tmp_path / "out"
     harness = Path(sys.executable).parent / "harness"
+    args = [*SIM_CAS[:-4], "--concurrency", "5", "--time-limit", "60", "--clients", clients]
     proc = subprocess.Popen(
-        [str(harness), *SIM_CAS[:-4], "--concurrency", "5", "--time-limit", "60", "-o", str(out)],
+        [str(harness), *args, "-o", str(out)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -160,7 +164,9 @@ def test_a_runner_killed_mid_run_leaves_a_history_check_reads_cut_at_most_ms_sho
                 break
             time.sleep(0.05)
         assert history is not None, "the run wrote no history within 60 s"
-        origin = json.loads((history.parent / "test.json").read_text())["clock_origin_ns"]
+        test = json.loads((history.parent / "test.json").read_text())
+        assert test["clients"]["mode"] == clients
+        origin = test["clock_origin_ns"]
         proc.send_signal(signal.SIGKILL)
         killed_at = time.monotonic_ns() - origin
         proc.wait(30)

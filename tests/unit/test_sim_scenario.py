@@ -224,7 +224,9 @@ def test_frozen_holder_writes_after_its_lease_expired(tmp_path: Path, fencing: b
     (handover,) = d["handovers"]
     assert handover["process"] == 1 and handover["next_process"] == 2
     assert 0.1 < handover["danger_window_s"] < PAUSE
-    assert -0.05 < handover["handover_delay_s"] < 0.5
+    # The delay is measured from the lease's end as the client saw it begin; on a busy
+    # machine the client stamps that begin late by tens of ms (seen: -0.052, -0.060)
+    assert -0.2 < handover["handover_delay_s"] < 0.5
 
 
 @pytest.mark.parametrize("bug", [False, True], ids=["correct", "lock-ignores-lease"])

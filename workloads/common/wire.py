@@ -20,6 +20,7 @@ import json
 import select
 import signal
 import socket
+import struct
 import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
@@ -158,7 +159,13 @@ def parse_address(address: str) -> tuple[str, int]:
 
 class WireClient:
     """A blocking client for one wire server: one connection, one request at a time,
-    reconnecting as needed. Not thread-safe: give each thread its own."""
+    reconnecting as needed. Not thread-safe: give each thread its own.
+
+    A request is two system calls, a send and a receive: the socket blocks, its waits
+    bounded by the kernel (``SO_RCVTIMEO``, ``SO_SNDTIMEO``) rather than by a poll before
+    each call, and a connection the server closed is told from its TCP state. Each call
+    that can block lets the harness's other threads run, and with clients in threads
+    (``harness.client_threads``) each such hand-over is a switch between them."""
 
     def __init__(self, address: str, timeout: float = 5.0, connect_timeout: float = 2.0) -> None:
         self.address = address
@@ -220,6 +227,8 @@ class WireClient:
             except OSError as e:
                 raise NotSent(f"cannot connect to {self.address}: {e}") from None
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.settimeout(None)  # blocking; the kernel bounds each wait
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, _timeval(self.timeout))
             self._sock = sock
         return self._sock
 
@@ -231,10 +240,10 @@ class WireClient:
             if left <= 0:
                 self.close()
                 raise NoAnswer(f"no answer from {self.address} within {timeout:g} s")
-            self._sock.settimeout(left)
+            self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _timeval(left))
             try:
                 chunk = self._sock.recv(65536)
-            except TimeoutError:
+            except (BlockingIOError, TimeoutError):  # the wait ran out: the deadline says
                 continue
             except OSError as e:
                 self.close()
@@ -247,8 +256,28 @@ class WireClient:
         return line
 
 
+def _timeval(seconds: float) -> bytes:
+    """``seconds`` as a ``struct timeval`` for ``SO_RCVTIMEO`` and ``SO_SNDTIMEO``, at
+    least a microsecond (zero would mean no bound)."""
+    micros = max(1, int(seconds * 1e6))
+    return struct.pack("@ll", micros // 1_000_000, micros % 1_000_000)
+
+
+_TCP_INFO: int | None = getattr(socket, "TCP_INFO", None)
+_ESTABLISHED = 1
+"""``tcpi_state`` of a connection both ends hold open (Linux's ``TCP_ESTABLISHED``)."""
+
+
 def _peer_closed(sock: socket.socket) -> bool:
-    """True when an idle connection has been closed (or reset) by the peer."""
+    """True when an idle connection has been closed (or reset) by the peer: where the
+    system tells a connection's TCP state (Linux's ``TCP_INFO``, whose first byte it is),
+    read from there, a call that lets no other thread in; else by a look at what it could
+    read."""
+    if _TCP_INFO is not None:
+        try:
+            return sock.getsockopt(socket.IPPROTO_TCP, _TCP_INFO, 1)[0] != _ESTABLISHED
+        except OSError:
+            return True
     try:
         readable, _, _ = select.select([sock], [], [], 0)
         if not readable:

@@ -14,6 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from workloads.libraries import promises as said
+from workloads.libraries.promises import Promises
+
 
 @dataclass(frozen=True, slots=True)
 class Library:
@@ -41,6 +44,8 @@ class Library:
     """Whether it talks to every server at once (completions then name no node)."""
     requires: tuple[str, ...] = ()
     """Other packages its adapter imports, pinned, installed with it (tooz's drivers)."""
+    promises: Promises | None = None
+    """What its documentation promises, with the pages (``workloads.libraries.promises``)."""
 
     @property
     def offers(self) -> str:
@@ -63,24 +68,49 @@ TOOZ_DRIVERS: Final = (
 has them all."""
 
 
-def _tooz(name: str, renewal: str, **said: bool) -> Library:
+def _tooz(name: str, renewal: str, promises: Promises, **offers: bool) -> Library:
     """tooz's lock over one of its drivers (``--lock tooz-DRIVER``: its adapter's
-    ``make_DRIVER`` in ``workloads.libraries.tooz_lock``); ``said``: what else it offers."""
+    ``make_DRIVER`` in ``workloads.libraries.tooz_lock``); ``offers``: what else it offers."""
     make = f"workloads.libraries.tooz_lock:make_{name.removeprefix('tooz-')}"
     return Library(
-        name, "tooz", "9.1.0", make, fencing=False, renewal=renewal, requires=TOOZ_DRIVERS, **said
+        name,
+        "tooz",
+        "9.1.0",
+        make,
+        fencing=False,
+        renewal=renewal,
+        requires=TOOZ_DRIVERS,
+        promises=promises,
+        **offers,
     )
 
 
 MORE_LIBRARIES: Final = (
-    _tooz("tooz-zookeeper", "kazoo's session pings", loss_on_release=False, whole_seconds=True),
-    _tooz("tooz-redis", "heartbeat thread every 1/2 TTL", loss_on_release=True, whole_seconds=True),
     _tooz(
-        "tooz-etcd3gw", "heartbeat thread every 1/2 TTL", loss_on_release=True, whole_seconds=True
+        "tooz-zookeeper",
+        "kazoo's session pings",
+        said.TOOZ_ZOOKEEPER,
+        loss_on_release=False,
+        whole_seconds=True,
+    ),
+    _tooz(
+        "tooz-redis",
+        "heartbeat thread every 1/2 TTL",
+        said.TOOZ_REDIS,
+        loss_on_release=True,
+        whole_seconds=True,
+    ),
+    _tooz(
+        "tooz-etcd3gw",
+        "heartbeat thread every 1/2 TTL",
+        said.TOOZ_ETCD3GW,
+        loss_on_release=True,
+        whole_seconds=True,
     ),
     _tooz(
         "tooz-postgresql",
         "no TTL (held while its connection lasts)",
+        said.TOOZ_POSTGRESQL,
         loss_on_release=False,
         whole_seconds=False,
         spread=True,
@@ -93,6 +123,7 @@ MORE_LIBRARIES: Final = (
         fencing=False,
         loss_on_release=False,
         renewal="session pings by its connection thread",
+        promises=said.KAZOO,
     ),
     Library(
         "etcd3gw",
@@ -102,6 +133,7 @@ MORE_LIBRARIES: Final = (
         fencing=False,
         loss_on_release=True,
         renewal="none of its own (the application refreshes every 1/3 TTL)",
+        promises=said.ETCD3GW,
         whole_seconds=True,
     ),
 )
@@ -118,6 +150,7 @@ LIBRARIES: Final[dict[str, Library]] = {
             fencing=False,
             loss_on_release=True,
             renewal="no renewal (the key expires a TTL after the grant)",
+            promises=said.REDIS_PY,
         ),
         Library(
             "python-redis-lock",
@@ -127,6 +160,7 @@ LIBRARIES: Final[dict[str, Library]] = {
             fencing=False,
             loss_on_release=True,
             renewal="renewal thread every 2/3 TTL",
+            promises=said.PYTHON_REDIS_LOCK,
             whole_seconds=True,
         ),
         Library(
@@ -137,6 +171,7 @@ LIBRARIES: Final[dict[str, Library]] = {
             fencing=False,
             loss_on_release=True,
             renewal="no renewal (extend on request only)",
+            promises=said.POTTERY,
             trusts_clocks=True,
             spread=True,
         ),

@@ -13,6 +13,7 @@ clients (a ``clusters.spec.ClientBuilder``).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -23,6 +24,7 @@ from core.cluster import Cluster
 from core.option_checks import OptionError, safe_word
 from core.options import RunOptions
 from workloads.libraries.env import LibEnv, ensure
+from workloads.libraries.promises import Promises
 from workloads.libraries.registry import LIBRARIES, Library
 from workloads.lock.own import load, own_lock_clients
 
@@ -110,11 +112,25 @@ class OwnLocks:
         record.update(origin=found.origin, make=found.make)
         env = self.prepare(opts)
         if env is None or found.library is None:
+            declared = declared_promises(found.make)
+            if declared is not None:
+                record["promises"] = declared.record()
             return own_lock_clients(found.make, library=record)(opts, cluster, resource)
         lib = found.library
         record.update(env.record(), library=lib.name, offers=lib.offers)
+        if lib.promises is not None:
+            record["promises"] = lib.promises.record()
         build = own_lock_clients(lib.make, env.site_packages, env.interpreter, record, lib.spread)
         return build(opts, cluster, resource)
+
+
+def declared_promises(make: str) -> Promises | None:
+    """What a lock of one's own says its documentation promises: a ``PROMISES`` (a
+    ``workloads.libraries.promises.Promises``) beside its ``make``, in the same module;
+    None when it declares none (its violations are then attributed to no one)."""
+    module = importlib.import_module(make.partition(":")[0])
+    said = getattr(module, "PROMISES", None)
+    return said if isinstance(said, Promises) else None
 
 
 def _check_library(lib: Library, opts: RunOptions, where: Sequence[str]) -> None:

@@ -29,9 +29,10 @@ lock workload's acquire -> write with the token -> release and records the lock'
 the client events (``workloads.common.lease``): ``lease-granted`` (``sent``: when the
 acquire call began, the earliest the lock can have started counting its TTL; ``token``;
 ``by: "library"``, no keepalive events follow: the renewals are the library's), a
-``still-held`` event with the answer each time the holder asks before and after its work
-(a False is a ``lease-lost``), ``lease-lost`` when the release raised ``LockLost``, and
-``lease-ended`` when the holder let go (``sent``: when the release call began).
+``still-held`` event with the answer (``sent``: when it was asked) each time the holder asks
+before and after its work (a False is a ``lease-lost``), ``lease-lost`` when the release
+raised ``LockLost``, and ``lease-ended`` when the holder let go (``sent``: when the release
+call began).
 """
 
 from __future__ import annotations
@@ -158,14 +159,17 @@ class LibraryHolding:
         """Known lost, or the lock says now it no longer holds (recorded either way)."""
         if self._lost or not self._ask:
             return self._lost
+        sent = self._events.ctx.clock.now()
         try:
             answer = self._lock.still_held(self._name, self.held)  # type: ignore[attr-defined]
         except Exception as e:  # the lock could not say: not known lost
             self._events.record(
-                "still-held", lease=self._lease, lock=self._lock_name, error=str(e)[:300]
+                "still-held", lease=self._lease, lock=self._lock_name, sent=sent, error=str(e)[:300]
             )
             return False
-        self._events.record("still-held", lease=self._lease, lock=self._lock_name, held=answer)
+        self._events.record(
+            "still-held", lease=self._lease, lock=self._lock_name, sent=sent, held=answer
+        )
         if answer is False:
             self.mark_lost("the lock says it no longer holds it")
         return self._lost

@@ -1,0 +1,337 @@
+"""Issue 32: a violation of a lock library's run names the library, its version and the
+promise it broke (``checkers.blame``), and a release of another holder's lock is found,
+caused (``released-another's-lock``) and measured (``checkers.foreign_release``).
+
+Recorded histories made small: a TTL of 10 s (``test_mutex_records``), the library's
+record as test.json keeps it (``lock_library`` with its ``promises``)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_cli import run
+from test_mutex_records import (
+    by_time,
+    fault,
+    history,
+    holding,
+    lease_events,
+    ns,
+    service_lease,
+    write,
+)
+
+from checkers import mutex
+from checkers.attribution import LibraryRecord, attribution_line
+from checkers.classify import CRASH, PAUSED, RELEASED_OTHER, SERVICE_BUG, UNEXPLAINED
+from checkers.record import RunRecord
+from core.history import History
+from harness.analysis import verdict_line
+from workloads.libraries.registry import LIBRARIES
+
+
+def record(
+    resource: list[dict[str, Any]],
+    events: list[Any],
+    client_events: list[dict[str, Any]],
+    library: str | None = "redis-py",
+    service: list[dict[str, Any]] | None = None,
+) -> RunRecord:
+    """A lock run's records; ``library``: the run's lock library (None: a recipe)."""
+    test: dict[str, Any] = {"options": {}}
+    if library is not None:
+        lib = LIBRARIES[library]
+        promises = lib.promises.record() if lib.promises else {}
+        test["lock_library"] = {"library": lib.name, "version": lib.version, "promises": promises}
+    return RunRecord(history(*events), resource, client_events, test, service or [])
+
+
+def mutex_of(r: RunRecord) -> dict[str, Any]:
+    return mutex.judged(r).to_dict()
+
+
+def first(details: dict[str, Any]) -> dict[str, Any]:
+    """The first overlap group's classification."""
+    return dict(details["overlap_groups"][0]["classification"])
+
+
+def said_held(process: int, lease: int, asked: float) -> dict[str, Any]:
+    """The client event of a library asked at ``asked`` whether it still held: yes."""
+    return {
+        "time": ns(asked + 0.01),
+        "sent": ns(asked),
+        "process": process,
+        "event": "still-held",
+        "lease": lease,
+        "lock": "lock",
+        "held": True,
+    }
+
+
+PAUSE = fault("client-pause", 1.0, 13.0, {"processes": [1]})
+
+
+def paused_stale_write(said_held_at: float | None, library: str = "redis-py") -> RunRecord:
+    """Process 1 granted at 0.1 s, paused 1-13 s; process 2 granted at 11 s; process 1
+    writes at 13.5 s unfenced, accepted; ``said_held_at``: its library, asked then, said
+    it still held."""
+    events = [
+        *holding(1, 0.0, 0.1, None, 11, release=14.0),
+        *holding(2, 10.5, 11.0, None, 22, release=16.0),
+        *PAUSE,
+    ]
+    client = lease_events(1, 11, [0.1]) + lease_events(2, 22, [11.0])
+    if said_held_at is not None:
+        client.append(said_held(1, 11, said_held_at))
+    writes = [write(13.5, 1, None, None, True), write(15.0, 2, None, None, True)]
+    return record(writes, events, by_time(client), library)
+
+
+def test_a_paused_holder_of_a_library_without_fencing_is_the_documented_design() -> None:
+    d = mutex_of(paused_stale_write(None))
+    c = first(d)
+    assert c["cause"] == PAUSED
+    a = c["attribution"]
+    assert (a["party"], a["library"], a["version"]) == ("design", "redis-py", "8.2.0")
+    assert a["evidence"].startswith("behaves as documented: redis-py 8.2.0's lock gives no")
+    assert "pause past the TTL lets two hold" in a["evidence"]
+    assert a["promise"].startswith("no fencing token") and "redis.readthedocs.io" in a["promise"]
+    assert d["named_anomalies"][0]["attribution"] == a
+
+
+def test_a_library_that_said_it_held_after_another_was_granted_broke_its_word() -> None:
+    a = first(mutex_of(paused_stale_write(13.2, "kazoo")))["attribution"]
+    assert (a["party"], a["library"], a["version"]) == ("library", "kazoo", "2.11.0")
+    assert "answered that process 1 still held lock when asked at 13.200 s" in a["evidence"]
+    assert "2.200 s after the service had granted it to another at 11.000 s" in a["evidence"]
+    assert "is_acquired" in a["promise"] and "kazoo.readthedocs.io" in a["promise"]
+
+
+def test_a_yes_asked_before_the_grant_is_no_evidence_against_the_library() -> None:
+    a = first(mutex_of(paused_stale_write(10.9, "kazoo")))["attribution"]
+    assert a["party"] == "design"
+
+
+def test_a_recipe_run_names_no_party() -> None:
+    c = first(mutex_of(record(*_paused_parts(), library=None)))
+    assert c["cause"] == PAUSED and "attribution" not in c
+
+
+def _paused_parts() -> tuple[list[dict[str, Any]], list[Any], list[dict[str, Any]]]:
+    r = paused_stale_write(None)
+    events = [
+        *holding(1, 0.0, 0.1, None, 11, release=14.0),
+        *holding(2, 10.5, 11.0, None, 22, release=16.0),
+        *PAUSE,
+    ]
+    return r.resource_log, events, r.events
+
+
+def test_a_server_killed_during_the_holding_is_the_harness_s_doing() -> None:
+    events = [
+        *holding(1, 0.0, 0.1, None, 11, release=8.0),
+        *holding(2, 4.5, 5.0, None, 22, release=9.0),
+        *fault("kill", 2.0, 3.0, {"nodes": ["n1"]}),
+    ]
+    client = by_time(lease_events(1, 11, [0.1]), lease_events(2, 22, [5.0]))
+    c = first(mutex_of(record([], events, client, "pottery-redlock")))
+    assert c["cause"] == CRASH
+    a = c["attribution"]
+    assert (a["party"], a["library"], a["promise"]) == ("harness", "pottery-redlock", None)
+    assert a["evidence"].startswith("the harness's own doing, not pottery-redlock 3.0.1's: ")
+
+
+def test_a_grant_within_the_library_s_own_lease_is_not_blamed_on_the_service() -> None:
+    """No fault, no foreign release: the only record of the lease is the library's own
+    grant, so the service is not blamed: unexplained, unattributed."""
+    events = [
+        *holding(1, 0.0, 0.1, None, 11, release=8.0),
+        *holding(2, 4.5, 5.0, None, 22, release=9.0),
+    ]
+    client = by_time(lease_events(1, 11, [0.1]), lease_events(2, 22, [5.0]))
+    c = first(mutex_of(record([], events, client)))
+    assert c["cause"] == UNEXPLAINED and "bug in the service" not in c["label"] + c["fix"]
+    assert "nothing the service recorded rules the library out" in c["evidence"]
+    assert c["attribution"]["party"] == "unattributed"
+    with_log = record([], events, client, service=by_time(service_lease(11, 0.1)))
+    c = first(mutex_of(with_log))
+    assert (c["cause"], c["attribution"]["party"]) == (SERVICE_BUG, "service")
+
+
+def released_by_another(answer: str = "ok", ask_after: float | None = None) -> RunRecord:
+    """Process 1 granted at 0.1 s, paused 1-13 s (its lease, 10 s, ends at 10.1 s);
+    process 2 granted at 11 s, holding to 16 s; process 1 resumes and releases at 13.5 s
+    (``answer``); process 3 is granted at 13.6 s; ``ask_after``: process 2's library said
+    it still held when asked then."""
+    events = [
+        *holding(1, 0.0, 0.1, None, 11, release=13.5, released=answer),
+        *holding(2, 10.5, 11.0, None, 22, release=16.0),
+        *PAUSE,
+    ]
+    if answer == "fail":
+        events += [(13.55, 3, "invoke", "acquire", {"name": "lock"})]
+        events += [(14.0, 3, "fail", "acquire", None)]
+    else:
+        events += holding(3, 13.52, 13.6, None, 33, release=17.0)
+    client = lease_events(1, 11, [0.1]) + lease_events(2, 22, [11.0])
+    client += lease_events(3, 33, [13.6])
+    if ask_after is not None:
+        client.append(said_held(2, 22, ask_after))
+    r = record([], events, by_time(client), "python-redis-lock")
+    return replace(r, history=refused(r.history))
+
+
+def refused(h: History) -> History:
+    """``h`` with each failed acquire refused as the clients say it: not granted."""
+    said = "not granted: lock held by another for 1 s"
+    return History.from_events(
+        {
+            "time": op.time,
+            "process": op.process,
+            "type": op.type,
+            "f": op.f,
+            "value": op.value,
+            **({"error": said} if (op.type, op.f) == ("fail", "acquire") else {}),
+        }
+        for op in h
+    )
+
+
+def test_a_release_that_freed_another_s_lock_is_the_library_s_doing() -> None:
+    d = mutex_of(released_by_another())
+    groups = {g["process"]: g["classification"] for g in d["overlap_groups"]}
+    c = groups[2]
+    assert c["cause"] == RELEASED_OTHER and c["expected"] is False
+    assert (
+        "process 1, whose holding of lock from 0.100 s had been taken over, called"
+        in (c["evidence"])
+    )
+    assert (
+        "release at 13.500 s (answered ok at 13.510 s), after process 2 was granted"
+        in (c["evidence"])
+    )
+    a = c["attribution"]
+    assert (a["party"], a["library"], a["version"]) == ("library", "python-redis-lock", "4.0.1")
+    assert a["promise"].startswith("release() raises NotAcquired")
+    assert d["released_another"]["releases"] == "yes"
+    case = d["released_another"]["cases"][0]
+    assert (case["releaser"], case["holder"], case["outcome"]) == (1, 2, "yes")
+
+
+@pytest.mark.parametrize(
+    ("answer", "ask_after", "said"),
+    [
+        ("fail", None, "process 3's acquire, waiting from 13.550 s, was refused at 14.000 s"),
+        ("fail", 13.8, "process 2's library said it still held at 13.800 s"),
+    ],
+)
+def test_a_release_that_left_the_holder_s_lock_alone_is_measured_no(
+    answer: str, ask_after: float | None, said: str
+) -> None:
+    d = mutex_of(released_by_another(answer, ask_after))["released_another"]
+    assert (d["releases"], d["foreign_releases"], d["freed"], d["kept"]) == ("no", 1, 0, 1)
+    assert said in d["cases"][0]["evidence"]
+
+
+def test_a_release_of_one_s_own_lock_in_flight_at_the_next_grant_is_not_foreign() -> None:
+    """Process 1 releases its own live lock at 3 s; process 2, waiting, is granted it
+    before that release is answered: a handover, not a release of another's lock."""
+    events = [
+        *holding(1, 0.0, 0.1, None, 11, release=3.0),
+        (2.0, 2, "invoke", "acquire", {"name": "lock"}),
+        (3.005, 2, "ok", "acquire", {"lease": 22, "name": "lock"}),
+    ]
+    client = by_time(lease_events(1, 11, [0.1]), lease_events(2, 22, [3.005]))
+    d = mutex_of(record([], events, client))
+    assert d["released_another"] == {
+        "releases": "not measured",
+        "foreign_releases": 0,
+        "freed": 0,
+        "kept": 0,
+        "cases": [],
+    }
+
+
+def test_the_verdict_line_names_the_party_library_and_version() -> None:
+    blamed = {
+        "party": "design",
+        "library": "tooz-etcd3gw",
+        "version": "9.1.0",
+        "promise": "no fencing token: ... [https://docs.openstack.org/tooz/]",
+        "evidence": "behaves as documented: no fencing token [x]",
+    }
+    line = verdict_line({"valid": False, "verdict": "invalid", "attribution": blamed})
+    assert line.endswith(
+        "INVALID[/] - design (tooz-etcd3gw 9.1.0): behaves as documented: no fencing token \\[x]"
+    )
+    assert attribution_line(blamed).startswith("design (tooz-etcd3gw 9.1.0): behaves")
+
+
+def test_every_library_records_each_promise_with_its_page() -> None:
+    for lib in LIBRARIES.values():
+        assert lib.promises is not None, lib.name
+        said = LibraryRecord.of({"lock_library": {"library": lib.name, **_rec(lib.name)}})
+        assert said is not None
+        for name in ("fencing", "renewal", "lost_release", "still_held"):
+            assert said.value(name), (lib.name, name)
+            assert "[https://" in (said.says(name) or ""), (lib.name, name)
+
+
+def _rec(name: str) -> dict[str, Any]:
+    promises = LIBRARIES[name].promises
+    assert promises is not None
+    return {"version": LIBRARIES[name].version, "promises": promises.record()}
+
+
+def test_a_careless_release_is_found_caused_and_attributed_from_the_command_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sim run of a lock of one's own whose release frees whoever holds the lock
+    (``careless_sim_lock``), while its declared ``PROMISES`` say it raises: the holder
+    paused past the TTL resumes and releases, and the run is invalid, caused
+    ``released-another's-lock``, attributed to the lock, on the verdict line."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    code, out, err = run(
+        capsys,
+        "run",
+        "--lock",
+        "careless_sim_lock:make",
+        "--nemesis",
+        "client-pause",
+        "--lease-ttl",
+        "2",
+        "--work-time",
+        "1",
+        "--acquire-wait",
+        "1",
+        "--time-limit",
+        "12",
+        "--recovery-time",
+        "1",
+        "--seed",
+        "7",
+        "-o",
+        str(tmp_path),
+    )
+    assert code == 1, out + err
+    (run_dir,) = tmp_path.glob("sim-lock-*/2*")
+    results = json.loads((run_dir / "results.json").read_text())
+    m = results["checkers"]["mutex"]
+    causes = {g["classification"]["cause"] for g in m["overlap_groups"]}
+    assert RELEASED_OTHER in causes, causes
+    assert m["released_another"]["releases"] == "yes"
+    assert results["attribution"]["party"] == "library"
+    assert results["attribution"]["library"] == "careless_sim_lock:make"
+    assert "verdict: INVALID - library (careless_sim_lock:make): " in out
+    page = (run_dir / "report.html").read_text()
+    assert "Whose: library (careless_sim_lock:make): careless_sim_lock:make" in page
+    assert "Its documentation: release() raises when the lock is no longer its own" in page
+    code, out, err = run(capsys, "compare", str(run_dir))
+    assert code == 0, out + err
+    assert "whose: library (careless_sim_lock:make)" in out
+    code, out, err = run(capsys, "check", str(run_dir))
+    assert "whose: library (careless_sim_lock:make): careless_sim_lock:make's release" in out
