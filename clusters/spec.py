@@ -349,6 +349,10 @@ class TargetSpec:
                 self._check_variant(
                     workload.name, v, opts.get(v.option), self.offers.get(workload.name), opts
                 )
+        if opts.backend.image is not None and self.local is not None:
+            raise OptionError(
+                f"{self.name} runs as a local process, not in Docker: leave out --image"
+            )
         if opts.backend.persistence is not None and not self.persistence:
             raise OptionError(f"{self.name} has no persistence option: leave out --persistence")
         self.check_persistence(opts.backend.persistence)

@@ -71,10 +71,14 @@ def test_a_naive_holder_writes_across_a_failover(tmp_path: Path) -> None:
     assert "stale write accepted" in mutex["summary"]
 
 
+@pytest.mark.nightly
 def test_a_holder_that_checks_its_session_does_not_write_across_a_failover(
     tmp_path: Path,
 ) -> None:
-    """The default ``--holder-check on``: the lost session is noticed and nothing lands."""
+    """The default ``--holder-check on``: the lost session is noticed and nothing lands.
+
+    Nightly only (57 s): CI keeps the naive holder's failover, and the nightly suite's
+    ``postgres-advisory-failover-checking-holder`` entry runs this scenario too."""
     code, results, _ = run(tmp_path, *FAILOVER, "--fencing", "off")
     mutex = results["checkers"]["mutex"]
     assert code == 0 and not mutex["stale_accepted"], mutex["summary"]

@@ -74,6 +74,7 @@ def test_number_options_are_finite_and_in_range(
         (["--nemesis", "kill,kill"], "names a fault twice"),
         (["--persistence", "sometimes"], "invalid choice: 'sometimes' (choose from 'fsync'"),
         (["--persistence", "aof-always"], "sim has no persistence option"),
+        (["--image", "mine:1"], "sim runs as a local process, not in Docker: leave out --image"),
         (["--read-mode", "stale"], "sim has no read modes"),
         (["--target", "etcd", "--read-mode", "stale"], "choose from linearizable, serializable"),
         (["--target", "etcd", "--lock", "nope"], "choose from lease-lock, recipe"),
