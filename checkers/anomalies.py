@@ -27,6 +27,8 @@ kind                       what happened
 ``epoch-lowered``          an epoch lower than one granted before it
 ``duplicate-id``           an id handed out to two operations (unique ids)
 ``id-not-increasing``      a client handed an id not above its previous one (unique ids)
+``dead-instance-listed``   a dead instance still listed past its TTL and the service's grace
+                           (service registration)
 ``other``                  a violation whose checker does not name it (kept, never hidden)
 =========================  =================================================================
 """
@@ -55,6 +57,7 @@ KINDS: Final[dict[str, str]] = {
     "epoch-lowered": "epoch lowered",
     "duplicate-id": "duplicate id",
     "id-not-increasing": "id not increasing",
+    "dead-instance-listed": "dead instance still listed",
     "other": "violation",
 }
 """Every kind of violation, with the words that name it in sentences."""

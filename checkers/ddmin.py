@@ -2,7 +2,8 @@
 parts that still fail, for any parts and any test of failure.
 
 The shrinks of counterexamples use it: ``checkers.linear.shrink`` over a partition's
-operations, ``checkers.shrink_holdings`` over a lock run's holdings and writes. The
+operations, ``checkers.shrink_holdings`` over a lock run's holdings and writes,
+``checkers.shrink_ops`` over the operations of the other checkers' violations. The
 test (``fails``) is theirs, with whatever it refuses or counts; it may raise to stop the
 search early (out of time), and the caller keeps the smallest failing input it saw.
 

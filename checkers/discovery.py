@@ -31,9 +31,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from checkers.anomalies import KEY, Anomaly, Invocations, Involved, named
 from checkers.membership import IN_FLIGHT_S, PAUSED, Death, Listing, Move, Timeline, timeline
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
+from checkers.shrink_ops import named_violations, shrink_result
 from checkers.windows import CRASHES, CUTS_OFF, FREEZES_CLIENT, KILLS_CLIENT
 from checkers.words import NS, listing, plural, secs
 
@@ -52,7 +54,18 @@ SERVICE_FAULTS: Final = frozenset({CUTS_OFF, CRASHES})
 
 
 def check_record(record: RunRecord) -> CheckResult:
-    """Judge a registry run; see the module docstring."""
+    """Judge a registry run (see the module docstring); an invalid result carries its
+    first violation's fewest operations (``shrunk``, ``checkers.shrink_ops``: the dead
+    member's registration and the listing that still showed it)."""
+    return shrink_result(judged(record), record, judged, violations)
+
+
+violations: Final = named_violations
+"""The violations a result of this checker names (its named anomalies)."""
+
+
+def judged(record: RunRecord) -> CheckResult:
+    """The discovery result of ``record``, without its shrink."""
     t = timeline(record)
     if not t.process_of:
         return CheckResult(NAME, UNKNOWN, "no instance ever registered: nothing was tested")
@@ -61,20 +74,22 @@ def check_record(record: RunRecord) -> CheckResult:
     deadline = t.deadline_s
     assert deadline is not None and t.ttl is not None
     deaths = [_judge(t, d, deadline) for d in t.deaths]
-    violations = [d for d in deaths if d["violation"] is not None]
+    late = [d for d in deaths if d["violation"] is not None]
     unobserved = [d for d in deaths if d["expected_removal"] and d["detection_s"] is None]
     removals = live_removals(t)
     unexpected = [r for r in removals if r["kind"] in FALSE]
-    valid: Validity = False if violations else (UNKNOWN if unobserved else True)
-    summary = _summary(t, deaths, violations, unobserved, unexpected, deadline)
+    valid: Validity = False if late else (UNKNOWN if unobserved else True)
+    summary = _summary(t, deaths, late, unobserved, unexpected, deadline)
+    index = Invocations(record.history)
     details: dict[str, Any] = {
+        KEY: [_anomaly(d, index).to_dict() for d in late],
         "ttl_s": t.ttl,
         "grace_s": t.grace,
         "deadline_s": deadline,
         "members": sorted(t.process_of),
         "deaths": deaths,
         "detection_s": [d["detection_s"] for d in deaths if d["detection_s"] is not None],
-        "violations": [d["violation"] for d in violations],
+        "violations": [d["violation"] for d in late],
         "live_removals": removals,
         "false_removals": len(unexpected),
         "stale_listings": stale_listings(t),
@@ -82,6 +97,26 @@ def check_record(record: RunRecord) -> CheckResult:
         "session_moves": [_move_dict(t, m) for m in t.moves],
     }
     return CheckResult(NAME, valid, summary, details)
+
+
+def _anomaly(death: dict[str, Any], index: Invocations) -> Anomaly:
+    """A death's violation named: the dead member, and the listing that still showed it."""
+    v = death["violation"]
+    x = v["listing"]
+    return Anomaly(
+        "dead-instance-listed",
+        named("dead-instance-listed", v["sentence"]),
+        (
+            Involved(
+                "listing",
+                x["process"],
+                index(x["process"], x["invoke"]),
+                x["invoke"],
+                what=f"listed {death['member']}",
+            ),
+        ),
+        key=death["member"],
+    )
 
 
 def _judge(t: Timeline, d: Death, deadline: float) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult
+from checkers.shrink_ops import Violation, shrink_result
 from checkers.windows import FREEZES_CLIENT, FaultWindow, record_windows, with_effect
 from checkers.words import plural, secs
 from core.history import Pair
@@ -123,7 +124,32 @@ def _hashable(x: Any) -> Any:
 
 
 def check_record(record: RunRecord) -> CheckResult:
-    """Every basis written at most once; the late writes of frozen clients refused."""
+    """Every basis written at most once; the late writes of frozen clients refused. An
+    invalid result carries its first pair's two writes alone (``shrunk``,
+    ``checkers.shrink_ops``)."""
+    return shrink_result(judged(record), record, judged, violations)
+
+
+def violations(result: CheckResult) -> list[Violation]:
+    """The pairs of accepted writes on one basis ``result`` names, as violations."""
+    out = []
+    for d in result.details.get("duplicates") or ():
+        (a, b), name, basis = d["processes"], d["name"], d["basis"]
+        out.append(
+            Violation(
+                "basis-reused",
+                (name, repr(basis)),
+                frozenset(zip(d["processes"], d["times"], strict=True)),
+                "two writes accepted on one basis",
+                f"the data accepted two writes on {basis!r} of {name!r}, by processes {a} "
+                f"and {b}: a lost update or a repeated effect",
+            )
+        )
+    return out
+
+
+def judged(record: RunRecord) -> CheckResult:
+    """The guarded result of ``record``, without its shrink."""
     ws = writes(record.history.client_ops().pairs())
     pauses = freezes(record)
     accepted = [w for w in ws if w.outcome == "ok"]

@@ -36,6 +36,7 @@ from checkers.classify import Classification, lost_to_power_cut
 from checkers.durability import DurabilityRule, durability_rule
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
+from checkers.shrink_ops import named_violations, shrink_result
 from checkers.windows import (
     LOSES_UNSYNCED,
     MOVES_CLOCK,
@@ -274,8 +275,19 @@ def _issuer(i: Issued) -> str:
     return f"process {i.process}{via} at {secs(i.done)}"
 
 
+violations: Final = named_violations
+"""The violations a result of this checker names (its named anomalies)."""
+
+
 def check_record(record: RunRecord) -> CheckResult:
-    """Judge the ids of a unique-ids run; see the module docstring."""
+    """Judge the ids of a unique-ids run (see the module docstring); an invalid result
+    carries its first violation's fewest operations (``shrunk``, ``checkers.shrink_ops``:
+    a duplicate id's two issues, an id not increasing and the one before it)."""
+    return shrink_result(judged(record), record, judged, violations)
+
+
+def judged(record: RunRecord) -> CheckResult:
+    """The ids result of ``record``, without its shrink."""
     ids, unknown, failed = issued_ids(record.history)
     windows = record_windows(record)
     dups = duplicates(ids)

@@ -44,6 +44,7 @@ from checkers.holdings import LOCK, Holding, Terms, declared, holdings
 from checkers.leases import LeaseFacts, lease_facts
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult, Validity
+from checkers.shrink_holdings import shrink_result
 from checkers.words import plural
 from core.history import History, Pair
 from core.ops import Op
@@ -128,7 +129,13 @@ DEFAULT_TIME_LIMIT: Final = 60.0
 
 def check_record(record: RunRecord) -> CheckResult:
     """Check a lock run's lease-aware acquire/release history against the mutex model,
-    within the check's time limit."""
+    within the check's time limit; an invalid result carries its fewest holdings that
+    still cannot be ordered (``shrunk``, ``checkers.shrink_holdings``)."""
+    return shrink_result(judged(record), record, judged, LOCK)
+
+
+def judged(record: RunRecord) -> CheckResult:
+    """The owner-aware mutex result of ``record``, without its shrink."""
     ends = with_lease_ends(
         record.history,
         record.events,

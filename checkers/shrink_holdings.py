@@ -17,37 +17,29 @@ participants (role, process, time and words: the same holdings, tokens and write
 the result's first anomaly: dropping records may make another story (a write alone is
 stale against a later holding only when that holding is kept), and that one is refused.
 The result is checked once more by the checker, whole, before it is given; it is
-1-minimal (no holding or write of it can be dropped) unless its time (``SHRINK_S``, or
-half the check's time limit) or its memory (``checkers.ddmin.bound``: the check's memory
-limit, else half the memory available; polled before each candidate) ran out first: then
-it is the smallest candidate the checker showed the violation in, said not minimal and
-why.
+1-minimal (no holding or write of it can be dropped) unless its time or its memory ran
+out first (``checkers.shrinking``): then it is the smallest candidate the checker showed
+the violation in, said not minimal and why.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from bisect import bisect_right
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Any
 
 import msgspec
 
 from checkers.anomalies import KEY
-from checkers.ddmin import bound, ddmin
+from checkers.ddmin import ddmin
 from checkers.holdings import Terms
 from checkers.record import RunRecord
 from checkers.result import CheckResult
-from core.formats.budget import Budget, OutOfBudget
+from checkers.shrinking import Judge, Search
 from core.history import History
 from core.ops import NEMESIS
-
-SHRINK_S: Final = 10.0
-"""Seconds a shrink may take at most (less when the check's time limit is shorter)."""
-
-Judge = Callable[[RunRecord], CheckResult]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,10 +51,6 @@ class Unit:
     ops: tuple[int, ...] = ()
     writes: tuple[int, ...] = ()
     grants: tuple[int, ...] = ()
-
-
-class _OutOfTime(Exception):
-    """The shrink's time ran out: keep the smallest failing candidate found."""
 
 
 def units_of(record: RunRecord, terms: Terms) -> list[Unit]:
@@ -158,24 +146,14 @@ def shows(result: CheckResult, wanted: tuple[Any, ...]) -> dict[str, Any] | None
 
 
 class _Shrink:
-    """One shrink of a record: its units, the candidates tried, the smallest that still
-    showed the anomaly, and when its time is up."""
+    """One shrink of a record: its units, and the search over them (``Search``: the
+    candidates tried, the smallest that still showed the anomaly, its bounds)."""
 
-    def __init__(
-        self,
-        record: RunRecord,
-        terms: Terms,
-        judge: Judge,
-        wanted: tuple[Any, ...],
-        until: float,
-        budget: Budget,
-    ) -> None:
-        self.record, self.judge, self.wanted, self.until = record, judge, wanted, until
-        self.budget = budget
+    def __init__(self, record: RunRecord, terms: Terms, judge: Judge, wanted: tuple[Any, ...]):
+        self.record, self.judge, self.wanted = record, judge, wanted
         self.units = units_of(record, terms)
         self.grants = {g for u in self.units for g in u.grants}
-        self.checks = 0
-        self.smallest: list[Unit] = self.units
+        self.search = Search(record, self.shows, _size, self.units)
 
     def sub(self, units: Sequence[Unit]) -> RunRecord:
         """The record with only ``units``' holdings, writes and grants (faults, client
@@ -195,30 +173,20 @@ class _Shrink:
             ],
         )
 
-    def fails(self, units: list[Unit]) -> bool:
-        """Whether the checker still names the anomaly in ``units``' records;
-        _OutOfTime past the shrink's time, OutOfBudget past its budget."""
-        if time.monotonic() > self.until:
-            raise _OutOfTime
-        self.budget.check("shrinking the counterexample")
-        self.checks += 1
-        if shows(self.judge(self.sub(units)), self.wanted) is None:
-            return False
-        if _size(units) < _size(self.smallest):
-            self.smallest = units
-        return True
+    def shows(self, units: list[Unit]) -> bool:
+        """Whether the checker still names the anomaly in ``units``' records."""
+        return shows(self.judge(self.sub(units)), self.wanted) is not None
 
     def run(self, seed: list[Unit]) -> list[Unit]:
         """Holdings first (from ``seed`` when it fails alone, else from all), then the
         writes of those kept one by one."""
-        kept = (
-            ddmin(seed, self.fails) if seed and self.fails(seed) else ddmin(self.units, self.fails)
-        )
+        fails = self.search.fails
+        kept = ddmin(seed, fails) if seed and fails(seed) else ddmin(self.units, fails)
         whole = [replace(u, writes=()) for u in kept]
         writes = [Unit(writes=(w,)) for u in kept for w in u.writes]
 
         def without(ws: list[Unit]) -> bool:
-            return self.fails(whole + ws)
+            return fails(whole + ws)
 
         if writes and without([]):
             return whole
@@ -238,19 +206,10 @@ def shrink_result(
     named = result.details.get(KEY) or ()
     if result.valid is not False or not named:
         return result
-    started = time.monotonic()
-    limit = record.limits.time_limit
-    seconds = SHRINK_S if limit is None else min(SHRINK_S, limit / 2)
     wanted = signature(named[0])
-    s = _Shrink(record, terms, judge, wanted, started + seconds, bound(record.limits.budget))
+    s = _Shrink(record, terms, judge, wanted)
     seed = _seed(s.units, record, named[0])
-    why_not = ""
-    try:
-        kept = s.run(seed)
-    except _OutOfTime:
-        kept, why_not = s.smallest, f"not minimal (out of its {seconds:g} s)"
-    except OutOfBudget as e:
-        kept, why_not = s.smallest, f"not minimal ({e})"
+    kept = s.search.run(lambda: s.run(seed))
     sub = s.sub(kept)
     confirmed = shows(judge(sub), wanted)
     if confirmed is None:
@@ -269,14 +228,10 @@ def shrink_result(
         "of_writes": len(record.resource_log),
         "operations": sum(1 for op in sub.history if op.type == "invoke" and op.process != NEMESIS),
         "of": sum(1 for op in record.history if op.type == "invoke" and op.process != NEMESIS),
-        "minimal": not why_not,
-        "checks": s.checks,
-        "elapsed_s": round(time.monotonic() - started, 6),
+        **s.search.said(),
         "confirmed_by": f"the {result.checker} checker",
         "sentence": confirmed.get("sentence", ""),
     }
-    if why_not:
-        shrunk["not_minimal"] = why_not
     return msgspec.structs.replace(result, details={**result.details, "shrunk": shrunk})
 
 

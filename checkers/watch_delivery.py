@@ -36,6 +36,7 @@ from typing import Any
 
 from checkers.record import RunRecord
 from checkers.result import UNKNOWN, CheckResult
+from checkers.shrink_ops import Violation, shrink_result
 from checkers.watch_record import Finding, ServiceRecord, blame, cause_of, read_record
 from checkers.watch_streams import (
     EVERY_CHANGE,
@@ -47,6 +48,7 @@ from checkers.watch_streams import (
     read_watch_run,
 )
 from checkers.words import plural
+from core.ops import Op
 
 NAME = "watch-delivery"
 NOT_BLAMED = (
@@ -182,8 +184,50 @@ def _violates(w: Watcher) -> bool:
     return gaps or stale or unhandled or w.duplicates > 0 or w.out_of_order > 0
 
 
+LABELS = {
+    "missed": "change never delivered",
+    "duplicate": "change delivered twice",
+    "out-of-order": "change delivered out of order",
+    "stale-final": "last change never settled on",
+}
+"""Each finding's kind in the words a report calls it by."""
+
+
 def check_record(record: RunRecord) -> CheckResult:
-    """Judge every watcher's deliveries; see the module docstring."""
+    """Judge every watcher's deliveries (see the module docstring); an invalid result
+    carries its first finding's fewest writes and notifications (``shrunk``,
+    ``checkers.shrink_ops``: the write, the watcher's subscription and the deliveries
+    around it)."""
+    return shrink_result(judged(record), record, judged, violations, _collects)
+
+
+def _collects(op: Op) -> bool:
+    """A watcher's ``collect``: each notification it returned a record of its own."""
+    return op.f == "collect"
+
+
+def violations(result: CheckResult) -> list[Violation]:
+    """Every watcher's findings ``result`` names, as violations (a watcher broke its
+    promise only in what it found: ``follow_stream``)."""
+    out = []
+    for w in result.details.get("watchers") or ():
+        for f in w.get("findings") or ():
+            finding = Finding(f["kind"], f["key"], f["value"], f["revision"])
+            out.append(
+                Violation(
+                    finding.kind,
+                    (w.get("process"), finding.key, repr(finding.value)),
+                    frozenset(),
+                    LABELS.get(finding.kind, finding.kind),
+                    f"watcher {w.get('process')}: {LABELS.get(finding.kind, finding.kind)}: "
+                    + finding.words(),
+                )
+            )
+    return out
+
+
+def judged(record: RunRecord) -> CheckResult:
+    """The watch-delivery result of ``record``, without its shrink."""
     run = read_watch_run(record)
     watchers = [follow_stream(s, run) for s in run.streams if s.notes]
     kept = read_record(record.events)

@@ -42,7 +42,7 @@ def explanations(results: dict[str, Any] | None, shown: Set[str] = frozenset()) 
             body += "".join(
                 tag("p", esc(v), class_="explanation violation")
                 for v in r.get("violations") or ()
-                if v not in shown
+                if isinstance(v, str) and v not in shown  # a record: its anomaly's told
             )
             parts.append(
                 tag(

@@ -1,28 +1,45 @@
 """The shrunk counterexample, where a report opens: the fewest operations of an invalid
 linearizability result that still cannot be ordered (``checkers.linear.shrink``, in the
-result's ``shrunk``), or the fewest holdings and writes of a lock run that still show its
-mutual-exclusion or fencing violation (``checkers.shrink_holdings``), one row per
-operation (and per write at the resource), with the whole history a click away (the
-timeline under it, and the history file when the page has one beside it).
+result's ``shrunk``), the fewest holdings and writes of a lock run that still show its
+mutual-exclusion or fencing violation (``checkers.shrink_holdings``), or the fewest
+operations (and a watcher's notifications) that still show another checker's violation
+(``checkers.shrink_ops``: a duplicate id, two writes on one basis, a change a watcher
+missed, a dead instance listed), one row per operation (and per write at the resource),
+with the whole history a click away (the timeline under it, and the history file when the
+page has one beside it).
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from checkers import election, fencing, mutex
+from checkers import discovery, election, fencing, guarded, ids, mutex, mutex_lin, watch_delivery
 from checkers.anomalies import KINDS
 from core.formats.edn import dumps
 from harness.report._explain import LINEARIZABILITY, timer
 from harness.report._html import esc, table, tag
 
+NOT_ORDERED: Final = "non-linearizable"
+"""The kind of the owner-aware mutex check's violation: holdings that cannot be ordered."""
+
 _HEADERS = ("#", "process", "operation", "outcome", "invoked", "completed")
 
 
-SHRUNK_BY: Final = (LINEARIZABILITY, mutex.NAME, fencing.NAME, election.NAME)
+SHRUNK_BY: Final = (
+    LINEARIZABILITY,
+    mutex.NAME,
+    fencing.NAME,
+    election.NAME,
+    mutex_lin.NAME,
+    ids.NAME,
+    guarded.NAME,
+    watch_delivery.NAME,
+    discovery.NAME,
+)
 """The checkers whose invalid result carries a shrunk counterexample, in the order a
 page prefers them: linearizability's (``checkers.linear.shrink``), then the lock run's
-fewest holdings and writes (``checkers.shrink_holdings``)."""
+fewest holdings and writes (``checkers.shrink_holdings``; the owner-aware mutex check's
+too), then the other checkers' fewest operations (``checkers.shrink_ops``)."""
 
 
 def shrunk_section(results: dict[str, Any] | None, history_file: str | None = None) -> str:
@@ -39,7 +56,8 @@ def shrunk_section(results: dict[str, Any] | None, history_file: str | None = No
     events = shrunk["ops"]
     positional = all(e.get("time") == e.get("index") for e in events)
     at = timer("event" if positional else "ns")
-    lead = _lead(shrunk) if name == LINEARIZABILITY else _holdings_lead(shrunk)
+    lead = _holdings_lead(shrunk) if "holdings" in shrunk else _lead(shrunk)
+    lead = _ops_lead(shrunk) if "label" in shrunk else lead
     lead += f"; {shrunk['not_minimal']}." if shrunk.get("not_minimal") else "."
     whole = tag("a", "the timeline", href="#figure")
     if history_file:
@@ -69,16 +87,36 @@ def _lead(shrunk: dict[str, Any]) -> str:
 
 def _holdings_lead(shrunk: dict[str, Any]) -> str:
     """``These 2 holdings and 1 write still show the stale write accepted (shrunk from 96
-    holdings and 92 writes, confirmed by the mutex checker)``: the anomaly's own sentence
-    is the banner's, not said twice."""
+    holdings and 92 writes, confirmed by the mutex checker)``; ``still cannot be ordered``
+    for the owner-aware mutex check's: the anomaly's own sentence is the banner's, not said
+    twice."""
     h, w = shrunk.get("holdings", 0), shrunk.get("writes", 0)
     tenure = str(shrunk.get("tenure") or "holding")  # an election's: leadership
     said = f"{h} {tenure}{'s' * (h != 1)} and {w} write{'s' * (w != 1)}"
+    kind = str(shrunk.get("kind"))
+    shows = (
+        "cannot be ordered" if kind == NOT_ORDERED else f"show the {KINDS.get(kind, 'violation')}"
+    )
     return (
-        f"These {said} still show the {KINDS.get(str(shrunk.get('kind')), 'violation')} "
+        f"These {said} still {shows} "
         f"(shrunk from {shrunk.get('of_holdings', 0):,} {tenure}s and "
         f"{shrunk.get('of_writes', 0):,} writes, confirmed by "
         f"{shrunk.get('confirmed_by', 'the checker')})"
+    )
+
+
+def _ops_lead(shrunk: dict[str, Any]) -> str:
+    """``These 2 operations still show the duplicate id (shrunk from 1,169 operations,
+    confirmed by the ids checker)``; a watcher's notifications counted beside them."""
+    n, items = shrunk.get("operations", 0), shrunk.get("items")
+    said = f"{n} operation{'s' * (n != 1)}"
+    of = f"{shrunk.get('of', 0):,} operations"
+    if items is not None:
+        said += f" and {items} notification{'s' * (items != 1)}"
+        of += f" and {shrunk.get('of_items', 0):,} notifications"
+    return (
+        f"These {said} still show the {shrunk.get('label', 'violation')} (shrunk from {of}, "
+        f"confirmed by {shrunk.get('confirmed_by', 'the checker')})"
     )
 
 
