@@ -41,24 +41,18 @@ from typing import Any, Final
 
 from checkers.record import RunRecord
 from checkers.words import listing, secs
+from core.faults import CLIENT_PAUSE, CLOCK, KILL, NODE_PAUSE, PARTITION, POWER_LOSS
 from core.history import History, Pair
 from core.ops import Process
 
-CLIENT_PAUSE: Final = "client-pause"
-NODE_PAUSE: Final = "pause"
-PARTITION: Final = "partition"
-KILL: Final = "kill"
-POWER_LOSS: Final = "power-loss"
-CLOCK: Final = "clock"
-
 WORDS: Final[dict[str, str]] = {
-    CLIENT_PAUSE: "client process {processes} paused (SIGSTOP, like a GC pause) {when}",
-    NODE_PAUSE: "node {nodes} paused {when}",
-    PARTITION: "a network partition involving {nodes} {when}",
-    KILL: "node {nodes} killed {when} (restarted at the stop)",
-    POWER_LOSS: "node {nodes} lost power {when}: killed, what it had not fsynced discarded "
+    CLIENT_PAUSE.name: "client process {processes} paused (SIGSTOP, like a GC pause) {when}",
+    NODE_PAUSE.name: "node {nodes} paused {when}",
+    PARTITION.name: "a network partition involving {nodes} {when}",
+    KILL.name: "node {nodes} killed {when} (restarted at the stop)",
+    POWER_LOSS.name: "node {nodes} lost power {when}: killed, what it had not fsynced discarded "
     "(restarted at the stop)",
-    CLOCK: "clock of {jumps} {when}",
+    CLOCK.name: "clock of {jumps} {when}",
 }
 """The words of the faults' windows for runs that did not record them (see above)."""
 OTHER_WORDS: Final = "fault {fault} {when}"
@@ -80,12 +74,12 @@ EFFECTS: Final = frozenset(
     {FREEZES_CLIENT, CUTS_OFF, CRASHES, MOVES_CLOCK, KILLS_CLIENT, LOSES_UNSYNCED}
 )
 KIND_EFFECTS: Final[dict[str, frozenset[str]]] = {
-    CLIENT_PAUSE: frozenset({FREEZES_CLIENT}),
-    NODE_PAUSE: frozenset({CUTS_OFF}),
-    PARTITION: frozenset({CUTS_OFF}),
-    KILL: frozenset({CRASHES}),
-    POWER_LOSS: frozenset({CRASHES, LOSES_UNSYNCED}),
-    CLOCK: frozenset({MOVES_CLOCK}),
+    CLIENT_PAUSE.name: frozenset({FREEZES_CLIENT}),
+    NODE_PAUSE.name: frozenset({CUTS_OFF}),
+    PARTITION.name: frozenset({CUTS_OFF}),
+    KILL.name: frozenset({CRASHES}),
+    POWER_LOSS.name: frozenset({CRASHES, LOSES_UNSYNCED}),
+    CLOCK.name: frozenset({MOVES_CLOCK}),
 }
 """The effects of the faults' windows for runs that did not record them."""
 CUT_SHORT: Final = 0.5

@@ -23,13 +23,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from checkers.windows import POWER_LOSS
 from clusters.releases import Release
 from clusters.server import ClusterOptions
 from core.abilities import SERVER_ABILITIES, Ability
 from core.client import ClientFactory
 from core.clock import RunClock
 from core.cluster import Cluster, ClusterError
+from core.faults import POWER_LOSS
 from core.option_checks import OptionError, UnknownName, nearest, unknown_name
 from core.options import RunOptions
 
@@ -264,7 +264,7 @@ def _among(value: Any, values: tuple[Any, ...]) -> bool:
     return value in values
 
 
-DURING_POWER_LOSS: Final = {"nemesis": (POWER_LOSS,)}
+DURING_POWER_LOSS: Final = {"nemesis": (POWER_LOSS.name,)}
 """The ``when`` of a rule of what a power cut may take: runs that cut the power."""
 
 
@@ -461,7 +461,7 @@ class TargetSpec:
                 image=opts.backend.image,
                 persistence=opts.backend.persistence,
                 release=opts.backend.server_version,
-                power_loss=POWER_LOSS in opts.fault_names(),
+                power_loss=POWER_LOSS.name in opts.fault_names(),
             )
         )
 

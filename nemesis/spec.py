@@ -1,12 +1,14 @@
 """A fault as one value: ``FaultSpec``, written in its own module ``nemesis/faults/<name>.py``.
 
-Everything the run, the command line and the checkers need to know of a fault is here:
-its operations (``start-<name>``/``stop-<name>``, the naming the checkers read windows
-by), how to build its nemesis, the value its start op carries, what ``--nemesis-target``
-may aim it at, the abilities it needs of the target (``core.abilities``), the packages it
-needs on the machine that runs the harness, its help line,
-and the words a fault window of it is described with (and what it does as the checkers
-see it (both recorded in test.json, so a checker explains a fault it has never heard of).
+Everything the run, the command line and the checkers need to know of a fault is here,
+registered against its kind (``core.faults``: its name and what it aims at, the data the
+layers below read): its operations (``start-<name>``/``stop-<name>``, the naming the
+checkers read windows by), how to build its nemesis, the value its start op carries, what
+``--nemesis-target`` may aim it at, the abilities it needs of the target
+(``core.abilities``), the packages it needs on the machine that runs the harness, its help
+line, and the words a fault window of it is described with and what it does as the
+checkers see it (both recorded in test.json, so a checker explains a fault it has never
+heard of).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any, Final
 
 from core.abilities import Ability
 from core.cluster import Cluster
+from core.faults import FaultKind
 from core.options import RunOptions
 from nemesis.base import Nemesis
 
@@ -100,7 +103,9 @@ class FaultSpec:
     handles this one's operations when both are asked for (loss rides on partition's
     iptables)."""
 
-    name: str
+    kind: FaultKind
+    """Its name and what it aims at (``core.faults``): the fault's behaviour, this spec, is
+    registered against it."""
     help: str
     build: Builder
     describe: str
@@ -124,6 +129,11 @@ class FaultSpec:
     freezes: Freeze = freezes_nothing
     check: Check = no_check
     adapt: Adapt = keeps_defaults
+
+    @property
+    def name(self) -> str:
+        """Its kind's name: ``--nemesis``'s word for it."""
+        return self.kind.name
 
     @property
     def start(self) -> str:

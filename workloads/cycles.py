@@ -1,4 +1,4 @@
-"""Reactive per-process cycles: the shape of lock and election workloads.
+"""Reactive per-process cycles: the shape of the lock, election and lock-free workloads.
 
 A lock client loops acquire -> write (the critical section) -> release; an election client
 loops campaign -> write (as leader) -> resign. What comes next depends on how the last
@@ -20,13 +20,6 @@ from core.ops import Op
 # step -> (next step when ok, next step otherwise)
 Steps = Mapping[str, tuple[str, str]]
 
-LOCK_STEPS: Steps = MappingProxyType(
-    {
-        "acquire": ("write", "acquire"),
-        "write": ("release", "release"),
-        "release": ("acquire", "acquire"),
-    }
-)
 ELECTION_STEPS: Steps = MappingProxyType(
     {
         "campaign": ("write", "campaign"),
@@ -76,10 +69,6 @@ class NamedResource:
     def __call__(self, process: Any, step: str) -> Any:
         n = int(process) % self.count if isinstance(process, int) else 0
         return {"name": f"{self.prefix}-{n}"}
-
-
-def lock_cycle(locks: int = 1) -> StepCycle:
-    return StepCycle(LOCK_STEPS, "acquire", NamedResource("lock", max(1, locks)))
 
 
 def election_cycle(elections: int = 1) -> StepCycle:

@@ -1,7 +1,8 @@
 """Who a workload's holder is: what ``--nemesis-target holder`` aims at.
 
 Each workload that has one says so in its operations (``Workload.holder``): the lock and
-herd holder (after an ``acquire``, until it invokes ``release``), the election leader
+herd holder (after an ``acquire``, until it invokes ``release``: the lock workload's own,
+``workloads.lock.ops.LOCK_HOLDER``), the election leader
 (``campaign`` .. ``resign``), the registered instance (after ``register``), the watch
 writer (after a ``write``), the lock-free client working on the basis it read (after
 ``begin``). The runner follows the holders op by op (``Holders``) and a nemesis asks it
@@ -80,11 +81,6 @@ class Holders:
         return self.holder is not None and f in self.holder.work
 
 
-LOCK_HOLDER = Holder(
-    "lock holder", frozenset({"acquire"}), frozenset({"release"}), frozenset({"write"}), "token"
-)
-LOCK_OPTIONS = ("lease_ttl", "keepalive", "work_time", "acquire_wait", "fencing", "holder_check")
-"""The run options that shape a lock holder's work (``Workload.options``)."""
 LEADER = Holder(
     "leader", frozenset({"campaign"}), frozenset({"resign"}), frozenset({"write"}), "epoch"
 )

@@ -19,8 +19,8 @@ from typing import Any
 
 from checkers import guarded, stats
 from checkers.record import Checker, RunRecord
-from checkers.windows import CLIENT_PAUSE
 from core import gen
+from core.faults import CLIENT_PAUSE
 from core.options import RunOptions
 from workloads.cycles import guarded_cycle
 from workloads.holders import WORKER, Holder
@@ -143,7 +143,7 @@ def holding(
         generator,
         True,
         True,
-        CLIENT_PAUSE,
+        CLIENT_PAUSE.name,
         checkers,
         options,
         model,
@@ -165,7 +165,7 @@ def lock_free(name: str, help: str, prefix: str) -> Workload:
         lambda opts, seed: guarded_cycle(prefix, opts.lock.locks),
         needs_resource=False,
         holds=True,
-        default_fault=CLIENT_PAUSE,
+        default_fault=CLIENT_PAUSE.name,
         checkers=(guarded.check_record, stats.check_record),
         options=("work_time", "locks"),
         holder=WORKER,

@@ -4,13 +4,13 @@ pauses, server pauses and kills only; ``--sim-bug`` injects known bugs."""
 
 from __future__ import annotations
 
-from checkers.windows import KILL
 from clusters.sim.cluster import EVENTS_LOG
 from clusters.sim.service import BUGS
 from clusters.spec import CLIENT_CLOCK, Bug, Bugs, LocalServer, Offer, TargetSpec, variants
 from core.abilities import Ability
 from core.clock import RunClock
 from core.cluster import Cluster
+from core.faults import KILL
 from core.options import RunOptions
 from workloads.herd import RECIPES
 
@@ -27,7 +27,7 @@ BUG_TABLE = {
     "token-reuse": Bug(BUGS["token-reuse"], LOCKS),
     "stale-read": Bug(BUGS["stale-read"], REGISTERS),
     "epoch-reuse": Bug(BUGS["epoch-reuse"], ("election",)),
-    "forget-on-restart": Bug(BUGS["forget-on-restart"], fault=KILL),
+    "forget-on-restart": Bug(BUGS["forget-on-restart"], fault=KILL.name),
 }
 """The bugs the service injects, the workloads whose operations meet each (its lock
 grants, its register reads, its elections) and the fault a bug needs to show."""

@@ -8,6 +8,7 @@ import os
 
 from checkers.windows import MOVES_CLOCK
 from core.cluster import Cluster
+from core.faults import CLIENT_CLOCK
 from core.option_checks import OptionError
 from core.options import RunOptions
 from nemesis.base import Nemesis
@@ -39,7 +40,7 @@ def _check(opts: RunOptions) -> None:
 
 
 FAULT = FaultSpec(
-    name="client-clock",
+    kind=CLIENT_CLOCK,
     help="step the wall clock of every client process (libfaketime), by a set delta",
     build=_build,
     describe="the clients' wall clock stepped ({jumps}) {when}",

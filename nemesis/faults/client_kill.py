@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from checkers.windows import KILLS_CLIENT
 from core.cluster import Cluster
+from core.faults import CLIENT_KILL
 from core.options import RunOptions
 from nemesis.base import Nemesis
 from nemesis.client_kill import ClientKill
@@ -16,7 +17,7 @@ def _build(cluster: Cluster, target: str, seed: int, opts: RunOptions) -> Nemesi
 
 
 FAULT = FaultSpec(
-    name="client-kill",
+    kind=CLIENT_KILL,
     help="kill a client process (SIGKILL, a crashed instance); the runner starts another",
     build=_build,
     describe="client process {processes} killed (SIGKILL) {when}",

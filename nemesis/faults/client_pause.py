@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 from typing import Final
 
-from checkers.windows import CLIENT_PAUSE, FREEZES_CLIENT, WORDS
+from checkers.windows import FREEZES_CLIENT, WORDS
 from core.cluster import Cluster
+from core.faults import CLIENT_PAUSE
 from core.option_checks import OptionError
 from core.option_defaults import CLASSIC_TIME_LIMIT, round_down
 from core.option_records import FaultOptions, LockOptions
@@ -153,10 +154,10 @@ def _fit_in(opts: RunOptions) -> RunOptions:
 
 
 FAULT = FaultSpec(
-    name=CLIENT_PAUSE,
+    kind=CLIENT_PAUSE,
     help="freeze a client process (SIGSTOP, like a GC pause), at --pause-at for --pause-for",
     build=_build,
-    describe=WORDS[CLIENT_PAUSE],
+    describe=WORDS[CLIENT_PAUSE.name],
     effects=frozenset({FREEZES_CLIENT}),
     aim=Aim(("holder", "all"), "holder"),
     options=("pause_at", "pause_for"),

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from checkers.windows import CLOCK, MOVES_CLOCK, WORDS
+from checkers.windows import MOVES_CLOCK, WORDS
 from core.abilities import Ability
 from core.cluster import Cluster
+from core.faults import CLOCK
 from core.options import RunOptions
 from nemesis.base import Nemesis
 from nemesis.nodes import AT_NODES
@@ -28,10 +29,10 @@ def _jump(target: str, opts: RunOptions) -> dict[str, Any]:
 
 
 FAULT = FaultSpec(
-    name=CLOCK,
+    kind=CLOCK,
     help="move servers' clocks (libfaketime; the hosts' own clocks with --ssh)",
     build=_build,
-    describe=WORDS[CLOCK],
+    describe=WORDS[CLOCK.name],
     effects=frozenset({MOVES_CLOCK}),
     needs=frozenset({Ability.CLOCK}),
     start_value=_jump,

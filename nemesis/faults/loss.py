@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.abilities import Ability
+from core.faults import LOSS
 from core.options import RunOptions
 from nemesis.faults.partition import FAULT as PARTITION
 from nemesis.spec import FaultSpec
@@ -16,7 +17,7 @@ def _no_value(target: str, opts: RunOptions) -> dict[str, Any] | None:
 
 
 FAULT = FaultSpec(
-    name="loss",
+    kind=LOSS,
     help="drop a share of the packets between servers (iptables)",
     build=PARTITION.build,
     describe="packet loss between the nodes {when}",

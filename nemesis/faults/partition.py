@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from checkers.windows import CUTS_OFF, PARTITION, WORDS
+from checkers.windows import CUTS_OFF, WORDS
 from core.abilities import Ability
+from core.faults import PARTITION
 from core.options import RunOptions
 from nemesis.partition import Partition
 from nemesis.spec import Aim, FaultSpec, simple
@@ -17,10 +18,10 @@ def _topology(target: str, opts: RunOptions) -> dict[str, Any]:
 
 
 FAULT = FaultSpec(
-    name=PARTITION,
+    kind=PARTITION,
     help="cut the network between servers (iptables), by a topology",
     build=simple(Partition),  # loss rides on it too (``nemesis.faults.loss``)
-    describe=WORDS[PARTITION],
+    describe=WORDS[PARTITION.name],
     effects=frozenset({CUTS_OFF}),
     needs=frozenset({Ability.NETWORK}),
     start_value=_topology,

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from checkers.windows import CUTS_OFF, NODE_PAUSE, WORDS
+from checkers.windows import CUTS_OFF, WORDS
 from core.abilities import Ability
+from core.faults import NODE_PAUSE
 from nemesis.node_faults import NodePause
 from nemesis.nodes import AT_NODES
 from nemesis.spec import FaultSpec, simple
 
 FAULT = FaultSpec(
-    name=NODE_PAUSE,
+    kind=NODE_PAUSE,
     help="freeze server processes (SIGSTOP) and thaw them",
     build=simple(NodePause),
-    describe=WORDS[NODE_PAUSE],
+    describe=WORDS[NODE_PAUSE.name],
     effects=frozenset({CUTS_OFF}),
     needs=frozenset({Ability.PAUSE}),
     aim=AT_NODES,

@@ -5,19 +5,20 @@ survives it, fsynced or not."""
 
 from __future__ import annotations
 
-from checkers.windows import KIND_EFFECTS, POWER_LOSS, WORDS
+from checkers.windows import KIND_EFFECTS, WORDS
 from core.abilities import Ability
+from core.faults import POWER_LOSS
 from nemesis.node_faults import NodePowerLoss
 from nemesis.nodes import AT_NODES
 from nemesis.spec import FaultSpec, simple
 
 FAULT = FaultSpec(
-    name=POWER_LOSS,
+    kind=POWER_LOSS,
     help="cut nodes' power: kill -9 and discard what the server had not fsynced; "
     "restart at the stop",
     build=simple(NodePowerLoss),
-    describe=WORDS[POWER_LOSS],
-    effects=KIND_EFFECTS[POWER_LOSS],
+    describe=WORDS[POWER_LOSS.name],
+    effects=KIND_EFFECTS[POWER_LOSS.name],
     needs=frozenset({Ability.POWER_LOSS}),
     aim=AT_NODES,
 )

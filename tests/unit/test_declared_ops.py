@@ -16,7 +16,8 @@ from checkers import mutex
 from checkers.holdings import ELECTION, LOCK, declared, recorded_terms
 from core.history import History
 from harness.report._locks import terms_of
-from workloads.holders import LEADER, LOCK_HOLDER, WRITER
+from workloads.holders import LEADER, WRITER
+from workloads.lock.ops import LOCK_HOLDER
 from workloads.registry import WORKLOADS
 
 RENAMED = {"acquire": "grab", "release": "drop"}

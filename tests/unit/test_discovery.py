@@ -11,9 +11,9 @@ import pytest
 
 from checkers import discovery
 from checkers.record import RunRecord
-from checkers.windows import PARTITION
 from clusters.sim.service import SimService
 from clusters.sim.wal import WriteAheadLog
+from core.faults import PARTITION
 from core.gen import Context, Request
 from core.history import History
 from core.ops import Op
@@ -114,7 +114,7 @@ def test_a_dead_instance_listed_past_ttl_and_grace_is_invalid() -> None:
 
 def test_the_deadline_counts_from_the_end_of_a_fault_on_the_servers() -> None:
     r = paused(expires_at(10.0))
-    r.fault(PARTITION, 4.0, 7.0, {"grudge": {"n1": ["n2", "n3"]}})
+    r.fault(PARTITION.name, 4.0, 7.0, {"grudge": {"n1": ["n2", "n3"]}})
     res = r.check()
     assert res.valid is True, res.summary  # 10 s is within 7.01 + 4.5 s
 
@@ -164,7 +164,7 @@ def test_a_live_instance_dropped_is_reported_with_its_cause_not_judged() -> None
     (gap,) = res.details["live_removals"]
     assert gap["member"] == "i0" and not gap["expected"] and gap["cause"].startswith("unexplained")
     assert res.details["false_removals"] == 1 and "1 live instance dropped" in res.summary
-    r.fault(PARTITION, 5.0, 8.0, {"grudge": {"n1": ["n2", "n3"]}})
+    r.fault(PARTITION.name, 5.0, 8.0, {"grudge": {"n1": ["n2", "n3"]}})
     res = r.check()
     (gap,) = res.details["live_removals"]
     assert gap["cause"].startswith("during a network partition"), gap

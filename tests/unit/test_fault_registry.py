@@ -35,6 +35,7 @@ from clusters.spec import TargetSpec
 from core import gen
 from core.abilities import Ability, check_abilities
 from core.client import Completion, Invocation
+from core.faults import SERVERS, FaultKind
 from core.option_checks import OptionError
 from core.options import FIELDS, RunOptions
 from harness.validate import check_target, decide
@@ -180,7 +181,7 @@ class Flood:
 
 
 FLOOD = FaultSpec(
-    name="flood",
+    kind=FaultKind("flood", SERVERS),
     help="a made-up fault",
     build=lambda cluster, target, seed, opts: Flood(cluster.nodes()[0]),
     describe="a flood of nothing at {nodes} {when}",

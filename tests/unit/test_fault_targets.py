@@ -30,7 +30,7 @@ from nemesis.nodes import pick_nodes
 from nemesis.partition import Partition
 from nemesis.targets import target_of
 from nemesis.topology import grudge_for
-from workloads.holders import LOCK_HOLDER
+from workloads.lock.ops import LOCK_HOLDER
 
 
 class FakeView:

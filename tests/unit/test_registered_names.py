@@ -1,8 +1,9 @@
 """No code names a workload or a fault outside the module that defines it and its
 registry: everything else reads the registries (``workloads.registry``,
-``nemesis.registry``). The same grep as for target names (``tests.support.names``: string
-constants, docstrings left out); where the word means something else, the exemption says
-what, file by file, and each exemption must still be needed."""
+``nemesis.registry``, and the kinds of fault on the ground floor, ``core.faults``). The
+same grep as for target names (``tests.support.names``: string constants, docstrings left
+out); where the word means something else, the exemption says what, file by file, and each
+exemption must still be needed."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from tests.support.names import ROOT, product_strings
 from workloads.registry import WORKLOADS
 from workloads.workload import Workload
 
-OWN_REGISTRIES = ("workloads/registry.py", "nemesis/registry.py")
+OWN_REGISTRIES = ("workloads/registry.py", "nemesis/registry.py", "core/faults.py")
 
 EXEMPT: dict[str, set[str]] = {
     # Abilities a target has (core.abilities.Ability): the words match the faults needing them.
@@ -50,12 +51,9 @@ EXEMPT: dict[str, set[str]] = {
     # The client events' field naming what a session is held for (a registry instance's
     # member: ``workloads.common.lease``), read for the session's moves.
     "checkers/membership.py": {"lock"},
-    "workloads/cycles.py": {"lock", "election"},
+    "workloads/cycles.py": {"election"},
+    "workloads/lock/ops.py": {"lock"},
     "workloads/common/factories.py": {"lock"},
-    # The faults' names for runs that did not record their faults' words: the fault
-    # modules take their names from here (checkers sit below nemesis).
-    # Power loss too: the targets' clusters read it to mount the power-loss layer.
-    "checkers/windows.py": {"client-pause", "pause", "partition", "kill", "clock", "power-loss"},
     # The --lock option (a lock implementation), not the workload.
     "harness/report/_runs.py": {"lock"},
     # The timeline's lane of clock offsets (a JSON key and a lane kind).

@@ -22,11 +22,11 @@ from test_discovery import FAULTS, Run
 
 from checkers import discovery
 from checkers.record import RunRecord
-from checkers.windows import PARTITION
 from clusters.zookeeper import session as zk_session
 from clusters.zookeeper.discovery import ZkDiscovery
 from core.client import WorkerContext
 from core.clock import RunClock
+from core.faults import PARTITION
 from core.history import History
 from core.store import write_json
 from workloads.discovery import InstanceClient
@@ -104,7 +104,7 @@ def moved_run() -> tuple[History, list[dict[str, Any]]]:
     r = Run()
     r.register(1.0, 0)
     r.heartbeats(0, 1.5, 25.0)
-    r.fault(PARTITION, 5.0, 22.0, {"grudge": {"n1": ["n2", "n3"]}})
+    r.fault(PARTITION.name, 5.0, 22.0, {"grudge": {"n1": ["n2", "n3"]}})
     r.lists(2, 1.05, 25.0, lambda t: {"i0"}, node="n2")
     events = [
         {"time": int(5.5 * S), "process": 0, "event": "session-state", "lease": 0x77,

@@ -8,7 +8,7 @@ pause of the latest to register: the ``holder``)."""
 from __future__ import annotations
 
 from checkers import discovery, stats
-from checkers.windows import CLIENT_PAUSE
+from core.faults import CLIENT_PAUSE
 from core.option_checks import OptionError
 from core.options import RunOptions
 from workloads.discovery.client import DiscoveryOptions
@@ -33,7 +33,7 @@ WORKLOAD = Workload(
     generator=lambda opts, seed: Discovery(opts.record(DiscoveryOptions).instances),
     needs_resource=False,
     holds=True,
-    default_fault=CLIENT_PAUSE,
+    default_fault=CLIENT_PAUSE.name,
     checkers=(discovery.check_record, stats.check_record),
     options=("instances", "lease_ttl", "keepalive"),
     check=_check,

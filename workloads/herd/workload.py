@@ -14,9 +14,8 @@ from __future__ import annotations
 from operator import attrgetter
 
 from checkers import fencing, herd, mutex, mutex_lin, stats
-from workloads.cycles import lock_cycle
 from workloads.herd.client import HerdOptions
-from workloads.holders import LOCK_HOLDER, LOCK_OPTIONS
+from workloads.lock.ops import LOCK_HOLDER, LOCK_OPTIONS, lock_cycle
 from workloads.workload import Variant, When, holding
 
 WORKLOAD = holding(

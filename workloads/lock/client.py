@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 from workloads.common.holder import LeaseHolderClient
 from workloads.common.lease import Lease, LeaseBackend
+from workloads.lock.ops import ACQUIRE, RELEASE
 
 
 class LockBackend(LeaseBackend, Protocol):
@@ -34,8 +35,8 @@ class LockBackend(LeaseBackend, Protocol):
 class LockClient(LeaseHolderClient[LockBackend]):
     """One worker's lock client: ``acquire`` / ``write`` / ``release``."""
 
-    take_f = "acquire"
-    give_f = "release"
+    take_f = ACQUIRE
+    give_f = RELEASE
     number_key = "token"
 
     def _claim(self, name: str, lease: Lease, value: Any) -> int:

@@ -29,6 +29,7 @@ from checkers.refusals import NOT_GRANTED
 from workloads.common.holder import HolderClient
 from workloads.common.lease import KeptLease, Session
 from workloads.errors import OpFailed, OpUnknown
+from workloads.lock.ops import ACQUIRE, RELEASE
 
 RETRY_PAUSE = (0.005, 0.05)
 """Seconds between two attempts: uniformly random in this range."""
@@ -62,8 +63,8 @@ class TtlLockBackend(Protocol):
 class TtlLockClient(HolderClient[TtlLockBackend]):
     """One worker's client of a TTL lock: ``acquire`` / ``write`` / ``release``."""
 
-    take_f = "acquire"
-    give_f = "release"
+    take_f = ACQUIRE
+    give_f = RELEASE
     number_key = "token"
 
     def _hold(self, name: str, value: Any) -> tuple[Session, int | None]:

@@ -1,5 +1,5 @@
 """The lock workload: clients loop acquire -> write with the token -> release
-(``workloads.cycles``) through ``workloads.lock``'s client and a target's backend.
+(``workloads.lock.ops``) through ``workloads.lock``'s clients and a target's backend.
 
 Its runs are checked for mutual exclusion with the cause of every overlap and stale write
 (``checkers.mutex``), fencing-number monotonicity and enforcement (``checkers.fencing``),
@@ -12,8 +12,7 @@ from __future__ import annotations
 from operator import attrgetter
 
 from checkers import fencing, mutex, mutex_lin, stats
-from workloads.cycles import lock_cycle
-from workloads.holders import LOCK_HOLDER, LOCK_OPTIONS
+from workloads.lock.ops import LOCK_HOLDER, LOCK_OPTIONS, lock_cycle
 from workloads.workload import Variant, When, holding
 
 WORKLOAD = holding(
