@@ -121,10 +121,6 @@ class FaultSpec:
     it, beyond the harness itself: what a CI job installs before a suite that asks for the
     fault (``harness.host_packages``; ``tests/unit/test_workflow_packages.py`` holds the
     workflows to it)."""
-    in_clients: bool = False
-    """Whether it acts on the clients' own processes (a signal to one, their clock through
-    libfaketime): a run with it keeps each client in a worker process
-    (``harness.client_mode``)."""
     timing: Timing = takes_turns
     freezes: Freeze = freezes_nothing
     check: Check = no_check
@@ -134,6 +130,13 @@ class FaultSpec:
     def name(self) -> str:
         """Its kind's name: ``--nemesis``'s word for it."""
         return self.kind.name
+
+    @property
+    def in_clients(self) -> bool:
+        """Whether it acts on the clients' own processes (a signal to one, their clock
+        through libfaketime; its kind says so): a run with it keeps each client in a
+        worker process (``harness.client_mode``)."""
+        return self.kind.client
 
     @property
     def start(self) -> str:

@@ -48,5 +48,4 @@ FAULT = FaultSpec(
     options=("client_clock_delta",),
     packages=PACKAGES,
     check=_check,
-    in_clients=True,
 )

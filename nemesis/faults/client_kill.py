@@ -23,5 +23,4 @@ FAULT = FaultSpec(
     describe="client process {processes} killed (SIGKILL) {when}",
     effects=frozenset({KILLS_CLIENT}),
     aim=Aim(("holder", "all"), "holder"),
-    in_clients=True,
 )

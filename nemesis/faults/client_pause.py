@@ -161,7 +161,6 @@ FAULT = FaultSpec(
     effects=frozenset({FREEZES_CLIENT}),
     aim=Aim(("holder", "all"), "holder"),
     options=("pause_at", "pause_for"),
-    in_clients=True,
     timing=_timing,
     freezes=_freezes,
     check=_check,
