@@ -6,7 +6,9 @@ was, holding the library to what its documentation promises (test.json's
 
 1. **library**: its release freed another holder's lock (``released-another's-lock``), or
    it answered that it still held when asked after the service had granted the lock to
-   another (the question asked after the grant: an answer read before it could be true);
+   another (the question asked after the grant: an answer read before it could be true),
+   its "still held" documented as read from the service; one documented as its own
+   belief (kazoo's ``is_acquired``) answering so is **design**;
 2. **harness**: the harness's own fault took what no promise covers (a kill, a power cut,
    a clock jump), or the harness abandoned the holder;
 3. **design**: a lease that expired while its holder was paused or cut off, of a library
@@ -87,14 +89,20 @@ def attribution(
         return library.attribute(LIBRARY, "lost_release", f"{lib}'s release: {c.evidence}")
     said = _said_held_after(earlier, at, facts)
     if said is not None:
-        return library.attribute(
-            LIBRARY,
-            "still_held",
+        answered = (
             f"{lib} answered that process {earlier.process} still held "
             f"{earlier.name or 'the lock'} when asked at {secs(said)}, "
             f"{(said - at) / NS:.3f} s after the service had granted it to another at "
-            f"{secs(at)}",
+            f"{secs(at)}"
         )
+        if library.value("still_held") == "local":  # documented as its own belief
+            return library.attribute(
+                DESIGN,
+                "still_held",
+                f"behaves as documented: {answered}; its answer is its own belief, "
+                "not the service's",
+            )
+        return library.attribute(LIBRARY, "still_held", answered)
     if c.cause in HARNESS_FAULTS:
         return library.attribute(
             HARNESS, None, f"the harness's own doing, not {lib}'s: {c.evidence}"

@@ -104,10 +104,21 @@ def test_a_paused_holder_of_a_library_without_fencing_is_the_documented_design()
 
 
 def test_a_library_that_said_it_held_after_another_was_granted_broke_its_word() -> None:
-    a = first(mutex_of(paused_stale_write(13.2, "kazoo")))["attribution"]
-    assert (a["party"], a["library"], a["version"]) == ("library", "kazoo", "2.11.0")
+    """etcd3gw's is_acquired() reads the key: a yes after another's grant is its doing."""
+    a = first(mutex_of(paused_stale_write(13.2, "etcd3gw")))["attribution"]
+    assert (a["party"], a["library"]) == ("library", "etcd3gw")
     assert "answered that process 1 still held lock when asked at 13.200 s" in a["evidence"]
     assert "2.200 s after the service had granted it to another at 11.000 s" in a["evidence"]
+    assert "reads the key" in a["promise"]
+
+
+def test_a_yes_from_a_library_s_own_belief_is_its_documented_design() -> None:
+    """kazoo's is_acquired is its own flag (its documentation says to watch the session's
+    state): the same yes is what it documents, not a broken promise."""
+    a = first(mutex_of(paused_stale_write(13.2, "kazoo")))["attribution"]
+    assert (a["party"], a["library"], a["version"]) == ("design", "kazoo", "2.11.0")
+    assert a["evidence"].startswith("behaves as documented: kazoo 2.11.0 answered that")
+    assert "its own belief" in a["evidence"]
     assert "is_acquired" in a["promise"] and "kazoo.readthedocs.io" in a["promise"]
 
 
