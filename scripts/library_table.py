@@ -23,6 +23,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from checkers.words import plural
+
 HEADER = (
     "| library | version | target | fault | verdict | what happened "
     "| releases another's lock | what it offers |\n"
@@ -51,9 +53,10 @@ def happened(run_dir: Path) -> str:
     lines = (run_dir / "events.jsonl").read_text().splitlines()
     lost = sum(1 for line in lines if '"lease-lost"' in line)
     return (
-        f"{len(groups)} holders overtaken (believed on up to {believed:.1f} s), "
-        f"{valid} overlaps within a valid lease, {stale} stale writes accepted, "
-        f"{lost} losses the library said"
+        f"{plural(len(groups), 'holder')} overtaken (believed on up to {believed:.1f} s), "
+        f"{plural(valid, 'overlap')} within a valid lease, "
+        f"{plural(stale, 'stale write')} accepted, "
+        f"{plural(lost, 'loss', 'losses')} the library said"
     )
 
 
