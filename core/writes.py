@@ -252,7 +252,8 @@ def scratch_folder(root: Path) -> Iterator[int]:
 
 def _cannot(root: Path, e: OSError) -> WriteRefused:
     return WriteRefused(
-        f"{root}: cannot make a scratch folder there ({e.strerror}); name a folder you can write"
+        f"{root}: cannot make a scratch folder there ({e.strerror}); "
+        "name a folder you can write with --spill-dir"
     )
 
 
