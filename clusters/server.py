@@ -3,8 +3,9 @@
 A target's ``server.py`` (``clusters/etcd/server.py`` is the shortest) subclasses
 ``ServerSpec``: the server's process name and ports, the packages or image that provide it,
 and, per node given its peers and its ``Place`` (where a backend keeps configuration and
-data), what to launch (``Launch``: argv, files, environment). Probes take addresses: whether
-a server is healthy, whether the whole cluster serves, which node leads. The Docker backend
+data), what to launch (``Launch``: argv, files, environment). Probes take addresses
+(``Address``: ip and client port): whether a server is healthy, whether the whole cluster
+serves, which node leads. The Docker backend
 (``clusters.docker_cluster``) and the SSH backend (``clusters.ssh.cluster``) drive any spec;
 neither knows a target by name.
 """
@@ -14,18 +15,38 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from clusters.releases import DEFAULT_SUITE, Release
 from core.cluster import ClusterError
 
 
+class Address(NamedTuple):
+    """Where a node's server takes clients: its host's address and its client port (the
+    spec's fixed ``port`` on its own host; a port of its own where nodes share one host,
+    as local processes do). ``str()`` is ``"ip:port"``, an endpoint."""
+
+    ip: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.ip}:{self.port}"
+
+
 @dataclass(frozen=True, slots=True)
 class Peer:
-    """One node as its server sees it: name (n1, n2...), 1-based index, address."""
+    """One node as its server sees it: name (n1, n2...), 1-based index, address and
+    client port (the spec's ``port`` unless its backend gives each node its own)."""
 
     name: str
     index: int
     ip: str
+    port: int
+
+    @property
+    def address(self) -> Address:
+        """Its (ip, client port)."""
+        return Address(self.ip, self.port)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,15 +154,15 @@ class ServerSpec:
         """What to run on ``node`` of a cluster of ``peers`` (``node`` among them)."""
         raise NotImplementedError
 
-    def healthy(self, ip: str) -> bool:
-        """Whether the server at ``ip`` answers its probe now."""
+    def healthy(self, at: Address) -> bool:
+        """Whether the server at ``at`` answers its probe now."""
         raise NotImplementedError
 
-    def ready(self, ips: Mapping[str, str]) -> bool:
+    def ready(self, ips: Mapping[str, Address]) -> bool:
         """Whether the cluster of ``ips`` (node -> address) serves (default: all healthy)."""
-        return all(self.healthy(ip) for ip in ips.values())
+        return all(self.healthy(at) for at in ips.values())
 
-    def leader(self, ips: Mapping[str, str]) -> str | None:
+    def leader(self, ips: Mapping[str, Address]) -> str | None:
         """The node that leads now, else None (only with ``has_leader``)."""
         return None
 

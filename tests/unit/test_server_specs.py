@@ -16,13 +16,13 @@ import pytest
 from clusters._backend import LeadingMixin, ServerCluster
 from clusters.docker_cluster import DockerCluster
 from clusters.registry import TARGETS, ssh_targets
-from clusters.server import ClusterOptions, Launch, Peer, Place, ServerSpec
+from clusters.server import Address, ClusterOptions, Launch, Peer, Place, ServerSpec
 from clusters.ssh.cluster import SshCluster
 from clusters.ssh.factory import make_ssh_cluster, server_spec
 from core.cluster import ClusterError, HasLeader, Killable, Pausable
 
 DOCKER = [name for name, spec in TARGETS.items() if spec.image is not None]
-PEERS = [Peer(f"n{i}", i, f"10.1.2.{10 + i}") for i in range(1, 4)]
+PEERS = [Peer(f"n{i}", i, f"10.1.2.{10 + i}", 2379) for i in range(1, 4)]
 
 
 def docker_spec(name: str) -> ServerSpec:
@@ -86,11 +86,11 @@ class Scripted(ServerSpec):
     def launch(self, node: Peer, peers: Sequence[Peer], place: Place) -> Launch:
         return Launch(("srv",))
 
-    def healthy(self, ip: str) -> bool:
-        return self.up.get(ip, False)
+    def healthy(self, at: Address) -> bool:
+        return self.up.get(at.ip, False)
 
-    def leader(self, ips: Mapping[str, str]) -> str | None:
-        return next((n for n, ip in ips.items() if self.healthy(ip)), None)
+    def leader(self, ips: Mapping[str, Address]) -> str | None:
+        return next((n for n, at in ips.items() if self.healthy(at)), None)
 
 
 class Backend(ServerCluster):
