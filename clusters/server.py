@@ -64,6 +64,18 @@ class Place:
 
 
 @dataclass(frozen=True, slots=True)
+class RunSettings:
+    """What a run tells its servers beyond where their files go (``ServerSpec.for_run``):
+    the run clock's origin, for a server that stamps its own events on the run's time
+    line (``core.clock.RunClock``), the run's seed and the bugs ``--sim-bug`` asks it to
+    inject. A server that needs none of them ignores them."""
+
+    clock_origin: int
+    seed: int | None = None
+    bugs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Launch:
     """What a backend writes and runs to start the server on one node."""
 
@@ -125,6 +137,19 @@ class ServerSpec:
     """Suites it is not offered from -> why (no package, or the package does not run)."""
     suite: str = DEFAULT_SUITE
     """The release this spec runs (``with_release``)."""
+    local: bool = False
+    """Run as processes of this machine (``clusters._local``) rather than in Docker or on
+    SSH hosts: a server the harness ships itself (the sim), no image or package."""
+    node_names: tuple[str, ...] = ()
+    """Its nodes' names when they are not n1..nN (the sim's one node is ``sim``: its run
+    directories, recorded faults and replays name it)."""
+    fixed_version: str | None = None
+    """The version of a server that has one, said without asking it (the sim's
+    ``built-in``); None: ``version_argv`` asks."""
+    service_log: str | None = None
+    """Where the service's own event log (lease expiries, lock grants) lands, relative to
+    the run directory (the sim's ``sim/events.jsonl``); None: it keeps none the checkers
+    read."""
 
     @property
     def release(self) -> Release | None:
@@ -140,6 +165,11 @@ class ServerSpec:
             raise ClusterError(release_error(self.name, suite, self.releases, self.missing))
         fake = self.faketime_default and self.releases[suite].no_faketime is None
         return replace(self, suite=suite, faketime_default=fake)
+
+    def for_run(self, run: RunSettings) -> ServerSpec:
+        """This server as ``run`` sets it up (the clock origin, seed and bugs its
+        ``launch`` needs); the default needs none of them."""
+        return self
 
     def check_size(self, n: int, unit: str = "nodes") -> None:
         """Raise ClusterError when ``n`` nodes make no sense (default: odd, 1 to 7)."""

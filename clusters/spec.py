@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from clusters.releases import Release
-from clusters.server import ClusterOptions
+from clusters.server import ClusterOptions, RunSettings, ServerSpec
 from core.abilities import SERVER_ABILITIES, Ability
 from core.client import ClientFactory
 from core.clock import RunClock
@@ -194,6 +194,11 @@ class Offer:
             raise ClusterError(f"not offered: {self.why_not}")
         builder: ClientBuilder = Lazy(ref).load()
         return builder
+
+
+def run_settings(opts: RunOptions, clock: RunClock) -> RunSettings:
+    """What a run with ``opts`` on ``clock`` tells its servers (``ServerSpec.for_run``)."""
+    return RunSettings(clock.origin, opts.seed, tuple(opts.backend.sim_bugs))
 
 
 def variants(client: str, names: tuple[str, ...], **more: Any) -> Offer:
@@ -439,15 +444,21 @@ class TargetSpec:
         except ClusterError as e:
             raise OptionError(str(e)) from None
 
-    def build(self, options: ClusterOptions) -> Cluster:
-        """The (not yet started) Docker cluster for ``options``; ClusterError for a bad
-        option or a target without one."""
+    def build(self, options: ClusterOptions, run: RunSettings | None = None) -> Cluster:
+        """The (not yet started) Docker cluster for ``options`` (its servers set up for
+        ``run``, ``ServerSpec.for_run``); ClusterError for a bad option or a target
+        without one."""
         if self.server is None:
             raise ClusterError(f"Target {self.name} has no Docker cluster")
         self.check_persistence(options.persistence)
         backend = importlib.import_module("clusters.docker_cluster")
-        cluster: Cluster = backend.docker_cluster(Lazy(self.server).load(), options)
+        cluster: Cluster = backend.docker_cluster(self._server(run), options)
         return cluster
+
+    def _server(self, run: RunSettings | None) -> ServerSpec:
+        """Its ``ServerSpec``, set up for ``run`` when given."""
+        server: ServerSpec = Lazy(str(self.server)).load()
+        return server if run is None else server.for_run(run)
 
     def make_cluster(self, opts: RunOptions, clock: RunClock) -> Cluster:
         """The run's cluster, not started, in Docker (or as a local process); on SSH
@@ -462,7 +473,8 @@ class TargetSpec:
                 persistence=opts.backend.persistence,
                 release=opts.backend.server_version,
                 power_loss=POWER_LOSS.name in opts.fault_names(),
-            )
+            ),
+            run_settings(opts, clock),
         )
 
     def versions(self, cluster: Cluster) -> dict[str, str]:

@@ -16,7 +16,15 @@ import pytest
 from clusters._backend import LeadingMixin, ServerCluster
 from clusters.docker_cluster import DockerCluster
 from clusters.registry import TARGETS, ssh_targets
-from clusters.server import Address, ClusterOptions, Launch, Peer, Place, ServerSpec
+from clusters.server import (
+    Address,
+    ClusterOptions,
+    Launch,
+    Peer,
+    Place,
+    RunSettings,
+    ServerSpec,
+)
 from clusters.ssh.cluster import SshCluster
 from clusters.ssh.factory import make_ssh_cluster, server_spec
 from core.cluster import ClusterError, HasLeader, Killable, Pausable
@@ -37,6 +45,10 @@ def test_each_docker_target_runs_its_own_spec(name: str) -> None:
     assert server.name == name and server.image == TARGETS[name].image
     assert server.process != "?" and server.port in server.ports and server.packages
     assert server.default_nodes == TARGETS[name].default_nodes
+    run = RunSettings(clock_origin=1, seed=7, bugs=())
+    assert server.for_run(run) is server, "a Docker target's server needs nothing of the run"
+    built = TARGETS[name].build(ClusterOptions(run_id="t1"), run)
+    assert isinstance(built, DockerCluster) and built.server == server
 
 
 @pytest.mark.parametrize("name", sorted(ssh_targets()))
