@@ -117,7 +117,10 @@ class ServerCluster:
         self._signal(node, "CONT")
 
     def version(self) -> str:
-        """The server's version as its image or package says it (on n1)."""
+        """The server's version as its image or package says it (on n1), or as its spec
+        says it (``fixed_version``)."""
+        if self.server.fixed_version is not None:
+            return self.server.fixed_version
         return server_version(
             self, self.server.version_command(self.place), self.server.version_prefix
         )

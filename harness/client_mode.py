@@ -75,7 +75,7 @@ def client_mode(opts: RunOptions, target: TargetSpec) -> ClientMode:
                 "or auto"
             )
         return ClientMode(THREAD, "asked")
-    if target.local is None:
+    if not target.local:
         return ClientMode(PROCESS, f"auto: {target.name} is not measured with threads yet")
     if need is not None:
         return ClientMode(PROCESS, f"auto: {need}")

@@ -183,7 +183,7 @@ def _check_faults(spec: TargetSpec, opts: RunOptions, needs: Mapping[str, Set[Ab
     if opts.ssh.enabled:
         has = (has | {Ability.CLOCK}) - {Ability.POWER_LOSS}
         lacks = {**spec.lacks, **NO_POWER_LOSS_ON_HOSTS}
-    real = ", ".join(name for name, t in TARGETS.items() if t.local is None)
+    real = ", ".join(name for name, t in TARGETS.items() if not t.local)
     check_abilities(spec.name, has, lacks, needs, real=real)
 
 
