@@ -74,6 +74,8 @@ class LocalCluster(ServerCluster):
         run_dir.mkdir(parents=True, exist_ok=True)
         for node in self._names:
             port = stable_port(LOOPBACK)
+            while port and port in self._ports.values():  # free, but another node's
+                port = stable_port(LOOPBACK)
             if not port:
                 raise ClusterError(
                     f"no free port below the ephemeral range for {self.name} node {node}; "
@@ -111,8 +113,8 @@ class LocalCluster(ServerCluster):
     def collect_logs(self, dest: Path) -> None:
         """Copy each node's log to ``dest/<node>/`` and the files it was given to
         ``dest/<node>/conf/`` (its data stays in its folder of the run directory)."""
-        if self._run_dir is None:
-            return
+        if self._run_dir is None or len(self._ports) < len(self._names):
+            return  # not started, or stopped before its nodes had ports
         dest.mkdir(parents=True, exist_ok=True)
         for node in self._names:
             sources = {self.folder(node) / SERVER_LOG: dest / node / SERVER_LOG}
