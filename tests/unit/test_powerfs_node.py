@@ -19,9 +19,7 @@ from clusters.registry import TARGETS
 from clusters.server import ClusterOptions
 from core.clock import RunClock
 from core.cluster import PowerCuttable
-from core.option_checks import OptionError
 from core.options import RunOptions
-from harness.validate import check_target
 
 
 def _redis(power_loss: bool) -> docker_cluster.DockerCluster:
@@ -93,12 +91,3 @@ def test_a_target_without_the_layer_refuses_the_fault_in_one_line(
     code, out, err = run(capsys, "run", "--target", target, "--nemesis", "power-loss")
     assert code == 254 and out == ""
     assert "power-loss" in err and len(err.strip().splitlines()) == 1, err
-
-
-def test_power_loss_over_ssh_is_refused_before_any_host_is_contacted() -> None:
-    opts = RunOptions.of(
-        target="redis", workload="lock", nemesis=["power-loss"], ssh=True, ssh_hosts=["h1"]
-    )
-    with pytest.raises(OptionError, match="no power-loss faults over SSH yet") as e:
-        check_target(TARGETS["redis"], opts)
-    assert "\n" not in str(e.value)
