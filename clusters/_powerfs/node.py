@@ -64,6 +64,14 @@ IN_CONTAINER: Final = Site(
 """The layer in a Docker node (its container removed at the end takes it down)."""
 
 
+KILL_PID: Final = (
+    "tr '\\0' ' ' < /proc/$pid/cmdline 2>/dev/null | grep -qF clusters._powerfs.mount "
+    '&& kill -9 "$pid"'
+)
+"""Shell: kill -9 the process ``$pid`` if it is the layer (its command line says so), so a
+pid reused since the layer ended is never signalled."""
+
+
 class Exec(Protocol):
     """Runs a command on a node: ``(exit code, output)``."""
 
@@ -101,14 +109,13 @@ def mount_script(data_dir: str, site: Site = IN_CONTAINER) -> str:
 
 def unmount_script(data_dir: str, site: Site) -> str:
     """The shell line that takes the layer at ``data_dir`` down: unmounted (lazily when a
-    process still holds a file there), its process killed; it exits non-zero while
-    something is still mounted at ``data_dir``. Nothing mounted: nothing to do."""
+    process still holds a file there), its process killed (the pidfile's pid, while its
+    command line is still the layer's); it exits non-zero while something is still
+    mounted at ``data_dir``. Nothing mounted: nothing to do."""
     mounted = f"grep -q ' {data_dir} fuse' /proc/mounts"
     return (
         f"if {mounted}; then umount {data_dir} 2>/dev/null || umount -l {data_dir}; fi; "
-        f"pid=$(cat {site.pidfile} 2>/dev/null); "
-        '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; '
-        f"! {mounted}"
+        f"pid=$(cat {site.pidfile} 2>/dev/null); {KILL_PID}; ! {mounted}"
     )
 
 

@@ -311,12 +311,6 @@ class SshCluster(ServerCluster):
         return sorted(p for p in self.server.ports if p in listening)
 
     def _mount_layer(self, node: str) -> None:
-        must(
-            self._remote(node),
-            ["mkdir", "-p", self.layout.root],
-            f"creating {self.layout.root}",
-            sudo=True,
-        )
         power.mount(self._remote(node), self.exec, node, self.layout)
 
     def _install(self, node: str) -> None:

@@ -49,16 +49,6 @@ NEEDS: Final = (
     "--security-opt apparmor:unconfined), or run the target in Docker"
 )
 """The end of the one line when the probe passed but the mount itself failed."""
-DOWN_ALL: Final = (
-    f"for m in $(awk '$2 ~ \"^{ROOT}/\" && $3 ~ /^fuse/ {{print $2}}' /proc/mounts); do "
-    'umount "$m" 2>/dev/null || umount -l "$m"; echo "$m"; done; '
-    f'for f in {ROOT}/*/powerfs/layer.pid; do [ -f "$f" ] || continue; pid=$(cat "$f"); '
-    "case \"$pid\" in ''|*[!0-9]*) continue;; esac; "
-    "tr '\\0' ' ' < /proc/$pid/cmdline 2>/dev/null | grep -qF clusters._powerfs.mount && "
-    'kill -9 "$pid"; done; true'
-)
-"""Takes down every run's layer on a host, knowing nothing of the runs: unmounts each FUSE
-mount under the runs' root (printing its path) and kills each layer a run's pidfile names."""
 
 
 def site(layout: Layout) -> powerfs.Site:
@@ -72,6 +62,19 @@ def site(layout: Layout) -> powerfs.Site:
         pidfile=f"{home}/layer.pid",
         needs=NEEDS,
     )
+
+
+ANY_RUN: Final = Layout(f"{ROOT}/*")
+"""Every run's directory on a host, as a shell pattern."""
+DOWN_ALL: Final = (
+    f"for m in $(awk '$2 ~ \"^{ROOT}/\" && $3 ~ /^fuse(\\.|$)/ {{print $2}}' /proc/mounts); do "
+    'umount "$m" 2>/dev/null || umount -l "$m"; echo "$m"; done; '
+    f'for f in {site(ANY_RUN).pidfile}; do [ -f "$f" ] || continue; pid=$(cat "$f"); '
+    "case \"$pid\" in ''|*[!0-9]*) continue;; esac; "
+    f"{powerfs.KILL_PID}; done; true"
+)
+"""Takes down every run's layer on a host, knowing nothing of the runs: unmounts each FUSE
+mount under the runs' root (printing its path) and kills each layer a run's pidfile names."""
 
 
 def probe(remote: Remote) -> None:
