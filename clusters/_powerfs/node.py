@@ -123,11 +123,19 @@ def mount(run: Exec, node: str, data_dir: str, site: Site = IN_CONTAINER) -> Non
     """Mount the layer over ``data_dir`` on ``node``; ClusterError with its log otherwise."""
     code, out = run(node, mount_script(data_dir, site))
     if code != 0:
-        _, log = run(node, ["tail", "-n", "5", site.log])
-        said = " | ".join(line.strip() for line in (out + log).splitlines() if line.strip())
+        _, log = run(node, ["tail", "-n", "20", site.log])
+        said = " | ".join(why(out + log))
         raise ClusterError(
             f"The power-loss layer did not mount on {node}: {said or 'no output'}; {site.needs}"
         )
+
+
+def why(log: str) -> list[str]:
+    """What a failed mount's output says of why: libfuse's and fuse-python's own lines
+    (``fusermount: mount failed: ...``, ``fuse.FuseError: ...``), else its last line, not
+    the traceback between them."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    return [line for line in lines if line.startswith("fuse")] or lines[-1:]
 
 
 def ask(run: Exec, node: str, command: str, site: Site = IN_CONTAINER) -> dict[str, Any]:

@@ -91,3 +91,29 @@ def test_a_target_without_the_layer_refuses_the_fault_in_one_line(
     code, out, err = run(capsys, "run", "--target", target, "--nemesis", "power-loss")
     assert code == 254 and out == ""
     assert "power-loss" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_failed_mount_says_why_in_fuse_s_words_not_its_traceback() -> None:
+    log = (
+        "fusermount: mount failed: Operation not permitted\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/dist-packages/fuse.py", line 754, in main\n'
+        "    main(**d)\n"
+        "fuse.FuseError: filesystem initialization failed\n"
+    )
+    calls: list[str] = []
+
+    def failing(node: str, cmd: list[str] | str) -> tuple[int, str]:
+        calls.append(str(cmd))
+        return (1, "") if "serve" in str(cmd) else (0, log)
+
+    with pytest.raises(Exception) as e:
+        powerfs.mount(failing, "n2", "/data")
+    assert str(e.value) == (
+        "The power-loss layer did not mount on n2: fusermount: mount failed: Operation not "
+        "permitted | fuse.FuseError: filesystem initialization failed; "
+        f"{powerfs.IN_CONTAINER.needs}"
+    )
+    assert powerfs.why("nohup: ignoring input\nsomething else went wrong\n") == [
+        "something else went wrong"
+    ]

@@ -142,7 +142,9 @@ def test_a_host_where_the_mount_fails_is_refused_with_the_layer_s_own_words(
     hosts: dict[str, SimHost], tmp_path: Path
 ) -> None:
     hosts["h3"].on("_powerfs.mount serve", exit=1)
-    hosts["h3"].on(r"^tail -n 5 \S+powerfs\.log$", stdout="fuse: mount failed: Permission denied\n")
+    hosts["h3"].on(
+        r"^tail -n 20 \S+powerfs\.log$", stdout="fuse: mount failed: Permission denied\n"
+    )
     c = _cluster(hosts, tmp_path)
     with pytest.raises(ClusterError) as e:
         c.start(tmp_path / "run")
