@@ -78,6 +78,16 @@ AnyWorker = Worker | ThreadWorker
 FLUSH_NS = 5_000_000
 """The longest an op waits, recorded but not yet written to the history file (5 ms)."""
 
+QUIET_EVERY_NS = 200_000_000
+QUIET_MAX_NS = 20_000_000
+"""Client threads that go straight on from one operation to the next leave no point
+where every operation invoked had completed (a *cut*, where the check during the run
+proves a key's history so far and the final check starts: ``checkers.linear.resume``);
+worker processes leave some, their completions taken by the loop in batches. So every
+``QUIET_EVERY_NS`` (0.2 s, the live check's turn) the client threads hold their next
+operations until every open one has completed, for at most ``QUIET_MAX_NS`` (20 ms: a
+client frozen or cut off does not hold the others), then go on."""
+
 _READABLE = select.POLLIN | select.POLLHUP | select.POLLERR
 
 
@@ -213,6 +223,8 @@ class Runner:
         self._closed = False
         self._changes = 0  # completions so far: the generator changed under a wait
         self._failure: BaseException | None = None  # raised in a client thread's step
+        self._quiet_at = 0  # run-clock time of the next quiet point sought (threads)
+        self._quiet_until: int | None = None  # the quiet point sought gives up then
         self._threads: frozenset[Thread] = frozenset()
         self._view: dict[Thread, Any] = {}  # the contexts' thread -> process, shared
         self.cpu = CpuMeter()
@@ -397,6 +409,10 @@ class Runner:
                 due = self._next_deadline(now)
                 self._wait_events(due if by is None else min(due, by))
                 continue
+            if self._quieting(now):  # a quiet point is sought: nothing invoked till then
+                assert self._quiet_until is not None
+                self._wait_events(min(self._quiet_until, self._next_deadline(now)))
+                continue
             # no thread free: nothing to invoke (with no thread left at all, a replay whose
             # every recording ended, the generator is asked: it says it is done)
             if self._threads and len(self._open) == len(self._threads):
@@ -516,6 +532,10 @@ class Runner:
         since = self._unflushed_since
         if since is not None and now - since >= FLUSH_NS:
             self._flush()
+        if self._quiet_until is None and now >= self._quiet_at:
+            self._quiet_until = now + QUIET_MAX_NS
+        if self._quieting(now):
+            return None  # held till every open operation completed (the loop invokes it)
         req, nxt = self.gen.op(self._context(now))
         if not isinstance(req, Request) or req.time > now:
             self._bell.ring()  # done, pending or not yet due: the loop waits for it
@@ -572,6 +592,21 @@ class Runner:
             self._complete(whose, done)
             got = True
         return got
+
+    def _quieting(self, now: int) -> bool:
+        """Whether a quiet point is sought (``QUIET_EVERY_NS``) and not reached yet: a
+        client operation still open, and its time not over. Reached or over, the next is
+        sought ``QUIET_EVERY_NS`` later, and the loop, woken, invokes the threads held."""
+        until = self._quiet_until
+        if until is None:
+            return False
+        if now < until and len(self._open) > (NEMESIS in self._open):
+            return True
+        self._quiet_until = None
+        self._quiet_at = now + QUIET_EVERY_NS
+        if self._bell is not None:
+            self._bell.ring()
+        return False
 
     def _poll_unlocked(self, timeout_ms: int) -> tuple[list[tuple[int, int]], bool]:
         """Poll for ``timeout_ms`` with the runner's lock let go (the client threads
