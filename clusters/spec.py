@@ -291,6 +291,10 @@ class TargetSpec:
     as asked, none: any; ``Bugs``: the bugs it can inject)."""
     linearizable_locks: bool = False
     """Whether its locks claim linearizability (the mutex-linearizability check)."""
+    threads_measured: frozenset[str] = frozenset()
+    """The workloads whose clients were measured in threads of the harness against it,
+    under its server faults: ``--clients auto`` takes threads for them where no fault acts
+    on a client (``harness.client_mode``); every other keeps a process per client."""
     abilities: frozenset[Ability] = SERVER_ABILITIES
     """What faults may do to its cluster in Docker (``core.abilities``; on SSH hosts every
     target can move a clock: ``clusters.run_target``)."""
