@@ -177,6 +177,10 @@ class Offer:
     unfenced: tuple[str, ...] = ()
     """Its variants that hand out no fencing token: ``--fencing on`` fences nothing with
     them (said as a warning; the unfenced outcome is what they show)."""
+    threads: bool = False
+    """Whether its clients were measured in threads of the harness, under the target's
+    server faults: ``--clients auto`` then takes threads where no fault acts on a client
+    (``harness.client_mode``); otherwise a real target keeps a process per client."""
 
     @property
     def offered(self) -> bool:
@@ -291,10 +295,6 @@ class TargetSpec:
     as asked, none: any; ``Bugs``: the bugs it can inject)."""
     linearizable_locks: bool = False
     """Whether its locks claim linearizability (the mutex-linearizability check)."""
-    threads_measured: frozenset[str] = frozenset()
-    """The workloads whose clients were measured in threads of the harness against it,
-    under its server faults: ``--clients auto`` takes threads for them where no fault acts
-    on a client (``harness.client_mode``); every other keeps a process per client."""
     abilities: frozenset[Ability] = SERVER_ABILITIES
     """What faults may do to its cluster in Docker (``core.abilities``; on SSH hosts every
     target can move a clock: ``clusters.run_target``)."""

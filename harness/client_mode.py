@@ -6,7 +6,7 @@ the client faults need; it costs a process, its pipe and two messages per operat
 thread costs neither, but it cannot be frozen or killed alone, and it runs the harness's
 own interpreter. So ``auto`` picks threads only where nothing needs a process: a target
 whose service is a local process (the sim), or a workload its target says was measured
-with threads under its server faults (``TargetSpec.threads_measured``: etcd's
+with threads under its server faults (``Offer.threads``: etcd's
 cas-register), no fault aimed at a client (``FaultSpec.in_clients``, read from the
 faults' registry) and clients that run with the harness's Python (not a lock library,
 which runs in an environment of its own). Anything else on a real target keeps processes
@@ -77,7 +77,7 @@ def client_mode(opts: RunOptions, target: TargetSpec) -> ClientMode:
                 "or auto"
             )
         return ClientMode(THREAD, "asked")
-    if target.local is None and opts.workload not in target.threads_measured:
+    if target.local is None and not target.offer(opts).threads:
         return ClientMode(
             PROCESS, f"auto: {opts.workload} on {target.name} is not measured with threads yet"
         )
