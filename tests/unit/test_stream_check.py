@@ -4,6 +4,7 @@ leaves nothing behind, however it ends."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import signal
@@ -297,3 +298,26 @@ def test_keys_the_register_path_gives_up_are_searched_by_the_general_path(
     assert memory["valid"] is False and streamed["valid"] is False
     assert streamed["summary"] == memory["summary"]
     assert streamed["details"]["counterexample"] == memory["details"]["counterexample"]
+
+
+STREAMED_MODULES = (
+    "harness/checkstream.py",
+    "core/formats/spill.py",
+    "checkers/linear/streamed.py",
+)
+"""The streamed check's modules, held to import only other modules' public names."""
+
+
+def private_imports(module: Path) -> list[str]:
+    """The private names (``_name``) ``module`` imports from another module."""
+    found = []
+    for node in ast.walk(ast.parse(module.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            found += [f"{node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    return found
+
+
+def test_the_streamed_check_imports_no_other_modules_private_names() -> None:
+    root = Path(__file__).resolve().parents[2]
+    found = {m: private_imports(root / m) for m in STREAMED_MODULES}
+    assert {m: names for m, names in found.items() if names} == {}
