@@ -350,7 +350,7 @@ def check_path(
             if html is not None:
                 _report(outcome, html, lambda: _run_page(path, outcome["details"]))
         else:
-            if streaming is not None:  # its scratch folder: --spill-dir, else --out
+            if streaming is not None:  # its scratch folder: --spill-dir, else --out, else TMPDIR
                 on = streaming.mode if html is None else False
                 streaming = streaming._replace(mode=on, spill=streaming.spill or out)
             checked = _check_file(path, model, budget, oom, shrink is not None, streaming)

@@ -13,19 +13,26 @@ page draws the whole history) is read in memory, with a note saying so where str
 was asked for or the size called for it. The outcome's ``read`` says which it was.
 
 The scratch folder is made in ``--spill-dir DIR``, else in ``--out DIR``, else in the
-history's own folder; never through a link (a link there is refused in one line), and
-removed however the check ends (a verdict, an exception, Ctrl-C, SIGTERM).
+system's temporary folder (``tempfile.gettempdir()``: ``TMPDIR`` where it is set), never
+beside the history, whose folder may be read-only or someone else's; the progress line
+on stderr says where. It is never made through a link (a link there is refused in one
+line), and removed however the check ends (a verdict, an exception, Ctrl-C, SIGTERM); one
+that cannot be made is said in one line naming ``--spill-dir``.
+
+The choice is made from one look at the file (its size, ``history_stat``): a small
+history, streaming not asked for, is declined without opening it, so that the in-memory
+reader opens it once.
 """
 
 from __future__ import annotations
 
-import os
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from core.errors import HarnessError
-from core.formats import ModelOf, OutOfBudget, default_model, detect_format, history_file
+from core.formats import ModelOf, OutOfBudget, default_model, detect_format, history_stat
 
 if TYPE_CHECKING:
     from checkers.linear.models.register import RegisterModel
@@ -47,7 +54,8 @@ IN_MEMORY: Final = "in memory"
 class Streaming(NamedTuple):
     """What the command line says of streaming: ``mode`` True (``--stream``), False
     (``--no-stream``) or None (by the file's size); ``spill``: the folder to make the
-    scratch folder in (``--spill-dir``, else ``--out``; None: the history's own)."""
+    scratch folder in (``--spill-dir``, else ``--out``; None: the system's temporary
+    folder, ``scratch_root``)."""
 
     mode: bool | None = None
     spill: Path | None = None
@@ -79,8 +87,7 @@ def check_streamed(
     HarnessError for one whose model is not known, or whose model refuses an op."""
     if streaming.mode is False:
         return Streamed(None)
-    file = history_file(path)
-    size = os.stat(file).st_size
+    file, size = history_stat(path)
     limit = budget.memory_limit
     small = size < STREAM_BYTES and (limit is None or IN_MEMORY_PER_BYTE * size <= limit)
     if streaming.mode is None and small:
@@ -97,7 +104,18 @@ def check_streamed(
     m = get_model(chosen)
     if not isinstance(m, RegisterModel):
         return _in_memory(f"only the register models' histories are streamed; this {chosen}")
-    return _spilled(file, m, budget, streaming.spill or file.parent, shrink)
+    return _spilled(file, m, budget, scratch_root(streaming), shrink)
+
+
+def scratch_root(streaming: Streaming) -> Path:
+    """The folder a streamed check makes its scratch folder in: the one the command line
+    named, else the system's temporary folder (``TMPDIR`` where it is set), never the
+    history's own (imported only for a streamed check: ``tempfile`` is not light)."""
+    if streaming.spill is not None:
+        return streaming.spill
+    import tempfile
+
+    return Path(tempfile.gettempdir())
 
 
 def _in_memory(why: str) -> Streamed:
@@ -110,6 +128,11 @@ def _spilled(file: Path, m: RegisterModel, budget: Budget, root: Path, shrink: b
     from checkers.linear.streamed import check_keys
     from core.formats.spill import spill
 
+    print(
+        f"harness: {file}: streaming it, split by key in a scratch folder in {root}",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         with spill(file, root, budget) as keys:
             if keys is None:

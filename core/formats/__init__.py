@@ -51,6 +51,7 @@ __all__ = [
     "default_model",
     "detect_format",
     "history_file",
+    "history_stat",
     "op_line",
     "read_file",
     "read_history",
@@ -208,18 +209,29 @@ def history_file(path: Path) -> Path:
     """The history file a path names: itself, or a run directory's ``history.jsonl``.
     FormatError if there is none; what it is, if it is not a regular file, is said when
     it is opened."""
+    return history_stat(path)[0]
+
+
+def history_stat(path: Path) -> tuple[Path, int]:
+    """The history file a path names (``history_file``) and its size in bytes, from one
+    look at a file (two at a run directory: it, then its ``history.jsonl``), none opened.
+    FormatError as ``history_file`` says; a size of 0 for a run directory's history that
+    cannot be looked at (a dangling link), which its opening then says in words."""
     try:
-        mode = path.stat().st_mode
+        found = path.stat()
     except FileNotFoundError:
         raise format_error(path, None, "no such file or directory", "check the path") from None
     except OSError as e:
         problem = f"cannot look at it ({e.strerror})"
         raise format_error(path, None, problem, "check the path") from None
-    if not stat.S_ISDIR(mode):
-        return path
+    if not stat.S_ISDIR(found.st_mode):
+        return path, found.st_size
     candidate = path / HISTORY_FILE
     if not os.path.lexists(candidate):
         raise format_error(
             path, None, "a directory without history.jsonl", "give a run directory or a file"
         )
-    return candidate
+    try:
+        return candidate, candidate.stat().st_size
+    except OSError:
+        return candidate, 0

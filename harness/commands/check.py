@@ -171,8 +171,8 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--spill-dir",
         metavar="DIR",
         help="make a streamed check's scratch folder in DIR, an existing folder (not a "
-        "link); it is removed however the check ends (default: --out, else the "
-        "history's own folder)",
+        "link); it is removed however the check ends (default: --out, else the system's "
+        "temporary folder, TMPDIR where it is set)",
     )
     c.add_argument("--json", action="store_true", help="one JSON object per file per line")
     c.set_defaults(fn=cmd_check)
