@@ -28,13 +28,15 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from core.errors import HarnessError
 from core.formats import ModelOf, OutOfBudget, default_model, detect_format, history_stat
+from core.formats.errors import FilePath
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from checkers.linear.models.register import RegisterModel
     from checkers.result import CheckResult
     from core.formats.budget import Budget
@@ -74,7 +76,7 @@ class Streamed(NamedTuple):
 
 
 def check_streamed(
-    path: Path,
+    path: FilePath,
     model: str | None,
     budget: Budget,
     streaming: Streaming,
@@ -107,7 +109,7 @@ def check_streamed(
     return _spilled(file, m, budget, scratch_root(streaming), shrink)
 
 
-def scratch_root(streaming: Streaming) -> Path:
+def scratch_root(streaming: Streaming) -> FilePath:
     """The folder a streamed check makes its scratch folder in: the one the command line
     named, else the system's temporary folder (``TMPDIR`` where it is set), never the
     history's own (imported only for a streamed check: ``tempfile`` is not light)."""
@@ -115,15 +117,19 @@ def scratch_root(streaming: Streaming) -> Path:
         return streaming.spill
     import tempfile
 
-    return Path(tempfile.gettempdir())
+    return tempfile.gettempdir()
 
 
 def _in_memory(why: str) -> Streamed:
     return Streamed(None, notes=(f"{why} was read in memory",))
 
 
-def _spilled(file: Path, m: RegisterModel, budget: Budget, root: Path, shrink: bool) -> Streamed:
+def _spilled(
+    file: FilePath, m: RegisterModel, budget: Budget, root: FilePath, shrink: bool
+) -> Streamed:
     """``file`` split by key into a scratch folder in ``root`` and checked key by key."""
+    from pathlib import Path  # a big history's: its cost is nothing beside the reading
+
     from checkers.linear.model import ModelError
     from checkers.linear.streamed import check_keys
     from core.formats.spill import spill
@@ -134,7 +140,7 @@ def _spilled(file: Path, m: RegisterModel, budget: Budget, root: Path, shrink: b
         flush=True,
     )
     try:
-        with spill(file, root, budget) as keys:
+        with spill(Path(file), Path(root), budget) as keys:
             if keys is None:
                 return _in_memory("a line the streamed reader does not read: the history")
             started = time.perf_counter()
@@ -154,7 +160,7 @@ def _spilled(file: Path, m: RegisterModel, budget: Budget, root: Path, shrink: b
         return Streamed(CheckResult(CHECKER, UNKNOWN, f"Unknown: {reason}.", details), "-")
 
 
-def _line(file: Path, index: int) -> int | None:
+def _line(file: FilePath, index: int) -> int | None:
     """The line of the op of ``index`` in ``file`` (read again: only an error needs it)."""
     from core.formats.jsonl import JsonLines
 
