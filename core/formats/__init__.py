@@ -66,7 +66,9 @@ a history's test.json names its workload: the workloads know, the formats do not
 DEFAULT_MODELS: Final = {"edn": "cas-register", "porcupine-etcd": "etcd", "porcupine-kv": "kv"}
 _BY_SUFFIX: Final = {".jsonl": "jsonl", ".json": "jsonl", ".edn": "edn", ".log": "porcupine-etcd"}
 _SNIFF_BYTES: Final = 4096
-_KV_FS: Final = re.compile(r":f\s+:(?:get|put|append)\b")
+_KV_FS: Final = r":f\s+:(?:get|put|append)\b"
+"""The ops of a porcupine kv log (compiled on first use, by ``re``'s cache: a check of
+EDN or JSONL files never needs it, nor the etcd log's pattern)."""
 
 
 class Read(NamedTuple):
@@ -97,13 +99,13 @@ def _sniff(path: FilePath, head_bytes: bytes) -> str:
         if suffix == ".txt":
             return "porcupine-kv"
         return _BY_SUFFIX.get(suffix, "jsonl")
-    if re.match(r"INFO\s+jepsen\.util", stripped):
+    if stripped.startswith("INFO") and re.match(r"INFO\s+jepsen\.util", stripped):
         return "porcupine-etcd"
     if stripped.startswith('{"'):
         return "jsonl"
     if stripped[0] in "[(;{#":
         first = stripped.split("}", 1)[0]
-        if ":key" in first and _KV_FS.search(first):
+        if ":key" in first and re.search(_KV_FS, first):
             return "porcupine-kv"
         return "edn"
     raise format_error(
