@@ -182,14 +182,19 @@ def test_spill_files_are_removed_however_the_check_ends(
     assert os.listdir(spill) == []
 
 
-def test_a_spill_dir_that_is_a_link_is_refused_in_one_line(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    path = write_history(tmp_path / "run", history(200))
+def history_and_link(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A small run's history, a folder, and a symbolic link to that folder."""
     real = tmp_path / "real"
     real.mkdir()
     link = tmp_path / "link"
     link.symlink_to(real)
+    return write_history(tmp_path / "run", history(200)), real, link
+
+
+def test_a_spill_dir_that_is_a_link_is_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path, real, link = history_and_link(tmp_path)
     code, out, err = run(capsys, "check", "--stream", "--spill-dir", str(link), str(path))
     assert code == 254 and out == ""
     assert len(err.strip().splitlines()) == 1 and "symbolic link" in err
@@ -199,11 +204,7 @@ def test_a_spill_dir_that_is_a_link_is_refused_in_one_line(
 def test_a_temporary_folder_that_is_a_link_is_refused_in_one_line_naming_the_flag(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = write_history(tmp_path / "run", history(200))
-    real = tmp_path / "real"
-    real.mkdir()
-    link = tmp_path / "link"
-    link.symlink_to(real)
+    path, real, link = history_and_link(tmp_path)
     monkeypatch.setattr(tempfile, "tempdir", str(link))
     code, out, err = run(capsys, "check", "--stream", str(path))
     assert code == 254 and out.startswith("total:")
