@@ -58,7 +58,16 @@ if TYPE_CHECKING:
 # the worker processes of a big history are imported where they are used: a check of one
 # small valid file should not pay for them at start-up.
 
-__all__ = ["DEFAULT_MAX_MEMORY", "MODELS", "ModelError", "check", "check_record", "explain"]
+__all__ = [
+    "DEFAULT_MAX_MEMORY",
+    "MODELS",
+    "ModelError",
+    "check",
+    "check_record",
+    "explain",
+    "unknown_reason",
+    "verdict_summary",
+]
 
 CHECKER: Final = "linearizability"
 DEFAULT_MAX_MEMORY: Final = 1 << 30
@@ -190,7 +199,7 @@ def _with_reused(result: CheckResult, reused: dict[str, Any]) -> CheckResult:
     summary = result.summary
     if result.valid is True:
         before = reused["ops"] - reused["searched"]
-        summary = _summary(True, d, []).rstrip(".") + (
+        summary = verdict_summary(True, d, []).rstrip(".") + (
             f" searched ({n} of {d['partitions']} partitions from where the check during the"
             f" run had proven them: {before:,} operations before it)."
         )
@@ -346,7 +355,7 @@ def _general(
         if unknown:
             details["unknown_partitions"] = unknown
             if valid == UNKNOWN:
-                details["reason"] = _reason(unknown, len(parts))
+                details["reason"] = unknown_reason(unknown, len(parts))
     ended = time.perf_counter()
     details["elapsed_s"] = round(ended - started, 6)
     details["phases_s"] = {
@@ -355,7 +364,7 @@ def _general(
         "search": searched - prepared,
         "result": ended - searched,
     }
-    return CheckResult(CHECKER, valid, _summary(valid, details, results), details)
+    return CheckResult(CHECKER, valid, verdict_summary(valid, details, results), details)
 
 
 def _decided(
@@ -403,7 +412,7 @@ def _decided(
     details["elapsed_s"] = round(ended - started, 6)
     # The register path reads, partitions and searches in one pass: one phase, named so.
     details["phases_s"] = {"registers": verdict_s, "result": ended - started - verdict_s}
-    return CheckResult(CHECKER, d.valid, _summary(d.valid, details, []), details)
+    return CheckResult(CHECKER, d.valid, verdict_summary(d.valid, details, []), details)
 
 
 def _shrunk(
@@ -522,14 +531,18 @@ def explain(result: CheckResult) -> list[str]:
     return [result.summary]
 
 
-def _reason(unknown: list[dict[str, Any]], n: int) -> str:
+def unknown_reason(unknown: list[dict[str, Any]], n: int) -> str:
+    """The reason of a check whose ``unknown`` partitions (each a ``partition`` and its
+    ``reason``) of ``n`` had no verdict: the first one's, and how many there were."""
     first = unknown[0]["reason"]
     if n == 1:
         return str(first)
     return f"{len(unknown)} of {n} partitions without a verdict: {first}"
 
 
-def _summary(valid: Any, d: dict[str, Any], results: list[SearchResult]) -> str:
+def verdict_summary(valid: Any, d: dict[str, Any], results: list[SearchResult]) -> str:
+    """The one-line summary of a result ``valid`` with the details ``d`` (its model, ops,
+    partitions, named anomalies or reason), as the check and a streamed check say it."""
     parts = d["partitions"]
     where = f" in {parts} partitions" if parts != 1 else ""
     if valid is True:

@@ -21,12 +21,17 @@ import importlib.util
 import os
 import sys
 from importlib.machinery import EXTENSION_SUFFIXES
-from pathlib import Path
 from types import ModuleType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-PACKAGES_ROOT: Final = Path(__file__).resolve().parents[1]
-"""The directory holding the ``checkers`` and ``harness`` packages."""
+if TYPE_CHECKING:
+    from pathlib import Path
+
+PACKAGES_ROOT: Final = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+"""The directory holding the ``checkers`` and ``harness`` packages. What every start-up
+runs here (finding the build: ``extend_path``) goes by ``os.path``: ``pathlib`` costs a
+small check's start-up 3 ms (with ``urllib.parse``, which it imports), and is imported
+only by what is not run at every start (building, pruning, ``--version``)."""
 MODULES: Final = (
     "checkers/linear/bits.py",
     "checkers/linear/partition.py",
@@ -71,7 +76,7 @@ STAMP: Final = "stamp"
 """The file of a build's directory holding the ``stamp`` of the sources it was built from."""
 
 
-def digest(root: Path = PACKAGES_ROOT) -> str:
+def digest(root: str | os.PathLike[str] = PACKAGES_ROOT) -> str:
     """What a build depends on: the sources under ``root`` and the Python ABI."""
     import hashlib  # here: a start-up on unchanged sources finds its build by ``stamp``
     import sysconfig
@@ -80,22 +85,30 @@ def digest(root: Path = PACKAGES_ROOT) -> str:
     h.update(str(sysconfig.get_config_var("EXT_SUFFIX")).encode())
     for rel in SOURCES:
         h.update(rel.encode())
-        h.update((root / rel).read_bytes())
+        with open(os.path.join(root, rel), "rb") as f:
+            h.update(f.read())
     return h.hexdigest()[:16]
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("HARNESS_COMPILED_DIR") or PACKAGES_ROOT / ".cache" / "mypyc")
+    """The folder of the builds, one folder each (``HARNESS_COMPILED_DIR`` where set)."""
+    from pathlib import Path
+
+    return Path(_cache_dir())
 
 
-def stamp(root: Path = PACKAGES_ROOT) -> str:
+def _cache_dir() -> str:
+    return os.environ.get("HARNESS_COMPILED_DIR") or os.path.join(PACKAGES_ROOT, ".cache", "mypyc")
+
+
+def stamp(root: str | os.PathLike[str] = PACKAGES_ROOT) -> str:
     """The sources' sizes and modification times, and the ABI: a build records the stamp
     of the sources it was built from (``STAMP``), so that a process starting on unchanged
     files finds its build without reading and hashing them (hashing costs a few ms of
     every start-up); any change to a file changes the stamp, and the digest decides."""
     parts = [EXTENSION_SUFFIXES[0]]
     for rel in SOURCES:
-        st = os.stat(root / rel)
+        st = os.stat(os.path.join(root, rel))
         parts.append(f"{rel} {st.st_size} {st.st_mtime_ns}")
     return "\n".join(parts) + "\n"
 
@@ -106,24 +119,25 @@ def _current() -> str:
     take the build, ``checkers.linear`` and its ``models``, ask at import): that of the
     build whose stamp matches the files', else computed from their contents."""
     now = stamp()
-    root = cache_root()
+    root = _cache_dir()
     try:
-        builds = [d for d in root.iterdir() if not d.name.startswith("mypyc-")]
+        builds = [d for d in os.listdir(root) if not d.startswith("mypyc-")]
     except OSError:
         builds = []
     for d in builds:
         try:
-            if (d / STAMP).read_text() == now:
-                return d.name
+            with open(os.path.join(root, d, STAMP)) as f:
+                if f.read() == now:
+                    return d
         except OSError:
             continue
     found = digest()
-    if (root / found / DONE).exists():
-        _restamp(root / found / STAMP, now)
+    if os.path.exists(os.path.join(root, found, DONE)):
+        _restamp(os.path.join(root, found, STAMP), now)
     return found
 
 
-def _restamp(path: Path, now: str) -> None:
+def _restamp(path: str, now: str) -> None:
     """Record ``now`` as the stamp of a finished build its digest found: one made before
     stamps, or one whose sources were touched since without being changed (a checkout or
     a merge sets their times), is found by its stamp from the next start on, instead of
@@ -142,26 +156,33 @@ def build_dir() -> Path:
     return cache_root() / _current()
 
 
+def _build_dir() -> str:
+    """``build_dir()``, as the start-up looks for it (``PACKAGES_ROOT``)."""
+    return os.path.join(_cache_dir(), _current())
+
+
 def extend_path(package: str, path: list[str]) -> list[str]:
     """A package's ``__path__`` with the compiled build's directory first, when a finished
     build matches the sources and ``HARNESS_PURE_PYTHON`` is not set; else ``path``."""
     if os.environ.get("HARNESS_PURE_PYTHON"):
         return path
     try:
-        where = build_dir()
+        where = _build_dir()
     except OSError:
         return path
-    if not (where / DONE).exists():
+    if not os.path.exists(os.path.join(where, DONE)):
         return path
     _load_shared(where)
-    return [str(where.joinpath(*package.split("."))), *path]
+    return [os.path.join(where, *package.split(".")), *path]
 
 
-def _load_shared(where: Path) -> None:
+def _load_shared(where: str) -> None:
     """Load the build's shared library (the compiled code of every module; each module's
-    own extension is a small shim importing it by its top-level name)."""
-    for lib in where.glob("*__mypyc*"):
-        name = lib.name.split(".")[0]
+    own extension is a small shim importing it by its top-level name): the files named
+    ``*__mypyc*``, as a glob finds them (none hidden)."""
+    libs = sorted(n for n in os.listdir(where) if "__mypyc" in n and not n.startswith("."))
+    for lib in (os.path.join(where, n) for n in libs):
+        name = os.path.basename(lib).split(".")[0]
         if name in sys.modules:
             return
         spec = importlib.util.spec_from_file_location(name, lib)
@@ -191,8 +212,10 @@ def active() -> bool:
 def location() -> Path:
     """Where the compiled modules are: a build under ``.cache/mypyc`` (a checkout's ``make
     setup``) or the installed packages (a wheel compiled by ``setup.py``)."""
+    from pathlib import Path
+
     origin = _scan_origin()
-    return Path(origin).parents[2] if origin is not None else PACKAGES_ROOT
+    return Path(origin).parents[2] if origin is not None else Path(PACKAGES_ROOT)
 
 
 @functools.cache
@@ -209,6 +232,7 @@ def build() -> Path:
     RuntimeError with mypyc's or the compiler's last lines when the build fails."""
     import subprocess  # here, not at import: every process that checks imports this module
     import tempfile
+    from pathlib import Path
 
     where = build_dir()
     if (where / DONE).exists():

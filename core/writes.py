@@ -230,7 +230,7 @@ def scratch_folder(root: Path) -> Iterator[int]:
         if os.path.islink(root):  # only to word it: the open above is what refused it
             raise WriteRefused(
                 f"{root}: a symbolic link; the harness never writes through one "
-                "(name the folder itself, or another)"
+                "(name the folder itself, or another, with --spill-dir)"
             ) from None
         raise _cannot(root, e) from None
     try:

@@ -46,7 +46,6 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from checkers import linearizability
@@ -54,9 +53,12 @@ from checkers.result import UNKNOWN, CheckResult, exit_code, worst
 from core import compiled
 from core.errors import EXIT_BAD_INPUT, EXIT_CRASH, HarnessError
 from core.formats import Budget, FormatError, OutOfBudget, Read, read_file
+from core.formats.errors import FilePath
 from core.history import History
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from core.formats.jepsen_store import JepsenVerdict
     from core.ops import Op
     from harness.checkstream import Streaming
@@ -85,7 +87,7 @@ class _Checked(NamedTuple):
 
 
 def _check_file(
-    path: Path,
+    path: FilePath,
     model: str | None,
     budget: Budget,
     oom: list[bytes],
@@ -140,7 +142,7 @@ def _check_file(
 
 
 def _outcome(
-    path: Path, model: str, result: CheckResult, ms: float, ops: int, notes: tuple[str, ...]
+    path: FilePath, model: str, result: CheckResult, ms: float, ops: int, notes: tuple[str, ...]
 ) -> dict[str, Any]:
     """A checked history file's outcome: ``result`` of its ``ops`` by ``model``, checked
     in ``ms`` milliseconds (its counterexample's building included: said apart)."""
@@ -160,7 +162,7 @@ def _outcome(
     }
 
 
-def _can_write(path: Path, fmt: str) -> None:
+def _can_write(path: FilePath, fmt: str) -> None:
     """Refuse (one line) ``--shrink`` of a history in a format without a writer."""
     from core.formats.writers import WRITERS
 
@@ -206,7 +208,7 @@ def _shrink_to(outcome: dict[str, Any], fmt: str, model: str, given: bool, out: 
     outcome["shrunk"] = line
 
 
-def _where(path: Path, read: Read, op: Op | None) -> str:
+def _where(path: FilePath, read: Read, op: Op | None) -> str:
     """``path:LINE`` of the op a model could not read (``path`` alone without one)."""
     if op is None:
         return str(path)
@@ -299,7 +301,7 @@ def _write_results(run_dir: Path, results: dict[str, Any], out: Path | None) -> 
     return {"written": f"results: {target}"}
 
 
-def _unknown(path: Path, reason: str) -> dict[str, Any]:
+def _unknown(path: FilePath, reason: str) -> dict[str, Any]:
     """The outcome of a path whose budget ran out before its verdict."""
     return {
         "file": str(path),
@@ -316,7 +318,7 @@ def _unknown(path: Path, reason: str) -> dict[str, Any]:
 
 
 def check_path(
-    path: Path,
+    path: FilePath,
     *,
     model: str | None,
     time_limit: float | None,
@@ -332,32 +334,27 @@ def check_path(
     With ``html``, its report page is written there: the outcome's ``report`` says where,
     or ``report_error`` why not. With ``shrink``, its shrunk history is written there
     (``_shrink_to``). A history file is streamed as ``streaming`` says
-    (``harness.checkstream``; never with ``html``: its page draws the whole history)."""
+    (``harness.checkstream``; never with ``html``: its page draws the whole history).
+    A history file's path goes by ``os.path`` (``FilePath``); a directory's by ``pathlib``."""
     budget = Budget(time_limit, memory_limit)
-    is_dir = path.is_dir()
+    is_dir = os.path.isdir(path)
     oom[0] = _OOM.format("reading or checking" if is_dir else "reading", path, "").encode()
     checked = None
     fmt = "jsonl"  # a run directory's shrunk history: our JSONL
     try:
-        if is_dir and _is_store(path):
-            outcome, fmt = _check_store(path, model, budget, oom, html, shrink is not None)
-        elif is_dir:
-            outcome = _check_dir(path, time_limit, budget, out)
-            if streaming is not None and streaming.mode:
-                outcome["notes"].append(
-                    "--stream reads history files; a run directory is read in memory"
-                )
-            if html is not None:
-                _report(outcome, html, lambda: _run_page(path, outcome["details"]))
+        if is_dir:
+            outcome, fmt = _check_directory(
+                path, model, time_limit, budget, out, oom, html, shrink is not None, streaming
+            )
         else:
-            if streaming is not None:  # its scratch folder: --spill-dir, else --out
+            if streaming is not None:  # its scratch folder: --spill-dir, else --out, else TMPDIR
                 on = streaming.mode if html is None else False
                 streaming = streaming._replace(mode=on, spill=streaming.spill or out)
             checked = _check_file(path, model, budget, oom, shrink is not None, streaming)
             outcome, fmt = checked.outcome, checked.read.format
     except OutOfBudget as e:
         outcome = _unknown(path, str(e))
-        if not path.is_dir():  # a streamed check says its own (``harness.checkstream``)
+        if not os.path.isdir(path):  # a streamed check says its own (``harness.checkstream``)
             outcome["read"] = "in memory"
         if html is not None:
             outcome["report"] = "no report: the history was not read within the budget"
@@ -366,6 +363,32 @@ def check_path(
     if shrink is not None:
         _shrink_to(outcome, fmt, outcome["model"], model is not None, shrink)
     return outcome
+
+
+def _check_directory(
+    named: FilePath,
+    model: str | None,
+    time_limit: float | None,
+    budget: Budget,
+    out: Path | None,
+    oom: list[bytes],
+    html: Path | None,
+    shrink: bool,
+    streaming: Streaming | None,
+) -> tuple[dict[str, Any], str]:
+    """A directory's outcome (a Jepsen store's, or a run directory's: all its checkers)
+    and the format of its history (``check_path``)."""
+    from pathlib import Path
+
+    path = Path(named)
+    if _is_store(path):
+        return _check_store(path, model, budget, oom, html, shrink)
+    outcome = _check_dir(path, time_limit, budget, out)
+    if streaming is not None and streaming.mode:
+        outcome["notes"].append("--stream reads history files; a run directory is read in memory")
+    if html is not None:
+        _report(outcome, html, lambda: _run_page(path, outcome["details"]))
+    return outcome, "jsonl"
 
 
 def _is_store(path: Path) -> bool:
@@ -395,14 +418,16 @@ def _check_store(
     return checked.outcome, checked.read.format
 
 
-def _file_page(path: Path, checked: _Checked, jepsen: JepsenVerdict | None = None) -> str:
+def _file_page(path: FilePath, checked: _Checked, jepsen: JepsenVerdict | None = None) -> str:
     """The report page of a checked history file (``path``: as named)."""
+    from pathlib import Path
+
     from harness.report import FileCheck, render_file_report
 
     read = checked.read
     return render_file_report(
         FileCheck(
-            path, read.history, read.format, checked.model, checked.result, read.notes, jepsen
+            Path(path), read.history, read.format, checked.model, checked.result, read.notes, jepsen
         )
     )
 
@@ -460,14 +485,14 @@ def check_paths(
     for p, page in zip(paths, pages, strict=True):
         try:
             outcome = check_path(
-                Path(p),
+                as_named(p),
                 model=model,
                 time_limit=time_limit,
                 memory_limit=memory_limit,
-                out=None if out is None else Path(out),
+                out=_path(out),
                 oom=oom,
                 html=page,
-                shrink=None if shrink is None else Path(shrink),
+                shrink=_path(shrink),
                 streaming=streaming,
             )
         except HarnessError as e:
@@ -494,6 +519,23 @@ def check_paths(
         )
         stream.flush()
     return EXIT_BAD_INPUT if bad or unwritten else exit_code(overall)
+
+
+def as_named(path: str) -> str:
+    """``path`` as ``pathlib`` says it (``str(Path(path))``: no ``.`` part, no empty one,
+    no trailing slash, a leading ``//`` kept), without importing it: the outcome's
+    ``file`` and every message name a file so, as before the readers took names."""
+    root = "//" if path[:2] == "//" and path[:3] != "///" else "/" if path[:1] == "/" else ""
+    return root + "/".join(part for part in path.split("/") if part and part != ".") or "."
+
+
+def _path(named: str | None) -> Path | None:
+    """The ``pathlib.Path`` of an option's folder or file, when given (imported only then)."""
+    if named is None:
+        return None
+    from pathlib import Path
+
+    return Path(named)
 
 
 def report_store(store: Path, model: str | None) -> int:

@@ -13,21 +13,30 @@ page draws the whole history) is read in memory, with a note saying so where str
 was asked for or the size called for it. The outcome's ``read`` says which it was.
 
 The scratch folder is made in ``--spill-dir DIR``, else in ``--out DIR``, else in the
-history's own folder; never through a link (a link there is refused in one line), and
-removed however the check ends (a verdict, an exception, Ctrl-C, SIGTERM).
+system's temporary folder (``tempfile.gettempdir()``: ``TMPDIR`` where it is set), never
+beside the history, whose folder may be read-only or someone else's; the progress line
+on stderr says where. It is never made through a link (a link there is refused in one
+line), and removed however the check ends (a verdict, an exception, Ctrl-C, SIGTERM); one
+that cannot be made is said in one line naming ``--spill-dir``.
+
+The choice is made from one look at the file (its size, ``history_stat``): a small
+history, streaming not asked for, is declined without opening it, so that the in-memory
+reader opens it once.
 """
 
 from __future__ import annotations
 
-import os
+import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from core.errors import HarnessError
-from core.formats import ModelOf, OutOfBudget, default_model, detect_format, history_file
+from core.formats import ModelOf, OutOfBudget, default_model, detect_format, history_stat
+from core.formats.errors import FilePath
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from checkers.linear.models.register import RegisterModel
     from checkers.result import CheckResult
     from core.formats.budget import Budget
@@ -47,7 +56,8 @@ IN_MEMORY: Final = "in memory"
 class Streaming(NamedTuple):
     """What the command line says of streaming: ``mode`` True (``--stream``), False
     (``--no-stream``) or None (by the file's size); ``spill``: the folder to make the
-    scratch folder in (``--spill-dir``, else ``--out``; None: the history's own)."""
+    scratch folder in (``--spill-dir``, else ``--out``; None: the system's temporary
+    folder, ``scratch_root``)."""
 
     mode: bool | None = None
     spill: Path | None = None
@@ -66,7 +76,7 @@ class Streamed(NamedTuple):
 
 
 def check_streamed(
-    path: Path,
+    path: FilePath,
     model: str | None,
     budget: Budget,
     streaming: Streaming,
@@ -79,8 +89,7 @@ def check_streamed(
     HarnessError for one whose model is not known, or whose model refuses an op."""
     if streaming.mode is False:
         return Streamed(None)
-    file = history_file(path)
-    size = os.stat(file).st_size
+    file, size = history_stat(path)
     limit = budget.memory_limit
     small = size < STREAM_BYTES and (limit is None or IN_MEMORY_PER_BYTE * size <= limit)
     if streaming.mode is None and small:
@@ -97,21 +106,41 @@ def check_streamed(
     m = get_model(chosen)
     if not isinstance(m, RegisterModel):
         return _in_memory(f"only the register models' histories are streamed; this {chosen}")
-    return _spilled(file, m, budget, streaming.spill or file.parent, shrink)
+    return _spilled(file, m, budget, scratch_root(streaming), shrink)
+
+
+def scratch_root(streaming: Streaming) -> FilePath:
+    """The folder a streamed check makes its scratch folder in: the one the command line
+    named, else the system's temporary folder (``TMPDIR`` where it is set), never the
+    history's own (imported only for a streamed check: ``tempfile`` is not light)."""
+    if streaming.spill is not None:
+        return streaming.spill
+    import tempfile
+
+    return tempfile.gettempdir()
 
 
 def _in_memory(why: str) -> Streamed:
     return Streamed(None, notes=(f"{why} was read in memory",))
 
 
-def _spilled(file: Path, m: RegisterModel, budget: Budget, root: Path, shrink: bool) -> Streamed:
+def _spilled(
+    file: FilePath, m: RegisterModel, budget: Budget, root: FilePath, shrink: bool
+) -> Streamed:
     """``file`` split by key into a scratch folder in ``root`` and checked key by key."""
+    from pathlib import Path  # a big history's: its cost is nothing beside the reading
+
     from checkers.linear.model import ModelError
     from checkers.linear.streamed import check_keys
     from core.formats.spill import spill
 
+    print(
+        f"harness: {file}: streaming it, split by key in a scratch folder in {root}",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
-        with spill(file, root, budget) as keys:
+        with spill(Path(file), Path(root), budget) as keys:
             if keys is None:
                 return _in_memory("a line the streamed reader does not read: the history")
             started = time.perf_counter()
@@ -131,7 +160,7 @@ def _spilled(file: Path, m: RegisterModel, budget: Budget, root: Path, shrink: b
         return Streamed(CheckResult(CHECKER, UNKNOWN, f"Unknown: {reason}.", details), "-")
 
 
-def _line(file: Path, index: int) -> int | None:
+def _line(file: FilePath, index: int) -> int | None:
     """The line of the op of ``index`` in ``file`` (read again: only an error needs it)."""
     from core.formats.jsonl import JsonLines
 

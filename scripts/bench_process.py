@@ -2,7 +2,8 @@
 """Whole processes and generated histories: what a user of ``harness check`` waits for.
 
 Per reference set (porcupine's etcd logs, its kv histories, the Knossos histories) one
-``harness check`` process over all the set's files: its wall time and its CPU time (user +
+``harness check`` process over all the set's files (the venv's ``harness``, as a user runs
+it): its wall time and its CPU time (user +
 system: start-up, reading, checking and printing), beside the sum and the median of the
 times to the verdicts it reports; and one process checking one small file (the start-up).
 Then the fixed cost of a check: an empty history, checked over and over.
@@ -44,7 +45,9 @@ from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "histories"
-HARNESS = [sys.executable, "-m", "harness.cli", "check"]
+HARNESS = [str(ROOT / ".venv" / "bin" / "harness"), "check"]
+"""What a user runs: the console script ``make setup`` (pip) wrote into the venv, whose
+start-up is that of every ``harness check`` (not ``python -m harness.cli``: runpy's)."""
 USERS_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 """The processes measured run as a user's do: with Python's bytecode caches (a pip install
 writes them; a checkout's first run does). Without them every start compiles every module
@@ -113,7 +116,7 @@ def whole(
     """One ``harness check --json`` process over ``paths`` (in ``tree``, with its own
     interpreter, where given): its wall time, its CPU time (user + system, seconds) and
     its JSON lines."""
-    harness = HARNESS if tree is None else [str(tree / ".venv/bin/python"), *HARNESS[1:]]
+    harness = HARNESS if tree is None else [str(tree / ".venv/bin/harness"), *HARNESS[1:]]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(
@@ -299,12 +302,12 @@ def main() -> int:
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     subprocess.run([*HARNESS, "--help"], capture_output=True, cwd=ROOT, env=USERS_ENV)  # caches
     below = 0
-    if args.baseline is not None and not (args.baseline / ".venv/bin/python").exists():
-        ap.error(f"--baseline {args.baseline} has no .venv: run make setup in it")
+    if args.baseline is not None and not (args.baseline / ".venv/bin/harness").exists():
+        ap.error(f"--baseline {args.baseline} has no .venv/bin/harness: run make setup in it")
     if not args.no_sets:
         if args.baseline is not None:  # its bytecode caches, as this tree's below
             subprocess.run(
-                [str(args.baseline / ".venv/bin/python"), *HARNESS[1:], "--help"],
+                [str(args.baseline / ".venv/bin/harness"), *HARNESS[1:], "--help"],
                 capture_output=True,
                 cwd=args.baseline,
                 env=USERS_ENV,

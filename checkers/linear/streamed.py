@@ -28,7 +28,7 @@ from typing import Any, Final, NamedTuple, Protocol
 from checkers import linearizability
 from checkers.linear.model import Model
 from checkers.linear.models import get_model
-from checkers.linearizability import _reason, _summary, shrunk_sentence
+from checkers.linearizability import shrunk_sentence, unknown_reason, verdict_summary
 from checkers.result import UNKNOWN, CheckResult
 from core.formats.budget import Budget, OutOfBudget
 from core.history import History
@@ -117,12 +117,12 @@ def check_keys(
                 for k in unknown
             ]
             details.update(
-                valid=UNKNOWN, unknown_partitions=listed, reason=_reason(listed, len(done))
+                valid=UNKNOWN, unknown_partitions=listed, reason=unknown_reason(listed, len(done))
             )
     details["elapsed_s"] = round(time.perf_counter() - started, 6)
     valid = details["valid"]
     return CheckResult(
-        linearizability.CHECKER, valid, summary or _summary(valid, details, []), details
+        linearizability.CHECKER, valid, summary or verdict_summary(valid, details, []), details
     )
 
 

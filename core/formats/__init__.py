@@ -30,11 +30,10 @@ import os
 import re
 import stat
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Final, NamedTuple
 
 from core.formats.budget import Budget, OutOfBudget
-from core.formats.errors import FormatError, format_error
+from core.formats.errors import FilePath, FormatError, format_error
 from core.formats.fields import MAX_INT
 from core.formats.files import decode, open_regular, read_rest
 from core.formats.jsonl import read_history_jsonl, read_json, truncation_note
@@ -51,6 +50,7 @@ __all__ = [
     "default_model",
     "detect_format",
     "history_file",
+    "history_stat",
     "op_line",
     "read_file",
     "read_history",
@@ -66,7 +66,9 @@ a history's test.json names its workload: the workloads know, the formats do not
 DEFAULT_MODELS: Final = {"edn": "cas-register", "porcupine-etcd": "etcd", "porcupine-kv": "kv"}
 _BY_SUFFIX: Final = {".jsonl": "jsonl", ".json": "jsonl", ".edn": "edn", ".log": "porcupine-etcd"}
 _SNIFF_BYTES: Final = 4096
-_KV_FS: Final = re.compile(r":f\s+:(?:get|put|append)\b")
+_KV_FS: Final = r":f\s+:(?:get|put|append)\b"
+"""The ops of a porcupine kv log (compiled on first use, by ``re``'s cache: a check of
+EDN or JSONL files never needs it, nor the etcd log's pattern)."""
 
 
 class Read(NamedTuple):
@@ -79,30 +81,31 @@ class Read(NamedTuple):
     notes: tuple[str, ...] = ()
 
 
-def detect_format(path: Path | str) -> str:
+def detect_format(path: FilePath) -> str:
     """The format of a history file, from its first bytes (its suffix when it is empty).
 
     A run directory means its ``history.jsonl``.
     """
-    path = history_file(Path(path))
+    path = history_file(path)
     with open_regular(path) as f:
         return _sniff(path, f.read(_SNIFF_BYTES))
 
 
-def _sniff(path: Path, head_bytes: bytes) -> str:
+def _sniff(path: FilePath, head_bytes: bytes) -> str:
     head = head_bytes.decode("utf-8", "replace")  # only to recognise the format
     stripped = head.lstrip()
     if not stripped:
-        if path.suffix == ".txt":
+        suffix = os.path.splitext(path)[1]
+        if suffix == ".txt":
             return "porcupine-kv"
-        return _BY_SUFFIX.get(path.suffix, "jsonl")
-    if re.match(r"INFO\s+jepsen\.util", stripped):
+        return _BY_SUFFIX.get(suffix, "jsonl")
+    if stripped.startswith("INFO") and re.match(r"INFO\s+jepsen\.util", stripped):
         return "porcupine-etcd"
     if stripped.startswith('{"'):
         return "jsonl"
     if stripped[0] in "[(;{#":
         first = stripped.split("}", 1)[0]
-        if ":key" in first and _KV_FS.search(first):
+        if ":key" in first and re.search(_KV_FS, first):
             return "porcupine-kv"
         return "edn"
     raise format_error(
@@ -113,7 +116,7 @@ def _sniff(path: Path, head_bytes: bytes) -> str:
     )
 
 
-def read_history(path: Path | str, model_of: ModelOf | None = None) -> tuple[History, str]:
+def read_history(path: FilePath, model_of: ModelOf | None = None) -> tuple[History, str]:
     """The history in a file (or run directory) and the default model name for it.
 
     The model is ``""`` when the format does not imply one (a JSONL history without a
@@ -124,7 +127,7 @@ def read_history(path: Path | str, model_of: ModelOf | None = None) -> tuple[His
 
 
 def read_file(
-    path: Path | str,
+    path: FilePath,
     budget: Budget | None = None,
     max_time: int = MAX_INT,
     model_of: ModelOf | None = None,
@@ -134,13 +137,15 @@ def read_file(
     above ``max_time`` (ns) are errors; ``model_of`` maps the workload a JSONL
     history's test.json names to its model (the workloads' registry knows them). Raises
     FormatError (one line) for anything that is not a history of a known format."""
-    path = history_file(path if isinstance(path, Path) else Path(path))  # parsed once
+    path = history_file(path)
     read = _read_file(path, budget, max_time, model_of)
     refuse_empty(path, read.history.ops)
     return read
 
 
-def _read_file(path: Path, budget: Budget | None, max_time: int, model_of: ModelOf | None) -> Read:
+def _read_file(
+    path: FilePath, budget: Budget | None, max_time: int, model_of: ModelOf | None
+) -> Read:
     paused = gc.isenabled()
     gc.disable()  # reading makes many long-lived objects and no cycles
     try:
@@ -166,14 +171,14 @@ def _read_file(path: Path, budget: Budget | None, max_time: int, model_of: Model
             gc.enable()
 
 
-def op_line(path: Path | str, fmt: str, ops: Sequence[Op], op: Op) -> int | None:
+def op_line(path: FilePath, fmt: str, ops: Sequence[Op], op: Op) -> int | None:
     """The line of ``op`` in the file ``ops`` were read from (``path``, in the format
     ``fmt``), for an error found after reading (a value of the wrong type for the model);
     None when ``op`` is not one of ``ops`` (an op a checker made)."""
     at = next((i for i, o in enumerate(ops) if o is op), None)
     if at is None:
         return None
-    path = history_file(Path(path))
+    path = history_file(path)
     if fmt == "jsonl":
         from core.formats.jsonl import op_line as line
     elif fmt == "porcupine-etcd":
@@ -183,12 +188,12 @@ def op_line(path: Path | str, fmt: str, ops: Sequence[Op], op: Op) -> int | None
     return line(path, at)
 
 
-def default_model(path: Path, model_of: ModelOf | None = None) -> str:
+def default_model(path: FilePath, model_of: ModelOf | None = None) -> str:
     """The model for a JSONL history: ``model`` (top level or under ``options``) in the
     test.json beside it, else the model ``model_of`` gives its ``workload``; ``""``
     if neither says."""
-    test = path.parent / "test.json"
-    if not test.is_file():
+    test = os.path.join(os.path.dirname(path), "test.json")
+    if not os.path.isfile(test):
         return ""
     data = read_json(test)
     if not isinstance(data, dict):
@@ -204,22 +209,33 @@ def default_model(path: Path, model_of: ModelOf | None = None) -> str:
     return ""
 
 
-def history_file(path: Path) -> Path:
+def history_file(path: FilePath) -> FilePath:
     """The history file a path names: itself, or a run directory's ``history.jsonl``.
     FormatError if there is none; what it is, if it is not a regular file, is said when
     it is opened."""
+    return history_stat(path)[0]
+
+
+def history_stat(path: FilePath) -> tuple[FilePath, int]:
+    """The history file a path names (``history_file``) and its size in bytes, from one
+    look at a file (two at a run directory: it, then its ``history.jsonl``), none opened.
+    FormatError as ``history_file`` says; a size of 0 for a run directory's history that
+    cannot be looked at (a dangling link), which its opening then says in words."""
     try:
-        mode = path.stat().st_mode
+        found = os.stat(path)
     except FileNotFoundError:
         raise format_error(path, None, "no such file or directory", "check the path") from None
     except OSError as e:
         problem = f"cannot look at it ({e.strerror})"
         raise format_error(path, None, problem, "check the path") from None
-    if not stat.S_ISDIR(mode):
-        return path
-    candidate = path / HISTORY_FILE
+    if not stat.S_ISDIR(found.st_mode):
+        return path, found.st_size
+    candidate = os.path.join(path, HISTORY_FILE)
     if not os.path.lexists(candidate):
         raise format_error(
             path, None, "a directory without history.jsonl", "give a run directory or a file"
         )
-    return candidate
+    try:
+        return candidate, os.stat(candidate).st_size
+    except OSError:
+        return candidate, 0

@@ -18,8 +18,9 @@ import math
 import os
 import resource
 import time
-from pathlib import Path
 from typing import Final
+
+from core.formats.errors import FilePath
 
 __all__ = [
     "AS_SHARE",
@@ -58,7 +59,8 @@ def memory_in_use() -> tuple[int, int]:
 
 def _meminfo_text() -> str:
     """The kernel's memory figures (OSError where there are none)."""
-    return Path("/proc/meminfo").read_text()
+    with open("/proc/meminfo") as f:
+        return f.read()
 
 
 def default_memory_limit() -> int | None:
@@ -152,7 +154,7 @@ class Budget:
                 f"{_mib(int(self.as_cap / AS_SHARE))}) while {doing}{_after(ops)}"
             )
 
-    def check_size(self, path: Path, size: int) -> None:
+    def check_size(self, path: FilePath, size: int) -> None:
         """Raise OutOfBudget if a file of ``size`` bytes cannot be read within the memory
         left (reading holds about three times its size at once)."""
         left = self.memory_left()

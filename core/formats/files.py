@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 from typing import BinaryIO, Final
 
 from core.formats.budget import Budget
-from core.formats.errors import FormatError, format_error
+from core.formats.errors import FilePath, FormatError, format_error
 
 __all__ = ["bad_utf8", "decode", "kind_of", "open_regular", "read_bytes", "read_rest", "read_text"]
 
@@ -35,7 +34,7 @@ def kind_of(mode: int) -> str:
     return "not a regular file"
 
 
-def open_regular(path: Path, give: str = "give a history file") -> BinaryIO:
+def open_regular(path: FilePath, give: str = "give a history file") -> BinaryIO:
     """The regular file ``path`` opened for reading (binary); FormatError for anything
     else (``give`` says what to give instead), or when it cannot be opened or read: a file
     of ``/proc`` that is regular in name only (``/proc/self/mem``) fails its first read."""
@@ -64,14 +63,14 @@ def open_regular(path: Path, give: str = "give a history file") -> BinaryIO:
 
 
 def read_bytes(
-    path: Path, budget: Budget | None = None, give: str = "give a history file"
+    path: FilePath, budget: Budget | None = None, give: str = "give a history file"
 ) -> bytes:
     """The content of the regular file ``path``; FormatError for anything else."""
     with open_regular(path, give) as f:
         return read_rest(path, f, budget)
 
 
-def read_rest(path: Path, f: BinaryIO, budget: Budget | None = None) -> bytes:
+def read_rest(path: FilePath, f: BinaryIO, budget: Budget | None = None) -> bytes:
     """What is left to read of the open regular file ``f`` (within ``budget``'s memory)."""
     try:
         if budget is not None:
@@ -83,7 +82,7 @@ def read_rest(path: Path, f: BinaryIO, budget: Budget | None = None) -> bytes:
         ) from None
 
 
-def decode(path: Path, data: bytes) -> str:
+def decode(path: FilePath, data: bytes) -> str:
     """``data`` as strict UTF-8; FormatError naming the line of the first bad byte."""
     try:
         return data.decode("utf-8")
@@ -92,7 +91,7 @@ def decode(path: Path, data: bytes) -> str:
 
 
 def bad_utf8(
-    path: Path, data: bytes, e: UnicodeDecodeError, line: int = 1, offset: int = 0
+    path: FilePath, data: bytes, e: UnicodeDecodeError, line: int = 1, offset: int = 0
 ) -> FormatError:
     """The one-line error for bytes of ``data`` that are not UTF-8 (``data`` starting at
     ``line`` and byte ``offset`` of the file)."""
@@ -106,7 +105,9 @@ def bad_utf8(
     )
 
 
-def read_text(path: Path, budget: Budget | None = None, give: str = "give a history file") -> str:
+def read_text(
+    path: FilePath, budget: Budget | None = None, give: str = "give a history file"
+) -> str:
     """The content of the regular file ``path`` as strict UTF-8 (``give``: what to give
     instead of a file that is none)."""
     return decode(path, read_bytes(path, budget, give))

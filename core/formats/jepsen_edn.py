@@ -14,12 +14,11 @@ reader here reads the rest and words every error.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Final
 
 from core.formats.budget import Budget
 from core.formats.edn_fast import read_ops
-from core.formats.errors import format_error
+from core.formats.errors import FilePath, format_error
 from core.formats.fields import FieldError, make_op
 from core.formats.files import read_text
 from core.formats.jsonl import CHECK_EVERY
@@ -32,7 +31,7 @@ _KV_KEYS: Final = frozenset(("process", "type", "f", "key", "value"))
 
 
 def read_edn_history(
-    path: Path, text: str | None = None, budget: Budget | None = None, kv: bool = False
+    path: FilePath, text: str | None = None, budget: Budget | None = None, kv: bool = False
 ) -> History:
     """The ops of a Jepsen EDN history file (``kv``: a porcupine kv log, whose op maps
     hold nothing but their five keys)."""
@@ -45,7 +44,7 @@ def read_edn_history(
     return _read_plain(path, text, budget, kv)
 
 
-def _read_plain(path: Path, text: str, budget: Budget | None, kv: bool) -> History:
+def _read_plain(path: FilePath, text: str, budget: Budget | None, kv: bool) -> History:
     """``read_edn_history`` by the EDN reader (imported only here: its patterns cost a
     millisecond to compile, which a check of small files that the fast path reads should
     not pay)."""
@@ -76,7 +75,7 @@ def _read_plain(path: Path, text: str, budget: Budget | None, kv: bool) -> Histo
     return History(ops)
 
 
-def op_line(path: Path, position: int) -> int | None:
+def op_line(path: FilePath, position: int) -> int | None:
     """The line of the op at ``position`` of the EDN history in ``path`` (None: no such
     op). Read again: only an error needs it."""
     from core.formats.edn import iter_elements
@@ -87,7 +86,7 @@ def op_line(path: Path, position: int) -> int | None:
     return None
 
 
-def _event(path: Path, form: Any, line: int, kv: bool) -> dict[str, Any]:
+def _event(path: FilePath, form: Any, line: int, kv: bool) -> dict[str, Any]:
     if not isinstance(form, dict):
         raise format_error(path, line, f"{_brief(form)} is not a map", _FIX)
     for k in form:

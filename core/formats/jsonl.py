@@ -14,11 +14,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, BinaryIO, Final
 
 from core.formats.budget import Budget
-from core.formats.errors import FormatError, format_error
+from core.formats.errors import FilePath, FormatError, format_error
 from core.formats.fields import MAX_INT, FieldError, make_op
 from core.formats.files import bad_utf8, open_regular, read_bytes
 from core.formats.jsonl_fast import MIN_BYTES, read_ops
@@ -63,7 +62,7 @@ class JsonLines:
 
     def __init__(
         self,
-        path: Path,
+        path: FilePath,
         budget: Budget | None = None,
         fix: str = _FIX,
         file: BinaryIO | None = None,
@@ -183,7 +182,10 @@ def _cut_short(raw: str, e: json.JSONDecodeError) -> bool:
 
 
 def read_history_jsonl(
-    path: Path, budget: Budget | None = None, max_time: int = MAX_INT, file: BinaryIO | None = None
+    path: FilePath,
+    budget: Budget | None = None,
+    max_time: int = MAX_INT,
+    file: BinaryIO | None = None,
 ) -> tuple[History, int | None]:
     """The ops of a ``history.jsonl`` file (``file``: already open, at its start), and the
     line number of a truncated last line that was dropped (None if there was none). Times
@@ -232,7 +234,7 @@ def read_history_jsonl(
     return History(ops), lines.truncated
 
 
-def op_line(path: Path, position: int) -> int | None:
+def op_line(path: FilePath, position: int) -> int | None:
     """The line of the op at ``position`` of the history in ``path`` (None: no such op).
     Read again: only an error needs it."""
     for at, (n, _) in enumerate(JsonLines(path)):
@@ -248,7 +250,7 @@ def _size(file: BinaryIO) -> int:
         return 0
 
 
-def read_json(path: Path, budget: Budget | None = None) -> Any:
+def read_json(path: FilePath, budget: Budget | None = None) -> Any:
     """The one JSON value of a regular file (strict UTF-8, no NaN, bounded nesting)."""
     data = read_bytes(path, budget)
     try:
@@ -270,6 +272,6 @@ def _unreadable(e: ValueError) -> str:
     return f"not JSON that can be read ({e})"
 
 
-def truncation_note(path: Path, line: int) -> str:
+def truncation_note(path: FilePath, line: int) -> str:
     """The note said when a truncated last line was dropped."""
     return f"{path}:{line}: the last line is cut short (a killed run?) and was left out"

@@ -25,7 +25,7 @@ from core.formats.fields import FieldError, check_value
 from core.history import first_break
 from core.ops import Op
 
-__all__ = ["MIN_BYTES", "blocks", "read_ops"]
+__all__ = ["FAIL", "MIN_BYTES", "blocks", "line_checks", "op_decoder", "read_ops"]
 
 MIN_BYTES: Final = 1 << 20
 """Files smaller than this take the plain path: loading msgspec costs more than it saves."""
@@ -36,7 +36,7 @@ _LOW: Final = -(2**63)
 _HIGH: Final = 2**64
 
 
-def _decoder() -> Any:
+def op_decoder() -> Any:
     """msgspec's decoder of op lines straight into ``Op`` (whose annotations carry the
     checks a type can say), or None where msgspec cannot be loaded."""
     try:
@@ -49,7 +49,7 @@ def _decoder() -> Any:
 def read_ops(f: BinaryIO, budget: Budget | None, max_time: int) -> list[Op] | None:
     """The ops of the open file ``f`` (read from where it is), or None when a line is not
     one this path accepts or msgspec is missing: the plain reader then reads the file."""
-    decoder = _decoder()
+    decoder = op_decoder()
     if decoder is None:
         return None
     paused = gc.isenabled()
@@ -79,7 +79,7 @@ def blocks(f: BinaryIO, tail: list[bytes]) -> Iterator[bytes]:
 
 
 def _read(f: BinaryIO, decode: Any, budget: Budget | None, max_time: int) -> list[Op] | None:
-    check, find_break = _checker()
+    check, find_break = line_checks()
     ops: list[Op] = []
     previous = -1
     tail: list[bytes] = []
@@ -137,7 +137,7 @@ def break_at(ops: list[Op]) -> int:
     return -1 if found is None else found.position
 
 
-def _checker() -> tuple[Callable[[list[Op], int, int], int], Callable[[list[Op]], int]]:
+def line_checks() -> tuple[Callable[[list[Op], int, int], int], Callable[[list[Op]], int]]:
     """``check_lines`` and ``break_at``, in C where ``_scan.c`` is built."""
     scan = _scan()
     if scan is None:

@@ -11,11 +11,10 @@ Index and time are the line's position among the ops; the ops keep the op semant
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any, Final
 
 from core.formats.budget import Budget
-from core.formats.errors import format_error
+from core.formats.errors import FilePath, format_error
 from core.formats.fields import MAX_DIGITS, make_op
 from core.formats.files import read_text
 from core.formats.jsonl import CHECK_EVERY
@@ -27,7 +26,7 @@ LINE: Final = re.compile(r"^INFO\s+jepsen\.util\s+-\s+(\d+)\s+:(\w+)\s+:([\w-]+)
 _FIX = "expected lines like 'INFO  jepsen.util - 3\\t:ok\\t:cas\\t[1 2]'"
 
 
-def read_etcd_log(path: Path, text: str | None = None, budget: Budget | None = None) -> History:
+def read_etcd_log(path: FilePath, text: str | None = None, budget: Budget | None = None) -> History:
     """The ops of a porcupine etcd log."""
     if text is None:
         text = read_text(path, budget)
@@ -63,7 +62,7 @@ def read_etcd_log(path: Path, text: str | None = None, budget: Budget | None = N
     return History(ops)
 
 
-def op_line(path: Path, position: int) -> int | None:
+def op_line(path: FilePath, position: int) -> int | None:
     """The line of the op at ``position`` of the log in ``path`` (None: no such op)."""
     at = -1
     for n, raw in enumerate(read_text(path).splitlines(), start=1):

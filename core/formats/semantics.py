@@ -6,10 +6,9 @@ refuses the rest in one line naming the line of the op that breaks them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Final
 
-from core.formats.errors import format_error
+from core.formats.errors import FilePath, format_error
 from core.formats.jsonl_fast import break_finder
 from core.history import first_break
 from core.ops import NEMESIS, Op
@@ -27,7 +26,7 @@ FIXES: Final = {
 """What to do about each kind of ``core.history.Break``."""
 
 
-def refuse_breaks(path: Path, ops: Sequence[Op], line_of: Callable[[int], int | None]) -> None:
+def refuse_breaks(path: FilePath, ops: Sequence[Op], line_of: Callable[[int], int | None]) -> None:
     """FormatError at the first op of ``ops`` (read from ``path``) that breaks the op
     semantics; ``line_of`` gives the line of the op at a position. Most files keep them:
     the C twin of ``first_break`` says so where it is built, the plain one words a break."""
@@ -40,7 +39,7 @@ def refuse_breaks(path: Path, ops: Sequence[Op], line_of: Callable[[int], int | 
     raise format_error(path, line_of(broken.position), problem, FIXES[broken.kind])
 
 
-def refuse_empty(path: Path, ops: Sequence[Op]) -> None:
+def refuse_empty(path: FilePath, ops: Sequence[Op]) -> None:
     """FormatError unless ``ops`` holds a client's op: a file without one is no history
     (an empty file, ``[]``, comments alone, the nemesis alone)."""
     if any(op.process != NEMESIS for op in ops):

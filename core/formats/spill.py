@@ -39,7 +39,7 @@ from core.formats.errors import FormatError
 from core.formats.fields import MAX_INT
 from core.formats.files import open_regular
 from core.formats.jsonl import JsonLines, truncation_note
-from core.formats.jsonl_fast import FAIL, _checker, _decoder, blocks
+from core.formats.jsonl_fast import FAIL, blocks, line_checks, op_decoder
 from core.history import History
 from core.ops import NEMESIS, Op
 from core.writes import scratch_file, scratch_folder
@@ -124,11 +124,11 @@ class _Reader:
         self.decode: Any = None
 
     def read(self, f: BinaryIO) -> Spilled | None:
-        decoder = _decoder()
+        decoder = op_decoder()
         if decoder is None:
             return None
         decode = self.decode = decoder.decode_lines
-        check = _checker()[0]
+        check = line_checks()[0]
         budget = self.budget
         previous = -1
         lines = 0

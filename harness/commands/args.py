@@ -9,12 +9,13 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, NoReturn
 
 from core.errors import EXIT_BAD_INPUT
 
 if TYPE_CHECKING:
+    from pathlib import Path  # imported by the functions that make one: not every start-up
+
     from core.option_checks import Bound
 
 EXIT_BAD_ARGS = EXIT_BAD_INPUT
@@ -422,6 +423,8 @@ def add_ssh_login_options(g: argparse._ArgumentGroup, given_only: bool = False) 
 def writable_dir(path: str, flag: str = "--out-dir") -> Path:
     """``path`` as a folder this process can write into (created if missing), else a
     one-line UsageError: not a file, not /proc, not read-only."""
+    from pathlib import Path
+
     from core.writes import can_write_in
 
     folder = Path(path)
@@ -439,6 +442,8 @@ def writable_parent(path: str, flag: str) -> Path:
     """``path`` as a file whose folder exists and this process can write into, else a
     one-line UsageError; nothing is created (a file written only when there is
     something to write)."""
+    from pathlib import Path
+
     from core.writes import can_write_in
 
     folder = Path(path).parent
@@ -456,6 +461,8 @@ def writable_file(path: str, flag: str) -> Path:
     """``path`` as a file this process can write (created empty if missing), else a
     one-line UsageError: not a folder, not in a missing or read-only folder; a link
     there is refused (``core.writes.WriteRefused``), never followed."""
+    from pathlib import Path
+
     from core.writes import WriteRefused, open_append
 
     file = Path(path)

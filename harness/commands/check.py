@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.formats.budget import parse_seconds, parse_size
@@ -18,6 +17,8 @@ from harness.commands.args import (
 )
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from harness.terminal import Terminal
 
 
@@ -31,8 +32,11 @@ def cmd_check(args: argparse.Namespace, term: Terminal) -> int:
         writable_dir(args.out, "--out")
     if args.shrink is not None:
         writable_parent(args.shrink, "--shrink")
-    spill = None if args.spill_dir is None else Path(args.spill_dir)
-    if spill is not None:
+    spill = None
+    if args.spill_dir is not None:
+        from pathlib import Path  # only then: a small check's start-up does without it
+
+        spill = Path(args.spill_dir)
         scratch_root(spill)
     if args.stream and args.html is not None:
         raise UsageError(
@@ -171,8 +175,8 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--spill-dir",
         metavar="DIR",
         help="make a streamed check's scratch folder in DIR, an existing folder (not a "
-        "link); it is removed however the check ends (default: --out, else the "
-        "history's own folder)",
+        "link); it is removed however the check ends (default: --out, else the system's "
+        "temporary folder, TMPDIR where it is set)",
     )
     c.add_argument("--json", action="store_true", help="one JSON object per file per line")
     c.set_defaults(fn=cmd_check)

@@ -88,7 +88,7 @@ def test_without_msgspec_every_file_takes_the_plain_path(
     big: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path, text = big
-    monkeypatch.setattr(jsonl_fast, "_decoder", lambda: None)
+    monkeypatch.setattr(jsonl_fast, "op_decoder", lambda: None)
     assert jsonl_fast.read_ops(io.BytesIO(text.encode()), None, jsonl.MAX_INT) is None
     assert list(read_file(path).history) == plain(path)
 
@@ -120,7 +120,7 @@ ODD_KEYS: list[object] = [None, "k", 3, 2**64 - 1, 2**64, -(2**63) - 1, True, 1.
 def test_the_c_checks_agree_with_the_python_ones() -> None:
     """Every value and key the reader may meet, indices in and out of order, times under
     and over the bound: ``_scan.c`` says what ``check_lines`` says."""
-    check, _ = jsonl_fast._checker()
+    check, _ = jsonl_fast.line_checks()
     assert check is not jsonl_fast.check_lines  # the C one
     for value in ODD_VALUES:
         for key in ODD_KEYS:
@@ -165,7 +165,7 @@ def _broken(ops: list[Op], rng: random.Random) -> list[Op]:
 def test_the_c_pairing_check_agrees_with_the_python_one() -> None:
     """Issue 29: ``_scan.c``'s ``first_break`` finds the op ``core.history.first_break``
     finds, on histories with one change of every kind (f, key, time, order, process)."""
-    _, find = jsonl_fast._checker()
+    _, find = jsonl_fast.line_checks()
     assert find is not jsonl_fast.break_at  # the C one
     rng = random.Random(29)
     broken = 0
@@ -187,7 +187,7 @@ def test_the_c_pairing_check_holds_the_nemesis_to_one_fault_at_a_time() -> None:
     """The nemesis invoking again while its fault is open (the fuzzer's find: it crashed
     the stats and faults checkers) breaks the op semantics in C as in Python; its lone
     info, or a fault never completed at the end, does not."""
-    _, find = jsonl_fast._checker()
+    _, find = jsonl_fast.line_checks()
 
     def ops(*kinds: tuple[object, str]) -> list[Op]:
         return [Op(i, i, p, t, "f", None) for i, (p, t) in enumerate(kinds)]  # type: ignore[arg-type]

@@ -4,9 +4,11 @@ leaves nothing behind, however it ends."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import signal
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,9 @@ import pytest
 from test_cli import run
 
 from checkers.linear.simulate import simulate
+from core.formats.budget import Budget
 from core.ops import Op
+from core.writes import SCRATCH_PREFIX
 from harness import checkcmd, checkstream
 from harness.checkstream import Streaming
 
@@ -135,6 +139,11 @@ def test_an_edn_history_is_read_in_memory_and_the_note_says_so(
     assert any("only JSONL histories are streamed" in n for n in line["notes"])
 
 
+def refusals(err: str) -> list[str]:
+    """The lines of ``err`` but a streamed check's progress line (where its scratch is)."""
+    return [line for line in err.splitlines() if ": streaming it, split by key in " not in line]
+
+
 def _raise(spill: Path) -> None:
     """A bug in the middle of a streamed check."""
     raise RuntimeError("a bug")
@@ -173,24 +182,95 @@ def test_spill_files_are_removed_however_the_check_ends(
     assert os.listdir(spill) == []
 
 
-def test_a_spill_dir_that_is_a_link_is_refused_in_one_line(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    path = write_history(tmp_path / "run", history(200))
+def history_and_link(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A small run's history, a folder, and a symbolic link to that folder."""
     real = tmp_path / "real"
     real.mkdir()
     link = tmp_path / "link"
     link.symlink_to(real)
+    return write_history(tmp_path / "run", history(200)), real, link
+
+
+def test_a_spill_dir_that_is_a_link_is_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path, real, link = history_and_link(tmp_path)
     code, out, err = run(capsys, "check", "--stream", "--spill-dir", str(link), str(path))
     assert code == 254 and out == ""
     assert len(err.strip().splitlines()) == 1 and "symbolic link" in err
     assert os.listdir(real) == []
-    # The history's own folder reached through a link: refused too, never written through.
-    linked = tmp_path / "linked-run"
-    linked.symlink_to(path.parent)
-    code, out, err = run(capsys, "check", "--stream", str(linked / "history.jsonl"))
-    assert code == 254 and len(err.strip().splitlines()) == 1 and "symbolic link" in err
-    assert set(os.listdir(path.parent)) == {"test.json", "history.jsonl"}
+
+
+def test_a_temporary_folder_that_is_a_link_is_refused_in_one_line_naming_the_flag(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, real, link = history_and_link(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(link))
+    code, out, err = run(capsys, "check", "--stream", str(path))
+    assert code == 254 and out.startswith("total:")
+    refusals = [line for line in err.splitlines() if "symbolic link" in line]
+    assert len(refusals) == 1 and "--spill-dir" in refusals[0]
+    assert os.listdir(real) == []
+
+
+def scratch_while_checking(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    folders: list[Path],
+    *argv: str,
+) -> tuple[int, str, list[list[str]]]:
+    """``harness check ARGV``'s exit code and stderr, and what each of ``folders`` held
+    while the keys were checked."""
+    from checkers.linear import streamed
+
+    real = streamed.check_keys
+    seen: list[list[str]] = []
+
+    def looking(*args: Any, **kw: Any) -> Any:
+        seen.extend(sorted(os.listdir(f)) for f in folders)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(streamed, "check_keys", looking)
+    code, _, err = run(capsys, "check", *argv)
+    return code, err, seen
+
+
+def test_the_scratch_folder_is_made_in_the_temporary_folder_by_default(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Not beside the history: its folder may be read-only or someone else's. TMPDIR is
+    # honoured (tempfile.gettempdir, its cache cleared), stderr says where, and the
+    # folder is gone after; --out, when given, takes it instead.
+    path = write_history(tmp_path / "run", history(300))
+    temporary, out = tmp_path / "tmp", tmp_path / "out"
+    temporary.mkdir()
+    out.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    folders = [temporary, path.parent, out]
+    code, err, seen = scratch_while_checking(capsys, monkeypatch, folders, "--stream", str(path))
+    assert code == 0
+    assert len(seen[0]) == 1 and seen[0][0].startswith(SCRATCH_PREFIX)
+    assert seen[1:] == [["history.jsonl", "test.json"], []]
+    assert f"scratch folder in {temporary}" in err
+    code, err, seen = scratch_while_checking(
+        capsys, monkeypatch, folders, "--stream", "--out", str(out), str(path)
+    )
+    assert code == 0 and seen[0] == [] and len(seen[2]) == 1
+    assert f"scratch folder in {out}" in err
+    assert [os.listdir(f) for f in (temporary, out)] == [[], []]
+    assert sorted(os.listdir(path.parent)) == ["history.jsonl", "test.json"]
+
+
+def test_a_temporary_folder_that_cannot_be_had_is_said_in_one_line_naming_the_flag(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_history(tmp_path / "run", history(200))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
+    code, out, err = run(capsys, "check", "--json", "--stream", str(path))
+    assert code == 254 and json.loads(out)["valid"] is None
+    refusals = [line for line in err.splitlines() if "cannot make a scratch folder" in line]
+    assert len(refusals) == 1 and "--spill-dir" in refusals[0]
 
 
 def test_bad_input_streamed_is_the_in_memory_error(
@@ -203,8 +283,8 @@ def test_bad_input_streamed_is_the_in_memory_error(
     for flag in ("--stream", "--no-stream"):
         code, _, err = run(capsys, "check", flag, str(path))
         assert code == 254
-        said.append(err)
-    assert said[0] == said[1] and len(said[0].strip().splitlines()) == 1
+        said.append(refusals(err))
+    assert said[0] == said[1] and len(said[0]) == 1
 
 
 def test_a_truncated_last_line_streamed_is_left_out_and_said(
@@ -272,7 +352,7 @@ def test_a_full_disk_is_said_in_one_line_and_the_spill_removed(
     spill = tmp_path / "spill"
     spill.mkdir()
     code, _, err = run(capsys, "check", "--stream", "--spill-dir", str(spill), str(path))
-    assert code == 254 and len(err.strip().splitlines()) == 1
+    assert code == 254 and len(refusals(err)) == 1
     assert "No space left on device" in err and "--spill-dir" in err
     assert os.listdir(spill) == []
 
@@ -297,3 +377,55 @@ def test_keys_the_register_path_gives_up_are_searched_by_the_general_path(
     assert memory["valid"] is False and streamed["valid"] is False
     assert streamed["summary"] == memory["summary"]
     assert streamed["details"]["counterexample"] == memory["details"]["counterexample"]
+
+
+STREAMED_MODULES = (
+    "harness/checkstream.py",
+    "core/formats/spill.py",
+    "checkers/linear/streamed.py",
+)
+"""The streamed check's modules, held to import only other modules' public names."""
+
+
+def private_imports(module: Path) -> list[str]:
+    """The private names (``_name``) ``module`` imports from another module."""
+    found = []
+    for node in ast.walk(ast.parse(module.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            found += [f"{node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    return found
+
+
+def test_the_streamed_check_imports_no_other_modules_private_names() -> None:
+    root = Path(__file__).resolve().parents[2]
+    found = {m: private_imports(root / m) for m in STREAMED_MODULES}
+    assert {m: names for m, names in found.items() if names} == {}
+
+
+def test_a_small_history_is_opened_once_its_streaming_declined_from_its_size(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_history(tmp_path / "run", history(300))
+    real_open, real_stat = os.open, os.stat
+    opened: list[str] = []
+    looked: list[str] = []
+
+    def counted_open(file: Any, *args: Any, **kw: Any) -> int:
+        opened.append(str(file))
+        return real_open(file, *args, **kw)
+
+    def counted_stat(file: Any, *args: Any, **kw: Any) -> os.stat_result:
+        looked.append(str(file))
+        return real_stat(file, *args, **kw)
+
+    monkeypatch.setattr(os, "open", counted_open)
+    monkeypatch.setattr(os, "stat", counted_stat)
+    budget = Budget(None, 1 << 30)
+    declined = checkstream.check_streamed(path, None, budget, Streaming(), lambda w: None)
+    assert declined.result is None and declined.notes == ()
+    assert (opened, looked) == ([], [str(path)])  # one look, no opening
+    looked.clear()
+    code, out, _ = run(capsys, "check", "--json", str(path))
+    assert code == 0 and json.loads(out)["read"] == "in memory"
+    assert opened.count(str(path)) == 1
+    assert looked.count(str(path)) <= 3  # is it a folder, its size, the reader's own look
