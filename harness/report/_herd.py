@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from checkers.herd import NAME
-from harness.report._format import DASH
-from harness.report._html import definitions, esc, page, table, tag
+from core.html import definitions, esc, table, tag
+from core.short_text import DASH
+from harness.report._html import page
 from harness.report._runs import RunInfo
 
 COLUMNS = (

@@ -16,7 +16,7 @@ from typing import Any, Final
 from checkers.ids import Issued, duplicates, issued_ids
 from checkers.record import RunRecord
 from checkers.windows import FaultWindow
-from harness.report._html import esc, table, tag
+from core.html import esc, table, tag
 
 POINTS: Final = 3000
 WIDTH, HEIGHT, PAD = 900, 300, 40

@@ -16,8 +16,8 @@ from typing import Any, Final
 from checkers.discovery import NAME
 from checkers.membership import Timeline, timeline
 from checkers.record import RunRecord
-from harness.report._format import DASH, seconds, secs
-from harness.report._html import esc, table, tag
+from core.html import esc, table, tag
+from core.short_text import DASH, seconds, secs
 
 WIDTH: Final = 960
 LABEL: Final = 150

@@ -17,6 +17,7 @@ from checkers.windows import record_windows
 from checkers.words import article
 from core.errors import HarnessError
 from core.history import MalformedHistory
+from core.html import esc, tag
 from core.store import (
     EVENTS_FILE,
     HISTORY_FILE,
@@ -30,7 +31,7 @@ from harness.report._anomaly import annotate
 from harness.report._explain import explanations
 from harness.report._fencing import replay
 from harness.report._herd import run_section
-from harness.report._html import esc, page, tag
+from harness.report._html import page
 from harness.report._ids import ids_section
 from harness.report._membership import membership_section
 from harness.report._metrics import op_stats

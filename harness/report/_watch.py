@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.history import History
-from harness.report._html import esc, table, tag
+from core.html import esc, table, tag
 
 _W, _H, _PAD = 720, 160, 28
 _COLORS = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1", "#b7791f", "#c53030")
