@@ -52,8 +52,8 @@ class Measured:
 @dataclass(frozen=True, slots=True)
 class Across:
     """What a workload shows over many runs (``harness compare``, a sweep's page): the
-    runs that measured it as Markdown (a terminal, a README) and as an HTML section; each
-    '' when none did."""
+    runs that measured it as Markdown (a terminal, a README) under its ``title``, and as
+    an HTML section with its own heading; each '' when none did."""
 
     title: str
     markdown: Callable[[Sequence[Measured]], str]

@@ -46,7 +46,7 @@ def across_markdown(runs: Iterable[RunInfo]) -> str:
     measured any): ``harness compare``'s lines under its matrix, a sweep's output."""
     measured = _measured(runs)
     parts = ((a.title, a.markdown(measured)) for a in _across())
-    return "\n\n".join(f"{title}, per target:\n{text}" for title, text in parts if text)
+    return "\n\n".join(f"{title}:\n{text}" for title, text in parts if text)
 
 
 def across_html(runs: Iterable[RunInfo]) -> str:

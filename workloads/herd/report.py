@@ -221,5 +221,5 @@ def _html(runs: Sequence[Measured]) -> str:
     return herd_html(herd_points(runs))
 
 
-ACROSS = Across("Herd effect", _markdown, _html)
+ACROSS = Across("Herd effect, per target", _markdown, _html)
 """The herd runs among many: their tables and the plot (``harness compare``, a sweep)."""
