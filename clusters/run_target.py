@@ -4,8 +4,9 @@
 Over SSH the workloads, clients and versions stay the target's own; only the cluster is
 built on the hosts (``clusters.ssh.factory``). What changes there for the options (the
 host list's length is ``--nodes``; every target takes clock faults, which set the hosts'
-real clocks, ``nemesis.host_clock``, that Go servers read too; no power cuts) is checked
-with the rest of a run's options, in ``harness.validate``.
+real clocks, ``nemesis.host_clock``, that Go servers read too; power cuts on the hosts
+whose probe at setup finds FUSE, ``clusters.ssh.power``) is checked with the rest of a
+run's options, in ``harness.validate``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from clusters.spec import TargetSpec
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
 from core.clock import RunClock
 from core.cluster import Cluster
+from core.faults import POWER_LOSS
 from core.options import RunOptions
 
 
@@ -30,7 +32,8 @@ def make_cluster(spec: TargetSpec, opts: RunOptions, clock: RunClock) -> Cluster
 
 
 def ssh_cluster_options(opts: RunOptions, run_id: str | None = None) -> SshClusterOptions:
-    """The SSH options of a run (``--ssh-*``, ``--persistence``); a fresh run id unless
+    """The SSH options of a run (``--ssh-*``, ``--persistence``, the power-loss layer when
+    a fault cuts the power); a fresh run id unless
     ``run_id`` is given."""
     options = SshClusterOptions(
         user=opts.ssh.user,
@@ -42,5 +45,6 @@ def ssh_cluster_options(opts: RunOptions, run_id: str | None = None) -> SshClust
         keep_packages=opts.ssh.keep_packages,
         deb_dir=opts.ssh.debs,
         persistence=opts.backend.persistence,
+        power_loss=POWER_LOSS.name in opts.fault_names(),
     )
     return options if run_id is None else dataclasses.replace(options, run_id=run_id)

@@ -160,20 +160,13 @@ def _check_target_options(spec: TargetSpec, opts: RunOptions) -> None:
     spec.check_options(opts)
 
 
-NO_POWER_LOSS_ON_HOSTS = {
-    Ability.POWER_LOSS: "no {fault} faults over SSH yet: a host's data directory is not on "
-    "the power-loss layer (clusters/_powerfs), so a cut would discard nothing; run {target} "
-    "in Docker",
-}
-"""Why power cuts stay in Docker for now."""
-
-
 def _check_faults(spec: TargetSpec, opts: RunOptions, needs: Mapping[str, Set[Ability]]) -> None:
     """OptionError (one line, the target's reason) unless the target has every ability
     the run's faults need (``needs``: fault -> abilities, from the faults' registry). On
     SSH hosts every target can move a clock: the hosts' own, which Go servers read too;
-    no target can lose power there (``NO_POWER_LOSS_ON_HOSTS``); in Docker a server
-    release whose clock cannot move (``Release.no_faketime``) cannot take clock faults."""
+    a target that can lose power can there too, on hosts whose probe at setup finds
+    FUSE (``clusters.ssh.power``: one that cannot is refused then, in one line); in Docker
+    a server release whose clock cannot move (``Release.no_faketime``) cannot take clock faults."""
     has = spec.abilities
     lacks: Mapping[Ability, str] = spec.lacks
     release = spec.release(opts.backend.server_version)
@@ -181,8 +174,7 @@ def _check_faults(spec: TargetSpec, opts: RunOptions, needs: Mapping[str, Set[Ab
         has = has - {Ability.CLOCK}
         lacks = {**lacks, Ability.CLOCK: release.no_faketime}
     if opts.ssh.enabled:
-        has = (has | {Ability.CLOCK}) - {Ability.POWER_LOSS}
-        lacks = {**spec.lacks, **NO_POWER_LOSS_ON_HOSTS}
+        has = has | {Ability.CLOCK}
     real = ", ".join(name for name, t in TARGETS.items() if t.local is None)
     check_abilities(spec.name, has, lacks, needs, real=real)
 

@@ -10,7 +10,8 @@ is on each host alone, knowing nothing of the run:
   tagged ``harness-*`` (``clusters.ssh.firewall``), SIGCONT every stopped harness server,
   stop a clock strobe, put the clock back to its offset before the fault and start the
   time services the fault stopped (the host's ``clusters.remote.clock.RECORD``);
-- ``down_host``: heal, then kill the harness servers, purge what each run's install record
+- ``down_host``: heal, then kill the harness servers, unmount every run's power-loss layer
+  and end its process (``clusters.ssh.power.DOWN_ALL``), purge what each run's install record
   says it installed (``clusters.ssh.packages.to_purge``; nothing without a record, e.g.
   with ``--ssh-keep-packages``), remove the run directories under ``/var/lib/harness``, and
   the leftovers of an install cut short: the harness's ``policy-rc.d``, staged .debs and
@@ -36,6 +37,7 @@ from clusters.remote.clock import RECORD, STROBE_PATTERN, correction, measure_of
 from clusters.remote.hosts import HostSpec
 from clusters.ssh.firewall import harness_rules, remove_harness_rules
 from clusters.ssh.packages import DEB_STAGING, POLICY_MARK, POLICY_RC, purge, to_purge
+from clusters.ssh.power import DOWN_ALL
 from clusters.ssh.process import ROOT, Layout, ProcessState
 from core.cluster import ClusterError
 
@@ -125,6 +127,7 @@ def down_host(remote: Remote) -> HostReport:
         return report
     _heal(remote, report)
     report.step("kill the harness servers", lambda: _kill_servers(remote, report))
+    report.step("unmount the power-loss layers", lambda: _unmount(remote, report))
     dirs: list[str] = []
     report.step(
         "list the run directories",
@@ -266,6 +269,11 @@ def _kill_servers(remote: Remote, report: HostReport) -> None:
     report.done += [f"killed {s}" for s in found if s.pid not in alive]
     if alive:
         raise RemoteError(f"pid(s) {', '.join(map(str, sorted(alive)))} survived kill -9")
+
+
+def _unmount(remote: Remote, report: HostReport) -> None:
+    out = must(remote, DOWN_ALL, "unmounting the power-loss layers", sudo=True, timeout=60)
+    report.done += [f"unmounted the power-loss layer at {m}" for m in out.stdout.split()]
 
 
 def _purge(remote: Remote, dirs: list[str], report: HostReport) -> None:

@@ -5,13 +5,16 @@ the run directory maps names to hosts). ``start`` connects to every host, checks
 run needs there (root or passwordless sudo, the tools faults use, free ports), installs
 the target's packages (``clusters.ssh.packages``), writes its configuration and launcher
 under ``/var/lib/harness/<run id>`` and starts the server in the background
-(``clusters.ssh.process``), then waits until the cluster serves.
+(``clusters.ssh.process``), then waits until the cluster serves. With ``power_loss`` (the
+power-loss fault) each host is probed first and the run's data directory is served through
+the power-loss layer before anything is installed (``clusters.ssh.power``); the cluster is
+then ``PowerCuttable``.
 
 ``stop`` undoes everything ``start`` did, on every host, whatever state it is in: it
-thaws and kills the server, deletes the harness's firewall rules, removes the run's
-directory and purges the packages it installed (unless ``keep_packages``). It is safe to
-call twice or after a failed start, and it tries every step on every host before
-reporting what it could not undo.
+thaws and kills the server, deletes the harness's firewall rules, unmounts the power-loss
+layer, removes the run's directory and purges the packages it installed (unless
+``keep_packages``). It is safe to call twice or after a failed start, and it tries every
+step on every host before reporting what it could not undo.
 
 What runs there is a target's ``ServerSpec`` (``clusters/<target>/server.py``): its
 packages, process name, ports, files, argv and probes, with its configuration under the
@@ -32,10 +35,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from clusters._backend import RUN_ID, LeadingMixin, ServerCluster
+from clusters._powerfs import node as powerfs
 from clusters.remote.base import Exec, Remote, RemoteError, as_root, must, put_text
 from clusters.remote.clock import measure_offset
 from clusters.remote.hosts import HostSpec
 from clusters.server import Launch, Peer, Place, ServerSpec
+from clusters.ssh import power
 from clusters.ssh.firewall import remove_harness_rules
 from clusters.ssh.packages import Installed, InstallFailed, PackageInstaller
 from clusters.ssh.process import Layout, RemoteProcess
@@ -64,6 +69,7 @@ class SshCluster(ServerCluster):
         installer: PackageInstaller | None = None,
         keep_packages: bool = False,
         resolve: Callable[[str], str] | None = None,
+        power_loss: bool = False,
     ) -> None:
         if not RUN_ID.fullmatch(run_id):
             raise ClusterError(
@@ -78,6 +84,8 @@ class SshCluster(ServerCluster):
         self.layout = Layout.for_run(run_id)
         self.place = Place(self.layout.conf, self.layout.data, image=False, run_id=run_id)
         self.keep_packages = keep_packages
+        self.power_loss = power_loss
+        """Serve the data directory through the power-loss layer (``clusters.ssh.power``)."""
         self.installer = installer or PackageInstaller(
             server.packages, server.services, commands=server.commands
         )
@@ -111,11 +119,15 @@ class SshCluster(ServerCluster):
         self._ips = {n: self._address(n) for n in self._hosts}
         self._each(self._connect_and_check)
         self._touched = set(self._hosts)
+        if self.power_loss:
+            self._each(self._mount_layer)
         self._each(self._install)
         self._each(self._configure)
         _write_cluster_file(run_dir, self)
         self._each(self._launch)
         self.wait_ready()
+        if self.power_loss:  # what the servers wrote while starting is taken as on disk
+            self._each(lambda n: powerfs.ask(self.exec, n, "sync", self._site))
 
     def collect_logs(self, dest: Path) -> None:
         """Copy each node's server log and configuration to ``dest/<node>/``."""
@@ -124,6 +136,8 @@ class SshCluster(ServerCluster):
             out.mkdir(parents=True, exist_ok=True)
             write_text(out / "host.txt", f"{self._hosts[node]}\n")
             paths = {self.layout.log: out / "server.log", self.layout.launcher: out / "start.sh"}
+            if self.power_loss:
+                paths[self._site.log] = out / "powerfs.log"
             for path in self.launch(node).files if node in self._ips else {}:
                 paths[path] = out / "conf" / Path(path).name
             for remote_path, local in paths.items():
@@ -177,6 +191,17 @@ class SshCluster(ServerCluster):
     def where(self, node: str) -> str:
         return f"{node} ({self.host(node)})"
 
+    def power_cut(self, node: str) -> dict[str, int]:
+        """PowerCuttable: kill -9 the server on ``node`` and have the layer discard what it
+        had not fsynced; the bytes discarded per file. ClusterError without the layer."""
+        if not self.power_loss:
+            raise ClusterError(
+                f"The {self.name} cluster on SSH hosts was started without the power-loss "
+                "layer; start it with power_loss=True (--nemesis power-loss does)"
+            )
+        self.kill(node)
+        return powerfs.cut(self.exec, node, self._site)
+
     def log_tail(self, node: str, lines: int = 15) -> str:
         return self._proc(node).log_tail(lines)
 
@@ -195,6 +220,10 @@ class SshCluster(ServerCluster):
         return self._each(lambda n: measure_offset(self._exec_on(n)))
 
     # -- internals ----------------------------------------------------------------------
+
+    @property
+    def _site(self) -> powerfs.Site:
+        return power.site(self.layout)
 
     def _check_node(self, node: str) -> None:
         if node not in self._hosts:
@@ -281,6 +310,9 @@ class SshCluster(ServerCluster):
                 listening.add(int(words[3].rsplit(":", 1)[-1]))
         return sorted(p for p in self.server.ports if p in listening)
 
+    def _mount_layer(self, node: str) -> None:
+        power.mount(self._remote(node), self.exec, node, self.layout)
+
     def _install(self, node: str) -> None:
         try:
             record = None if self.keep_packages else self.layout.install_record
@@ -309,6 +341,9 @@ class SshCluster(ServerCluster):
             ("stop the server", lambda: self._stop_server(node)),
             ("remove firewall rules", lambda: remove_harness_rules(self._remote(node))),
         ]
+        if self.power_loss:  # after the server: nothing of it holds a file there any more
+            remote = self._remote(node)
+            steps.append(("unmount the power-loss layer", lambda: power.down(remote, self.layout)))
         installed = self._installed.pop(node, None)
         if installed is not None and not self.keep_packages:
             steps.append(
@@ -369,6 +404,7 @@ def _write_cluster_file(run_dir: Path, cluster: SshCluster) -> None:
         "backend": "ssh",
         "run_id": cluster.run_id,
         "directory": cluster.layout.root,
+        "power_loss": cluster.power_loss,
         "nodes": {
             n: {
                 "host": cluster.host(n),

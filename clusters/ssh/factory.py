@@ -50,6 +50,9 @@ class SshClusterOptions:
     """Seconds any one command on a host may take (package installs take up to 10 min)."""
     persistence: str | None = None
     """``--persistence`` (redis and redlock: none, aof-everysec, aof-always), as in Docker."""
+    power_loss: bool = False
+    """Serve each host's data directory through the power-loss layer, for the power-loss
+    fault (``clusters.ssh.power``: a host that cannot is refused at setup)."""
 
 
 def check_login_options(options: SshClusterOptions) -> None:
@@ -128,4 +131,5 @@ def make_ssh_cluster(
         remote=ssh_remotes(opts),
         installer=installer,
         keep_packages=opts.keep_packages,
+        power_loss=opts.power_loss,
     )

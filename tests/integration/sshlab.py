@@ -5,7 +5,10 @@ their own (tests/integration/test_ssh*.py).
 openssh-server, sudo and a user ``harness`` with passwordless sudo) on an internal
 network, gives them a fresh login key and writes a known_hosts file from their own host
 keys, so the harness logs in with strict host key checking as on real machines. The
-hosts get ``NET_ADMIN`` (iptables in their own network namespace) but never ``SYS_TIME``.
+hosts get ``NET_ADMIN`` (iptables in their own network namespace) but never ``SYS_TIME``;
+with ``fuse=True`` also what mounting FUSE inside takes (``/dev/fuse``, ``SYS_ADMIN``, no
+AppArmor profile: ``clusters._powerfs.node.CONTAINER``), for the power-loss fault, whose
+layer runs on the image's ``python3-fuse``; without it a host is refused that fault.
 The network is internal: the hosts reach no mirror, so targets are installed from .debs
 the control machine downloads and uploads.
 
@@ -27,6 +30,7 @@ from typing import Any
 
 from clusters import _docker, cleanup
 from clusters._network import create_network, node_ip
+from clusters._powerfs.node import CONTAINER as FUSE
 from clusters._probe import tcp_exchange, wait_until
 from clusters.image_build import ensure_image
 from clusters.remote.base import Remote, get_text
@@ -81,8 +85,11 @@ def sshd_up(remote: DockerRemote, ip: str) -> bool:
 
 
 @contextmanager
-def ssh_lab(run: str, tmp: Path, hosts: int = 3, subnet: str | None = None) -> Iterator[Lab]:
-    """``hosts`` sshhost containers labelled ``run`` (see the module docstring)."""
+def ssh_lab(
+    run: str, tmp: Path, hosts: int = 3, subnet: str | None = None, *, fuse: bool = False
+) -> Iterator[Lab]:
+    """``hosts`` sshhost containers labelled ``run``, able to mount FUSE with ``fuse`` (see
+    the module docstring)."""
     client = _docker.connect()
     image = ensure_image(SSHHOST, log.info, client=client)
     key = tmp / "id_ed25519"
@@ -94,6 +101,9 @@ def ssh_lab(run: str, tmp: Path, hosts: int = 3, subnet: str | None = None) -> I
             client, f"harness-{run}-sshhost", _docker.labels(run, "sshhost"), subnet
         )
         ips, remotes, known = [], [], []
+        rights: dict[str, Any] = {"cap_add": ["NET_ADMIN"]}  # iptables in its own namespace
+        if fuse:
+            rights = {**FUSE, "cap_add": ["NET_ADMIN", *FUSE["cap_add"]]}
         for i in range(1, hosts + 1):
             ip = node_ip(subnet, i)
             endpoint = client.api.create_endpoint_config(ipv4_address=ip)
@@ -103,7 +113,7 @@ def ssh_lab(run: str, tmp: Path, hosts: int = 3, subnet: str | None = None) -> I
                 hostname=f"h{i}",
                 labels=_docker.labels(run, "sshhost", f"h{i}"),
                 init=True,
-                cap_add=["NET_ADMIN"],  # iptables in the host's own network namespace
+                **rights,
                 network=network.name,
                 networking_config={network.name: endpoint},
             )
@@ -151,7 +161,8 @@ def leftovers(lab: Lab, i: int, process: str) -> list[str]:
 def host_leftovers(remote: Remote, packages: set[str], process: str) -> list[str]:
     """What runs left on a host that had ``packages`` at the start: packages it did not
     have, a run directory (or clock record), the server ``process``, harness firewall
-    rules, a policy-rc.d, staged uploads, a JVM's perf data (empty when clean)."""
+    rules, a policy-rc.d, staged uploads, a JVM's perf data, a FUSE mount or the power-loss
+    layer's process (empty when clean)."""
     found = []
     added = installed_packages(remote, partly=True) - packages
     if added:
@@ -163,6 +174,8 @@ def host_leftovers(remote: Remote, packages: set[str], process: str) -> list[str
         "a policy-rc.d": "ls /usr/sbin/policy-rc.d 2>/dev/null",
         "staged files": "ls -d /var/cache/harness-debs-* /tmp/.harness-xfer* 2>/dev/null",
         "JVM perf data": "ls /tmp/hsperfdata_* 2>/dev/null",
+        "a FUSE mount": "grep -E ' fuse(\\.[^ ]+)? ' /proc/mounts",
+        "a power-loss layer": "pgrep -a -f 'clusters[.]_powerfs[.]mount'",
     }
     for what, cmd in checks.items():
         out = remote.run(cmd, sudo=True).stdout.strip()

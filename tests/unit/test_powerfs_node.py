@@ -19,9 +19,7 @@ from clusters.registry import TARGETS
 from clusters.server import ClusterOptions
 from core.clock import RunClock
 from core.cluster import PowerCuttable
-from core.option_checks import OptionError
 from core.options import RunOptions
-from harness.validate import check_target
 
 
 def _redis(power_loss: bool) -> docker_cluster.DockerCluster:
@@ -95,10 +93,27 @@ def test_a_target_without_the_layer_refuses_the_fault_in_one_line(
     assert "power-loss" in err and len(err.strip().splitlines()) == 1, err
 
 
-def test_power_loss_over_ssh_is_refused_before_any_host_is_contacted() -> None:
-    opts = RunOptions.of(
-        target="redis", workload="lock", nemesis=["power-loss"], ssh=True, ssh_hosts=["h1"]
+def test_a_failed_mount_says_why_in_fuse_s_words_not_its_traceback() -> None:
+    log = (
+        "fusermount: mount failed: Operation not permitted\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/dist-packages/fuse.py", line 754, in main\n'
+        "    main(**d)\n"
+        "fuse.FuseError: filesystem initialization failed\n"
     )
-    with pytest.raises(OptionError, match="no power-loss faults over SSH yet") as e:
-        check_target(TARGETS["redis"], opts)
-    assert "\n" not in str(e.value)
+    calls: list[str] = []
+
+    def failing(node: str, cmd: list[str] | str) -> tuple[int, str]:
+        calls.append(str(cmd))
+        return (1, "") if "serve" in str(cmd) else (0, log)
+
+    with pytest.raises(Exception) as e:
+        powerfs.mount(failing, "n2", "/data")
+    assert str(e.value) == (
+        "The power-loss layer did not mount on n2: fusermount: mount failed: Operation not "
+        "permitted | fuse.FuseError: filesystem initialization failed; "
+        f"{powerfs.IN_CONTAINER.needs}"
+    )
+    assert powerfs.why("nohup: ignoring input\nsomething else went wrong\n") == [
+        "something else went wrong"
+    ]
