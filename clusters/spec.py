@@ -177,6 +177,10 @@ class Offer:
     unfenced: tuple[str, ...] = ()
     """Its variants that hand out no fencing token: ``--fencing on`` fences nothing with
     them (said as a warning; the unfenced outcome is what they show)."""
+    threads: bool = False
+    """Whether its clients were measured in threads of the harness, under the target's
+    server faults: ``--clients auto`` then takes threads where no fault acts on a client
+    (``harness.client_mode``); otherwise a real target keeps a process per client."""
 
     @property
     def offered(self) -> bool:
