@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--time-limit", type=float, default=20.0, help="seconds per run")
     p.add_argument("--out", type=Path, default=Path("results/herd-sweep"))
     args = p.parse_args(argv)
-    from harness.report import find_run_dirs, herd_page, herd_points, load_run, markdown_tables
+    from harness.report import across_markdown, across_page, find_run_dirs, load_run, write_page
 
     out = args.out / args.target
     codes = [
@@ -73,10 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for recipe in args.recipes.split(",")
         for n in args.waiters.split(",")
     ]
-    points = herd_points(load_run(d) for d in find_run_dirs([out]))
-    print(markdown_tables(points))
-    html = out / "herd.html"
-    html.write_text(herd_page(points), encoding="utf-8")
+    runs = [load_run(d) for d in find_run_dirs([out])]
+    print(across_markdown(runs))
+    html = write_page(out / "herd.html", across_page(runs, "Herd effect"))
     print(f"plot and table: {html}")
     return 0 if all(c in (0, REFUSED) for c in codes) else 1
 

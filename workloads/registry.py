@@ -7,13 +7,13 @@ from typing import Final
 
 from core.option_checks import OptionError, unknown_name
 from core.options import hand_in
-from workloads import unique_key_workload
 from workloads.discovery import workload as discovery_workload
 from workloads.election import workload as election_workload
 from workloads.herd import workload as herd_workload
 from workloads.ids import workload as unique_ids_workload
 from workloads.lock import workload as lock_workload
 from workloads.register import workload as cas_register_workload
+from workloads.unique_key import workload as unique_key_workload
 from workloads.version_cas import workload as version_cas_workload
 from workloads.watch import workload as watch_workload
 from workloads.workload import Workload

@@ -1,14 +1,15 @@
 """What a workload is: one frozen ``Workload`` value, written in its own package
-(``workloads/lock/workload.py``, ``election/workload.py``) or module
-(``workloads/unique_key_workload.py``) and listed once in ``workloads.registry``. Its client
-lives apart (``workloads/lock/client.py``, ``election/client.py``, ``register/client.py``): worker
-processes import the client only, not the checkers and generators a workload names.
+(``workloads/lock/workload.py``, ``election/workload.py``) and listed once in
+``workloads.registry``. Its client lives apart (``workloads/lock/client.py``,
+``election/client.py``, ``register/client.py``): worker processes import the client only,
+not the checkers and generators a workload names.
 
 A workload is target-independent: its operations (a client generator), whether it needs
 the protected resource, whether its clients hold something while they work (a lock, a
 leadership: the op timeout follows that work, and ``holder`` faults aim at the holder),
-the fault a run of it gets when none is named, and its checkers. A target supplies only
-the clients (its backend of the workload's client).
+the fault a run of it gets when none is named, its checkers and what reports draw of its
+runs (``workloads.section``). A target supplies only the clients (its backend of the
+workload's client).
 """
 
 from __future__ import annotations
@@ -103,6 +104,12 @@ class Workload:
     """Its own options records (``core.option_records.option`` fields), which the
     registry hands in (``core.options.hand_in``): read as ``opts.record(HerdOptions)``,
     their flags built from their fields and shown under its name in ``run --help``."""
+    sections: tuple[str, ...] = ()
+    """``module:attribute`` of each section its runs' reports draw (a
+    ``workloads.section.Section``, in order), imported when a report draws one."""
+    across: str | None = None
+    """``module:attribute`` of what it shows over many runs (a ``workloads.section.Across``:
+    ``harness compare``'s tables); None: nothing."""
 
     def client_generator(self, opts: RunOptions, seed: int) -> Any:
         """The clients' operations, at ``opts.rate`` when it is set."""
@@ -132,6 +139,8 @@ def holding(
     model: str | None = None,
     variant: Variant | None = None,
     records: tuple[type, ...] = (),
+    sections: tuple[str, ...] = (),
+    across: str | None = None,
 ) -> Workload:
     """A workload whose clients hold something (a lock, a leadership: ``holder``), work
     while holding it and write to the protected resource with its fencing number; its fault
@@ -151,6 +160,8 @@ def holding(
         warn=cannot_overlap,
         variant=variant,
         records=records,
+        sections=sections,
+        across=across,
     )
 
 

@@ -39,15 +39,14 @@ def cmd_compare(args: argparse.Namespace, term: Terminal) -> int:
 
 
 def _print_matrix(matrix: Matrix, term: Terminal) -> None:
-    """The matrix as a table, and the herd effect's tables when runs measured it."""
-    from harness.report import herd_points, markdown_tables, render_matrix_table
+    """The matrix as a table, and under it the tables a workload shows across runs
+    (``Workload.across``: the herd effect's) when runs measured them."""
+    from harness.report import across_markdown, render_matrix_table
 
     term.out.print(render_matrix_table(matrix))
-    herd = herd_points(m.run for c in matrix.cells.values() for m in c.runs)
-    if herd:
-        term.out.print(
-            "Herd effect, per target:\n" + markdown_tables(herd), markup=False, soft_wrap=True
-        )
+    across = across_markdown(m.run for c in matrix.cells.values() for m in c.runs)
+    if across:
+        term.out.print(across, markup=False, soft_wrap=True)
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

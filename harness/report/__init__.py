@@ -12,8 +12,8 @@ matrix of targets and faults, JUnit XML for CI, and a small server to browse res
   verdict differs from the expected one;
 - for the commands beside the report (check, suite, compare): a run's verdict in one
   sentence (``headline``), the pages rendered for an answer (``render_report``,
-  ``render_file_report``, ``write_page``, ``REPORT_FILE``), the herd's tables
-  (``herd_points``, ``markdown_tables``, ``herd_page``); the runs below a folder
+  ``render_file_report``, ``write_page``, ``REPORT_FILE``), what the workloads show across
+  runs (``across_markdown``, ``across_page``: ``Workload.across``); the runs below a folder
   (``find_run_dirs``, ``load_run``), for the scripts. Nothing outside this package imports
   its private modules (``tests/unit/test_report_surface.py``).
 
@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from harness.report._compare import Matrix, compare, render_matrix_table
+    from harness.report._declared import across_markdown, across_page
     from harness.report._file_page import FileCheck, render_file_report, write_file_report
-    from harness.report._herd import herd_page, herd_points, markdown_tables
     from harness.report._index import write_index
     from harness.report._junit import Case, write_junit
     from harness.report._matrix_page import write_matrix_html
@@ -43,13 +43,12 @@ __all__ = [
     "FileCheck",
     "Matrix",
     "REPORT_FILE",
+    "across_markdown",
+    "across_page",
     "compare",
     "find_run_dirs",
     "headline",
-    "herd_page",
-    "herd_points",
     "load_run",
-    "markdown_tables",
     "render_file_report",
     "render_matrix_table",
     "render_report",
@@ -81,11 +80,10 @@ _HOMES = {
     "Case": "harness.report._junit",
     "serve": "harness.report._serve",
     "headline": "harness.report._verdict",
-    "herd_points": "harness.report._herd",
-    "herd_page": "harness.report._herd",
+    "across_markdown": "harness.report._declared",
+    "across_page": "harness.report._declared",
     "find_run_dirs": "harness.report._runs",
     "load_run": "harness.report._runs",
-    "markdown_tables": "harness.report._herd",
 }
 
 

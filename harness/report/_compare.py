@@ -28,8 +28,8 @@ from checkers.windows import record_windows
 from clusters.releases import DEFAULT_SUITE
 from core.errors import HarnessError
 from core.run_json import check_results, check_test
+from core.short_text import DASH, ms, pct, secs
 from core.store import RESULTS_FILE
-from harness.report._format import DASH, ms, pct, secs
 from harness.report._metrics import QUANTILES, OpStats, op_stats, pooled
 from harness.report._runs import RunInfo, find_run_dirs, load_run, verdict_word
 from workloads.registry import WORKLOADS

@@ -15,8 +15,8 @@ from collections.abc import Sequence, Set
 from typing import Any
 
 from checkers.anomalies import KEY
-from harness.report._format import DASH, seconds, secs
-from harness.report._html import esc, table, tag
+from core.html import esc, table, tag
+from core.short_text import DASH, seconds, secs
 from harness.report._linearization import steps_table
 
 LINEARIZABILITY = "linearizability"

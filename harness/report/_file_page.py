@@ -19,10 +19,11 @@ from typing import Any, NamedTuple
 from checkers.result import CheckResult, verdict_word
 from core.formats.jepsen_store import JepsenVerdict
 from core.history import History, MalformedHistory
+from core.html import definitions, esc, table, tag
+from core.short_text import DASH, ms
 from harness.report._explain import explanations
 from harness.report._file_timeline import file_timeline, positional
-from harness.report._format import DASH, ms
-from harness.report._html import definitions, esc, page, table, tag
+from harness.report._html import page
 from harness.report._metrics import QUANTILES, OpStats, op_stats
 from harness.report._out import write_page
 from harness.report._page import SCRIPTS, timeline_figure

@@ -1,65 +1,23 @@
-"""Small HTML building blocks shared by the report, the index and the comparison page.
+"""The report's pages: a verdict's badge, and a whole self-contained page (``page``); the
+elements themselves are ``core.html``'s.
 
 Every page is one self-contained file: styles and scripts are inlined from the package's
 ``static`` folder and data travels as JSON in a ``<script type="application/json">``
 tag, so a page opened from disk, mailed, or archived by CI works offline and fetches
-nothing. Text from a run is escaped by ``esc``; the strings these helpers take as
-``content`` are HTML already.
+nothing.
 """
 
 from __future__ import annotations
 
-import html
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from checkers.result import Validity
+from core.html import esc, tag
 from harness.report._runs import NOT_APPLICABLE, verdict_word
-
-
-def esc(value: Any) -> str:
-    """Text as HTML."""
-    return html.escape("" if value is None else str(value), quote=True)
-
-
-def tag(name: str, content: str = "", **attrs: Any) -> str:
-    """An element; ``class_`` stands for ``class``, None attributes are left out."""
-    parts = [name]
-    for k, v in attrs.items():
-        if v is None or v is False:
-            continue
-        key = k.rstrip("_").replace("_", "-")
-        parts.append(key if v is True else f'{key}="{esc(v)}"')
-    return f"<{' '.join(parts)}>{content}</{name}>"
-
-
-def table(
-    headers: Sequence[str],
-    rows: Iterable[Sequence[str]],
-    class_: str = "",
-    *,
-    row_classes: Sequence[str] | None = None,
-    id_: str | None = None,
-) -> str:
-    """A table of already-HTML cells; ``row_classes`` gives each body row a class."""
-    head = "".join(tag("th", esc(h)) for h in headers)
-    body = "".join(
-        tag(
-            "tr", "".join(tag("td", c) for c in row), class_=row_classes[i] if row_classes else None
-        )
-        for i, row in enumerate(rows)
-    )
-    return tag(
-        "table", tag("thead", tag("tr", head)) + tag("tbody", body), class_=class_ or None, id=id_
-    )
-
-
-def definitions(items: Iterable[tuple[str, str]]) -> str:
-    """A definition list of (term, already-HTML description) pairs."""
-    return tag("dl", "".join(tag("dt", esc(k)) + tag("dd", v) for k, v in items))
 
 
 def badge(valid: Validity | None) -> str:

@@ -10,10 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from checkers.result import INTERRUPTED
+from core.html import esc, table, tag
+from core.short_text import DASH
 from core.store import HISTORY_FILE, RESULTS_FILE, TEST_FILE
 from core.writes import write_text
-from harness.report._format import DASH
-from harness.report._html import esc, page, table, tag, word_badge
+from harness.report._html import page, word_badge
 from harness.report._page import REPORT_FILE
 from harness.report._runs import RunInfo, find_run_dirs, load_run
 from harness.report._verdict import checker_verdicts, first_sentence, headline

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from harness.report._format import DASH
-from harness.report._html import esc, table, tag
+from core.html import esc, table, tag
+from core.short_text import DASH
 from harness.report._timeline import compact, us
 
 _HEADERS = ("order", "process", "operation", "takes effect", "state before", "state after")

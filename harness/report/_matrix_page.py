@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from core.html import esc, tag
+from core.short_text import DASH
 from core.writes import write_text
 from harness.report._compare import Cell, Matrix
-from harness.report._format import DASH
-from harness.report._herd import herd_html, herd_points
-from harness.report._html import esc, page, tag
+from harness.report._declared import across_html
+from harness.report._html import page
 from harness.report._metrics import AVAILABLE_MEANS
 
 _LINKED_RUNS = 6  # runs linked by name in a cell; more are counted
@@ -52,7 +53,7 @@ def render_matrix_html(matrix: Matrix, base: Path) -> str:
         )
         + "<main>"
         + tag("table", tag("thead", head) + tag("tbody", "".join(rows)), class_="matrix")
-        + herd_html(herd_points(m.run for c in matrix.cells.values() for m in c.runs))
+        + across_html(m.run for c in matrix.cells.values() for m in c.runs)
         + "</main>"
     )
     return page("Comparison", body, styles=("base.css", "index.css"))

@@ -4,7 +4,8 @@ Reads the run's records and its ``results.json`` (it does not check the run: ``h
 check`` or the end of ``harness run`` does). Top to bottom: the verdict banner, the
 shrunk counterexample (``_shrunk``: the fewest operations that still cannot be ordered),
 the timeline opened on the anomaly with the latency and throughput plots under it, the
-counterexample sections, the configuration and the numbers, the run's files.
+counterexample sections, the sections the run's workload declares (``Workload.sections``,
+through ``_declared``), the configuration and the numbers, the run's files.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from checkers.windows import record_windows
+from checkers.windows import FaultWindow, record_windows
 from checkers.words import article
 from core.errors import HarnessError
 from core.history import MalformedHistory
+from core.html import esc, tag
 from core.store import (
     EVENTS_FILE,
     HISTORY_FILE,
@@ -27,12 +29,10 @@ from core.store import (
 )
 from harness.analysis import load_record, service_log
 from harness.report._anomaly import annotate
+from harness.report._declared import run_sections
 from harness.report._explain import explanations
 from harness.report._fencing import replay
-from harness.report._herd import run_section
-from harness.report._html import esc, page, tag
-from harness.report._ids import ids_section
-from harness.report._membership import membership_section
+from harness.report._html import page
 from harness.report._metrics import op_stats
 from harness.report._out import write_page
 from harness.report._runs import RunInfo, load_run
@@ -45,7 +45,6 @@ from harness.report._sections import (
 )
 from harness.report._shrunk import shrunk_section
 from harness.report._timeline import build_timeline
-from harness.report._watch import watch_section
 
 REPORT_FILE = "report.html"
 SCRIPTS = (
@@ -96,6 +95,7 @@ def render_report(run_dir: Path, results: dict[str, Any] | None = None) -> str:
         run = replace(run, results=results)
     record = load_record(run_dir)
     data: dict[str, Any] = {"timeline": None}
+    windows: list[FaultWindow] | None
     try:
         windows = record_windows(record)
         timeline, lanes = build_timeline(record, run.results, windows)
@@ -106,25 +106,21 @@ def render_report(run_dir: Path, results: dict[str, Any] | None = None) -> str:
         data["timeline"] = timeline
         figure = timeline_figure(timeline)
         stats = numbers(op_stats(record.history, windows), windows)
-        ids = ids_section(record, run.results, windows)
     except MalformedHistory as e:
         figure = tag(
             "p", esc(f"The history is malformed, so no timeline is drawn: {e}"), id="timeline-error"
         )
-        stats = ids = ""
+        stats, windows = "", None
     body = (
         banner(run)
         + "<main>"
         + shrunk_section(run.results, HISTORY_FILE)
         + figure
         + explanations(run.results, banner_sentences(run))
-        + ids
-        + membership_section(record, run.results)
-        + watch_section(run.results, record.history)
+        + run_sections(run, record, windows)
         + tag("h2", "Configuration")
         + configuration(run)
         + (tag("h2", "Numbers") + stats if stats else "")
-        + run_section(run)
         + tag("h2", "Files")
         + _files(run)
         + "</main>"

@@ -11,8 +11,9 @@ from typing import Any
 
 from checkers.attribution import attribution_line
 from checkers.windows import FaultWindow
-from harness.report._format import DASH, ms, pct
-from harness.report._html import definitions, esc, tag, word_badge
+from core.html import definitions, esc, tag
+from core.short_text import DASH, ms, pct
+from harness.report._html import word_badge
 from harness.report._metrics import AVAILABLE_MEANS, QUANTILES, OpStats
 from harness.report._runs import INTERRUPTED, RunInfo
 from harness.report._verdict import CheckerVerdict, checker_verdicts, first_sentence, headline

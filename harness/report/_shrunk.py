@@ -16,8 +16,8 @@ from typing import Any, Final
 from checkers import discovery, election, fencing, guarded, ids, mutex, mutex_lin, watch_delivery
 from checkers.anomalies import KINDS
 from core.formats.edn import dumps
+from core.html import esc, table, tag
 from harness.report._explain import LINEARIZABILITY, timer
-from harness.report._html import esc, table, tag
 
 NOT_ORDERED: Final = "non-linearizable"
 """The kind of the owner-aware mutex check's violation: holdings that cannot be ordered."""

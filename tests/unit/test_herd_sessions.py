@@ -26,8 +26,6 @@ from clusters.zookeeper.herd import ZkHerd
 from core.client import WorkerContext
 from core.clock import RunClock
 from core.store import write_json
-from harness.report._herd import run_section
-from harness.report._runs import RunInfo
 from workloads.common.lease import EventLog
 from workloads.herd import Tally
 
@@ -99,7 +97,9 @@ def test_session_events_are_not_notifications_per_handoff() -> None:
 def test_harness_check_and_the_report_say_the_session_events_apart(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """From the command line: a recorded herd run's check, then its report's section."""
+    """From the command line: a recorded herd run's check, then its report, whose herd
+    section the workload declares (``Workload.sections``) and the report loads through the
+    registry."""
     r = killed_server_record()
     (tmp_path / "history.jsonl").write_text("".join(op.to_json() + "\n" for op in r.history))
     (tmp_path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in r.events))
@@ -110,5 +110,8 @@ def test_harness_check_and_the_report_say_the_session_events_apart(
     results = json.loads((tmp_path / "results.json").read_text())
     measured = results["checkers"][herd.NAME]
     assert (measured["notifications_per_handoff"], measured["session_events"]) == (2.0, 3)
-    html = run_section(RunInfo(tmp_path, "r", results=results))
+    code, out, _ = run(capsys, "report", str(tmp_path))
+    assert code in (0, 2), out
+    html = (tmp_path / "report.html").read_text()
+    assert "Herd: naive recipe, 3 waiters" in html
     assert "session events, apart" in html and "process 2: 2" in html

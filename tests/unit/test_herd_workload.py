@@ -20,9 +20,9 @@ from checkers.herd import ACQUIRE, FAILED, NOTIFIED
 from checkers.record import RunRecord
 from core.option_checks import OptionError
 from core.options import RunOptions
-from harness.report._herd import HerdPoint, markdown_tables, plot_svg, run_section
-from harness.report._runs import RunInfo
 from harness.validate import check_run
+from workloads.herd.report import HerdPoint, markdown_tables, plot_svg, section
+from workloads.section import RunView
 
 
 def cycle(p: int, t: float, hold: float) -> list[tuple[float, Any, str, str, Any]]:
@@ -181,7 +181,7 @@ def test_tables_per_target_and_one_plot_with_a_line_per_target_and_recipe() -> N
     assert svg.count("<polyline") == 3 and "etcd queue" in svg and "zookeeper naive" in svg
 
 
-def test_a_run_report_shows_its_herd_numbers(tmp_path: Path) -> None:
+def test_a_run_report_shows_its_herd_numbers() -> None:
     details = {
         "waiters": 4,
         "recipe": "queue",
@@ -189,10 +189,9 @@ def test_a_run_report_shows_its_herd_numbers(tmp_path: Path) -> None:
         "notifications_per_handoff": 1.0,
         "notifications_by_process": {"0": 3, "1": 4},
     }
-    run = RunInfo(tmp_path, "r", results={"checkers": {herd.NAME: details}})
-    html = run_section(run)
+    html = section(RunView(RunRecord(history()), {"checkers": {herd.NAME: details}}))
     assert "queue recipe, 4 waiters" in html and "process 1: 4" in html
-    assert run_section(RunInfo(tmp_path, "r", results={"checkers": {}})) == ""
+    assert section(RunView(RunRecord(history()), {"checkers": {}})) == ""
 
 
 @pytest.mark.slow
@@ -214,3 +213,28 @@ def test_on_sim_naive_wakes_the_herd_and_the_queue_one(recipe: str, tmp_path: Pa
     assert measured["handoffs"] >= 10
     per = measured["notifications_per_handoff"]
     assert (1.8 <= per <= 3.2) if recipe == "naive" else (0.9 <= per <= 1.1), measured
+
+
+def test_harness_compare_shows_the_herd_tables_the_workload_declares(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``harness compare`` names no workload: it prints under its matrix, and draws on its
+    page, what each workload shows across runs (``Workload.across``), loaded through the
+    registry: here the herd's table and plot."""
+    from test_cli import run
+
+    from core.store import write_json
+
+    for recipe, per in (("naive", 4.0), ("queue", 1.0)):
+        run_dir = tmp_path / f"herd-{recipe}" / "20260101T000000Z"
+        run_dir.mkdir(parents=True)
+        options = {"target": "sim", "workload": "herd", "recipe": recipe, "concurrency": 5}
+        write_json(run_dir / "test.json", {"name": f"herd-{recipe}", "options": options})
+        details = {**point("sim", recipe, 5, per).details, "waiters": 5, "recipe": recipe}
+        write_json(run_dir / "results.json", {"valid": True, "checkers": {herd.NAME: details}})
+    page = tmp_path / "matrix.html"
+    code, out, _ = run(capsys, "compare", str(tmp_path), "--html", str(page))
+    flat = " ".join(out.split())
+    assert code == 0 and "Herd effect, per target: sim:" in flat, out
+    assert "| 5 | naive | 10 | 4.00 | 4.00 | 8.0 | 40 | 12 ms | valid |" in flat
+    assert 'id="herd-effect"' in page.read_text() and "sim queue" in page.read_text()

@@ -218,14 +218,16 @@ def test_leaf_segments_hand_out_their_range_and_take_the_next_at_the_prefetch_po
 
 
 def test_the_report_draws_the_ids_against_time_with_every_duplicate_ringed() -> None:
-    from harness.report._ids import ids_section
+    from workloads.ids.report import section
+    from workloads.section import RunView
 
     rec = record(*generate(0, 0, 1, 5), *generate(1, 1, 2, 6), *generate(2, 1, 3, 5))
     results = {"checkers": {"ids": ids.check_record(rec).to_dict()}}
-    html = ids_section(rec, results, [])
+    html = section(RunView(rec, results, []))
     assert "<svg" in html and html.count('class="duplicate"') == 2
     assert "Duplicates (1 of 1 shown)" in html
-    assert ids_section(rec, {"checkers": {}}, []) == ""
+    assert section(RunView(rec, {"checkers": {}}, [])) == ""
+    assert section(RunView(rec, results, None)) == "", "a malformed history: no time line"
 
 
 def test_the_target_decides_its_first_generator_and_refuses_one_it_lacks() -> None:

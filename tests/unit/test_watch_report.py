@@ -1,10 +1,13 @@
-"""The report's watch section: a row per watcher, a line per watcher and the writes'."""
+"""The watch workload's report section: a row per watcher, a line per watcher and the
+writes'."""
 
 from __future__ import annotations
 
+from checkers.record import RunRecord
 from core.history import History
 from core.ops import Op
-from harness.report._watch import watch_section
+from workloads.section import RunView
+from workloads.watch.report import section
 
 S = 1_000_000_000
 
@@ -28,9 +31,9 @@ def test_a_row_and_a_line_per_watcher_and_nothing_without_watch_results() -> Non
             "watch-latency": {"watchers": latency},
         }
     }
-    html = watch_section(results, history)
+    html = section(RunView(RunRecord(history), results))
     assert html.count("<tr>") == 3  # the header and two watchers
     assert "last write" in html and "stale" in html and "1.0 / 1.0" in html
     assert html.count("<polyline") == 2  # the writes and watcher 0 (watcher 1 got nothing)
-    assert watch_section({"checkers": {"stats": {}}}, history) == ""
-    assert watch_section(None, history) == ""
+    assert section(RunView(RunRecord(history), {"checkers": {"stats": {}}})) == ""
+    assert section(RunView(RunRecord(history))) == ""

@@ -3,7 +3,10 @@ checker, one registry line and one offer per target that runs it. So ``core/`` a
 ``harness/`` never name a workload: none of their modules imports a workload's own modules
 (the module of its ``Workload``, the modules of its options records and of its package,
 when it has one), lazily or not; they read ``workloads.registry``. (No string of theirs
-spells a workload's name either: ``tests/unit/test_registered_names.py``.)"""
+spells a workload's name either: ``tests/unit/test_registered_names.py``.) Nor does a
+module of theirs carry a workload's part under its own name - a report section is the
+workload's (``Workload.sections``): no module of ``core/`` or ``harness/`` is named for a
+workload, its package, or a checker module only that workload's checkers use."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from pathlib import Path
 
 from tests.support.names import ROOT
 from workloads.registry import WORKLOADS
-from workloads.workload import Workload
+from workloads.workload import When, Workload
 
 LOOKED_AT = ("core", "harness")
 
@@ -82,3 +85,71 @@ def test_the_search_finds_an_import_of_a_workloads_module(tmp_path: Path) -> Non
     own = own_modules()
     hits = [m for _, m in imports(planted) if any(m.startswith(o) for o in own)]
     assert hits and all(own[o] == "herd" for o in own if hits[0].startswith(o))
+
+
+def _checker_modules(path: Path) -> set[str]:
+    """The modules of ``checkers/`` that ``path`` imports (``from checkers import x``
+    counted as ``checkers.x`` when that is a module)."""
+    found = set()
+    for _, module in imports(path):
+        if module.startswith("checkers.") and (ROOT / (module.replace(".", "/") + ".py")).exists():
+            found.add(module)
+    return found
+
+
+def workload_words() -> dict[str, str]:
+    """Each word a module named for a workload would carry -> the workload: its name (``-``
+    as ``_``), its package's, and the name of every checker module that only its
+    checkers use (the checkers it names, and the modules of ``checkers/`` only those
+    import: ``checkers.membership`` is the registry workload's through
+    ``checkers.discovery``)."""
+    used: dict[str, set[str]] = {}
+    for w in WORKLOADS.values():
+        for c in w.checkers:
+            checker = c.checker if isinstance(c, When) else c
+            used.setdefault(checker.__module__, set()).add(w.name)
+    own = {m: next(iter(ws)) for m, ws in used.items() if len(ws) == 1}
+    importers: dict[str, set[str]] = {}
+    for path in (ROOT / "checkers").rglob("*.py"):
+        me = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for module in _checker_modules(path):
+            importers.setdefault(module, set()).add(me)
+    grown = True
+    while grown:  # a module only one workload's own modules import is its own too
+        grown = False
+        for module, by in importers.items():
+            owners = {own.get(m) for m in by}
+            if module not in own and module not in used and len(owners) == 1 and None not in owners:
+                own[module], grown = owners.pop(), True
+    words = {m.rpartition(".")[2]: name for m, name in own.items()}
+    for name, module in _defining_modules().items():
+        words[name.replace("-", "_")] = name
+        package = module.rpartition(".")[0]
+        if package != "workloads":
+            words[package.rpartition(".")[2]] = name
+    return words
+
+
+def named_for(path: Path, words: dict[str, str]) -> str | None:
+    """The workload ``path``'s module is named for (``_herd.py``: herd), if any."""
+    return words.get(path.stem.lstrip("_"))
+
+
+def test_core_and_harness_hold_no_module_named_for_a_workload() -> None:
+    words = workload_words()
+    found = [
+        f"{path.relative_to(ROOT).as_posix()} (the {named_for(path, words)} workload's)"
+        for package in LOOKED_AT
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if named_for(path, words) is not None
+    ]
+    assert found == [], "a workload's part outside its package: " + "; ".join(found)
+
+
+def test_the_rule_knows_the_sections_that_lived_in_the_report() -> None:
+    """What ``harness/report`` held before the workloads declared their sections."""
+    words = workload_words()
+    report = ROOT / "harness" / "report"
+    was = {n: named_for(report / f"_{n}.py", words) for n in ("herd", "ids", "membership", "watch")}
+    assert was == {"herd": "herd", "ids": "unique-ids", "membership": "registry", "watch": "watch"}
+    assert named_for(report / "_timeline.py", words) is None

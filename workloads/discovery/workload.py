@@ -39,4 +39,5 @@ WORKLOAD = Workload(
     check=_check,
     holder=INSTANCE,
     records=(DiscoveryOptions,),
+    sections=("workloads.discovery.report:section",),
 )

@@ -33,4 +33,6 @@ WORKLOAD = holding(
     holder=LOCK_HOLDER,
     variant=Variant("recipe", "recipe"),
     records=(HerdOptions,),
+    sections=("workloads.herd.report:section",),
+    across="workloads.herd.report:ACROSS",
 )

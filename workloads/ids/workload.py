@@ -30,4 +30,5 @@ WORKLOAD = Workload(
     check=check_id_options,
     variant=Variant("id_generator", "id generator", decided=True),
     records=(IdsOptions,),
+    sections=("workloads.ids.report:section",),
 )

@@ -50,4 +50,5 @@ WORKLOAD = Workload(
     check=_check,
     holder=WRITER,
     records=(WatchOptions, RegisterOptions),
+    sections=("workloads.watch.report:section",),
 )

@@ -1,4 +1,5 @@
-"""Numbers as short text, the same in the report, the index, the matrix and JUnit."""
+"""Numbers as short text, the same in the report, the index, the matrix, JUnit and the
+sections each workload declares for the report (``Workload.sections``)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,11 @@
-"""The herd effect in reports: one run's numbers, and across runs notifications per handoff
-against the number of waiters, one line per target and recipe, with a table per target.
+"""The herd workload in reports (``Workload.sections``, ``Workload.across``): one run's
+numbers, and across runs notifications per handoff against the number of waiters, one line
+per target and recipe, with a table per target.
 
 A run's numbers come from its ``herd`` checker result (``checkers.herd``); runs of other
 workloads have none and are left out. ``harness compare`` prints the tables under its
 matrix and draws the plot on its page; ``scripts/herd_sweep.py`` prints the tables of
-its sweep.
+its sweep and writes its page.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from checkers.herd import NAME
-from harness.report._format import DASH
-from harness.report._html import definitions, esc, page, table, tag
-from harness.report._runs import RunInfo
+from core.html import definitions, esc, table, tag
+from core.short_text import DASH
+from workloads.section import Across, Measured, RunView
 
 COLUMNS = (
     "waiters",
@@ -69,21 +70,20 @@ def _fmt(x: float | None, digits: int) -> str:
     return DASH if x is None else f"{x:.{digits}f}"
 
 
-def herd_point(run: RunInfo) -> HerdPoint | None:
+def herd_point(run: Measured) -> HerdPoint | None:
     """The herd numbers of a run, None for a run without them."""
-    details = run.checkers.get(NAME)
+    return _point(run.checkers.get(NAME), run.target, run.verdict)
+
+
+def _point(details: Any, target: str = "", verdict: str = "") -> HerdPoint | None:
+    """The point of a herd checker's ``details``, None unless they measured waiters."""
     if not isinstance(details, dict) or not isinstance(details.get("waiters"), int):
         return None
-    return HerdPoint(
-        run.target_label,
-        str(details.get("recipe", "?")),
-        int(details["waiters"]),
-        details,
-        run.verdict,
-    )
+    recipe = str(details.get("recipe", "?"))
+    return HerdPoint(target, recipe, int(details["waiters"]), details, verdict)
 
 
-def herd_points(runs: Iterable[RunInfo]) -> list[HerdPoint]:
+def herd_points(runs: Iterable[Measured]) -> list[HerdPoint]:
     """The herd runs among ``runs``, by target, recipe and waiters."""
     points = [p for p in map(herd_point, runs) if p is not None]
     return sorted(points, key=lambda p: (p.target, p.recipe, p.waiters))
@@ -187,9 +187,9 @@ def herd_html(points: Sequence[HerdPoint]) -> str:
     )
 
 
-def run_section(run: RunInfo) -> str:
+def section(run: RunView) -> str:
     """One herd run's numbers and each waiter's notifications ('' for other runs)."""
-    p = herd_point(run)
+    p = _point(run.checker(NAME))
     if p is None:
         return ""
     items = list(zip(COLUMNS[2:-1], (esc(c) for c in p.row()[2:-1]), strict=True))
@@ -213,6 +213,13 @@ def _per_process(details: dict[str, Any], name: str) -> str:
     return esc(", ".join(f"process {k}: {v}" for k, v in per_process.items()) or DASH)
 
 
-def herd_page(points: Sequence[HerdPoint]) -> str:
-    """A page of its own for ``herd_html`` (``scripts/herd_sweep.py``'s herd.html)."""
-    return page("Herd effect", herd_html(points), styles=("base.css",))
+def _markdown(runs: Sequence[Measured]) -> str:
+    return markdown_tables(herd_points(runs))
+
+
+def _html(runs: Sequence[Measured]) -> str:
+    return herd_html(herd_points(runs))
+
+
+ACROSS = Across("Herd effect, per target", _markdown, _html)
+"""The herd runs among many: their tables and the plot (``harness compare``, a sweep)."""

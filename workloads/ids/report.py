@@ -1,4 +1,5 @@
-"""The report's section of a unique-ids run: the ids against time, duplicates marked.
+"""The unique-ids workload's section of a run's report (``Workload.sections``): the ids
+against time, duplicates marked.
 
 A plain SVG drawn here (no script needed): every id a client was handed at the time its op
 completed, the fault windows shaded, each duplicate a red ring on every one of its issues
@@ -13,24 +14,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from checkers.ids import Issued, duplicates, issued_ids
-from checkers.record import RunRecord
+from checkers.ids import NAME, Issued, duplicates, issued_ids
 from checkers.windows import FaultWindow
-from harness.report._html import esc, table, tag
+from core.html import esc, table, tag
+from workloads.section import RunView
 
 POINTS: Final = 3000
 WIDTH, HEIGHT, PAD = 900, 300, 40
 OK_COLOUR, DUP_COLOUR, FAULT_COLOUR = "#3f9d57", "#c0392b", "rgba(230,80,60,0.18)"
 
 
-def ids_section(
-    record: RunRecord, results: dict[str, Any] | None, windows: Sequence[FaultWindow]
-) -> str:
-    """The section, or nothing when the run has no ids checker's result."""
-    found = ((results or {}).get("checkers") or {}).get("ids")
-    if not isinstance(found, dict):
+def section(run: RunView) -> str:
+    """The section, or nothing when the run has no ids checker's result or its history is
+    malformed (no time line to draw on)."""
+    found, windows = run.checker(NAME), run.windows
+    if found is None or windows is None:
         return ""
-    ids, _, _ = issued_ids(record.history)
+    ids, _, _ = issued_ids(run.record.history)
     dup_ids = set(duplicates(ids))
     body = _plot(ids, dup_ids, windows) if ids else tag("p", "No id was handed out.")
     rows = [_row(d) for d in found.get("duplicates") or ()]

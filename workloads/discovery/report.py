@@ -1,7 +1,7 @@
-"""The membership section of a service-registration run: each instance's true state
-against what each discovery client saw, drawn as one inline SVG (no script), then the
-measured numbers (detection per death and client, recovery, removals of live instances
-with their cause, stale listings).
+"""The registry workload's section of a run's report (``Workload.sections``), its
+membership: each instance's true state against what each discovery client saw, drawn as one
+inline SVG (no script), then the measured numbers (detection per death and client,
+recovery, removals of live instances with their cause, stale listings).
 
 It reads the membership timeline as the checker does (``checkers.membership``) and the
 checker's numbers from ``results.json`` (its ``discovery`` entry), so the picture and the
@@ -15,9 +15,9 @@ from typing import Any, Final
 
 from checkers.discovery import NAME
 from checkers.membership import Timeline, timeline
-from checkers.record import RunRecord
-from harness.report._format import DASH, seconds, secs
-from harness.report._html import esc, table, tag
+from core.html import esc, table, tag
+from core.short_text import DASH, seconds, secs
+from workloads.section import RunView
 
 WIDTH: Final = 960
 LABEL: Final = 150
@@ -29,12 +29,12 @@ TICK_SPACING: Final = 110
 ALIVE, DEAD, LISTED, ABSENT = "#3f9d57", "#d9534f", "#5b8def", "#e3e6ea"
 
 
-def membership_section(record: RunRecord, results: dict[str, Any] | None) -> str:
+def section(run: RunView) -> str:
     """The section, or "" when the run has no discovery verdict."""
-    found = ((results or {}).get("checkers") or {}).get(NAME)
-    if not isinstance(found, dict) or "deaths" not in found:
+    found = run.checker(NAME)
+    if found is None or "deaths" not in found:
         return ""
-    t = timeline(record)
+    t = timeline(run.record)
     if not t.process_of or not t.listings:
         return ""
     return tag(

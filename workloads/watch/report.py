@@ -1,4 +1,5 @@
-"""The report's watch section: each watcher's deliveries, and over time against the writes.
+"""The watch workload's section of a run's report (``Workload.sections``): each watcher's
+deliveries, and over time against the writes.
 
 From the watch checkers' results (``checkers.watch_delivery``, ``checkers.watch_latency``)
 and the history's writes: a table per watcher process (its mechanism, changes delivered,
@@ -12,8 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.history import History
-from harness.report._html import esc, table, tag
+from checkers import watch_delivery, watch_latency
+from core.html import esc, table, tag
+from workloads.section import RunView
 
 _W, _H, _PAD = 720, 160, 28
 _COLORS = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1", "#b7791f", "#c53030")
@@ -77,11 +79,13 @@ def _row(w: dict[str, Any], latency: dict[str, Any]) -> list[str]:
     return [esc(c) for c in cells]
 
 
-def watch_section(results: dict[str, Any] | None, history: History) -> str:
+def section(run: RunView) -> str:
     """The section, or "" when the run has no watch results."""
-    checkers = (results or {}).get("checkers") or {}
-    delivery, latency = checkers.get("watch-delivery"), checkers.get("watch-latency") or {}
-    if not isinstance(delivery, dict) or not delivery.get("watchers"):
+    delivery, latency = (
+        run.checker(watch_delivery.NAME),
+        run.checker(watch_latency.NAME) or {},
+    )
+    if delivery is None or not delivery.get("watchers"):
         return ""
     per = latency.get("watchers") or {}
     rows = [_row(w, per) for w in delivery["watchers"]]
@@ -89,6 +93,7 @@ def watch_section(results: dict[str, Any] | None, history: History) -> str:
         "process", "mechanism", "delivered", "missed", "compacted away", "duplicates",
         "out of order", "compactions handled", "final values", "latency p50 / p99 (ms)",
     )  # fmt: skip
+    history = run.record.history
     writes = [op.time for op in history if op.f == "write" and op.type == "ok" and op.is_client]
     watchers = {str(p): dict(v.get("per_second", [])) for p, v in per.items() if v.get("count")}
     return (
