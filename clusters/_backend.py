@@ -13,7 +13,7 @@ import re
 import time
 
 from clusters._probe import wait_until
-from clusters.server import Place, ServerSpec
+from clusters.server import Address, Place, ServerSpec
 from core.cluster import ClusterError, server_version
 
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
@@ -44,6 +44,11 @@ class ServerCluster:
         """The last ``lines`` lines of ``node``'s server log, joined with " | "."""
         raise NotImplementedError
 
+    def port(self, node: str) -> int:
+        """The client port of ``node``'s server (the spec's fixed one unless a backend
+        gives each node its own)."""
+        return self.server.port
+
     def where(self, node: str) -> str:
         """``node`` as error messages name it."""
         return node
@@ -61,13 +66,21 @@ class ServerCluster:
 
     # -- shared -------------------------------------------------------------------------
 
-    def addresses(self) -> dict[str, str]:
+    def address(self, node: str) -> Address:
+        """Where ``node``'s server takes clients: (ip, client port)."""
+        return Address(self.ip(node), self.port(node))
+
+    def addresses(self) -> dict[str, Address]:
         """Node -> address, n1 first."""
-        return {n: self.ip(n) for n in self.nodes()}
+        return {n: self.address(n) for n in self.nodes()}
+
+    def endpoints(self) -> dict[str, str]:
+        """Node name -> "ip:port" of its client port."""
+        return {n: str(at) for n, at in self.addresses().items()}
 
     def is_healthy(self, node: str) -> bool:
         """Whether ``node``'s server answers its probe from the control machine now."""
-        return self.server.healthy(self.ip(node))
+        return self.server.healthy(self.address(node))
 
     def is_ready(self) -> bool:
         """Whether the whole cluster serves."""
@@ -104,7 +117,10 @@ class ServerCluster:
         self._signal(node, "CONT")
 
     def version(self) -> str:
-        """The server's version as its image or package says it (on n1)."""
+        """The server's version as its image or package says it (on n1), or as its spec
+        says it (``fixed_version``)."""
+        if self.server.fixed_version is not None:
+            return self.server.fixed_version
         return server_version(
             self, self.server.version_command(self.place), self.server.version_prefix
         )

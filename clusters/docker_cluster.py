@@ -118,8 +118,9 @@ class DockerCluster(ServerCluster):
         return [f"n{i}" for i in range(1, self.size + 1)]
 
     def endpoints(self) -> dict[str, str]:
-        """Node name -> "ip:port" of its client port (reachable from the host)."""
-        return {n.name: f"{n.peer.ip}:{self.server.port}" for n in self._nodes.values()}
+        """Node name -> "ip:port" of its client port (reachable from the host); none
+        before the nodes are laid out."""
+        return {n.name: str(n.peer.address) for n in self._nodes.values()}
 
     def start(self, run_dir: Path) -> None:
         """Create network and nodes, launch the servers, return once the cluster serves."""
@@ -165,7 +166,9 @@ class DockerCluster(ServerCluster):
         """Give the nodes their addresses in ``subnet`` (``start`` does it once it has one)."""
         self.subnet = subnet
         self._nodes = {
-            name: Node(Peer(name, i, node_ip(subnet, i)), f"{self.network_name}-{name}")
+            name: Node(
+                Peer(name, i, node_ip(subnet, i), self.server.port), f"{self.network_name}-{name}"
+            )
             for i, name in enumerate(self.nodes(), start=1)
         }
         return self.peers()

@@ -50,7 +50,7 @@ def image_names(targets: list[str]) -> list[tuple[str, Release | None]]:
 def _release(target: str, suite: str) -> Release:
     """The release ``suite`` of ``target``'s server; ClusterError naming the ones it has."""
     server = server_spec(target) if target in TARGETS else None
-    if server is None:
+    if server is None or server.local:
         raise ClusterError(f"{target} has no server versions: name a Docker target before @")
     if suite not in server.releases:
         raise ClusterError(release_error(target, suite, server.releases, server.missing))

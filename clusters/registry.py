@@ -58,12 +58,12 @@ def images() -> tuple[str, ...]:
 
 
 def ssh_targets() -> tuple[str, ...]:
-    """The targets that can run on SSH hosts."""
-    return tuple(name for name, t in TARGETS.items() if t.server is not None)
+    """The targets that can run on SSH hosts (not one run as local processes)."""
+    return tuple(name for name, t in TARGETS.items() if t.server is not None and not t.local)
 
 
 def server_spec(name: str) -> ServerSpec | None:
-    """The ``ServerSpec`` of target ``name`` (None: it runs no server, like the sim)."""
+    """The ``ServerSpec`` of target ``name`` (None: it has none)."""
     path = TARGETS[name].server
     return None if path is None else Lazy(path).load()
 

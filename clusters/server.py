@@ -3,8 +3,9 @@
 A target's ``server.py`` (``clusters/etcd/server.py`` is the shortest) subclasses
 ``ServerSpec``: the server's process name and ports, the packages or image that provide it,
 and, per node given its peers and its ``Place`` (where a backend keeps configuration and
-data), what to launch (``Launch``: argv, files, environment). Probes take addresses: whether
-a server is healthy, whether the whole cluster serves, which node leads. The Docker backend
+data), what to launch (``Launch``: argv, files, environment). Probes take addresses
+(``Address``: ip and client port): whether a server is healthy, whether the whole cluster
+serves, which node leads. The Docker backend
 (``clusters.docker_cluster``) and the SSH backend (``clusters.ssh.cluster``) drive any spec;
 neither knows a target by name.
 """
@@ -14,18 +15,38 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from clusters.releases import DEFAULT_SUITE, Release
 from core.cluster import ClusterError
 
 
+class Address(NamedTuple):
+    """Where a node's server takes clients: its host's address and its client port (the
+    spec's fixed ``port`` on its own host; a port of its own where nodes share one host,
+    as local processes do). ``str()`` is ``"ip:port"``, an endpoint."""
+
+    ip: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.ip}:{self.port}"
+
+
 @dataclass(frozen=True, slots=True)
 class Peer:
-    """One node as its server sees it: name (n1, n2...), 1-based index, address."""
+    """One node as its server sees it: name (n1, n2...), 1-based index, address and
+    client port (the spec's ``port`` unless its backend gives each node its own)."""
 
     name: str
     index: int
     ip: str
+    port: int
+
+    @property
+    def address(self) -> Address:
+        """Its (ip, client port)."""
+        return Address(self.ip, self.port)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +61,18 @@ class Place:
     """True in our Docker image; False on a host with the Debian packages ``packages``."""
     run_id: str = ""
     """The run's id, for what a cluster must be named by (etcd's cluster token)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """What a run tells its servers beyond where their files go (``ServerSpec.for_run``):
+    the run clock's origin, for a server that stamps its own events on the run's time
+    line (``core.clock.RunClock``), the run's seed and the bugs ``--sim-bug`` asks it to
+    inject. A server that needs none of them ignores them."""
+
+    clock_origin: int
+    seed: int | None = None
+    bugs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +137,19 @@ class ServerSpec:
     """Suites it is not offered from -> why (no package, or the package does not run)."""
     suite: str = DEFAULT_SUITE
     """The release this spec runs (``with_release``)."""
+    local: bool = False
+    """Run as processes of this machine (``clusters._local``) rather than in Docker or on
+    SSH hosts: a server the harness ships itself (the sim), no image or package."""
+    node_names: tuple[str, ...] = ()
+    """Its nodes' names when they are not n1..nN (the sim's one node is ``sim``: its run
+    directories, recorded faults and replays name it)."""
+    fixed_version: str | None = None
+    """The version of a server that has one, said without asking it (the sim's
+    ``built-in``); None: ``version_argv`` asks."""
+    service_log: str | None = None
+    """Where the service's own event log (lease expiries, lock grants) lands, relative to
+    the run directory (the sim's ``sim/events.jsonl``); None: it keeps none the checkers
+    read."""
 
     @property
     def release(self) -> Release | None:
@@ -120,6 +166,11 @@ class ServerSpec:
         fake = self.faketime_default and self.releases[suite].no_faketime is None
         return replace(self, suite=suite, faketime_default=fake)
 
+    def for_run(self, run: RunSettings) -> ServerSpec:
+        """This server as ``run`` sets it up (the clock origin, seed and bugs its
+        ``launch`` needs); the default needs none of them."""
+        return self
+
     def check_size(self, n: int, unit: str = "nodes") -> None:
         """Raise ClusterError when ``n`` nodes make no sense (default: odd, 1 to 7)."""
         check_odd(self.name, n, unit)
@@ -133,15 +184,15 @@ class ServerSpec:
         """What to run on ``node`` of a cluster of ``peers`` (``node`` among them)."""
         raise NotImplementedError
 
-    def healthy(self, ip: str) -> bool:
-        """Whether the server at ``ip`` answers its probe now."""
+    def healthy(self, at: Address) -> bool:
+        """Whether the server at ``at`` answers its probe now."""
         raise NotImplementedError
 
-    def ready(self, ips: Mapping[str, str]) -> bool:
+    def ready(self, ips: Mapping[str, Address]) -> bool:
         """Whether the cluster of ``ips`` (node -> address) serves (default: all healthy)."""
-        return all(self.healthy(ip) for ip in ips.values())
+        return all(self.healthy(at) for at in ips.values())
 
-    def leader(self, ips: Mapping[str, str]) -> str | None:
+    def leader(self, ips: Mapping[str, Address]) -> str | None:
         """The node that leads now, else None (only with ``has_leader``)."""
         return None
 

@@ -1,7 +1,7 @@
 """``TargetSpec``: everything about one target, one value; ``clusters.registry`` lists them.
 
 A target's spec says what it is (name, description, default size, image), how a run gets
-its cluster (a ``ServerSpec`` in Docker or on SSH hosts, or a ``LocalServer``), what it
+its cluster (a ``ServerSpec``: in Docker or on SSH hosts, or as local processes), what it
 offers of each workload (``Offer``: the clients of each variant, or why not), what it
 accepts (persistence, and its own rules on the options, ``checks``: the lease TTLs its
 service grants, the bugs it injects), what faults may do to its cluster (``abilities``,
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from clusters.releases import Release
-from clusters.server import ClusterOptions
+from clusters.server import ClusterOptions, RunSettings, ServerSpec
 from core.abilities import SERVER_ABILITIES, Ability
 from core.client import ClientFactory
 from core.clock import RunClock
@@ -66,21 +66,6 @@ class Lazy:
     def load(self) -> Any:
         module, _, attr = self.path.partition(":")
         return getattr(importlib.import_module(module), attr)
-
-
-LocalFactory = Callable[[RunOptions, RunClock], Cluster]
-
-
-@dataclass(frozen=True, slots=True)
-class LocalServer:
-    """A target's service run as a local process of this machine (the sim), no server to
-    install: how a run builds its cluster, the service's fixed version and where its own
-    event log (lease expiries, lock grants) lands, relative to the run directory (None:
-    it keeps none the checkers read)."""
-
-    cluster: LocalFactory
-    version: str
-    service_log: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +162,10 @@ class Offer:
     unfenced: tuple[str, ...] = ()
     """Its variants that hand out no fencing token: ``--fencing on`` fences nothing with
     them (said as a warning; the unfenced outcome is what they show)."""
+    threads: bool = False
+    """Whether its clients were measured in threads of the harness, under the target's
+    server faults: ``--clients auto`` then takes threads where no fault acts on a client
+    (``harness.client_mode``); otherwise a real target keeps a process per client."""
 
     @property
     def offered(self) -> bool:
@@ -194,6 +183,11 @@ class Offer:
             raise ClusterError(f"not offered: {self.why_not}")
         builder: ClientBuilder = Lazy(ref).load()
         return builder
+
+
+def run_settings(opts: RunOptions, clock: RunClock) -> RunSettings:
+    """What a run with ``opts`` on ``clock`` tells its servers (``ServerSpec.for_run``)."""
+    return RunSettings(clock.origin, opts.seed, tuple(opts.backend.sim_bugs))
 
 
 def variants(client: str, names: tuple[str, ...], **more: Any) -> Offer:
@@ -279,9 +273,8 @@ class TargetSpec:
     offers: Mapping[str, Offer] = field(default_factory=dict)
     server: str | None = None
     """``module:NAME`` of its ``ServerSpec`` (its ``server.py``): how to run its server,
-    which the Docker backend runs in containers and the SSH backend on hosts."""
-    local: LocalServer | None = None
-    """How it runs as a local process (the sim), when it has no server."""
+    which the Docker backend runs in containers and the SSH backend on hosts, or, for a
+    server the harness ships (``ServerSpec.local``: the sim), the local-process backend."""
     image: str | None = None
     """The image definition it runs (``clusters/<image>/``); None for a target without one."""
     persistence: tuple[str, ...] = ()
@@ -303,9 +296,15 @@ class TargetSpec:
 
     @property
     def service_log(self) -> str | None:
-        """Where its service's own event log lands in the run directory (its local
-        server's, ``LocalServer``); None: its service keeps none the checkers read."""
-        return self.local.service_log if self.local is not None else None
+        """Where its service's own event log lands in the run directory (its server's,
+        ``ServerSpec.service_log``); None: its service keeps none the checkers read."""
+        return self._server(None).service_log if self.server is not None else None
+
+    @property
+    def local(self) -> bool:
+        """Whether its server runs as processes of this machine (``ServerSpec.local``: the
+        sim), not in Docker or on SSH hosts."""
+        return self.server is not None and self._server(None).local
 
     @property
     def bugs(self) -> Mapping[str, Bug]:
@@ -349,9 +348,15 @@ class TargetSpec:
                 self._check_variant(
                     workload.name, v, opts.get(v.option), self.offers.get(workload.name), opts
                 )
-        if opts.backend.image is not None and self.local is not None:
+        if opts.backend.image is not None and self.local:
             raise OptionError(
                 f"{self.name} runs as a local process, not in Docker: leave out --image"
+            )
+        named = self._server(None).node_names if self.server is not None else ()
+        if named and opts.backend.nodes not in (None, len(named)) and not opts.ssh.enabled:
+            raise OptionError(
+                f"{self.name} runs {len(named)} node(s) ({', '.join(named)}), "
+                f"not {opts.backend.nodes}: leave out --nodes"
             )
         if opts.backend.persistence is not None and not self.persistence:
             raise OptionError(f"{self.name} has no persistence option: leave out --persistence")
@@ -439,21 +444,31 @@ class TargetSpec:
         except ClusterError as e:
             raise OptionError(str(e)) from None
 
-    def build(self, options: ClusterOptions) -> Cluster:
-        """The (not yet started) Docker cluster for ``options``; ClusterError for a bad
-        option or a target without one."""
-        if self.server is None:
+    def build(self, options: ClusterOptions, run: RunSettings | None = None) -> Cluster:
+        """The (not yet started) Docker cluster for ``options`` (its servers set up for
+        ``run``, ``ServerSpec.for_run``); ClusterError for a bad option or a target
+        without one."""
+        if self.server is None or self.local:
             raise ClusterError(f"Target {self.name} has no Docker cluster")
         self.check_persistence(options.persistence)
         backend = importlib.import_module("clusters.docker_cluster")
-        cluster: Cluster = backend.docker_cluster(Lazy(self.server).load(), options)
+        cluster: Cluster = backend.docker_cluster(self._server(run), options)
         return cluster
 
+    def _server(self, run: RunSettings | None) -> ServerSpec:
+        """Its ``ServerSpec``, set up for ``run`` when given."""
+        server: ServerSpec = Lazy(str(self.server)).load()
+        return server if run is None else server.for_run(run)
+
     def make_cluster(self, opts: RunOptions, clock: RunClock) -> Cluster:
-        """The run's cluster, not started, in Docker (or as a local process); on SSH
-        hosts see ``clusters.run_target``."""
-        if self.local is not None:
-            return self.local.cluster(opts, clock)
+        """The run's cluster, not started, in Docker (or as local processes,
+        ``clusters._local``); on SSH hosts see ``clusters.run_target``."""
+        if self.local:
+            backend = importlib.import_module("clusters._local")
+            local: Cluster = backend.local_cluster(
+                self._server(run_settings(opts, clock)), opts.backend.nodes
+            )
+            return local
         return self.build(
             ClusterOptions(
                 run_id=secrets.token_hex(3),
@@ -462,13 +477,12 @@ class TargetSpec:
                 persistence=opts.backend.persistence,
                 release=opts.backend.server_version,
                 power_loss=POWER_LOSS.name in opts.fault_names(),
-            )
+            ),
+            run_settings(opts, clock),
         )
 
     def versions(self, cluster: Cluster) -> dict[str, str]:
         """What test.json records of the target's version."""
-        if self.local is not None:
-            return {self.name: self.local.version}
         version = getattr(cluster, "version", None)
         release = getattr(cluster, "release", None)  # the Docker backend's Debian release
         return {

@@ -5,12 +5,14 @@ A worker process can be frozen (SIGSTOP), killed or given a clock of its own alo
 the client faults need; it costs a process, its pipe and two messages per operation. A
 thread costs neither, but it cannot be frozen or killed alone, and it runs the harness's
 own interpreter. So ``auto`` picks threads only where nothing needs a process: a target
-whose service is a local process (the sim), no fault aimed at a client
-(``FaultSpec.in_clients``, read from the faults' registry) and clients that run with the
-harness's Python (not a lock library, which runs in an environment of its own). A real
-target keeps processes under ``auto`` until threads are measured there under faults;
-``--clients thread`` runs them there where nothing needs a process, and is refused in
-one line where something does. test.json records the mode and why (``clients``).
+whose service is a local process (the sim), or a workload its target says was measured
+with threads under its server faults (``Offer.threads``: etcd's
+cas-register), no fault aimed at a client (``FaultSpec.in_clients``, read from the
+faults' registry) and clients that run with the harness's Python (not a lock library,
+which runs in an environment of its own). Anything else on a real target keeps processes
+under ``auto`` until measured; ``--clients thread`` runs them there where nothing needs a
+process, and is refused in one line where something does. test.json records the mode and
+why (``clients``).
 """
 
 from __future__ import annotations
@@ -75,8 +77,10 @@ def client_mode(opts: RunOptions, target: TargetSpec) -> ClientMode:
                 "or auto"
             )
         return ClientMode(THREAD, "asked")
-    if target.local is None:
-        return ClientMode(PROCESS, f"auto: {target.name} is not measured with threads yet")
+    if not target.local and not target.offer(opts).threads:
+        return ClientMode(
+            PROCESS, f"auto: {opts.workload} on {target.name} is not measured with threads yet"
+        )
     if need is not None:
         return ClientMode(PROCESS, f"auto: {need}")
     return ClientMode(THREAD, f"auto: {target.name}, no client fault")

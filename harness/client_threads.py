@@ -2,81 +2,72 @@
 chosen by ``harness.client_mode``).
 
 A ``ThreadWorker`` is the runner's handle on one, the twin of ``harness.worker.Worker``:
-it takes an invocation (a queue the thread waits on) and leaves its completion in the
-run's ``Answers``, where the runner picks every completion up at once, woken by a byte on
-a pipe only when it may be asleep. No process, no pickling, no pipe per operation: the
-cost a worker process adds to each operation is gone. What a thread cannot do is be
-frozen or killed alone: a run with a fault aimed at a client keeps its processes. A
-thread whose operation timed out is abandoned as a worker process is (a fresh one takes
-its thread under a new process id), but it cannot be stopped: it goes on until its
-client returns (what it does then is recorded, as for a process), then closes.
+it takes an invocation (a queue the thread waits on), and when its client returns it
+hands the completion to the runner itself (``Done``), in the thread: the runner records
+it and, when the generator's next operation is this thread's and due, opens it and gives
+it back, so the thread goes straight on with it. The common path has no handoff between
+threads at all: no queue, no pipe, no wake-up of the runner's loop, which is woken
+(``Bell``) only for what the thread cannot do itself (an operation of another thread or
+not yet due, a fault, the end). No process and no pickling either: the cost a worker
+process adds to each operation is gone. What a thread cannot do is be frozen or killed
+alone: a run with a fault aimed at a client keeps its processes. A thread whose
+operation timed out is abandoned as a worker process is (a fresh one takes its thread
+under a new process id), but it cannot be stopped: it goes on until its client returns
+(what it does then is recorded, as for a process), then closes.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections import deque
+from collections.abc import Callable
 from queue import SimpleQueue
 
 from core.client import ClientFactory, Completion, Invocation, WorkerContext
 from harness.worker import LazyClient
 
+Done = Callable[["ThreadWorker", Completion], "Invocation | None"]
+"""What a client thread does with its completion (the runner's, in the thread): the
+next invocation to go on with, or None to wait for one."""
 
-class Answers:
-    """Where the client threads leave their completions for the runner: a queue, and a
-    pipe the runner waits on beside its other events (a byte on it only when the runner
-    said it may wait: ``waiting``)."""
+
+class Bell:
+    """Wakes the runner's loop from its wait: a pipe it polls beside its other events,
+    rung (one byte) only while the loop sleeps (``asleep``, set and read under the
+    runner's lock, so no ring is lost and none is written for nothing)."""
 
     def __init__(self) -> None:
         self._read, self._write = os.pipe()
         os.set_blocking(self._read, False)
         os.set_blocking(self._write, False)
-        self._done: deque[tuple[ThreadWorker, Completion]] = deque()
-        self._waiting = False
-        self._rings = threading.Lock()  # no byte written once the pipe is closed
+        self.asleep = False
         self._closed = False
 
     def fileno(self) -> int:
         """The pipe's end to wait on."""
         return self._read
 
-    def put(self, worker: ThreadWorker, done: Completion) -> None:
-        """A thread's completion (from the thread)."""
-        self._done.append((worker, done))
-        if self._waiting:
-            with self._rings:
-                if self._waiting and not self._closed:
-                    self._waiting = False
-                    try:
-                        os.write(self._write, b"\0")
-                    except OSError:  # full: the runner is behind, and reads anyway
-                        pass
-
-    def waiting(self) -> bool:
-        """The runner may wait from now on: a completion left after this rings the
-        pipe. True when one is here already (it must not wait, then)."""
-        self._waiting = True
-        return bool(self._done)
-
-    def take(self, rung: bool) -> list[tuple[ThreadWorker, Completion]]:
-        """Every completion left, oldest first; ``rung``: the pipe has bytes to empty."""
-        self._waiting = False
-        if rung:
+    def ring(self) -> None:
+        """Wake the loop, if it sleeps (once: it is awake from then on)."""
+        if self.asleep and not self._closed:
+            self.asleep = False
             try:
-                while os.read(self._read, 4096):
-                    pass
-            except OSError:  # emptied
+                os.write(self._write, b"\0")
+            except OSError:  # full: the loop wakes anyway
                 pass
-        done = self._done
-        return [done.popleft() for _ in range(len(done))]
+
+    def drain(self) -> None:
+        """Empty the pipe (the loop is awake)."""
+        try:
+            while os.read(self._read, 4096):
+                pass
+        except OSError:  # emptied
+            pass
 
     def close(self) -> None:
-        """Close the pipe; a thread still running afterwards writes nothing more (its
-        number may be another file's by then)."""
-        with self._rings:
-            if self._closed:
-                return
+        """Close the pipe; a ring afterwards writes nothing (its number may be another
+        file's by then)."""
+        if not self._closed:
             self._closed = True
             os.close(self._read)
             os.close(self._write)
@@ -93,19 +84,21 @@ class ThreadWorker:
     """No process of its own: nothing a fault could signal."""
 
     def __init__(
-        self, process: int, factory: ClientFactory, ctx: WorkerContext, answers: Answers
+        self, process: int, factory: ClientFactory, ctx: WorkerContext, done: Done
     ) -> None:
         self.process = process
         self._inbox: SimpleQueue[Invocation | None] = SimpleQueue()
-        self._answers = answers
+        self._done = done
         self._client = LazyClient(factory, ctx)
         self._thread = threading.Thread(target=self._serve, name=f"client-{process}", daemon=True)
         self._thread.start()
 
     def _serve(self) -> None:
         try:
-            while (inv := self._inbox.get()) is not _STOP:
-                self._answers.put(self, self._client.invoke(inv))
+            inv = self._inbox.get()
+            while inv is not _STOP:
+                nxt = self._done(self, self._client.invoke(inv))
+                inv = nxt if nxt is not None else self._inbox.get()
         finally:
             self._client.close()
 
@@ -123,10 +116,12 @@ class ThreadWorker:
         self._inbox.put(_STOP)
 
     def stop(self, timeout: float = 2.0) -> None:
-        """Ask it to close, and wait up to ``timeout`` for it to end; a thread still in
+        """Ask it to close, and wait up to ``timeout`` for it to end (not when asked by
+        the thread itself, which ends on its own once this returns); a thread still in
         its client's operation cannot be killed: it goes on (``running``)."""
         self.close_client()
-        self._thread.join(timeout)
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
 
     @property
     def running(self) -> bool:

@@ -17,9 +17,14 @@ operation gets the same ``op_timeout``, and ``_open`` keeps invocation order), a
 messages to the workers are plain tuples (``harness.worker``).
 
 The clients run in worker processes (``harness.worker``) or, ``threads``, in threads of
-this process (``harness.client_threads``): their completions then come through one
-``Answers`` queue, taken whole each time the loop waits, the loop woken by a byte on a
-pipe only when it may be asleep.
+this process (``harness.client_threads``). A client thread does the loop's step for its
+own operation itself (``_thread_done``): it records the completion, asks the generator,
+and when the next request is its own and due, records the invocation and goes on with
+it, all under the runner's one lock, which the loop holds except while it waits. The
+loop keeps what a thread cannot do (another thread's request, one not yet due, a fault,
+timeouts, the flush timer, the end), woken by the threads' ``Bell`` only then. The
+history's semantics are the loop's: the invocation stamped and recorded before the
+request is sent, the completion after the answer came, one op at a time under the lock.
 
 Timeouts: a client op still open after ``op_timeout`` seconds completes as ``info``
 ("timed out"). Its worker is then abandoned, not killed: a worker frozen by a client pause
@@ -57,7 +62,7 @@ from core.gen import PENDING, Context, Generator, Request
 from core.gen.replay import Replay
 from core.ops import NEMESIS, Op
 from core.store import JsonlWriter
-from harness.client_threads import Answers, ThreadWorker
+from harness.client_threads import Bell, ThreadWorker
 from harness.load import CpuMeter, Load
 from harness.worker import Worker
 from nemesis.base import Nemesis
@@ -72,6 +77,16 @@ AnyWorker = Worker | ThreadWorker
 
 FLUSH_NS = 5_000_000
 """The longest an op waits, recorded but not yet written to the history file (5 ms)."""
+
+QUIET_EVERY_NS = 200_000_000
+QUIET_MAX_NS = 20_000_000
+"""Client threads that go straight on from one operation to the next leave no point
+where every operation invoked had completed (a *cut*, where the check during the run
+proves a key's history so far and the final check starts: ``checkers.linear.resume``);
+worker processes leave some, their completions taken by the loop in batches. So every
+``QUIET_EVERY_NS`` (0.2 s, the live check's turn) the client threads hold their next
+operations until every open one has completed, for at most ``QUIET_MAX_NS`` (20 ms: a
+client frozen or cut off does not hold the others), then go on."""
 
 _READABLE = select.POLLIN | select.POLLHUP | select.POLLERR
 
@@ -197,9 +212,19 @@ class Runner:
         # fd (a worker process's pipe, the nemesis's), or a client thread -> whose answer
         # it brings
         self._waiting: dict[int | ThreadWorker, Thread | _Abandoned] = {}
-        self._answers = Answers() if threads else None
-        if self._answers is not None:
-            self._poll.register(self._answers.fileno(), _READABLE)
+        self._lock = threading.Lock()
+        """The runner's state, held by the loop except while it waits, and by a client
+        thread doing its own step (``_thread_done``)."""
+        self._bell = Bell() if threads else None
+        if self._bell is not None:
+            self._poll.register(self._bell.fileno(), _READABLE)
+        self._looping = False  # the loop runs: a client thread may go on by itself
+        self._exhausted = False  # the generator said it is done
+        self._closed = False
+        self._changes = 0  # completions so far: the generator changed under a wait
+        self._failure: BaseException | None = None  # raised in a client thread's step
+        self._quiet_at = 0  # run-clock time of the next quiet point sought (threads)
+        self._quiet_until: int | None = None  # the quiet point sought gives up then
         self._threads: frozenset[Thread] = frozenset()
         self._view: dict[Thread, Any] = {}  # the contexts' thread -> process, shared
         self.cpu = CpuMeter()
@@ -269,6 +294,8 @@ class Runner:
 
     def close(self) -> None:
         """Stop every worker (thawing paused ones first) and the nemesis thread."""
+        with self._lock:
+            self._closed = True  # a client thread's step does nothing from now on
         for w in self._workers.values():
             w.stop()
         for a in self._abandoned:
@@ -278,8 +305,9 @@ class Runner:
         self._ended.clear()
         self._workers.clear()
         self._abandoned.clear()
-        if self._answers is not None:
-            self._answers.close()
+        if self._bell is not None:
+            with self._lock:
+                self._bell.close()
         if self._events is not None:
             self._events.close()
         if self._nemesis_thread is not None:
@@ -290,8 +318,8 @@ class Runner:
         ctx = WorkerContext(
             process=process, clock=self.clock, events_path=self.events_path, thread=thread
         )
-        if self._answers is not None:
-            self._workers[thread] = ThreadWorker(process, self.factory, ctx, self._answers)
+        if self._bell is not None:
+            self._workers[thread] = ThreadWorker(process, self.factory, ctx, self._thread_done)
         else:
             self._workers[thread] = Worker.spawn(process, self.factory, ctx)
         self._thread_process[thread] = process
@@ -309,6 +337,8 @@ class Runner:
         self._record_fn(op)
         if self._unflushed_since is None and self._flush_fn is not None:
             self._unflushed_since = op.time
+            if self._bell is not None:
+                self._bell.ring()  # a loop asleep till a later timeout flushes it in time
         return op
 
     def _flush(self) -> None:
@@ -328,9 +358,14 @@ class Runner:
         start = self.clock.now()
         self.cpu.start(self._pids())
         try:
-            self._loop()
+            with self._lock:
+                self._looping = True
+                try:
+                    self._loop()
+                finally:
+                    self._looping = False
+                    self._flush()
         finally:
-            self._flush()
             self.cpu.stop(self._pids())
             self._span = (start, self.clock.now())
 
@@ -355,7 +390,6 @@ class Runner:
         )
 
     def _loop(self) -> None:
-        exhausted = False
         while True:
             now = self.clock.now()
             since = self._unflushed_since
@@ -364,7 +398,7 @@ class Runner:
             self._expire(now)
             if isinstance(self.gen, Replay):
                 self._end_threads(self.gen.ended(now))
-            if exhausted or self._stopping:
+            if self._exhausted or self._stopping:
                 if not self._open:
                     return
                 by = self._stop_by
@@ -375,6 +409,10 @@ class Runner:
                 due = self._next_deadline(now)
                 self._wait_events(due if by is None else min(due, by))
                 continue
+            if self._quieting(now):  # a quiet point is sought: nothing invoked till then
+                assert self._quiet_until is not None
+                self._wait_events(min(self._quiet_until, self._next_deadline(now)))
+                continue
             # no thread free: nothing to invoke (with no thread left at all, a replay whose
             # every recording ended, the generator is asked: it says it is done)
             if self._threads and len(self._open) == len(self._threads):
@@ -382,7 +420,7 @@ class Runner:
                 continue
             req, nxt = self.gen.op(self._context(now))
             if req is None:
-                exhausted = True
+                self._exhausted = True
                 continue
             if req is PENDING:
                 self.gen = nxt
@@ -432,26 +470,84 @@ class Runner:
         thread = self._thread_of(req.process)
         if thread in self._open:
             raise RuntimeError(f"generator asked busy process {req.process!r} to invoke")
-        op = self._record(process=req.process, type="invoke", f=req.f, value=req.value, key=req.key)
-        inv = Invocation(req.f, req.value, req.key)
-        if thread == NEMESIS:
-            assert self._nemesis_thread is not None
-            self._flush()  # the history is on disk up to the fault
-            log.info("fault %s invoked at %.3f s: %r", req.f, _secs(op.time), req.value)
-            self._open[thread] = _Open(op, None)
-            self._await(self._nemesis_thread.conn.fileno(), thread)
-            self._nemesis_thread.send(inv)
-        else:
-            self._open[thread] = _Open(op, op.time + self.op_timeout_ns)
-            self.stats.invoked += 1
-            self._holders.follow(op)  # giving it up: no longer a fault's target
+        if thread != NEMESIS:
+            op, inv = self._open_op(thread, req)
             worker = self._workers[int(thread)]
             self._await(_channel(worker), thread)
             try:
                 worker.send(inv)
             except (BrokenPipeError, OSError):
                 pass  # a dead worker's pipe reads as EOF next: recorded as info there
+            return op
+        assert self._nemesis_thread is not None
+        op = self._record(process=req.process, type="invoke", f=req.f, value=req.value, key=req.key)
+        self._flush()  # the history is on disk up to the fault
+        log.info("fault %s invoked at %.3f s: %r", req.f, _secs(op.time), req.value)
+        self._open[thread] = _Open(op, None)
+        self._await(self._nemesis_thread.conn.fileno(), thread)
+        self._nemesis_thread.send(Invocation(req.f, req.value, req.key))
         return op
+
+    def _open_op(self, thread: Thread, req: Request) -> tuple[Op, Invocation]:
+        """Record a client thread's invocation and open its operation (before the
+        request goes out)."""
+        op = self._record(process=req.process, type="invoke", f=req.f, value=req.value, key=req.key)
+        self._open[thread] = _Open(op, op.time + self.op_timeout_ns)
+        self.stats.invoked += 1
+        self._holders.follow(op)  # giving it up: no longer a fault's target
+        return op, Invocation(req.f, req.value, req.key)
+
+    def _thread_done(self, worker: ThreadWorker, done: Completion) -> Invocation | None:
+        """A client thread's completion, handled in that thread (``ThreadWorker``'s
+        ``Done``): recorded as the loop would; then, while the loop runs, the thread's
+        next invocation when the generator's next request is its own and due (None: the
+        loop, woken, decides). An error here is the loop's, raised there."""
+        with self._lock:
+            if self._closed:
+                return None
+            try:
+                return self._thread_step(worker, done)
+            except BaseException as e:
+                self._failure = e
+                if self._bell is not None:
+                    self._bell.ring()
+                return None
+
+    def _thread_step(self, worker: ThreadWorker, done: Completion) -> Invocation | None:
+        whose = self._waiting.pop(worker, None)
+        if whose is None:
+            return None  # a thread's answer after its run ended
+        if isinstance(whose, _Abandoned):
+            self._reap_abandoned(whose, done, returned=True)
+            return None
+        self._complete(whose, done)
+        thread = whose
+        if not self._looping or self._workers.get(int(thread)) is not worker:
+            return None  # the run is over, or the thread retired (its op ended info)
+        assert self._bell is not None
+        if self._stopping or self._exhausted or isinstance(self.gen, Replay):
+            self._bell.ring()
+            return None
+        now = self.clock.now()
+        since = self._unflushed_since
+        if since is not None and now - since >= FLUSH_NS:
+            self._flush()
+        if self._quiet_until is None and now >= self._quiet_at:
+            self._quiet_until = now + QUIET_MAX_NS
+        if self._quieting(now):
+            return None  # held till every open operation completed (the loop invokes it)
+        req, nxt = self.gen.op(self._context(now))
+        if not isinstance(req, Request) or req.time > now:
+            self._bell.ring()  # done, pending or not yet due: the loop waits for it
+            return None
+        if self._thread_process.get(thread, _GONE) != req.process:
+            self._bell.ring()  # another thread's: the loop invokes it
+            return None
+        self.gen = nxt
+        op, inv = self._open_op(thread, req)
+        self._await(worker, thread)
+        self.gen = self.gen.update(self._context(op.time), op)
+        return inv
 
     def _await(self, on: int | ThreadWorker, whose: Thread | _Abandoned) -> None:
         """Wait on ``on`` (a file descriptor, or a client thread, whose answers come
@@ -478,17 +574,14 @@ class Runner:
         if self._unflushed_since is not None:
             until = min(until, self._unflushed_since + FLUSH_NS)
         timeout_ms = max(0, min((until - self.clock.now() + 999_999) // 1_000_000, 250))
-        answers = self._answers
-        ready: list[tuple[int, int]] = []
-        if answers is None or not answers.waiting():
-            ready = self._poll.poll(timeout_ms)
-        elif NEMESIS in self._open:  # a client thread's answer is here: a look, no wait
-            ready = self._poll.poll(0)
-        got, rung = False, False
+        ready, got = self._poll_unlocked(timeout_ms)
+        bell = self._bell
         for fd, _ in ready:
             whose = self._waiting.get(fd)
             if whose is None:
-                rung = rung or (answers is not None and fd == answers.fileno())
+                if bell is not None and fd == bell.fileno():
+                    bell.drain()
+                    got = True
                 continue  # else answered already in this round (an abandoned worker reaped)
             if isinstance(whose, _Abandoned):
                 self._unawait(fd)
@@ -498,22 +591,41 @@ class Runner:
             self._unawait(fd)
             self._complete(whose, done)
             got = True
-        if answers is not None:
-            for worker, done in answers.take(rung):
-                got = self._answered(worker, done) or got
         return got
 
-    def _answered(self, worker: ThreadWorker, done: Completion) -> bool:
-        """A client thread's completion: its thread's operation's (True), or an
-        abandoned one's late one."""
-        whose = self._waiting.pop(worker, None)
-        if whose is None:
-            return False  # a thread's answer after its run ended
-        if isinstance(whose, _Abandoned):
-            self._reap_abandoned(whose, done)
+    def _quieting(self, now: int) -> bool:
+        """Whether a quiet point is sought (``QUIET_EVERY_NS``) and not reached yet: a
+        client operation still open, and its time not over. Reached or over, the next is
+        sought ``QUIET_EVERY_NS`` later, and the loop, woken, invokes the threads held."""
+        until = self._quiet_until
+        if until is None:
             return False
-        self._complete(whose, done)
-        return True
+        if now < until and len(self._open) > (NEMESIS in self._open):
+            return True
+        self._quiet_until = None
+        self._quiet_at = now + QUIET_EVERY_NS
+        if self._bell is not None:
+            self._bell.ring()
+        return False
+
+    def _poll_unlocked(self, timeout_ms: int) -> tuple[list[tuple[int, int]], bool]:
+        """Poll for ``timeout_ms`` with the runner's lock let go (the client threads
+        step meanwhile): what is ready, and whether a client thread completed an
+        operation meanwhile (the generator changed under the wait); what a thread
+        raised is raised here."""
+        changes = self._changes
+        if self._bell is not None:
+            self._bell.asleep = True
+        self._lock.release()
+        try:
+            ready = self._poll.poll(timeout_ms)
+        finally:
+            self._lock.acquire()
+        if self._bell is not None:
+            self._bell.asleep = False
+        if self._failure is not None:
+            raise self._failure
+        return ready, changes != self._changes
 
     def _receive(self, thread: Thread) -> Completion:
         """The completion ``thread``'s worker (or the nemesis) sent."""
@@ -536,9 +648,12 @@ class Runner:
         except (EOFError, OSError):
             return None
 
-    def _reap_abandoned(self, a: _Abandoned, late: Completion | None) -> None:
+    def _reap_abandoned(
+        self, a: _Abandoned, late: Completion | None, returned: bool = False
+    ) -> None:
         """An abandoned worker's operation returned (``late``; None: its worker died):
-        record it, then stop the worker."""
+        record it, then stop the worker (``returned``: said by its own thread, which
+        ends once this returns)."""
         if late is not None:
             log.info("late completion from abandoned process %s: %r", a.worker.process, late)
             self._event(
@@ -553,14 +668,14 @@ class Runner:
                 node=late.node,
             )
         self._abandoned.remove(a)
-        self._stop_abandoned(a, timeout=0.5)
+        self._stop_abandoned(a, timeout=0.5, returned=returned)
 
-    def _stop_abandoned(self, a: _Abandoned, timeout: float) -> None:
+    def _stop_abandoned(self, a: _Abandoned, timeout: float, returned: bool = False) -> None:
         sent = self.clock.now()
         self.cpu.worker_stopping(a.worker.pid)
         a.worker.stop(timeout=timeout)
         reason = "abandoned after its operation ended info"
-        if isinstance(a.worker, ThreadWorker) and a.worker.running:
+        if isinstance(a.worker, ThreadWorker) and a.worker.running and not returned:
             reason += (
                 "; a client thread, which cannot be killed: it may still be running, "
                 "and closes its client once its operation returns"
@@ -575,6 +690,7 @@ class Runner:
 
     def _complete(self, thread: Thread, done: Completion) -> None:
         opened = self._open.pop(thread)
+        self._changes += 1
         inv = opened.invoke
         op = self._record(
             process=inv.process,

@@ -175,7 +175,7 @@ def _check_faults(spec: TargetSpec, opts: RunOptions, needs: Mapping[str, Set[Ab
         lacks = {**lacks, Ability.CLOCK: release.no_faketime}
     if opts.ssh.enabled:
         has = has | {Ability.CLOCK}
-    real = ", ".join(name for name, t in TARGETS.items() if t.local is None)
+    real = ", ".join(name for name, t in TARGETS.items() if not t.local)
     check_abilities(spec.name, has, lacks, needs, real=real)
 
 

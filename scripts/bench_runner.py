@@ -15,6 +15,7 @@ window.
     .venv/bin/python scripts/bench_runner.py                      # this tree vs main at af2c204
     .venv/bin/python scripts/bench_runner.py --base /tmp/af2c204 --rounds 3
     .venv/bin/python scripts/bench_runner.py --target etcd --no-base --client-bench
+    .venv/bin/python scripts/bench_runner.py --target etcd --no-base --clients thread
 
 ``--base DIR`` is a checkout of the commit to compare with, set up with its own
 ``make setup`` (default ``/tmp/af2c204``: ``git worktree add /tmp/af2c204 af2c204``).
@@ -120,6 +121,8 @@ def measure(tree: Path, args: argparse.Namespace) -> Sample:
         "-o",
         str(out),
     ]
+    if args.clients is not None and tree == ROOT:  # the base may predate --clients
+        cmd += ["--clients", args.clients]
     proc = subprocess.Popen(
         cmd, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(tree)
     )
@@ -285,6 +288,11 @@ def main() -> int:
     p.add_argument("--skip", type=float, default=2.0, help="seconds left out at each end")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--client-bench", action="store_true")
+    p.add_argument(
+        "--clients",
+        choices=["process", "thread", "auto"],
+        help="this tree's --clients (default: its own default, auto)",
+    )
     args = p.parse_args()
     trees = {"this tree": ROOT}
     if not args.no_base:

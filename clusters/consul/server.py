@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from clusters._probe import http_json
 from clusters.consul.spec import SESSION_TTL_MIN
-from clusters.server import Launch, Peer, Place, ServerSpec, majority_vote
+from clusters.server import Address, Launch, Peer, Place, ServerSpec, majority_vote
 
 HTTP_PORT = 8500
 SERVER_PORT = 8300
@@ -32,9 +32,9 @@ SERF_WAN_PORT = 8302
 DNS_PORT = 8600
 
 
-def leader_address(ip: str) -> str | None:
+def leader_address(ip: str, port: int = HTTP_PORT) -> str | None:
     """What ``/v1/status/leader`` at ``ip`` says ("ip:8300"), None if none or no answer."""
-    body = http_json("GET", f"http://{ip}:{HTTP_PORT}/v1/status/leader")
+    body = http_json("GET", f"http://{ip}:{port}/v1/status/leader")
     return body if isinstance(body, str) and body else None
 
 
@@ -81,23 +81,23 @@ class ConsulServer(ServerSpec):
             files={conf: json.dumps(config, indent=2) + "\n"},
         )
 
-    def healthy(self, ip: str) -> bool:
+    def healthy(self, at: Address) -> bool:
         """The agent answers and knows a leader."""
-        return leader_address(ip) is not None
+        return leader_address(*at) is not None
 
-    def ready(self, ips: Mapping[str, str]) -> bool:
+    def ready(self, ips: Mapping[str, Address]) -> bool:
         """Every server knows the same leader and the Raft configuration has all of them."""
-        claims = [leader_address(ip) for ip in ips.values()]
+        claims = [leader_address(*at) for at in ips.values()]
         if None in claims or len(set(claims)) != 1:
             return False
         first = next(iter(ips.values()))
-        peers = http_json("GET", f"http://{first}:{HTTP_PORT}/v1/status/peers")
+        peers = http_json("GET", f"http://{first}/v1/status/peers")
         return isinstance(peers, list) and len(peers) == len(ips)
 
-    def leader(self, ips: Mapping[str, str]) -> str | None:
+    def leader(self, ips: Mapping[str, Address]) -> str | None:
         """The server a majority of servers report as leader, else None."""
-        claim = majority_vote((leader_address(ip) for ip in ips.values()), len(ips))
-        by_address = {f"{ip}:{SERVER_PORT}": n for n, ip in ips.items()}
+        claim = majority_vote((leader_address(*at) for at in ips.values()), len(ips))
+        by_address = {f"{at.ip}:{SERVER_PORT}": n for n, at in ips.items()}
         return by_address.get(claim or "")
 
 

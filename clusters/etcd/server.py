@@ -14,7 +14,7 @@ from typing import Any
 
 from clusters._probe import http_json
 from clusters.releases import Release, table
-from clusters.server import Launch, Peer, Place, ServerSpec, majority_vote
+from clusters.server import Address, Launch, Peer, Place, ServerSpec, majority_vote
 from core.cluster import ClusterError
 
 CLIENT_PORT = 2379
@@ -103,22 +103,22 @@ class EtcdServer(ServerSpec):
             )
         )
 
-    def healthy(self, ip: str) -> bool:
+    def healthy(self, at: Address) -> bool:
         """``GET /health`` says true (the member has a leader and serves)."""
-        body = http_json("GET", f"http://{ip}:{CLIENT_PORT}/health")
+        body = http_json("GET", f"http://{at}/health")
         return isinstance(body, dict) and body.get("health") == "true"
 
-    def leader(self, ips: Mapping[str, str]) -> str | None:
+    def leader(self, ips: Mapping[str, Address]) -> str | None:
         """The member a majority of members report as leader, else None."""
-        statuses = {node: status(ip) for node, ip in ips.items()}
+        statuses = {node: status(at.ip, at.port) for node, at in ips.items()}
         names = {str(st["header"]["member_id"]): node for node, st in statuses.items() if st}
         claims = [str(st.get("leader", "")) for st in statuses.values() if st]
         return names.get(majority_vote(claims, len(ips)) or "")
 
 
-def status(ip: str) -> dict[str, Any] | None:
+def status(ip: str, port: int = CLIENT_PORT) -> dict[str, Any] | None:
     """The member's ``/v3/maintenance/status`` answer, None when it does not answer."""
-    body = http_json("POST", f"http://{ip}:{CLIENT_PORT}/v3/maintenance/status", {})
+    body = http_json("POST", f"http://{ip}:{port}/v3/maintenance/status", {})
     return body if isinstance(body, dict) and "header" in body else None
 
 

@@ -83,7 +83,8 @@ SPEC = TargetSpec(
             },
             unfenced=unfenced_libraries(*LIBRARIES),
         ),
-        "cas-register": variants(f"{CLIENTS}:REGISTER", READ_MODES),
+        # threads: partition and kill runs valid with them (issue 36)
+        "cas-register": variants(f"{CLIENTS}:REGISTER", READ_MODES, threads=True),
         "election": Offer(f"{CLIENTS}:ELECTION"),
         "registry": Offer(f"{CLIENTS}:REGISTRY"),
         "version-cas": Offer(f"{CLIENTS}:VERSION_CAS"),

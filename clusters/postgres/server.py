@@ -28,7 +28,7 @@ from clusters.postgres.connection import probe
 from clusters.postgres.failover import copy_from, rejoin, start_watcher, watcher
 from clusters.postgres.spec import PERSISTENCE
 from clusters.releases import Release, table
-from clusters.server import Launch, Peer, Place, ServerSpec
+from clusters.server import Address, Launch, Peer, Place, ServerSpec
 from core.cluster import ClusterError
 
 PORT = 5432
@@ -189,32 +189,31 @@ class PostgresServer(ServerSpec):
             prelude=prelude,
         )
 
-    def healthy(self, ip: str) -> bool:
+    def healthy(self, at: Address) -> bool:
         """The server answers a query (a replica once it is consistent)."""
-        return role(ip) is not None
+        return role(*at) is not None
 
-    def ready(self, ips: Mapping[str, str]) -> bool:
+    def ready(self, ips: Mapping[str, Address]) -> bool:
         """One primary, every other node a replica streaming from it."""
-        roles = {node: role(ip) for node, ip in ips.items()}
+        roles = {node: role(*at) for node, at in ips.items()}
         primaries = [node for node, r in roles.items() if r == "primary"]
         if len(primaries) != 1 or None in roles.values():
             return False
         streaming = probe(
-            ips[primaries[0]],
-            PORT,
+            *ips[primaries[0]],
             "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'",
         )
         return streaming == len(ips) - 1
 
-    def leader(self, ips: Mapping[str, str]) -> str | None:
+    def leader(self, ips: Mapping[str, Address]) -> str | None:
         """The one node not in recovery, else None."""
-        primaries = [node for node, ip in ips.items() if role(ip) == "primary"]
+        primaries = [node for node, at in ips.items() if role(*at) == "primary"]
         return primaries[0] if len(primaries) == 1 else None
 
 
-def role(ip: str) -> str | None:
+def role(ip: str, port: int = PORT) -> str | None:
     """``primary`` or ``replica`` as the server at ``ip`` says, None when it does not answer."""
-    recovering = probe(ip, PORT, "SELECT pg_is_in_recovery()")
+    recovering = probe(ip, port, "SELECT pg_is_in_recovery()")
     if recovering is None:
         return None
     return "replica" if recovering else "primary"

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from clusters._probe import tcp_exchange
 from clusters.redis.spec import PERSISTENCE as REDIS_PERSISTENCE
 from clusters.releases import Release, table
-from clusters.server import Launch, Peer, Place, ServerSpec, check_odd
+from clusters.server import Address, Launch, Peer, Place, ServerSpec, check_odd
 from core.cluster import ClusterError
 
 PORT = 6379
@@ -85,9 +85,9 @@ def redis_conf(persistence: str, data_dir: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def answers_ping(ip: str) -> bool:
+def answers_ping(ip: str, port: int = PORT) -> bool:
     """PING at ``ip`` answers +PONG (not -LOADING while the AOF is replayed)."""
-    reply = tcp_exchange(ip, PORT, b"PING\r\n", until=b"\r\n")
+    reply = tcp_exchange(ip, port, b"PING\r\n", until=b"\r\n")
     return reply is not None and reply.startswith(b"+PONG")
 
 
@@ -132,9 +132,9 @@ class RedisServer(ServerSpec):
             ("redis-server", conf), files={conf: redis_conf(self.persistence, place.data)}
         )
 
-    def healthy(self, ip: str) -> bool:
+    def healthy(self, at: Address) -> bool:
         """PING answers +PONG (not -LOADING while the AOF is replayed)."""
-        return answers_ping(ip)
+        return answers_ping(*at)
 
 
 REDIS = RedisServer()

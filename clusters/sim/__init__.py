@@ -4,8 +4,8 @@
   elections) and its injectable known bugs;
 - ``server``: ``python -m clusters.sim.server``, the service on newline-delimited JSON/TCP;
 - ``wal``: the write-ahead log that keeps the service's state across kill -9 and restart;
-- ``cluster``: ``SimCluster``, the ``core.cluster.Cluster`` (also ``Pausable``,
-  ``Killable``) that starts it for a run;
+- ``local``: ``SimServer``, its ``ServerSpec``, which the local-process backend
+  (``clusters._local``) runs for a run: one node, Pausable and Killable;
 - ``client``: ``SimClient``, the blocking driver, with explicit error classification;
-- ``factories``: picklable client factories for the lock, register and election workloads.
+- ``clients``: the shared client factories over a connection to it.
 """

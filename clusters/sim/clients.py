@@ -1,4 +1,4 @@
-"""The ``sim`` target's clients and cluster: the built-in service, no Docker needed.
+"""The ``sim`` target's clients: the built-in service, no Docker needed.
 
 One client builder per workload (``clusters/sim/spec.py`` maps the workloads to them),
 each the shared one every target uses (``workloads.common.factories`` and the workloads'
@@ -10,12 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from clusters.sim.client import Rejected, SimClient
-from clusters.sim.cluster import SimCluster
 from clusters.sim.discovery import SimRegistry
 from clusters.sim.herd import SimHerd
 from clusters.sim.watch import SimWatch
-from core.clock import RunClock
-from core.options import RunOptions
 from workloads.common.factories import holder_clients, register_clients
 from workloads.discovery import registry_clients
 from workloads.election import ElectionClient
@@ -26,11 +23,6 @@ from workloads.ids import CasCounter
 from workloads.ids.factories import id_clients, snowflake_clients
 from workloads.lock import LockClient
 from workloads.watch.factory import watch_clients
-
-
-def make_cluster(opts: RunOptions, clock: RunClock) -> SimCluster:
-    """One local server process, with the run's ``--sim-bug`` bugs."""
-    return SimCluster(clock, bugs=opts.backend.sim_bugs, seed=opts.seed)
 
 
 def sim_client(addresses: Sequence[str], *, timeout: float, **_: Any) -> SimClient:

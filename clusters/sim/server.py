@@ -4,8 +4,9 @@
         [--bug NAME]... [--lock-grace S] [--seed N] [--port-file PATH]
 
 Prints its port on stdout's first line (and writes it to ``--port-file``). With ``--wal``
-every state change is fsynced to that write-ahead log before the answer goes out, and
-replayed when the server starts again (``clusters.sim.wal``). Operations
+every state change is fsynced to that write-ahead log before the answer goes out (one
+fsync for the requests of one turn of its event loop: ``clusters.sim.wal.GroupCommit``),
+and replayed when the server starts again (``clusters.sim.wal``). Operations
 (request ``{"op": NAME, ...}``, see ``clusters.sim.service`` for the semantics):
 
 ==================  ===========================  =======================================
@@ -46,7 +47,7 @@ from typing import Any
 
 from clusters.sim.kv import KvStore
 from clusters.sim.service import BUGS, SimService, UnknownBug, check_bugs
-from clusters.sim.wal import WriteAheadLog
+from clusters.sim.wal import GroupCommit, WriteAheadLog
 from core.clock import RunClock
 from core.store import JsonlWriter
 from workloads.common.wire import RequestError, add_server_arguments, serve_until_signalled
@@ -70,6 +71,7 @@ def make_handler(
     service's own counters (``served``, itself not counted)."""
     store = kv if kv is not None else KvStore()
     served: Counter[str] = Counter()
+    commit = GroupCommit(svc.detach_sync)
 
     async def handle(op: str, a: dict[str, Any]) -> Any:
         if op == "served":
@@ -78,7 +80,7 @@ def make_handler(
         try:
             return await _dispatch(op, a)
         finally:
-            svc.sync()  # durable before the answer (or the refusal) goes out
+            await commit.durable(svc.unsynced())  # on disk before the answer goes out
 
     async def _dispatch(op: str, a: dict[str, Any]) -> Any:
         if op == "lease_grant":

@@ -414,6 +414,15 @@ class SimService:
         if self._wal is not None:
             self._wal.sync()
 
+    def unsynced(self) -> bool:
+        """Whether a change is in no sync yet (``sync`` has something to do)."""
+        return self._wal is not None and self._wal.dirty
+
+    def detach_sync(self) -> Callable[[], None] | None:
+        """The sync of every change so far, to run in another thread (None: nothing to
+        sync): ``clusters.sim.wal.GroupCommit``."""
+        return None if self._wal is None else self._wal.detach_sync()
+
     def _commit(self, rec: dict[str, Any]) -> None:
         if self._wal is not None:
             self._wal.append(rec)

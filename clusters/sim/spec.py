@@ -1,17 +1,14 @@
 """The ``sim`` target: the built-in service (leases, a fencing lock, CAS registers and
-elections) in one local server process, no Docker needed. One node on loopback: client
-pauses, server pauses and kills only; ``--sim-bug`` injects known bugs."""
+elections) in one local server process (``clusters.sim.local``, on the local-process
+backend), no Docker needed. One node on loopback: client pauses, server pauses and kills
+only; ``--sim-bug`` injects known bugs."""
 
 from __future__ import annotations
 
-from clusters.sim.cluster import EVENTS_LOG
 from clusters.sim.service import BUGS
-from clusters.spec import CLIENT_CLOCK, Bug, Bugs, LocalServer, Offer, TargetSpec, variants
+from clusters.spec import CLIENT_CLOCK, Bug, Bugs, Offer, TargetSpec, variants
 from core.abilities import Ability
-from core.clock import RunClock
-from core.cluster import Cluster
 from core.faults import KILL
-from core.options import RunOptions
 from workloads.herd import RECIPES
 
 CLIENTS = "clusters.sim.clients"
@@ -33,12 +30,6 @@ BUG_TABLE = {
 grants, its register reads, its elections) and the fault a bug needs to show."""
 
 
-def _cluster(opts: RunOptions, clock: RunClock) -> Cluster:
-    from clusters.sim.clients import make_cluster
-
-    return make_cluster(opts, clock)
-
-
 SPEC = TargetSpec(
     name="sim",
     description="the built-in service, one local process (no Docker), bugs to inject",
@@ -56,7 +47,7 @@ SPEC = TargetSpec(
         "herd": variants(f"{CLIENTS}:HERD", RECIPES),
         "watch": Offer(f"{CLIENTS}:WATCH"),
     },
-    local=LocalServer(_cluster, "built-in", EVENTS_LOG),
+    server="clusters.sim.local:SERVER",
     linearizable_locks=True,
     checks=(Bugs(BUG_TABLE),),
     abilities=frozenset({Ability.KILL, Ability.PAUSE}),

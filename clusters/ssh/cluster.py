@@ -101,7 +101,7 @@ class SshCluster(ServerCluster):
 
     def launch(self, node: str) -> Launch:
         """What the spec runs on ``node``, with the hosts' addresses."""
-        peers = [Peer(n, i, self.ip(n)) for i, n in enumerate(self.nodes(), start=1)]
+        peers = [Peer(n, i, self.ip(n), self.port(n)) for i, n in enumerate(self.nodes(), start=1)]
         return self.server.launch(peers[self.nodes().index(node)], peers, self.place)
 
     # -- Cluster ----------------------------------------------------------------------
@@ -109,10 +109,6 @@ class SshCluster(ServerCluster):
     def nodes(self) -> list[str]:
         """Node names n1..nN, in the order the hosts were given."""
         return list(self._hosts)
-
-    def endpoints(self) -> dict[str, str]:
-        """Node name -> "ip:port" of its client port."""
-        return {n: f"{self.ip(n)}:{self.server.port}" for n in self._hosts}
 
     def start(self, run_dir: Path) -> None:
         """Prepare every host, start the servers, return once the cluster serves."""

@@ -86,7 +86,7 @@ def check_ssh_options(
     """The hosts, parsed, when ``target``, ``hosts`` and ``options`` make sense (nothing is
     contacted); ClusterError with one line saying what to fix otherwise."""
     spec = TARGETS.get(target)
-    if spec is None or spec.server is None:
+    if spec is None or target not in ssh_targets():
         raise ClusterError(
             f"Target {target!r} cannot run over SSH yet; choose from: {', '.join(ssh_targets())}"
         )

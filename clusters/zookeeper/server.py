@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 
 from clusters._probe import tcp_exchange
 from clusters.releases import Release, table
-from clusters.server import Launch, Peer, Place, ServerSpec
+from clusters.server import Address, Launch, Peer, Place, ServerSpec
 from clusters.zookeeper.spec import MAX_SESSION_MS, MIN_SESSION_MS
 from core.cluster import ClusterError
 
@@ -130,9 +130,9 @@ def server_argv(conf: str, jvm: Sequence[str] = ()) -> tuple[str, ...]:
     )
 
 
-def mode(ip: str) -> str | None:
+def mode(ip: str, port: int = CLIENT_PORT) -> str | None:
     """What ``srvr`` says the server at ``ip`` is (leader, follower, standalone), else None."""
-    reply = tcp_exchange(ip, CLIENT_PORT, b"srvr")
+    reply = tcp_exchange(ip, port, b"srvr")
     found = re.search(rb"^Mode: (\w+)", reply or b"", re.M)
     return found.group(1).decode() if found else None
 
@@ -210,19 +210,19 @@ class ZookeeperServer(ServerSpec):
         assert isinstance(release, ZookeeperRelease)
         return release
 
-    def healthy(self, ip: str) -> bool:
+    def healthy(self, at: Address) -> bool:
         """The server is serving: a leader, follower or standalone."""
-        return mode(ip) in SERVING
+        return mode(*at) in SERVING
 
-    def ready(self, ips: Mapping[str, str]) -> bool:
+    def ready(self, ips: Mapping[str, Address]) -> bool:
         """Every server serves and the ensemble has its leader."""
-        modes = [mode(ip) for ip in ips.values()]
+        modes = [mode(*at) for at in ips.values()]
         serving = all(m in SERVING for m in modes)
         return serving and (len(ips) == 1 or modes.count("leader") == 1)
 
-    def leader(self, ips: Mapping[str, str]) -> str | None:
+    def leader(self, ips: Mapping[str, Address]) -> str | None:
         """The one server that says it leads while a majority serve, else None."""
-        modes = {n: mode(ip) for n, ip in ips.items()}
+        modes = {n: mode(*at) for n, at in ips.items()}
         leaders = [n for n, m in modes.items() if m in ("leader", "standalone")]
         serving = sum(m in SERVING for m in modes.values())
         return leaders[0] if len(leaders) == 1 and serving > len(ips) // 2 else None

@@ -36,6 +36,7 @@ def recorded_run(capsys: pytest.CaptureFixture[str], out_dir: Path, *argv: str) 
         (["run", "--keepalive", "20"], "not shorter than --lease-ttl"),
         (["run", "--fencing", "maybe"], "expected on or off"),
         (["run", "--target", "sim", "--nemesis", "partition"], "need a real cluster"),
+        (["run", "--target", "sim", "--nodes", "3"], "sim runs 1 node(s) (sim), not 3: leave"),
         (["check", "/no/such/file"], "no such file"),
         (["frobnicate"], "invalid choice"),
     ],

@@ -64,7 +64,7 @@ def test_a_unique_violation_says_its_sqlstate() -> None:
     assert isinstance(out, Refused) and out.sqlstate == UNIQUE_VIOLATION
 
 
-PEERS = [Peer("n1", 1, "10.1.2.11"), Peer("n2", 2, "10.1.2.12"), Peer("n3", 3, "10.1.2.13")]
+PEERS = [Peer(f"n{i}", i, f"10.1.2.1{i}", 5432) for i in (1, 2, 3)]
 PLACE = Place("/c/conf", "/c/data", image=True, run_id="r1")
 
 

@@ -16,13 +16,21 @@ import pytest
 from clusters._backend import LeadingMixin, ServerCluster
 from clusters.docker_cluster import DockerCluster
 from clusters.registry import TARGETS, ssh_targets
-from clusters.server import ClusterOptions, Launch, Peer, Place, ServerSpec
+from clusters.server import (
+    Address,
+    ClusterOptions,
+    Launch,
+    Peer,
+    Place,
+    RunSettings,
+    ServerSpec,
+)
 from clusters.ssh.cluster import SshCluster
 from clusters.ssh.factory import make_ssh_cluster, server_spec
 from core.cluster import ClusterError, HasLeader, Killable, Pausable
 
 DOCKER = [name for name, spec in TARGETS.items() if spec.image is not None]
-PEERS = [Peer(f"n{i}", i, f"10.1.2.{10 + i}") for i in range(1, 4)]
+PEERS = [Peer(f"n{i}", i, f"10.1.2.{10 + i}", 2379) for i in range(1, 4)]
 
 
 def docker_spec(name: str) -> ServerSpec:
@@ -37,6 +45,10 @@ def test_each_docker_target_runs_its_own_spec(name: str) -> None:
     assert server.name == name and server.image == TARGETS[name].image
     assert server.process != "?" and server.port in server.ports and server.packages
     assert server.default_nodes == TARGETS[name].default_nodes
+    run = RunSettings(clock_origin=1, seed=7, bugs=())
+    assert server.for_run(run) is server, "a Docker target's server needs nothing of the run"
+    built = TARGETS[name].build(ClusterOptions(run_id="t1"), run)
+    assert isinstance(built, DockerCluster) and built.server == server
 
 
 @pytest.mark.parametrize("name", sorted(ssh_targets()))
@@ -86,11 +98,11 @@ class Scripted(ServerSpec):
     def launch(self, node: Peer, peers: Sequence[Peer], place: Place) -> Launch:
         return Launch(("srv",))
 
-    def healthy(self, ip: str) -> bool:
-        return self.up.get(ip, False)
+    def healthy(self, at: Address) -> bool:
+        return self.up.get(at.ip, False)
 
-    def leader(self, ips: Mapping[str, str]) -> str | None:
-        return next((n for n, ip in ips.items() if self.healthy(ip)), None)
+    def leader(self, ips: Mapping[str, Address]) -> str | None:
+        return next((n for n, at in ips.items() if self.healthy(at)), None)
 
 
 class Backend(ServerCluster):

@@ -1,4 +1,4 @@
-"""SimCluster and the sim server process: lifecycle, protocol, pause, kill and restart."""
+"""The sim's server on the local-process backend: lifecycle, protocol, pause, kill and restart."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from clusters._local import LocalCluster
 from clusters.sim.client import LeaseNotFound, NoAnswer, NotSent, Rejected, SimClient
-from clusters.sim.cluster import SimCluster
+from clusters.sim.local import sim_cluster
 from core.clock import RunClock
 from core.cluster import Cluster, ClusterError, Killable, Pausable
 from core.store import read_jsonl
@@ -19,8 +20,8 @@ from workloads.common.service import EPHEMERAL_RANGE
 
 
 @pytest.fixture
-def sim(tmp_path: Path) -> Iterator[SimCluster]:
-    cluster = SimCluster(RunClock())
+def sim(tmp_path: Path) -> Iterator[LocalCluster]:
+    cluster = sim_cluster(RunClock())
     try:
         cluster.start(tmp_path)
         yield cluster
@@ -28,19 +29,19 @@ def sim(tmp_path: Path) -> Iterator[SimCluster]:
         cluster.stop()
 
 
-def client(cluster: SimCluster, timeout: float = 2.0) -> SimClient:
+def client(cluster: LocalCluster, timeout: float = 2.0) -> SimClient:
     return SimClient(cluster.endpoints()["sim"], timeout=timeout)
 
 
-def test_implements_the_cluster_protocols(sim: SimCluster) -> None:
+def test_implements_the_cluster_protocols(sim: LocalCluster) -> None:
     assert isinstance(sim, Cluster) and isinstance(sim, Pausable) and isinstance(sim, Killable)
     assert sim.nodes() == ["sim"]
     assert sim.endpoints()["sim"].startswith("127.0.0.1:")
-    with pytest.raises(ClusterError, match="one node"):
+    with pytest.raises(ClusterError, match="No node 'n2' in the sim cluster; nodes: sim"):
         sim.pause("n2")
 
 
-def test_lock_protocol_over_tcp_and_event_log(sim: SimCluster, tmp_path: Path) -> None:
+def test_lock_protocol_over_tcp_and_event_log(sim: LocalCluster, tmp_path: Path) -> None:
     a, b = client(sim), client(sim)
     la, lb = a.grant_lease(5), b.grant_lease(5)
     t1 = a.acquire("l", la, wait=1)
@@ -62,14 +63,14 @@ def test_lock_protocol_over_tcp_and_event_log(sim: SimCluster, tmp_path: Path) -
     b.close()
 
     sim.collect_logs(tmp_path / "nodes")
-    events = list(read_jsonl(tmp_path / "nodes" / "sim" / "events.jsonl"))
+    events = list(read_jsonl(tmp_path / "sim" / "events.jsonl"))  # the service_log
     grants = [e for e in events if e["event"] == "lock-granted"]
     assert [g["token"] for g in grants] == [t1, got[0]]
     assert all(isinstance(e["time"], int) for e in events)
     assert (tmp_path / "nodes" / "sim" / "server.log").exists()
 
 
-def test_elections_and_registers_over_tcp(sim: SimCluster) -> None:
+def test_elections_and_registers_over_tcp(sim: LocalCluster) -> None:
     c = client(sim)
     lease = c.grant_lease(5)
     epoch = c.campaign("e", lease, "me", wait=1)
@@ -86,7 +87,7 @@ def test_elections_and_registers_over_tcp(sim: SimCluster) -> None:
     c.close()
 
 
-def test_pause_makes_requests_indeterminate_until_resumed(sim: SimCluster) -> None:
+def test_pause_makes_requests_indeterminate_until_resumed(sim: LocalCluster) -> None:
     c = client(sim, timeout=0.3)
     c.write("k", 1)
     sim.pause("sim")
@@ -101,7 +102,7 @@ def test_pause_makes_requests_indeterminate_until_resumed(sim: SimCluster) -> No
     c.close()
 
 
-def test_kill_refuses_connections_and_restart_keeps_state(sim: SimCluster) -> None:
+def test_kill_refuses_connections_and_restart_keeps_state(sim: LocalCluster) -> None:
     c = client(sim)
     address = sim.endpoints()["sim"]
     lease = c.grant_lease(30)
@@ -124,7 +125,7 @@ def test_kill_refuses_connections_and_restart_keeps_state(sim: SimCluster) -> No
 
 
 def test_forget_on_restart_bug_restarts_empty(tmp_path: Path) -> None:
-    cluster = SimCluster(RunClock(), bugs=["forget-on-restart"])
+    cluster = sim_cluster(RunClock(), ["forget-on-restart"])
     try:
         cluster.start(tmp_path)
         c = client(cluster)
@@ -132,6 +133,7 @@ def test_forget_on_restart_bug_restarts_empty(tmp_path: Path) -> None:
         c.write("k", 1)
         cluster.kill("sim")
         cluster.restart("sim")
+        cluster.wait_healthy("sim", 5)
         assert c.read("k") is None  # no persistence
         with pytest.raises(LeaseNotFound):
             c.keepalive(lease)
@@ -141,7 +143,7 @@ def test_forget_on_restart_bug_restarts_empty(tmp_path: Path) -> None:
 
 
 def test_bugs_are_passed_to_the_server(tmp_path: Path) -> None:
-    cluster = SimCluster(RunClock(), bugs=["token-reuse"])
+    cluster = sim_cluster(RunClock(), ["token-reuse"])
     try:
         cluster.start(tmp_path)
         c = client(cluster)
@@ -157,7 +159,7 @@ def test_bugs_are_passed_to_the_server(tmp_path: Path) -> None:
 
 def test_unknown_bug_is_refused_before_starting() -> None:
     with pytest.raises(ValueError, match="lock-ignores-lease"):
-        SimCluster(RunClock(), bugs=["typo"])
+        sim_cluster(RunClock(), ["typo"])
     r = subprocess.run(
         [sys.executable, "-m", "clusters.sim.server", "--clock-origin", "0", "--bug", "typo"],
         capture_output=True,
@@ -168,4 +170,4 @@ def test_unknown_bug_is_refused_before_starting() -> None:
 
 
 def test_stop_before_start_is_harmless() -> None:
-    SimCluster(RunClock()).stop()
+    sim_cluster(RunClock()).stop()

@@ -114,3 +114,63 @@ def test_forget_on_restart_bug_comes_back_empty(tmp_path: Path) -> None:
         return int((await svc.lock_acquire("l", b, 0))["token"])
 
     assert asyncio.run(grant_again()) <= got["token"]  # granted again, with an old token
+
+
+def test_the_requests_of_one_turn_share_one_fsync_and_none_is_answered_before_it(
+    tmp_path: Path,
+) -> None:
+    """Group commit (``GroupCommit``): twenty writes served in one turn of the loop wait
+    for one fsync, run off the loop, after which every change is on disk; a read that
+    could have seen a change not yet on disk waits for it too; with nothing unsynced,
+    nothing waits."""
+    from clusters.sim.server import make_handler
+
+    svc = life(tmp_path / "wal.jsonl", FakeClock())
+    syncs: list[str] = []
+    real = svc.detach_sync
+
+    def counted() -> Any:
+        sync = real()
+        if sync is None:
+            return None
+
+        def fsync() -> None:
+            syncs.append("fsync")
+            sync()
+
+        return fsync
+
+    svc.detach_sync = counted  # type: ignore[method-assign]
+    handle = make_handler(svc)
+
+    async def scenario() -> list[Any]:
+        writes = [handle("reg_write", {"key": f"k{i}", "value": i}) for i in range(20)]
+        return await asyncio.gather(*writes, handle("reg_read", {"key": "k3"}))
+
+    answers = asyncio.run(scenario())
+    assert answers == [{}] * 20 + [{"value": 3}]
+    assert syncs == ["fsync"] and not svc.unsynced()  # one fsync, for all of them
+
+    async def read() -> Any:
+        return await handle("reg_read", {"key": "k3"})
+
+    assert asyncio.run(read()) == {"value": 3}
+    assert syncs == ["fsync"]  # nothing unsynced: the read did not wait for a sync
+
+
+def test_a_failed_group_fsync_is_each_waiting_requests_error(tmp_path: Path) -> None:
+    from clusters.sim.server import make_handler
+
+    svc = life(tmp_path / "wal.jsonl", FakeClock())
+
+    def broken() -> None:
+        raise OSError(5, "Input/output error")
+
+    svc.detach_sync = lambda: broken  # type: ignore[method-assign]
+    handle = make_handler(svc)
+
+    async def scenario() -> list[Any]:
+        writes = [handle("reg_write", {"key": "k", "value": i}) for i in range(3)]
+        return await asyncio.gather(*writes, return_exceptions=True)
+
+    assert [type(e) for e in asyncio.run(scenario())] == [OSError] * 3

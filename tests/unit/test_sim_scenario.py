@@ -22,8 +22,9 @@ import pytest
 from test_mutex_records import run_record
 
 from checkers import mutex
+from clusters._local import LocalCluster
 from clusters.sim.clients import sim_client
-from clusters.sim.cluster import SimCluster
+from clusters.sim.local import sim_cluster
 from core.client import ClientFactory, Invocation, WorkerContext
 from core.clock import RunClock
 from core.history import History
@@ -141,11 +142,11 @@ class Workers:
 @contextmanager
 def scenario(
     tmp_path: Path, fencing: bool, bugs: tuple[str, ...] = (), lock_grace: float = 1.0
-) -> Iterator[tuple[SimCluster, ResourceServer, Workers]]:
+) -> Iterator[tuple[LocalCluster, ResourceServer, Workers]]:
     """The sim server, the resource and a worker pool, all stopped on the way out."""
     clock = RunClock()
     with ExitStack() as stack:
-        sim = SimCluster(clock, bugs, lock_grace)
+        sim = sim_cluster(clock, bugs, lock_grace=lock_grace)
         stack.callback(sim.stop)
         sim.start(tmp_path)
         resource = stack.enter_context(
@@ -157,7 +158,7 @@ def scenario(
 
 
 def factory(
-    sim: SimCluster, resource: ResourceServer, work: float, check: bool = True
+    sim: LocalCluster, resource: ResourceServer, work: float, check: bool = True
 ) -> HolderFactory:
     connector = Connector.of(sim.endpoints(), sim_client, timeout=5.0)
     return HolderFactory(

@@ -26,6 +26,7 @@ from clusters.etcd.server import SERVER, EtcdServer
 from clusters.registry import resolve
 from clusters.remote.base import CommandResult
 from clusters.remote.hosts import HostSpec
+from clusters.server import Address
 from clusters.ssh.cluster import LeadingSshCluster, SshCluster, ssh_cluster
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
 from clusters.ssh.packages import PackageInstaller
@@ -49,11 +50,11 @@ class SimEtcdServer(EtcdServer):
 
     hosts: Mapping[str, SimHost] = field(default_factory=dict)
 
-    def healthy(self, ip: str) -> bool:
-        host = self.hosts[ip]
+    def healthy(self, at: Address) -> bool:
+        host = self.hosts[at.ip]
         return host.running and not host.paused and not any(r for r in host.rules)
 
-    def leader(self, ips: Mapping[str, str]) -> str | None:
+    def leader(self, ips: Mapping[str, Address]) -> str | None:
         return "n1" if self.healthy(ips["n1"]) else "n2"
 
 

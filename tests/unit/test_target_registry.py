@@ -30,7 +30,7 @@ from tests.support.names import ROOT, product_strings, strings
 def test_every_target_is_complete(name: str) -> None:
     spec = TARGETS[name]
     assert spec.name == name and spec.description and spec.default_nodes >= 1
-    assert (spec.server is None) != (spec.local is None), "one way to run: a server or local"
+    assert spec.server is not None, "every target runs a ServerSpec"
     assert spec.workload_names, "at least one workload"
     for workload in spec.workload_names:
         opts = RunOptions.of(target=name, workload=workload)
@@ -41,9 +41,8 @@ def test_every_target_is_complete(name: str) -> None:
         for variant in offer.variants:
             assert callable(Lazy(offer.variants[variant]).load()), (name, variant)
         assert set(offer.unfenced) <= set(offer.variants), name
-    if spec.server is not None:
-        assert isinstance(Lazy(spec.server).load(), ServerSpec), "server names a ServerSpec"
-    assert (spec.image is None) == (spec.server is None), "a target with a server has an image"
+    assert isinstance(Lazy(spec.server).load(), ServerSpec), "server names a ServerSpec"
+    assert (spec.image is None) == spec.local, "a target run in Docker has an image"
     log = spec.service_log
     assert log is None or not (Path(log).is_absolute() or ".." in Path(log).parts), log
 
@@ -53,7 +52,7 @@ def test_images_ssh_and_packages_come_from_the_specs() -> None:
     from clusters.ssh.debs import SUITE_OVERRIDES
 
     assert set(IMAGES) == {t.image for t in TARGETS.values() if t.image}
-    assert set(registry.ssh_targets()) == {n for n, t in TARGETS.items() if t.server}
+    assert set(registry.ssh_targets()) == {n for n, t in TARGETS.items() if not t.local}
     assert SUITE_OVERRIDES == {"consul": "bullseye"}
     assert registry.DEFAULT_TARGET in TARGETS
     assert resolve("").name == registry.DEFAULT_TARGET
@@ -89,8 +88,8 @@ def test_the_option_reference_lists_every_target_with_its_description(
 
 
 def test_a_target_without_a_fault_names_the_targets_that_have_real_clusters() -> None:
-    local = next(t for t in TARGETS.values() if t.local is not None)
-    real = [n for n, t in TARGETS.items() if t.local is None]
+    local = next(t for t in TARGETS.values() if t.local)
+    real = [n for n, t in TARGETS.items() if not t.local]
     missing = next(f for f in FAULTS.values() if not f.needs <= local.abilities).name
     with pytest.raises(OptionError) as e:
         check_target(local, decide(RunOptions.of(target=local.name, nemesis=[missing])))
@@ -107,7 +106,7 @@ def test_listing_targets_needs_neither_docker_nor_paramiko() -> None:
         "from core.options import RunOptions\n"
         "assert targets_described()\n"
         "opts, spec = check_run(RunOptions.of())\n"
-        "assert spec.name == DEFAULT_TARGET and spec.local is not None\n"
+        "assert spec.name == DEFAULT_TARGET and spec.local\n"
         "assert spec.client_builder(opts)\n"
         "print(len(TARGETS))\n"
     )

@@ -35,6 +35,11 @@ Handler = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 MAX_LINE = 1 << 20
 
+_ANSWER = json.JSONEncoder(separators=(",", ":"), default=str).encode
+_REQUEST = json.JSONEncoder(separators=(",", ":")).encode
+"""Each built once: ``json.dumps`` with arguments builds an encoder per call, and a request
+and its answer are encoded once per operation."""
+
 
 # --- server side -----------------------------------------------------------------------
 
@@ -74,7 +79,7 @@ async def _serve_connection(
             if not line.endswith(b"\n"):
                 break  # end of stream, or a request cut short: never act on it
             out = await _answer(handler, line)
-            writer.write(json.dumps(out, separators=(",", ":"), default=str).encode() + b"\n")
+            writer.write(_ANSWER(out).encode() + b"\n")
             await writer.drain()
     except (ConnectionError, ValueError):  # ValueError: a line over MAX_LINE
         pass
@@ -174,6 +179,7 @@ class WireClient:
         self._host, self._port = parse_address(address)
         self._sock: socket.socket | None = None
         self._buf = b""
+        self._rcvtimeo: float | None = None  # the receive bound the socket has
 
     def call(self, op: str, timeout: float | None = None, **args: Any) -> Any:
         """Send one request and return its result.
@@ -181,7 +187,7 @@ class WireClient:
         ``timeout`` (default: the client's) bounds the wait for the answer. Raises
         ``NotSent`` or ``Rejected`` (definite) or ``NoAnswer`` (unknown).
         """
-        line = json.dumps({"op": op, **args}, separators=(",", ":")).encode() + b"\n"
+        line = _REQUEST({"op": op, **args}).encode() + b"\n"
         sock = self._connected()
         try:
             sock.sendall(line)
@@ -209,6 +215,7 @@ class WireClient:
                 self._sock.close()
         self._sock = None
         self._buf = b""
+        self._rcvtimeo = None
 
     def __enter__(self) -> WireClient:
         return self
@@ -235,23 +242,27 @@ class WireClient:
     def _read_line(self, timeout: float) -> bytes:
         assert self._sock is not None
         deadline = time.monotonic() + timeout
+        bound = timeout  # the first wait is the whole timeout: the socket keeps it set
         while b"\n" not in self._buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
+            if bound <= 0:
                 self.close()
                 raise NoAnswer(f"no answer from {self.address} within {timeout:g} s")
-            self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _timeval(left))
+            if bound != self._rcvtimeo:  # a system call only when the bound changes
+                self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _timeval(bound))
+                self._rcvtimeo = bound
             try:
                 chunk = self._sock.recv(65536)
             except (BlockingIOError, TimeoutError):  # the wait ran out: the deadline says
-                continue
+                chunk = None
             except OSError as e:
                 self.close()
                 raise NoAnswer(f"connection to {self.address} lost after sending: {e}") from None
-            if not chunk:
+            if chunk == b"":
                 self.close()
                 raise NoAnswer(f"{self.address} closed the connection after the request was sent")
-            self._buf += chunk
+            if chunk is not None:
+                self._buf += chunk
+            bound = deadline - time.monotonic()
         line, _, self._buf = self._buf.partition(b"\n")
         return line
 
