@@ -73,9 +73,12 @@ RELEASES = table(
     ),
     ZookeeperRelease("bookworm", "zookeeper", "3.8.0-11+deb12u2"),
     ZookeeperRelease("trixie", "zookeeper", "3.9.3-1+deb13u1"),
-    ZookeeperRelease("sid", "zookeeper", "3.9.6-2"),
 )
 """Debian's zookeeper per release (Packages of 2026-12-05)."""
+MISSING = {
+    "sid": "sid has no python3-fuse for the power-loss layer (ZooKeeper 3.9.6 otherwise; "
+    "its image failed to build here on 2026-12-06: python3-fuse has no installation candidate)",
+}
 SETTINGS_3_5 = ("4lw.commands.whitelist=*", "admin.enableServer=false")
 """All four-letter words allowed (``srvr`` is the probe), no admin server (its port)."""
 
@@ -157,6 +160,7 @@ class ZookeeperServer(ServerSpec):
     version_prefix: str = "zookeeper "
     has_leader: bool = True
     releases: Mapping[str, Release] = field(default_factory=lambda: RELEASES)
+    missing: Mapping[str, str] = field(default_factory=lambda: MISSING)
     force_sync: bool = True
     """False: ``forceSync=no`` (persistence ``no-force-sync``)."""
 

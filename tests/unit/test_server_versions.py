@@ -52,6 +52,11 @@ def test_run_help_lists_each_targets_versions(capsys: pytest.CaptureFixture[str]
             "(etcd-server 3.4.23-4+b4), trixie (etcd-server 3.5.16-4)",
         ),
         (
+            ["--target", "zookeeper", "--server-version", "sid"],
+            "zookeeper has no server version 'sid' (sid has no python3-fuse for the "
+            "power-loss layer",
+        ),
+        (
             ["--target", "redis", "--server-version", "buster"],
             "redis has no server version 'buster'; choose from: bullseye (redis 6.0.16)",
         ),
