@@ -14,9 +14,9 @@ import sys
 
 from clusters._docker import connect
 from clusters.image_build import ImageResult, Progress, ensure, image_tag, quiet
-from clusters.registry import TARGETS, images, server_spec
 from clusters.releases import Release
 from clusters.server import release_error
+from clusters.target_registry import TARGETS, images, server_spec
 from core.cluster import ClusterError
 
 IMAGES = images()

@@ -4,7 +4,7 @@
 Over SSH the workloads, clients and versions stay the target's own; only the cluster is
 built on the hosts (``clusters.ssh.factory``). What changes there for the options (the
 host list's length is ``--nodes``; every target takes clock faults, which set the hosts'
-real clocks, ``nemesis.host_clock``, that Go servers read too; power cuts on the hosts
+real clocks, ``nemesis.host_skew``, that Go servers read too; power cuts on the hosts
 whose probe at setup finds FUSE, ``clusters.ssh.power``) is checked with the rest of a
 run's options, in ``harness.validate``.
 """
@@ -16,10 +16,10 @@ import secrets
 
 from clusters.spec import TargetSpec
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
-from core.clock import RunClock
 from core.cluster import Cluster
 from core.faults import POWER_LOSS
 from core.options import RunOptions
+from core.run_clock import RunClock
 
 
 def make_cluster(spec: TargetSpec, opts: RunOptions, clock: RunClock) -> Cluster:

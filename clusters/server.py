@@ -67,7 +67,7 @@ class Place:
 class RunSettings:
     """What a run tells its servers beyond where their files go (``ServerSpec.for_run``):
     the run clock's origin, for a server that stamps its own events on the run's time
-    line (``core.clock.RunClock``), the run's seed and the bugs ``--sim-bug`` asks it to
+    line (``core.run_clock.RunClock``), the run's seed and the bugs ``--sim-bug`` asks it to
     inject. A server that needs none of them ignores them."""
 
     clock_origin: int

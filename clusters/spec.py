@@ -1,4 +1,4 @@
-"""``TargetSpec``: everything about one target, one value; ``clusters.registry`` lists them.
+"""``TargetSpec``: everything about one target, one value; ``clusters.target_registry`` lists them.
 
 A target's spec says what it is (name, description, default size, image), how a run gets
 its cluster (a ``ServerSpec``: in Docker or on SSH hosts, or as local processes), what it
@@ -27,11 +27,11 @@ from clusters.releases import Release
 from clusters.server import ClusterOptions, RunSettings, ServerSpec
 from core.abilities import SERVER_ABILITIES, Ability
 from core.client import ClientFactory
-from core.clock import RunClock
 from core.cluster import Cluster, ClusterError
 from core.faults import POWER_LOSS
 from core.option_checks import OptionError, UnknownName, nearest, unknown_name
 from core.options import RunOptions
+from core.run_clock import RunClock
 
 if TYPE_CHECKING:
     from workloads.workload import Variant
@@ -127,7 +127,7 @@ class LeaseTtl:
         as asked, of a workload whose options it shapes: below ``low``, above ``high``, or
         fractional when it counts in ``whole`` seconds. Silently granting another TTL
         would make the recorded one a lie."""
-        from workloads.registry import WORKLOADS
+        from workloads.workload_registry import WORKLOADS
 
         workload = WORKLOADS.get(opts.workload)
         if workload is None or "lease_ttl" not in workload.options:
@@ -335,7 +335,7 @@ class TargetSpec:
     def check_options(self, opts: RunOptions) -> None:
         """OptionError (one line) for options this target cannot honour (on SSH hosts
         too, and its faults: ``harness.validate``)."""
-        from workloads.registry import WORKLOADS
+        from workloads.workload_registry import WORKLOADS
 
         offer = self.offer(opts)
         for workload in WORKLOADS.values():
@@ -393,7 +393,7 @@ class TargetSpec:
 
     def variant(self, opts: RunOptions) -> str | None:
         """The variant of ``opts.workload`` a run with ``opts`` gets (None: it has none)."""
-        from workloads.registry import get_workload
+        from workloads.workload_registry import get_workload
 
         v = get_workload(opts.workload).variant
         offer = self.offers.get(opts.workload)
@@ -406,7 +406,7 @@ class TargetSpec:
         """``opts`` with the defaults that depend on this target decided: the variant of
         a workload whose option says so (``Variant.decided``: the unique-ids workload's
         generator), so test.json names the one that ran."""
-        from workloads.registry import get_workload
+        from workloads.workload_registry import get_workload
 
         v = get_workload(opts.workload).variant
         if v is None or not v.decided or opts.get(v.option) is not None:
@@ -493,7 +493,7 @@ class TargetSpec:
     def client_builder(self, opts: RunOptions) -> ClientBuilder:
         """The client builder of ``opts.workload`` (of the variant its options pick; one
         that is no target's own: its workload's ``Variant.own``)."""
-        from workloads.registry import get_workload
+        from workloads.workload_registry import get_workload
 
         offer, variant, v = (
             self.offer(opts),

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from core.clock import RunClock
+from core.run_clock import RunClock
 
 
 @dataclass(frozen=True, slots=True)

@@ -123,7 +123,7 @@ def check_name(value: str, what: str = "--name") -> str:
 
 def parse_faults(value: Any, names: Sequence[str] = ()) -> tuple[str, ...]:
     """The ``--nemesis`` list: at least one name, no repeats, ``none`` alone. The fault
-    names are the application's (``nemesis.registry``): given as ``names``, each must be
+    names are the application's (``nemesis.fault_registry``): given as ``names``, each must be
     one of them; else only the syntax is checked here."""
     if isinstance(value, str):
         value = [x.strip() for x in value.split(",")] if value.strip() else []

@@ -49,7 +49,7 @@ class LockOptions:
     """The lock implementation (``--lock``); None: the target's default."""
     lib_version: str | None = None
     """The version of the lock library ``--lock`` names to install (``--lib-version``);
-    None: the one the harness pins (``workloads.libraries.registry``)."""
+    None: the one the harness pins (``workloads.libraries.library_registry``)."""
     lease_ttl: float = 10.0
     keepalive: float = 3.0
     work_time: float = 0.3

@@ -1,7 +1,7 @@
 """Run options: everything a run can be told, with its defaults, recorded in test.json.
 
 The defaults reproduce the classic scenario of the domain on the default target (the
-built-in ``sim``, first in ``clusters.registry``):
+built-in ``sim``, first in ``clusters.target_registry``):
 a lock with lease TTL 10 s and keepalive every 3 s, its holder paused at 12 s for 14 s,
 fencing on at the protected resource.
 
@@ -67,7 +67,7 @@ OLD_EXTRA: Final = "extra"
 @dataclass(frozen=True, slots=True)
 class FaultRules:
     """What the faults asked for do to the options' rules, from their registry entries
-    (``nemesis.registry.rules_of``): ``freeze`` seconds one may freeze a holder in the
+    (``nemesis.fault_registry.rules_of``): ``freeze`` seconds one may freeze a holder in the
     middle of its work (``freeze_why`` in words, empty: none does), the faults that take
     turns every ``nemesis_interval`` (``periodic``), each fault's own check of the
     options (``checks``: an OptionError when it cannot be scheduled) and how each fits
@@ -90,10 +90,10 @@ class RunOptions:
     says whether it was asked for). ``to_dict`` gives the flat table back (test.json)."""
 
     target: str = ""
-    """The target's name (``clusters.registry``); empty: the registry's default, filled in
+    """The target's name (``clusters.target_registry``); empty: the registry's default, filled in
     when the run is checked (``harness.validate.check_run``) or started."""
     workload: str = ""
-    """The workload's name (``workloads.registry``); empty: the registry's default, filled
+    """The workload's name (``workloads.workload_registry``); empty: the registry's default, filled
     in when the run is checked or started (``harness.validate.decide``)."""
     concurrency: int = 3
     rate: float | None = None

@@ -3,7 +3,7 @@
 The same code serves the end of ``harness run`` and ``harness check RUN_DIR``, so a run
 cut short by a crash is checked exactly as a finished one. Checkers are pure functions of
 the ``RunRecord`` (``check_record``); which ones run is decided by the workload recorded
-in ``test.json`` (``workloads.registry``), and the fault-effect checker runs on every run.
+in ``test.json`` (``workloads.workload_registry``), and the fault-effect checker runs on every run.
 A checker's verdict counts only on records that hold together (``checkers.evidence``:
 what reading each file found is in ``RunRecord.readings``); the record files' digests
 taken at the run let a later check say which file changed since.
@@ -111,7 +111,7 @@ def recorded_facts(test: dict[str, Any]) -> dict[str, Any]:
     ``service_log`` (None for it). ``test`` itself is left as it is."""
     if "linearizable_locks" in test and "service_log" in test:
         return test
-    from clusters.registry import TARGETS
+    from clusters.target_registry import TARGETS
 
     options = test.get("options")
     name = options.get("target") if isinstance(options, dict) else None
@@ -139,7 +139,7 @@ def checkers_for(record: RunRecord) -> list[Checker]:
     """The checkers of the run's workload (a run that names none: linearizability of its
     client operations), plus the fault-effect checker, and the load floor's when the run
     asked for one (``--min-rate``)."""
-    from workloads.registry import WORKLOADS
+    from workloads.workload_registry import WORKLOADS
 
     name = record.options.get("workload")
     workload = WORKLOADS.get(name) if isinstance(name, str) else None

@@ -72,7 +72,7 @@ _OOM = "harness: out of memory while {} {}{}; try --memory-limit or fewer files\
 def _model_of(workload: str) -> str | None:
     """The model of ``workload``'s histories, from the workload registry (imported only for
     a history whose test.json names its workload: checking a file should not load them)."""
-    from workloads.registry import workload_models
+    from workloads.workload_registry import workload_models
 
     return workload_models().get(workload)
 

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 
 from core.option_checks import OptionError, unknown_name
 from core.option_records import CLIENT_MODES
-from nemesis.registry import FAULTS
-from workloads.libraries.registry import LIBRARIES
+from nemesis.fault_registry import FAULTS
+from workloads.libraries.library_registry import LIBRARIES
 
 if TYPE_CHECKING:
     from clusters.spec import TargetSpec

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from core.options import RunOptions
 from harness.suite import load_suite
-from nemesis.registry import packages_of
+from nemesis.fault_registry import packages_of
 
 
 def run_packages(opts: RunOptions) -> tuple[str, ...]:

@@ -43,12 +43,12 @@ from checkers.linear.models import get_model
 from checkers.linear.resume import Cut, advance, proven_from
 from checkers.linearizability import check
 from checkers.result import CheckResult
-from core.clock import RunClock
 from core.history import History
 from core.ops import NEMESIS, Op
+from core.run_clock import RunClock
 from harness import analysis
-from workloads.registry import get_workload
 from workloads.workload import Workload
+from workloads.workload_registry import get_workload
 
 if TYPE_CHECKING:
     from pathlib import Path

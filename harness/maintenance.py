@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from clusters.registry import TARGETS
+from clusters.target_registry import TARGETS
 from core.errors import HarnessError
 
 if TYPE_CHECKING:

@@ -25,9 +25,9 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from clusters import run_target
-from core.clock import RunClock
 from core.errors import CrashReported, HarnessError
 from core.options import RunOptions
+from core.run_clock import RunClock
 from core.store import (
     EVENTS_FILE,
     HISTORY_FILE,
@@ -49,9 +49,9 @@ from harness.rerun import rerun_command
 from harness.runner import Runner
 from harness.validate import Checked
 from nemesis.build import asked_durations, build_nemesis
-from nemesis.registry import facts_of
+from nemesis.fault_registry import facts_of
 from workloads.common.resource import ResourceServer
-from workloads.registry import get_workload
+from workloads.workload_registry import get_workload
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -1,6 +1,6 @@
 """From run options to what the runner drives: the client factory and the generator.
 
-A workload is target-independent (``workloads.registry``): its operations, whether it
+A workload is target-independent (``workloads.workload_registry``): its operations, whether it
 needs the protected resource, and its checkers. The target supplies only the clients; the
 run starts the protected resource and passes its address here. The schedule is: client
 operations for ``time_limit + recovery_time`` (those of the workload's ``recovery``
@@ -20,10 +20,10 @@ from core.client import ClientFactory
 from core.cluster import Cluster
 from core.options import RunOptions
 from nemesis.build import asked_durations
-from nemesis.registry import spec_of
+from nemesis.fault_registry import spec_of
 from nemesis.targets import target_of
 from workloads.overlap import FaultLength
-from workloads.registry import get_workload
+from workloads.workload_registry import get_workload
 
 
 @dataclass(frozen=True)

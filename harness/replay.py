@@ -32,7 +32,7 @@ from core.options import DERIVED, RunOptions
 from core.run_json import check_test
 from core.store import HISTORY_FILE, TEST_FILE, read_history_jsonl, read_json
 from nemesis.targets import recorded_aim
-from workloads.registry import get_workload
+from workloads.workload_registry import get_workload
 
 
 class ReplayError(HarnessError):

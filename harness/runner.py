@@ -57,10 +57,10 @@ from pathlib import Path
 from typing import Any
 
 from core.client import ClientFactory, Completion, Invocation, WorkerContext
-from core.clock import RunClock, ns
 from core.gen import PENDING, Context, Generator, Request
 from core.gen.replay import Replay
 from core.ops import NEMESIS, Op
+from core.run_clock import RunClock, ns
 from core.store import JsonlWriter
 from harness.client_threads import Bell, ThreadWorker
 from harness.load import CpuMeter, Load

@@ -2,13 +2,13 @@
 line and suite files alike.
 
 ``decide`` is the one place where the defaults that depend on the workload are decided
-from its registry entry (``workloads.registry``): the fault of a run that names none and
+from its registry entry (``workloads.workload_registry``): the fault of a run that names none and
 the op timeout that follows the work of a holding workload. ``RunOptions.validate`` checks
 what the options say on their own (ranges, names, the schedule, the op timeout); this adds
 what needs the registries: the workload and the target exist and the target can honour the
 workload, lock, read mode and persistence (on SSH hosts too, none contacted: a host list
 as long as ``--nodes``, no ``--image``); the faults are registered ones
-(``nemesis.registry``) the target has the abilities for (``core.abilities``; over SSH
+(``nemesis.fault_registry``) the target has the abilities for (``core.abilities``; over SSH
 every target's clock can move, and no power can be cut); bugs to inject are the target's;
 ``--nemesis-target`` is a value each fault takes. Each concept's own rule is asked here
 and nowhere else: the target's (``TargetSpec.check_options``), the workload's
@@ -23,10 +23,10 @@ from collections.abc import Callable, Mapping, Set
 from dataclasses import fields, replace
 from typing import NamedTuple
 
-from clusters.registry import TARGETS, resolve
 from clusters.run_target import ssh_cluster_options
 from clusters.spec import Lazy, Offer, TargetSpec
 from clusters.ssh.factory import check_ssh_options
+from clusters.target_registry import TARGETS, resolve
 from core.abilities import Ability, check_abilities
 from core.option_checks import NUMBERS, OptionError
 from core.option_defaults import fit_defaults
@@ -34,10 +34,10 @@ from core.option_records import SshOptions
 from core.options import RunOptions, flag_of
 from harness.client_mode import client_mode
 from harness.live_check import checked_live
+from nemesis.fault_registry import needs_of, parse_nemesis, rules_of, spec_of
 from nemesis.nodes import node_names
-from nemesis.registry import needs_of, parse_nemesis, rules_of, spec_of
 from nemesis.targets import MAX_NODES, NEEDS_HOLDERS, NODE_NAME, parse_targets
-from workloads.registry import WORKLOADS, get_workload
+from workloads.workload_registry import WORKLOADS, get_workload
 
 SEED = NUMBERS["seed"]
 

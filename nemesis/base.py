@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from core.client import Completion, Invocation
-from core.clock import RunClock
+from core.run_clock import RunClock
 from workloads.holders import Holder
 
 

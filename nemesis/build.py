@@ -3,7 +3,7 @@
 Returns ``(nemesis, schedule, final)``: the composed nemesis (None when there is no
 fault), the generator of fault starts and stops for the main phase (nemesis thread only),
 and the generator that heals everything at the end of the main phase. Each fault is read
-from its ``FaultSpec`` (``nemesis.registry``). Faults that a cluster cannot take (no
+from its ``FaultSpec`` (``nemesis.fault_registry``). Faults that a cluster cannot take (no
 partitions on one node, no clock on Go servers) are refused with one line before anything
 starts.
 """
@@ -18,7 +18,7 @@ from core.cluster import Cluster
 from core.option_checks import OptionError
 from core.options import RunOptions
 from nemesis.base import Compose, Nemesis
-from nemesis.registry import rules_of, spec_of
+from nemesis.fault_registry import rules_of, spec_of
 from nemesis.spec import FaultSpec
 from nemesis.targets import check_nodes, target_of
 

@@ -1,6 +1,6 @@
 """What each fault may aim at: the values of ``--nemesis-target`` per fault.
 
-Each fault's ``FaultSpec`` (``nemesis.registry``) says the values it takes, its default,
+Each fault's ``FaultSpec`` (``nemesis.fault_registry``) says the values it takes, its default,
 and whether it also takes node names (``n2``, ``n1,n3``). ``--help`` lists them,
 validation refuses anything else before a run starts (a fault aimed somewhere else than
 asked would be a lie), and node names are checked against the cluster's nodes once it
@@ -19,8 +19,8 @@ from typing import Final
 from core.cluster import Cluster
 from core.option_checks import OptionError
 from core.options import RunOptions
+from nemesis.fault_registry import FAULTS, spec_of
 from nemesis.nodes import node_names
-from nemesis.registry import FAULTS, spec_of
 
 NODE_NAME: Final = re.compile(r"n[1-9][0-9]*")
 MAX_NODES: Final = 99

@@ -31,8 +31,8 @@ from typing import Any, NamedTuple
 from clusters import cleanup, images
 from clusters._docker import LABEL_RUN, connect
 from clusters.docker_cluster import DockerCluster
-from clusters.registry import TARGETS
 from clusters.server import ClusterOptions
+from clusters.target_registry import TARGETS
 from core.cluster import ClusterError
 
 GOALS = {"etcd": 15.0, "redis": 15.0, "redlock": 15.0, "zookeeper": 30.0, "consul": 30.0}

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from checkers import linearizability
 from checkers.record import RunRecord
-from core.clock import RunClock
+from core.run_clock import RunClock
 from harness.analysis import load_record
 from harness.live_check import LiveCheck
 

@@ -226,8 +226,8 @@ def client_bench(args: argparse.Namespace) -> list[tuple[str, Sample]]:
     the runs' window: what the service and its clients give on this machine; for etcd
     also plain HTTP to its gateway (``_raw_etcd_loop``): what etcd gives here."""
     from clusters import run_target
-    from core.clock import RunClock
     from core.options import RunOptions
+    from core.run_clock import RunClock
     from harness.validate import check_run, decide
 
     asked = RunOptions.of(target=args.target, workload="cas-register", nemesis=["none"])

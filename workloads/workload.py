@@ -1,6 +1,6 @@
 """What a workload is: one frozen ``Workload`` value, written in its own package
 (``workloads/lock/workload.py``, ``election/workload.py``) and listed once in
-``workloads.registry``. Its client lives apart (``workloads/lock/client.py``,
+``workloads.workload_registry``. Its client lives apart (``workloads/lock/client.py``,
 ``election/client.py``, ``register/client.py``): worker processes import the client only,
 not the checkers and generators a workload names.
 

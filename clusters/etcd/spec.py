@@ -24,7 +24,7 @@ from clusters.spec import (
 )
 from core.abilities import SERVER_ABILITIES, Ability
 from workloads.herd import RECIPES
-from workloads.libraries.registry import library_variants, unfenced_libraries
+from workloads.libraries.library_registry import library_variants, unfenced_libraries
 
 MIN_TTL = 2
 """Seconds: the shortest lease etcd grants as asked."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from clusters.spec import DURING_POWER_LOSS, KERNEL_WRITEBACK_S, Offer, ServiceRule, TargetSpec
 from core.abilities import SERVER_ABILITIES, Ability
-from workloads.libraries.registry import library_variants, unfenced_libraries
+from workloads.libraries.library_registry import library_variants, unfenced_libraries
 
 PERSISTENCE = ("async", "sync", "async-failover", "sync-failover", "no-sync-commit", "no-fsync")
 """The replication, first the default: what a COMMIT waits for (see ``server.py``), and
@@ -25,7 +25,7 @@ whether the replica takes over from a primary that is gone (``failover.py``); th
 keep async replication and turn the primary's WAL flush off at COMMIT or altogether."""
 CLIENTS = "clusters.postgres.clients"
 LIBRARIES = ("tooz-postgresql",)
-"""The lock libraries that run on PostgreSQL (``workloads.libraries.registry``)."""
+"""The lock libraries that run on PostgreSQL (``workloads.libraries.library_registry``)."""
 
 ASYNC_COMMIT_DOC = "https://www.postgresql.org/docs/17/wal-async-commit.html"
 FSYNC_DOC = "https://www.postgresql.org/docs/17/runtime-config-wal.html#GUC-FSYNC"

@@ -3,7 +3,7 @@
 ``redis`` (one primary): lock implementation ``set-nx``, the cas-register workload and
 the registry workload (member keys with a TTL).
 ``redlock`` (five independent servers): lock implementation ``redlock``. Both offer the
-lock libraries that run on them (``workloads.libraries.registry``) as lock variants. Their
+lock libraries that run on them (``workloads.libraries.library_registry``) as lock variants. Their
 locks claim no linearizability. Both servers run under libfaketime, so clock faults apply.
 Partitions are refused: they cut links between servers, and these servers have none.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from clusters.spec import DURING_POWER_LOSS, Offer, ServiceRule, TargetSpec, refused
 from core.abilities import SERVER_ABILITIES, Ability
-from workloads.libraries.registry import library_variants, unfenced_libraries
+from workloads.libraries.library_registry import library_variants, unfenced_libraries
 
 PERSISTENCE = ("none", "aof-everysec", "aof-always")
 REDIS_LIBRARIES = ("redis-py", "python-redis-lock", "pottery-redlock", "tooz-redis")

@@ -20,7 +20,7 @@ from pathlib import Path
 from clusters._local import LocalCluster, local_cluster
 from clusters.server import Address, Launch, Peer, Place, RunSettings, ServerSpec
 from clusters.sim.service import check_bugs
-from core.clock import RunClock
+from core.run_clock import RunClock
 from workloads.common.wire import WireClient
 from workloads.errors import OpFailed, OpUnknown
 

@@ -48,7 +48,7 @@ from typing import Any
 from clusters.sim.kv import KvStore
 from clusters.sim.service import BUGS, SimService, UnknownBug, check_bugs
 from clusters.sim.wal import GroupCommit, WriteAheadLog
-from core.clock import RunClock
+from core.run_clock import RunClock
 from core.store import JsonlWriter
 from workloads.common.wire import RequestError, add_server_arguments, serve_until_signalled
 

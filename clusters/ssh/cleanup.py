@@ -9,7 +9,7 @@ is on each host alone, knowing nothing of the run:
 - ``heal_host``: clear the faults, leave the servers running: delete every iptables rule
   tagged ``harness-*`` (``clusters.ssh.firewall``), SIGCONT every stopped harness server,
   stop a clock strobe, put the clock back to its offset before the fault and start the
-  time services the fault stopped (the host's ``clusters.remote.clock.RECORD``);
+  time services the fault stopped (the host's ``clusters.remote.clock_shell.RECORD``);
 - ``down_host``: heal, then kill the harness servers, unmount every run's power-loss layer
   and end its process (``clusters.ssh.power.DOWN_ALL``), purge what each run's install record
   says it installed (``clusters.ssh.packages.to_purge``; nothing without a record, e.g.
@@ -33,7 +33,13 @@ from functools import partial
 from typing import Any
 
 from clusters.remote.base import STAGING, Exec, Remote, RemoteError, as_root, must, tail
-from clusters.remote.clock import RECORD, STROBE_PATTERN, correction, measure_offset, read_record
+from clusters.remote.clock_shell import (
+    RECORD,
+    STROBE_PATTERN,
+    correction,
+    measure_offset,
+    read_record,
+)
 from clusters.remote.hosts import HostSpec
 from clusters.ssh.firewall import harness_rules, remove_harness_rules
 from clusters.ssh.packages import DEB_STAGING, POLICY_MARK, POLICY_RC, purge, to_purge

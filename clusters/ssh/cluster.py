@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 from clusters._backend import RUN_ID, LeadingMixin, ServerCluster
 from clusters._powerfs import node as powerfs
 from clusters.remote.base import Exec, Remote, RemoteError, as_root, must, put_text
-from clusters.remote.clock import measure_offset
+from clusters.remote.clock_shell import measure_offset
 from clusters.remote.hosts import HostSpec
 from clusters.server import Launch, Peer, Place, ServerSpec
 from clusters.ssh import power

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from clusters.registry import deb_suites
+from clusters.target_registry import deb_suites
 from core.cluster import ClusterError
 
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"

@@ -14,12 +14,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clusters.registry import TARGETS, ssh_targets
 from clusters.remote.base import Remote
 from clusters.remote.hosts import HostSpec, hosts_from, parse_host
 from clusters.server import ServerSpec
 from clusters.spec import Lazy
 from clusters.ssh.packages import INSTALL_MODES, PackageInstaller
+from clusters.target_registry import TARGETS, ssh_targets
 from core.cluster import Cluster, ClusterError
 
 

@@ -24,7 +24,7 @@ from clusters.spec import (
 )
 from core.abilities import SERVER_ABILITIES, Ability
 from workloads.herd import RECIPES
-from workloads.libraries.registry import library_variants, unfenced_libraries
+from workloads.libraries.library_registry import library_variants, unfenced_libraries
 
 MIN_SESSION_MS = 1000
 MAX_SESSION_MS = 60000
@@ -34,7 +34,7 @@ PERSISTENCE = ("force-sync", "no-force-sync")
 default), or not (``forceSync=no``)."""
 CLIENTS = "clusters.zookeeper.clients"
 LIBRARIES = ("tooz-zookeeper", "kazoo")
-"""The lock libraries that run on ZooKeeper (``workloads.libraries.registry``)."""
+"""The lock libraries that run on ZooKeeper (``workloads.libraries.library_registry``)."""
 
 CONSISTENCY_DOC = "https://zookeeper.apache.org/doc/r3.9.3/zookeeperInternals.html#sc_consistency"
 """ZooKeeper's own account of its consistency guarantees (the release our image runs)."""

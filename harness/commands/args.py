@@ -332,7 +332,7 @@ def checked(check: Callable[[str], object]) -> Callable[[str], str]:
 
 def faults(text: str) -> tuple[str, ...]:
     from core.option_checks import OptionError, UnknownName
-    from nemesis.registry import parse_nemesis
+    from nemesis.fault_registry import parse_nemesis
 
     try:
         return parse_nemesis(text)  # as a suite's value: no silently dropped empty name

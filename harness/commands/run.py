@@ -34,15 +34,15 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     """The options of a run, each argparse default None (not given: ``RunOptions`` has the
     default, which adapts to what was given) and its help showing the default; grouped by
     topic (``harness docs options TOPIC``), the common ones in ``--help``."""
-    from clusters.registry import DEFAULT_TARGET, TARGETS
     from clusters.releases import DEFAULT_SUITE, SUITES
+    from clusters.target_registry import DEFAULT_TARGET, TARGETS
     from core.option_checks import check_name
     from core.option_records import CLIENT_MODES
     from core.options import DEFAULT_OP_TIMEOUT
     from harness import validate
-    from nemesis.registry import help_lines, nemesis_names
+    from nemesis.fault_registry import help_lines, nemesis_names
     from nemesis.targets import aims, targets_help
-    from workloads.registry import DEFAULT_WORKLOAD, WORKLOADS, workloads_help
+    from workloads.workload_registry import DEFAULT_WORKLOAD, WORKLOADS, workloads_help
 
     g = topic_group(p, "run", "what to run")
     describe(
@@ -355,7 +355,7 @@ def _workload_options(p: argparse.ArgumentParser) -> None:
     topic named for it; a record two workloads share is shown with the first."""
     from dataclasses import fields
 
-    from workloads.registry import WORKLOADS
+    from workloads.workload_registry import WORKLOADS
 
     shown: set[type] = set()
     for w in WORKLOADS.values():
@@ -629,7 +629,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _releases_offered() -> str:
     """Each target's releases with the server's upstream version (the Debian revision is in
     test.json), targets offering the same ones named together: ``redis, redlock: ...``."""
-    from clusters.registry import server_versions
+    from clusters.target_registry import server_versions
 
     by: dict[tuple[str, ...], list[str]] = {}
     for name, versions in server_versions().items():

@@ -32,7 +32,7 @@ from core.short_text import DASH, ms, pct, secs
 from core.store import RESULTS_FILE
 from harness.report._metrics import QUANTILES, OpStats, op_stats, pooled
 from harness.report._runs import RunInfo, find_run_dirs, load_run, verdict_word
-from workloads.registry import WORKLOADS
+from workloads.workload_registry import WORKLOADS
 
 _STYLE = {"valid": "green", "invalid": "bold red", "unknown": "yellow", "not checked": "dim"}
 

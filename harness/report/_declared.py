@@ -16,8 +16,8 @@ from clusters.spec import Lazy
 from core.html import tag
 from harness.report._html import page
 from harness.report._runs import RunInfo
-from workloads.registry import OLD_NAMES, WORKLOADS
 from workloads.section import Across, Measured, RunView, Section
+from workloads.workload_registry import OLD_NAMES, WORKLOADS
 
 
 def run_sections(run: RunInfo, record: RunRecord, windows: Sequence[FaultWindow] | None) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from checkers.words import article
-from core.clock import RunClock
+from core.run_clock import RunClock
 from workloads.common.resource import FencedStore
 
 MODES = {"on": True, "off": False}

@@ -17,8 +17,8 @@ from harness.report._html import word_badge
 from harness.report._metrics import AVAILABLE_MEANS, QUANTILES, OpStats
 from harness.report._runs import INTERRUPTED, RunInfo
 from harness.report._verdict import CheckerVerdict, checker_verdicts, first_sentence, headline
-from nemesis.registry import FAULTS
-from workloads.registry import WORKLOADS
+from nemesis.fault_registry import FAULTS
+from workloads.workload_registry import WORKLOADS
 
 _WORDS = {True: "PASS", False: "FAIL"}
 

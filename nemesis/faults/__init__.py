@@ -1,2 +1,2 @@
 """The faults, one module each holding its ``FaultSpec`` (``nemesis.spec``); the registry
-of them is ``nemesis.registry``."""
+of them is ``nemesis.fault_registry``."""

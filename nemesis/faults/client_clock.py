@@ -12,9 +12,9 @@ from core.faults import CLIENT_CLOCK
 from core.option_checks import OptionError
 from core.options import RunOptions
 from nemesis.base import Nemesis
-from nemesis.client_clock import ClientClock
+from nemesis.client_skew import ClientClock
 from nemesis.spec import FaultSpec
-from workloads.client_clock import FAKETIME_LIB
+from workloads.wall_clock import FAKETIME_LIB
 
 PACKAGES = ("libfaketime",)
 """What the clients' clock needs on the machine that runs them: Debian's and Ubuntu's

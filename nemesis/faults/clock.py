@@ -16,7 +16,7 @@ from nemesis.spec import FaultSpec
 
 
 def _build(cluster: Cluster, target: str, seed: int, opts: RunOptions) -> Nemesis:
-    from nemesis.host_clock import clock_nemesis  # the Docker half needs the Docker SDK
+    from nemesis.host_skew import clock_nemesis  # the Docker half needs the Docker SDK
 
     return clock_nemesis(cluster, target, seed)
 

@@ -13,14 +13,14 @@ from clusters import _rootfs
 from clusters._imagedef import ImageDef
 from clusters.docker_cluster import DockerCluster
 from clusters.images import image_names
-from clusters.registry import TARGETS
 from clusters.server import ClusterOptions, majority_vote
+from clusters.target_registry import TARGETS
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 
 
 def test_importing_the_registry_imports_no_docker() -> None:
     code = (
-        "import sys, clusters, clusters.registry, core.cluster; "
+        "import sys, clusters, clusters.target_registry, core.cluster; "
         "assert 'docker' not in sys.modules, 'docker imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -21,8 +21,8 @@ from clusters import cleanup
 from clusters._docker import LABEL_RUN, connect
 from clusters._probe import wait_until
 from clusters.docker_cluster import DockerCluster
-from clusters.registry import TARGETS
 from clusters.server import ClusterOptions
+from clusters.target_registry import TARGETS
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from clusters.registry import TARGETS
+from clusters.target_registry import TARGETS
 
 pytestmark = pytest.mark.slow
 

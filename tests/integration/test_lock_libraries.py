@@ -63,7 +63,7 @@ def _ops(out: Path) -> list[dict]:
 def test_each_library_runs_at_its_pinned_version_from_its_own_environment(
     tmp_path: Path, lock: str
 ) -> None:
-    from workloads.libraries.registry import LIBRARIES
+    from workloads.libraries.library_registry import LIBRARIES
 
     code, said = _harness(tmp_path / "o", "--lock", lock, *SHORT)
     assert code == 0, said

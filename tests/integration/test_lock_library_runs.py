@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from test_lock_libraries import _harness, _ops, _recorded
 
-from clusters.registry import TARGETS
-from workloads.libraries.registry import LIBRARIES
+from clusters.target_registry import TARGETS
+from workloads.libraries.library_registry import LIBRARIES
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 SETTINGS = ("--recovery-time", "0", "--lease-ttl", "2", "--acquire-wait", "1")

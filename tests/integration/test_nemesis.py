@@ -20,10 +20,10 @@ import requests
 
 from clusters._probe import wait_until
 from clusters.docker_cluster import DockerCluster, LeadingDockerCluster
-from clusters.registry import TARGETS
 from clusters.server import ClusterOptions
+from clusters.target_registry import TARGETS
 from core.client import Invocation
-from nemesis.clock import ClockSkew
+from nemesis.faketime_skew import ClockSkew
 from nemesis.node_faults import NodeKill, NodePause
 from nemesis.partition import Partition
 

@@ -23,8 +23,8 @@ from test_workloads import LEASE, no_leftovers, pause_args, paused_run, run
 
 from clusters._probe import wait_until
 from clusters.postgres.connection import Connection
-from clusters.registry import TARGETS
 from clusters.server import ClusterOptions
+from clusters.target_registry import TARGETS
 from workloads.errors import OpUnknown
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

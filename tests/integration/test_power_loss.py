@@ -20,8 +20,8 @@ import psycopg
 import pytest
 
 from clusters.postgres.connection import conninfo
-from clusters.registry import TARGETS
 from clusters.server import ClusterOptions
+from clusters.target_registry import TARGETS
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

@@ -40,14 +40,14 @@ import requests
 from sshlab import host_leftovers
 
 from clusters.remote.base import Command, Exec, Remote, get_text
-from clusters.remote.clock import STROBE_PATTERN
+from clusters.remote.clock_shell import STROBE_PATTERN
 from clusters.remote.identity import READ_IDS, identity_of, local_identity, same_machine
 from clusters.ssh.cluster import LeadingSshCluster
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
 from clusters.ssh.packages import installed_packages
 from core.client import Invocation
-from nemesis.clock import START, STOP
-from nemesis.host_clock import TOLERANCE_S, HostClock
+from nemesis.faketime_skew import START, STOP
+from nemesis.host_skew import TOLERANCE_S, HostClock
 from tests.support.vmhost.image import ensure_image
 from tests.support.vmhost.vm import VmLab, vm_lab
 

@@ -38,7 +38,7 @@ from clusters.ssh.cluster import LeadingSshCluster
 from clusters.ssh.factory import make_ssh_cluster
 from core.client import Invocation
 from core.cluster import ClusterError
-from nemesis.host_clock import HostClock, RefusedHost, clock_nemesis
+from nemesis.host_skew import HostClock, RefusedHost, clock_nemesis
 from nemesis.node_faults import NodeKill, NodePause
 from nemesis.partition import Partition
 

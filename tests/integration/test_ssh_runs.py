@@ -46,7 +46,7 @@ import requests
 from sshlab import Lab, leftovers, ssh_lab, whole_run
 
 from clusters._probe import wait_until
-from clusters.remote.clock import RECORD
+from clusters.remote.clock_shell import RECORD
 from core.options import RunOptions
 from harness.suite import SuiteRun, judge
 

@@ -1,4 +1,4 @@
-"""Which checkers each workload gets (``workloads.registry``, through harness.analysis),
+"""Which checkers each workload gets (``workloads.workload_registry``, through harness.analysis),
 and the results.json they make from a run directory (as `harness check` runs them)."""
 
 from __future__ import annotations

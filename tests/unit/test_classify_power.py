@@ -14,7 +14,7 @@ from test_mutex_records import S, fault, history
 from checkers.classify import CRASH, UNEXPLAINED, UNSYNCED, classify_number, classify_takeover
 from checkers.durability import DurabilityRule, durability_rule
 from checkers.windows import CRASHES, LOSES_UNSYNCED, FaultWindow, fault_windows
-from clusters.registry import TARGETS
+from clusters.target_registry import TARGETS
 from core.options import RunOptions
 from harness.suite import found_causes
 

@@ -15,9 +15,9 @@ import pytest
 
 from core import gen
 from core.client import Client, Completion, Invocation, WorkerContext
-from core.clock import RunClock
 from core.ops import Op
 from core.options import RunOptions
+from core.run_clock import RunClock
 from core.store import read_jsonl
 from harness.cli import EXIT_BAD_ARGS, main
 from harness.client_mode import client_mode

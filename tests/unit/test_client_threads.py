@@ -18,8 +18,8 @@ import pytest
 
 from core import gen
 from core.client import Client, Completion, Invocation, WorkerContext
-from core.clock import RunClock
 from core.ops import Op
+from core.run_clock import RunClock
 from core.store import read_history_jsonl
 from harness.cli import main
 from harness.client_threads import Bell

@@ -10,12 +10,12 @@ import subprocess
 import pytest
 
 from checkers.linear.models import MODELS
-from clusters.registry import TARGETS
+from clusters.target_registry import TARGETS
 from harness.cli import build_parser, main
 from harness.completion import script
 from harness.packaged import doc_names, suite_names
 from harness.validate import sim_bugs
-from nemesis.registry import nemesis_names
+from nemesis.fault_registry import nemesis_names
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="no bash here")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.client import WorkerContext
-from core.clock import RunClock
+from core.run_clock import RunClock
 from workloads.common.factories import Connector
 
 

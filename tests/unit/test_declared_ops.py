@@ -18,7 +18,7 @@ from core.history import History
 from harness.report._locks import terms_of
 from workloads.holders import LEADER, WRITER
 from workloads.lock.ops import LOCK_HOLDER
-from workloads.registry import WORKLOADS
+from workloads.workload_registry import WORKLOADS
 
 RENAMED = {"acquire": "grab", "release": "drop"}
 

@@ -14,7 +14,7 @@ from test_cli import run
 from test_cli_options import assert_one_line_254
 
 from core.client import Invocation
-from core.clock import RunClock
+from core.run_clock import RunClock
 from harness.report import write_report
 from harness.report._compare import compare
 from nemesis.client_kill import START, ClientKill

@@ -25,7 +25,7 @@ from clusters.etcd.gateway import EtcdConnection
 from clusters.etcd.lock import ServiceLock
 from clusters.etcd.register import EtcdRegister
 from core.client import Invocation, WorkerContext
-from core.clock import RunClock
+from core.run_clock import RunClock
 from workloads.common.factories import Connector, RegisterFactory
 from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown, Unreachable

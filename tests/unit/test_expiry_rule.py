@@ -49,7 +49,7 @@ def handover(run_dir: Path) -> dict[str, Any]:
 def test_consul_records_its_expiry_rule_in_test_json() -> None:
     """The rule is the target's data: Consul's session TTL rule says 2 TTLs, and it is
     recorded with every Consul run (``rules_for``) for the checkers to read."""
-    from clusters.registry import TARGETS
+    from clusters.target_registry import TARGETS
 
     opts = RunOptions.from_mapping({"target": "consul", "workload": "lock"})
     recorded = [r.to_dict() for r in TARGETS["consul"].rules_for(opts)]

@@ -15,7 +15,7 @@ from test_cli import run
 
 from checkers.windows import KIND_EFFECTS, WORDS
 from core.faults import CLIENTS, KINDS, NETWORK, FaultKind
-from nemesis.registry import FAULTS
+from nemesis.fault_registry import FAULTS
 
 ROOT = Path(__file__).resolve().parents[2]
 ABOVE_CORE = ("checkers", "workloads", "clusters", "nemesis", "harness")

@@ -30,8 +30,8 @@ from checkers.windows import (
     first_overlapping,
     record_windows,
 )
-from clusters.registry import TARGETS, resolve
 from clusters.spec import TargetSpec
+from clusters.target_registry import TARGETS, resolve
 from core import gen
 from core.abilities import Ability, check_abilities
 from core.client import Completion, Invocation
@@ -39,10 +39,10 @@ from core.faults import SERVERS, FaultKind
 from core.option_checks import OptionError
 from core.options import FIELDS, RunOptions
 from harness.validate import check_target, decide
-from nemesis import registry
+from nemesis import fault_registry
 from nemesis.base import RunView
 from nemesis.build import build_nemesis
-from nemesis.registry import FAULTS, facts_of, spec_of
+from nemesis.fault_registry import FAULTS, facts_of, spec_of
 from nemesis.spec import Aim, FaultSpec
 from nemesis.targets import target_of
 
@@ -122,7 +122,7 @@ BOX_LACKS = {Ability.NETWORK: "{target} has no network: {fault} faults cannot ha
 
 def test_a_target_lacking_an_ability_refuses_the_fault_with_its_reason() -> None:
     def check(*faults: str) -> None:
-        check_abilities("box", BOX_HAS, BOX_LACKS, registry.needs_of(faults))
+        check_abilities("box", BOX_HAS, BOX_LACKS, fault_registry.needs_of(faults))
 
     check("client-pause", "kill", "pause")
     with pytest.raises(OptionError) as e:
@@ -192,7 +192,7 @@ FLOOD = FaultSpec(
 
 @pytest.fixture
 def flood(monkeypatch: pytest.MonkeyPatch) -> FaultSpec:
-    monkeypatch.setitem(registry.FAULTS, "flood", FLOOD)  # type: ignore[index]
+    monkeypatch.setitem(fault_registry.FAULTS, "flood", FLOOD)  # type: ignore[index]
     return FLOOD
 
 
@@ -292,7 +292,7 @@ def test_a_fault_cut_short_is_said_and_the_run_is_unknown(
     from dataclasses import replace
 
     slow = replace(FLOOD, build=lambda cluster, target, seed, opts: SlowFlood(cluster.nodes()[0]))
-    monkeypatch.setitem(registry.FAULTS, "flood", slow)  # type: ignore[index]
+    monkeypatch.setitem(fault_registry.FAULTS, "flood", slow)  # type: ignore[index]
     code, out, err = run(
         capsys,
         "run",

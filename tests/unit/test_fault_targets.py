@@ -16,15 +16,15 @@ from test_nemesis_faults import FakeCluster
 
 from core import gen
 from core.client import Completion, Invocation
-from core.clock import RunClock
 from core.ops import Op
 from core.option_checks import OptionError
 from core.options import RunOptions
+from core.run_clock import RunClock
 from harness.runner import Runner, _Open
 from harness.validate import check_nemesis_target
 from nemesis import nodes
 from nemesis.build import build_nemesis
-from nemesis.clock import ClockSkew
+from nemesis.faketime_skew import ClockSkew
 from nemesis.node_faults import NodeKill, NodePause
 from nemesis.nodes import pick_nodes
 from nemesis.partition import Partition

@@ -11,7 +11,7 @@ from core.formats import FormatError, detect_format, read_history
 from core.formats.edn import EdnError, dumps, iter_elements, loads
 from core.ops import Op
 from core.store import HistoryWriter
-from workloads.registry import workload_models
+from workloads.workload_registry import workload_models
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "histories"
 needs_shared = pytest.mark.skipif(

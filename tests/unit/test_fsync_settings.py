@@ -10,9 +10,9 @@ import pytest
 from test_cli import run
 
 from clusters.docker_cluster import DockerCluster
-from clusters.registry import TARGETS
-from core.clock import RunClock
+from clusters.target_registry import TARGETS
 from core.options import RunOptions
+from core.run_clock import RunClock
 
 
 def _node(target: str, persistence: str | None) -> tuple[tuple[str, ...], str]:

@@ -12,9 +12,9 @@ from typing import Any
 from checkers import guarded
 from checkers.record import RunRecord
 from core.client import Invocation, WorkerContext
-from core.clock import RunClock
 from core.history import History
 from core.ops import Op
+from core.run_clock import RunClock
 from workloads.guarded import REJECTED, GuardedClient
 from workloads.guarded_register import RegisterKeys, RegisterVersions
 

@@ -24,7 +24,7 @@ from checkers import herd
 from checkers.herd import NOTIFIED, SESSION_EVENT
 from clusters.zookeeper.herd import ZkHerd
 from core.client import WorkerContext
-from core.clock import RunClock
+from core.run_clock import RunClock
 from core.store import write_json
 from workloads.common.lease import EventLog
 from workloads.herd import Tally

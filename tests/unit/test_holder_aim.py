@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from core.clock import RunClock
+from core.run_clock import RunClock
 from nemesis.nodes import holder_node
 from workloads.holders import INSTANCE
 

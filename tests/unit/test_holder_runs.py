@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from test_cli import run
 
-from core.clock import RunClock
 from core.ops import NEMESIS
+from core.run_clock import RunClock
 from core.store import HISTORY_FILE, read_history_jsonl
 from nemesis.client_pause import ClientPause
 from workloads.holders import INSTANCE

@@ -13,11 +13,11 @@ from checkers.record import RunRecord
 from core.client import Invocation
 from core.history import History
 from core.ops import Op
-from nemesis.client_clock import START, STOP, ClientClock
-from workloads.client_clock import FAKETIME_LIB, WallClock, clock_file
+from nemesis.client_skew import START, STOP, ClientClock
 from workloads.errors import OpFailed
 from workloads.ids import CasCounter, IdsOptions
 from workloads.ids.snowflake import Snowflake, parts
+from workloads.wall_clock import FAKETIME_LIB, WallClock, clock_file
 
 MS = 1_000_000
 T0 = 1_800_000_000_000  # ms
@@ -262,7 +262,7 @@ def test_a_duplicate_is_blamed_on_the_step_back_not_the_window() -> None:
         *[o for n in range(30) for o in generate(36 + n, 1, 6.005 + n * 0.011, 100 + n)],
         op(140, "nemesis", "ok", "stop-client-clock", 6.5, {}),
     ]
-    from nemesis.registry import facts_of
+    from nemesis.fault_registry import facts_of
 
     test = {"options": {"nemesis": ["client-clock"]}, "faults": facts_of(["client-clock"])}
     r = ids.check_record(RunRecord(History(sorted(ops, key=lambda o: o.time)), test=test))

@@ -14,7 +14,7 @@ from test_mutex_records import Event, fault, history
 from checkers import ids
 from checkers.classify import UNEXPLAINED, UNSYNCED
 from checkers.record import RunRecord
-from clusters.registry import TARGETS
+from clusters.target_registry import TARGETS
 from core.options import RunOptions
 from harness.suite import found_causes
 

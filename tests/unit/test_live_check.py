@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from core.clock import RunClock
 from core.ops import Op
+from core.run_clock import RunClock
 from harness.cli import main
 from harness.live_check import LiveCheck
 from harness.progress import Progress

@@ -15,9 +15,9 @@ from checkers import linearizability
 from checkers.linear.models import get_model
 from checkers.linear.resume import Cut, advance, latest_cut, proven_from
 from checkers.record import RunRecord
-from core.clock import RunClock
 from core.history import History
 from core.ops import Op, OpType
+from core.run_clock import RunClock
 from harness.cli import main
 from harness.live_check import LiveCheck
 

@@ -31,7 +31,7 @@ from checkers.classify import CRASH, PAUSED, RELEASED_OTHER, SERVICE_BUG, UNEXPL
 from checkers.record import RunRecord
 from core.history import History
 from harness.analysis import verdict_line
-from workloads.libraries.registry import LIBRARIES
+from workloads.libraries.library_registry import LIBRARIES
 
 
 def record(

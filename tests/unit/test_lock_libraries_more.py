@@ -11,10 +11,10 @@ from typing import Any, cast
 
 import pytest
 
-from clusters.registry import TARGETS
+from clusters.target_registry import TARGETS
 from core.options import RunOptions
 from workloads.libraries.env import ensure
-from workloads.libraries.registry import LIBRARIES, TOOZ_DRIVERS
+from workloads.libraries.library_registry import LIBRARIES, TOOZ_DRIVERS
 from workloads.lock.own import own_lock_clients
 
 LOCKS = ("tooz-zookeeper", "tooz-redis", "tooz-etcd3gw", "tooz-postgresql", "kazoo", "etcd3gw")

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from test_cli import run
 
-from clusters.registry import TARGETS
+from clusters.target_registry import TARGETS
 from core.errors import EXIT_BAD_INPUT
 from core.option_checks import safe_word
-from workloads.libraries import registry
+from workloads.libraries import library_registry
 from workloads.libraries.env import CACHE_VARIABLE, InstallError, ensure
-from workloads.libraries.registry import Library
+from workloads.libraries.library_registry import Library
 
 SHORT = ("--time-limit", "2", "--recovery-time", "0", "--nemesis", "none")
 
@@ -176,9 +176,9 @@ def test_a_library_runs_from_its_own_environment_and_is_recorded(
     monkeypatch.setenv(CACHE_VARIABLE, str(cache))
     lib = Library("simlib", "simlib", "1.0", "simlib:make", fencing=True,
                   loss_on_release=True, renewal="no renewal")  # fmt: skip
-    monkeypatch.setitem(registry.LIBRARIES, "simlib", lib)
+    monkeypatch.setitem(library_registry.LIBRARIES, "simlib", lib)
     sim = TARGETS["sim"].offers["lock"]
-    monkeypatch.setitem(sim.variants, "simlib", registry.OWN_LOCKS_REF)  # type: ignore[index]
+    monkeypatch.setitem(sim.variants, "simlib", library_registry.OWN_LOCKS_REF)  # type: ignore[index]
     code, out, err = run(capsys, "run", "--lock", "simlib", *SHORT, "-o", str(tmp_path / "o"))
     assert code == 0, out + err
     (run_dir,) = (tmp_path / "o" / "sim-lock-simlib-no-fault").glob("2*")
@@ -209,8 +209,8 @@ def test_a_failed_install_is_one_line_and_leaves_nothing_cached(tmp_path: Path) 
 
 def test_each_library_is_a_lock_variant_of_the_targets_it_runs_on() -> None:
     offered = {v for t in TARGETS.values() for v in t.offers["lock"].variants}
-    assert set(registry.LIBRARIES) <= offered
+    assert set(library_registry.LIBRARIES) <= offered
     for t in TARGETS.values():
         lock = t.offers["lock"]
-        libraries = [v for v in lock.variants if v in registry.LIBRARIES]
-        assert all(lock.variants[v] == registry.OWN_LOCKS_REF for v in libraries), t.name
+        libraries = [v for v in lock.variants if v in library_registry.LIBRARIES]
+        assert all(lock.variants[v] == library_registry.OWN_LOCKS_REF for v in libraries), t.name

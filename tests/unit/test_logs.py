@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.client import Invocation, WorkerContext
-from core.clock import RunClock
+from core.run_clock import RunClock
 from harness.logs import log_files, log_to
 from harness.worker import Worker
 from tests.support.chatty import LINE, ChattyFactory

@@ -18,7 +18,7 @@ from core.cluster import ClusterError
 from core.option_checks import OptionError
 from core.options import RunOptions
 from nemesis.build import build_nemesis
-from nemesis.clock import ClockSkew
+from nemesis.faketime_skew import ClockSkew
 from nemesis.node_faults import NodeKill, NodePause, NodePowerLoss
 from nemesis.partition import Partition
 
@@ -147,7 +147,7 @@ def test_a_partition_of_one_node_cuts_nothing_and_fails() -> None:
 
 @pytest.mark.parametrize("target", ["redis", "redlock"])
 def test_redis_targets_refuse_partitions_with_the_reason(target: str) -> None:
-    from clusters.registry import resolve
+    from clusters.target_registry import resolve
     from harness.validate import check_target
 
     with pytest.raises(OptionError, match="servers never talk to each other"):

@@ -60,7 +60,7 @@ def test_every_option_is_a_flag_of_run_under_its_own_name() -> None:
 
 
 def test_the_default_workload_is_the_registry_s_first() -> None:
-    from workloads.registry import DEFAULT_WORKLOAD, WORKLOADS
+    from workloads.workload_registry import DEFAULT_WORKLOAD, WORKLOADS
 
     assert next(iter(WORKLOADS)) == DEFAULT_WORKLOAD
     assert RunOptions.of().workload == ""
@@ -73,7 +73,7 @@ def test_a_fault_at_its_own_time_must_end_inside_the_run() -> None:
     schedule and is refused when it would end after the time limit."""
     from core.option_checks import OptionError
     from harness.validate import check_options
-    from nemesis.registry import FAULTS, rules_of
+    from nemesis.fault_registry import FAULTS, rules_of
 
     own = 0
     for name, spec in FAULTS.items():
@@ -93,8 +93,8 @@ def test_a_fault_at_its_own_time_must_end_inside_the_run() -> None:
 
 def test_a_fault_freezing_a_holder_lengthens_the_followed_op_timeout() -> None:
     from core.options import OP_TIMEOUT_MARGIN
-    from nemesis.registry import FAULTS
-    from workloads.registry import WORKLOADS
+    from nemesis.fault_registry import FAULTS
+    from workloads.workload_registry import WORKLOADS
 
     holds = next(w.name for w in WORKLOADS.values() if w.holds)
     holding = RunOptions.of(workload=holds, work_time=1.0, acquire_wait=0.5, time_limit=600)

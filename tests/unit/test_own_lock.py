@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from core.client import Invocation, WorkerContext
-from core.clock import RunClock
+from core.run_clock import RunClock
 from workloads.common.resource import WriteResult
 from workloads.lock.own import Held, LockLost, OwnLockClient, OwnLockDriver
 

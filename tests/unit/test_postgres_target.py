@@ -17,8 +17,8 @@ from psycopg import errors as pg
 
 from clusters.postgres.errors import UNIQUE_VIOLATION, Refused, classify
 from clusters.postgres.server import SERVER, postgresql_conf
-from clusters.registry import TARGETS
 from clusters.server import Peer, Place
+from clusters.target_registry import TARGETS
 from core.cluster import ClusterError
 from workloads.common.lease import LeaseNotFound
 from workloads.errors import OpFailed, OpUnknown

@@ -15,11 +15,11 @@ from test_cli import run
 
 from clusters import docker_cluster
 from clusters._powerfs import node as powerfs
-from clusters.registry import TARGETS
 from clusters.server import ClusterOptions
-from core.clock import RunClock
+from clusters.target_registry import TARGETS
 from core.cluster import PowerCuttable
 from core.options import RunOptions
+from core.run_clock import RunClock
 
 
 def _redis(power_loss: bool) -> docker_cluster.DockerCluster:

@@ -16,7 +16,7 @@ import pytest
 from test_cli import run
 from test_cli_options import _cli, _suite, assert_one_line_254
 
-from clusters.registry import TARGETS
+from clusters.target_registry import TARGETS
 from harness.suite import SuiteError, load_suite
 
 
@@ -67,8 +67,8 @@ def test_a_bug_the_workload_meets_is_accepted() -> None:
 
 
 def test_the_bug_table_names_registered_workloads_and_faults() -> None:
-    from nemesis.registry import FAULTS
-    from workloads.registry import WORKLOADS
+    from nemesis.fault_registry import FAULTS
+    from workloads.workload_registry import WORKLOADS
 
     for target in TARGETS.values():
         for bug in target.bugs.values():

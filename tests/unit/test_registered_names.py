@@ -1,6 +1,6 @@
 """No code names a workload or a fault outside the module that defines it and its
-registry: everything else reads the registries (``workloads.registry``,
-``nemesis.registry``, and the kinds of fault on the ground floor, ``core.faults``). The
+registry: everything else reads the registries (``workloads.workload_registry``,
+``nemesis.fault_registry``, and the kinds of fault on the ground floor, ``core.faults``). The
 same grep as for target names (``tests.support.names``: string constants, docstrings left
 out); where the word means something else, the exemption says what, file by file, and each
 exemption must still be needed."""
@@ -10,14 +10,14 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+from nemesis.fault_registry import FAULTS
 from nemesis.faults import __path__ as faults_path
-from nemesis.registry import FAULTS
 from nemesis.spec import FaultSpec
 from tests.support.names import ROOT, product_strings
-from workloads.registry import WORKLOADS
 from workloads.workload import Workload
+from workloads.workload_registry import WORKLOADS
 
-OWN_REGISTRIES = ("workloads/registry.py", "nemesis/registry.py", "core/faults.py")
+OWN_REGISTRIES = ("workloads/workload_registry.py", "nemesis/fault_registry.py", "core/faults.py")
 
 EXEMPT: dict[str, set[str]] = {
     # Abilities a target has (core.abilities.Ability): the words match the faults needing them.

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from clusters.remote.base import Command
-from clusters.remote.clock import (
+from clusters.remote.clock_shell import (
     FIND_SERVICES,
     TimeService,
     measure_offset,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.clock import RunClock
+from core.run_clock import RunClock
 from core.store import JsonlWriter, read_jsonl
 from workloads.common.resource import FencedStore, ResourceClient, ResourceServer
 from workloads.common.wire import NotSent, Rejected

@@ -16,8 +16,8 @@ import sys
 
 import pytest
 
-from clusters.registry import TARGETS
 from clusters.spec import Offer
+from clusters.target_registry import TARGETS
 from harness.commands.docs import run_parser
 from harness.option_help import topics
 

@@ -19,8 +19,8 @@ import pytest
 from core.option_checks import NUMBERS
 from core.options import NAMED, RunOptions
 from harness.report._runs import load_run
-from nemesis.registry import FAULTS
-from workloads.registry import WORKLOADS
+from nemesis.fault_registry import FAULTS
+from workloads.workload_registry import WORKLOADS
 
 ZONED = re.compile(r"\d{8}T\d{6}Z")
 AWAY_FROM_UTC = "Asia/Kathmandu"  # UTC+05:45: a local time would not pass for UTC

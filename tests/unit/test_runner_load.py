@@ -17,9 +17,9 @@ import pytest
 
 from core import gen
 from core.client import Completion, Invocation
-from core.clock import RunClock
 from core.gen.replay import Recorded, replay
 from core.ops import Op
+from core.run_clock import RunClock
 from core.store import HistoryWriter, read_history_jsonl
 from harness.cli import EXIT_BAD_ARGS, main
 from harness.load import Load, process_cpu_s

@@ -15,7 +15,6 @@ import pytest
 
 from clusters._backend import LeadingMixin, ServerCluster
 from clusters.docker_cluster import DockerCluster
-from clusters.registry import TARGETS, ssh_targets
 from clusters.server import (
     Address,
     ClusterOptions,
@@ -27,6 +26,7 @@ from clusters.server import (
 )
 from clusters.ssh.cluster import SshCluster
 from clusters.ssh.factory import make_ssh_cluster, server_spec
+from clusters.target_registry import TARGETS, ssh_targets
 from core.cluster import ClusterError, HasLeader, Killable, Pausable
 
 DOCKER = [name for name, spec in TARGETS.items() if spec.image is not None]
@@ -172,7 +172,7 @@ def test_kill_and_restart_go_through_the_transport() -> None:
 def test_what_a_verdict_on_a_target_depends_on_is_said_with_its_source() -> None:
     """Issue 30: Consul sessions were created with LockDelay 0s (Consul's default and
     `consul lock`'s is 15 s), said only in a docstring."""
-    from clusters.registry import TARGETS
+    from clusters.target_registry import TARGETS
 
     consul = {r.setting: r for r in TARGETS["consul"].rules}
     delay = consul["session lock-delay"]

@@ -17,8 +17,8 @@ from clusters.etcd import server as etcd
 from clusters.image_build import image_tag
 from clusters.postgres import server as postgres
 from clusters.redis import server as redis
-from clusters.registry import server_versions
 from clusters.releases import DEFAULT_SUITE, SUITES, Release
+from clusters.target_registry import server_versions
 from clusters.zookeeper import server as zookeeper
 from core.cluster import ClusterError
 

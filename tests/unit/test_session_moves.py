@@ -25,9 +25,9 @@ from checkers.record import RunRecord
 from clusters.zookeeper import session as zk_session
 from clusters.zookeeper.discovery import ZkDiscovery
 from core.client import WorkerContext
-from core.clock import RunClock
 from core.faults import PARTITION
 from core.history import History
+from core.run_clock import RunClock
 from core.store import write_json
 from workloads.discovery import InstanceClient
 
@@ -157,7 +157,7 @@ def test_the_zookeeper_registry_clients_name_the_servers_by_node() -> None:
     picklable factory: the workers get it)."""
     import pickle
 
-    from clusters.registry import TARGETS
+    from clusters.target_registry import TARGETS
     from core.options import RunOptions
 
     cluster: Any = SimpleNamespace(

@@ -16,7 +16,7 @@ import pytest
 
 from clusters.sim.client import LeaseNotFound, NoAnswer, NotSent, Rejected, SimClient
 from core.client import Invocation, WorkerContext
-from core.clock import RunClock
+from core.run_clock import RunClock
 from workloads.common import critical
 from workloads.common.resource import ResourceClient, ResourceServer
 from workloads.errors import OpFailed, OpUnknown, completion_for

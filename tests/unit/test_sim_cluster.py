@@ -13,8 +13,8 @@ import pytest
 from clusters._local import LocalCluster
 from clusters.sim.client import LeaseNotFound, NoAnswer, NotSent, Rejected, SimClient
 from clusters.sim.local import sim_cluster
-from core.clock import RunClock
 from core.cluster import Cluster, ClusterError, Killable, Pausable
+from core.run_clock import RunClock
 from core.store import read_jsonl
 from workloads.common.service import EPHEMERAL_RANGE
 

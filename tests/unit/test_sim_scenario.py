@@ -26,9 +26,9 @@ from clusters._local import LocalCluster
 from clusters.sim.clients import sim_client
 from clusters.sim.local import sim_cluster
 from core.client import ClientFactory, Invocation, WorkerContext
-from core.clock import RunClock
 from core.history import History
 from core.ops import Op
+from core.run_clock import RunClock
 from core.store import read_jsonl
 from workloads.common.factories import Connector, HolderFactory
 from workloads.common.resource import ResourceServer

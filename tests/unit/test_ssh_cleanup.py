@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from clusters.remote.base import CommandResult, RemoteError
-from clusters.remote.clock import RECORD
+from clusters.remote.clock_shell import RECORD
 from clusters.remote.hosts import HostSpec
 from clusters.ssh import cleanup
 from clusters.ssh.cleanup import SERVERS, clean_hosts, down_host, heal_host, servers

@@ -23,18 +23,18 @@ from ssh_sim import SimHost
 from clusters import run_target
 from clusters.docker_cluster import DockerCluster
 from clusters.etcd.server import SERVER, EtcdServer
-from clusters.registry import resolve
 from clusters.remote.base import CommandResult
 from clusters.remote.hosts import HostSpec
 from clusters.server import Address
 from clusters.ssh.cluster import LeadingSshCluster, SshCluster, ssh_cluster
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
 from clusters.ssh.packages import PackageInstaller
+from clusters.target_registry import resolve
 from core.client import Invocation
-from core.clock import RunClock
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 from core.option_checks import OptionError
 from core.options import RunOptions
+from core.run_clock import RunClock
 from harness import validate
 from harness.validate import check_target
 from nemesis.node_faults import NodeKill, NodePause

@@ -17,11 +17,11 @@ import pytest
 
 from clusters.consul.server import SERVER
 from clusters.docker_cluster import DockerCluster
-from clusters.registry import resolve
 from clusters.remote.base import CommandResult
 from clusters.remote.hosts import HostSpec
 from clusters.ssh.cluster import LeadingSshCluster
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
+from clusters.target_registry import resolve
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 from core.option_checks import OptionError
 from core.options import RunOptions

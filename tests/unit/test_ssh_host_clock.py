@@ -19,14 +19,14 @@ import pytest
 
 from clusters.etcd.server import SERVER
 from clusters.remote.base import CommandResult
-from clusters.remote.clock import RECORD
+from clusters.remote.clock_shell import RECORD
 from clusters.remote.hosts import HostSpec
 from clusters.remote.identity import MachineIdentity
 from clusters.ssh.cluster import LeadingSshCluster
 from core.client import Invocation
 from core.cluster import ClusterError
-from nemesis.clock import ClockSkew
-from nemesis.host_clock import STROBE_MARK, HostClock, HostNodes, RefusedHost, clock_nemesis
+from nemesis.faketime_skew import ClockSkew
+from nemesis.host_skew import STROBE_MARK, HostClock, HostNodes, RefusedHost, clock_nemesis
 from tests.support.fake import FakeRemote
 
 OURS = MachineIdentity("our-machine-id", "our-boot-id")

@@ -19,14 +19,14 @@ from ssh_sim import SimHost
 from test_ssh_cluster import IPS, make
 
 from clusters import run_target
-from clusters.registry import resolve
 from clusters.ssh import cleanup, power
 from clusters.ssh.cluster import SshCluster
 from clusters.ssh.process import Layout
-from core.clock import RunClock
+from clusters.target_registry import resolve
 from core.cluster import ClusterError, PowerCuttable
 from core.option_checks import OptionError
 from core.options import RunOptions
+from core.run_clock import RunClock
 from harness.validate import check_target
 
 ROOT = "/var/lib/harness/r1"

@@ -22,17 +22,17 @@ from clusters import run_target
 from clusters.docker_cluster import DockerCluster
 from clusters.redis import server as redis_server
 from clusters.redis.server import REDIS, REDLOCK, RedisServer
-from clusters.registry import resolve
 from clusters.remote.hosts import HostSpec
 from clusters.server import ServerSpec
 from clusters.ssh.cluster import LeadingSshCluster, SshCluster, ssh_cluster
 from clusters.ssh.factory import SshClusterOptions, make_ssh_cluster
 from clusters.ssh.packages import PackageInstaller
+from clusters.target_registry import resolve
 from clusters.zookeeper import server as zk_server
 from clusters.zookeeper.server import SERVER as ZOOKEEPER
-from core.clock import RunClock
 from core.cluster import Cluster, ClusterError, HasLeader, Killable, Pausable
 from core.options import RunOptions
+from core.run_clock import RunClock
 from harness import validate
 from nemesis.nodes import NodeControl
 

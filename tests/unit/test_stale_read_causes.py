@@ -22,7 +22,7 @@ from checkers.anomalies import KEY
 from checkers.linearizability import check_record
 from checkers.record import RunRecord
 from checkers.served import ServedIndex
-from clusters.registry import TARGETS
+from clusters.target_registry import TARGETS
 from core.history import History
 from core.options import RunOptions
 from core.store import write_json
@@ -196,7 +196,7 @@ def test_a_zookeeper_session_records_its_server_role_and_zxids(
 
     from clusters.zookeeper import served as zk_served
     from core.client import WorkerContext
-    from core.clock import RunClock
+    from core.run_clock import RunClock
 
     asked: list[str] = []
     roles = {"10.0.0.1": "leader", "10.0.0.2": "follower"}

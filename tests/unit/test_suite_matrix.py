@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from nemesis.registry import FAULTS
+from nemesis.fault_registry import FAULTS
 from tests.unit.test_workflow_packages import installed, jobs
 from tests.unit.test_workflows import WORKFLOWS, _actionlint
 

@@ -1,4 +1,4 @@
-"""clusters.registry: one TargetSpec per target, everything else reads it.
+"""clusters.target_registry: one TargetSpec per target, everything else reads it.
 
 Every registered target is complete (a description, a cluster builder, clients for each
 workload it lists); an unknown name is one line listing the registered ones; listing the
@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from clusters import registry
-from clusters.registry import TARGETS, UnknownTarget, resolve
+from clusters import target_registry
 from clusters.server import ServerSpec
 from clusters.spec import Lazy, LeaseTtl, TargetSpec
+from clusters.target_registry import TARGETS, UnknownTarget, resolve
 from core.option_checks import OptionError
 from core.options import RunOptions
 from harness.validate import check_target, decide
-from nemesis.registry import FAULTS
+from nemesis.fault_registry import FAULTS
 from tests.support.names import ROOT, product_strings, strings
 
 
@@ -52,10 +52,10 @@ def test_images_ssh_and_packages_come_from_the_specs() -> None:
     from clusters.ssh.debs import SUITE_OVERRIDES
 
     assert set(IMAGES) == {t.image for t in TARGETS.values() if t.image}
-    assert set(registry.ssh_targets()) == {n for n, t in TARGETS.items() if not t.local}
+    assert set(target_registry.ssh_targets()) == {n for n, t in TARGETS.items() if not t.local}
     assert SUITE_OVERRIDES == {"consul": "bullseye"}
-    assert registry.DEFAULT_TARGET in TARGETS
-    assert resolve("").name == registry.DEFAULT_TARGET
+    assert target_registry.DEFAULT_TARGET in TARGETS
+    assert resolve("").name == target_registry.DEFAULT_TARGET
 
 
 def test_an_unknown_target_is_one_line_listing_the_registered_ones() -> None:
@@ -101,7 +101,7 @@ def test_listing_targets_needs_neither_docker_nor_paramiko() -> None:
         "import sys\n"
         "sys.modules['docker'] = None\n"
         "sys.modules['paramiko'] = None\n"
-        "from clusters.registry import TARGETS, DEFAULT_TARGET\n"
+        "from clusters.target_registry import TARGETS, DEFAULT_TARGET\n"
         "from harness.validate import check_run, targets_described\n"
         "from core.options import RunOptions\n"
         "assert targets_described()\n"
@@ -128,7 +128,7 @@ EXEMPT: dict[str, set[str]] = {
     "checkers/linear/simulate.py": {"etcd"},
     "checkers/linear/stale.py": {"etcd"},
     # "redis" as the PyPI package of redis-py (a lock library), not the target.
-    "workloads/libraries/registry.py": {"redis"},
+    "workloads/libraries/library_registry.py": {"redis"},
     # "postgres" as PostgreSQL's own role and database that tooz's URL names, not the target.
     "workloads/libraries/tooz_lock.py": {"postgres"},
 }
@@ -154,7 +154,11 @@ def test_no_code_names_a_target_outside_its_subpackage_and_the_registry() -> Non
     found = []
     for rel, node in product_strings():
         name = node.value
-        if rel == "clusters/registry.py" or name not in owners or name in EXEMPT.get(rel, set()):
+        if (
+            rel == "clusters/target_registry.py"
+            or name not in owners
+            or name in EXEMPT.get(rel, set())
+        ):
             continue
         if rel.startswith(f"clusters/{owners[name]}/"):
             continue

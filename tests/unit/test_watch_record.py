@@ -26,7 +26,7 @@ from clusters.consul.watch import ConsulWatch
 from clusters.etcd.watch import EtcdWatch
 from clusters.zookeeper.watch import ZkWatch
 from core.client import WorkerContext
-from core.clock import RunClock
+from core.run_clock import RunClock
 from core.store import write_json
 from workloads.watch import WatchClient
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from clusters.registry import TARGETS
+from clusters.target_registry import TARGETS
 from core import gen
 from core.option_checks import OptionError
 from core.options import RunOptions

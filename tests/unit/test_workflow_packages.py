@@ -15,8 +15,8 @@ import pytest
 from harness.host_packages import run_packages, suite_packages
 from harness.packaged import suite_file
 from harness.suite import SuiteError, load_suite
+from nemesis.fault_registry import FAULTS
 from nemesis.faults import client_clock
-from nemesis.registry import FAULTS
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"

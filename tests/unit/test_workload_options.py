@@ -16,8 +16,8 @@ from core.option_checks import Bound, OptionError
 from core.option_records import option
 from core.options import RunOptions, hand_in
 from workloads.herd import HerdOptions
-from workloads.registry import WORKLOADS
 from workloads.watch import WatchOptions
+from workloads.workload_registry import WORKLOADS
 
 
 @dataclass(frozen=True, slots=True)

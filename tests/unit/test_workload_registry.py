@@ -1,4 +1,4 @@
-"""workloads.registry: one Workload value per workload, read by the CLI, the options'
+"""workloads.workload_registry: one Workload value per workload, read by the CLI, the options'
 defaults, the plan and the checks; a made-up workload runs end to end on the sim target
 with no edit elsewhere but the sim target's clients."""
 
@@ -18,8 +18,8 @@ from checkers import linearizability, stats
 from checkers.linear.models import MODELS
 from checkers.record import RunRecord
 from checkers.result import CheckResult
-from clusters.registry import TARGETS
 from clusters.sim.spec import SPEC as SIM
+from clusters.target_registry import TARGETS
 from core.errors import HarnessError
 from core.gen import simulate
 from core.history import History
@@ -30,15 +30,15 @@ from harness.orchestrate import run_test
 from harness.suite import SuiteError, load_suite
 from harness.terminal import Terminal
 from harness.validate import check_run
-from nemesis.registry import nemesis_names
-from workloads import registry
+from nemesis.fault_registry import nemesis_names
+from workloads import workload_registry
 from workloads.register.gen import CasRegisterGen
 from workloads.workload import When, Workload
 
 
-@pytest.mark.parametrize("name", list(registry.WORKLOADS))
+@pytest.mark.parametrize("name", list(workload_registry.WORKLOADS))
 def test_every_workload_has_a_generator_checkers_and_a_help_line(name: str) -> None:
-    w = registry.WORKLOADS[name]
+    w = workload_registry.WORKLOADS[name]
     assert w.name == name
     assert w.help and "\n" not in w.help and len(w.help) <= 100
     assert w.default_fault in nemesis_names()
@@ -51,9 +51,9 @@ def test_every_workload_has_a_generator_checkers_and_a_help_line(name: str) -> N
 
 
 def test_a_history_named_by_its_workload_gets_the_workloads_model() -> None:
-    models = registry.workload_models()
+    models = workload_registry.workload_models()
     assert models == {"lock": "mutex", "cas-register": "register", "register": "register"}
-    assert set(registry.OLD_NAMES.values()) <= set(registry.WORKLOADS)
+    assert set(workload_registry.OLD_NAMES.values()) <= set(workload_registry.WORKLOADS)
 
 
 def test_harness_check_of_a_history_file_takes_its_workloads_model(
@@ -68,19 +68,19 @@ def test_harness_check_of_a_history_file_takes_its_workloads_model(
 
 def test_every_target_offers_registered_workloads_only() -> None:
     for name, spec in TARGETS.items():
-        assert set(spec.workload_names) <= set(registry.WORKLOADS), name
+        assert set(spec.workload_names) <= set(workload_registry.WORKLOADS), name
 
 
-@pytest.mark.parametrize("name", list(registry.WORKLOADS))
+@pytest.mark.parametrize("name", list(workload_registry.WORKLOADS))
 def test_every_checker_of_a_workload_reads_a_run_record(name: str) -> None:
     test = {"options": {"workload": name}, "linearizable_locks": True}
     record = RunRecord(History([]), test=test)
-    results = [check(record) for check in registry.WORKLOADS[name].checks(record)]
+    results = [check(record) for check in workload_registry.WORKLOADS[name].checks(record)]
     assert results and all(isinstance(r, CheckResult) and r.checker for r in results)
 
 
 def test_checker_applies_only_where_its_fact_was_recorded() -> None:
-    lock = registry.WORKLOADS["lock"]
+    lock = workload_registry.WORKLOADS["lock"]
     on = RunRecord(History([]), test={"linearizable_locks": True})
     off = RunRecord(History([]), test={})
     assert len(lock.checks(on)) == len(lock.checks(off)) + 1
@@ -89,11 +89,11 @@ def test_checker_applies_only_where_its_fact_was_recorded() -> None:
 def test_an_unknown_workload_is_one_line_listing_them(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    names = ", ".join(registry.WORKLOADS)
+    names = ", ".join(workload_registry.WORKLOADS)
     assert_one_line_254(
         *run(capsys, "run", "--workload", "nope"),
         "invalid choice: 'nope' (choose from "
-        + ", ".join(repr(n) for n in registry.WORKLOADS)
+        + ", ".join(repr(n) for n in workload_registry.WORKLOADS)
         + ")",
     )
     suite = tmp_path / "s.toml"
@@ -103,17 +103,17 @@ def test_an_unknown_workload_is_one_line_listing_them(
     assert "\n" not in str(e.value)
     assert f"unknown workload 'nope' for --workload: choose from {names}" in str(e.value)
     with pytest.raises(HarnessError, match=f"choose from {names}"):
-        registry.get_workload("nope")
+        workload_registry.get_workload("nope")
 
 
 def test_the_workload_help_lists_the_registry(capsys: pytest.CaptureFixture[str]) -> None:
     """``run --help`` names the workloads; ``harness docs options`` says what each does."""
     code, out, _ = run(capsys, "run", "--help")
     printed = " ".join(out.split())
-    assert code == 0 and "one of: " + ", ".join(registry.WORKLOADS) + ")" in printed
+    assert code == 0 and "one of: " + ", ".join(workload_registry.WORKLOADS) + ")" in printed
     code, out, _ = run(capsys, "docs", "options")
     printed = "".join(out.split())  # as wrapped, white space aside
-    for w in registry.WORKLOADS.values():
+    for w in workload_registry.WORKLOADS.values():
         assert "".join(f"{w.name}: {w.help}".split()) in printed
         assert f"{w.default_fault}for{w.name}" in printed  # --nemesis's default
 
@@ -136,7 +136,7 @@ def _same(a: RunOptions, b: RunOptions) -> dict[str, Any]:
     return {k: (da[k], db[k]) for k in da if da[k] != db[k] and k != "out_dir"}
 
 
-@pytest.mark.parametrize("name", list(registry.WORKLOADS))
+@pytest.mark.parametrize("name", list(workload_registry.WORKLOADS))
 def test_a_suite_and_the_command_line_give_a_workload_the_same_run(
     tmp_path: Path, name: str
 ) -> None:
@@ -145,7 +145,7 @@ def test_a_suite_and_the_command_line_give_a_workload_the_same_run(
     cli = _cli("--workload", name, "--time-limit", "30")
     suite = _suite(tmp_path, f'workload = "{name}"\ntime_limit = 30')
     assert _same(cli, suite) == {}
-    assert cli.faults.nemesis == (registry.WORKLOADS[name].default_fault,)
+    assert cli.faults.nemesis == (workload_registry.WORKLOADS[name].default_fault,)
 
 
 MADE_UP = Workload(
@@ -163,7 +163,7 @@ MADE_UP = Workload(
 def made_up(monkeypatch: pytest.MonkeyPatch) -> Workload:
     """MADE_UP registered, and the sim target's client backend for it (the one edit a new
     workload needs outside its module and its registry line)."""
-    monkeypatch.setitem(registry.WORKLOADS, MADE_UP.name, MADE_UP)
+    monkeypatch.setitem(workload_registry.WORKLOADS, MADE_UP.name, MADE_UP)
     monkeypatch.setitem(SIM.offers, MADE_UP.name, SIM.offers["cas-register"])  # type: ignore[index]
     return MADE_UP
 
@@ -186,7 +186,9 @@ def test_a_made_up_workload_runs_end_to_end_on_sim(made_up: Workload, tmp_path: 
         seen.append(record.options["workload"])
         return CheckResult("counted", True, f"{len(record.history)} ops", {})
 
-    registry.WORKLOADS[made_up.name] = replace(made_up, checkers=(*made_up.checkers, counted))
+    workload_registry.WORKLOADS[made_up.name] = replace(
+        made_up, checkers=(*made_up.checkers, counted)
+    )
     opts = _cli(
         "--workload",
         made_up.name,

@@ -2,7 +2,7 @@
 checker, one registry line and one offer per target that runs it. So ``core/`` and
 ``harness/`` never name a workload: none of their modules imports a workload's own modules
 (the module of its ``Workload``, the modules of its options records and of its package,
-when it has one), lazily or not; they read ``workloads.registry``. (No string of theirs
+when it has one), lazily or not; they read ``workloads.workload_registry``. (No string of theirs
 spells a workload's name either: ``tests/unit/test_registered_names.py``.) Nor does a
 module of theirs carry a workload's part under its own name - a report section is the
 workload's (``Workload.sections``): no module of ``core/`` or ``harness/`` is named for a
@@ -15,8 +15,8 @@ import importlib
 from pathlib import Path
 
 from tests.support.names import ROOT
-from workloads.registry import WORKLOADS
 from workloads.workload import When, Workload
+from workloads.workload_registry import WORKLOADS
 
 LOOKED_AT = ("core", "harness")
 

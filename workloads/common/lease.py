@@ -47,7 +47,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from checkers.refusals import LEASE_NOT_FOUND, refusal_of
 from core.client import WorkerContext
-from core.clock import ns
+from core.run_clock import ns
 from core.store import JsonlWriter
 from workloads.errors import OpFailed, OpUnknown
 

@@ -18,7 +18,7 @@ Every write received is appended to ``--log`` (JSON Lines, flushed line by line)
     {"time": ARRIVAL_NS, "writer": PROCESS, "resource": NAME, "token": N | null,
      "value": V, "accepted": BOOL, "highest_before": N | null, "unfenced": BOOL}
 
-``time`` is the arrival time on the run clock (``--clock-origin``, see ``core.clock``).
+``time`` is the arrival time on the run clock (``--clock-origin``, see ``core.run_clock``).
 A holder's ``value`` names its writer and fencing number too (``workloads.common.critical.signed``:
 ``{"name": "lock-0", "writer": 3, "token": 12}``, ``"epoch"`` for an election), so what the
 resource holds says whose write it is; older runs' values are the name alone.
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.clock import RunClock
+from core.run_clock import RunClock
 from core.store import JsonlWriter, read_jsonl
 from workloads.common.service import ServiceProcess
 from workloads.common.wire import (

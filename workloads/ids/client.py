@@ -4,7 +4,7 @@ A target's id generator is an ``IdBackend`` (a counter by compare-and-set, etcd'
 ZooKeeper's sequential nodes, Redis INCR...), driven by ``IdClient``; an id whose answer was
 lost (``OpUnknown``) completes ``info``: the service may have handed it out, the client
 never saw it. Snowflake ids are made in the client (``workloads.ids.snowflake``) from its
-clock, which the client-clock fault moves (``workloads.client_clock``); their worker ids
+clock, which the client-clock fault moves (``workloads.wall_clock``); their worker ids
 are fixed or taken from the target's own generator.
 
 The factories and builders of a target's id generators (the variants of its offer of the

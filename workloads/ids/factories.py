@@ -2,7 +2,7 @@
 the ``ClientBuilder``s of a target's id generators (the variants of its offer of the
 workload, ``clusters.spec.Offer``): ids from a target's generator (``id_clients``) or
 Snowflake ids made in the client (``snowflake_clients``), whose clock the client-clock
-fault can move (``workloads.client_clock``).
+fault can move (``workloads.wall_clock``).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from core.client import Client, ClientFactory, WorkerContext
 from core.cluster import Cluster
 from core.options import RunOptions
-from workloads.client_clock import WallClock, clock_file
 from workloads.common.factories import Builder, Connector, connector
 from workloads.ids.client import IdBackend, IdClient, IdsOptions, SnowflakeIds
+from workloads.wall_clock import WallClock, clock_file
 
 
 @dataclass(frozen=True, slots=True)

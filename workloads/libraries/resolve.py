@@ -1,6 +1,6 @@
 """What a ``--lock`` name that is none of a target's own recipes names, and its clients.
 
-Three ways in, tried in this order: a library of ``workloads.libraries.registry`` (on the
+Three ways in, tried in this order: a library of ``workloads.libraries.library_registry`` (on the
 targets it lists), a name in the ``coordination_harness.locks`` entry point group
 (name -> ``module:attribute`` of a ``make``, which an installed package registers), or a
 ``module:attribute`` naming a ``make`` directly. A lock of one's own runs on any target
@@ -24,8 +24,8 @@ from core.cluster import Cluster
 from core.option_checks import OptionError, safe_word
 from core.options import RunOptions
 from workloads.libraries.env import LibEnv, ensure
+from workloads.libraries.library_registry import LIBRARIES, Library
 from workloads.libraries.promises import Promises
-from workloads.libraries.registry import LIBRARIES, Library
 from workloads.lock.own import load, own_lock_clients
 
 GROUP: Final = "coordination_harness.locks"

@@ -1,7 +1,7 @@
 """Clock faults on real hosts: bump, strobe and reset the hosts' own clocks.
 
-Where ``nemesis.clock`` fakes a server's clock with libfaketime inside a container, this
-nemesis sets the clock of the host a node runs on (``clusters.remote.clock``: ``date -s``
+Where ``nemesis.faketime_skew`` fakes a server's clock with libfaketime inside a container, this
+nemesis sets the clock of the host a node runs on (``clusters.remote.clock_shell``: ``date -s``
 by a small shell helper, i.e. ``clock_settime``), so every program there sees it, Go
 servers (etcd, Consul) included. Same operations, same values: ``start-clock`` bumps the
 chosen nodes by ``delta`` seconds (random +/-5..60 s when not given) or, with
@@ -30,7 +30,7 @@ import shlex
 from typing import Any, Protocol, runtime_checkable
 
 from clusters.remote.base import Command, Exec
-from clusters.remote.clock import (
+from clusters.remote.clock_shell import (
     RECORD,
     STROBE_MARK,
     STROBE_PATTERN,
@@ -46,7 +46,7 @@ from clusters.remote.identity import MachineIdentity, identity_of, local_identit
 from core.client import Completion, Invocation
 from core.cluster import Cluster, ClusterError
 from nemesis.base import Nemesis, RunView
-from nemesis.clock import START, STOP, ClockSkew
+from nemesis.faketime_skew import START, STOP, ClockSkew
 from nemesis.nodes import NodeControl, aim
 
 TOLERANCE_S = 1.5

@@ -4,12 +4,12 @@ A client that makes ids from the clock (``workloads.ids.snowflake``) reads the w
 through libfaketime, loaded in its worker process, whose offset comes from one file of the
 run (``clock_file``: beside the clients' event log, re-read on every call). The client-clock
 fault writes ``-5`` there and every client's clock is 5 s behind at once, as the servers'
-clock fault moves a server's (``nemesis.clock``); the machine's own clock is never touched.
+clock fault moves a server's (``nemesis.faketime_skew``); the machine's own clock is never touched.
 
 libfaketime is loaded with ``ctypes`` and only its ``clock_gettime`` is called: preloading it
 into the whole Python worker (``LD_PRELOAD``) breaks ``time.sleep`` (Python's absolute
 ``clock_nanosleep`` on the monotonic clock fails with EINVAL under Debian's libfaketime
-0.9.10), and the run's own clock (``core.clock``, monotonic) must not move anyway. Without
+0.9.10), and the run's own clock (``core.run_clock``, monotonic) must not move anyway. Without
 the file (no client-clock fault in the run) the clock is ``time.time_ns``.
 """
 

@@ -1,13 +1,13 @@
 """The clients' clock stepped: every client worker's wall clock moved at once, never the
 machine's.
 
-Clients that read the time (``workloads.client_clock.WallClock``: Snowflake ids) read it
+Clients that read the time (``workloads.wall_clock.WallClock``: Snowflake ids) read it
 through libfaketime, whose offset comes from the run's client clock file. ``start-client-clock``
 writes the step there (``--client-clock-delta``, e.g. ``-5``: five seconds back, an NTP step
 or a VM restored from a snapshot), ``stop-client-clock`` writes ``+0``. Every change is
 proven: ``date`` under the same libfaketime settings reads the clock back and its offset to
 the machine's clock is the op's value (``offsets``), as for the servers' clocks
-(``nemesis.clock``).
+(``nemesis.faketime_skew``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Protocol, runtime_checkable
 from core.client import Completion, Invocation
 from core.writes import write_text
 from nemesis.base import RunView
-from workloads.client_clock import FAKETIME_LIB, clock_file, faketime_env
+from workloads.wall_clock import FAKETIME_LIB, clock_file, faketime_env
 
 START, STOP = "start-client-clock", "stop-client-clock"
 TOLERANCE_S = 1.5
