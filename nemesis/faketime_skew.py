@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from clusters.docker_cluster import FAKETIME_FILE, FAKETIME_LIB
@@ -26,6 +27,64 @@ from nemesis.nodes import NodeControl, aim
 START, STOP = "start-clock", "stop-clock"
 STROBE_MARK = "harness-clock-strobe"
 TOLERANCE_S = 1.5
+
+
+@dataclass(frozen=True, slots=True)
+class Jump:
+    """What a ``start-clock`` op asks, read: the nodes it aims at, the jump in seconds and,
+    for a strobe, its period and duration in seconds (None: one bump)."""
+
+    nodes: list[str]
+    delta: float
+    strobe: tuple[float, float] | None
+
+
+def read_jump(
+    value: Any,
+    target: str,
+    delta: float | None,
+    cluster: Cluster,
+    rng: random.Random,
+    view: RunView | None,
+) -> Jump | Completion:
+    """The jump a ``start-clock`` op's value asks for, over the nemesis's own ``target`` and
+    ``delta`` (random +/-5..60 s when neither gives one), or the failed completion when its
+    target aims at no node. Shared by the clock's two nemeses (``nemesis.host_skew``)."""
+    v: dict[str, Any] = dict(value or {})
+    target = v.get("target", target)
+    try:
+        nodes = aim(target, cluster, rng, view)
+    except ValueError as e:
+        return Completion("fail", value={"target": target}, error=str(e))
+    asked = v.get("delta", delta)
+    jump = rng.choice([-1, 1]) * rng.uniform(5, 60) if asked is None else float(asked)
+    if v.get("mode") != "strobe":
+        return Jump(nodes, jump, None)
+    return Jump(nodes, jump, (float(v.get("period", 1.0)), float(v.get("duration", 10.0))))
+
+
+def strobe_answer(
+    delta: float,
+    period: float,
+    duration: float,
+    more: dict[str, Any],
+    nodes: list[str],
+    running: dict[str, bool],
+) -> Completion:
+    """A strobe's completion: what it asked (and ``more`` of it), the nodes and, as its
+    proof, whether each node's strobe loop runs; fail when one does not."""
+    value = {
+        "mode": "strobe",
+        "delta": delta,
+        "period": period,
+        "duration": duration,
+        **more,
+        "nodes": nodes,
+        "proof": running,
+    }
+    if not all(running.values()):
+        return Completion("fail", value=value, error="the strobe loop did not start")
+    return Completion("ok", value=value)
 
 
 class ClockSkew:
@@ -55,21 +114,12 @@ class ClockSkew:
     def invoke(self, inv: Invocation) -> Completion:
         if inv.f == STOP:
             return self._reset()
-        v: dict[str, Any] = dict(inv.value or {})
-        target = v.get("target", self.target)
-        try:
-            nodes = aim(target, self.cluster, self._rng, self._view)
-        except ValueError as e:
-            return Completion("fail", value={"target": target}, error=str(e))
-        delta = v.get("delta", self.delta)
-        if delta is None:
-            delta = self._rng.choice([-1, 1]) * self._rng.uniform(5, 60)
-        delta = round(float(delta))
-        if v.get("mode") == "strobe":
-            return self._strobe(
-                nodes, delta, float(v.get("period", 1.0)), float(v.get("duration", 10.0))
-            )
-        return self._bump(nodes, delta)
+        jump = read_jump(inv.value, self.target, self.delta, self.cluster, self._rng, self._view)
+        if isinstance(jump, Completion):
+            return jump
+        if jump.strobe is not None:
+            return self._strobe(jump.nodes, round(jump.delta), *jump.strobe)
+        return self._bump(jump.nodes, round(jump.delta))
 
     def _write(self, node: str, offset: int) -> None:
         self.control.exec(node, ["sh", "-c", f"echo {offset:+d} > {FAKETIME_FILE}"])
@@ -98,17 +148,7 @@ class ClockSkew:
             )
             self._touched.add(n)
         running = {n: self.control.exec(n, ["pgrep", "-f", STROBE_MARK])[0] == 0 for n in nodes}
-        value = {
-            "mode": "strobe",
-            "delta": delta,
-            "period": period,
-            "duration": duration,
-            "nodes": nodes,
-            "proof": running,
-        }
-        if not all(running.values()):
-            return Completion("fail", value=value, error="the strobe loop did not start")
-        return Completion("ok", value=value)
+        return strobe_answer(delta, period, duration, {}, nodes, running)
 
     def _reset(self) -> Completion:
         nodes = sorted(self._touched)

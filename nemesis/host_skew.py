@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import random
 import shlex
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from clusters.remote.base import Command, Exec
 from clusters.remote.clock_shell import (
@@ -46,8 +46,8 @@ from clusters.remote.identity import MachineIdentity, identity_of, local_identit
 from core.client import Completion, Invocation
 from core.cluster import Cluster, ClusterError
 from nemesis.base import Nemesis, RunView
-from nemesis.faketime_skew import START, STOP, ClockSkew
-from nemesis.nodes import NodeControl, aim
+from nemesis.faketime_skew import START, STOP, ClockSkew, read_jump, strobe_answer
+from nemesis.nodes import NodeControl
 
 TOLERANCE_S = 1.5
 
@@ -117,24 +117,15 @@ class HostClock:
     def invoke(self, inv: Invocation) -> Completion:
         if inv.f == STOP:
             return self._reset()
-        v: dict[str, Any] = dict(inv.value or {})
-        target = v.get("target", self.target)
-        try:
-            nodes = aim(target, self.cluster, self._rng, self._view)
-        except ValueError as e:
-            return Completion("fail", value={"target": target}, error=str(e))
-        delta = v.get("delta", self.delta)
-        if delta is None:
-            delta = self._rng.choice([-1, 1]) * self._rng.uniform(5, 60)
-        delta = round(float(delta), 3)
-        unheld = self._hold_time(nodes)
+        jump = read_jump(inv.value, self.target, self.delta, self.cluster, self._rng, self._view)
+        if isinstance(jump, Completion):
+            return jump
+        unheld = self._hold_time(jump.nodes)
         if unheld:
-            return Completion("fail", value={"nodes": nodes}, error=unheld)
-        if v.get("mode") == "strobe":
-            return self._strobe(
-                nodes, delta, float(v.get("period", 1.0)), float(v.get("duration", 10.0))
-            )
-        return self._bump(nodes, delta)
+            return Completion("fail", value={"nodes": jump.nodes}, error=unheld)
+        if jump.strobe is not None:
+            return self._strobe(jump.nodes, round(jump.delta, 3), *jump.strobe)
+        return self._bump(jump.nodes, round(jump.delta, 3))
 
     def teardown(self) -> None:
         """Reset every touched clock, then start the time services stopped for the run."""
@@ -194,18 +185,7 @@ class HostClock:
             )
         self._touched.update(nodes)
         running = {n: self._run(n, ["pgrep", "-f", STROBE_PATTERN])[0] == 0 for n in nodes}
-        value = {
-            "mode": "strobe",
-            "delta": delta,
-            "period": period,
-            "duration": duration,
-            "flips": flips,
-            "nodes": nodes,
-            "proof": running,
-        }
-        if not all(running.values()):
-            return Completion("fail", value=value, error="the strobe loop did not start")
-        return Completion("ok", value=value)
+        return strobe_answer(delta, period, duration, {"flips": flips}, nodes, running)
 
     def _reset(self) -> Completion:
         nodes = sorted(self._touched)

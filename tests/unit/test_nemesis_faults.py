@@ -71,6 +71,8 @@ class FakeCluster:
             return (124, "") if dropped else (0, "")
         if argv[0] == "env":  # date under libfaketime
             return 0, f"{time.time() + self.offsets[node]:.3f}\n"
+        if argv[:2] == ["sh", "-c"] and argv[2].startswith("setsid nohup"):  # a strobe loop
+            return 0, ""
         if argv[:2] == ["sh", "-c"] and "> /tmp/faketime" in argv[2]:
             self.offsets[node] = int(argv[2].split()[1])
             return 0, ""
@@ -242,6 +244,22 @@ def test_clock_bump_is_measured_and_reset() -> None:
     assert c.offsets["n1"] == 20
     reset = clock.invoke(Invocation("stop-clock"))
     assert reset.type == "ok" and c.offsets["n1"] == 0
+
+
+def test_clock_strobe_says_what_it_asked_and_proves_its_loop_runs() -> None:
+    clock = ClockSkew(FakeCluster())  # type: ignore[arg-type]
+    asked = {"target": "n2", "delta": -7.4, "mode": "strobe", "period": 0.5, "duration": 4}
+    done = clock.invoke(Invocation("start-clock", asked))
+    assert done.type == "ok" and done.value == {
+        "mode": "strobe",
+        "delta": -7,
+        "period": 0.5,
+        "duration": 4.0,
+        "nodes": ["n2"],
+        "proof": {"n2": True},
+    }
+    refused = clock.invoke(Invocation("start-clock", {"target": "n9"}))
+    assert refused.type == "fail" and refused.value == {"target": "n9"} and refused.error
 
 
 def test_clock_faults_are_refused_where_the_clock_cannot_be_faked() -> None:

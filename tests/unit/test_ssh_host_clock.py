@@ -220,7 +220,16 @@ def test_a_strobe_runs_in_the_background_and_reset_stops_it(three: dict[str, Clo
             {"target": "n1", "delta": 5, "mode": "strobe", "period": 0.5, "duration": 10},
         )
     )
-    assert done.type == "ok" and done.value["flips"] == 10 and done.value["proof"] == {"n1": True}
+    assert done.type == "ok" and done.value == {
+        "mode": "strobe",
+        "delta": 5,
+        "period": 0.5,
+        "duration": 10,
+        "flips": 10,
+        "nodes": ["n1"],
+        "proof": {"n1": True},
+    }
+    assert list(done.value) == ["mode", "delta", "period", "duration", "flips", "nodes", "proof"]
     start = next(t for t in three["h1"].commands() if t.startswith("setsid nohup"))
     assert start.endswith(f" {STROBE_MARK} </dev/null >/dev/null 2>&1 &")
     assert "while [ $i -lt 10 ]" in start
