@@ -71,18 +71,19 @@ def test_every_fault_module_is_named_for_its_fault() -> None:
 
 
 def test_the_rules_catch_a_bare_clock_and_a_shared_name(tmp_path: Path) -> None:
-    """The checks above can fail: a bare ``core/clock.py`` and ``clusters/registry.py`` are
-    named, a fault's ``nemesis/faults/clock.py`` is not (but shares its name with the bare
-    one), and so are two ``host_clock.py``."""
+    """The checks above can fail: a bare ``checkers/clock.py`` and ``harness/registry.py``
+    are named, a fault's ``nemesis/faults/clock.py`` is not (but shares its name with the
+    bare one), and so are two ``host_clock.py``. (Not the old modules' paths: the renaming
+    script would rewrite those.)"""
     for rel in (
-        "core/clock.py",
-        "clusters/registry.py",
+        "checkers/clock.py",
+        "harness/registry.py",
         "nemesis/faults/clock.py",
-        "nemesis/host_clock.py",
+        "workloads/host_clock.py",
         "clusters/remote/host_clock.py",
         "harness/options.py",
     ):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("")
-    assert bare_names(tmp_path) == ["clusters/registry.py", "core/clock.py"]
+    assert bare_names(tmp_path) == ["checkers/clock.py", "harness/registry.py"]
     assert shared_names(tmp_path) == {"clock.py": 2, "host_clock.py": 2}
