@@ -46,10 +46,12 @@ def assert_one_line_254(code: int, out: str, err: str, needle: str) -> None:
 @pytest.mark.parametrize("flag", SECONDS)
 @pytest.mark.parametrize("value", ["nan", "inf", "1e308", "-1", "abc"])
 def test_number_options_are_finite_and_in_range(
-    capsys: pytest.CaptureFixture[str], flag: str, value: str
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, flag: str, value: str
 ) -> None:
-    code, out, err = run(capsys, "run", flag, value, "-o", "/nonexistent/never-created")
+    out_dir = tmp_path / "never-created"
+    code, out, err = run(capsys, "run", flag, value, "-o", str(out_dir))
     assert_one_line_254(code, out, err, f"argument {flag}:")
+    assert not out_dir.exists()  # refused before anything is written
     assert "see `harness run --help`" in err
 
 

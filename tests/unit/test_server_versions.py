@@ -84,10 +84,15 @@ def test_run_help_lists_each_targets_versions(capsys: pytest.CaptureFixture[str]
     ],
 )
 def test_a_version_the_target_lacks_is_one_line(
-    capsys: pytest.CaptureFixture[str], argv: list[str], needle: str
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], needle: str
 ) -> None:
-    code, out, err = run(capsys, "run", *argv, "-o", "/nonexistent/never-created")
+    """Refused in one line before anything is written: a run that was not refused (as
+    zookeeper sid once was not) writes in the test's own folder and fails here, not in
+    a folder at the machine's root."""
+    out_dir = tmp_path / "never-created"
+    code, out, err = run(capsys, "run", *argv, "-o", str(out_dir))
     assert_one_line_254(code, out, err, needle)
+    assert not out_dir.exists()
 
 
 def test_every_table_has_the_default_and_only_known_suites() -> None:
