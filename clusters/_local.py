@@ -69,7 +69,10 @@ class LocalCluster(ServerCluster):
 
     def start(self, run_dir: Path) -> None:
         """Give each node its port and folder, write its files, start its process, and
-        return once the cluster serves (ClusterError with the log tails otherwise)."""
+        return once the cluster serves (ClusterError with the log tails otherwise).
+        The folder is made absolute first (not resolved: a link is never followed), since
+        each node's process runs in its own folder and a relative path would lead there."""
+        run_dir = Path(os.path.abspath(run_dir))
         self._run_dir = run_dir
         run_dir.mkdir(parents=True, exist_ok=True)
         for node in self._names:

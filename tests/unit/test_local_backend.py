@@ -134,3 +134,19 @@ def test_a_sim_run_on_the_local_backend_keeps_its_files_and_proves_its_kill(
     log = (run / "nodes" / "sim" / "server.log").read_text()
     ports = [line for line in log.splitlines() if line.isdigit()]
     assert log.count("=== harness: starting") == 2 and len(set(ports)) == 1, log
+
+
+def test_a_relative_output_folder_reaches_the_server_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-o out`` (relative, as the installed command's smoke suite gives it): a node's
+    process runs in its own folder, so the paths it is given must not be relative to
+    where the harness was started (it once wrote under ``run_dir/sim/out/...``, which did
+    not exist, and the sim server exited during start)."""
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", "--nemesis", "none", "--time-limit", "2", "-o", "out"])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    run = tmp_path / "out" / "latest"
+    assert (run / "sim" / "events.jsonl").exists()
+    assert not (run / "sim" / "out").exists()
