@@ -87,7 +87,39 @@ def strobe_answer(
     return Completion("ok", value=value)
 
 
-class ClockSkew:
+class ClockJumps:
+    """What both clock nemeses share (this one and ``nemesis.host_skew``'s): their two
+    ops, the run's view, and reading a ``start-clock`` into a ``Jump`` that ``_jump``
+    applies; ``stop-clock`` is ``_reset``."""
+
+    target: str
+    delta: float | None
+    cluster: Cluster
+    _rng: random.Random
+    _view: RunView | None
+
+    def fs(self) -> frozenset[str]:
+        return frozenset({START, STOP})
+
+    def setup(self, view: RunView) -> None:
+        self._view = view
+
+    def invoke(self, inv: Invocation) -> Completion:
+        if inv.f == STOP:
+            return self._reset()
+        jump = read_jump(inv.value, self.target, self.delta, self.cluster, self._rng, self._view)
+        if isinstance(jump, Completion):
+            return jump
+        return self._jump(jump)
+
+    def _jump(self, jump: Jump) -> Completion:
+        raise NotImplementedError
+
+    def _reset(self) -> Completion:
+        raise NotImplementedError
+
+
+class ClockSkew(ClockJumps):
     """Bumps and strobes the clocks of chosen nodes; ``stop-clock`` resets them all."""
 
     def __init__(
@@ -105,18 +137,7 @@ class ClockSkew:
         self._view: RunView | None = None
         self._touched: set[str] = set()
 
-    def fs(self) -> frozenset[str]:
-        return frozenset({START, STOP})
-
-    def setup(self, view: RunView) -> None:
-        self._view = view
-
-    def invoke(self, inv: Invocation) -> Completion:
-        if inv.f == STOP:
-            return self._reset()
-        jump = read_jump(inv.value, self.target, self.delta, self.cluster, self._rng, self._view)
-        if isinstance(jump, Completion):
-            return jump
+    def _jump(self, jump: Jump) -> Completion:
         if jump.strobe is not None:
             return self._strobe(jump.nodes, round(jump.delta), *jump.strobe)
         return self._bump(jump.nodes, round(jump.delta))

@@ -43,10 +43,10 @@ from clusters.remote.clock_shell import (
     strobe_script,
 )
 from clusters.remote.identity import MachineIdentity, identity_of, local_identity, same_machine
-from core.client import Completion, Invocation
+from core.client import Completion
 from core.cluster import Cluster, ClusterError
 from nemesis.base import Nemesis, RunView
-from nemesis.faketime_skew import START, STOP, ClockSkew, read_jump, strobe_answer
+from nemesis.faketime_skew import ClockJumps, ClockSkew, Jump, strobe_answer
 from nemesis.nodes import NodeControl
 
 TOLERANCE_S = 1.5
@@ -66,7 +66,7 @@ class RefusedHost(ClusterError):
     """A fault would change the machine the harness runs on; the message says which node."""
 
 
-class HostClock:
+class HostClock(ClockJumps):
     """Bumps and strobes the clocks of chosen hosts; ``stop-clock`` resets them all."""
 
     def __init__(
@@ -108,18 +108,7 @@ class HostClock:
 
     # -- Nemesis ----------------------------------------------------------------------
 
-    def fs(self) -> frozenset[str]:
-        return frozenset({START, STOP})
-
-    def setup(self, view: RunView) -> None:
-        self._view = view
-
-    def invoke(self, inv: Invocation) -> Completion:
-        if inv.f == STOP:
-            return self._reset()
-        jump = read_jump(inv.value, self.target, self.delta, self.cluster, self._rng, self._view)
-        if isinstance(jump, Completion):
-            return jump
+    def _jump(self, jump: Jump) -> Completion:
         unheld = self._hold_time(jump.nodes)
         if unheld:
             return Completion("fail", value={"nodes": jump.nodes}, error=unheld)
