@@ -34,7 +34,8 @@ next invocation to go on with, or None to wait for one."""
 class Bell:
     """Wakes the runner's loop from its wait: a pipe it polls beside its other events,
     rung (one byte) only while the loop sleeps (``asleep``, set and read under the
-    runner's lock, so no ring is lost and none is written for nothing)."""
+    runner's lock, so no ring is lost and none is written for nothing); by a signal's
+    handler, which holds no lock, whenever (``wake``)."""
 
     def __init__(self) -> None:
         self._read, self._write = os.pipe()
@@ -51,6 +52,15 @@ class Bell:
         """Wake the loop, if it sleeps (once: it is awake from then on)."""
         if self.asleep and not self._closed:
             self.asleep = False
+            try:
+                os.write(self._write, b"\0")
+            except OSError:  # full: the loop wakes anyway
+                pass
+
+    def wake(self) -> None:
+        """Wake the loop whether it sleeps or not (a signal's handler, which runs between
+        any two steps of the loop's thread and cannot know: a byte too many is drained)."""
+        if not self._closed:
             try:
                 os.write(self._write, b"\0")
             except OSError:  # full: the loop wakes anyway

@@ -26,6 +26,13 @@ timeouts, the flush timer, the end), woken by the threads' ``Bell`` only then. T
 history's semantics are the loop's: the invocation stamped and recorded before the
 request is sent, the completion after the answer came, one op at a time under the lock.
 
+The ends of a run race with its clients, and the history says what happened. A signal's
+handler, which raises to end the run (``harness.orchestrate``), runs
+between two of the loop's steps (``harness.held_signals``), never in the middle of its
+bookkeeping nor while the lock changes hands. Once the loop has ended (a signal, an
+error), an operation still open stays open in the history, as a worker process's does:
+its client thread's answer is not recorded.
+
 Timeouts: a client op still open after ``op_timeout`` seconds completes as ``info``
 ("timed out"). Its worker is then abandoned, not killed: a worker frozen by a client pause
 must still be able to wake and do its late write, which is the point of the test. The
@@ -63,6 +70,7 @@ from core.ops import NEMESIS, Op
 from core.run_clock import RunClock, ns
 from core.store import JsonlWriter
 from harness.client_threads import Bell, ThreadWorker
+from harness.held_signals import HeldSignals
 from harness.load import CpuMeter, Load
 from harness.worker import Worker
 from nemesis.base import Nemesis
@@ -215,9 +223,10 @@ class Runner:
         self._lock = threading.Lock()
         """The runner's state, held by the loop except while it waits, and by a client
         thread doing its own step (``_thread_done``)."""
-        self._bell = Bell() if threads else None
-        if self._bell is not None:
-            self._poll.register(self._bell.fileno(), _READABLE)
+        self._client_threads = threads
+        self._bell = Bell()  # wakes the loop: a client thread, a stop, a signal
+        self._poll.register(self._bell.fileno(), _READABLE)
+        self._signals = HeldSignals(self._bell.wake)
         self._looping = False  # the loop runs: a client thread may go on by itself
         self._exhausted = False  # the generator said it is done
         self._closed = False
@@ -305,9 +314,8 @@ class Runner:
         self._ended.clear()
         self._workers.clear()
         self._abandoned.clear()
-        if self._bell is not None:
-            with self._lock:
-                self._bell.close()
+        with self._lock:
+            self._bell.close()
         if self._events is not None:
             self._events.close()
         if self._nemesis_thread is not None:
@@ -318,7 +326,7 @@ class Runner:
         ctx = WorkerContext(
             process=process, clock=self.clock, events_path=self.events_path, thread=thread
         )
-        if self._bell is not None:
+        if self._client_threads:
             self._workers[thread] = ThreadWorker(process, self.factory, ctx, self._thread_done)
         else:
             self._workers[thread] = Worker.spawn(process, self.factory, ctx)
@@ -337,8 +345,7 @@ class Runner:
         self._record_fn(op)
         if self._unflushed_since is None and self._flush_fn is not None:
             self._unflushed_since = op.time
-            if self._bell is not None:
-                self._bell.ring()  # a loop asleep till a later timeout flushes it in time
+            self._bell.ring()  # a loop asleep till a later timeout flushes it in time
         return op
 
     def _flush(self) -> None:
@@ -358,13 +365,14 @@ class Runner:
         start = self.clock.now()
         self.cpu.start(self._pids())
         try:
-            with self._lock:
+            with self._signals.held(), self._lock:
                 self._looping = True
                 try:
                     self._loop()
                 finally:
                     self._looping = False
                     self._flush()
+            self._signals.raise_held()  # a signal after the loop's last step
         finally:
             self.cpu.stop(self._pids())
             self._span = (start, self.clock.now())
@@ -391,6 +399,7 @@ class Runner:
 
     def _loop(self) -> None:
         while True:
+            self._signals.raise_held()  # between two steps: nothing is left half done
             now = self.clock.now()
             since = self._unflushed_since
             if since is not None and now - since >= FLUSH_NS:
@@ -509,8 +518,7 @@ class Runner:
                 return self._thread_step(worker, done)
             except BaseException as e:
                 self._failure = e
-                if self._bell is not None:
-                    self._bell.ring()
+                self._bell.ring()
                 return None
 
     def _thread_step(self, worker: ThreadWorker, done: Completion) -> Invocation | None:
@@ -520,11 +528,12 @@ class Runner:
         if isinstance(whose, _Abandoned):
             self._reap_abandoned(whose, done, returned=True)
             return None
+        if not self._looping:
+            return None  # the run was cut short (a signal, an error): its op stays open
         self._complete(whose, done)
         thread = whose
-        if not self._looping or self._workers.get(int(thread)) is not worker:
-            return None  # the run is over, or the thread retired (its op ended info)
-        assert self._bell is not None
+        if self._workers.get(int(thread)) is not worker:
+            return None  # the thread retired (its op ended info)
         if self._stopping or self._exhausted or isinstance(self.gen, Replay):
             self._bell.ring()
             return None
@@ -579,7 +588,7 @@ class Runner:
         for fd, _ in ready:
             whose = self._waiting.get(fd)
             if whose is None:
-                if bell is not None and fd == bell.fileno():
+                if fd == bell.fileno():
                     bell.drain()
                     got = True
                 continue  # else answered already in this round (an abandoned worker reaped)
@@ -604,8 +613,7 @@ class Runner:
             return True
         self._quiet_until = None
         self._quiet_at = now + QUIET_EVERY_NS
-        if self._bell is not None:
-            self._bell.ring()
+        self._bell.ring()
         return False
 
     def _poll_unlocked(self, timeout_ms: int) -> tuple[list[tuple[int, int]], bool]:
@@ -614,15 +622,13 @@ class Runner:
         operation meanwhile (the generator changed under the wait); what a thread
         raised is raised here."""
         changes = self._changes
-        if self._bell is not None:
-            self._bell.asleep = True
+        self._bell.asleep = True
         self._lock.release()
         try:
             ready = self._poll.poll(timeout_ms)
         finally:
             self._lock.acquire()
-        if self._bell is not None:
-            self._bell.asleep = False
+        self._bell.asleep = False
         if self._failure is not None:
             raise self._failure
         return ready, changes != self._changes
