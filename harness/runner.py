@@ -543,6 +543,7 @@ class Runner:
             self._flush()
         if self._quiet_until is None and now >= self._quiet_at:
             self._quiet_until = now + QUIET_MAX_NS
+            self._bell.ring()  # the loop, asleep maybe till a later timeout, ends it in time
         if self._quieting(now):
             return None  # held till every open operation completed (the loop invokes it)
         req, nxt = self.gen.op(self._context(now))

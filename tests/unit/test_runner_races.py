@@ -13,6 +13,7 @@ out, and ``harness check`` of what it recorded agrees."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import random
@@ -34,7 +35,7 @@ from core.client import Client, Completion, Invocation, WorkerContext
 from core.ops import NEMESIS, Op
 from core.run_clock import RunClock
 from core.store import read_history_jsonl, read_jsonl
-from harness.runner import Runner
+from harness.runner import QUIET_MAX_NS, Runner
 
 RUNS = 200
 """Runs of the signal's race in CI (about 4 s): one the old runner lost once in 25 runs
@@ -315,6 +316,50 @@ def _timed_out(runs: int, tmp_path: Path, thread_errors: list[str]) -> None:
         assert len(said) <= len(infos)
         assert not thread_errors, thread_errors[:3]
     assert timed_out > 0 and late > 0  # the race was run
+
+
+def test_a_hung_client_holds_the_others_at_a_quiet_point_for_quiet_max_only() -> None:
+    """A quiet point (``QUIET_EVERY_NS``) waits for every open operation, but for
+    ``QUIET_MAX_NS`` (20 ms) at most: a client hung for its op timeout does not hold the
+    others longer. Without a batched history (no flush timer waking the loop), the loop
+    slept on past the quiet point's end till its own wait ran out (250 ms)."""
+    hung = threading.Event()
+    release = threading.Event()
+
+    class Hangs:
+        def __init__(self, process: int) -> None:
+            self.process = process
+
+        def invoke(self, inv: Invocation) -> Completion:
+            if self.process == 0 and not hung.is_set():
+                hung.set()
+                release.wait(0.6)
+            return Completion("ok", inv.value)
+
+        def close(self) -> None:
+            pass
+
+    history: list[Op] = []
+    runner = Runner(
+        generator=gen.time_limit(0.5, gen.clients({"f": "read", "value": 1})),
+        client_factory=lambda ctx: Hangs(ctx.process),
+        concurrency=4,
+        clock=RunClock(),
+        record=history.append,
+        op_timeout=2.0,
+        threads=True,
+    )
+    try:
+        runner.run()
+    finally:
+        release.set()
+        runner.close()
+    invokes = [op.time for op in history if op.type == "invoke" and op.process != 0]
+    gaps = [b - a for a, b in itertools.pairwise(invokes)]
+    assert len(invokes) > 100
+    # 3 quiet points in the 0.5 s of the hang; the others held 20 ms at each, not more
+    # (a margin for a loaded machine: the old loop held them 250 ms, 4 runs of 4)
+    assert max(gaps) < QUIET_MAX_NS + 130_000_000, max(gaps) / 1e6
 
 
 SIM_RUN = [
