@@ -26,8 +26,10 @@ timeouts, the flush timer, the end), woken by the threads' ``Bell`` only then. T
 history's semantics are the loop's: the invocation stamped and recorded before the
 request is sent, the completion after the answer came, one op at a time under the lock.
 
-The ends of a run race with its clients, and the history says what happened. A signal's
-handler, which raises to end the run (``harness.orchestrate``), runs
+The ends of a run race with its clients, and the history says what happened. ``stop``
+(another thread's: the live check's) takes the lock, so nothing is invoked once it
+returned, and rings the ``Bell``, so a loop asleep till a request is due ends the run
+then. A signal's handler, which raises to end the run (``harness.orchestrate``), runs
 between two of the loop's steps (``harness.held_signals``), never in the middle of its
 bookkeeping nor while the lock changes hands. Once the loop has ended (a signal, an
 error), an operation still open stays open in the history, as a worker process's does:
@@ -227,6 +229,7 @@ class Runner:
         self._bell = Bell()  # wakes the loop: a client thread, a stop, a signal
         self._poll.register(self._bell.fileno(), _READABLE)
         self._signals = HeldSignals(self._bell.wake)
+        self._loop_thread: int | None = None  # the thread ``run`` runs in, while it runs
         self._looping = False  # the loop runs: a client thread may go on by itself
         self._exhausted = False  # the generator said it is done
         self._closed = False
@@ -296,10 +299,20 @@ class Runner:
     def stop(self, grace: float | None = None) -> None:
         """Stop invoking new operations; open ones get until their timeout, or until
         ``grace`` seconds from now when that is sooner: then they end ``info`` (their
-        outcome unknown), as a timeout does."""
+        outcome unknown), as a timeout does. Nothing is invoked once this returns: it
+        takes the runner's lock (its own already, in the loop's thread: a signal's
+        handler, which runs between the loop's steps)."""
+        if self._loop_thread == threading.get_ident():
+            self._stop_now(grace)
+            return
+        with self._lock:
+            self._stop_now(grace)
+
+    def _stop_now(self, grace: float | None) -> None:
         if grace is not None:
             self._stop_by = self.clock.now() + ns(grace)
         self._stopping = True
+        self._bell.ring()  # the loop, asleep, ends the run from now on
 
     def close(self) -> None:
         """Stop every worker (thawing paused ones first) and the nemesis thread."""
@@ -366,11 +379,11 @@ class Runner:
         self.cpu.start(self._pids())
         try:
             with self._signals.held(), self._lock:
-                self._looping = True
+                self._looping, self._loop_thread = True, threading.get_ident()
                 try:
                     self._loop()
                 finally:
-                    self._looping = False
+                    self._looping, self._loop_thread = False, None
                     self._flush()
             self._signals.raise_held()  # a signal after the loop's last step
         finally:
@@ -438,7 +451,7 @@ class Runner:
             assert isinstance(req, Request)
             if req.time > now:
                 due = min(req.time, self._next_deadline(now))
-                if self._wait_events(due):
+                if self._wait_events(due) or self._stopping:
                     continue  # an event came first: the generator is asked again
                 if self.clock.now() < req.time:
                     continue

@@ -318,6 +318,61 @@ def _timed_out(runs: int, tmp_path: Path, thread_errors: list[str]) -> None:
     assert timed_out > 0 and late > 0  # the race was run
 
 
+def test_once_stop_returns_nothing_more_is_invoked(thread_errors: list[str]) -> None:
+    """``stop`` from another thread (the live check's, ``--stop-on-anomaly``): no
+    invocation is recorded after it returned, and the ops open then end within its
+    grace."""
+    _stopped(RUNS // 2, thread_errors)
+
+
+@pytest.mark.nightly
+def test_once_stop_returns_nothing_more_is_invoked_many_times(thread_errors: list[str]) -> None:
+    _stopped(NIGHTLY * RUNS // 2, thread_errors)
+
+
+def _stopped(runs: int, thread_errors: list[str]) -> None:
+    for seed in range(runs):
+        outcome = _one_run(seed, limit_s=5, stop_at=random.Random(seed).random() * 0.03)
+        history = _check(outcome)
+        assert outcome.stopped_at is not None
+        late = [op for op in history if op.type == "invoke" and op.time > outcome.stopped_at]
+        assert not late, f"invoked after the stop: {late[:2]}"
+        assert not thread_errors, thread_errors[:3]
+
+
+def test_a_stop_while_the_loop_waits_for_a_request_not_yet_due_invokes_nothing_more() -> None:
+    """The loop waiting for a request due later (one every 0.5 s here) when ``stop``
+    came, in the last of the 50 ms its waits last: before, nothing woke it, and as the
+    request was due when it woke, it invoked it, after the stop. Now the stop wakes it,
+    and the run ends then."""
+    history: list[Op] = []
+    clock = RunClock()
+    runner = Runner(
+        generator=gen.time_limit(5, gen.clients(gen.delay(0.5, {"f": "read", "value": 1}))),
+        client_factory=_Script(0, hang_in=10**9),
+        concurrency=1,
+        clock=clock,
+        record=history.append,
+        threads=True,
+    )
+    stopped: list[int] = []
+
+    def stop() -> None:
+        runner.stop(grace=0.01)
+        stopped.append(clock.now())
+
+    timer = threading.Timer(0.975, stop)  # 25 ms before the third request is due
+    timer.start()
+    try:
+        runner.run()
+    finally:
+        timer.join()
+        runner.close()
+    assert_history_holds(history, 1, cut_short=False)
+    late = [op for op in history if op.time > stopped[0]]
+    assert not late, f"after the stop: {late}"
+
+
 def test_a_hung_client_holds_the_others_at_a_quiet_point_for_quiet_max_only() -> None:
     """A quiet point (``QUIET_EVERY_NS``) waits for every open operation, but for
     ``QUIET_MAX_NS`` (20 ms) at most: a client hung for its op timeout does not hold the
