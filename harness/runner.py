@@ -59,7 +59,8 @@ from __future__ import annotations
 import logging
 import select
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import Pipe
 from pathlib import Path
@@ -242,34 +243,51 @@ class Runner:
         self.cpu = CpuMeter()
         self._span: tuple[int, int] | None = None  # run-clock start and end of run()
 
-    # -- the view a nemesis gets -------------------------------------------------------
+    # -- the view a nemesis gets (in its thread: read under the runner's lock) ----------
     def client_pids(self) -> dict[int, int]:
-        return {
-            w.process: w.pid for w in self._workers.values() if w.pid is not None and w.is_ready()
-        }
+        with self._held():
+            return {
+                w.process: w.pid
+                for w in self._workers.values()
+                if w.pid is not None and w.is_ready()
+            }
 
     @property
     def holder(self) -> Holder | None:
         return self._holders.holder
 
     def working_since(self, process: int) -> int | None:
-        for o in list(self._open.values()):
-            if o.invoke.process == process and self._holders.works_in(o.invoke.f):
-                return o.invoke.time
-        return None
+        with self._held():
+            for o in self._open.values():
+                if o.invoke.process == process and self._holders.works_in(o.invoke.f):
+                    return o.invoke.time
+            return None
 
     def holders(self) -> list[int]:
         """Processes holding by their own account (``workloads.holders``), the most
         recent holder first: with one lock, the current holder."""
-        return self._holders.current()
+        with self._held():
+            return self._holders.current()
 
     def node_of(self, process: int) -> str | None:
         """The node named by the completions of ``process``'s thread (a replacement
         process keeps its thread's node)."""
-        for t, p in list(self._thread_process.items()):
-            if p == process:
-                return self._nodes.get(t)
-        return None
+        with self._held():
+            for t, p in self._thread_process.items():
+                if p == process:
+                    return self._nodes.get(t)
+            return None
+
+    @contextmanager
+    def _held(self) -> Iterator[None]:
+        """The runner's lock, for another thread than the loop's (a nemesis's, the live
+        check's); the loop's own holds it already (a signal's handler runs between its
+        steps)."""
+        if self._loop_thread == threading.get_ident():
+            yield
+            return
+        with self._lock:
+            yield
 
     # -- lifecycle ---------------------------------------------------------------------
     def start_workers(self) -> None:
@@ -302,17 +320,11 @@ class Runner:
         outcome unknown), as a timeout does. Nothing is invoked once this returns: it
         takes the runner's lock (its own already, in the loop's thread: a signal's
         handler, which runs between the loop's steps)."""
-        if self._loop_thread == threading.get_ident():
-            self._stop_now(grace)
-            return
-        with self._lock:
-            self._stop_now(grace)
-
-    def _stop_now(self, grace: float | None) -> None:
-        if grace is not None:
-            self._stop_by = self.clock.now() + ns(grace)
-        self._stopping = True
-        self._bell.ring()  # the loop, asleep, ends the run from now on
+        with self._held():
+            if grace is not None:
+                self._stop_by = self.clock.now() + ns(grace)
+            self._stopping = True
+            self._bell.ring()  # the loop, asleep, ends the run from now on
 
     def close(self) -> None:
         """Stop every worker (thawing paused ones first) and the nemesis thread."""

@@ -36,6 +36,7 @@ from core.ops import NEMESIS, Op
 from core.run_clock import RunClock
 from core.store import read_history_jsonl, read_jsonl
 from harness.runner import QUIET_MAX_NS, Runner
+from workloads.holders import Holder
 
 RUNS = 200
 """Runs of the signal's race in CI (about 4 s): one the old runner lost once in 25 runs
@@ -415,6 +416,64 @@ def test_a_hung_client_holds_the_others_at_a_quiet_point_for_quiet_max_only() ->
     # 3 quiet points in the 0.5 s of the hang; the others held 20 ms at each, not more
     # (a margin for a loaded machine: the old loop held them 250 ms, 4 runs of 4)
     assert max(gaps) < QUIET_MAX_NS + 130_000_000, max(gaps) / 1e6
+
+
+LOCK = Holder("lock holder", frozenset({"acquire"}), frozenset({"release"}))
+
+
+def test_the_nemesis_reads_the_runs_view_while_client_threads_change_it() -> None:
+    """The nemesis's thread reads the run's view (the holders and their nodes, to aim a
+    fault at the holder's server; the workers) while client threads take and give the
+    lock. Before, a read in the middle of a change raised (``KeyError`` of a holder that
+    gave the lock up: 3 runs of this test of 3, threads switched every microsecond) and
+    the fault aimed at the holder's server ended ``info`` (a nemesis error)."""
+
+    class Locks:
+        def invoke(self, inv: Invocation) -> Completion:
+            return Completion("ok", inv.value, node="n1")
+
+        def close(self) -> None:
+            pass
+
+    errors: list[str] = []
+    every = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # the threads switched as often as they can be
+    try:
+        for _ in range(8):
+            take_give = gen.cycle([gen.once({"f": "acquire"}), gen.once({"f": "release"})])
+            runner = Runner(
+                generator=gen.time_limit(0.2, gen.clients(gen.each_thread(take_give))),
+                client_factory=lambda ctx: Locks(),
+                concurrency=8,
+                clock=RunClock(),
+                record=lambda op: None,
+                threads=True,
+                holder=LOCK,
+            )
+            done = threading.Event()
+
+            def read(runner: Runner = runner, done: threading.Event = done) -> None:
+                while not done.is_set():
+                    try:
+                        nodes = [runner.node_of(p) for p in runner.holders()]
+                        assert set(nodes) <= {"n1", None}
+                        runner.client_pids()
+                        runner.working_since(0)
+                    except Exception as e:
+                        errors.append(repr(e))
+
+            runner.start_workers()  # the nemesis's view begins then (``begin``)
+            reader = threading.Thread(target=read)
+            reader.start()
+            try:
+                runner.run()
+            finally:
+                done.set()
+                reader.join()
+                runner.close()
+    finally:
+        sys.setswitchinterval(every)
+    assert not errors, errors[:3]
 
 
 SIM_RUN = [
