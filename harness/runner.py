@@ -59,6 +59,7 @@ from __future__ import annotations
 import logging
 import select
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -85,6 +86,11 @@ Thread = int | str
 AnyWorker = Worker | ThreadWorker
 """A client's worker: a process of its own, or a thread of the harness
 (``harness.client_threads``)."""
+
+CLOSE_S = 2.0
+"""How long ``close`` waits for a worker process to end before it terminates it, and for
+the client threads, all together: one still in its client cannot be killed and goes on
+(its ``worker-stopped`` event says so), ending once its client returns."""
 
 FLUSH_NS = 5_000_000
 """The longest an op waits, recorded but not yet written to the history file (5 ms)."""
@@ -327,15 +333,25 @@ class Runner:
             self._bell.ring()  # the loop, asleep, ends the run from now on
 
     def close(self) -> None:
-        """Stop every worker (thawing paused ones first) and the nemesis thread."""
+        """Stop every worker (thawing paused ones first) and the nemesis thread. The
+        client threads are asked to end all at once, and waited for ``CLOSE_S`` in all."""
         with self._lock:
             self._closed = True  # a client thread's step does nothing from now on
+        everyone = [*self._workers.values(), *(a.worker for a in self._abandoned), *self._ended]
+        for thread in everyone:
+            if isinstance(thread, ThreadWorker):
+                thread.close_client()
+        by = time.monotonic() + CLOSE_S
+
+        def left(w: AnyWorker) -> float:
+            return max(0.0, by - time.monotonic()) if isinstance(w, ThreadWorker) else CLOSE_S
+
         for w in self._workers.values():
-            w.stop()
+            w.stop(timeout=left(w))
         for a in self._abandoned:
-            self._stop_abandoned(a, timeout=2.0)
+            self._stop_abandoned(a, timeout=left(a.worker))
         for w in self._ended:
-            w.stop()
+            w.stop(timeout=left(w))
         self._ended.clear()
         self._workers.clear()
         self._abandoned.clear()

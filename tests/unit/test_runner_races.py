@@ -35,6 +35,7 @@ from core.client import Client, Completion, Invocation, WorkerContext
 from core.ops import NEMESIS, Op
 from core.run_clock import RunClock
 from core.store import read_history_jsonl, read_jsonl
+from harness import runner as runner_module
 from harness.runner import QUIET_MAX_NS, Runner
 from workloads.holders import Holder
 
@@ -416,6 +417,52 @@ def test_a_hung_client_holds_the_others_at_a_quiet_point_for_quiet_max_only() ->
     # 3 quiet points in the 0.5 s of the hang; the others held 20 ms at each, not more
     # (a margin for a loaded machine: the old loop held them 250 ms, 4 runs of 4)
     assert max(gaps) < QUIET_MAX_NS + 130_000_000, max(gaps) / 1e6
+
+
+def test_closing_waits_for_hung_client_threads_together_not_one_after_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, thread_errors: list[str]
+) -> None:
+    """A run stopped while its 8 client threads hang in their clients (a partition, a
+    paused server): their ops end ``info``, their threads are abandoned, and ``close``
+    waits for them ``CLOSE_S`` in all, not each in turn (before: 2 s each, 16.0 s here);
+    each still running is said so, and ends once its client answers."""
+    monkeypatch.setattr(runner_module, "CLOSE_S", 0.3)
+    release = threading.Event()
+
+    class Hangs:
+        def invoke(self, inv: Invocation) -> Completion:
+            release.wait(30)
+            return Completion("ok", inv.value)
+
+        def close(self) -> None:
+            pass
+
+    before = set(threading.enumerate())
+    events = tmp_path / "events.jsonl"
+    runner = Runner(
+        generator=gen.time_limit(5, gen.clients({"f": "read", "value": 1})),
+        client_factory=lambda ctx: Hangs(),
+        concurrency=8,
+        clock=RunClock(),
+        record=lambda op: None,
+        events_path=events,
+        threads=True,
+    )
+    timer = threading.Timer(0.05, runner.stop, kwargs={"grace": 0.01})
+    timer.start()
+    try:
+        runner.run()
+    finally:
+        timer.join()
+        started = time.monotonic()
+        runner.close()
+        took = time.monotonic() - started
+        release.set()
+    assert took < 1.5, took
+    stopped = [e for e in read_jsonl(events) if e["event"] == "worker-stopped"]
+    assert len(stopped) == 8 and all("may still be running" in e["reason"] for e in stopped)
+    assert not _client_threads_end(before), "a client thread went on after its client answered"
+    assert not thread_errors
 
 
 LOCK = Holder("lock holder", frozenset({"acquire"}), frozenset({"release"}))
