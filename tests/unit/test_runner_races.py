@@ -1,11 +1,13 @@
 """The runner's client threads raced against its ends, under load: a stop signal at any
 moment, a stop asked by another thread, op timeouts against completions arriving at
-once, a quiet point with a client hung. After each run the history holds: every
-invocation has one completion, or is left open only by a run cut short by a signal; no op
-is recorded after the run ended; the indexes count up and the times never go back; a
-process whose op ended ``info`` never invokes again, and its thread goes on under the
-process ``+ concurrency``; the runner's lock and the history's writes are never shared;
-and once the hung clients answer, no client thread is left running.
+once, a quiet point with a client hung, the nemesis reading the run's view as the
+threads change it, the close of threads hung in their clients. After each run the
+history holds: every invocation has one completion, or is left open only by a run cut
+short by a signal; no op is recorded after the run ended; the indexes count up and the
+times never go back; a process whose op ended ``info`` never invokes again, and its
+thread goes on under the process ``+ concurrency``; the runner's lock and the history's
+writes are never shared; and once the hung clients answer, no client thread is left
+running.
 
 Each race is run many times in one test (short runs, seeded), bounded to a few seconds;
 the command-line test sends SIGTERM to ``harness run`` on the sim mid-run with ops timing
