@@ -45,13 +45,13 @@ class HeldSignals:
             yield
             return
         replaced: dict[signal.Signals, tuple[Handler, Handler]] = {}
-        for signum in signal.valid_signals():
-            handler = signal.getsignal(signum)
-            if callable(handler):
-                note = self._noting(handler)
-                signal.signal(signum, note)
-                replaced[signum] = (handler, note)
-        try:
+        try:  # a signal whose handler is not replaced yet may raise here: undone then too
+            for signum in signal.valid_signals():
+                handler = signal.getsignal(signum)
+                if callable(handler):
+                    note = self._noting(handler)
+                    replaced[signum] = (handler, note)
+                    signal.signal(signum, note)
             yield
         finally:
             for held, (handler, note) in replaced.items():

@@ -38,6 +38,7 @@ from core.ops import NEMESIS, Op
 from core.run_clock import RunClock
 from core.store import read_history_jsonl, read_jsonl
 from harness import runner as runner_module
+from harness.held_signals import HeldSignals
 from harness.runner import QUIET_MAX_NS, Runner
 from workloads.holders import Holder
 
@@ -234,9 +235,9 @@ def _one_run(
     old = signal.signal(signal.SIGTERM, handler)
     try:
         runner.start_workers()
-        if signal_at is not None or stop_at is not None:
-            timer.start()
-        try:
+        try:  # a signal due at once may come as the timer starts, before the run
+            if signal_at is not None or stop_at is not None:
+                timer.start()
             runner.run()
         except _Interrupted:
             outcome.ended_by = "signal"
@@ -264,6 +265,42 @@ def _check(outcome: _Outcome, concurrency: int = 8) -> list[Op]:
     assert not outcome.recorder.wrong, outcome.recorder.wrong[:3]
     assert_history_holds(history, concurrency, cut_short=outcome.ended_by == "signal")
     return history
+
+
+def test_a_signal_held_runs_its_handler_only_when_asked_and_the_handlers_come_back() -> None:
+    """``HeldSignals``: inside ``held``, a signal wakes the loop and is noted, its handler
+    run by ``raise_held``; on leaving, each handler is back, but one a handler replaced
+    meanwhile (the stop handler ignores the signals after the first) stays replaced."""
+    woken: list[int] = []
+    calls: list[int] = []
+
+    def raising(signum: int, frame: FrameType | None) -> None:
+        calls.append(signum)
+        signal.signal(signal.SIGUSR2, signal.SIG_IGN)
+        raise _Interrupted
+
+    def counting(signum: int, frame: FrameType | None) -> None:
+        calls.append(signum)
+
+    old = {s: signal.getsignal(s) for s in (signal.SIGUSR1, signal.SIGUSR2)}
+    signal.signal(signal.SIGUSR1, counting)
+    signal.signal(signal.SIGUSR2, raising)
+    try:
+        held = HeldSignals(lambda: woken.append(1))
+        with held.held():
+            signal.raise_signal(signal.SIGUSR2)
+            signal.raise_signal(signal.SIGUSR1)
+            assert calls == [] and woken == [1, 1]
+            with pytest.raises(_Interrupted):
+                held.raise_held()
+            assert calls == [signal.SIGUSR2]
+            held.raise_held()
+            assert calls == [signal.SIGUSR2, signal.SIGUSR1]
+        assert signal.getsignal(signal.SIGUSR1) is counting
+        assert signal.getsignal(signal.SIGUSR2) == signal.SIG_IGN
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 def test_a_stop_signal_at_any_moment_leaves_the_history_whole_and_the_lock_free(
