@@ -33,7 +33,7 @@ from typing import Any
 import pytest
 
 from core import gen
-from core.client import Client, Completion, Invocation, WorkerContext
+from core.client import Client, ClientFactory, Completion, Invocation, WorkerContext
 from core.ops import NEMESIS, Op
 from core.run_clock import RunClock
 from core.store import read_history_jsonl, read_jsonl
@@ -168,6 +168,20 @@ def _client_threads_end(before: set[threading.Thread], within: float = 5.0) -> l
         time.sleep(0.01)
 
 
+def _threads(generator: Any, factory: ClientFactory, concurrency: int, **given: Any) -> Runner:
+    """A runner of ``concurrency`` client threads (on a clock of its own, recording
+    nothing, unless ``given`` says)."""
+    given.setdefault("clock", RunClock())
+    given.setdefault("record", lambda op: None)
+    return Runner(
+        generator=generator,
+        client_factory=factory,
+        concurrency=concurrency,
+        threads=True,
+        **given,
+    )
+
+
 @dataclass
 class _Outcome:
     recorder: _Recorder
@@ -204,16 +218,15 @@ def _one_run(
     script = _Script(seed, hang_s=3 * op_timeout)
     recorder = _Recorder()
     clock = RunClock()
-    runner = Runner(
-        generator=gen.time_limit(limit_s, gen.clients({"f": "read", "value": 1})),
-        client_factory=script,
-        concurrency=concurrency,
+    runner = _threads(
+        gen.time_limit(limit_s, gen.clients({"f": "read", "value": 1})),
+        script,
+        concurrency,
         clock=clock,
         record=recorder.record,
         flush=recorder.flush,
         op_timeout=op_timeout,
         events_path=events,
-        threads=True,
     )
     outcome = _Outcome(recorder, runner, "end")
     before = set(threading.enumerate())
@@ -388,14 +401,8 @@ def test_a_stop_while_the_loop_waits_for_a_request_not_yet_due_invokes_nothing_m
     and the run ends then."""
     history: list[Op] = []
     clock = RunClock()
-    runner = Runner(
-        generator=gen.time_limit(5, gen.clients(gen.delay(0.5, {"f": "read", "value": 1}))),
-        client_factory=_Script(0, hang_in=10**9),
-        concurrency=1,
-        clock=clock,
-        record=history.append,
-        threads=True,
-    )
+    reads = gen.time_limit(5, gen.clients(gen.delay(0.5, {"f": "read", "value": 1})))
+    runner = _threads(reads, _Script(0, hang_in=10**9), 1, clock=clock, record=history.append)
     stopped: list[int] = []
 
     def stop() -> None:
@@ -436,15 +443,8 @@ def test_a_hung_client_holds_the_others_at_a_quiet_point_for_quiet_max_only() ->
             pass
 
     history: list[Op] = []
-    runner = Runner(
-        generator=gen.time_limit(0.5, gen.clients({"f": "read", "value": 1})),
-        client_factory=lambda ctx: Hangs(ctx.process),
-        concurrency=4,
-        clock=RunClock(),
-        record=history.append,
-        op_timeout=2.0,
-        threads=True,
-    )
+    reads = gen.time_limit(0.5, gen.clients({"f": "read", "value": 1}))
+    runner = _threads(reads, lambda ctx: Hangs(ctx.process), 4, record=history.append, op_timeout=2)
     try:
         runner.run()
     finally:
@@ -478,15 +478,8 @@ def test_closing_waits_for_hung_client_threads_together_not_one_after_another(
 
     before = set(threading.enumerate())
     events = tmp_path / "events.jsonl"
-    runner = Runner(
-        generator=gen.time_limit(5, gen.clients({"f": "read", "value": 1})),
-        client_factory=lambda ctx: Hangs(),
-        concurrency=8,
-        clock=RunClock(),
-        record=lambda op: None,
-        events_path=events,
-        threads=True,
-    )
+    reads = gen.time_limit(5, gen.clients({"f": "read", "value": 1}))
+    runner = _threads(reads, lambda ctx: Hangs(), 8, events_path=events)
     timer = threading.Timer(0.05, runner.stop, kwargs={"grace": 0.01})
     timer.start()
     try:
@@ -527,13 +520,10 @@ def test_the_nemesis_reads_the_runs_view_while_client_threads_change_it() -> Non
     try:
         for _ in range(8):
             take_give = gen.cycle([gen.once({"f": "acquire"}), gen.once({"f": "release"})])
-            runner = Runner(
-                generator=gen.time_limit(0.2, gen.clients(gen.each_thread(take_give))),
-                client_factory=lambda ctx: Locks(),
-                concurrency=8,
-                clock=RunClock(),
-                record=lambda op: None,
-                threads=True,
+            runner = _threads(
+                gen.time_limit(0.2, gen.clients(gen.each_thread(take_give))),
+                lambda ctx: Locks(),
+                8,
                 holder=LOCK,
             )
             done = threading.Event()
