@@ -21,6 +21,7 @@ from test_mutex_records import (
     holding,
     lease_events,
     ns,
+    service_grant,
     service_lease,
     write,
 )
@@ -265,6 +266,73 @@ def test_a_release_of_one_s_own_lock_in_flight_at_the_next_grant_is_not_foreign(
         "kept": 0,
         "cases": [],
     }
+
+
+KEYED = "harness-4cae76/lock"
+"""The lock's name as the service logs it: a lock of one's own asks for it under the
+run's key prefix (``workloads.lock.own``)."""
+
+
+def freed(t: float, lease: int, token: int, reason: str = "released") -> dict[str, Any]:
+    """The sim server's log line of a lock freed: at a release's request, or its lease's
+    end (``reason``)."""
+    return {"time": ns(t), "event": "lock-released", "lock": KEYED, "lease": lease,
+            "token": token, "reason": reason}  # fmt: skip
+
+
+def groups_of(d: dict[str, Any]) -> dict[Any, dict[str, Any]]:
+    return {g["process"]: g["classification"] for g in d["overlap_groups"]}
+
+
+@pytest.fixture
+def careless_library(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``careless_sim_lock``'s declared promises, as the run records them."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    from careless_sim_lock import PROMISES
+
+    lib = replace(LIBRARIES["redis-py"], name="careless", version=None, promises=PROMISES)
+    monkeypatch.setitem(LIBRARIES, "careless", lib)
+
+
+@pytest.mark.usefixtures("careless_library")
+def test_a_grant_answered_after_a_later_one_is_ordered_by_the_service_s_log() -> None:
+    """Under load, process 2's grant (token 3, 4.0515 s) was answered at 4.128 s, after
+    process 1's (token 4, granted 4.1065 s, answered 4.109 s): in the order of the answers
+    it read as a grant to process 2 while process 1 held, put on the service, because the
+    service names the lock under the run's key prefix and its grants were not matched. In
+    the service's order, process 0's release freed process 2's lock before process 1's
+    grant."""
+    events = [
+        *holding(0, 2.0, 2.05, 2, 20),
+        (4.105, 0, "invoke", "release", {"name": "lock"}),
+        (4.108, 0, "ok", "release", None),
+        *holding(2, 4.0, 4.128, 3, 30, release=4.132),
+        *holding(1, 4.06, 4.109, 4, 40, release=5.0),
+    ]
+    client = by_time(
+        lease_events(0, 20, [2.05], ttl=2.0),
+        lease_events(2, 30, [4.128], ttl=2.0),
+        lease_events(1, 40, [4.109], ttl=2.0),
+    )
+    service = by_time(
+        service_lease(20, 2.05, expired=4.05, ttl=2.0),
+        service_lease(30, 4.0, ttl=2.0),
+        service_lease(40, 4.06, ttl=2.0),
+        service_grant(2.05, 20, 2, KEYED),
+        freed(4.0512, 20, 2, "lease-expired"),
+        service_grant(4.0515, 30, 3, KEYED),
+        freed(4.106, 30, 3),
+        service_grant(4.1065, 40, 4, KEYED),
+        freed(4.135, 40, 4),
+    )
+    d = mutex_of(record([], events, client, "careless", service))
+    granted = {h["process"]: h["holding"]["granted"] for h in d["overlap_groups"]}
+    assert granted[2] == ns(4.0515)
+    c = groups_of(d)[2]
+    assert c["cause"] == RELEASED_OTHER, c
+    assert "process 0, whose holding of lock from 2.050 s had been taken over" in c["evidence"]
+    assert c["attribution"]["party"] == "library"
+    assert SERVICE_BUG not in {g["cause"] for g in groups_of(d).values()}
 
 
 def test_the_verdict_line_names_the_party_library_and_version() -> None:
