@@ -280,6 +280,41 @@ def freed(t: float, lease: int, token: int, reason: str = "released") -> dict[st
             "token": token, "reason": reason}  # fmt: skip
 
 
+def careless(released_by_0: bool = True) -> RunRecord:
+    """A loaded careless run (TTL 2 s), as recorded: process 0, granted at 3.1 s, calls
+    release at 4.099 s, 2 ms before its lease ends by the service's log (4.101 s), which
+    grants the lock to process 1 (4.1013 s); process 0's release, answered at 4.125 s,
+    frees process 1's lock by the service's log at 4.12 s, and the service grants it to
+    process 2 at 4.1201 s. ``released_by_0``: False, process 0 called no release (its
+    holding ended when it noticed its lease lost): no release in the history explains
+    the one the service logged."""
+    events = [
+        *holding(0, 2.1, 3.1, 2, 20),
+        *holding(1, 3.15, 4.102, 3, 30, release=5.11),
+        *holding(2, 4.11, 4.126, 4, 40, release=5.5),
+    ]
+    if released_by_0:
+        events += [(4.099, 0, "invoke", "release", {"name": "lock"})]
+        events += [(4.125, 0, "ok", "release", None)]
+    lost = None if released_by_0 else 4.2
+    client = by_time(
+        lease_events(0, 20, [3.1], lost, ttl=2.0),
+        lease_events(1, 30, [4.102], ttl=2.0),
+        lease_events(2, 40, [4.126], ttl=2.0),
+    )
+    service = by_time(
+        service_lease(20, 2.1, expired=4.1, ttl=2.0),
+        service_lease(30, 3.15, ttl=2.0),
+        service_lease(40, 4.11, ttl=2.0),
+        service_grant(3.1, 20, 2, KEYED),
+        freed(4.1012, 20, 2, "lease-expired"),
+        service_grant(4.1013, 30, 3, KEYED),
+        freed(4.12, 30, 3),
+        service_grant(4.1201, 40, 4, KEYED),
+    )
+    return record([], events, client, "careless", service)
+
+
 def groups_of(d: dict[str, Any]) -> dict[Any, dict[str, Any]]:
     return {g["process"]: g["classification"] for g in d["overlap_groups"]}
 
@@ -292,6 +327,41 @@ def careless_library(monkeypatch: pytest.MonkeyPatch) -> None:
 
     lib = replace(LIBRARIES["redis-py"], name="careless", version=None, promises=PROMISES)
     monkeypatch.setitem(LIBRARIES, "careless", lib)
+
+
+@pytest.mark.usefixtures("careless_library")
+def test_a_release_in_flight_that_the_service_logs_freeing_another_s_lock_is_the_library_s() -> (
+    None
+):
+    """Under load, process 0's release was called 2 ms before its lease ended and
+    process 1 was granted: by times alone it may have freed only its own, and the grant
+    to process 2 was once put on the service. The service's log says whose lock that
+    release freed: process 1's, during process 0's release."""
+    d = mutex_of(careless())
+    c = groups_of(d)[1]
+    assert c["cause"] == RELEASED_OTHER, c
+    assert (
+        "called release at 4.099 s (answered ok at 4.125 s), in flight when, by the "
+        in c["evidence"]
+    )
+    assert (
+        "a release freed the lock of process 1 (granted it at 4.101 s) at 4.120 s"
+        in (c["evidence"])
+    )
+    assert c["attribution"]["party"] == "library"
+    assert SERVICE_BUG not in {g["cause"] for g in groups_of(d).values()}
+    assert d["named_anomalies"][0]["attribution"]["party"] == "library"
+
+
+@pytest.mark.usefixtures("careless_library")
+def test_a_release_the_service_logs_that_no_release_in_the_history_explains_blames_no_one() -> None:
+    d = mutex_of(careless(released_by_0=False))
+    c = groups_of(d)[1]
+    assert (c["cause"], c["attribution"]["party"]) == (UNEXPLAINED, "unattributed"), c
+    assert (
+        "by the service's own log, a release freed process 1's lock at 4.120 s" in (c["evidence"])
+    )
+    assert "the records do not say whose release it was" in c["evidence"]
 
 
 @pytest.mark.usefixtures("careless_library")
