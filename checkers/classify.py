@@ -281,9 +281,9 @@ def classify_takeover(
             return Takeover(kind, _released_other(earlier, freed, facts, at))
         if not facts.service_alive(at) and _abandoned_before(earlier, at):
             return Takeover(kind, _abandoned(earlier, facts, at))
-        asked = _freed_before(earlier, facts, at)
-        if asked is not None:
-            return Takeover(kind, _freed_unexplained(earlier, asked, at))
+        asked = _asked_frees(earlier, facts, at)
+        if asked:
+            return Takeover(kind, _freed_unexplained(earlier, asked[0], at))
         return Takeover(kind, Classification.of(SERVICE_BUG, _still_valid(facts, at)))
     # A pause or partition explains the expiry only if it began before the lease ran out.
     expiry = facts.best_expiry(before=at)[0] if facts is not None else None
@@ -568,34 +568,28 @@ def foreign_release(
 
 def freed_during(x: Holding, later: Holding, at: int, facts: LeaseFacts | None) -> int | None:
     """When the service's own log (``facts``: ``later``'s lease's) freed ``later``'s lock
-    at a release's request while ``x``'s release was in flight, between ``later``'s grant
-    and ``at``, before ``later``'s holder called its own (else None). Of a release called
-    as its caller's own lease ended, the times alone cannot say whose lock it freed; the
-    service's record of the lease it freed can."""
+    at a release's request while ``x``'s release was in flight (``_asked_frees``), else
+    None. Of a release called as its caller's own lease ended, the times alone cannot say
+    whose lock it freed; the service's record of the lease it freed can."""
     if facts is None or x.give is None:
         return None
     called, answered = x.give.invoke.time, x.give.end
-    own = later.give.invoke.time if later.give is not None else None
     return next(
         (
             r
-            for r in facts.freed
-            if later.taken <= r <= at
-            and called <= r
-            and (answered is None or r <= answered)
-            and (own is None or r < own)
+            for r in _asked_frees(later, facts, at)
+            if called <= r and (answered is None or r <= answered)
         ),
         None,
     )
 
 
-def _freed_before(earlier: Holding, facts: LeaseFacts, at: int) -> int | None:
-    """When the service's own log freed ``earlier``'s lock at a release's request, after
-    its grant and by ``at``, before its holder called its own release (else None)."""
-    own = earlier.give.invoke.time if earlier.give is not None else None
-    return next(
-        (r for r in facts.freed if earlier.taken <= r <= at and (own is None or r < own)), None
-    )
+def _asked_frees(h: Holding, facts: LeaseFacts, at: int) -> list[int]:
+    """The instants the service's own log (``facts``: ``h``'s lease's) freed ``h``'s lock
+    at a release's request, from its grant to ``at``, before ``h``'s holder called its
+    own release."""
+    own = h.give.invoke.time if h.give is not None else None
+    return [r for r in facts.freed if h.taken <= r <= at and (own is None or r < own)]
 
 
 def _freed_unexplained(earlier: Holding, freed: int, at: int) -> Classification:
