@@ -459,7 +459,15 @@ def test_a_careless_release_is_found_caused_and_attributed_from_the_command_line
     """A sim run of a lock of one's own whose release frees whoever holds the lock
     (``careless_sim_lock``), while its declared ``PROMISES`` say it raises: the holder
     paused past the TTL resumes and releases, and the run is invalid, caused
-    ``released-another's-lock``, attributed to the lock, on the verdict line."""
+    ``released-another's-lock``, attributed to the lock, on the verdict line.
+
+    The work (2.5 s) outlasts the lease, which the lock never renews (2 s from its
+    acquire call): every holder's lease lapses before its release, the lock goes to a
+    waiter, and the release frees the waiter's lock. With a work of 1 s the lapse came
+    about when the release was called (the acquire's wait, up to 1 s, and the work: the
+    TTL), and under load (load average 13.5) 1 run of 30 had no release of another's held
+    lock: none lapsed first, the pause ended as the next holder was releasing anyway, and
+    the run was valid."""
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
     code, out, err = run(
         capsys,
@@ -471,7 +479,7 @@ def test_a_careless_release_is_found_caused_and_attributed_from_the_command_line
         "--lease-ttl",
         "2",
         "--work-time",
-        "1",
+        "2.5",
         "--acquire-wait",
         "1",
         "--time-limit",
