@@ -293,8 +293,14 @@ run's key prefix (``workloads.lock.own``)."""
 def freed(t: float, lease: int, token: int, reason: str = "released") -> dict[str, Any]:
     """The sim server's log line of a lock freed: at a release's request, or its lease's
     end (``reason``)."""
-    return {"time": ns(t), "event": "lock-released", "lock": KEYED, "lease": lease,
-            "token": token, "reason": reason}  # fmt: skip
+    return {
+        "time": ns(t),
+        "event": "lock-released",
+        "lock": KEYED,
+        "lease": lease,
+        "token": token,
+        "reason": reason,
+    }
 
 
 def careless(released_by_0: bool = True) -> RunRecord:
@@ -333,6 +339,7 @@ def careless(released_by_0: bool = True) -> RunRecord:
 
 
 def groups_of(d: dict[str, Any]) -> dict[Any, dict[str, Any]]:
+    """Each overlap group's classification, by its earlier holder's process."""
     return {g["process"]: g["classification"] for g in d["overlap_groups"]}
 
 
