@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from test_cli import run
@@ -319,21 +319,40 @@ def careless(released_by_0: bool = True) -> RunRecord:
     if released_by_0:
         events += [(4.099, 0, "invoke", "release", {"name": "lock"})]
         events += [(4.125, 0, "ok", "release", None)]
-    lost = None if released_by_0 else 4.2
+    holders = [
+        Keyed(0, 20, 2, 2.1, 3.1, 3.1, expired=4.1, lost=None if released_by_0 else 4.2),
+        Keyed(1, 30, 3, 3.15, 4.1013, 4.102),
+        Keyed(2, 40, 4, 4.11, 4.1201, 4.126),
+    ]
+    return keyed_run(events, holders, [freed(4.1012, 20, 2, "lease-expired"), freed(4.12, 30, 3)])
+
+
+class Keyed(NamedTuple):
+    """One holder of a careless run (TTL 2 s): its lease granted at ``leased``, the lock
+    at ``granted`` with ``token`` by the service's log (the lock named under the run's key
+    prefix), the grant answered at ``answered``; ``expired``: its lease's deadline, which
+    passed; ``lost``: when its holder noticed the lease lost."""
+
+    process: int
+    lease: int
+    token: int
+    leased: float
+    granted: float
+    answered: float
+    expired: float | None = None
+    lost: float | None = None
+
+
+def keyed_run(events: list[Any], holders: list[Keyed], frees: list[dict[str, Any]]) -> RunRecord:
+    """A careless run's records: the history ``events``, each holder's client events and
+    the service's log of its lease and grant, and the locks the service logged freed."""
     client = by_time(
-        lease_events(0, 20, [3.1], lost, ttl=2.0),
-        lease_events(1, 30, [4.102], ttl=2.0),
-        lease_events(2, 40, [4.126], ttl=2.0),
+        *(lease_events(h.process, h.lease, [h.answered], h.lost, ttl=2.0) for h in holders)
     )
     service = by_time(
-        service_lease(20, 2.1, expired=4.1, ttl=2.0),
-        service_lease(30, 3.15, ttl=2.0),
-        service_lease(40, 4.11, ttl=2.0),
-        service_grant(3.1, 20, 2, KEYED),
-        freed(4.1012, 20, 2, "lease-expired"),
-        service_grant(4.1013, 30, 3, KEYED),
-        freed(4.12, 30, 3),
-        service_grant(4.1201, 40, 4, KEYED),
+        *(service_lease(h.lease, h.leased, expired=h.expired, ttl=2.0) for h in holders),
+        *(service_grant(h.granted, h.lease, h.token, KEYED) for h in holders),
+        *frees,
     )
     return record([], events, client, "careless", service)
 
@@ -403,23 +422,13 @@ def test_a_grant_answered_after_a_later_one_is_ordered_by_the_service_s_log() ->
         *holding(2, 4.0, 4.128, 3, 30, release=4.132),
         *holding(1, 4.06, 4.109, 4, 40, release=5.0),
     ]
-    client = by_time(
-        lease_events(0, 20, [2.05], ttl=2.0),
-        lease_events(2, 30, [4.128], ttl=2.0),
-        lease_events(1, 40, [4.109], ttl=2.0),
-    )
-    service = by_time(
-        service_lease(20, 2.05, expired=4.05, ttl=2.0),
-        service_lease(30, 4.0, ttl=2.0),
-        service_lease(40, 4.06, ttl=2.0),
-        service_grant(2.05, 20, 2, KEYED),
-        freed(4.0512, 20, 2, "lease-expired"),
-        service_grant(4.0515, 30, 3, KEYED),
-        freed(4.106, 30, 3),
-        service_grant(4.1065, 40, 4, KEYED),
-        freed(4.135, 40, 4),
-    )
-    d = mutex_of(record([], events, client, "careless", service))
+    holders = [
+        Keyed(0, 20, 2, 2.05, 2.05, 2.05, expired=4.05),
+        Keyed(2, 30, 3, 4.0, 4.0515, 4.128),
+        Keyed(1, 40, 4, 4.06, 4.1065, 4.109),
+    ]
+    frees = [freed(4.0512, 20, 2, "lease-expired"), freed(4.106, 30, 3), freed(4.135, 40, 4)]
+    d = mutex_of(keyed_run(events, holders, frees))
     granted = {h["process"]: h["holding"]["granted"] for h in d["overlap_groups"]}
     assert granted[2] == ns(4.0515)
     c = groups_of(d)[2]
