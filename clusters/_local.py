@@ -14,7 +14,8 @@ control machine itself, as the harness's user, where an iptables rule or a clock
 would hit everything else; the faults that need it (network, clock, power loss) are what
 a local target lacks (``TargetSpec.abilities``). ``stop`` ends every process it started
 (thawed first, then terminated, then killed), and each dies with the harness
-(``die_with_parent``) should the harness itself be killed.
+(``popen_tied``) should the harness itself be killed, and only then: a node the kill
+fault restarts from the nemesis thread outlives that thread.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from clusters._backend import LeadingMixin, ServerCluster
 from clusters._probe import wait_until
 from clusters.server import Launch, Peer, Place, ServerSpec
 from core.cluster import ClusterError
-from core.procutil import die_with_parent
+from core.procutil import popen_tied
 from core.writes import make_dirs, open_append, write_bytes, write_text
 from workloads.common.service import stable_port
 
@@ -183,14 +184,13 @@ class LocalCluster(ServerCluster):
         try:
             stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             log.write(f"=== harness: starting {self.server.process} at {stamp}\n".encode())
-            self._procs[node] = subprocess.Popen(
+            self._procs[node] = popen_tied(  # a kill -9 of the harness takes it along
                 launch.argv,
                 cwd=folder,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env={**os.environ, **launch.env},
-                preexec_fn=die_with_parent,  # a kill -9 of the harness takes it along
             )
         except OSError as e:
             raise ClusterError(f"{self.name} node {node} did not start: {e}") from None
