@@ -140,3 +140,18 @@ def test_a_kill_9_of_the_parent_takes_a_child_started_from_a_thread_along() -> N
         if parent.poll() is None:
             parent.kill()
             parent.wait(10)
+
+
+def test_a_child_whose_parent_is_not_the_one_expected_exits_at_once() -> None:
+    """A child whose harness died before it could ask to die with it (its parent is no
+    longer the pid it was given) exits instead of running on unwatched."""
+    root = Path(__file__).resolve().parents[2]
+    code = "from core.procutil import die_with_parent as d; d(parent={}); print('ran on')"
+    gone = subprocess.run(
+        [sys.executable, "-c", code.format(1)], cwd=root, capture_output=True, text=True
+    )
+    assert (gone.returncode, gone.stdout) == (1, "")
+    kept = subprocess.run(
+        [sys.executable, "-c", code.format(os.getpid())], cwd=root, capture_output=True, text=True
+    )
+    assert (kept.returncode, kept.stdout) == (0, "ran on\n"), kept.stderr
