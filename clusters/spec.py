@@ -32,6 +32,7 @@ from core.faults import POWER_LOSS
 from core.option_checks import OptionError, UnknownName, nearest, unknown_name
 from core.options import RunOptions
 from core.run_clock import RunClock
+from workloads.common.lock_options import LockOptions
 
 if TYPE_CHECKING:
     from workloads.workload import Variant
@@ -132,7 +133,7 @@ class LeaseTtl:
         workload = WORKLOADS.get(opts.workload)
         if workload is None or "lease_ttl" not in workload.options:
             return
-        low, high, ttl = self.low, self.high, opts.lock.lease_ttl
+        low, high, ttl = self.low, self.high, opts.record(LockOptions).lease_ttl
         fits = ttl >= low and (high is None or ttl <= high) and (not self.whole or ttl == int(ttl))
         if fits:
             return

@@ -78,11 +78,6 @@ NUMBERS: Final[dict[str, Bound]] = {
     "pause_at": Bound("--pause-at", MS, DAY, zero=True),
     "pause_for": Bound("--pause-for", MS, DAY),
     "clock_delta": Bound("--clock-delta", -DAY, DAY),
-    "lease_ttl": Bound("--lease-ttl", 0.01, DAY),
-    "keepalive": Bound("--keepalive", MS, DAY),
-    "work_time": Bound("--work-time", MS, DAY, zero=True),
-    "acquire_wait": Bound("--acquire-wait", MS, DAY, zero=True),
-    "locks": Bound("--locks", 1, 1000, integer=True, unit="locks"),
     "nodes": Bound("--nodes", 1, 99, integer=True, unit="nodes"),
     "client_clock_delta": Bound("--client-clock-delta", -3600, 3600),
     "ssh_port": Bound("--ssh-port", 1, 65535, integer=True, unit="port numbers"),
@@ -90,8 +85,8 @@ NUMBERS: Final[dict[str, Bound]] = {
 """Every number option and its range (a workload's record's own come in with it:
 ``core.options.hand_in``); None is allowed where the field is optional. A
 duration is at least a millisecond (``MS``), or 0 where 0 means none; the time limit
-and the lease TTL at least 10 ms, so that the defaults fitted to them (the interval
-between faults, the keepalive: ``core.option_defaults``) are a millisecond or more."""
+at least 10 ms, so that the default fitted to it (the interval between faults:
+``core.option_defaults``) is a millisecond or more."""
 
 
 def check_number(name: str, value: Any) -> None:

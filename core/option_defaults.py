@@ -2,10 +2,12 @@
 default never refuses a run: a refusal is only ever about a value the user wrote.
 
 Each default is kept when it fits the options given; otherwise it becomes the value that
-keeps the classic scenario's proportions (``core.options``: a 35 s run, faults every 10 s,
-keepalive 3 s of a 10 s lease) and ``RunOptions.adapted`` says what changed and why. When
-no value fits, the one-line OptionError names the options the user wrote. The faults'
-own defaults adapt by their rules (``FaultRules.adapts``: the client pause's time), first.
+keeps the classic scenario's proportions (``core.options``: a 35 s run, faults every 10 s)
+and ``RunOptions.adapted`` says what changed and why. When no value fits, the one-line
+OptionError names the options the user wrote. The faults' own defaults adapt by their
+rules (``FaultRules.adapts``: the client pause's time), first; then the workloads'
+records' by their own ``fit`` (the keepalive to a shorter lease:
+``workloads.common.lock_options``).
 """
 
 from __future__ import annotations
@@ -14,24 +16,25 @@ import math
 from typing import Final
 
 from core.option_checks import OptionError
-from core.option_records import FaultOptions, LockOptions
-from core.options import FaultRules, RunOptions, metadata_of
+from core.option_records import FaultOptions
+from core.options import HANDED, FaultRules, RunOptions, metadata_of
 
 CLASSIC_TIME_LIMIT: Final = RunOptions().time_limit
 CLASSIC_INTERVAL: Final = FaultOptions().nemesis_interval
-KEEPALIVE_SHARE: Final = LockOptions().keepalive / LockOptions().lease_ttl
-"""The classic keepalive's share of the lease TTL (3 s of 10 s)."""
 
 
 def fit_defaults(opts: RunOptions, rules: FaultRules, shaping: tuple[str, ...]) -> RunOptions:
     """``opts`` with every default the user did not write fitted to those they did: the
-    faults' own (``rules.adapts``), the keepalive to the lease TTL, the interval between
-    faults to the time limit (or the time limit to the interval given), and the clients of
-    a role to ``--concurrency`` (the options of the workload, ``shaping``, whose record
-    says they take some of the clients: ``shares``)."""
+    faults' own (``rules.adapts``), the workloads' records' own (their ``fit``), the
+    interval between faults to the time limit (or the time limit to the interval given),
+    and the clients of a role to ``--concurrency`` (the options of the workload,
+    ``shaping``, whose record says they take some of the clients: ``shares``)."""
     for adapt in rules.adapts:
         opts = adapt(opts)
-    opts = _fit_keepalive(opts)
+    for kind in HANDED:
+        fit = getattr(kind, "fit", None)
+        if fit is not None:
+            opts = fit(opts.record(kind), opts)
     opts = _fit_interval(opts, len(rules.periodic))
     for name in shaping:
         other = metadata_of(name).get("shares")
@@ -48,20 +51,6 @@ def round_down(x: float, step: float = 0.001) -> float:
 def round_up(x: float, step: float = 0.001) -> float:
     """``x`` rounded up to ``step``."""
     return round(math.ceil(x / step - 1e-9) * step, 3)
-
-
-def _fit_keepalive(opts: RunOptions) -> RunOptions:
-    """A keepalive not given is shorter than the lease TTL: its classic share of it."""
-    lock = opts.lock
-    if lock.keepalive < lock.lease_ttl or opts.was_given("keepalive"):
-        return opts
-    keepalive = round_down(lock.lease_ttl * KEEPALIVE_SHARE)
-    return opts.adapt(
-        f"keepalive {keepalive:g} s (not given): the default {lock.keepalive:g} s is not "
-        f"shorter than lease_ttl {lock.lease_ttl:g} s; {KEEPALIVE_SHARE:g} of it, as in the "
-        "classic scenario",
-        keepalive=keepalive,
-    )
 
 
 def _fit_interval(opts: RunOptions, periodic: int) -> RunOptions:

@@ -1,6 +1,8 @@
 """The typed records a run's options are made of (``core.options.RunOptions`` holds one
-of each): the faults, the lock, the backend and the SSH hosts; each workload's own record
-is declared beside the workload with ``option`` fields and handed in by its registry. Each
+of each): the clients, the faults, the backend and the SSH hosts; each workload's own
+record (the lock's and lease's of the workloads that hold something among them:
+``workloads.common.lock_options``) is declared beside the workload with ``option`` fields
+and handed in by its registry. Each
 field has one flat name (its own, or ``flat("...")`` where that would say less or clash):
 a suite's key, the command line's argparse dest, test.json's key."""
 
@@ -39,28 +41,6 @@ class FaultOptions:
     def __post_init__(self) -> None:
         if self.pause_at == 0:  # the command line's and suites' spelling of "no fixed pause"
             object.__setattr__(self, "pause_at", None)
-
-
-@dataclass(frozen=True, slots=True)
-class LockOptions:
-    """The lock (and lease) of a workload whose clients hold something."""
-
-    impl: str | None = field(default=None, metadata=flat("lock"))
-    """The lock implementation (``--lock``); None: the target's default."""
-    lib_version: str | None = None
-    """The version of the lock library ``--lock`` names to install (``--lib-version``);
-    None: the one the harness pins (``workloads.libraries.library_registry``)."""
-    lease_ttl: float = 10.0
-    keepalive: float = 3.0
-    work_time: float = 0.3
-    acquire_wait: float = 5.0
-    fencing: bool = True
-    locks: int = 1
-    holder_check: bool = True
-    """Whether a holder checks that its lease or session is not known to be lost before
-    it writes, as a careful application does; off: it writes on the belief that it still
-    holds (``workloads.common.critical``), the naive application whose worst case failovers,
-    session moves and lost connections show."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +87,6 @@ class ClientOptions:
 RECORDS: Final[dict[str, type]] = {
     "clients": ClientOptions,
     "faults": FaultOptions,
-    "lock": LockOptions,
     "backend": BackendOptions,
     "ssh": SshOptions,
 }
@@ -125,15 +104,33 @@ def option(
     named: str | None = None,
     shares: str | None = None,
     variant: bool = False,
+    title: bool = False,
+    common: bool = False,
+    metavar: str | None = None,
 ) -> Any:
     """A field of a workload's options record, with what the rest of the harness reads of
     it: its ``help`` (its flag's), its flat name when not its own (``flat``), its
     ``choices``, the range of a number (``bound``), the word a test name spells it with
     when not at its default (``named``), the role of the other clients when it takes some
-    of ``--concurrency`` (``shares``: their default adapts to it) and whether it picks a
-    target's variant of the workload (``variant``: the choices are the target's)."""
-    meta: dict[str, Any] = {"help": help, "choices": choices, "variant": variant}
-    for key, value in (("flat", flat), ("bound", bound), ("named", named), ("shares", shares)):
+    of ``--concurrency`` (``shares``: their default adapts to it), whether it picks a
+    target's variant of the workload (``variant``: the choices are the target's), whether
+    its value, when set, names the run right after its workload (``title``: the lock
+    implementation), whether its flag is among the common ones of ``run --help``
+    (``common``) and the word its flag's value is shown as (``metavar``). A boolean
+    field's flag takes ``on`` or ``off``.
+
+    A record may also bring rules of its own, as methods: ``check(self)`` (a one-line
+    OptionError for values it cannot run), ``fit(self, opts) -> opts`` (its defaults not
+    given fitted to the options given, ``core.option_defaults``)."""
+    meta: dict[str, Any] = {
+        "help": help,
+        "choices": choices,
+        "variant": variant,
+        "title": title,
+        "common": common,
+    }
+    optional = (("flat", flat), ("bound", bound), ("named", named), ("shares", shares))
+    for key, value in (*optional, ("metavar", metavar)):
         if value is not None:
             meta[key] = value
     return field(default=default, metadata=meta)

@@ -1,26 +1,30 @@
 """Run options: everything a run can be told, with its defaults, recorded in test.json.
 
 The defaults reproduce the classic scenario of the domain on the default target (the
-built-in ``sim``, first in ``clusters.target_registry``):
-a lock with lease TTL 10 s and keepalive every 3 s, its holder paused at 12 s for 14 s,
-fencing on at the protected resource.
+built-in ``sim``, first in ``clusters.target_registry``) and workload (the lock, first in
+``workloads.workload_registry``): a lock with lease TTL 10 s and keepalive every 3 s
+(``workloads.common.lock_options``), its holder paused at 12 s for 14 s, fencing on at
+the protected resource.
 
 A run's options are one frozen value made of typed records: the run itself
-(``RunOptions``) and one record each (``core.option_records``) for its faults, its lock,
-its register, each workload's own, where its cluster runs and the SSH hosts. Outside,
+(``RunOptions``), one record each (``core.option_records``) for its clients, its faults,
+where its cluster runs and the SSH hosts, and the workloads' own records, handed in by
+their registry (``hand_in``). Outside,
 they are one flat table: every option has one name (a suite
 file's key, the command line's argparse dest, test.json's key: ``FIELDS``), so the same
 options give the same run from the command line and from a suite.
 
-This module and its records are the one place for every default; the ranges are in
-``core.option_checks``.
+This module and its records are the one place for every default of the run's own
+options, the workloads' records for theirs; the ranges are in ``core.option_checks`` and
+the records' fields.
 The defaults that depend on the workload and its faults are decided by the application
 layer from their registry entries (``harness.validate.decide``, for the command line and
 suite files alike): the workload when none is named, its fault when none is named, and
 the operation timeout when none is given (it follows the work of a workload whose clients
-hold something and what the faults asked for freeze of it, see ``needed_op_timeout``;
-test.json says why). This module names no workload and no fault: what a fault does to
-the rules comes in as ``FaultRules``.
+hold something, ``Hold``, and what the faults asked for freeze of it, see
+``needed_op_timeout``; test.json says why). This module names no workload and no fault:
+what a fault does to the rules comes in as ``FaultRules``, what a holder's op may take as
+``Hold``.
 """
 
 from __future__ import annotations
@@ -42,7 +46,6 @@ from core.option_records import (
     BackendOptions,
     ClientOptions,
     FaultOptions,
-    LockOptions,
     SshOptions,
 )
 from core.paths import check_path
@@ -80,6 +83,17 @@ class FaultRules:
     adapts: tuple[Callable[[RunOptions], RunOptions], ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """What one op of a workload whose clients hold something may legitimately take, from
+    its options (``workloads.common.lock_options.LockOptions.hold``): ``work`` seconds of a
+    critical section (which a fault freezing the holder lengthens) or ``wait`` seconds of
+    an acquire."""
+
+    work: float
+    wait: float
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """The configuration of one run, a value: build it from the flat table with
@@ -115,7 +129,6 @@ class RunOptions:
     """Whether the run ends at the first anomaly its live check finds (``harness.live_check``)."""
     clients: ClientOptions = field(default_factory=ClientOptions)
     faults: FaultOptions = field(default_factory=FaultOptions)
-    lock: LockOptions = field(default_factory=LockOptions)
     backend: BackendOptions = field(default_factory=BackendOptions)
     ssh: SshOptions = field(default_factory=SshOptions)
     records: tuple[Any, ...] = ()
@@ -220,14 +233,14 @@ class RunOptions:
 
     def test_name(self) -> str:
         """The run's name (its folder under the output directory): ``name`` when given,
-        else ``<target>-<workload>[-<lock>]-<faults>`` and, after the faults, a word for
+        else ``<target>-<workload>[-<lock>]-<faults>`` (``<lock>``: the value of each
+        option that titles a run, ``TITLED``, when set) and, after the faults, a word for
         each choice that changes the outcome and is not at its default (``NAMED``):
         ``sim-lock-client-pause-nofence``, ``sim-cas-register-no-fault-bug-stale-read``."""
         if self.name:
             return self.name
         parts = [self.target, self.workload]
-        if self.lock.impl:
-            parts.append(safe_word(self.lock.impl))
+        parts += [safe_word(v) for v in map(self.get, TITLED) if isinstance(v, str) and v]
         faults = self.fault_names()
         parts.append("+".join(faults) if faults else "no-fault")
         defaults = RunOptions()
@@ -245,29 +258,28 @@ class RunOptions:
             out[name] = list(value) if isinstance(value, tuple) else value
         return out
 
-    def needed_op_timeout(self, holds: bool, rules: FaultRules) -> tuple[float, str]:
+    def needed_op_timeout(self, hold: Hold | None, rules: FaultRules) -> tuple[float, str]:
         """The longest a client op may legitimately take, and why: a critical section's
         work (plus what a fault freezes of it in the middle, ``rules``), or an acquire's
-        wait, when the workload's clients hold something (``holds``). An op timeout
-        shorter than that abandons healthy workers and tests nothing."""
-        if not holds:  # reads, writes and cas: no work, no wait
+        wait, when the workload's clients hold something (``hold``, else None). An op
+        timeout shorter than that abandons healthy workers and tests nothing."""
+        if hold is None:  # reads, writes and cas: no work, no wait
             return 0.0, "no work time or acquire wait (a register's ops)"
-        lock = self.lock
-        work = lock.work_time
-        why = f"work time {lock.work_time:g} s"
+        work = hold.work
+        why = f"work time {hold.work:g} s"
         if rules.freeze_why:
             work += rules.freeze
             why = f"{rules.freeze_why} + {why}"
-        if lock.acquire_wait > work:
-            return lock.acquire_wait, f"acquire wait {lock.acquire_wait:g} s"
+        if hold.wait > work:
+            return hold.wait, f"acquire wait {hold.wait:g} s"
         return work, why
 
-    def follow_op_timeout(self, holds: bool, rules: FaultRules) -> RunOptions:
+    def follow_op_timeout(self, hold: Hold | None, rules: FaultRules) -> RunOptions:
         """These options with the op timeout decided: given, or following the work
         (``needed_op_timeout``)."""
         if self.op_timeout_given:
             return replace(self, op_timeout_reason="given")
-        need, why = self.needed_op_timeout(holds, rules)
+        need, why = self.needed_op_timeout(hold, rules)
         if need + OP_TIMEOUT_MARGIN > DEFAULT_OP_TIMEOUT:
             return replace(
                 self,
@@ -281,9 +293,10 @@ class RunOptions:
             op_timeout_reason=f"not given: the default ({why} fits in it)",
         )
 
-    def validate(self, holds: bool, rules: FaultRules) -> None:
+    def validate(self, hold: Hold | None, rules: FaultRules) -> None:
         """Every option in its range and consistent with the others (one-line
-        OptionError), given whether the workload's clients hold something (``holds``) and
+        OptionError; each record handed in by its own ``check``), given what an op of the
+        workload's clients may take when they hold something (``hold``, else None) and
         what the faults asked for do to the rules (``rules``)."""
         for name in NUMBERS:
             _check_kind(name, self.get(name))
@@ -299,19 +312,17 @@ class RunOptions:
         for name in PATHS:
             if self.get(name) is not None:
                 check_path(self.get(name), flag_of(name))
-        need, why = self.needed_op_timeout(holds, rules)
+        need, why = self.needed_op_timeout(hold, rules)
         if self.op_timeout_given and self.op_timeout <= need:
             raise OptionError(
                 f"--op-timeout {self.op_timeout:g} is not longer than the {why} an op may "
                 f"take: healthy ops would time out; give --op-timeout above {need:g} or "
                 "leave it out (it then follows)"
             )
-        lock = self.lock
-        if lock.keepalive >= lock.lease_ttl:
-            raise OptionError(
-                f"--keepalive {lock.keepalive} is not shorter than --lease-ttl {lock.lease_ttl}:"
-                " the lease would expire between keepalives; use a shorter keepalive"
-            )
+        for kind in HANDED:
+            check = getattr(kind, "check", None)
+            if check is not None:
+                check(self.record(kind))
         self._validate_schedule(rules)
         if self.ssh.enabled and not self.ssh.hosts:
             raise OptionError("--ssh needs hosts: --nodes host1,host2,host3 or --nodes-file F")
@@ -390,8 +401,10 @@ def hand_in(*records: type) -> None:
     """Take in workloads' options records (the workloads' registry hands in each
     workload's): their fields become options like the run's own, with flat names
     (``FIELDS``), ranges (``NUMBERS``, from their ``bound``) and the words a test name
-    spells them with (``NAMED``). A record handed in again is left as it is; a flat name
-    another option has is a TypeError (a programming error, found at import)."""
+    spells them with (``NAMED``, ``TITLED``); their rules, ``check`` and ``fit``, apply to
+    every run (``core.option_records.option``). A record handed in again is left as it
+    is; a flat name another option has is a TypeError (a programming error, found at
+    import)."""
     for record in records:
         if record in HANDED:
             continue
@@ -406,6 +419,10 @@ def hand_in(*records: type) -> None:
                 NUMBERS[name] = g.metadata["bound"]
             if "named" in g.metadata:
                 NAMED[name] = g.metadata["named"]
+                for own in RUN_NAMED:  # the target's own are spelled after the workloads'
+                    NAMED[own] = NAMED.pop(own)
+            if g.metadata.get("title"):
+                TITLED.append(name)
             meta[name] = dict(g.metadata)
         HANDED[record] = meta
 
@@ -421,18 +438,21 @@ def _ordered(records: Mapping[type, Any]) -> list[tuple[type, Any]]:
 
 
 NAMED: Final[dict[str, str]] = {
-    "fencing": "fence",
-    "holder_check": "holdercheck",
     "persistence": "persist",
     "sim_bugs": "bug",
 }
 """The options a test name spells when not at their default (option -> its word): the
 choices, not numbers, that change what a run finds (the workloads' and faults' ``options``
-name them, a workload's record's come in with it: ``named``;
+name them, a workload's record's come in with it, ``named``, and are spelled first;
 ``tests/unit/test_run_names.py`` holds this table to those registries) and the
-target's own (persistence, injected bugs). The lock implementation comes before the faults
-(``test_name``); ``id_generator`` is not here: the target decides it for every run, so
-spelling it would rename the runs that left it to the default."""
+target's own (persistence, injected bugs). ``id_generator`` is not here: the target
+decides it for every run, so spelling it would rename the runs that left it to the
+default."""
+RUN_NAMED: Final = tuple(NAMED)
+"""The run's own options in ``NAMED`` (the target's), spelled after the workloads'."""
+TITLED: Final[list[str]] = []
+"""The options whose value, when set, names a run right after its workload, before its
+faults (``test_name``: the lock implementation), from the records handed in (``title``)."""
 
 
 def _spelled(word: str, value: Any) -> str:

@@ -39,7 +39,6 @@ from core import digests
 from core.errors import HarnessError
 from core.formats import Budget, FormatError, op_line
 from core.formats.jsonl import read_history_jsonl, truncation_note
-from core.run_json import check_test
 from core.store import (
     EVENTS_FILE,
     HISTORY_FILE,
@@ -50,6 +49,7 @@ from core.store import (
     read_records,
     write_json,
 )
+from harness.recorded import checked_test
 
 MAX_RUN_NS = 7 * 24 * 3600 * 10**9
 """A run's history spans at most a week: a time beyond is corrupt, and would make the
@@ -71,7 +71,7 @@ def load_record(run_dir: Path, budget: Budget | None = None) -> RunRecord:
     try:
         history, cut = read_history_jsonl(run_dir / HISTORY_FILE, budget, MAX_RUN_NS)
         test = read_json(run_dir / TEST_FILE) if os.path.lexists(run_dir / TEST_FILE) else {}
-        test = check_test(test, run_dir / TEST_FILE)
+        test = checked_test(test, run_dir / TEST_FILE)
 
         readings = {evidence.HISTORY: Reading(HISTORY_FILE, True, len(history), cut)}
 

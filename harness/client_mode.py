@@ -23,6 +23,7 @@ from core.option_checks import OptionError, unknown_name
 from core.option_records import CLIENT_MODES
 from nemesis.fault_registry import FAULTS
 from workloads.libraries.library_registry import LIBRARIES
+from workloads.workload_registry import get_workload
 
 if TYPE_CHECKING:
     from clusters.spec import TargetSpec
@@ -55,8 +56,11 @@ def needs_process(opts: RunOptions) -> str | None:
     aimed = [n for n in opts.fault_names() if n in FAULTS and FAULTS[n].in_clients]
     if aimed:
         return f"--nemesis {aimed[0]} acts on a client process"
-    if opts.lock.impl in LIBRARIES:
-        return f"--lock {opts.lock.impl} runs in its own environment's Python"
+    variant = get_workload(opts.workload).variant
+    chosen = opts.get(variant.option) if variant is not None else None
+    if chosen in LIBRARIES:
+        assert variant is not None
+        return f"{variant.flag} {chosen} runs in its own environment's Python"
     return None
 
 

@@ -458,7 +458,7 @@ def _start_resource(
     ``stack``); its address, else None."""
     if not get_workload(opts.workload).needs_resource:
         return None
-    server = ResourceServer(run_dir / RESOURCE_FILE, clock, fencing=opts.lock.fencing)
+    server = ResourceServer.for_run(opts, run_dir / RESOURCE_FILE, clock)
     stack.enter_context(server)
     return server.address
 

@@ -29,8 +29,8 @@ from core.gen.context import Thread
 from core.gen.replay import BEHIND, Recorded, replay
 from core.ops import NEMESIS, Op
 from core.options import DERIVED, RunOptions
-from core.run_json import check_test
 from core.store import HISTORY_FILE, TEST_FILE, read_history_jsonl, read_json
+from harness.recorded import checked_test
 from nemesis.targets import recorded_aim
 from workloads.workload_registry import get_workload
 
@@ -371,7 +371,7 @@ def load_recording(run_dir: Path) -> Recording:
     if not (run_dir / TEST_FILE).is_file():
         raise ReplayError(f"--replay {run_dir}: no {TEST_FILE} there; name a run directory")
     try:
-        test = check_test(read_json(run_dir / TEST_FILE), run_dir / TEST_FILE)
+        test = checked_test(read_json(run_dir / TEST_FILE), run_dir / TEST_FILE)
         history = list(read_history_jsonl(run_dir / HISTORY_FILE))
     except (OSError, ValueError) as e:
         raise ReplayError(f"--replay {run_dir}: cannot read it: {e}") from None

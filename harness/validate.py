@@ -19,7 +19,7 @@ and nowhere else: the target's (``TargetSpec.check_options``), the workload's
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Set
+from collections.abc import Mapping, Set
 from dataclasses import fields, replace
 from typing import NamedTuple
 
@@ -53,7 +53,7 @@ def decide(opts: RunOptions) -> RunOptions:
         workload=workload.name, nemesis=opts.faults.nemesis or (workload.default_fault,)
     )
     fitted = fit_defaults(named, rules_of(named), workload.options)
-    return fitted.follow_op_timeout(workload.holds, rules_of(fitted))
+    return fitted.follow_op_timeout(workload.hold(fitted), rules_of(fitted))
 
 
 def check_options(opts: RunOptions) -> RunOptions:
@@ -62,7 +62,7 @@ def check_options(opts: RunOptions) -> RunOptions:
     returns the decided options."""
     opts = decide(opts)
     workload = get_workload(opts.workload)
-    opts.validate(workload.holds, rules_of(opts))
+    opts.validate(workload.hold(opts), rules_of(opts))
     workload.check(opts)
     return opts
 
@@ -266,7 +266,7 @@ def warnings_of(target: TargetSpec, opts: RunOptions) -> list[str]:
     found = []
     offer, lock = target.offers.get(opts.workload), target.variant(opts)
     unfenced = offer is not None and lock in offer.unfenced
-    if opts.was_given("fencing") and opts.lock.fencing and unfenced:
+    if opts.was_given("fencing") and opts.get("fencing") and unfenced:
         found.append(
             f"--fencing on fences nothing with the {lock} lock of {target.name}: it hands "
             "out no fencing token, so the resource accepts every write (the run shows what "
@@ -292,41 +292,37 @@ def bugs_help() -> str:
     )
 
 
+def _offers(option: str) -> dict[str, list[Offer]]:
+    """Each target's offers of the workloads whose variant ``option`` picks."""
+    named = [w.name for w in WORKLOADS.values() if w.variant and w.variant.option == option]
+    return {name: [t.offers[w] for w in named if w in t.offers] for name, t in TARGETS.items()}
+
+
 def variants_of(option: str) -> dict[str, tuple[str, ...]]:
     """Each target's variants that ``option`` picks (a workload's ``Variant.option``:
     ``lock``, ``read_mode``...; its first the default), for the targets that have some."""
-    named = [w.name for w in WORKLOADS.values() if w.variant and w.variant.option == option]
     out = {}
-    for name, t in TARGETS.items():
-        offers = [t.offers[w] for w in named if w in t.offers]
+    for name, offers in _offers(option).items():
         found = tuple(dict.fromkeys(v for o in offers for v in o.variants))
         if found:
             out[name] = found
     return out
 
 
-def per_target(option: str, note: Callable[[TargetSpec], str] = lambda t: "") -> str:
-    """Each target's variants that ``option`` picks (``variants_of``) with ``note`` on
-    it, one target a line, for an option's reference."""
-    return "\n".join(
-        f"{name}: {', '.join(names)}{note(TARGETS[name])}"
+def per_target(option: str) -> str:
+    """Each target's variants that ``option`` picks (``variants_of``), one target a line,
+    a target handing out no fencing token with one of them said, then what takes the
+    variants that are no target's own (``Variant.own``: its ``described``), for an
+    option's reference."""
+    offers = _offers(option)
+    lines = [
+        f"{name}: {', '.join(names)}"
+        + (" (no token)" if any(o.unfenced for o in offers[name]) else "")
         for name, names in variants_of(option).items()
-    )
-
-
-def locks_help(option: str) -> str:
-    """Each target's lock implementations (picked by ``option``: ``--lock``), those
-    without a token said."""
-    own = (
-        "\nany target: a lock of your own, module:attribute of its make or its name in "
-        "the coordination_harness.locks entry point group (docs/own-lock.md)"
-    )
-    return per_target(option, lambda t: " (no token)" if _unfenced(t) else "") + own
-
-
-def _unfenced(target: TargetSpec) -> bool:
-    """Whether some variant ``target`` offers hands out no fencing token."""
-    return any(o.unfenced for o in target.offers.values())
+    ]
+    owners = [w.variant.own for w in WORKLOADS.values() if w.variant and w.variant.option == option]
+    lines += [Lazy(own).load().described for own in dict.fromkeys(owners) if own is not None]
+    return "\n".join(lines)
 
 
 def every(option: str) -> tuple[str, ...]:

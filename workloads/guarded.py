@@ -29,6 +29,7 @@ from core.options import RunOptions
 from workloads.common.backoff import Backoff
 from workloads.common.critical import compute_for
 from workloads.common.factories import Builder, Connector, connector
+from workloads.common.lock_options import LockOptions
 
 REJECTED = REJECTED_BY_DATA
 """The error of a write the data refused (``checkers.guarded`` counts these)."""
@@ -106,6 +107,8 @@ def guarded_clients(driver: Callable[..., GuardedStore]) -> Builder:
     """The clients of a lock-free workload over ``driver`` connections."""
 
     def build(opts: RunOptions, cluster: Any, resource: str | None) -> GuardedFactory:
-        return GuardedFactory(connector(opts, cluster, driver, spread=False), opts.lock.work_time)
+        return GuardedFactory(
+            connector(opts, cluster, driver, spread=False), opts.record(LockOptions).work_time
+        )
 
     return build

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from checkers.windows import CRASHES, FREEZES_CLIENT
 from core.options import RunOptions
+from workloads.common.lock_options import LockOptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,10 +42,11 @@ class FaultLength:
 def cannot_overlap(opts: RunOptions, faults: Sequence[FaultLength]) -> list[str]:
     """One sentence for each fault whose settings cannot produce an overlap, saying which
     settings would; empty when every fault can."""
-    ttl, keepalive = opts.lock.lease_ttl, opts.lock.keepalive
+    lock = opts.record(LockOptions)
+    ttl, keepalive = lock.lease_ttl, lock.keepalive
     found = []
     for f in faults:
-        late_write = not opts.lock.holder_check and opts.lock.work_time > f.seconds
+        late_write = not lock.holder_check and lock.work_time > f.seconds
         if CRASHES in f.effects and f.whole_service and f.seconds >= ttl and not late_write:
             found.append(
                 f"the {f.name} lasts {f.seconds:g} s, not shorter than the lease TTL "

@@ -22,7 +22,8 @@ from checkers import guarded, stats
 from checkers.record import Checker, RunRecord
 from core import gen
 from core.faults import CLIENT_PAUSE
-from core.options import RunOptions
+from core.options import Hold, RunOptions
+from workloads.common.lock_options import LockOptions
 from workloads.cycles import guarded_cycle
 from workloads.holders import WORKER, Holder
 from workloads.overlap import FaultLength, cannot_overlap
@@ -73,7 +74,8 @@ class Workload:
     needs_resource: bool
     """Whether its clients write to the protected resource (started by the run)."""
     holds: bool
-    """Whether its clients hold something and work while holding it."""
+    """Whether its clients hold something and work while holding it (``hold``): then
+    ``LockOptions`` is among its records."""
     default_fault: str
     """The fault of a run that names none (``none`` for no fault)."""
     checkers: tuple[Checker | When, ...]
@@ -111,6 +113,10 @@ class Workload:
     """``module:attribute`` of what it shows over many runs (a ``workloads.section.Across``:
     ``harness compare``'s tables); None: nothing."""
 
+    def __post_init__(self) -> None:
+        if self.holds and LockOptions not in self.records:
+            raise TypeError(f"workload {self.name}: its clients hold something: LockOptions")
+
     def client_generator(self, opts: RunOptions, seed: int) -> Any:
         """The clients' operations, at ``opts.rate`` when it is set."""
         g = self.generator(opts, seed)
@@ -119,6 +125,11 @@ class Workload:
     def recovery_generator(self, opts: RunOptions, seed: int) -> Any:
         """Its clients' operations during the recovery time; None: the same as before."""
         return None if self.recovery is None else self.recovery(opts, seed)
+
+    def hold(self, opts: RunOptions) -> Hold | None:
+        """What one of its clients' ops may legitimately take under ``opts`` when they hold
+        something (the op timeout follows it), else None."""
+        return opts.record(LockOptions).hold() if self.holds else None
 
     def checks(self, record: RunRecord) -> list[Checker]:
         """The checkers of one of its runs: those whose recorded fact applies."""
@@ -159,7 +170,7 @@ def holding(
         holder=holder,
         warn=cannot_overlap,
         variant=variant,
-        records=records,
+        records=(LockOptions, *records),
         sections=sections,
         across=across,
     )
@@ -173,11 +184,12 @@ def lock_free(name: str, help: str, prefix: str) -> Workload:
     return Workload(
         name,
         help,
-        lambda opts, seed: guarded_cycle(prefix, opts.lock.locks),
+        lambda opts, seed: guarded_cycle(prefix, opts.record(LockOptions).locks),
         needs_resource=False,
         holds=True,
         default_fault=CLIENT_PAUSE.name,
         checkers=(guarded.check_record, stats.check_record),
         options=("work_time", "locks"),
         holder=WORKER,
+        records=(LockOptions,),
     )

@@ -29,8 +29,11 @@ TIME_SERVICES = ("systemd-timesyncd", "chrony", "chronyd", "ntpsec", "ntp", "ntp
 """systemd units (Debian's names first) of the time services that would correct a fault."""
 TIME_DAEMONS = ("systemd-timesyn", "chronyd", "ntpd")
 """Their process names (as /proc/PID/comm truncates them), for hosts without systemd."""
-RECORD = "/var/lib/core/clock.json"
-"""On a host whose clock a run changed: what to undo (``record_command``), until undone."""
+RECORD = "/var/lib/harness/clock.json"
+"""On a host whose clock a run changed: what to undo (``record_command``), until undone;
+beside the runs' directories (``clusters.ssh.process.ROOT``), which cleaning removes
+without it. (Builds from the move of the ground floor into ``core/`` until December 2026
+wrote it to ``/var/lib/core/clock.json``: a package move's rewrite, undone.)"""
 STROBE_MARK = "harness-host-clock-strobe"
 """The strobe loop's ``$0`` on a host, so it can be found and stopped."""
 STROBE_PATTERN = STROBE_MARK[:-1] + f"[{STROBE_MARK[-1]}]"

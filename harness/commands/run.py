@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from harness.commands.args import (
@@ -68,14 +68,6 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         shown=DEFAULT_WORKLOAD,
         details=workloads_help,
         common=True,
-    )
-    _per_target(g, "--lock", "the target's lock implementation", validate.locks_help, True)
-    g.add_argument(
-        "--lib-version",
-        default=None,
-        metavar="VERSION",
-        help="the version of the lock library --lock names, installed into an environment "
-        "of its own (default: the harness's pinned one)",
     )
     number_option(g, "--concurrency", "clients, 1-1000 (default: %(default)s)", True)
     _chosen(
@@ -229,42 +221,6 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         "--client-clock-delta",
         "client-clock: seconds the clients' wall clock steps (negative: back)",
     )
-    lk = topic_group(p, "locks", "locks and leases")
-    number_option(lk, "--lease-ttl", "seconds a lease lives unrenewed (default: %(default)s)", True)
-    number_option(
-        lk,
-        "--keepalive",
-        "seconds between keepalives (default: %(default)s, or 0.3 of a shorter --lease-ttl)",
-    )
-    number_option(lk, "--work-time", "seconds of work in each critical section")
-    number_option(lk, "--acquire-wait", "seconds an acquire waits before it fails")
-    describe(
-        lk.add_argument(
-            "--fencing",
-            type=on_off,
-            metavar="on|off",
-            default=None,
-            help="on: the protected resource rejects lower tokens; off: accepts all "
-            "(default: %(default)s)",
-        ),
-        shown=run_default("fencing"),
-        offers=lambda: ("on", "off"),
-        common=True,
-    )
-    number_option(lk, "--locks", "number of locks, 1-1000")
-    describe(
-        lk.add_argument(
-            "--holder-check",
-            type=on_off,
-            metavar="on|off",
-            default=None,
-            help="on: a holder checks its lease or session is not known lost before it "
-            "writes; off: it writes on its belief, as a naive application does "
-            "(default: %(default)s)",
-        ),
-        shown=run_default("holder_check"),
-        offers=lambda: ("on", "off"),
-    )
     _workload_options(p)
     t = topic_group(p, "targets", "targets")
     describe(
@@ -351,44 +307,51 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
 
 def _workload_options(p: argparse.ArgumentParser) -> None:
     """Each workload's own options, built from the fields of its records
-    (``Workload.records``, ``core.option_records.option``: help, choices, range) under a
-    topic named for it; a record two workloads share is shown with the first."""
-    from dataclasses import fields
-
+    (``Workload.records``, ``core.option_records.option``: help, choices, range, whether
+    common) under a topic named for it, or for the record (its ``TOPIC``: the locks and
+    leases several workloads share); a record two workloads share is shown with the
+    first."""
     from workloads.workload_registry import WORKLOADS
 
     shown: set[type] = set()
     for w in WORKLOADS.values():
-        records = [r for r in w.records if r not in shown]
-        if not records:
-            continue
-        group = topic_group(p, w.name, f"the {w.name} workload")
-        for record in records:
+        for record in (r for r in w.records if r not in shown):
             shown.add(record)
-            for f in fields(record):
-                name, meta = f.metadata.get("flat", f.name), f.metadata
-                flag = "--" + name.replace("_", "-")
-                if "bound" in meta:
-                    number_option(group, flag, meta["help"])
-                elif meta["choices"]:
-                    _chosen(group, flag, meta["choices"], meta["help"], field=name)
-                elif meta["variant"]:
-                    _per_target(group, flag, meta["help"])
-                else:
-                    group.add_argument(flag, default=None, help=meta["help"])
+            topic = getattr(record, "TOPIC", (w.name, f"the {w.name} workload"))
+            _record_options(topic_group(p, *topic), record)
 
 
-def _per_target(
-    group: argparse._ArgumentGroup,
-    flag: str,
-    help: str,
-    details: Callable[[str], str] | None = None,
-    common: bool = False,
-) -> None:
+def _record_options(group: argparse._ArgumentGroup, record: type) -> None:
+    """The flags of an options record's fields, each from its metadata: a number in its
+    range, one of its choices, on or off for a boolean, one of a target's variants."""
+    from dataclasses import fields
+
+    for f in fields(record):
+        name, meta = f.metadata.get("flat", f.name), f.metadata
+        flag, common = "--" + name.replace("_", "-"), meta["common"]
+        if "bound" in meta:
+            number_option(group, flag, meta["help"], common)
+        elif meta["choices"]:
+            _chosen(group, flag, meta["choices"], meta["help"], field=name)
+        elif meta["variant"]:
+            _per_target(group, flag, meta["help"], common)
+        elif isinstance(f.default, bool):
+            action = group.add_argument(
+                flag, type=on_off, metavar="on|off", default=None, help=meta["help"]
+            )
+            describe(action, shown=run_default(name), offers=lambda: ("on", "off"), common=common)
+        else:
+            action = group.add_argument(
+                flag, default=None, metavar=meta.get("metavar"), help=meta["help"]
+            )
+            describe(action, common=common)
+
+
+def _per_target(group: argparse._ArgumentGroup, flag: str, help: str, common: bool = False) -> None:
     """An option picking one of a target's variants of a workload (its flag ``flag``, its
     flat name the flag's: ``--lock``...): its help ``help``, the reference each target's
-    (``details`` of the option, else the names), completion every target's; listed in the
-    short ``--help`` when ``common``."""
+    (``harness.validate.per_target``), completion every target's; listed in the short
+    ``--help`` when ``common``."""
     from harness import validate
 
     option = flag.removeprefix("--").replace("-", "_")
@@ -397,7 +360,7 @@ def _per_target(
     )
     describe(
         action,
-        details=lambda: (details or validate.per_target)(option),
+        details=lambda: validate.per_target(option),
         offers=lambda: validate.every(option),
         common=common,
     )
@@ -606,9 +569,8 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="run a test and check it",
         usage="%(prog)s [options]",
         description="Run a workload against a target under faults, record the "
-        "history, check it. Defaults: the sim target's lock under a "
-        "client pause longer than the lease, fencing on; the defaults you do not "
-        "give fit those you do (test.json says how).",
+        "history, check it. Defaults: the sim's lock, a client pause longer than "
+        "the lease, fencing on; those you do not give fit those you do (test.json).",
         epilog=EXAMPLES,
     )
     if isinstance(r, Parser):

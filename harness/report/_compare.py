@@ -27,9 +27,10 @@ from checkers.result import Validity, worst
 from checkers.windows import record_windows
 from clusters.releases import DEFAULT_SUITE
 from core.errors import HarnessError
-from core.run_json import check_results, check_test
+from core.run_json import check_results
 from core.short_text import DASH, ms, pct, secs
 from core.store import RESULTS_FILE
+from harness.recorded import checked_test
 from harness.report._metrics import QUANTILES, OpStats, op_stats, pooled
 from harness.report._runs import RunInfo, find_run_dirs, load_run, verdict_word
 from workloads.workload_registry import WORKLOADS
@@ -322,7 +323,7 @@ def check_test_json(run_dir: Path) -> None:
     """A run's test.json, and its results.json when it was checked, must be JSON objects
     whose fields have their types (``core.run_json``); anything else is a one-line
     HarnessError naming the file and the field."""
-    check_test(_json_of(run_dir / "test.json"), run_dir / "test.json")
+    checked_test(_json_of(run_dir / "test.json"), run_dir / "test.json")
     if os.path.lexists(run_dir / RESULTS_FILE):
         check_results(_json_of(run_dir / RESULTS_FILE), run_dir / RESULTS_FILE)
 

@@ -18,8 +18,9 @@ from typing import Any
 
 from checkers.result import INTERRUPTED, Validity
 from checkers.result import verdict_word as result_word
-from core.run_json import TestJsonError, check_results, check_test
+from core.run_json import TestJsonError, check_results
 from core.store import HISTORY_FILE, RESULTS_FILE, TEST_FILE, read_json
+from harness.recorded import checked_test
 
 _STAMP = re.compile(r"(\d{8}T\d{6})(Z?)")
 NOT_CHECKED = "not checked"
@@ -163,7 +164,7 @@ def load_run(run_dir: Path) -> RunInfo:
     test = _read(run_dir / TEST_FILE) or {}
     results = _read(run_dir / RESULTS_FILE)
     try:
-        check_test(test, run_dir / TEST_FILE)
+        checked_test(test, run_dir / TEST_FILE)
     except TestJsonError:
         test = {}
     try:

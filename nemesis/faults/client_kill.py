@@ -10,10 +10,11 @@ from core.options import RunOptions
 from nemesis.base import Nemesis
 from nemesis.client_kill import ClientKill
 from nemesis.spec import Aim, FaultSpec
+from workloads.common.lock_options import LockOptions
 
 
 def _build(cluster: Cluster, target: str, seed: int, opts: RunOptions) -> Nemesis:
-    return ClientKill(seed, settle=opts.lock.work_time / 2)
+    return ClientKill(seed, settle=opts.record(LockOptions).work_time / 2)
 
 
 FAULT = FaultSpec(

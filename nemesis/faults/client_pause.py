@@ -17,16 +17,17 @@ from core.cluster import Cluster
 from core.faults import CLIENT_PAUSE
 from core.option_checks import OptionError
 from core.option_defaults import CLASSIC_TIME_LIMIT, round_down
-from core.option_records import FaultOptions, LockOptions
+from core.option_records import FaultOptions
 from core.options import RunOptions
 from nemesis.base import Nemesis
 from nemesis.client_pause import ClientPause
 from nemesis.spec import Aim, FaultSpec
+from workloads.common.lock_options import LockOptions
 
 
 def _build(cluster: Cluster, target: str, seed: int, opts: RunOptions) -> Nemesis:
     # Frozen into the critical section's work, not at its start (``ClientPause``).
-    return ClientPause(seed, settle=opts.lock.work_time / 2)
+    return ClientPause(seed, settle=opts.record(LockOptions).work_time / 2)
 
 
 def _timing(opts: RunOptions) -> tuple[float, float] | None:
@@ -105,12 +106,13 @@ def _adapt(opts: RunOptions) -> RunOptions:
 
 def _outlast(opts: RunOptions) -> RunOptions:
     """A pause length not given outlasts a longer lease TTL as the classic one does."""
-    least = round(OUTLAST * opts.lock.lease_ttl, 3)
+    ttl = opts.record(LockOptions).lease_ttl
+    least = round(OUTLAST * ttl, 3)
     if opts.was_given("pause_for") or opts.faults.pause_for >= least:
         return opts
     return opts.adapt(
         f"pause_for {least:g} s (not given): {OUTLAST:g} times lease_ttl "
-        f"{opts.lock.lease_ttl:g} s, so that the pause outlasts the lease as the classic "
+        f"{ttl:g} s, so that the pause outlasts the lease as the classic "
         f"{CLASSIC_FOR:g} s pause outlasts {LockOptions().lease_ttl:g} s",
         pause_for=least,
     )
@@ -119,7 +121,7 @@ def _outlast(opts: RunOptions) -> RunOptions:
 def _fit_in(opts: RunOptions) -> RunOptions:
     """A pause not given (its start, and its length when not given either) inside the
     time limit given, or one line naming the options given when it cannot fit."""
-    limit, ttl = opts.time_limit, opts.lock.lease_ttl
+    limit, ttl = opts.time_limit, opts.record(LockOptions).lease_ttl
     length = opts.faults.pause_for
     least = length if opts.was_given("pause_for") else round(OUTLAST * ttl, 3)
     if not opts.was_given("pause_for"):

@@ -25,6 +25,9 @@ from core.store import TEST_FILE
 from harness.cli import build_parser
 from harness.commands.run import options_from
 from tests.support.synthetic import cas_register_run
+from workloads.workload_registry import WORKLOADS
+
+assert WORKLOADS  # imported for what it does: the workloads' records handed in, their numbers
 
 LONG = "a" * 5000
 LONG_NAME = "d/" + "b" * 300
@@ -256,6 +259,31 @@ def test_test_json_field_of_the_wrong_type_is_one_line(
     err = one_line_254(capsys, *argv)
     assert f"{run_dir / TEST_FILE}: {said}" in err, err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("lease_ttl", "ten", "lease_ttl must be a number, not 'ten'"),
+        ("fencing", "yes", "fencing must be bool, not 'yes'"),
+        ("recipe", 5, "recipe must be str, not 5"),
+    ],
+)
+def test_a_workloads_recorded_option_of_the_wrong_type_is_one_line_in_a_fresh_process(
+    run_dir: Path, option: str, value: object, said: str
+) -> None:
+    """A workload's option edited by hand in test.json (``"recipe": 5``) was checked only
+    when something else had imported the workloads' registry first: ``harness check RUN``
+    on its own read it as valid. The installed command, in a process of its own."""
+    test = json.loads((run_dir / TEST_FILE).read_text())
+    test["options"][option] = value
+    (run_dir / TEST_FILE).write_text(json.dumps(test))
+    harness = Path(sys.executable).parent / "harness"
+    done = subprocess.run(
+        [str(harness), "check", str(run_dir)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 254, (done.returncode, done.stdout[-300:], done.stderr[-300:])
+    assert f"{run_dir / TEST_FILE}: 'options': {said}" in done.stderr, done.stderr
 
 
 def catches_sigterm(pid: int) -> bool:

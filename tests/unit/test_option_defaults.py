@@ -20,6 +20,7 @@ from test_cli_options import _cli, _suite, assert_one_line_254
 from core.options import RunOptions
 from harness.suite import SuiteError, load_suite
 from harness.validate import check_options
+from workloads.common.lock_options import LockOptions
 
 
 @pytest.mark.parametrize(
@@ -29,7 +30,9 @@ def test_the_default_pause_fits_a_shorter_run(argv: tuple[str, ...]) -> None:
     opts = _cli(*argv)
     assert (opts.faults.pause_at, opts.faults.pause_for, opts.time_limit) == (3.4, 14, 20)
     assert opts.faults.pause_at + opts.faults.pause_for <= opts.time_limit
-    assert opts.faults.pause_for > opts.lock.lease_ttl  # the scenario still shows its point
+    assert (
+        opts.faults.pause_for > opts.record(LockOptions).lease_ttl
+    )  # the scenario still shows its point
     (why,) = opts.adapted
     assert why.startswith("pause_at 3.4 s (not given)") and "time_limit 20 s" in why
     recorded = opts.to_dict()
@@ -39,7 +42,7 @@ def test_the_default_pause_fits_a_shorter_run(argv: tuple[str, ...]) -> None:
 def test_a_short_run_with_a_short_lease_gets_a_shorter_pause() -> None:
     opts = _cli("--time-limit", "8", "--lease-ttl", "2")
     assert (opts.faults.pause_at, opts.faults.pause_for) == (2.7, 3.2)
-    assert opts.lock.lease_ttl < opts.faults.pause_for and 2.7 + 3.2 <= 8
+    assert opts.record(LockOptions).lease_ttl < opts.faults.pause_for and 2.7 + 3.2 <= 8
     assert [w.split(" ")[0] for w in opts.adapted] == ["pause_for", "pause_at", "keepalive"]
 
 
@@ -96,7 +99,9 @@ def test_the_default_interval_fits_a_short_run_and_a_given_one_a_longer_run() ->
 
 def test_the_default_keepalive_follows_a_short_lease() -> None:
     opts = _cli("--lease-ttl", "2")
-    assert opts.lock.keepalive == 0.6 and opts.adapted[0].startswith("keepalive 0.6 s")
+    assert opts.record(LockOptions).keepalive == 0.6 and opts.adapted[0].startswith(
+        "keepalive 0.6 s"
+    )
 
 
 def test_a_keepalive_given_is_still_refused_when_it_outlasts_the_lease(

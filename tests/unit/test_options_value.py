@@ -12,6 +12,7 @@ import pytest
 from core.option_checks import OptionError
 from core.options import FIELDS, RunOptions
 from harness.validate import check_run, decide
+from workloads.common.lock_options import LockOptions
 from workloads.register import RegisterOptions
 
 
@@ -113,7 +114,11 @@ def test_options_are_typed_records_read_by_one_flat_name_each() -> None:
     flat = RunOptions().to_dict()
     assert RunOptions.of(**flat) == RunOptions()
     opts = RunOptions.of(lock="recipe", lease_ttl=4, keepalive=1, keys=7, ssh=True)
-    assert (opts.lock.impl, opts.lock.lease_ttl, opts.record(RegisterOptions).keys) == (
+    assert (
+        opts.record(LockOptions).impl,
+        opts.record(LockOptions).lease_ttl,
+        opts.record(RegisterOptions).keys,
+    ) == (
         "recipe",
         4,
         7,

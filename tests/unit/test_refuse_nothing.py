@@ -18,6 +18,7 @@ from test_cli_options import _cli, _suite, assert_one_line_254
 
 from clusters.target_registry import TARGETS
 from harness.suite import SuiteError, load_suite
+from workloads.common.lock_options import LockOptions
 
 
 @pytest.mark.parametrize(
@@ -100,7 +101,7 @@ def test_fencing_on_with_a_lock_without_tokens_is_a_warning(
     capsys: pytest.CaptureFixture[str], target: str
 ) -> None:
     opts = _cli("--target", target, "--fencing", "on")
-    assert opts.lock.fencing  # the run goes on: the unfenced outcome is the point
+    assert opts.record(LockOptions).fencing  # the run goes on: the unfenced outcome is the point
     err = capsys.readouterr().err
     assert err.startswith("harness: warning: --fencing on fences nothing with the ")
     assert "it hands out no fencing token" in err and len(err.splitlines()) == 1

@@ -28,8 +28,8 @@ EXEMPT: dict[str, set[str]] = {
     "checkers/linear/models/register.py": {"cas-register"},
     "checkers/linear/simulate.py": {"cas-register"},
     "checkers/linear/stale.py": {"cas-register", "partition"},
-    # The run options' record of the lock, and the --lock option's flat name.
-    "core/option_records.py": {"lock"},
+    # The --lock option's flat name, in the options record of the lock and lease.
+    "workloads/common/lock_options.py": {"lock"},
     # An op's f "lock" (the mutex model's acquire).
     "checkers/linear/models/mutex.py": {"lock"},
     # "partition": a history split per key (P-compositionality), not the network fault.

@@ -8,6 +8,7 @@ import pytest
 
 from checkers.anomalies import KEY
 from harness.suite import SuiteError, SuiteRun, judge, load_suite, select
+from workloads.common.lock_options import LockOptions
 
 GOOD = """
 [suite]
@@ -36,7 +37,7 @@ def test_runs_get_defaults_and_their_own_options(tmp_path: Path) -> None:
     suite = load_suite(write(tmp_path, GOOD))
     assert [r.name for r in suite.runs] == ["fenced", "unfenced"]
     assert all(r.options.time_limit == 30 for r in suite.runs)
-    assert suite.runs[1].options.lock.fencing is False
+    assert suite.runs[1].options.record(LockOptions).fencing is False
     assert suite.runs[1].options.faults.nemesis == ("client-pause",)
     assert suite.runs[0].options.name == "t-fenced"
     assert [r.name for r in select(suite, "unf*")] == ["unfenced"]

@@ -32,6 +32,7 @@ from harness.terminal import Terminal
 from harness.validate import check_run
 from nemesis.fault_registry import nemesis_names
 from workloads import workload_registry
+from workloads.common.lock_options import LockOptions
 from workloads.register.gen import CasRegisterGen
 from workloads.workload import When, Workload
 
@@ -156,6 +157,7 @@ MADE_UP = Workload(
     holds=True,  # so that its defaults differ from cas-register's
     default_fault="pause",
     checkers=(linearizability.check_record, stats.check_record),
+    records=(LockOptions,),
 )
 
 

@@ -30,6 +30,7 @@ from core.client import Client, ClientFactory, WorkerContext
 from core.cluster import Cluster
 from core.options import RunOptions
 from workloads.common.holder import HolderClient
+from workloads.common.lock_options import LockOptions
 from workloads.common.resource import ResourceClient
 from workloads.register import RegisterClient, RegisterOptions
 
@@ -100,17 +101,18 @@ class HolderFactory:
         holder check)."""
         if resource is None:
             raise ValueError("lock and election clients need the protected resource's address")
+        lock = opts.record(LockOptions)
         return cls(
             client,
             connector,
             resource,
             name,
-            opts.lock.lease_ttl,
-            opts.lock.keepalive,
-            opts.lock.work_time,
-            opts.lock.acquire_wait,
+            lock.lease_ttl,
+            lock.keepalive,
+            lock.work_time,
+            lock.acquire_wait,
             request_timeout(opts),
-            opts.lock.holder_check,
+            lock.holder_check,
         )
 
     def connect_for(self, ctx: WorkerContext) -> tuple[Callable[[], Any], str | None]:
@@ -179,7 +181,7 @@ def holder_clients(
     lease)."""
 
     def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
-        extra = {"ttl": opts.lock.lease_ttl} if driver_ttl else {}
+        extra = {"ttl": opts.record(LockOptions).lease_ttl} if driver_ttl else {}
         return HolderFactory.for_run(
             opts, client, connector(opts, cluster, driver, spread, **extra), resource, name
         )

@@ -33,7 +33,7 @@ import argparse
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.run_clock import RunClock
 from core.store import JsonlWriter, read_jsonl
@@ -44,6 +44,9 @@ from workloads.common.wire import (
     add_server_arguments,
     serve_until_signalled,
 )
+
+if TYPE_CHECKING:
+    from core.options import RunOptions
 
 
 @dataclass(slots=True)
@@ -161,6 +164,13 @@ class ResourceServer:
             ],
             server_log or log_path.with_name(log_path.stem + ".server.log"),
         )
+
+    @classmethod
+    def for_run(cls, opts: RunOptions, log_path: Path, clock: RunClock) -> ResourceServer:
+        """The resource of a run with ``opts``, fencing as its ``--fencing`` says."""
+        from workloads.common.lock_options import LockOptions  # not in the resource's process
+
+        return cls(log_path, clock, fencing=opts.record(LockOptions).fencing)
 
     @property
     def address(self) -> str:

@@ -38,6 +38,7 @@ from core.options import RunOptions
 from workloads.common.backoff import Backoff
 from workloads.common.factories import Connector, connector
 from workloads.common.lease import EventLog, KeptLease, Lease, SharedConnection, record_states
+from workloads.common.lock_options import LockOptions
 from workloads.errors import OpFailed, OpUnknown
 
 
@@ -193,11 +194,12 @@ def registry_clients(
     taking ``(addresses, timeout=, prefix=)``)."""
 
     def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
+        lease = opts.record(LockOptions)
         return RegistryFactory(
             connector(opts, cluster, driver),
             opts.record(DiscoveryOptions).instances,
-            opts.lock.lease_ttl,
-            opts.lock.keepalive,
+            lease.lease_ttl,
+            lease.keepalive,
         )
 
     return build

@@ -11,6 +11,7 @@ from checkers import discovery, stats
 from core.faults import CLIENT_PAUSE
 from core.option_checks import OptionError
 from core.options import RunOptions
+from workloads.common.lock_options import LockOptions
 from workloads.discovery.client import DiscoveryOptions
 from workloads.discovery.gen import Discovery
 from workloads.holders import INSTANCE
@@ -38,6 +39,6 @@ WORKLOAD = Workload(
     options=("instances", "lease_ttl", "keepalive"),
     check=_check,
     holder=INSTANCE,
-    records=(DiscoveryOptions,),
+    records=(LockOptions, DiscoveryOptions),
     sections=("workloads.discovery.report:section",),
 )

@@ -23,6 +23,7 @@ from core.client import ClientFactory
 from core.cluster import Cluster
 from core.option_checks import OptionError, safe_word
 from core.options import RunOptions
+from workloads.common.lock_options import LockOptions
 from workloads.libraries.env import LibEnv, ensure
 from workloads.libraries.library_registry import LIBRARIES, Library
 from workloads.libraries.promises import Promises
@@ -60,6 +61,12 @@ def source(name: str) -> LockSource | None:
 class OwnLocks:
     """The lock workload's locks that are no recipe of a target's (module docstring)."""
 
+    described: Final = (
+        "any target: a lock of your own, module:attribute of its make or its name in "
+        "the coordination_harness.locks entry point group (docs/own-lock.md)"
+    )
+    """What it takes, for ``--lock``'s reference."""
+
     def accepts(self, name: str, target: str, opts: RunOptions) -> bool:
         """Whether ``name`` is a lock of one's own (an entry point, a ``module:attribute``),
         which runs on any target; a library runs where its target lists it."""
@@ -71,9 +78,10 @@ class OwnLocks:
         offer it, or with settings it cannot take; a lock of one's own that cannot be
         loaded; a ``--lib-version`` without a library. ``offered``: each target offering
         the lock workload -> its variants."""
-        name = opts.lock.impl or ""
+        lock = opts.record(LockOptions)
+        name = lock.impl or ""
         found = source(name)
-        if opts.lock.lib_version is not None and (found is None or found.library is None):
+        if lock.lib_version is not None and (found is None or found.library is None):
             raise OptionError(
                 "--lib-version picks the version of a lock library (--lock "
                 f"{', '.join(LIBRARIES)}): leave it out or name one with --lock"
@@ -97,14 +105,16 @@ class OwnLocks:
     def prepare(self, opts: RunOptions) -> LibEnv | None:
         """Install the run's library into its environment, if it names one (InstallError,
         one line, when it cannot be: the run is not started)."""
-        found = source(opts.lock.impl or "")
+        found = source(opts.record(LockOptions).impl or "")
         if found is None or found.library is None:
             return None
         lib = found.library
-        return ensure(lib.package, opts.lock.lib_version or lib.version, also=lib.requires)
+        return ensure(
+            lib.package, opts.record(LockOptions).lib_version or lib.version, also=lib.requires
+        )
 
     def __call__(self, opts: RunOptions, cluster: Cluster, resource: str | None) -> ClientFactory:
-        name = opts.lock.impl or ""
+        name = opts.record(LockOptions).impl or ""
         found = source(name)
         if found is None:
             raise OptionError(f"--lock {name} names no lock")
@@ -143,10 +153,8 @@ def _check_library(lib: Library, opts: RunOptions, where: Sequence[str]) -> None
             f"--target {where[0]}"
         )
     if lib.whole_seconds:
-        for flag, value in (
-            ("--lease-ttl", opts.lock.lease_ttl),
-            ("--acquire-wait", opts.lock.acquire_wait),
-        ):
+        lock = opts.record(LockOptions)
+        for flag, value in (("--lease-ttl", lock.lease_ttl), ("--acquire-wait", lock.acquire_wait)):
             if value != int(value) or value < 1:
                 raise OptionError(
                     f"{lib.name} counts in whole seconds, not {flag} {value:g}; use "

@@ -52,6 +52,7 @@ from core.options import RunOptions
 from workloads.common.factories import HolderFactory, connector
 from workloads.common.holder import HolderClient
 from workloads.common.lease import EventLog, LeaseNotFound, Session
+from workloads.common.lock_options import LockOptions
 from workloads.errors import OpFailed, OpUnknown
 
 
@@ -276,7 +277,8 @@ def own_lock_clients(
     says the opposite: workers spread one per node)."""
 
     def build(opts: RunOptions, cluster: Cluster, resource: str | None) -> OwnLockFactory:
-        settings = {"ttl": opts.lock.lease_ttl, "wait": opts.lock.acquire_wait}
+        lock = opts.record(LockOptions)
+        settings = {"ttl": lock.lease_ttl, "wait": lock.acquire_wait}
         driver = OwnLockDriver(make, paths)
         link = connector(opts, cluster, driver, not spread, target=opts.target, **settings)
         base = HolderFactory.for_run(opts, OwnLockClient, link, resource)

@@ -12,13 +12,14 @@ from __future__ import annotations
 from operator import attrgetter
 
 from checkers import fencing, mutex, mutex_lin, stats
+from workloads.common.lock_options import LockOptions
 from workloads.lock.ops import LOCK_HOLDER, LOCK_OPTIONS, lock_cycle
 from workloads.workload import Variant, When, holding
 
 WORKLOAD = holding(
     "lock",
     "acquire, write with the token, release, on --locks locks",
-    lambda opts, seed: lock_cycle(opts.lock.locks),
+    lambda opts, seed: lock_cycle(opts.record(LockOptions).locks),
     (
         mutex.check_record,
         fencing.check_record,
