@@ -188,7 +188,7 @@ class Worker:
             daemon=True,
         )
         with _interpreter(getattr(factory, "interpreter", None)):
-            start_tied(proc.start)  # from a thread that lives as long as the runner
+            start_tied(proc.start)  # forked by a thread that lives as long as the harness
         child.close()
         return cls(process=process, proc=proc, conn=parent, ready=ready, reader=_Reader(parent))
 
