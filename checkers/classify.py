@@ -281,6 +281,9 @@ def classify_takeover(
             return Takeover(kind, _released_other(earlier, freed, facts, at))
         if not facts.service_alive(at) and _abandoned_before(earlier, at):
             return Takeover(kind, _abandoned(earlier, facts, at))
+        asked = _asked_frees(earlier, facts, at)
+        if asked:
+            return Takeover(kind, _freed_unexplained(earlier, asked[0], at))
         return Takeover(kind, Classification.of(SERVICE_BUG, _still_valid(facts, at)))
     # A pause or partition explains the expiry only if it began before the lease ran out.
     expiry = facts.best_expiry(before=at)[0] if facts is not None else None
@@ -544,9 +547,12 @@ def foreign_release(
     earlier: Holding, others: Sequence[Holding], at: int, leases: Mapping[Any, LeaseFacts]
 ) -> Holding | None:
     """The first holding of another process whose release of ``earlier``'s lock was
-    called by ``at`` and answered (ok, or never) after ``earlier`` was granted, when it
-    was no longer its own (``released_after_losing``)."""
-    found = [
+    called by ``at`` and answered (ok, or never) after ``earlier`` was granted: one in
+    flight when the service's own log freed ``earlier``'s lock at a release's request
+    (``freed_during``), else one called when its lock was no longer its own
+    (``released_after_losing``)."""
+    mine = leases.get(earlier.lease)
+    called = [
         x
         for x in others
         if x.give is not None
@@ -554,9 +560,48 @@ def foreign_release(
         and x.process != earlier.process
         and x.name == earlier.name
         and x.give.invoke.time <= at
-        and released_after_losing(x, earlier, leases.get(x.lease))
     ]
+    logged = [x for x in called if freed_during(x, earlier, at, mine) is not None]
+    found = logged or [x for x in called if released_after_losing(x, earlier, leases.get(x.lease))]
     return min(found, key=lambda x: x.end or 0, default=None)
+
+
+def freed_during(x: Holding, later: Holding, at: int, facts: LeaseFacts | None) -> int | None:
+    """When the service's own log (``facts``: ``later``'s lease's) freed ``later``'s lock
+    at a release's request while ``x``'s release was in flight (``_asked_frees``), else
+    None. Of a release called as its caller's own lease ended, the times alone cannot say
+    whose lock it freed; the service's record of the lease it freed can."""
+    if facts is None or x.give is None:
+        return None
+    called, answered = x.give.invoke.time, x.give.end
+    return next(
+        (
+            r
+            for r in _asked_frees(later, facts, at)
+            if called <= r and (answered is None or r <= answered)
+        ),
+        None,
+    )
+
+
+def _asked_frees(h: Holding, facts: LeaseFacts, at: int) -> list[int]:
+    """The instants the service's own log (``facts``: ``h``'s lease's) freed ``h``'s lock
+    at a release's request, from its grant to ``at``, before ``h``'s holder called its
+    own release."""
+    own = h.give.invoke.time if h.give is not None else None
+    return [r for r in facts.freed if h.taken <= r <= at and (own is None or r < own)]
+
+
+def _freed_unexplained(earlier: Holding, freed: int, at: int) -> Classification:
+    """The service freed ``earlier``'s lock at a release's request no release in the
+    history explains: not the service granting a held lock, and no one's to blame."""
+    return Classification.of(
+        UNEXPLAINED,
+        f"by the service's own log, a release freed process {earlier.process}'s lock at "
+        f"{secs(freed)}, before process {earlier.process} let it go, and it granted it again "
+        f"at {secs(at)}; no other process's release in the history was in flight then, so "
+        "the records do not say whose release it was",
+    )
 
 
 def released_after_losing(x: Holding, later: Holding, facts: LeaseFacts | None) -> bool:
@@ -585,12 +630,18 @@ def _released_other(earlier: Holding, freed: Holding, facts: LeaseFacts, at: int
     called = freed.give.invoke.time
     answer = freed.give.end
     answered = "never answered" if answer is None else f"answered ok at {secs(answer)}"
+    logged = freed_during(freed, earlier, at, facts)
+    when = (
+        f"in flight when, by the service's own log, a release freed the lock of process "
+        f"{earlier.process} (granted it at {secs(earlier.taken)}) at {secs(logged)}"
+        if logged is not None
+        else f"after process {earlier.process} was granted it at {secs(earlier.taken)}"
+    )
     return Classification.of(
         RELEASED_OTHER,
         f"process {freed.process}, whose holding of {freed.name or 'the lock'} from "
         f"{secs(freed.taken)} had been taken over, called release at {secs(called)} "
-        f"({answered}), after process {earlier.process} was granted it at "
-        f"{secs(earlier.taken)}; the service granted it again at {secs(at)} while "
+        f"({answered}), {when}; the service granted it again at {secs(at)} while "
         f"{_still_valid(facts, at)}",
     )
 

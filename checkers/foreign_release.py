@@ -6,9 +6,9 @@ releases. A *foreign release* is A's release of a lock that had become B's
 (``checkers.classify.released_after_losing``), called before B let go. What happened to
 B's lock, from the records:
 
-- ``yes``: another process was granted the lock after A's release while B still believed
-  it held (the checker's overlap; ``checkers.classify`` names the cause
-  ``released-another's-lock`` when B's lease was valid);
+- ``yes``: another process, A itself again too, was granted the lock after A's release
+  while B still believed it held (the checker's overlap; ``checkers.classify`` names the
+  cause ``released-another's-lock`` when B's lease was valid);
 - ``no``: B still held after A's release answered: its library, asked after that, said it
   still held (a library whose answer asks the service); or another process's acquire,
   waiting past it, was refused while B held; or B's own release succeeded, with a library
@@ -86,7 +86,8 @@ def _outcome(
         (
             x
             for x in held
-            if x.process not in (a.process, b.process)
+            if x.process != b.process
+            and x is not a
             and x.name == b.name
             and a.give is not None
             and a.give.invoke.time < x.taken < b_end

@@ -256,9 +256,21 @@ def attach_grants(held: Iterable[Holding], grants: Sequence[ServiceGrant]) -> No
         by_lease.setdefault(g.lease, []).append(g)
     for h in held:
         for g in by_lease.get(h.lease, ()):
-            if g.name in (None, h.name) and g.time >= h.invoked:
+            if _same_grant(g, h) and g.time >= h.invoked:
                 h.granted = g.time
                 break
+
+
+def _same_grant(g: ServiceGrant, h: Holding) -> bool:
+    """Whether the service's grant ``g`` (to ``h``'s lease) is of ``h``'s name: the same
+    name, or the name under the run's key prefix with ``h``'s number (a lock of one's own
+    asks the service for ``prefix/name``: ``workloads.lock.own``). Without it, the order
+    of the answers stands in for the service's order of its grants, and an answer that
+    arrived late (a loaded worker) reads as a grant made after a later one."""
+    if g.name in (None, h.name):
+        return True
+    prefixed = h.name is not None and g.name.endswith(f"/{h.name}")
+    return prefixed and g.number is not None and g.number == h.number
 
 
 def holding_at(

@@ -11,7 +11,10 @@ Two sources, read into one ``LeaseFacts`` per lease id:
   the first instant the service may have freed what the lease held);
 - the service's own events (the sim server's ``run_dir/sim/events.jsonl``):
   ``lease-granted`` / ``lease-renewed`` (the instant it set a new deadline),
-  ``lease-expired`` (with the ``deadline`` that passed) and ``lease-revoked``.
+  ``lease-expired`` (with the ``deadline`` that passed) and ``lease-revoked``; and the
+  instants it freed what the lease held because a release asked it to (``lock-released``
+  with reason ``released``, ``leader-resigned`` with ``resigned``): whose lock a release
+  freed, which the clients' times alone cannot tell of a release in flight at a grant.
 
 What each source can prove. A renewal sent at ``s`` and acknowledged was processed no
 earlier than ``s``, so the service's deadline was at least ``s + ttl``: the lease was
@@ -56,6 +59,7 @@ class LeaseFacts:
     ended_at: int | None = None  # service: when it logged the lease's end
     ended_by: str | None = None  # service: "expired" or "revoked"
     deadline: int | None = None  # service: the deadline that passed, for "expired"
+    freed: list[int] = field(default_factory=list)  # service: what it held freed, asked to
     rule: ExpiryRule = AT_DEADLINE  # the run's: how late past its deadline a lease may end
 
     @property
@@ -210,6 +214,9 @@ def lease_facts(
             facts.let_go_reason = e.get("reason")
     for e in service_events:
         lease, kind = e.get("lease"), e.get("event")
+        if lease is not None and kind in _ASKED and e.get("reason") == _ASKED[kind]:
+            out.setdefault(lease, LeaseFacts(rule=rule)).freed.append(int(e["time"]))
+            continue
         if lease is None or kind not in _SERVICE_LEASE_EVENTS:
             continue
         facts = out.setdefault(lease, LeaseFacts(rule=rule))
@@ -226,3 +233,5 @@ def lease_facts(
 
 
 _SERVICE_LEASE_EVENTS = ("lease-granted", "lease-renewed", "lease-expired", "lease-revoked")
+_ASKED = {"lock-released": "released", "leader-resigned": "resigned"}
+"""The service's events of what a lease held freed, and the reason a release gives."""

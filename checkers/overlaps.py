@@ -259,19 +259,25 @@ def _pairs(
 ) -> list[tuple[Holding, Holding, dict[str, Any]]]:
     """Every (earlier, later) pair of holdings both holders believed in at once: in their
     own view (``both_from``..``both_until``, ``overlap_s``) and at the resource (the
-    earlier holder's writes that arrived while the later one held it, ``at_resource``)."""
-    ordered = sorted(held, key=lambda h: h.start or 0)
+    earlier holder's writes that arrived while the later one held it, ``at_resource``).
+    Earlier and later in the order of the grants (``Holding.taken``: the service's, when
+    it logs them): an answer that arrived late does not make its grant the later one."""
+    ordered = sorted(held, key=lambda h: h.taken)
     out = []
     for i, first in enumerate(ordered):
-        first_end = first.end if first.end is not None else max(run_end, first.start or 0)
+        assert first.start is not None
+        first_end = first.end if first.end is not None else max(run_end, first.start)
         mine = own_writes(first, held, writes)
         for later in ordered[i + 1 :]:
             if later.process == first.process or later.name != first.name:
                 continue
             assert later.start is not None
+            later_end = later.end if later.end is not None else run_end
             if first.end is not None and not later.start < first.end:
                 continue
-            later_end = later.end if later.end is not None else run_end
+            if not first.start < later_end:
+                continue
+            both_from = max(first.start, later.start)
             both_until = min(first_end, later_end)
             landed = [w for w in mine if later.taken <= int(w["time"]) <= later_end]
             out.append(
@@ -282,9 +288,9 @@ def _pairs(
                         "kind": lease_kind(leases.get(first.lease), later.taken),
                         "first": first.to_dict(),
                         "later": later.to_dict(),
-                        "both_from": later.start,
+                        "both_from": both_from,
                         "both_until": both_until,
-                        "overlap_s": seconds(max(0, both_until - later.start)),
+                        "overlap_s": seconds(max(0, both_until - both_from)),
                         "at_resource": [
                             {
                                 "time": w["time"],

@@ -4,7 +4,9 @@ A node is one process of the control machine on loopback, with a client port of 
 (``stable_port``: below the kernel's ephemeral range, so no other process takes it while
 the node is down, and a restart comes back on it) and a folder of its own in the run
 directory, ``<run_dir>/<node>/``: its configuration and data (the spec's ``Place``) and
-``server.log`` (its stdout and stderr, appended across restarts). Nothing is written
+``server.log`` (its stdout and stderr, appended across restarts, each start and the
+stop said in a line of the harness's, the stop's saying whether the process ran until
+then or had ended, and whether the harness had killed it). Nothing is written
 outside that folder, nor through a link (``core.writes``). A node is started with the
 spec's argv and environment (over the harness's own) in its folder, killed, paused and
 continued by its pid, and its state read from ``/proc/<pid>/stat``.
@@ -14,12 +16,14 @@ control machine itself, as the harness's user, where an iptables rule or a clock
 would hit everything else; the faults that need it (network, clock, power loss) are what
 a local target lacks (``TargetSpec.abilities``). ``stop`` ends every process it started
 (thawed first, then terminated, then killed), and each dies with the harness
-(``die_with_parent``) should the harness itself be killed.
+(``popen_tied``) should the harness itself be killed, and only then: a node the kill
+fault restarts from the nemesis thread outlives that thread.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import secrets
 import signal
@@ -31,9 +35,11 @@ from clusters._backend import LeadingMixin, ServerCluster
 from clusters._probe import wait_until
 from clusters.server import Launch, Peer, Place, ServerSpec
 from core.cluster import ClusterError
-from core.procutil import die_with_parent
+from core.procutil import popen_tied
 from core.writes import make_dirs, open_append, write_bytes, write_text
 from workloads.common.service import stable_port
+
+log = logging.getLogger("clusters.local")
 
 LOOPBACK = "127.0.0.1"
 SERVER_LOG = "server.log"
@@ -60,6 +66,7 @@ class LocalCluster(ServerCluster):
         self._names = list(names)
         self._ports: dict[str, int] = {}
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
+        self._killed: set[str] = set()  # nodes whose process the harness killed
         self._run_dir: Path | None = None
 
     # -- Cluster ----------------------------------------------------------------------
@@ -131,10 +138,31 @@ class LocalCluster(ServerCluster):
                 write_bytes(out, data, root=dest, parents=True)
 
     def stop(self) -> None:
-        """End every process this cluster started; safe to call twice or before start."""
-        for proc in self._procs.values():
+        """End every process this cluster started, saying in each node's log how it
+        ended; safe to call twice or before start."""
+        ended = {}
+        for node, proc in self._procs.items():
+            ended[node] = proc.poll()
             _end(proc)
         self._procs.clear()
+        for node, code in ended.items():
+            self._note_end(node, code)
+
+    def _note_end(self, node: str, code: int | None) -> None:
+        """The last line of ``node``'s log: its process ran until the stop (``code``
+        None), or had ended before it. One that ended though the harness never killed
+        it is a server that vanished during the run: a warning in the harness's log too."""
+        stamp, process = _stamp(), self.server.process
+        if code is None:
+            line = f"stopped {process} at {stamp}: it ran until the stop"
+        else:
+            line = f"{process} had ended ({_exit_words(code)}) before the stop at {stamp}"
+            if node not in self._killed:
+                line += ", and the harness had not killed it"
+                log.warning("%s node %s %s", self.name, node, line)
+        folder = self.folder(node)
+        with open_append(folder / SERVER_LOG, root=folder) as out:
+            out.write(f"=== harness: {line}\n".encode())
 
     # -- transport for ServerCluster ----------------------------------------------------
 
@@ -179,28 +207,29 @@ class LocalCluster(ServerCluster):
     def _launch(self, node: str) -> None:
         launch = self.launch(node)
         folder = self.folder(node)
-        log = open_append(folder / SERVER_LOG, root=folder)
+        out = open_append(folder / SERVER_LOG, root=folder)
+        self._killed.discard(node)
         try:
-            stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            log.write(f"=== harness: starting {self.server.process} at {stamp}\n".encode())
-            self._procs[node] = subprocess.Popen(
+            out.write(f"=== harness: starting {self.server.process} at {_stamp()}\n".encode())
+            self._procs[node] = popen_tied(  # a kill -9 of the harness takes it along
                 launch.argv,
                 cwd=folder,
                 stdin=subprocess.DEVNULL,
-                stdout=log,
+                stdout=out,
                 stderr=subprocess.STDOUT,
                 env={**os.environ, **launch.env},
-                preexec_fn=die_with_parent,  # a kill -9 of the harness takes it along
             )
         except OSError as e:
             raise ClusterError(f"{self.name} node {node} did not start: {e}") from None
         finally:
-            log.close()  # the process has its own
+            out.close()  # the process has its own
 
     def _signal(self, node: str, sig: str) -> None:
         self._check(node)
         proc = self._procs.get(node)
         if proc is not None and proc.poll() is None:
+            if sig == "KILL":
+                self._killed.add(node)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(proc.pid, signal.Signals[f"SIG{sig}"])
 
@@ -243,6 +272,21 @@ def local_cluster(server: ServerSpec, nodes: int | None = None) -> LocalCluster:
     """The (not started) local cluster of ``server``."""
     cls = LeadingLocalCluster if server.has_leader else LocalCluster
     return cls(server, nodes=nodes)
+
+
+def _stamp() -> str:
+    """Now, in UTC, as the harness's lines in a node's log say it."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _exit_words(code: int) -> str:
+    """A process's return code as words: ``exit code 3``, ``signal SIGKILL``."""
+    if code >= 0:
+        return f"exit code {code}"
+    try:
+        return f"signal {signal.Signals(-code).name}"
+    except ValueError:
+        return f"signal {-code}"
 
 
 def _end(proc: subprocess.Popen[bytes], timeout: float = 5.0) -> None:

@@ -72,18 +72,26 @@ class Progress:
         title: str,
         note: Callable[[], str | None] | None = None,
     ) -> None:
-        """``note``: a line of news to show beside the counts (the first anomaly the run's
-        live check found, ``harness.live_check``), None while there is none."""
+        """``elapsed``: a clock in seconds; what it shows is the time since the progress
+        began (``__enter__``: the workload's start, not the run's, whose cluster may take
+        a minute to start), against ``total``. ``note``: a line of news to show beside the
+        counts (the first anomaly the run's live check found, ``harness.live_check``), None
+        while there is none."""
         self.note = note
         self.console = console
         self.stats = stats
-        self.elapsed = elapsed
+        self.clock = elapsed
+        self.origin = 0.0
         self.total = total
         self.title = title
         self._live: Live | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._rate = Rate()
+
+    def elapsed(self) -> float:
+        """Seconds since the progress began."""
+        return self.clock() - self.origin
 
     def render(self) -> Table:
         st = self.stats
@@ -122,6 +130,7 @@ class Progress:
             self.console.print(self.line(), highlight=False)
 
     def __enter__(self) -> Progress:
+        self.origin = self.clock()
         if self.console.is_terminal:
             self._live = Live(
                 self.render(),

@@ -10,7 +10,8 @@ freezes a lock holder. A factory with an ``interpreter`` (a lock library's envir
 ``workloads.libraries.env``) has its workers run with that Python.
 
 Workers ignore SIGINT (the runner decides how a run stops) and die with the runner
-(``PR_SET_PDEATHSIG``), so a kill -9 of the harness leaves no worker behind. Their log
+(``PR_SET_PDEATHSIG``, forked through ``start_tied``: with the process, not with the
+thread that spawned them), so a kill -9 of the harness leaves no worker behind. Their log
 records (the client libraries') go to the harness's log file (``harness.logs``).
 """
 
@@ -30,7 +31,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from core.client import Client, ClientFactory, Completion, Invocation, WorkerContext
-from core.procutil import die_with_parent, signal_quietly
+from core.procutil import die_with_parent, signal_quietly, start_tied
 from harness.logs import log_files, worker_logs_to
 
 _CTX = mp.get_context("spawn")
@@ -187,7 +188,7 @@ class Worker:
             daemon=True,
         )
         with _interpreter(getattr(factory, "interpreter", None)):
-            proc.start()
+            start_tied(proc.start)  # forked by a thread that lives as long as the harness
         child.close()
         return cls(process=process, proc=proc, conn=parent, ready=ready, reader=_Reader(parent))
 

@@ -11,10 +11,13 @@
   transaction id (``nextval_internal`` does both only when it logs), and a transaction
   with neither flushes nothing at commit (``RecordTransactionCommit``); until the other
   session's record is flushed (its own commit, or a later flush), the value the first
-  was answered is not on disk. ``tests/integration/test_power_loss.py`` shows it
-  deterministically (and that the same value used in an INSERT survives the cut); the
-  nightly suite's ``ids-postgres-sequence-power-loss`` sees it now and then. The
-  documentation does not say this, so a run names such a repeat unexplained;
+  was answered is not on disk. That is the design of PostgreSQL's commit d670765 (9.5):
+  nextval takes a transaction id only when it logs, and a COMMIT waits for the WAL flush
+  only when its transaction has both an id and WAL (its commit message).
+  ``tests/integration/test_power_loss.py`` shows it deterministically (and that the
+  same value used in an INSERT survives the cut); the nightly suite's
+  ``ids-postgres-sequence-power-loss`` sees it now and then. The documentation does not
+  say this, so a run names such a repeat unexplained;
 - ``segment`` (Leaf-segment, Meituan's): the client takes a range of ``--segment-size`` ids
   from the row of its name in ``harness_segments`` (``UPDATE ... SET max_id = max_id +
   size RETURNING max_id``, one committed statement) and hands them out from memory; when

@@ -53,6 +53,19 @@ BASEBACKUP_TRIES = 240
 
 DURABILITY = {"no-sync-commit": ("synchronous_commit = off",), "no-fsync": ("fsync = off",)}
 """The postgresql.conf lines of the persistence values that turn durability down."""
+DURABILITY_DEFAULTS = {
+    "fsync": "on",
+    "synchronous_commit": "on",
+    "full_page_writes": "on",
+    "wal_sync_method": "fdatasync",
+    "wal_writer_delay": "200",
+    "commit_delay": "0",
+}
+"""PostgreSQL's settings that decide what a power cut may take, each with its default on
+Linux as ``pg_settings`` shows it (runtime-config-wal.html; wal_writer_delay in ms). Our
+postgresql.conf sets none of them but the one line of a ``DURABILITY`` value, which
+``spec.RULES`` records as changed from this default; the server on a run's host says so
+itself (``tests/integration/test_ssh_power_loss.py``)."""
 
 
 def check_replication(persistence: str | None) -> str:
@@ -69,7 +82,13 @@ def check_replication(persistence: str | None) -> str:
 def postgresql_conf(conf_dir: str, replication: str) -> str:
     """postgresql.conf: every interface, WAL for streaming replicas, hot standbys, a
     synchronous replica when ``replication`` is ``sync``, and the primary's durability
-    turned down when it is ``no-sync-commit`` or ``no-fsync``."""
+    turned down when it is ``no-sync-commit`` or ``no-fsync``.
+
+    What it changes from PostgreSQL 17's documented defaults (in brackets):
+    ``listen_addresses`` (localhost), ``unix_socket_directories`` (Debian's
+    /var/run/postgresql), ``shared_buffers`` 16MB (128MB), ``max_wal_senders`` 8 (10),
+    ``wal_keep_size`` 128MB (0) and the log's prefix and level; its other lines restate
+    the default. None of them decides durability (``DURABILITY_DEFAULTS``)."""
     standbys = "*" if replication.startswith("sync") else ""
     durability = DURABILITY.get(replication, ())
     lines = [

@@ -32,8 +32,15 @@ TIME_DAEMONS = ("systemd-timesyn", "chronyd", "ntpd")
 RECORD = "/var/lib/harness/clock.json"
 """On a host whose clock a run changed: what to undo (``record_command``), until undone;
 beside the runs' directories (``clusters.ssh.process.ROOT``), which cleaning removes
-without it. (Builds from the move of the ground floor into ``core/`` until December 2026
-wrote it to ``/var/lib/core/clock.json``: a package move's rewrite, undone.)"""
+without it."""
+OLD_RECORD = "/var/lib/core/clock.json"
+"""Where builds from the move of the ground floor into ``core/`` until December 2026 wrote
+``RECORD`` (a package move's rewrite, undone): healing moves one found there first."""
+ADOPT_OLD_RECORD = (
+    f"if [ -e {OLD_RECORD} ] && [ ! -e {RECORD} ]; then mkdir -p {RECORD.rsplit('/', 1)[0]} "
+    f"&& mv {OLD_RECORD} {RECORD} && echo moved; fi"
+)
+"""Shell that moves a record at ``OLD_RECORD`` to ``RECORD`` (printing ``moved``)."""
 STROBE_MARK = "harness-host-clock-strobe"
 """The strobe loop's ``$0`` on a host, so it can be found and stopped."""
 STROBE_PATTERN = STROBE_MARK[:-1] + f"[{STROBE_MARK[-1]}]"

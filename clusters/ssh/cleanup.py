@@ -34,6 +34,8 @@ from typing import Any
 
 from clusters.remote.base import STAGING, Exec, Remote, RemoteError, as_root, must, tail
 from clusters.remote.clock_shell import (
+    ADOPT_OLD_RECORD,
+    OLD_RECORD,
     RECORD,
     STROBE_PATTERN,
     correction,
@@ -226,6 +228,9 @@ def _clock(remote: Remote, report: HostReport) -> None:
     run = as_root(remote)
     if run(["pkill", "-f", STROBE_PATTERN])[0] == 0:
         report.done.append("stopped a clock strobe")
+    adopted = must(remote, ["sh", "-c", ADOPT_OLD_RECORD], "moving an old clock record", sudo=True)
+    if "moved" in adopted.stdout:
+        report.done.append(f"found an older build's clock record at {OLD_RECORD}")
     record = read_record(run)
     if record is None:
         if remote.run(["test", "-e", RECORD], sudo=True, timeout=30).ok:

@@ -12,7 +12,12 @@ take 25 s and 5 s here at load 3.3, 32 s and 8 s at load 6.4 (``--durations``).
 
 Marked nightly: the same on three hosts for etcd and ZooKeeper (ZooKeeper's myid written
 into the mounted data directory, the leader's power cut), and ``harness clusters down
---ssh`` taking down the layer of a cluster a killed harness left mounted.
+--ssh`` taking down the layer of a cluster a killed harness left mounted. PostgreSQL on the
+FUSE host: a lock run whose primary loses power, valid under PostgreSQL's default
+``synchronous_commit = on`` (82-101 s at load 8.6-8.8, 3 of 3 passed), and the server's
+own ``pg_settings``: every durability setting its default, the data directory and its WAL
+on the layer (54 s at load 8.6); and a primary with two replicas on three hosts, the
+primary's power cut, valid (115 s at load 10.6).
 
 Everything created carries ``harness=1`` and this module's ``harness.run`` label and is
 removed by that label at the end.
@@ -28,11 +33,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from sshlab import Lab, assert_clean, ssh_lab
 from test_power_loss import proven_cuts
 
+from clusters.postgres.connection import conninfo
+from clusters.postgres.server import DURABILITY_DEFAULTS
 from clusters.ssh.factory import make_ssh_cluster
+from clusters.ssh.process import Layout
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -58,9 +67,11 @@ not yet on disk."""
 THREE_HOSTS = {
     "etcd": "--persistence fsync",
     "zookeeper": "--persistence force-sync",
+    "postgres": "--persistence async",
 }
-"""The targets of the nightly runs on three hosts, each with its fsync setting's default."""
-PROCESS = {"redis": "redis-server", "etcd": "etcd", "zookeeper": "java"}
+"""The targets of the nightly runs on three hosts, each with its fsync setting's default
+(PostgreSQL's: a primary and two replicas, its own synchronous_commit on)."""
+PROCESS = {"redis": "redis-server", "etcd": "etcd", "zookeeper": "java", "postgres": "postgres"}
 
 
 def _run(lab: Lab, args: str, out: Path) -> subprocess.CompletedProcess[str]:
@@ -163,3 +174,76 @@ def test_a_host_without_fuse_is_refused_in_one_line_and_left_as_it_was(tmp_path:
         assert "cannot cut the power here (--nemesis power-loss): no usable /dev/fuse" in line
         assert "modprobe fuse" in line and "--device /dev/fuse" in line, line
         assert_clean(lab, "redis-server")
+
+
+PG_POWER_LOSS = (
+    "--target postgres --workload lock --lock table --nemesis power-loss --nemesis-target n1 "
+    "--nemesis-interval 2 --time-limit 14 --recovery-time 2 --concurrency 3 --lease-ttl 10 "
+    "--keepalive 5 --work-time 2 --op-timeout 8 --accept-unavailable --seed 1"
+)
+"""The nightly suite's ``postgres-table-power-loss`` on one host, shorter: the primary (the
+only node) loses power for 2 s in every 4 while holders take the lock's row and its token
+from a sequence, committed under PostgreSQL's default ``synchronous_commit = on``."""
+
+
+@pytest.mark.nightly
+def test_postgres_power_cuts_over_ssh_lose_no_committed_grant(
+    fuse_lab: Lab, tmp_path: Path
+) -> None:
+    """A COMMIT is answered once its WAL is flushed, so a power cut takes only what was not
+    yet flushed (data pages a checkpoint had not synced, files rewritten at each start): the
+    cut discards bytes under the data directory, crash recovery replays the WAL, and no
+    grant or token is lost: the run is valid, by the recorded rule."""
+    proc = _run(fuse_lab, PG_POWER_LOSS, tmp_path / "out")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run_dir = tmp_path / "out" / "latest"
+    cuts = _cuts(run_dir, "postgres")
+    discarded = [f for c in cuts for f, b in c["value"]["discarded"]["n1"].items() if b > 0]
+    assert discarded, "a cut discarded what PostgreSQL had written and not fsynced"
+    assert all(f.startswith("/pgdata/") for f in discarded), discarded
+    test = json.loads((run_dir / "test.json").read_text())
+    [rule] = test["service_rules"]
+    assert (rule["setting"], rule["value"], rule["default"], rule["lost_within_s"]) == (
+        "synchronous_commit",
+        "on",
+        None,  # PostgreSQL's own default, not a setting the harness changed
+        0.0,
+    )
+    checkers = json.loads((run_dir / "results.json").read_text())["checkers"]
+    assert checkers["mutex"]["valid"] is True and checkers["fencing"]["valid"] is True
+    assert_clean(fuse_lab, "postgres")
+
+
+@pytest.mark.nightly
+def test_postgres_over_ssh_keeps_the_default_durability_on_the_layer(
+    fuse_lab: Lab, tmp_path: Path
+) -> None:
+    """What the server itself says: the settings that decide durability come from no file
+    or command line of ours, and its data directory, WAL included, is on the layer."""
+    cluster = make_ssh_cluster(
+        "postgres", fuse_lab.hosts(), fuse_lab.options(f"{RUN}-pg", power_loss=True)
+    )
+    try:
+        cluster.start(tmp_path)
+        info = conninfo(list(cluster.endpoints().values()), 5.0)
+        with psycopg.connect(info, autocommit=True) as conn:
+            rows = conn.execute(
+                "SELECT name, setting, source FROM pg_settings WHERE name = ANY(%s) "
+                "OR source IN ('configuration file', 'command line')",
+                [list(DURABILITY_DEFAULTS)],
+            ).fetchall()
+            [(data_dir,)] = conn.execute("SHOW data_directory").fetchall()
+        settings = {name: (setting, source) for name, setting, source in rows}
+        assert {k: settings[k] for k in DURABILITY_DEFAULTS} == {
+            k: (v, "default") for k, v in DURABILITY_DEFAULTS.items()
+        }
+        ours = {k for k, (_, source) in settings.items() if source == "configuration file"}
+        assert "shared_buffers" in ours, f"the server read our postgresql.conf: {ours}"
+        layer = Layout.for_run(f"{RUN}-pg").data
+        assert data_dir == f"{layer}/pgdata"
+        host = fuse_lab.docker[0]
+        assert f" {layer} fuse" in host.run("cat /proc/mounts", sudo=True).stdout
+        assert host.run(f"test -d {data_dir}/pg_wal && ! test -L {data_dir}/pg_wal").ok
+    finally:
+        cluster.stop()
+    assert_clean(fuse_lab, "postgres")

@@ -116,15 +116,17 @@ def paused_a_holder(run_dir: Path) -> bool:
 
 
 def paused_run(out: Path, checker: str, *args: str) -> tuple[int, dict[str, Any], Path]:
-    """A client-pause run, run again (once) if the scenario did not happen: the pause
-    missed the holder, or the holder noticed its loss before writing (the pause landed
-    within a few ms of the end of its work, and its keeper won the race: right, but not
-    what the test is about)."""
-    code, results, run_dir = run(out / "first", *args)
-    found = results["checkers"][checker]
-    if paused_a_holder(run_dir) and (found["stale_accepted"] or found["stale_rejected"]):
-        return code, results, run_dir
-    return run(out / "again", *args)
+    """A client-pause run, run again (up to twice) if the scenario did not happen: the
+    pause missed the holder, or the holder noticed its loss before writing (its keeper
+    won the race at the wake-up: right, but not what the test is about). At load 8 the
+    Consul holder's keeper won twice in a row once (its renewal answered 12 ms after the
+    wake-up, before the holder's write)."""
+    for attempt in ("first", "again"):
+        code, results, run_dir = run(out / attempt, *args)
+        found = results["checkers"][checker]
+        if paused_a_holder(run_dir) and (found["stale_accepted"] or found["stale_rejected"]):
+            return code, results, run_dir
+    return run(out / "last", *args)
 
 
 # --- lock: the stale write, without and with fencing ------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -109,6 +110,28 @@ def test_a_link_in_place_of_a_node_folder_is_not_followed(tmp_path: Path) -> Non
     assert list(elsewhere.iterdir()) == []
 
 
+def test_a_node_that_ended_on_its_own_is_said_at_the_stop(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The stop says in each node's log how its process ended: one the harness killed
+    and did not restart, one that ended on its own (a warning too), one still running."""
+    cluster = local_cluster(THREE)
+    try:
+        cluster.start(tmp_path)
+        cluster.kill("n1")
+        os.kill(cluster._procs["n2"].pid, signal.SIGKILL)  # a crash, not the harness
+        cluster._procs["n2"].wait(10)
+    finally:
+        cluster.stop()
+    last = {n: (tmp_path / n / "server.log").read_text().splitlines()[-1] for n in cluster.nodes()}
+    assert "had ended (signal SIGKILL) before the stop" in last["n1"]
+    assert last["n2"].endswith("and the harness had not killed it"), last["n2"]
+    assert last["n3"].endswith(": it ran until the stop"), last["n3"]
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == [
+        f"sim node n2 {last['n2'].removeprefix('=== harness: ')}"
+    ]
+
+
 def test_a_node_count_the_spec_cannot_name_is_one_line() -> None:
     with pytest.raises(ClusterError, match=r"sim runs 1 node.*not 3: leave out --nodes"):
         LocalCluster(SERVER, nodes=3)
@@ -119,7 +142,8 @@ def test_a_sim_run_on_the_local_backend_keeps_its_files_and_proves_its_kill(
 ) -> None:
     """``harness run --nemesis kill``: the sim's node, ``sim``, in ``run_dir/sim/`` (its
     service log where test.json says), killed (gone) and restarted on its port, whose
-    write-ahead log it replayed."""
+    write-ahead log it replayed; restarted from the nemesis thread, it ran until the
+    cluster's stop (it was SIGKILLed when that thread ended: ``test_procutil``)."""
     code = main(["run", "--nemesis", "kill", "--time-limit", "4", "-o", str(tmp_path)])
     out, err = capsys.readouterr()
     assert code == 0, out + err
@@ -134,6 +158,9 @@ def test_a_sim_run_on_the_local_backend_keeps_its_files_and_proves_its_kill(
     log = (run / "nodes" / "sim" / "server.log").read_text()
     ports = [line for line in log.splitlines() if line.isdigit()]
     assert log.count("=== harness: starting") == 2 and len(set(ports)) == 1, log
+    own = (run / "sim" / "server.log").read_text().splitlines()  # written on at the stop
+    assert own[-1].endswith(": it ran until the stop"), own[-3:]
+    assert "had ended" not in (run / "harness.log").read_text()
 
 
 def test_a_relative_output_folder_reaches_the_server_whole(

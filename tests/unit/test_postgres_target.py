@@ -16,7 +16,8 @@ import pytest
 from psycopg import errors as pg
 
 from clusters.postgres.errors import UNIQUE_VIOLATION, Refused, classify
-from clusters.postgres.server import SERVER, postgresql_conf
+from clusters.postgres.server import DURABILITY_DEFAULTS, SERVER, postgresql_conf
+from clusters.postgres.spec import PERSISTENCE, RULES
 from clusters.server import Peer, Place
 from clusters.target_registry import TARGETS
 from core.cluster import ClusterError
@@ -142,3 +143,21 @@ def test_the_launcher_and_the_watcher_are_valid_shell(persistence: str, tmp_path
             path.write_text(text)
             done = subprocess.run(["sh", "-n", str(path)], capture_output=True, text=True)
             assert done.returncode == 0, (text, done.stderr)
+
+
+@pytest.mark.parametrize("persistence", PERSISTENCE)
+def test_durability_is_postgres_own_unless_a_recorded_rule_turns_it_down(
+    persistence: str,
+) -> None:
+    """Every durability setting our postgresql.conf sets is one a rule of the target
+    records as changed from PostgreSQL's default, with the value the file gives it."""
+    lines = postgresql_conf("/c", persistence).splitlines()
+    conf = dict(line.split(" = ", 1) for line in lines)
+    changed = {k: v for k, v in conf.items() if k in DURABILITY_DEFAULTS}
+    recorded = {
+        r.setting: r.value
+        for r in RULES
+        if persistence in r.when["persistence"] and r.default == DURABILITY_DEFAULTS[r.setting]
+    }
+    assert changed == recorded
+    assert bool(changed) == (persistence in ("no-sync-commit", "no-fsync"))

@@ -38,3 +38,14 @@ def test_the_plain_line_never_reads_zero_at_first() -> None:
     assert "ops/s …" in first and "0.0" not in first
     stats.ok = 30
     assert "ops/s 10.7" in progress.line()  # 30 ops in the 2.8 s since the idle reading
+
+
+def test_the_time_shown_is_the_workloads_not_the_clusters_start() -> None:
+    """A run whose cluster took 40 s to start showed ``[0:43 / 0:38]``: the run's clock
+    against the workload's length. The time shown starts when the progress does."""
+    now = [40.0]
+    progress = Progress(Console(file=None, force_terminal=False), Stats(), lambda: now[0], 38, "t")
+    with progress:
+        now[0] = 43.0
+        assert progress.line().startswith("[0:03 / 0:38]")
+        assert "remaining 0:35" in str([c for c in progress.render().columns[2].cells])

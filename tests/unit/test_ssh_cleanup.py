@@ -336,6 +336,24 @@ def test_a_clock_that_cannot_be_read_keeps_its_record_and_says_to_heal_again() -
     assert "run heal again once the host answers" in str(report)
 
 
+def test_a_record_an_older_build_left_at_its_old_place_is_healed() -> None:
+    """Builds from the ground floor's move into ``core/`` wrote the clock record to
+    /var/lib/core/clock.json; heal finds it there, moves it, and undoes what it says."""
+    host = DirtyHost()
+    old, host.clock_record = host.clock_record, None
+
+    def adopt(_: str) -> CommandResult:
+        host.clock_record = old
+        return CommandResult(0, "moved\n", "")
+
+    host.on(r"^sh -c 'if \[ -e /var/lib/core/clock\.json \]", respond=adopt)
+    report = heal_host(host)
+    assert report.problems == []
+    assert abs(host.offset) < 0.2 and host.ntp and host.clock_record is None
+    assert "found an older build's clock record at /var/lib/core/clock.json" in str(report)
+    assert host.ran(r"mv /var/lib/core/clock\.json /var/lib/harness/clock\.json")
+
+
 def test_a_host_lost_midway_or_never_reached_costs_no_other_host_its_report() -> None:
     midway = DirtyHost("h1")
 

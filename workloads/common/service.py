@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from core.procutil import die_with_parent
+from core.procutil import popen_tied
 from core.writes import open_append
 from workloads.common.wire import WireClient
 from workloads.errors import OpFailed, OpUnknown
@@ -128,13 +128,12 @@ class ServiceProcess:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_ROOT), env.get("PYTHONPATH")]))
         env["PYTHONUNBUFFERED"] = "1"
         self._log = open_append(self.log_path)  # never through a link; closed in _reap
-        self._proc = subprocess.Popen(
+        self._proc = popen_tied(  # a kill -9 of the harness takes the service along
             cmd,
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,
             env=env,
-            preexec_fn=die_with_parent,  # a kill -9 of the harness takes the service along
         )
         self._paused = False
         deadline = time.monotonic() + self.start_timeout
