@@ -41,6 +41,7 @@ from core.store import (
 )
 from harness import analysis, live_check
 from harness.client_mode import AUTO, THREAD, ClientMode, client_mode
+from harness.held_signals import raising
 from harness.load import Load
 from harness.logs import log_to
 from harness.plan import build_plan, warnings_at_start
@@ -99,14 +100,16 @@ class RunInterrupted(KeyboardInterrupt):
 def _signals_as_interrupt(clock: RunClock) -> Iterator[None]:
     """SIGINT, SIGTERM and SIGHUP end a run alike: through the teardown, remembered. The
     first one counts; later ones are ignored until the teardown is done (an impatient
-    second Ctrl-C must not leave a fault in place)."""
+    second Ctrl-C must not leave a fault in place). Raised in a finalizer, where Python
+    drops it, the runner's loop raises it (``harness.held_signals.raising``)."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
         for s in STOP_SIGNALS:
             signal.signal(s, signal.SIG_IGN)
         raise RunInterrupted(signal.Signals(signum).name, clock.seconds())
 
-    old = {s: signal.signal(s, handler) for s in STOP_SIGNALS}
+    stop = raising(handler)
+    old = {s: signal.signal(s, stop) for s in STOP_SIGNALS}
     try:
         yield
     finally:
