@@ -376,6 +376,41 @@ def test_a_stop_signal_whose_handler_ran_in_a_finalizer_still_ends_the_run() -> 
     assert time.monotonic() - started < 1
 
 
+def test_only_what_a_stop_handler_raised_is_kept_from_the_hook_before() -> None:
+    """What Python drops is still the previous ``sys.unraisablehook``'s (printed, or a
+    pytest warning), but for what a ``raising`` handler raised: that one the loop raises
+    at its next step, once."""
+    seen: list[BaseException | None] = []
+    before = sys.unraisablehook
+    sys.unraisablehook = lambda args: seen.append(args.exc_value)
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise _Interrupted
+
+    def fails(_: Any) -> None:
+        raise ValueError("a finalizer's own error")
+
+    class Dropped:
+        pass
+
+    stop = raising(interrupt)
+    first, second = Dropped(), Dropped()
+    refs = [
+        weakref.ref(first, lambda _: stop(signal.SIGTERM, None)),
+        weakref.ref(second, fails),
+    ]
+    held = HeldSignals(lambda: None)
+    try:
+        del first, second
+        assert [type(e) for e in seen] == [ValueError]
+        with pytest.raises(_Interrupted):
+            held.raise_held()
+        held.raise_held()  # once
+    finally:
+        sys.unraisablehook = before
+    assert all(r() is None for r in refs)
+
+
 def test_ops_timed_out_as_their_clients_answer_have_one_completion_each(
     tmp_path: Path, thread_errors: list[str]
 ) -> None:
