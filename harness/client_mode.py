@@ -57,10 +57,8 @@ def needs_process(opts: RunOptions) -> str | None:
     if aimed:
         return f"--nemesis {aimed[0]} acts on a client process"
     variant = get_workload(opts.workload).variant
-    chosen = opts.get(variant.option) if variant is not None else None
-    if chosen in LIBRARIES:
-        assert variant is not None
-        return f"{variant.flag} {chosen} runs in its own environment's Python"
+    if variant is not None and opts.get(variant.option) in LIBRARIES:
+        return f"{variant.flag} {opts.get(variant.option)} runs in its own environment's Python"
     return None
 
 

@@ -115,7 +115,10 @@ class Workload:
 
     def __post_init__(self) -> None:
         if self.holds and LockOptions not in self.records:
-            raise TypeError(f"workload {self.name}: its clients hold something: LockOptions")
+            raise TypeError(
+                f"workload {self.name}: its clients hold something: add LockOptions to its "
+                "records (workloads.common.lock_options)"
+            )
 
     def client_generator(self, opts: RunOptions, seed: int) -> Any:
         """The clients' operations, at ``opts.rate`` when it is set."""

@@ -161,7 +161,7 @@ def test_the_lock_options_are_the_holding_workloads_record() -> None:
 def test_a_holding_workload_without_the_lock_options_is_a_programming_error() -> None:
     from workloads.workload import Workload
 
-    with pytest.raises(TypeError, match="its clients hold something: LockOptions"):
+    with pytest.raises(TypeError, match="hold something: add LockOptions to its records"):
         Workload("w", "a workload", lambda o, s: None, False, True, "none", ())
 
 
